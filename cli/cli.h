@@ -1,0 +1,28 @@
+/*
+ * cli.h - the subcommands of the apx command. Each lives in cmd_<name>.c and is called by the
+ * dispatch table in main.c with argv[0] = the subcommand name. Return value = exit status:
+ * 0 success, 1 runtime error or damaged input, 2 usage error.
+ */
+#ifndef APX_CLI_H
+#define APX_CLI_H
+
+#define APX_EXIT_OK 0
+#define APX_EXIT_FAIL 1
+#define APX_EXIT_USAGE 2
+
+struct apx_cmd {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;	/* one line for `apx --help` */
+	const char *usage;	/* full text for `apx help NAME` and `apx NAME --help` */
+};
+
+int apx_cmd_info(int argc, char **argv);
+extern const char apx_cmd_info_usage[];
+
+/* Print the usage of cmd to stdout (for --help) */
+void apx_cli_print_usage(const char *name);
+/* "apx NAME: MSG; see 'apx help NAME'" on stderr, returns APX_EXIT_USAGE. */
+int apx_cli_usage_error(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

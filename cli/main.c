@@ -1,0 +1,102 @@
+/*
+ * main.c - the apx command: global options (--help, --version), `apx help CMD`, and the
+ * dispatch table of subcommands (one cmd_<name>.c each). Only subcommands that exist are
+ * listed here.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <apx/format.h>
+#include <apx/version.h>
+
+#include "base/log.h"
+#include "cli/cli.h"
+
+#include "base/banned.h"
+
+static const struct apx_cmd commands[] = {
+	{ "info", apx_cmd_info, "check a trace file and print its header, chunks and record counts",
+	  apx_cmd_info_usage },
+};
+
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static const struct apx_cmd *find_cmd(const char *name)
+{
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+	return NULL;
+}
+
+static void print_help(FILE *f)
+{
+	fprintf(f, "usage: apx [--version] [--help] COMMAND [ARGS]\n\n"
+		   "apx profiles PyTorch programs on NVIDIA GPUs.\n\ncommands:\n");
+	for (size_t i = 0; i < NCOMMANDS; i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\n'apx help COMMAND' (or 'apx COMMAND --help') describes one command.\n");
+}
+
+void apx_cli_print_usage(const char *name)
+{
+	const struct apx_cmd *c = find_cmd(name);
+
+	if (c)
+		fputs(c->usage, stdout);
+}
+
+int apx_cli_usage_error(const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "apx %s: ", name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nsee 'apx help %s'\n", name);
+	return APX_EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+	const struct apx_cmd *c;
+
+	apx_log_set_prog("apx");
+	if (argc < 2) {
+		print_help(stderr);
+		return APX_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		print_help(stdout);
+		return APX_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		printf("apx %s (trace format %d.%d)\n", APX_VERSION, APX_FORMAT_MAJOR, APX_FORMAT_MINOR);
+		return APX_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "help")) {
+		if (argc < 3) {
+			print_help(stdout);
+			return APX_EXIT_OK;
+		}
+		c = find_cmd(argv[2]);
+		if (!c) {
+			apx_log_error("help: no command '%s'; 'apx --help' lists them", argv[2]);
+			return APX_EXIT_USAGE;
+		}
+		fputs(c->usage, stdout);
+		return APX_EXIT_OK;
+	}
+	if (argv[1][0] == '-') {
+		apx_log_error("unknown option '%s'; 'apx --help' lists the options", argv[1]);
+		return APX_EXIT_USAGE;
+	}
+	c = find_cmd(argv[1]);
+	if (!c) {
+		apx_log_error("'%s' is not an apx command; 'apx --help' lists them", argv[1]);
+		return APX_EXIT_USAGE;
+	}
+	return c->run(argc - 1, argv + 1);
+}

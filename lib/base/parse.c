@@ -1,0 +1,45 @@
+/*
+ * parse.c - strict number parsing (see parse.h). Used by cli/ and daemon/ config code.
+ */
+#include "base/parse.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "base/banned.h"
+
+int apx_parse_u64(const char *s, uint64_t max, uint64_t *ret_v)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || !isdigit((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno == ERANGE || v > max)
+		return -ERANGE;
+	if (*end)
+		return -EINVAL;
+	*ret_v = v;
+	return 0;
+}
+
+int apx_parse_seconds_ns(const char *s, uint64_t *ret_ns)
+{
+	double v;
+	char *end;
+
+	if (!s || !(isdigit((unsigned char)*s) || *s == '.'))
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (*end || errno == ERANGE || !isfinite(v))
+		return -EINVAL;
+	if (v < 0 || v > 1e9)
+		return -ERANGE;
+	*ret_ns = (uint64_t)(v * 1e9 + 0.5);
+	return 0;
+}

@@ -1,0 +1,14 @@
+/*
+ * parse.h - strict number parsing for command-line options and config files: the whole string
+ * must be a number in range, otherwise -EINVAL / -ERANGE. Use these instead of atoi/strtol.
+ */
+#ifndef APX_BASE_PARSE_H
+#define APX_BASE_PARSE_H
+
+#include <stdint.h>
+
+int apx_parse_u64(const char *s, uint64_t max, uint64_t *ret_v);
+/* Seconds as a decimal ("1.5") into nanoseconds. */
+int apx_parse_seconds_ns(const char *s, uint64_t *ret_ns);
+
+#endif
