@@ -38,6 +38,7 @@ static const struct apx_field_desc device_fields[] = {
 	[APX_DEVICE_UUID] = { "uuid", APX_FK_BYTES },
 	[APX_DEVICE_CC_MAJOR] = { "cc_major", APX_FK_UINT },
 	[APX_DEVICE_CC_MINOR] = { "cc_minor", APX_FK_UINT },
+	[APX_DEVICE_SM_COUNT] = { "sm_count", APX_FK_UINT },
 	[APX_DEVICE_MEM_BYTES] = { "mem_bytes", APX_FK_UINT },
 	[APX_DEVICE_L2_BYTES] = { "l2_bytes", APX_FK_UINT },
 	[APX_DEVICE_MEM_BW_BPS] = { "mem_bw_bps", APX_FK_UINT },
@@ -45,6 +46,7 @@ static const struct apx_field_desc device_fields[] = {
 	[APX_DEVICE_PCI_BUS_ID] = { "pci_bus_id", APX_FK_BYTES },
 	[APX_DEVICE_PCIE_GEN] = { "pcie_gen", APX_FK_UINT },
 	[APX_DEVICE_PCIE_WIDTH] = { "pcie_width", APX_FK_UINT },
+	[APX_DEVICE_NVLINK_COUNT] = { "nvlink_count", APX_FK_UINT },
 	[APX_DEVICE_MAX_THREADS_PER_SM] = { "max_threads_per_sm", APX_FK_UINT },
 	[APX_DEVICE_REGS_PER_SM] = { "regs_per_sm", APX_FK_UINT },
 	[APX_DEVICE_SMEM_PER_SM] = { "smem_per_sm", APX_FK_UINT },
@@ -124,6 +126,7 @@ static const struct apx_field_desc memcpy_fields[] = {
 	[APX_MEMCPY_FLAGS] = { "flags", APX_FK_UINT },
 	[APX_MEMCPY_GRAPH_ID] = { "graph_id", APX_FK_UINT },
 	[APX_MEMCPY_GRAPH_NODE_ID] = { "graph_node_id", APX_FK_UINT },
+	[APX_MEMCPY_COPY_COUNT] = { "copy_count", APX_FK_UINT },
 };
 
 static const struct apx_field_desc memset_fields[] = {
