@@ -256,6 +256,7 @@ static int info_one(const char *path, int show_chunks, int quiet)
 	struct apx_diag diag = { 0 };
 	enum apx_read_status st;
 	const struct apx_diag *dmg;
+	size_t nchunks;
 	int k, ret;
 
 	k = apx_reader_open(path, &r, &diag);
@@ -276,22 +277,21 @@ static int info_one(const char *path, int show_chunks, int quiet)
 	scan_records(r, res);
 	st = apx_reader_status(r);
 	ret = st != APX_READ_COMPLETE || res->bad;
+	nchunks = apx_reader_chunk_count(r) + (st == APX_READ_COMPLETE);	/* + END */
 	if (quiet) {
 		printf("%s: %s, %zu chunks, %" PRIu64 " bytes\n", path,
-		       res->bad ? "DAMAGED" : status_word(st), apx_reader_chunk_count(r),
-		       apx_reader_size(r));
+		       res->bad ? "DAMAGED" : status_word(st), nchunks, apx_reader_size(r));
 	} else {
 		printf("%s: %s, %zu chunks, %" PRIu64 " bytes\n", path,
-		       res->bad && st == APX_READ_COMPLETE ? "DAMAGED" : status_word(st),
-		       apx_reader_chunk_count(r), apx_reader_size(r));
+		       res->bad && st == APX_READ_COMPLETE ? "DAMAGED" : status_word(st), nchunks,
+		       apx_reader_size(r));
 		print_header(r);
 		print_span(res);
 		print_counts(res);
 		if (show_chunks)
 			print_chunks(r);
 		if (!ret)
-			printf("\n  checks     all %zu chunk checksums and all records valid\n",
-			       apx_reader_chunk_count(r) + 1);
+			printf("\n  checks     all %zu chunk checksums and all records valid\n", nchunks);
 	}
 	fflush(stdout);
 	dmg = apx_reader_damage(r);

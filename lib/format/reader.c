@@ -154,19 +154,20 @@ static int scan_chunks(struct apx_reader *r, uint64_t off)
 			r->status = APX_READ_DAMAGED;
 			diag_set(&r->damage, -EBADMSG, off, (int64_t)idx,
 				 "chunk %zu (%s) at offset %llu is cut short: its payload needs %u bytes, "
-				 "the file has %llu left; its %u records are lost",
+				 "the file has %llu left; its %u record%s lost",
 				 idx, apx_rec_type_name(h.type), (unsigned long long)off, h.payload_len,
-				 (unsigned long long)(left - APX_CHUNK_HDR_SIZE), h.records);
+				 (unsigned long long)(left - APX_CHUNK_HDR_SIZE), h.records,
+				 h.records == 1 ? " is" : "s are");
 			return 0;
 		}
 		crc = apx_crc32c(r->base + off + APX_CHUNK_HDR_SIZE, h.payload_len);
 		if (crc != h.payload_crc) {
 			r->status = APX_READ_DAMAGED;
 			diag_set(&r->damage, -EBADMSG, off, (int64_t)idx,
-				 "chunk %zu (%s, %u records) at offset %llu: payload checksum mismatch "
+				 "chunk %zu (%s, %u record%s) at offset %llu: payload checksum mismatch "
 				 "(stored %08x, computed %08x); chunks from %zu on are lost",
-				 idx, apx_rec_type_name(h.type), h.records, (unsigned long long)off,
-				 h.payload_crc, crc, idx);
+				 idx, apx_rec_type_name(h.type), h.records, h.records == 1 ? "" : "s",
+				 (unsigned long long)off, h.payload_crc, crc, idx);
 			return 0;
 		}
 		ci = (struct apx_chunk_info){ off, h.payload_len, h.records, h.type, h.version,
