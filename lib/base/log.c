@@ -17,7 +17,8 @@ void apx_log_set_prog(const char *prog)
 	log_prog = prog;
 }
 
-static void log_v(const char *level, const char *fmt, va_list ap, int err)
+__attribute__((format(printf, 2, 0))) static void log_v(const char *level, const char *fmt,
+							      va_list ap, int err)
 {
 	char buf[1024];
 
