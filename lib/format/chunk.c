@@ -70,38 +70,60 @@ uint8_t *apx_payload_schema_put(uint8_t *out, const struct apx_rec_schema *s)
 	return out;
 }
 
-size_t apx_rec_max_size(const struct apx_rec_schema *s, const struct apx_rec *rec)
+void apx_enc_state_init(struct apx_enc_state *st, const struct apx_rec_schema *s)
 {
-	size_t n = APX_VARINT_MAX + (size_t)s->nfields * APX_VARINT_MAX;
+	memset(st, 0, sizeof(*st));
+	st->s = s;
+	st->span_field = -1;
+	for (unsigned i = 0; i < s->nfields; i++) {
+		st->kinds[i] = s->fields[i].kind;
+		if (st->kinds[i] == APX_FK_BYTES)
+			st->bytes_mask |= 1u << i;
+		if (st->kinds[i] == APX_FK_SPAN)
+			st->span_field = (int)i;
+	}
+}
 
-	for (unsigned i = 0; i < s->nfields; i++)
-		if (s->fields[i].kind == APX_FK_BYTES)
-			n += rec->v[i];
+void apx_enc_state_reset(struct apx_enc_state *st)
+{
+	memset(st->prev, 0, sizeof(st->prev));
+	st->prev_span = 0;
+}
+
+long apx_rec_max_size(const struct apx_enc_state *st, const struct apx_rec *rec)
+{
+	long n = APX_VARINT_MAX + (long)st->s->nfields * APX_VARINT_MAX;
+
+	for (uint32_t bits = st->bytes_mask; bits; bits &= bits - 1) {
+		unsigned i = (unsigned)__builtin_ctz(bits);
+
+		if (rec->v[i] > APX_BYTES_MAX)
+			return -EOVERFLOW;
+		n += (long)rec->v[i];
+	}
 	return n;
 }
 
-uint8_t *apx_rec_encode(const struct apx_rec_schema *s, struct apx_enc_state *st,
-			const struct apx_rec *rec, uint8_t *out)
+uint8_t *apx_rec_encode(struct apx_enc_state *st, const struct apx_rec *rec, uint8_t *out)
 {
-	const unsigned n = s->nfields;
+	const unsigned n = st->s->nfields;
 	uint64_t span = 0;
 	uint32_t mask = 0;
 
-	for (unsigned i = 0; i < n; i++) {
-		switch (s->fields[i].kind) {
-		case APX_FK_SPAN:
-			span = rec->v[i] - rec->v[0];
-			if (span != st->prev_span)
-				mask |= 1u << i;
-			break;
-		case APX_FK_BYTES:
+	for (unsigned i = 0; i < n; i++)
+		mask |= (uint32_t)(rec->v[i] != st->prev[i]) << i;
+	if (st->span_field >= 0) {
+		span = rec->v[st->span_field] - rec->v[0];
+		mask &= ~(1u << st->span_field);
+		mask |= (uint32_t)(span != st->prev_span) << st->span_field;
+	}
+	if (st->bytes_mask) {
+		mask &= ~st->bytes_mask;
+		for (uint32_t bits = st->bytes_mask; bits; bits &= bits - 1) {
+			unsigned i = (unsigned)__builtin_ctz(bits);
+
 			if (rec->v[i] && rec->bytes[i])
 				mask |= 1u << i;
-			break;
-		default:
-			if (rec->v[i] != st->prev[i])
-				mask |= 1u << i;
-			break;
 		}
 	}
 	out = apx_varint_put(out, mask);
@@ -109,7 +131,7 @@ uint8_t *apx_rec_encode(const struct apx_rec_schema *s, struct apx_enc_state *st
 		unsigned i = (unsigned)__builtin_ctz(bits);
 		uint64_t v = rec->v[i];
 
-		switch (s->fields[i].kind) {
+		switch (st->kinds[i]) {
 		case APX_FK_UINT:
 			out = apx_varint_put(out, v);
 			break;

@@ -35,19 +35,27 @@ void apx_chunk_hdr_encode(uint8_t out[APX_CHUNK_HDR_SIZE], const struct apx_chun
 int apx_chunk_hdr_decode(const uint8_t in[APX_CHUNK_HDR_SIZE], struct apx_chunk_hdr *ret_h,
 			 const char **ret_why);
 
-/* Encoder state of one open chunk: the previous record's values. */
+/* Encoder state of one open chunk: the previous record's values, and facts about the schema
+ * precomputed by apx_enc_state_init so the per-record path does no table walks. */
 struct apx_enc_state {
 	uint64_t prev[APX_REC_FIELDS_MAX];
 	uint64_t prev_span;
+	const struct apx_rec_schema *s;
+	uint8_t kinds[APX_REC_FIELDS_MAX];
+	uint32_t bytes_mask;		/* fields of kind BYTES */
+	int span_field;			/* -1 = none */
 };
+
+void apx_enc_state_init(struct apx_enc_state *st, const struct apx_rec_schema *s);
+/* Forget the previous record (a new chunk starts from zeros). */
+void apx_enc_state_reset(struct apx_enc_state *st);
 
 /* Bytes of the schema preamble at the start of a chunk payload of this schema. */
 size_t apx_payload_schema_size(const struct apx_rec_schema *s);
 uint8_t *apx_payload_schema_put(uint8_t *out, const struct apx_rec_schema *s);
-/* Upper bound of the encoded size of rec. */
-size_t apx_rec_max_size(const struct apx_rec_schema *s, const struct apx_rec *rec);
+/* Upper bound of the encoded size of rec; -EOVERFLOW when a byte field is too long. */
+long apx_rec_max_size(const struct apx_enc_state *st, const struct apx_rec *rec);
 /* Encode rec at out (room for apx_rec_max_size) against st; returns the new end. */
-uint8_t *apx_rec_encode(const struct apx_rec_schema *s, struct apx_enc_state *st,
-			const struct apx_rec *rec, uint8_t *out);
+uint8_t *apx_rec_encode(struct apx_enc_state *st, const struct apx_rec *rec, uint8_t *out);
 
 #endif

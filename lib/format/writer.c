@@ -114,7 +114,7 @@ static int close_chunk(struct apx_writer *w, unsigned type)
 			return r;
 	}
 	r = emit_chunk(w, type, c->buf, c->len, c->records);
-	memset(&c->st, 0, sizeof(c->st));
+	apx_enc_state_reset(&c->st);
 	c->len = apx_payload_schema_put(c->buf, apx_schema(type)) - c->buf;
 	c->records = 0;
 	return r;
@@ -136,6 +136,7 @@ static struct open_chunk *open_chunk_get(struct apx_writer *w, unsigned type, si
 			return NULL;
 		}
 		c->len = apx_payload_schema_put(c->buf, s) - c->buf;
+		apx_enc_state_init(&c->st, s);
 		w->open[type] = c;
 	}
 	if (c->len + need > c->cap) {
@@ -152,29 +153,33 @@ static struct open_chunk *open_chunk_get(struct apx_writer *w, unsigned type, si
 
 int apx_writer_add(struct apx_writer *w, const struct apx_rec *rec)
 {
-	const struct apx_rec_schema *s = apx_schema(rec->type);
 	struct open_chunk *c;
-	size_t need;
+	long need;
 	int r;
 
 	if (w->err)
 		return w->err;
-	if (!s || rec->type == APX_REC_HEADER || rec->type == APX_REC_END)
+	if (rec->type >= APX_REC_TYPE__COUNT || rec->type == APX_REC_HEADER ||
+	    rec->type == APX_REC_END || !apx_schema(rec->type))
 		return -EINVAL;
-	for (unsigned i = 0; i < s->nfields; i++)
-		if (s->fields[i].kind == APX_FK_BYTES && rec->v[i] > APX_BYTES_MAX)
-			return -EOVERFLOW;
-	need = apx_rec_max_size(s, rec);
 	c = w->open[rec->type];
-	if (c && c->records && (c->len + need > w->chunk_bytes || c->records >= APX_CHUNK_RECORDS_MAX)) {
+	if (!c) {
+		c = open_chunk_get(w, rec->type, 0);
+		if (!c)
+			return -ENOMEM;
+	}
+	need = apx_rec_max_size(&c->st, rec);
+	if (need < 0)
+		return (int)need;
+	if (c->records && (c->len + (size_t)need > w->chunk_bytes ||
+			   c->records >= APX_CHUNK_RECORDS_MAX)) {
 		r = close_chunk(w, rec->type);
 		if (r < 0)
 			return r;
 	}
-	c = open_chunk_get(w, rec->type, need);
-	if (!c)
+	if (c->len + (size_t)need > c->cap && !open_chunk_get(w, rec->type, (size_t)need))
 		return -ENOMEM;
-	c->len = apx_rec_encode(s, &c->st, rec, c->buf + c->len) - c->buf;
+	c->len = apx_rec_encode(&c->st, rec, c->buf + c->len) - c->buf;
 	c->records++;
 	return 0;
 }
@@ -274,15 +279,20 @@ int apx_writer_intern(struct apx_writer *w, const char *s, size_t len, uint32_t 
 static int emit_single(struct apx_writer *w, const struct apx_rec *rec)
 {
 	const struct apx_rec_schema *s = apx_schema(rec->type);
-	struct apx_enc_state st = { 0 };
-	size_t cap = apx_payload_schema_size(s) + apx_rec_max_size(s, rec);
-	uint8_t *buf = malloc(cap), *end;
+	struct apx_enc_state st;
+	uint8_t *buf, *end;
+	long max;
 	int r;
 
+	apx_enc_state_init(&st, s);
+	max = apx_rec_max_size(&st, rec);
+	if (max < 0)
+		return (int)max;
+	buf = malloc(apx_payload_schema_size(s) + (size_t)max);
 	if (!buf)
 		return -ENOMEM;
 	end = apx_payload_schema_put(buf, s);
-	end = apx_rec_encode(s, &st, rec, end);
+	end = apx_rec_encode(&st, rec, end);
 	r = emit_chunk(w, rec->type, buf, (size_t)(end - buf), 1);
 	free(buf);
 	return r;

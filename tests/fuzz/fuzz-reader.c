@@ -22,7 +22,7 @@
 static uint8_t *wrap_payload(const uint8_t *data, size_t size, size_t *ret_len)
 {
 	const struct apx_rec_schema *hs = apx_schema(APX_REC_HEADER);
-	struct apx_enc_state st = { 0 };
+	struct apx_enc_state st;
 	struct apx_chunk_hdr h = { 0 };
 	uint8_t hp[512], *p, *buf;
 	struct apx_rec hdr;
@@ -30,8 +30,9 @@ static uint8_t *wrap_payload(const uint8_t *data, size_t size, size_t *ret_len)
 
 	apx_rec_init(&hdr, APX_REC_HEADER);
 	hdr.v[APX_HEADER_PID] = 1;
+	apx_enc_state_init(&st, hs);
 	p = apx_payload_schema_put(hp, hs);
-	hl = (size_t)(apx_rec_encode(hs, &st, &hdr, p) - hp);
+	hl = (size_t)(apx_rec_encode(&st, &hdr, p) - hp);
 	buf = malloc(APX_PREAMBLE_SIZE + 2 * APX_CHUNK_HDR_SIZE + hl + size);
 	if (!buf)
 		return NULL;

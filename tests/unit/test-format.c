@@ -234,13 +234,14 @@ static size_t raw_file(uint8_t *out, uint16_t major, const struct raw_chunk *c, 
 static uint32_t header_payload(uint8_t *out)
 {
 	const struct apx_rec_schema *s = apx_schema(APX_REC_HEADER);
-	struct apx_enc_state st = { 0 };
+	struct apx_enc_state st;
 	struct apx_rec h;
 	uint8_t *p;
 
 	apx_sample_header(&h);
+	apx_enc_state_init(&st, s);
 	p = apx_payload_schema_put(out, s);
-	p = apx_rec_encode(s, &st, &h, p);
+	p = apx_rec_encode(&st, &h, p);
 	return (uint32_t)(p - out);
 }
 
@@ -249,7 +250,7 @@ APX_TEST(unknown_chunk_type_and_version_are_skipped)
 	static uint8_t file[8192];
 	uint8_t hp[1024], odd[3] = { 1, APX_FK_UINT, 0 }, kp[64], *p;
 	const struct apx_rec_schema *ks = apx_schema(APX_REC_KERNEL);
-	struct apx_enc_state st = { 0 };
+	struct apx_enc_state st;
 	struct apx_rec k;
 	struct apx_reader *r;
 	struct apx_diag d;
@@ -260,8 +261,9 @@ APX_TEST(unknown_chunk_type_and_version_are_skipped)
 	apx_rec_init(&k, APX_REC_KERNEL);
 	k.v[APX_KERNEL_START_NS] = 5;
 	k.v[APX_KERNEL_END_NS] = 9;
+	apx_enc_state_init(&st, ks);
 	p = apx_payload_schema_put(kp, ks);
-	kl = (uint32_t)(apx_rec_encode(ks, &st, &k, p) - kp);
+	kl = (uint32_t)(apx_rec_encode(&st, &k, p) - kp);
 	{
 		struct raw_chunk c[] = {
 			{ APX_REC_HEADER, 1, hp, hl, 1 },
