@@ -19,6 +19,16 @@ struct apx_cmd {
 
 int apx_cmd_info(int argc, char **argv);
 extern const char apx_cmd_info_usage[];
+int apx_cmd_init(int argc, char **argv);
+extern const char apx_cmd_init_usage[];
+int apx_cmd_status(int argc, char **argv);
+extern const char apx_cmd_status_usage[];
+int apx_cmd_top(int argc, char **argv);
+extern const char apx_cmd_top_usage[];
+int apx_cmd_history(int argc, char **argv);
+extern const char apx_cmd_history_usage[];
+int apx_cmd_config(int argc, char **argv);
+extern const char apx_cmd_config_usage[];
 
 /* Print the usage of cmd to stdout (for --help) */
 void apx_cli_print_usage(const char *name);

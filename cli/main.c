@@ -18,6 +18,11 @@
 static const struct apx_cmd commands[] = {
 	{ "info", apx_cmd_info, "check a trace file and print its header, chunks and record counts",
 	  apx_cmd_info_usage },
+	{ "init", apx_cmd_init, "start the nvperfd daemon", apx_cmd_init_usage },
+	{ "status", apx_cmd_status, "Python processes nvperfd tracks now", apx_cmd_status_usage },
+	{ "top", apx_cmd_top, "apx status, refreshed in place", apx_cmd_top_usage },
+	{ "history", apx_cmd_history, "summaries of your past Python processes", apx_cmd_history_usage },
+	{ "config", apx_cmd_config, "show or change your nvperfd settings", apx_cmd_config_usage },
 };
 
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -1,0 +1,737 @@
+/*
+ * cmd_analyze.c - `apx analyze [options] script.py [args]` and `apx analyze [options] --
+ * COMMAND [args]`: runs the program with the CUPTI collector (libapx-inject.so) injected
+ * through CUDA_INJECTION64_PATH, waits for it, and prints a summary of at most ~10 lines on
+ * stderr computed from the trace it wrote. The target's stdin/stdout/stderr pass through and
+ * apx exits with its status (128+signal when it was killed). Called from cli/main.c.
+ *
+ * Files of one run: the process apx starts writes FILE (default data.apx); every other
+ * process of the run that initialises CUDA (exec'd children: torchrun ranks, subprocesses)
+ * writes FILE.<pid>. When the started process never initialised CUDA (or the collector is not
+ * built), apx itself writes FILE: a header, the process's CPU facts from wait4(2), and
+ * cuda_used = "no". docs/collector.md describes the environment variables passed on.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <apx/format.h>
+#include <apx/version.h>
+
+#include "base/log.h"
+#include "base/parse.h"
+#include "cli/cli.h"
+
+#include "base/banned.h"
+
+const char apx_cmd_analyze_usage[] =
+	"usage: apx analyze [options] script.py [args...]\n"
+	"       apx analyze [options] -- COMMAND [args...]\n"
+	"\n"
+	"Run a Python script (or any command, e.g. torchrun) with the apx CUPTI collector\n"
+	"injected, write the trace, and print a short summary on stderr. The program's input\n"
+	"and output pass through; apx exits with the program's exit status (128+N when it was\n"
+	"killed by signal N).\n"
+	"\n"
+	"  -o, --output FILE   trace file (default data.apx); other processes of the run that\n"
+	"                      use CUDA write FILE.<pid> beside it\n"
+	"  -f, --force         replace FILE (and FILE.<pid> files of an earlier run)\n"
+	"  -l, --level LEVEL   light (default): kernels, copies, memsets, allocations,\n"
+	"                      synchronizations, unified memory, L2 settings;\n"
+	"                      api: also every CUDA runtime and driver API call\n"
+	"      --delay S       start collecting S seconds after the program starts\n"
+	"      --duration S    stop collecting S seconds after collection started\n"
+	"      --python PATH   Python interpreter for script.py (default: $APX_PYTHON or python3)\n"
+	"  -q, --quiet         no summary\n"
+	"  -h, --help          show this help\n"
+	"\n"
+	"Environment: APX_INJECT_LIB overrides where libapx-inject.so is looked for (default:\n"
+	"beside the apx binary, then ../lib/apx/). Then run `apx report FILE`.\n";
+
+/* -------------------------------------------------------------------------------------------- */
+
+static uint64_t now_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+
+	return a >= b && !strcmp(s + a - b, suffix);
+}
+
+/* Absolute form of path (its folder must exist). */
+static int absolute_path(const char *path, char *out, size_t cap)
+{
+	char dir[PATH_MAX], real[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	int n;
+
+	if (!*base)
+		return -EINVAL;
+	if (slash) {
+		size_t len = (size_t)(slash - path);
+
+		if (len >= sizeof(dir))
+			return -ENAMETOOLONG;
+		memcpy(dir, path, len);
+		dir[len] = 0;
+		if (!len)
+			memcpy(dir, "/", 2);
+	} else {
+		memcpy(dir, ".", 2);
+	}
+	if (!realpath(dir, real))
+		return -errno;
+	n = snprintf(out, cap, "%s/%s", strcmp(real, "/") ? real : "", base);
+	return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
+}
+
+static int find_inject_lib(char *out, size_t cap)
+{
+	const char *env = getenv("APX_INJECT_LIB");
+	char exe[PATH_MAX], cand[PATH_MAX + 64];
+	ssize_t n;
+	char *slash;
+
+	if (env && *env) {
+		if (access(env, R_OK) < 0 || !realpath(env, out))
+			return -ENOENT;
+		return 0;
+	}
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return -ENOENT;
+	exe[n] = 0;
+	slash = strrchr(exe, '/');
+	if (!slash)
+		return -ENOENT;
+	*slash = 0;
+	snprintf(cand, sizeof(cand), "%s/libapx-inject.so", exe);
+	if (access(cand, R_OK) < 0)
+		snprintf(cand, sizeof(cand), "%s/../lib/apx/libapx-inject.so", exe);
+	if (access(cand, R_OK) < 0 || strlen(cand) >= cap || !realpath(cand, out))
+		return -ENOENT;
+	(void)cap;
+	return 0;
+}
+
+/* Is name "<base>.<digits>"? */
+static int is_child_file(const char *name, const char *base)
+{
+	size_t n = strlen(base);
+
+	if (strncmp(name, base, n) || name[n] != '.' || !name[n + 1])
+		return 0;
+	for (const char *p = name + n + 1; *p; p++)
+		if (*p < '0' || *p > '9')
+			return 0;
+	return 1;
+}
+
+/* Calls fn(dir, name) for every FILE.<pid> beside path; returns how many. */
+static int for_child_files(const char *path, void (*fn)(const char *full, void *arg), void *arg)
+{
+	char dir[PATH_MAX], full[PATH_MAX * 2];
+	const char *slash = strrchr(path, '/');
+	const char *base = slash + 1;
+	struct dirent *de;
+	DIR *d;
+	int count = 0;
+
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = 0;
+	d = opendir(slash == path ? "/" : dir);
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		if (!is_child_file(de->d_name, base))
+			continue;
+		snprintf(full, sizeof(full), "%s/%s", dir, de->d_name);
+		if (fn)
+			fn(full, arg);
+		count++;
+	}
+	closedir(d);
+	return count;
+}
+
+static void unlink_one(const char *full, void *arg)
+{
+	(void)arg;
+	(void)unlink(full);
+}
+
+/* ---- the fallback trace (the process never initialised CUDA) ------------------------------- */
+
+struct run_info {
+	char **argv;
+	int argc;
+	pid_t pid;
+	int status;
+	uint64_t start_ns, end_ns;	/* CLOCK_MONOTONIC */
+	struct rusage ru;
+	const char *run_id;
+	int have_collector;
+};
+
+static int write_fallback(const char *path, const struct run_info *ri)
+{
+	struct apx_writer *w;
+	struct apx_rec h, rec;
+	struct utsname un;
+	char kern[1024], cwd[PATH_MAX], *argv_buf;
+	size_t argv_len = 0;
+	uint64_t mono = now_ns(CLOCK_MONOTONIC);
+	const char *comm;
+	int r;
+
+	for (int i = 0; i < ri->argc; i++)
+		argv_len += strlen(ri->argv[i]) + 1;
+	argv_buf = malloc(argv_len + 1);
+	if (!argv_buf)
+		return -ENOMEM;
+	argv_len = 0;
+	for (int i = 0; i < ri->argc; i++) {
+		size_t n = strlen(ri->argv[i]) + 1;
+
+		memcpy(argv_buf + argv_len, ri->argv[i], n);
+		argv_len += n;
+	}
+	apx_rec_init(&h, APX_REC_HEADER);
+	apx_rec_set_str(&h, APX_HEADER_PRODUCER, "apx-analyze");
+	apx_rec_set_str(&h, APX_HEADER_PRODUCER_VERSION, APX_VERSION);
+	h.v[APX_HEADER_CREATED_NS] = now_ns(CLOCK_REALTIME);
+	if (uname(&un) == 0) {
+		apx_rec_set_str(&h, APX_HEADER_HOSTNAME, un.nodename);
+		snprintf(kern, sizeof(kern), "%s %s %s %s", un.sysname, un.release, un.version,
+			 un.machine);
+		apx_rec_set_str(&h, APX_HEADER_KERNEL, kern);
+	}
+	h.v[APX_HEADER_CLOCK] = APX_CLOCK_MONOTONIC;
+	apx_rec_set_i64(&h, APX_HEADER_REALTIME_OFFSET_NS,
+			(int64_t)(now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC)));
+	apx_rec_set_i64(&h, APX_HEADER_BOOTTIME_OFFSET_NS,
+			(int64_t)(now_ns(CLOCK_BOOTTIME) - now_ns(CLOCK_MONOTONIC)));
+	h.v[APX_HEADER_PID] = (uint64_t)ri->pid;
+	h.v[APX_HEADER_PPID] = (uint64_t)getpid();
+	apx_rec_set_bytes(&h, APX_HEADER_ARGV, argv_buf, argv_len);
+	if (getcwd(cwd, sizeof(cwd)))
+		apx_rec_set_str(&h, APX_HEADER_CWD, cwd);
+	h.v[APX_HEADER_UID] = (uint64_t)getuid();
+	apx_rec_set_str(&h, APX_HEADER_USER, getenv("USER"));
+	apx_rec_set_str(&h, APX_HEADER_RUN_ID, ri->run_id);
+	apx_rec_set_i64(&h, APX_HEADER_RANK, -1);
+	h.v[APX_HEADER_START_NS] = ri->start_ns;
+	r = apx_writer_open(path, 0, &h, NULL, &w);
+	if (r < 0)
+		goto out;
+
+	apx_rec_init(&rec, APX_REC_KV);
+	apx_rec_set_str(&rec, APX_KV_KEY, "cuda_used");
+	apx_rec_set_str(&rec, APX_KV_VALUE, "no");
+	(void)apx_writer_add(w, &rec);
+	apx_rec_init(&rec, APX_REC_KV);
+	apx_rec_set_str(&rec, APX_KV_KEY, "collector");
+	apx_rec_set_str(&rec, APX_KV_VALUE,
+			ri->have_collector ? "not initialised: the process never used CUDA"
+					   : "not available: apx was built without CUDA/CUPTI");
+	(void)apx_writer_add(w, &rec);
+
+	comm = strrchr(ri->argv[0], '/');
+	comm = comm ? comm + 1 : ri->argv[0];
+	apx_rec_init(&rec, APX_REC_PROCESS);
+	rec.v[APX_PROCESS_PID] = (uint64_t)ri->pid;
+	rec.v[APX_PROCESS_PPID] = (uint64_t)getpid();
+	rec.v[APX_PROCESS_START_NS] = ri->start_ns;
+	rec.v[APX_PROCESS_END_NS] = ri->end_ns;
+	apx_rec_set_str(&rec, APX_PROCESS_COMM, comm);
+	apx_rec_set_bytes(&rec, APX_PROCESS_ARGV, argv_buf, argv_len);
+	rec.v[APX_PROCESS_UID] = (uint64_t)getuid();
+	apx_rec_set_i64(&rec, APX_PROCESS_EXIT_STATUS,
+			WIFEXITED(ri->status) ? WEXITSTATUS(ri->status)
+					      : -(int64_t)WTERMSIG(ri->status));
+	rec.v[APX_PROCESS_USES_CUDA] = 0;
+	(void)apx_writer_add(w, &rec);
+
+	apx_rec_init(&rec, APX_REC_CPU);
+	rec.v[APX_CPU_TS_NS] = ri->end_ns;
+	rec.v[APX_CPU_PID] = (uint64_t)ri->pid;
+	rec.v[APX_CPU_UTIME_NS] = (uint64_t)ri->ru.ru_utime.tv_sec * 1000000000ull +
+				  (uint64_t)ri->ru.ru_utime.tv_usec * 1000ull;
+	rec.v[APX_CPU_STIME_NS] = (uint64_t)ri->ru.ru_stime.tv_sec * 1000000000ull +
+				  (uint64_t)ri->ru.ru_stime.tv_usec * 1000ull;
+	rec.v[APX_CPU_VOL_CSW] = (uint64_t)ri->ru.ru_nvcsw;
+	rec.v[APX_CPU_INVOL_CSW] = (uint64_t)ri->ru.ru_nivcsw;
+	rec.v[APX_CPU_RSS_PEAK_BYTES] = (uint64_t)ri->ru.ru_maxrss * 1024ull;
+	rec.v[APX_CPU_MINFLT] = (uint64_t)ri->ru.ru_minflt;
+	rec.v[APX_CPU_MAJFLT] = (uint64_t)ri->ru.ru_majflt;
+	(void)apx_writer_add(w, &rec);
+	r = apx_writer_close(w, mono, 0);
+out:
+	free(argv_buf);
+	return r;
+}
+
+/* ---- the summary ------------------------------------------------------------------------------ */
+
+struct interval {
+	uint64_t a, b;
+};
+
+struct summary {
+	int files, incomplete, cuda_files;
+	uint64_t kernels, kernel_ns, dropped, declined;
+	uint64_t xfer_bytes[2][2], xfer_ns[2][2];	/* [h2d,d2h][pageable,pinned] */
+	uint64_t uvm_h2d, uvm_d2h, sync_ns, syncs;
+	struct interval *iv;
+	size_t niv, civ;
+	char degraded[256];
+	char crash[64];
+};
+
+static void add_interval(struct summary *s, uint64_t a, uint64_t b)
+{
+	if (b <= a)
+		return;
+	if (s->niv == s->civ) {
+		size_t nc = s->civ ? s->civ * 2 : 4096;
+		struct interval *p = realloc(s->iv, nc * sizeof(*p));
+
+		if (!p)
+			return;
+		s->iv = p;
+		s->civ = nc;
+	}
+	s->iv[s->niv++] = (struct interval){ a, b };
+}
+
+static int cmp_interval(const void *x, const void *y)
+{
+	const struct interval *a = x, *b = y;
+
+	return a->a < b->a ? -1 : a->a > b->a;
+}
+
+static uint64_t union_ns(struct summary *s)
+{
+	uint64_t total = 0, ca = 0, cb = 0;
+
+	if (!s->niv)
+		return 0;
+	qsort(s->iv, s->niv, sizeof(*s->iv), cmp_interval);
+	ca = s->iv[0].a;
+	cb = s->iv[0].b;
+	for (size_t i = 1; i < s->niv; i++) {
+		if (s->iv[i].a > cb) {
+			total += cb - ca;
+			ca = s->iv[i].a;
+			cb = s->iv[i].b;
+		} else if (s->iv[i].b > cb) {
+			cb = s->iv[i].b;
+		}
+	}
+	return total + (cb - ca);
+}
+
+static int kv_is(const struct apx_rec *rec, unsigned f, const char *s)
+{
+	size_t n = strlen(s);
+
+	return rec->v[f] == n && rec->bytes[f] && !memcmp(rec->bytes[f], s, n);
+}
+
+static void copy_kv(char *dst, size_t cap, const struct apx_rec *rec, unsigned f)
+{
+	size_t n = rec->v[f] < cap - 1 ? rec->v[f] : cap - 1;
+
+	if (dst[0] || !rec->bytes[f])
+		return;		/* keep the first */
+	memcpy(dst, rec->bytes[f], n);
+	dst[n] = 0;
+}
+
+static void summarise_file(const char *path, void *arg)
+{
+	struct summary *s = arg;
+	struct apx_reader *r;
+	struct apx_diag d;
+	int cuda = 0;
+
+	if (apx_reader_open(path, &r, &d) < 0) {
+		s->incomplete++;
+		return;
+	}
+	s->files++;
+	if (apx_reader_status(r) != APX_READ_COMPLETE)
+		s->incomplete++;
+	for (size_t i = 0; i < apx_reader_chunk_count(r); i++) {
+		struct apx_chunk_iter it;
+		const struct apx_rec *rec = &it.rec;
+
+		if (apx_chunk_iter_init(&it, r, i, &d) < 0)
+			continue;
+		while (apx_chunk_iter_next(&it, &d) > 0) {
+			switch (rec->type) {
+			case APX_REC_KERNEL:
+				s->kernels++;
+				s->kernel_ns += rec->v[APX_KERNEL_END_NS] - rec->v[APX_KERNEL_START_NS];
+				add_interval(s, rec->v[APX_KERNEL_START_NS], rec->v[APX_KERNEL_END_NS]);
+				break;
+			case APX_REC_MEMCPY: {
+				unsigned ck = (unsigned)rec->v[APX_MEMCPY_COPY_KIND];
+				unsigned hk = (unsigned)(ck == APX_COPY_H2D ? rec->v[APX_MEMCPY_SRC_KIND]
+									    : rec->v[APX_MEMCPY_DST_KIND]);
+
+				add_interval(s, rec->v[APX_MEMCPY_START_NS], rec->v[APX_MEMCPY_END_NS]);
+				if ((ck == APX_COPY_H2D || ck == APX_COPY_D2H) &&
+				    (hk == APX_MEM_PAGEABLE || hk == APX_MEM_PINNED)) {
+					s->xfer_bytes[ck == APX_COPY_D2H][hk == APX_MEM_PINNED] +=
+						rec->v[APX_MEMCPY_BYTES];
+					s->xfer_ns[ck == APX_COPY_D2H][hk == APX_MEM_PINNED] +=
+						rec->v[APX_MEMCPY_END_NS] - rec->v[APX_MEMCPY_START_NS];
+				}
+				break;
+			}
+			case APX_REC_MEMSET:
+				add_interval(s, rec->v[APX_MEMSET_START_NS], rec->v[APX_MEMSET_END_NS]);
+				break;
+			case APX_REC_SYNC:
+				s->syncs++;
+				s->sync_ns += rec->v[APX_SYNC_END_NS] - rec->v[APX_SYNC_START_NS];
+				break;
+			case APX_REC_UVM:
+				if (rec->v[APX_UVM_KIND] == APX_UVM_MIGRATE_H2D)
+					s->uvm_h2d += rec->v[APX_UVM_BYTES];
+				else if (rec->v[APX_UVM_KIND] == APX_UVM_MIGRATE_D2H)
+					s->uvm_d2h += rec->v[APX_UVM_BYTES];
+				break;
+			case APX_REC_LOSS:
+				if (rec->v[APX_LOSS_SOURCE] == APX_LOSS_POOL_EMPTY)
+					s->declined += rec->v[APX_LOSS_COUNT];
+				else
+					s->dropped += rec->v[APX_LOSS_COUNT];
+				break;
+			case APX_REC_KV:
+				if (kv_is(rec, APX_KV_KEY, "cuda_used") && kv_is(rec, APX_KV_VALUE, "yes"))
+					cuda = 1;
+				else if (kv_is(rec, APX_KV_KEY, "degraded"))
+					copy_kv(s->degraded, sizeof(s->degraded), rec, APX_KV_VALUE);
+				else if (kv_is(rec, APX_KV_KEY, "crash"))
+					copy_kv(s->crash, sizeof(s->crash), rec, APX_KV_VALUE);
+				break;
+			default:
+				break;
+			}
+		}
+	}
+	s->cuda_files += cuda;
+	apx_reader_close(r);
+}
+
+static void fmt_bytes(char *buf, size_t cap, uint64_t b)
+{
+	if (b >= 1000000000ull)
+		snprintf(buf, cap, "%.2f GB", (double)b / 1e9);
+	else if (b >= 1000000ull)
+		snprintf(buf, cap, "%.1f MB", (double)b / 1e6);
+	else
+		snprintf(buf, cap, "%.1f kB", (double)b / 1e3);
+}
+
+static void print_xfer(const struct summary *s, int dir)
+{
+	static const char *const names[2] = { "host->device", "device->host" };
+	char line[256], b[32];
+	int len = snprintf(line, sizeof(line), "apx:   %s", names[dir]);
+
+	for (int k = 0; k < 2; k++) {
+		uint64_t bytes = s->xfer_bytes[dir][k], ns = s->xfer_ns[dir][k];
+
+		if (!bytes)
+			continue;
+		fmt_bytes(b, sizeof(b), bytes);
+		len += snprintf(line + len, sizeof(line) - (size_t)len, "%s %s %s at %.1f GB/s",
+				len > 20 ? "," : "", b, k ? "pinned" : "pageable",
+				ns ? (double)bytes / (double)ns : 0.0);
+	}
+	fprintf(stderr, "%s\n", line);
+}
+
+static void print_summary(const char *path, const struct run_info *ri, int nchild)
+{
+	struct summary s = { 0 };
+	double wall = (double)(ri->end_ns - ri->start_ns) / 1e9;
+	const char *rel = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+
+	summarise_file(path, &s);
+	for_child_files(path, summarise_file, &s);
+	fprintf(stderr, "\napx: ran %.2f s; ", wall);
+	if (WIFSIGNALED(ri->status))
+		fprintf(stderr, "killed by signal %d (%s)\n", WTERMSIG(ri->status),
+			strsignal(WTERMSIG(ri->status)));
+	else
+		fprintf(stderr, "exit status %d\n", WEXITSTATUS(ri->status));
+	if (!s.cuda_files) {
+		fprintf(stderr, "apx: the program never used CUDA: the trace holds its CPU facts only\n");
+	} else {
+		double busy = wall > 0 ? (double)union_ns(&s) / 1e9 / wall * 100.0 : 0.0;
+
+		fprintf(stderr, "apx: GPU busy %.1f%% of the run; %" PRIu64 " kernels, %.3f s of "
+			"kernel time\n", busy > 100 ? 100.0 : busy, s.kernels, (double)s.kernel_ns / 1e9);
+		if (s.xfer_bytes[0][0] || s.xfer_bytes[0][1] || s.xfer_bytes[1][0] ||
+		    s.xfer_bytes[1][1]) {
+			fprintf(stderr, "apx: transfers\n");
+			if (s.xfer_bytes[0][0] || s.xfer_bytes[0][1])
+				print_xfer(&s, 0);
+			if (s.xfer_bytes[1][0] || s.xfer_bytes[1][1])
+				print_xfer(&s, 1);
+		} else {
+			fprintf(stderr, "apx: no host<->device transfers\n");
+		}
+		if (s.uvm_h2d || s.uvm_d2h) {
+			char a[32], b[32];
+
+			fmt_bytes(a, sizeof(a), s.uvm_h2d);
+			fmt_bytes(b, sizeof(b), s.uvm_d2h);
+			fprintf(stderr, "apx: unified memory migrated %s to the GPU, %s back\n", a, b);
+		}
+		fprintf(stderr, "apx: records dropped: %" PRIu64 "%s\n", s.dropped,
+			s.declined ? " (and some CUPTI buffers declined: pool empty)" : "");
+	}
+	if (s.degraded[0])
+		fprintf(stderr, "apx: degraded: %s\n", s.degraded);
+	if (s.crash[0])
+		fprintf(stderr, "apx: the program crashed (%s); the trace is kept up to then\n",
+			s.crash);
+	fprintf(stderr, "apx: trace %s", path);
+	if (nchild)
+		fprintf(stderr, " (+%d file%s %s.<pid> from child processes)", nchild,
+			nchild > 1 ? "s" : "", rel);
+	if (s.incomplete)
+		fprintf(stderr, "; %d file%s not closed cleanly", s.incomplete,
+			s.incomplete > 1 ? "s" : "");
+	fprintf(stderr, "\napx: run `apx report %s`\n", rel);
+	free(s.iv);
+}
+
+/* ---- running the target ----------------------------------------------------------------------- */
+
+static volatile sig_atomic_t child_pid;
+
+static void forward_signal(int sig)
+{
+	if (child_pid > 0)
+		kill((pid_t)child_pid, sig);
+}
+
+static int set_env_u64(const char *name, uint64_t v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%" PRIu64, v);
+	return setenv(name, buf, 1);
+}
+
+int apx_cmd_analyze(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "level", required_argument, NULL, 'l' },
+		{ "delay", required_argument, NULL, 'D' },
+		{ "duration", required_argument, NULL, 'U' },
+		{ "python", required_argument, NULL, 'P' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	const char *output = "data.apx", *level = "light", *python = getenv("APX_PYTHON");
+	uint64_t delay_ns = 0, duration_ns = 0;
+	int force = 0, quiet = 0, c, nchild;
+	char path[PATH_MAX], lib[PATH_MAX], run_id[96];
+	struct run_info ri = { 0 };
+	struct sigaction sa, old_int, old_quit, old_term, old_hup;
+	struct stat st;
+	char **targv;
+	int targc, have_lib, command_mode;
+	pid_t pid;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:o:fl:qh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			output = optarg;
+			break;
+		case 'f':
+			force = 1;
+			break;
+		case 'l':
+			if (strcmp(optarg, "light") && strcmp(optarg, "api"))
+				return apx_cli_usage_error("analyze", "--level must be light or api, "
+							   "not '%s'", optarg);
+			level = optarg;
+			break;
+		case 'D':
+			if (apx_parse_seconds_ns(optarg, &delay_ns) < 0)
+				return apx_cli_usage_error("analyze", "--delay wants seconds, not '%s'",
+							   optarg);
+			break;
+		case 'U':
+			if (apx_parse_seconds_ns(optarg, &duration_ns) < 0 || !duration_ns)
+				return apx_cli_usage_error("analyze", "--duration wants seconds > 0, "
+							   "not '%s'", optarg);
+			break;
+		case 'P':
+			python = optarg;
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'h':
+			fputs(apx_cmd_analyze_usage, stdout);
+			return APX_EXIT_OK;
+		case ':':
+			return apx_cli_usage_error("analyze", "option '%s' needs a value",
+						   argv[optind - 1]);
+		default:
+			return apx_cli_usage_error("analyze", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return apx_cli_usage_error("analyze", "no script or command given");
+	command_mode = !strcmp(argv[optind - 1], "--") || !ends_with(argv[optind], ".py");
+	if (!python || !*python)
+		python = "python3";
+
+	if (absolute_path(output, path, sizeof(path)) < 0) {
+		apx_log_error("analyze: cannot write '%s': its folder does not exist", output);
+		return APX_EXIT_FAIL;
+	}
+	if (lstat(path, &st) == 0) {
+		if (!force) {
+			apx_log_error("analyze: '%s' exists; pass --force to replace it, or -o FILE",
+				      output);
+			return APX_EXIT_USAGE;
+		}
+		if (unlink(path) < 0) {
+			apx_log_errno(-errno, "analyze: cannot remove '%s'", output);
+			return APX_EXIT_FAIL;
+		}
+	}
+	if (force)
+		for_child_files(path, unlink_one, NULL);
+
+	targc = argc - optind + (command_mode ? 0 : 1);
+	targv = calloc((size_t)targc + 1, sizeof(*targv));
+	if (!targv)
+		return APX_EXIT_FAIL;
+	if (command_mode) {
+		memcpy(targv, argv + optind, (size_t)targc * sizeof(*targv));
+	} else {
+		static char python_buf[PATH_MAX];
+
+		snprintf(python_buf, sizeof(python_buf), "%s", python);
+		targv[0] = python_buf;
+		memcpy(targv + 1, argv + optind, (size_t)(targc - 1) * sizeof(*targv));
+	}
+
+	have_lib = find_inject_lib(lib, sizeof(lib)) == 0;
+	if (have_lib) {
+		const char *prev = getenv("CUDA_INJECTION64_PATH");
+
+		if (prev && *prev && strcmp(prev, lib) && strcmp(prev, "none"))
+			apx_log_warn("analyze: replacing CUDA_INJECTION64_PATH='%s' by apx's collector",
+				     prev);
+		setenv("CUDA_INJECTION64_PATH", lib, 1);
+	} else {
+		apx_log_warn("analyze: the collector libapx-inject.so was not found (set "
+			     "APX_INJECT_LIB); GPU activity is not recorded");
+	}
+	snprintf(run_id, sizeof(run_id), "%d-%" PRIu64, (int)getpid(), now_ns(CLOCK_REALTIME));
+	setenv("APX_OUTPUT", path, 1);
+	setenv("APX_LEVEL", level, 1);
+	setenv("APX_RUN_ID", run_id, 1);
+	ri.start_ns = now_ns(CLOCK_MONOTONIC);
+	if (delay_ns)
+		set_env_u64("APX_WINDOW_START_NS", ri.start_ns + delay_ns);
+	if (duration_ns)
+		set_env_u64("APX_WINDOW_END_NS", ri.start_ns + delay_ns + duration_ns);
+
+	/* like system(3): the terminal's ^C and ^\ go to the program; apx waits and reports */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGQUIT, &sa, &old_quit);
+	sa.sa_handler = forward_signal;
+	sigaction(SIGTERM, &sa, &old_term);
+	sigaction(SIGHUP, &sa, &old_hup);
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		apx_log_errno(-errno, "analyze: cannot fork");
+		free(targv);
+		return APX_EXIT_FAIL;
+	}
+	if (pid == 0) {
+		sigaction(SIGINT, &old_int, NULL);
+		sigaction(SIGQUIT, &old_quit, NULL);
+		sigaction(SIGTERM, &old_term, NULL);
+		sigaction(SIGHUP, &old_hup, NULL);
+		set_env_u64("APX_ROOT_PID", (uint64_t)getpid());
+		execvp(targv[0], targv);
+		fprintf(stderr, "apx analyze: cannot run '%s': %s\n", targv[0], strerror(errno));
+		_exit(127);
+	}
+	child_pid = pid;
+	while (wait4(pid, &ri.status, 0, &ri.ru) < 0) {
+		if (errno != EINTR) {
+			apx_log_errno(-errno, "analyze: waiting for pid %d", (int)pid);
+			free(targv);
+			return APX_EXIT_FAIL;
+		}
+	}
+	child_pid = 0;
+	ri.end_ns = now_ns(CLOCK_MONOTONIC);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGQUIT, &old_quit, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	sigaction(SIGHUP, &old_hup, NULL);
+
+	ri.argv = targv;
+	ri.argc = targc;
+	ri.pid = pid;
+	ri.run_id = run_id;
+	ri.have_collector = have_lib;
+	if (access(path, F_OK) < 0) {
+		int r = write_fallback(path, &ri);
+
+		if (r < 0)
+			apx_log_errno(r, "analyze: cannot write '%s'", path);
+	}
+	nchild = for_child_files(path, NULL, NULL);
+	if (!quiet)
+		print_summary(path, &ri, nchild);
+	free(targv);
+	if (WIFSIGNALED(ri.status))
+		return 128 + WTERMSIG(ri.status);
+	return WEXITSTATUS(ri.status);
+}

@@ -1,0 +1,130 @@
+/*
+ * cmd_status.c - `apx status`: the Python processes nvperfd tracks now (pid, user, age, CPU %,
+ * RSS, context switches, threads, CUDA use) and the recent findings, as a table or JSON; with
+ * --stats, the daemon's own counters. Talks to nvperfd over its control socket
+ * (lib/daemon/ctl_client.c); a user sees only their processes, root all. Called from main.c.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "daemon/ctl_client.h"
+#include "daemon/status_view.h"
+
+#include "base/banned.h"
+
+const char apx_cmd_status_usage[] =
+	"usage: apx status [--json] [--sort KEY] [--stats] [--socket PATH]\n"
+	"\n"
+	"Show the Python processes the nvperfd daemon tracks now, and the recent findings\n"
+	"(thresholds crossed by processes that ended). You see your own processes; root sees all.\n"
+	"\n"
+	"  -j, --json         print JSON (schema version 1) instead of a table\n"
+	"  -s, --sort KEY     cpu (default), rss, pid, age or csw\n"
+	"      --stats        print the daemon's counters instead (events, overruns, CPU time...)\n"
+	"  -S, --socket PATH  the daemon's socket (default $NVPERFD_SOCKET or /run/nvperfd.sock)\n"
+	"  -h, --help         show this help\n"
+	"\n"
+	"Exit status: 0 ok; 1 the daemon is not running or did not answer; 2 usage error.\n";
+
+static int print_stats(const char *sock, int json)
+{
+	char *buf, err[256], *line, *next;
+	size_t len;
+	int r;
+
+	r = apx_ctl_request(sock, "stats", &buf, &len, err, sizeof(err));
+	if (r < 0)
+		return r;
+	if (json)
+		printf("{\"version\":1");
+	for (line = buf; line && *line; line = next) {
+		char *f[4];
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		if (apx_ctl_split(line, f, 4) < 3 || strcmp(f[0], "stat"))
+			continue;
+		if (json) {
+			printf(",");
+			apx_json_str(stdout, f[1]);
+			printf(":%" PRIu64, (uint64_t)strtoull(f[2], NULL, 10));
+		} else {
+			printf("%-20s %s\n", f[1], f[2]);
+		}
+	}
+	if (json)
+		printf("}\n");
+	free(buf);
+	return 0;
+}
+
+int apx_cmd_status(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "sort", required_argument, NULL, 's' },
+		{ "stats", no_argument, NULL, 'T' },
+		{ "socket", required_argument, NULL, 'S' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *sock = apx_ctl_default_socket();
+	struct apx_sv sv;
+	struct winsize ws;
+	char err[256] = "";
+	int c, json = 0, stats = 0, key = APX_SV_SORT_CPU, r;
+	unsigned width = 100;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "js:S:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = 1;
+			break;
+		case 's':
+			key = apx_sv_sort_parse(optarg);
+			if (key < 0)
+				return apx_cli_usage_error("status", "--sort: expected cpu, rss, pid, "
+							   "age or csw, not '%s'", optarg);
+			break;
+		case 'T':
+			stats = 1;
+			break;
+		case 'S':
+			sock = optarg;
+			break;
+		case 'h':
+			apx_cli_print_usage("status");
+			return APX_EXIT_OK;
+		default:
+			return apx_cli_usage_error("status", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return apx_cli_usage_error("status", "unexpected argument '%s'", argv[optind]);
+	if (stats) {
+		r = print_stats(sock, json);
+		return r < 0 ? apx_ctl_fail("status", sock, r, err) : APX_EXIT_OK;
+	}
+	r = apx_sv_fetch(sock, &sv, err, sizeof(err));
+	if (r < 0)
+		return apx_ctl_fail("status", sock, r, err);
+	apx_sv_sort(&sv, (enum apx_sv_sort)key);
+	if (json) {
+		apx_sv_print_json(stdout, &sv);
+	} else {
+		if (isatty(1) && ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col)
+			width = ws.ws_col;
+		apx_sv_print_table(stdout, &sv, width, 0);
+	}
+	apx_sv_release(&sv);
+	return APX_EXIT_OK;
+}

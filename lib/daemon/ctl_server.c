@@ -1,0 +1,449 @@
+/*
+ * ctl_server.c - nvperfd's control socket (protocol: include/apx/ctl_proto.h). Clients are
+ * non-blocking and served from the epoll loop in main.c: read one request line, build the whole
+ * answer in memory (bounded), write it as the socket accepts it, close. Peer credentials
+ * (SO_PEERCRED) decide what a client sees: its own uid's processes, or everything for root.
+ * Caps: max_clients in all, a quarter of it per uid, APX_CTL_REQUEST_MAX per request,
+ * APX_CTL_RESPONSE_MAX per answer, 10 s per client.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <apx/ctl_proto.h>
+
+#include "daemon/ctl_client.h"
+#include "daemon/daemon.h"
+
+#include "base/banned.h"
+
+#define CLIENT_TIMEOUT_NS (10ull * 1000000000ull)
+
+struct apx_client {
+	struct apx_client *next;
+	int fd;
+	uid_t uid;
+	pid_t pid;
+	uint64_t since_ns;
+	char in[APX_CTL_REQUEST_MAX];
+	size_t inlen;
+	char *out;
+	size_t outlen, outoff, outcap;
+	int overflow;
+};
+
+int apx_ctl_listen(struct apx_daemon *d)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	const char *path = d->conf.socket_path;
+	struct stat st;
+	int fd, r;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	/* a stale socket of a previous run (we hold the pid-file lock, so it is not live) */
+	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode))
+		(void)unlink(path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(path, 0666) < 0 ||
+	    listen(fd, 64) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+static void client_close(struct apx_daemon *d, struct apx_client *c)
+{
+	struct apx_client **pp = &d->clients;
+
+	while (*pp && *pp != c)
+		pp = &(*pp)->next;
+	if (*pp)
+		*pp = c->next;
+	epoll_ctl(d->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	free(c->out);
+	free(c);
+	d->nclients--;
+}
+
+void apx_ctl_close_all(struct apx_daemon *d)
+{
+	while (d->clients)
+		client_close(d, d->clients);
+}
+
+void apx_ctl_accept(struct apx_daemon *d)
+{
+	for (;;) {
+		struct ucred cred;
+		socklen_t clen = sizeof(cred);
+		struct epoll_event ev = { 0 };
+		struct apx_client *c, *it;
+		size_t same = 0, per_uid;
+		int fd = accept4(d->ctlfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0)
+			return;	/* EAGAIN, or a transient error: the next EPOLLIN retries */
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0) {
+			close(fd);
+			continue;
+		}
+		per_uid = d->conf.max_clients / 4 ? d->conf.max_clients / 4 : 1;
+		for (it = d->clients; it; it = it->next)
+			same += it->uid == cred.uid;
+		if (d->nclients >= d->conf.max_clients || (cred.uid != 0 && same >= per_uid)) {
+			static const char busy[] = "err\ttoo many clients; try again\nend\n";
+
+			d->st.clients_refused++;
+			(void)!send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+			close(fd);
+			continue;
+		}
+		c = calloc(1, sizeof(*c));
+		if (!c) {
+			close(fd);
+			continue;
+		}
+		c->fd = fd;
+		c->uid = cred.uid;
+		c->pid = cred.pid;
+		c->since_ns = apx_now_ns();
+		ev.events = EPOLLIN;
+		ev.data.ptr = c;
+		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+			close(fd);
+			free(c);
+			continue;
+		}
+		c->next = d->clients;
+		d->clients = c;
+		d->nclients++;
+		d->st.clients_total++;
+	}
+}
+
+static void out_add(struct apx_client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void out_add(struct apx_client *c, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (c->overflow)
+		return;
+	if (c->outcap - c->outlen < APX_CTL_LINE_MAX + 16) {
+		size_t nc = c->outcap ? c->outcap * 2 : 16384;
+		char *nb;
+
+		if (nc > APX_CTL_RESPONSE_MAX) {
+			c->overflow = 1;
+			return;
+		}
+		nb = realloc(c->out, nc);
+		if (!nb) {
+			c->overflow = 1;
+			return;
+		}
+		c->out = nb;
+		c->outcap = nc;
+	}
+	va_start(ap, fmt);
+	n = vsnprintf(c->out + c->outlen, APX_CTL_LINE_MAX, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if (n >= APX_CTL_LINE_MAX) {	/* cut an over-long line, keep it a line */
+		n = APX_CTL_LINE_MAX - 1;
+		c->out[c->outlen + (size_t)n - 1] = '\n';
+	}
+	c->outlen += (size_t)n;
+}
+
+static void user_name(uid_t uid, char *buf, size_t cap)
+{
+	struct passwd pw, *res = NULL;
+	char tmp[2048];
+
+	if (getpwuid_r(uid, &pw, tmp, sizeof(tmp), &res) == 0 && res)
+		apx_ctl_escape(buf, cap, res->pw_name, strlen(res->pw_name));
+	else
+		snprintf(buf, cap, "%u", (unsigned)uid);
+}
+
+static void answer_status(struct apx_daemon *d, struct apx_client *c)
+{
+	uint64_t now = apx_now_ns(), wall_off = apx_wall_ns() - now;
+	char user[64], comm[80], argv[1100], joined[APX_ARGV_MAX];
+	size_t first;
+
+	for (struct apx_proc *p = d->procs; p; p = p->next) {
+		size_t n;
+
+		if (c->uid != 0 && c->uid != p->uid)
+			continue;
+		n = p->argv_len < sizeof(joined) ? p->argv_len : sizeof(joined);
+		memcpy(joined, p->argv ? p->argv : "", n);
+		for (size_t i = 0; i < n; i++)
+			if (!joined[i])
+				joined[i] = ' ';
+		while (n && joined[n - 1] == ' ')
+			n--;
+		user_name(p->uid, user, sizeof(user));
+		apx_ctl_escape(comm, sizeof(comm), p->comm, strlen(p->comm));
+		apx_ctl_escape(argv, sizeof(argv), joined, n);
+		out_add(c, "proc\t%d\t%d\t%u\t%s\t%" PRIu64 "\t%" PRIu64 "\t%u\t%" PRIu64 "\t%" PRIu64
+			"\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%u\t%c\t%u\t%s\t%s\n",
+			(int)p->pid, (int)p->ppid, (unsigned)p->uid, user,
+			(p->start_ns + wall_off) / 1000000, (now - p->start_ns) / 1000000,
+			p->cpu_pct_x10, p->last.utime_ns / 1000000, p->last.stime_ns / 1000000,
+			p->last.rss_bytes, p->peak_rss, p->last.vol_csw, p->last.invol_csw,
+			p->last.threads, p->last.state ? p->last.state : '?', p->cuda, comm, argv);
+	}
+	first = d->nfindings > APX_FINDINGS_RECENT ? d->nfindings - APX_FINDINGS_RECENT : 0;
+	for (size_t i = d->nfindings; i-- > first;) {	/* newest first */
+		const struct apx_finding *f = &d->findings[i % APX_FINDINGS_RECENT];
+		char title[400];
+
+		if (c->uid != 0 && c->uid != f->uid)
+			continue;
+		apx_ctl_escape(title, sizeof(title), f->title, strlen(f->title));
+		apx_ctl_escape(comm, sizeof(comm), f->comm, strlen(f->comm));
+		out_add(c, "finding\t%d\t%u\t%" PRIu64 "\t%u\t%s\t%s\t%s\n", (int)f->pid,
+			(unsigned)f->uid, f->unix_ms, f->severity, f->rule, title, comm);
+	}
+}
+
+static void list_user(struct apx_daemon *d, struct apx_client *c, uid_t uid)
+{
+	int dfd = apx_state_dir_open(d, uid, 0), fd;
+	DIR *dir;
+	struct dirent *de;
+
+	if (dfd < 0)
+		return;
+	fd = dup(dfd);
+	dir = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!dir) {
+		if (fd >= 0)
+			close(fd);
+		close(dfd);
+		return;
+	}
+	while ((de = readdir(dir))) {
+		size_t len = strlen(de->d_name);
+		struct stat st;
+		char path[APX_CONF_PATH_MAX + 300], esc[sizeof(path) * 4];
+
+		if (de->d_name[0] == '.' || len < 5 || strcmp(de->d_name + len - 4, ".apx"))
+			continue;
+		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		snprintf(path, sizeof(path), "%s/%u/%s", d->conf.state_dir, (unsigned)uid, de->d_name);
+		apx_ctl_escape(esc, sizeof(esc), path, strlen(path));
+		out_add(c, "summary\t%u\t%" PRIu64 "\t%" PRIu64 "\t%s\n", (unsigned)uid,
+			(uint64_t)st.st_mtim.tv_sec * 1000 + (uint64_t)st.st_mtim.tv_nsec / 1000000,
+			(uint64_t)st.st_size, esc);
+	}
+	closedir(dir);
+	close(dfd);
+}
+
+static void answer_history(struct apx_daemon *d, struct apx_client *c)
+{
+	DIR *dir;
+	struct dirent *de;
+
+	if (c->uid != 0) {
+		list_user(d, c, c->uid);
+		return;
+	}
+	dir = opendir(d->conf.state_dir);
+	if (!dir)
+		return;
+	while ((de = readdir(dir))) {
+		char *end;
+		unsigned long uid;
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		uid = strtoul(de->d_name, &end, 10);
+		if (!*end && uid < 0xffffffffu)
+			list_user(d, c, (uid_t)uid);
+	}
+	closedir(dir);
+}
+
+static void answer_stats(struct apx_daemon *d, struct apx_client *c)
+{
+	struct rusage ru;
+	const struct apx_stats *s = &d->st;
+
+#define STAT(k, v) out_add(c, "stat\t%s\t%" PRIu64 "\n", k, (uint64_t)(v))
+	STAT("pid", getpid());
+	STAT("uptime_ms", (apx_now_ns() - d->start_ns) / 1000000);
+	STAT("tracked", d->nprocs);
+	STAT("clients", d->nclients);
+	STAT("events", s->events);
+	STAT("forks", s->forks);
+	STAT("execs", s->execs);
+	STAT("comms", s->comms);
+	STAT("exits", s->exits);
+	STAT("enobufs", s->enobufs);
+	STAT("rescans", s->rescans);
+	STAT("tracked_total", s->tracked_total);
+	STAT("untracked_cap", s->untracked_cap);
+	STAT("summaries", s->summaries);
+	STAT("summary_errors", s->summary_errors);
+	STAT("summaries_pruned", s->summaries_pruned);
+	STAT("clients_total", s->clients_total);
+	STAT("clients_refused", s->clients_refused);
+	STAT("notices", s->notices);
+	STAT("config_reloads", s->config_reloads);
+	STAT("config_errors", s->config_errors);
+	STAT("samples", s->samples);
+	STAT("cuda_checks", s->cuda_checks);
+	STAT("sample_period_ns", d->conf.sample_period_ns);
+	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+		STAT("cpu_user_us", (uint64_t)ru.ru_utime.tv_sec * 1000000 + (uint64_t)ru.ru_utime.tv_usec);
+		STAT("cpu_sys_us", (uint64_t)ru.ru_stime.tv_sec * 1000000 + (uint64_t)ru.ru_stime.tv_usec);
+		STAT("maxrss_kib", ru.ru_maxrss);
+	}
+	{
+		struct apx_pstat ps;
+
+		if (apx_procfs_stat(getpid(), 0, &ps, 0) == 0)
+			STAT("rss_bytes", ps.rss_bytes);
+	}
+#undef STAT
+}
+
+static void handle_request(struct apx_daemon *d, struct apx_client *c, char *line)
+{
+	const char *verb;
+
+	if (strncmp(line, APX_CTL_PROTO_MAGIC " ", 5)) {
+		out_add(c, "err\texpected \"" APX_CTL_PROTO_MAGIC " VERB\"\nend\n");
+		return;
+	}
+	verb = line + 5;
+	out_add(c, "ok\n");
+	if (!strcmp(verb, "status"))
+		answer_status(d, c);
+	else if (!strcmp(verb, "history"))
+		answer_history(d, c);
+	else if (!strcmp(verb, "stats"))
+		answer_stats(d, c);
+	else if (strcmp(verb, "ping")) {
+		c->outlen = 0;
+		out_add(c, "err\tunknown request; expected status, history, stats or ping\nend\n");
+		return;
+	}
+	if (c->overflow) {
+		/* too big: make room for the end line (the answer is cut, at a line boundary) */
+		char *nl;
+
+		c->overflow = 0;
+		while (c->outlen + 8 > c->outcap && (nl = memrchr(c->out, '\n', c->outlen - 1)))
+			c->outlen = (size_t)(nl - c->out) + 1;
+	}
+	out_add(c, "end\n");
+}
+
+static int client_flush(struct apx_client *c)
+{
+	while (c->outoff < c->outlen) {
+		ssize_t n = send(c->fd, c->out + c->outoff, c->outlen - c->outoff,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n < 0)
+			return errno == EAGAIN ? 0 : -errno;
+		c->outoff += (size_t)n;
+	}
+	return 1;	/* all sent */
+}
+
+void apx_ctl_event(struct apx_daemon *d, struct apx_client *c, uint32_t events)
+{
+	struct epoll_event ev = { 0 };
+	char *nl;
+	int r;
+
+	if (c->out) {
+		r = client_flush(c);
+		if (r != 0)
+			client_close(d, c);
+		return;
+	}
+	if (events & (EPOLLERR | EPOLLHUP) && !(events & EPOLLIN)) {
+		client_close(d, c);
+		return;
+	}
+	for (;;) {
+		ssize_t n = recv(c->fd, c->in + c->inlen, sizeof(c->in) - 1 - c->inlen, MSG_DONTWAIT);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN)
+			break;
+		if (n <= 0) {
+			client_close(d, c);
+			return;
+		}
+		c->inlen += (size_t)n;
+		c->in[c->inlen] = 0;
+		if (memchr(c->in, '\n', c->inlen) || c->inlen == sizeof(c->in) - 1)
+			break;
+	}
+	nl = memchr(c->in, '\n', c->inlen);
+	if (!nl) {
+		if (c->inlen < sizeof(c->in) - 1)
+			return;	/* wait for the rest */
+		out_add(c, "err\trequest longer than %d bytes\nend\n", APX_CTL_REQUEST_MAX);
+	} else {
+		*nl = 0;
+		handle_request(d, c, c->in);
+	}
+	if (!c->out) {
+		client_close(d, c);
+		return;
+	}
+	r = client_flush(c);
+	if (r != 0) {
+		client_close(d, c);
+		return;
+	}
+	ev.events = EPOLLOUT;
+	ev.data.ptr = c;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_MOD, c->fd, &ev) < 0)
+		client_close(d, c);
+}
+
+void apx_ctl_expire(struct apx_daemon *d)
+{
+	uint64_t now = apx_now_ns();
+	struct apx_client *c = d->clients, *next;
+
+	for (; c; c = next) {
+		next = c->next;
+		if (now - c->since_ns > CLIENT_TIMEOUT_NS)
+			client_close(d, c);
+	}
+}

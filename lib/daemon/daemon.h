@@ -1,0 +1,202 @@
+/*
+ * daemon.h - nvperfd's internal objects, shared by the files of the daemon (main.c event loop,
+ * tracker.c, procfs.c, proc_connector.c, summary.c, ctl_server.c, dlog.c). Everything runs on
+ * the one thread of the epoll loop; nothing here is thread-safe.
+ */
+#ifndef APX_DAEMON_DAEMON_H
+#define APX_DAEMON_DAEMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "daemon/config.h"
+
+#define APX_COMM_MAX 16
+#define APX_ARGV_MAX 4096		/* bytes of argv kept per process */
+#define APX_CWD_MAX 512
+#define APX_FINDINGS_RECENT 64		/* findings remembered for `apx status` */
+#define APX_USERS_MAX 256		/* per-user configs cached */
+
+/* ---- /proc readings (procfs.c) ------------------------------------------------------------ */
+
+struct apx_pstat {			/* /proc/PID/stat (+ status for the process) */
+	char comm[APX_COMM_MAX];
+	char state;
+	pid_t ppid;
+	uint64_t utime_ns, stime_ns;
+	uint64_t minflt, majflt;
+	uint64_t threads;
+	uint64_t start_ticks;		/* since boot */
+	uint64_t rss_bytes;
+	uint64_t rss_peak_bytes;	/* VmHWM */
+	uint64_t vol_csw, invol_csw;	/* of this task only */
+	uint32_t tty_nr;
+	uid_t uid;
+};
+
+int apx_procfs_stat(pid_t pid, pid_t tid, struct apx_pstat *ret, int with_status);
+int apx_procfs_comm(pid_t pid, char comm[APX_COMM_MAX]);
+/* 1 when /proc/PID/exe is a Python interpreter, 0 if not, -errno. */
+int apx_procfs_exe_is_python(pid_t pid);
+/* 1 when the process maps libcuda or has /dev/nvidia* open, 0 if not, -errno. */
+int apx_procfs_uses_cuda(pid_t pid);
+/* argv (NUL-separated) into buf; returns its length or -errno. */
+ssize_t apx_procfs_cmdline(pid_t pid, char *buf, size_t cap);
+int apx_procfs_cwd(pid_t pid, char *buf, size_t cap);
+int apx_comm_is_python(const char *comm);
+uint64_t apx_procfs_ticks_ns(void);	/* ns per clock tick */
+
+/* ---- tracked processes (tracker.c) -------------------------------------------------------- */
+
+struct apx_sample {
+	uint64_t ts_ns;			/* CLOCK_MONOTONIC */
+	uint64_t utime_ns, stime_ns, vol_csw, invol_csw, rss_bytes, rss_peak_bytes;
+	uint64_t minflt, majflt;
+	uint32_t threads;
+	char state;
+};
+
+struct apx_thread {
+	pid_t tid;
+	char name[APX_COMM_MAX];
+	uint64_t first_ns, last_ns;
+	uint64_t utime_ns, stime_ns, vol_csw, invol_csw;
+	uint32_t seen;			/* tick generation when last seen */
+	uint8_t gone;
+};
+
+struct apx_proc {
+	struct apx_proc *hnext;		/* hash chain */
+	struct apx_proc *next, *prev;	/* list of all tracked */
+	pid_t pid, ppid;
+	uid_t uid;
+	char comm[APX_COMM_MAX];
+	char *argv;			/* NUL-separated, argv_len bytes */
+	size_t argv_len;
+	char cwd[APX_CWD_MAX];
+	uint64_t start_ns;		/* CLOCK_MONOTONIC */
+	uint64_t tracked_ns;		/* when the daemon started tracking */
+	uint32_t tty_nr;
+	uint8_t cuda;			/* 0 no / not yet, 1 yes */
+	uint8_t torch;			/* comm was pt_main_thread */
+	uint64_t cuda_next_ns, cuda_backoff_ns;
+	struct apx_conf cfg;		/* the user's config when the process started */
+	struct apx_sample last;		/* latest sample (also the final totals) */
+	uint64_t prev_cpu_ns, prev_ts_ns;	/* for the CPU % of the last period */
+	uint32_t cpu_pct_x10;
+	uint64_t peak_rss;
+	struct apx_sample *samples;	/* time series, thinned by half when full */
+	size_t nsamples, cap_samples;
+	uint32_t stride, skip;		/* keep one sample in stride */
+	struct apx_thread *threads;
+	size_t nthreads, cap_threads;
+	uint32_t gen;
+	uint64_t sample_errors;
+};
+
+struct apx_finding {
+	pid_t pid;
+	uid_t uid;
+	uint64_t unix_ms;
+	unsigned severity;
+	char rule[32];
+	char title[160];
+	char comm[APX_COMM_MAX];
+};
+
+struct apx_user_conf {
+	uid_t uid;
+	int used;
+	int wd;				/* inotify watch on the folder of the file, -1 = none */
+	char path[APX_CONF_PATH_MAX];
+	char name[64];			/* file name inside the watched folder */
+	int loaded;			/* cfg holds the file's values */
+	struct apx_conf cfg;
+};
+
+struct apx_stats {
+	uint64_t events, forks, execs, comms, exits;
+	uint64_t enobufs, rescans, tracked_total, untracked_cap, summaries, summary_errors;
+	uint64_t summaries_pruned, clients_total, clients_refused, notices, config_reloads;
+	uint64_t config_errors, samples, cuda_checks;
+};
+
+struct apx_daemon {
+	struct apx_conf conf;		/* machine config in force */
+	char conf_path[APX_CONF_PATH_MAX];
+	int epfd, nlfd, sigfd, timerfd, inofd, ctlfd, lockfd;
+	int conf_wd;
+	int foreground;
+	int stopping;
+	uint64_t start_ns;
+	uint64_t ticks_ns;
+	int64_t boot_minus_mono_ns;	/* CLOCK_BOOTTIME - CLOCK_MONOTONIC at start */
+	int64_t real_minus_mono_ns;
+	struct apx_proc **htab;		/* hash by pid */
+	size_t hsize;
+	struct apx_proc *procs;		/* list head */
+	size_t nprocs;
+	struct apx_finding findings[APX_FINDINGS_RECENT];
+	size_t nfindings;		/* total ever; ring index = n % size */
+	struct apx_user_conf users[APX_USERS_MAX];
+	struct apx_client *clients;
+	size_t nclients;
+	struct apx_stats st;
+};
+
+uint64_t apx_now_ns(void);		/* CLOCK_MONOTONIC */
+uint64_t apx_wall_ns(void);		/* CLOCK_REALTIME */
+
+int apx_tracker_init(struct apx_daemon *d);
+void apx_tracker_free(struct apx_daemon *d);
+/* A process exec'd, changed comm or was found by a scan: track it if it is Python. */
+void apx_tracker_consider(struct apx_daemon *d, pid_t pid, int why);
+void apx_tracker_fork(struct apx_daemon *d, pid_t parent, pid_t child);
+void apx_tracker_exit(struct apx_daemon *d, pid_t pid, int exit_code, int have_code);
+void apx_tracker_tick(struct apx_daemon *d);
+void apx_tracker_rescan(struct apx_daemon *d);
+struct apx_proc *apx_tracker_find(struct apx_daemon *d, pid_t pid);
+/* Config of a uid (machine defaults + its file), loading it on first use. */
+const struct apx_conf *apx_user_conf(struct apx_daemon *d, uid_t uid);
+void apx_user_conf_changed(struct apx_daemon *d, int wd, const char *name);
+
+enum { APX_WHY_EXEC = 1, APX_WHY_COMM = 2, APX_WHY_SCAN = 3 };
+
+/* ---- summary files (summary.c) ------------------------------------------------------------ */
+
+/* Write the summary of p (which has ended); returns 0 or -errno; *ret_path gets the path. */
+int apx_summary_write(struct apx_daemon *d, struct apx_proc *p, int exit_code, int have_code,
+		      const struct apx_finding *f, size_t nf, char *ret_path, size_t cap);
+/* Open STATE_DIR/UID (created owned by uid, 0700); returns an O_DIRECTORY fd or -errno. */
+int apx_state_dir_open(struct apx_daemon *d, uid_t uid, int create);
+
+/* ---- netlink proc connector (proc_connector.c) -------------------------------------------- */
+
+int apx_nl_open(void);
+/* Read every pending event and dispatch it; -ENOBUFS after an overrun (caller rescans). */
+int apx_nl_drain(struct apx_daemon *d);
+
+/* ---- control socket (ctl_server.c) -------------------------------------------------------- */
+
+int apx_ctl_listen(struct apx_daemon *d);
+void apx_ctl_accept(struct apx_daemon *d);
+void apx_ctl_event(struct apx_daemon *d, struct apx_client *c, uint32_t events);
+void apx_ctl_close_all(struct apx_daemon *d);
+void apx_ctl_expire(struct apx_daemon *d);	/* drop clients older than 10 s */
+
+/* epoll data tags: pointers to these identify the fd */
+enum apx_ep_tag { APX_EP_NL = 1, APX_EP_SIG, APX_EP_TIMER, APX_EP_INOTIFY, APX_EP_CTL };
+
+/* ---- logging (dlog.c) --------------------------------------------------------------------- */
+
+enum { APX_LOG_ERR = 3, APX_LOG_WARNING = 4, APX_LOG_NOTICE = 5, APX_LOG_INFO = 6, APX_LOG_DEBUG = 7 };
+
+int apx_dlog_open(const struct apx_conf *c, int to_stderr);
+void apx_dlog_reopen(const struct apx_conf *c);
+void apx_dlog_close(void);
+void apx_dlog(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Escape untrusted text for a log line into buf (quoted by the caller). */
+const char *apx_dlog_esc(char *buf, size_t cap, const char *s, size_t len);
+
+#endif

@@ -1,0 +1,524 @@
+/*
+ * main.c - nvperfd, the always-on daemon: command line, start-up (config, single-instance lock
+ * and pid file, daemonizing, capabilities), and the one epoll loop over the netlink proc
+ * connector, a signalfd (SIGTERM/SIGINT stop, SIGHUP re-open log + re-read config), a timerfd
+ * (sampling), inotify (config files) and the control socket. Started by systemd
+ * (packaging/nvperfd.service) or by `apx init`. The only place, with tracker.c, that logs.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <linux/capability.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/inotify.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <apx/version.h>
+
+#include "daemon/daemon.h"
+
+#include "base/banned.h"
+
+static const char usage[] =
+	"usage: nvperfd [--config PATH] [--foreground] [--stderr]\n"
+	"\n"
+	"The apx daemon: tracks every Python process on the machine from /proc and the netlink\n"
+	"process connector, and leaves a summary .apx file for each when it ends.\n"
+	"\n"
+	"  -c, --config PATH  machine config (default " APX_CONF_MACHINE_PATH ")\n"
+	"  -f, --foreground   do not daemonize (systemd, debugging)\n"
+	"  -e, --stderr       also log to stderr\n"
+	"  -h, --help         this help\n"
+	"      --version      print the version\n"
+	"\n"
+	"Signals: SIGTERM stops; SIGHUP re-opens the log file and re-reads the config.\n"
+	"See nvperfd(8) (docs/nvperfd.md) and nvperfd.conf(5) (docs/nvperfd.conf.md).\n";
+
+static int timer_arm(struct apx_daemon *d)
+{
+	struct itimerspec its = { 0 };
+	uint64_t ns = d->conf.sample_period_ns;
+
+	its.it_interval.tv_sec = (time_t)(ns / 1000000000ull);
+	its.it_interval.tv_nsec = (long)(ns % 1000000000ull);
+	its.it_value = its.it_interval;
+	return timerfd_settime(d->timerfd, 0, &its, NULL) < 0 ? -errno : 0;
+}
+
+static int ep_add(struct apx_daemon *d, int fd, uint64_t tag)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = tag };
+
+	return epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? -errno : 0;
+}
+
+static void watch_conf(struct apx_daemon *d)
+{
+	char dir[APX_CONF_PATH_MAX];
+	char *slash;
+
+	if (d->conf_wd >= 0)
+		return;
+	snprintf(dir, sizeof(dir), "%s", d->conf_path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == dir)
+		dir[1] = 0;
+	else
+		*slash = 0;
+	d->conf_wd = inotify_add_watch(d->inofd, dir, IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE |
+				       IN_DELETE | IN_MOVED_FROM | IN_ONLYDIR);
+	if (d->conf_wd < 0)
+		apx_dlog(APX_LOG_WARNING, "cannot watch '%s' for config changes: %s", dir,
+			 strerror(errno));
+}
+
+static void forget_users(struct apx_daemon *d)
+{
+	for (size_t i = 0; i < APX_USERS_MAX; i++) {
+		struct apx_user_conf *u = &d->users[i];
+
+		if (u->used && u->wd >= 0)
+			(void)inotify_rm_watch(d->inofd, u->wd);
+		memset(u, 0, sizeof(*u));
+		u->wd = -1;
+	}
+}
+
+static void reload_conf(struct apx_daemon *d, const char *why)
+{
+	struct apx_conf c;
+	struct apx_conf_error err = { 0 };
+	int r;
+
+	apx_conf_defaults(&c);
+	r = apx_conf_load(d->conf_path, APX_CONF_MACHINE, (uid_t)-1, &c, &err);
+	if (r < 0 && r != -ENOENT) {
+		char esc[600];
+
+		d->st.config_errors++;
+		apx_dlog(APX_LOG_ERR, "config rejected (%s), keeping the previous one: %s", why,
+			 apx_dlog_esc(esc, sizeof(esc), err.msg, strlen(err.msg)));
+		return;
+	}
+	d->st.config_reloads++;
+	if (strcmp(c.socket_path, d->conf.socket_path) || strcmp(c.pid_file, d->conf.pid_file))
+		apx_dlog(APX_LOG_WARNING, "socket and pid_file changes apply after a restart");
+	snprintf(c.socket_path, sizeof(c.socket_path), "%s", d->conf.socket_path);
+	snprintf(c.pid_file, sizeof(c.pid_file), "%s", d->conf.pid_file);
+	if (strcmp(c.log_file, d->conf.log_file) || c.syslog != d->conf.syslog)
+		apx_dlog_reopen(&c);
+	if (c.sample_period_ns != d->conf.sample_period_ns) {
+		d->conf.sample_period_ns = c.sample_period_ns;
+		(void)timer_arm(d);
+	}
+	d->conf = c;
+	forget_users(d);	/* per-user configs sit on the machine defaults: re-read lazily */
+	apx_dlog(APX_LOG_INFO, "config %s (%s)%s", r == -ENOENT ? "absent, defaults in force" :
+		 "loaded", why, "; applies to processes that start from now on");
+}
+
+static void on_inotify(struct apx_daemon *d)
+{
+	char buf[8192] __attribute__((aligned(__alignof__(struct inotify_event))));
+	const char *base = strrchr(d->conf_path, '/');
+	int reload = 0;
+
+	base = base ? base + 1 : d->conf_path;
+	for (;;) {
+		ssize_t n = read(d->inofd, buf, sizeof(buf));
+
+		if (n <= 0)
+			break;
+		for (char *p = buf; p < buf + n;) {
+			struct inotify_event *ev = (struct inotify_event *)p;
+			const char *name = ev->len ? ev->name : "";
+
+			if (ev->wd == d->conf_wd && !strcmp(name, base))
+				reload = 1;
+			else if (ev->mask & IN_IGNORED)
+				for (size_t i = 0; i < APX_USERS_MAX; i++) {
+					if (d->users[i].wd == ev->wd)
+						d->users[i].wd = -1;
+				}
+			else if (ev->wd != d->conf_wd)
+				apx_user_conf_changed(d, ev->wd, name);
+			p += sizeof(*ev) + ev->len;
+		}
+	}
+	if (reload)
+		reload_conf(d, "file changed");
+}
+
+static int on_signal(struct apx_daemon *d)
+{
+	struct signalfd_siginfo si;
+
+	while (read(d->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
+			apx_dlog(APX_LOG_INFO, "signal %u from pid %u: stopping", si.ssi_signo,
+				 si.ssi_pid);
+			d->stopping = 1;
+		} else if (si.ssi_signo == SIGHUP) {
+			apx_dlog_reopen(&d->conf);
+			reload_conf(d, "SIGHUP");
+		}
+	}
+	return 0;
+}
+
+/* Keep only the capabilities nvperfd uses after start-up: reading any process's /proc entries
+ * (SYS_PTRACE, DAC_READ_SEARCH), writing summaries into users' folders and giving them to the
+ * user (DAC_OVERRIDE, CHOWN, FOWNER). NET_ADMIN was needed only to subscribe to the connector. */
+static int drop_caps(void)
+{
+	static const int keep[] = { CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER,
+				    CAP_SYS_PTRACE };
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2] = { { 0 } };
+
+	if (geteuid() != 0)
+		return 0;
+	for (int cap = 0; cap <= 63; cap++) {
+		int k = 0;
+
+		for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+			k |= keep[i] == cap;
+		if (!k && prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1)
+			(void)prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
+	}
+	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++) {
+		data[keep[i] / 32].effective |= 1u << (keep[i] % 32);
+		data[keep[i] / 32].permitted |= 1u << (keep[i] % 32);
+	}
+	if (syscall(SYS_capset, &h, data) < 0)
+		return -errno;
+	(void)prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+	return 0;
+}
+
+/* Single instance: an exclusive lock on the pid file, held for the daemon's life. */
+static int lock_pidfile(struct apx_daemon *d, char *msg, size_t cap)
+{
+	char buf[32];
+	int fd, n;
+
+	fd = open(d->conf.pid_file, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0) {
+		snprintf(msg, cap, "cannot open pid file '%s': %s", d->conf.pid_file, strerror(errno));
+		return -errno;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int e = errno;
+
+		n = (int)read(fd, buf, sizeof(buf) - 1);
+		buf[n > 0 ? n : 0] = 0;
+		buf[strcspn(buf, "\n")] = 0;
+		snprintf(msg, cap, "already running (pid %s, lock on '%s')", buf[0] ? buf : "?",
+			 d->conf.pid_file);
+		close(fd);
+		return e == EWOULDBLOCK ? -EEXIST : -e;
+	}
+	n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, buf, (size_t)n, 0) != n) {
+		snprintf(msg, cap, "cannot write pid file '%s': %s", d->conf.pid_file, strerror(errno));
+		close(fd);
+		return -EIO;
+	}
+	d->lockfd = fd;
+	return 0;
+}
+
+/* Fork to the background; the parent waits on a pipe until the child is ready (or failed), so
+ * that `nvperfd` (and `apx init`) return only once the socket accepts clients. */
+static int daemonize(int *ret_ready_fd)
+{
+	int pfd[2];
+	pid_t pid;
+	char buf[512];
+	ssize_t n;
+
+	if (pipe2(pfd, O_CLOEXEC) < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid > 0) {
+		close(pfd[1]);
+		n = read(pfd[0], buf, sizeof(buf) - 1);
+		(void)waitpid(pid, NULL, 0);
+		if (n > 0 && buf[0] == '+')
+			_exit(0);
+		if (n > 1) {
+			buf[n] = 0;
+			fprintf(stderr, "nvperfd: %s\n", buf + 1);
+		} else {
+			fprintf(stderr, "nvperfd: the daemon exited during start-up\n");
+		}
+		_exit(1);
+	}
+	close(pfd[0]);
+	if (setsid() < 0)
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid > 0)
+		_exit(0);
+	if (chdir("/") < 0)
+		return -errno;
+	umask(022);
+	{
+		int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+
+		if (nul >= 0) {
+			dup2(nul, 0);
+			dup2(nul, 1);
+			dup2(nul, 2);
+			if (nul > 2)
+				close(nul);
+		}
+	}
+	*ret_ready_fd = pfd[1];
+	return 0;
+}
+
+static void ready(int *fd, const char *err)
+{
+	char buf[512];
+	int n;
+
+	if (*fd < 0)
+		return;
+	n = snprintf(buf, sizeof(buf), "%c%s", err ? '-' : '+', err ? err : "");
+	(void)!write(*fd, buf, (size_t)n);
+	close(*fd);
+	*fd = -1;
+}
+
+static int setup(struct apx_daemon *d, char *msg, size_t cap)
+{
+	sigset_t mask;
+	struct timespec mono, boot, real;
+	int r;
+
+	r = lock_pidfile(d, msg, cap);
+	if (r < 0)
+		return r;
+	r = apx_dlog_open(&d->conf, d->foreground > 1);
+	if (r < 0)
+		fprintf(stderr, "nvperfd: cannot open log file '%s': %s\n", d->conf.log_file,
+			strerror(-r));
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_BOOTTIME, &boot);
+	clock_gettime(CLOCK_REALTIME, &real);
+	d->boot_minus_mono_ns = (int64_t)(boot.tv_sec - mono.tv_sec) * 1000000000 +
+				(boot.tv_nsec - mono.tv_nsec);
+	d->real_minus_mono_ns = (int64_t)(real.tv_sec - mono.tv_sec) * 1000000000 +
+				(real.tv_nsec - mono.tv_nsec);
+	d->start_ns = apx_now_ns();
+	r = apx_tracker_init(d);
+	if (r < 0)
+		return r;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	d->epfd = epoll_create1(EPOLL_CLOEXEC);
+	d->sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	d->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	d->inofd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (d->epfd < 0 || d->sigfd < 0 || d->timerfd < 0 || d->inofd < 0) {
+		snprintf(msg, cap, "cannot create event fds: %s", strerror(errno));
+		return -errno;
+	}
+	d->nlfd = apx_nl_open();
+	if (d->nlfd < 0) {
+		snprintf(msg, cap, "cannot subscribe to the netlink process connector: %s%s",
+			 strerror(-d->nlfd), d->nlfd == -EPERM ? " (needs root / CAP_NET_ADMIN)" : "");
+		return d->nlfd;
+	}
+	d->ctlfd = apx_ctl_listen(d);
+	if (d->ctlfd < 0) {
+		snprintf(msg, cap, "cannot listen on '%s': %s", d->conf.socket_path,
+			 strerror(-d->ctlfd));
+		return d->ctlfd;
+	}
+	watch_conf(d);
+	if ((r = ep_add(d, d->nlfd, APX_EP_NL)) < 0 || (r = ep_add(d, d->sigfd, APX_EP_SIG)) < 0 ||
+	    (r = ep_add(d, d->timerfd, APX_EP_TIMER)) < 0 ||
+	    (r = ep_add(d, d->inofd, APX_EP_INOTIFY)) < 0 || (r = ep_add(d, d->ctlfd, APX_EP_CTL)) < 0 ||
+	    (r = timer_arm(d)) < 0) {
+		snprintf(msg, cap, "cannot set up the event loop: %s", strerror(-r));
+		return r;
+	}
+	/* after subscribing, so that a process started meanwhile is seen by one or the other */
+	apx_tracker_rescan(d);
+	r = drop_caps();
+	if (r < 0)
+		apx_dlog(APX_LOG_WARNING, "cannot drop capabilities: %s", strerror(-r));
+	apx_dlog(APX_LOG_INFO, "nvperfd %s started: pid %d, config '%s', socket '%s', state '%s', "
+		 "sampling every %.3f s, %zu Python processes found", APX_VERSION, (int)getpid(),
+		 d->conf_path, d->conf.socket_path, d->conf.state_dir,
+		 (double)d->conf.sample_period_ns / 1e9, d->nprocs);
+	return 0;
+}
+
+static int run(struct apx_daemon *d)
+{
+	struct epoll_event evs[64];
+
+	while (!d->stopping) {
+		int n = epoll_wait(d->epfd, evs, 64, -1);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			apx_dlog(APX_LOG_ERR, "epoll_wait: %s", strerror(errno));
+			return -errno;
+		}
+		for (int i = 0; i < n; i++) {
+			uint64_t tag = evs[i].data.u64;
+
+			switch (tag) {
+			case APX_EP_NL:
+				if (apx_nl_drain(d) == -ENOBUFS) {
+					d->st.enobufs++;
+					if (d->st.enobufs < 10 || d->st.enobufs % 1000 == 0)
+						apx_dlog(APX_LOG_WARNING, "process events lost (overrun "
+							 "#%" PRIu64 "): rescanning /proc", d->st.enobufs);
+					apx_tracker_rescan(d);
+				}
+				break;
+			case APX_EP_SIG:
+				on_signal(d);
+				break;
+			case APX_EP_TIMER: {
+				uint64_t exp;
+
+				if (read(d->timerfd, &exp, sizeof(exp)) == sizeof(exp)) {
+					apx_tracker_tick(d);
+					apx_ctl_expire(d);
+				}
+				break;
+			}
+			case APX_EP_INOTIFY:
+				on_inotify(d);
+				break;
+			case APX_EP_CTL:
+				apx_ctl_accept(d);
+				break;
+			default:
+				apx_ctl_event(d, evs[i].data.ptr, evs[i].events);
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "stderr", no_argument, NULL, 'e' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct apx_daemon *d;
+	struct apx_conf_error err = { 0 };
+	char msg[600] = "";
+	int c, r, ready_fd = -1, to_stderr = 0;
+
+	static struct apx_daemon daemon_state;	/* the one daemon; main's, loop thread only */
+
+	d = &daemon_state;
+	d->epfd = d->nlfd = d->sigfd = d->timerfd = d->inofd = d->ctlfd = d->lockfd = -1;
+	d->conf_wd = -1;
+	snprintf(d->conf_path, sizeof(d->conf_path), "%s", APX_CONF_MACHINE_PATH);
+	while ((c = getopt_long(argc, argv, "c:feh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			if (strlen(optarg) >= sizeof(d->conf_path)) {
+				fprintf(stderr, "nvperfd: --config: path too long\n");
+				return 2;
+			}
+			snprintf(d->conf_path, sizeof(d->conf_path), "%s", optarg);
+			break;
+		case 'f':
+			d->foreground = 1;
+			break;
+		case 'e':
+			to_stderr = 1;
+			break;
+		case 'h':
+			fputs(usage, stdout);
+			return 0;
+		case 'V':
+			printf("nvperfd %s\n", APX_VERSION);
+			return 0;
+		default:
+			fprintf(stderr, "nvperfd: see 'nvperfd --help'\n");
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "nvperfd: unexpected argument '%s'; see 'nvperfd --help'\n", argv[optind]);
+		return 2;
+	}
+	apx_conf_defaults(&d->conf);
+	r = apx_conf_load(d->conf_path, APX_CONF_MACHINE, (uid_t)-1, &d->conf, &err);
+	if (r < 0 && r != -ENOENT) {
+		fprintf(stderr, "nvperfd: %s\n", err.msg);
+		return 1;
+	}
+	if (!d->foreground) {
+		r = daemonize(&ready_fd);
+		if (r < 0) {
+			fprintf(stderr, "nvperfd: cannot daemonize: %s\n", strerror(-r));
+			return 1;
+		}
+	}
+	if (to_stderr && d->foreground)
+		d->foreground = 2;
+	r = setup(d, msg, sizeof(msg));
+	if (r < 0) {
+		if (!msg[0])
+			snprintf(msg, sizeof(msg), "start-up failed: %s", strerror(-r));
+		apx_dlog(APX_LOG_ERR, "%s", msg);
+		if (ready_fd >= 0)
+			ready(&ready_fd, msg);
+		else
+			fprintf(stderr, "nvperfd: %s\n", msg);
+		return 1;
+	}
+	ready(&ready_fd, NULL);
+	r = run(d);
+	apx_dlog(APX_LOG_INFO, "stopped: %zu processes tracked at exit, %" PRIu64 " tracked in all, "
+		 "%" PRIu64 " summaries, %" PRIu64 " overruns", d->nprocs, d->st.tracked_total,
+		 d->st.summaries, d->st.enobufs);
+	apx_ctl_close_all(d);
+	(void)unlink(d->conf.socket_path);
+	(void)unlink(d->conf.pid_file);
+	apx_tracker_free(d);
+	apx_dlog_close();
+	return r < 0 ? 1 : 0;
+}

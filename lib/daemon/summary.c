@@ -1,0 +1,386 @@
+/*
+ * summary.c - the per-process summary file nvperfd leaves when a tracked process ends: an .apx
+ * file (include/apx/format.h) with the header, the process, its threads, its /proc time series,
+ * its findings and a few key/values, in STATE_DIR/UID/, owned by that user, mode 0600. The
+ * folder is bounded in count and bytes (oldest removed first) and nothing here follows a
+ * symlink: the state folder and the user folder are opened O_NOFOLLOW and every file operation
+ * is relative to that fd. Called by tracker.c on the event loop; non-logging.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <apx/format.h>
+#include <apx/version.h>
+
+#include "daemon/daemon.h"
+
+#include "base/banned.h"
+
+#define REC_EST_BYTES 48		/* upper estimate of one encoded sample */
+#define FIXED_EST_BYTES 16384		/* header, process, strings, findings, kv */
+
+static gid_t user_gid(uid_t uid, char *name, size_t cap)
+{
+	struct passwd pw, *res = NULL;
+	char buf[4096];
+
+	if (getpwuid_r(uid, &pw, buf, sizeof(buf), &res) == 0 && res) {
+		if (name)
+			snprintf(name, cap, "%s", res->pw_name);
+		return res->pw_gid;
+	}
+	if (name)
+		snprintf(name, cap, "%u", (unsigned)uid);
+	return (gid_t)uid;
+}
+
+int apx_state_dir_open(struct apx_daemon *d, uid_t uid, int create)
+{
+	char name[16];
+	struct stat st;
+	int base, fd, made = 0, r;
+
+	base = open(d->conf.state_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (base < 0 && errno == ENOENT && create) {
+		if (mkdir(d->conf.state_dir, 0755) < 0 && errno != EEXIST)
+			return -errno;
+		base = open(d->conf.state_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
+	if (base < 0)
+		return -errno;
+	/* the state folder must be ours and not writable by others (no planted entries) */
+	if (fstat(base, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 0022)) {
+		close(base);
+		return -EPERM;
+	}
+	snprintf(name, sizeof(name), "%u", (unsigned)uid);
+	if (create) {
+		if (mkdirat(base, name, 0700) == 0)
+			made = 1;
+		else if (errno != EEXIST) {
+			r = -errno;
+			close(base);
+			return r;
+		}
+	}
+	fd = openat(base, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	r = fd < 0 ? -errno : 0;
+	close(base);
+	if (fd < 0)
+		return r;
+	if (made) {
+		if (fchown(fd, uid, user_gid(uid, NULL, 0)) < 0 || fchmod(fd, 0700) < 0) {
+			r = -errno;
+			close(fd);
+			return r;
+		}
+	} else if (fstat(fd, &st) < 0 || st.st_uid != uid) {
+		close(fd);
+		return -EPERM;
+	}
+	return fd;
+}
+
+struct entry {
+	char name[128];
+	uint64_t mtime_ns, bytes;
+};
+
+static int cmp_entry(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+
+	if (x->mtime_ns != y->mtime_ns)
+		return x->mtime_ns < y->mtime_ns ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* Remove the oldest summaries until the folder holds at most max files and max_bytes. */
+static int prune(int dfd, uint64_t max, uint64_t max_bytes, uint64_t *ret_removed)
+{
+	int fd = dup(dfd);
+	DIR *dir;
+	struct dirent *de;
+	struct entry *v = NULL;
+	size_t n = 0, cap = 0;
+	uint64_t total = 0, removed = 0;
+
+	if (fd < 0)
+		return -errno;
+	dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
+		return -ENOMEM;
+	}
+	rewinddir(dir);
+	while ((de = readdir(dir))) {
+		size_t len = strlen(de->d_name);
+		struct stat st;
+
+		if (len < 5 || len >= sizeof(v->name) || strcmp(de->d_name + len - 4, ".apx") ||
+		    de->d_name[0] == '.')
+			continue;
+		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (n == cap) {
+			size_t nc = cap ? cap * 2 : 64;
+			struct entry *nv = reallocarray(v, nc, sizeof(*nv));
+
+			if (!nv)
+				break;
+			v = nv;
+			cap = nc;
+		}
+		memcpy(v[n].name, de->d_name, len + 1);
+		v[n].mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
+		v[n].bytes = (uint64_t)st.st_size;
+		total += v[n].bytes;
+		n++;
+	}
+	closedir(dir);
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_entry);
+	for (size_t i = 0; i + 1 < n && (n - i > max || total > max_bytes); i++) {
+		if (unlinkat(dfd, v[i].name, 0) == 0) {
+			total -= v[i].bytes;
+			removed++;
+		}
+	}
+	free(v);
+	*ret_removed = removed;
+	return 0;
+}
+
+static void set_kv(struct apx_writer *w, const char *k, const char *val)
+{
+	struct apx_rec r;
+
+	apx_rec_init(&r, APX_REC_KV);
+	apx_rec_set_str(&r, APX_KV_KEY, k);
+	apx_rec_set_str(&r, APX_KV_VALUE, val);
+	(void)apx_writer_add(w, &r);
+}
+
+static int write_records(struct apx_daemon *d, struct apx_writer *w, struct apx_proc *p,
+			 uint64_t end_ns, int exit_st, const struct apx_finding *f, size_t nf)
+{
+	const struct apx_conf *c = &p->cfg;
+	uint64_t budget = c->max_summary_bytes > FIXED_EST_BYTES ?
+			  c->max_summary_bytes - FIXED_EST_BYTES : 0;
+	size_t max_recs = (size_t)(budget / REC_EST_BYTES), nthreads = p->nthreads, step = 1;
+	struct apx_rec r;
+	char buf[64];
+	int rc;
+
+	if (max_recs < 64)
+		max_recs = 64;
+	if (nthreads > max_recs / 4)
+		nthreads = max_recs / 4;
+	if (p->nsamples > max_recs - 2 * nthreads)
+		step = (p->nsamples + (max_recs - 2 * nthreads) - 1) / (max_recs - 2 * nthreads);
+
+	apx_rec_init(&r, APX_REC_PROCESS);
+	r.v[APX_PROCESS_PID] = (uint64_t)p->pid;
+	r.v[APX_PROCESS_PPID] = (uint64_t)p->ppid;
+	r.v[APX_PROCESS_START_NS] = p->start_ns;
+	r.v[APX_PROCESS_END_NS] = end_ns;
+	apx_rec_set_str(&r, APX_PROCESS_COMM, p->comm);
+	apx_rec_set_bytes(&r, APX_PROCESS_ARGV, p->argv, p->argv_len);
+	r.v[APX_PROCESS_UID] = p->uid;
+	apx_rec_set_i64(&r, APX_PROCESS_EXIT_STATUS, exit_st);
+	r.v[APX_PROCESS_USES_CUDA] = p->cuda ? 1 : 0;
+	rc = apx_writer_add(w, &r);
+	if (rc < 0)
+		return rc;
+	for (size_t i = 0; i < nthreads; i++) {
+		const struct apx_thread *t = &p->threads[i];
+
+		apx_rec_init(&r, APX_REC_THREAD);
+		r.v[APX_THREAD_PID] = (uint64_t)p->pid;
+		r.v[APX_THREAD_TID] = (uint64_t)t->tid;
+		apx_rec_set_str(&r, APX_THREAD_NAME, t->name);
+		r.v[APX_THREAD_START_NS] = t->first_ns;
+		r.v[APX_THREAD_END_NS] = t->gone ? t->last_ns : end_ns;
+		if ((rc = apx_writer_add(w, &r)) < 0)
+			return rc;
+	}
+	for (size_t i = 0; i < p->nsamples; i += step) {
+		const struct apx_sample *s = &p->samples[i];
+
+		apx_rec_init(&r, APX_REC_CPU);
+		r.v[APX_CPU_TS_NS] = s->ts_ns;
+		r.v[APX_CPU_PID] = (uint64_t)p->pid;
+		if (c->metrics & APX_METRIC_CPU) {
+			r.v[APX_CPU_UTIME_NS] = s->utime_ns;
+			r.v[APX_CPU_STIME_NS] = s->stime_ns;
+		}
+		if (c->metrics & APX_METRIC_CSW) {
+			r.v[APX_CPU_VOL_CSW] = s->vol_csw;
+			r.v[APX_CPU_INVOL_CSW] = s->invol_csw;
+		}
+		if (c->metrics & APX_METRIC_RSS) {
+			r.v[APX_CPU_RSS_BYTES] = s->rss_bytes;
+			r.v[APX_CPU_RSS_PEAK_BYTES] = s->rss_peak_bytes;
+		}
+		if (c->metrics & APX_METRIC_THREADS)
+			r.v[APX_CPU_THREADS] = s->threads;
+		if (c->metrics & APX_METRIC_STATE)
+			r.v[APX_CPU_STATE] = (uint64_t)(unsigned char)s->state;
+		if (c->metrics & APX_METRIC_FAULTS) {
+			r.v[APX_CPU_MINFLT] = s->minflt;
+			r.v[APX_CPU_MAJFLT] = s->majflt;
+		}
+		if ((rc = apx_writer_add(w, &r)) < 0)
+			return rc;
+	}
+	/* per-thread totals: one CPU record per thread at its last sample */
+	for (size_t i = 0; i < nthreads && (c->metrics & APX_METRIC_THREADS); i++) {
+		const struct apx_thread *t = &p->threads[i];
+
+		apx_rec_init(&r, APX_REC_CPU);
+		r.v[APX_CPU_TS_NS] = t->last_ns;
+		r.v[APX_CPU_PID] = (uint64_t)p->pid;
+		r.v[APX_CPU_TID] = (uint64_t)t->tid;
+		r.v[APX_CPU_UTIME_NS] = t->utime_ns;
+		r.v[APX_CPU_STIME_NS] = t->stime_ns;
+		r.v[APX_CPU_VOL_CSW] = t->vol_csw;
+		r.v[APX_CPU_INVOL_CSW] = t->invol_csw;
+		if ((rc = apx_writer_add(w, &r)) < 0)
+			return rc;
+	}
+	for (size_t i = 0; i < nf; i++) {
+		apx_rec_init(&r, APX_REC_FINDING);
+		r.v[APX_FINDING_TS_NS] = end_ns;
+		apx_rec_set_str(&r, APX_FINDING_RULE, f[i].rule);
+		r.v[APX_FINDING_SEVERITY] = f[i].severity;
+		r.v[APX_FINDING_CONFIDENCE_PCT] = 100;
+		apx_rec_set_str(&r, APX_FINDING_TITLE, f[i].title);
+		r.v[APX_FINDING_PID] = (uint64_t)p->pid;
+		if ((rc = apx_writer_add(w, &r)) < 0)
+			return rc;
+	}
+	apx_conf_format(c, apx_conf_key_find("metrics", 7), buf, sizeof(buf));
+	set_kv(w, "nvperfd.metrics", buf);
+	snprintf(buf, sizeof(buf), "%" PRIu64, d->conf.sample_period_ns * p->stride * step);
+	set_kv(w, "nvperfd.sample_period_ns", buf);
+	snprintf(buf, sizeof(buf), "%" PRIu64, p->peak_rss);
+	set_kv(w, "nvperfd.rss_peak_bytes", buf);
+	snprintf(buf, sizeof(buf), "%zu", p->nthreads);
+	set_kv(w, "nvperfd.threads_seen", buf);
+	set_kv(w, "nvperfd.torch", p->torch ? "yes" : "unknown");
+	set_kv(w, "nvperfd.cuda", p->cuda ? "yes" : "not seen");
+	return 0;
+}
+
+int apx_summary_write(struct apx_daemon *d, struct apx_proc *p, int exit_code, int have_code,
+		      const struct apx_finding *f, size_t nf, char *ret_path, size_t cap)
+{
+	struct apx_rec h;
+	struct apx_writer *w = NULL;
+	struct utsname un;
+	char user[64], host[256] = "", kern[512] = "", tmp[64], name[128], comm[APX_COMM_MAX];
+	uint64_t wall = apx_wall_ns(), mono = apx_now_ns(), removed = 0;
+	time_t t = (time_t)((p->start_ns + (uint64_t)(int64_t)(wall - mono)) / 1000000000ull);
+	struct tm tm;
+	gid_t gid = user_gid(p->uid, user, sizeof(user));
+	int dfd, fd, r, exit_st;
+
+	exit_st = !have_code ? 0 : (exit_code & 0x7f) ? -(exit_code & 0x7f) : (exit_code >> 8) & 0xff;
+	dfd = apx_state_dir_open(d, p->uid, 1);
+	if (dfd < 0)
+		return dfd;
+	/* a name safe to show: start time, pid, comm reduced to [A-Za-z0-9._-] */
+	for (size_t i = 0; i < sizeof(comm); i++) {
+		char ch = p->comm[i];
+
+		comm[i] = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+			  (ch >= '0' && ch <= '9') || ch == '.' || ch == '-' || ch == '_' || !ch ?
+			  ch : '_';
+		if (!ch)
+			break;
+	}
+	comm[sizeof(comm) - 1] = 0;
+	gmtime_r(&t, &tm);
+	snprintf(name, sizeof(name), "%04d%02d%02dT%02d%02d%02dZ-%d-%s", tm.tm_year + 1900,
+		 tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)p->pid, comm);
+	snprintf(tmp, sizeof(tmp), ".%d.part", (int)p->pid);
+	(void)unlinkat(dfd, tmp, 0);
+	fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		r = -errno;
+		goto out;
+	}
+	if (fchown(fd, p->uid, gid) < 0 || fchmod(fd, 0600) < 0) {
+		r = -errno;
+		close(fd);
+		goto fail;
+	}
+	apx_rec_init(&h, APX_REC_HEADER);
+	apx_rec_set_str(&h, APX_HEADER_PRODUCER, "nvperfd");
+	apx_rec_set_str(&h, APX_HEADER_PRODUCER_VERSION, APX_VERSION);
+	h.v[APX_HEADER_CREATED_NS] = wall;
+	(void)gethostname(host, sizeof(host) - 1);
+	apx_rec_set_str(&h, APX_HEADER_HOSTNAME, host);
+	if (uname(&un) == 0)
+		snprintf(kern, sizeof(kern), "%s %s %s %s", un.sysname, un.release, un.version,
+			 un.machine);
+	apx_rec_set_str(&h, APX_HEADER_KERNEL, kern);
+	h.v[APX_HEADER_CLOCK] = APX_CLOCK_MONOTONIC;
+	apx_rec_set_i64(&h, APX_HEADER_REALTIME_OFFSET_NS, (int64_t)(wall - mono));
+	apx_rec_set_i64(&h, APX_HEADER_BOOTTIME_OFFSET_NS, d->boot_minus_mono_ns);
+	h.v[APX_HEADER_PID] = (uint64_t)p->pid;
+	h.v[APX_HEADER_PPID] = (uint64_t)p->ppid;
+	apx_rec_set_bytes(&h, APX_HEADER_ARGV, p->argv, p->argv_len);
+	apx_rec_set_str(&h, APX_HEADER_CWD, p->cwd);
+	h.v[APX_HEADER_UID] = p->uid;
+	apx_rec_set_str(&h, APX_HEADER_USER, user);
+	apx_rec_set_i64(&h, APX_HEADER_RANK, -1);
+	h.v[APX_HEADER_START_NS] = p->start_ns;
+	r = apx_writer_open_fd(fd, &h, NULL, &w);	/* owns fd from here */
+	if (r < 0)
+		goto fail;
+	r = write_records(d, w, p, mono, exit_st, f, nf);
+	if (r < 0) {
+		apx_writer_abandon(w);
+		goto fail;
+	}
+	r = apx_writer_close(w, mono, 0);
+	if (r < 0)
+		goto fail;
+	for (int i = 0; i < 100; i++) {
+		char final[160];
+
+		if (i)
+			snprintf(final, sizeof(final), "%s-%d.apx", name, i);
+		else
+			snprintf(final, sizeof(final), "%s.apx", name);
+		r = renameat2(dfd, tmp, dfd, final, RENAME_NOREPLACE);
+		if (r == 0) {
+			snprintf(ret_path, cap, "%s/%u/%s", d->conf.state_dir, (unsigned)p->uid, final);
+			break;
+		}
+		r = -errno;
+		if (r != -EEXIST)
+			goto fail;
+	}
+	if (r < 0)
+		goto fail;
+	if (prune(dfd, d->conf.max_summaries, d->conf.max_state_bytes, &removed) == 0)
+		d->st.summaries_pruned += removed;
+	goto out;
+fail:
+	(void)unlinkat(dfd, tmp, 0);
+out:
+	close(dfd);
+	return r;
+}

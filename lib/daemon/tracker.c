@@ -1,0 +1,686 @@
+/*
+ * tracker.c - the table of tracked Python processes: classification (at exec, comm change,
+ * fork of a tracked parent, /proc scans), the periodic /proc samples, and what happens at exit
+ * (findings, summary file, log line, notice). Also the per-user config cache. Runs on the
+ * daemon's event loop (main.c); the only logging file besides main.c.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon/daemon.h"
+
+#include "base/banned.h"
+
+#define HBUCKETS 4096u
+#define CUDA_FIRST_NS 500000000ull	/* first re-check after exec; then doubled */
+
+uint64_t apx_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t apx_wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int apx_tracker_init(struct apx_daemon *d)
+{
+	d->htab = calloc(HBUCKETS, sizeof(*d->htab));
+	if (!d->htab)
+		return -ENOMEM;
+	d->hsize = HBUCKETS;
+	for (size_t i = 0; i < APX_USERS_MAX; i++)
+		d->users[i].wd = -1;
+	return 0;
+}
+
+static void proc_free(struct apx_proc *p)
+{
+	if (!p)
+		return;
+	free(p->argv);
+	free(p->samples);
+	free(p->threads);
+	free(p);
+}
+
+static void unlink_proc(struct apx_daemon *d, struct apx_proc *p)
+{
+	struct apx_proc **pp = &d->htab[(unsigned)p->pid % d->hsize];
+
+	while (*pp && *pp != p)
+		pp = &(*pp)->hnext;
+	if (*pp)
+		*pp = p->hnext;
+	if (p->prev)
+		p->prev->next = p->next;
+	else
+		d->procs = p->next;
+	if (p->next)
+		p->next->prev = p->prev;
+	d->nprocs--;
+}
+
+void apx_tracker_free(struct apx_daemon *d)
+{
+	while (d->procs) {
+		struct apx_proc *p = d->procs;
+
+		unlink_proc(d, p);
+		proc_free(p);
+	}
+	free(d->htab);
+	d->htab = NULL;
+}
+
+struct apx_proc *apx_tracker_find(struct apx_daemon *d, pid_t pid)
+{
+	struct apx_proc *p = d->htab[(unsigned)pid % d->hsize];
+
+	while (p && p->pid != pid)
+		p = p->hnext;
+	return p;
+}
+
+/* ---- per-user config ---------------------------------------------------------------------- */
+
+static void user_load(struct apx_daemon *d, struct apx_user_conf *u)
+{
+	struct apx_conf_error err = { 0 };
+	struct apx_conf cfg = d->conf;
+	struct passwd pw, *res = NULL;
+	char pwbuf[4096];
+	char *slash;
+	int r;
+
+	if (!u->path[0]) {
+		if (getpwuid_r(u->uid, &pw, pwbuf, sizeof(pwbuf), &res) || !res)
+			res = NULL;
+		if (apx_conf_user_path(d->conf.user_config, res ? res->pw_dir : NULL, u->uid,
+				       u->path, sizeof(u->path)) < 0)
+			u->path[0] = 0;
+	}
+	if (!u->path[0]) {
+		u->cfg = cfg;
+		u->loaded = 1;
+		return;
+	}
+	slash = strrchr(u->path, '/');
+	if (u->wd < 0 && slash && d->inofd >= 0) {
+		*slash = 0;
+		u->wd = inotify_add_watch(d->inofd, u->path[0] ? u->path : "/",
+					  IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE |
+					  IN_CREATE | IN_DONT_FOLLOW | IN_ONLYDIR);
+		*slash = '/';
+		snprintf(u->name, sizeof(u->name), "%s", slash + 1);
+	}
+	r = apx_conf_load(u->path, APX_CONF_USER, u->uid, &cfg, &err);
+	if (r == -ENOENT) {
+		u->cfg = d->conf;
+	} else if (r < 0) {
+		char esc[600];
+
+		d->st.config_errors++;
+		apx_dlog(APX_LOG_ERR, "config of uid %u rejected, keeping the %s: %s", (unsigned)u->uid,
+			 u->loaded ? "previous one" : "machine defaults",
+			 apx_dlog_esc(esc, sizeof(esc), err.msg, strlen(err.msg)));
+		if (!u->loaded)
+			u->cfg = d->conf;
+	} else {
+		u->cfg = cfg;
+		if (u->loaded)
+			apx_dlog(APX_LOG_INFO, "config of uid %u re-read", (unsigned)u->uid);
+	}
+	u->loaded = 1;
+}
+
+const struct apx_conf *apx_user_conf(struct apx_daemon *d, uid_t uid)
+{
+	struct apx_user_conf *u = NULL, *free_slot = NULL;
+
+	for (size_t i = 0; i < APX_USERS_MAX; i++) {
+		if (d->users[i].used && d->users[i].uid == uid) {
+			u = &d->users[i];
+			break;
+		}
+		if (!d->users[i].used && !free_slot)
+			free_slot = &d->users[i];
+	}
+	if (!u) {
+		if (!free_slot)
+			return &d->conf;	/* cache full: machine defaults */
+		u = free_slot;
+		memset(u, 0, sizeof(*u));
+		u->used = 1;
+		u->uid = uid;
+		u->wd = -1;
+	}
+	/* without a watch (no folder yet) the file is looked at every time */
+	if (!u->loaded || u->wd < 0)
+		user_load(d, u);
+	return &u->cfg;
+}
+
+void apx_user_conf_changed(struct apx_daemon *d, int wd, const char *name)
+{
+	for (size_t i = 0; i < APX_USERS_MAX; i++) {
+		struct apx_user_conf *u = &d->users[i];
+
+		if (u->used && u->wd == wd && (!name || !strcmp(name, u->name)))
+			user_load(d, u);
+	}
+}
+
+/* ---- tracking ----------------------------------------------------------------------------- */
+
+static int exit_status(int code, int have_code)
+{
+	if (!have_code)
+		return 0;
+	if (code & 0x7f)
+		return -(code & 0x7f);
+	return (code >> 8) & 0xff;
+}
+
+static void finish(struct apx_daemon *d, struct apx_proc *p, int code, int have_code);
+
+static int track(struct apx_daemon *d, pid_t pid, const char *comm)
+{
+	struct apx_pstat s;
+	const struct apx_conf *uc;
+	struct apx_proc *p;
+	uint64_t now = apx_now_ns();
+	ssize_t n;
+	char buf[APX_ARGV_MAX];
+	int r;
+
+	r = apx_procfs_stat(pid, 0, &s, 1);
+	if (r < 0)
+		return r;
+	uc = apx_user_conf(d, s.uid);
+	if (!uc->track)
+		return 0;
+	if (d->nprocs >= d->conf.max_tracked) {
+		if (d->st.untracked_cap++ % 1000 == 0)
+			apx_dlog(APX_LOG_WARNING, "max_tracked (%" PRIu64 ") reached: pid %d not "
+				 "tracked (%" PRIu64 " so far)", d->conf.max_tracked, (int)pid,
+				 d->st.untracked_cap);
+		return -EMFILE;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	p->pid = pid;
+	p->ppid = s.ppid;
+	p->uid = s.uid;
+	snprintf(p->comm, sizeof(p->comm), "%s", comm);
+	p->torch = !strcmp(comm, "pt_main_thread");
+	n = apx_procfs_cmdline(pid, buf, sizeof(buf));
+	if (n > 0) {
+		p->argv = malloc((size_t)n);
+		if (p->argv) {
+			memcpy(p->argv, buf, (size_t)n);
+			p->argv_len = (size_t)n;
+		}
+	}
+	(void)apx_procfs_cwd(pid, p->cwd, sizeof(p->cwd));
+	p->cfg = *uc;
+	p->tty_nr = s.tty_nr;
+	p->start_ns = s.start_ticks * apx_procfs_ticks_ns() - (uint64_t)d->boot_minus_mono_ns;
+	if (p->start_ns > now)
+		p->start_ns = now;
+	p->tracked_ns = now;
+	p->stride = 1;
+	p->cuda_backoff_ns = CUDA_FIRST_NS;
+	p->cuda_next_ns = now + CUDA_FIRST_NS;
+	r = apx_procfs_uses_cuda(pid);
+	d->st.cuda_checks++;
+	p->cuda = r > 0;
+	p->last.ts_ns = now;
+	p->last.utime_ns = s.utime_ns;
+	p->last.stime_ns = s.stime_ns;
+	p->last.rss_bytes = s.rss_bytes;
+	p->last.rss_peak_bytes = s.rss_peak_bytes;
+	p->last.vol_csw = s.vol_csw;
+	p->last.invol_csw = s.invol_csw;
+	p->last.threads = (uint32_t)s.threads;
+	p->last.state = s.state;
+	p->prev_cpu_ns = s.utime_ns + s.stime_ns;
+	p->prev_ts_ns = now;
+	p->hnext = d->htab[(unsigned)pid % d->hsize];
+	d->htab[(unsigned)pid % d->hsize] = p;
+	p->next = d->procs;
+	if (d->procs)
+		d->procs->prev = p;
+	d->procs = p;
+	d->nprocs++;
+	d->st.tracked_total++;
+	{
+		char e1[64], e2[600];
+
+		apx_dlog(APX_LOG_INFO, "tracking pid %d uid %u \"%s\" argv \"%s\"%s", (int)pid,
+			 (unsigned)p->uid, apx_dlog_esc(e1, sizeof(e1), p->comm, strlen(p->comm)),
+			 apx_dlog_esc(e2, sizeof(e2), p->argv ? p->argv : "", p->argv_len),
+			 p->cuda ? " (uses CUDA)" : "");
+	}
+	return 1;
+}
+
+void apx_tracker_consider(struct apx_daemon *d, pid_t pid, int why)
+{
+	struct apx_proc *p = apx_tracker_find(d, pid);
+	char comm[APX_COMM_MAX];
+	int py;
+
+	if (pid <= 0 || pid == getpid())
+		return;
+	if (apx_procfs_comm(pid, comm) < 0) {
+		if (p && why == APX_WHY_EXEC)
+			finish(d, p, 0, 0);
+		return;
+	}
+	/* the interpreter's exe decides (a "python3" shell shim is not Python; a script run
+	 * through its shebang is, whatever its comm); torch's main thread name is enough */
+	if (!strcmp(comm, "pt_main_thread")) {
+		py = 1;
+	} else if (why == APX_WHY_COMM && !apx_comm_is_python(comm)) {
+		py = p != NULL;		/* a rename: classification unchanged */
+	} else {
+		int exe = apx_procfs_exe_is_python(pid);
+
+		py = exe > 0 || (exe < 0 && apx_comm_is_python(comm));
+	}
+	if (p) {
+		if (why == APX_WHY_EXEC && !py) {
+			finish(d, p, 0, 0);	/* exec'd into something else: its Python run ended */
+			return;
+		}
+		snprintf(p->comm, sizeof(p->comm), "%s", comm);
+		if (!strcmp(comm, "pt_main_thread"))
+			p->torch = 1;
+		if (why == APX_WHY_EXEC) {
+			char buf[APX_ARGV_MAX];
+			ssize_t n = apx_procfs_cmdline(pid, buf, sizeof(buf));
+			char *na = n > 0 ? malloc((size_t)n) : NULL;
+
+			if (na) {
+				memcpy(na, buf, (size_t)n);
+				free(p->argv);
+				p->argv = na;
+				p->argv_len = (size_t)n;
+			}
+		}
+		return;
+	}
+	if (py)
+		(void)track(d, pid, comm);
+}
+
+void apx_tracker_fork(struct apx_daemon *d, pid_t parent, pid_t child)
+{
+	if (apx_tracker_find(d, parent) && !apx_tracker_find(d, child))
+		apx_tracker_consider(d, child, APX_WHY_SCAN);
+}
+
+/* ---- sampling ----------------------------------------------------------------------------- */
+
+static struct apx_thread *thread_get(struct apx_proc *p, pid_t tid, uint64_t now)
+{
+	struct apx_thread *t;
+
+	for (size_t i = 0; i < p->nthreads; i++)
+		if (p->threads[i].tid == tid)
+			return &p->threads[i];
+	if (p->nthreads >= p->cfg.max_threads)
+		return NULL;
+	if (p->nthreads == p->cap_threads) {
+		size_t nc = p->cap_threads ? p->cap_threads * 2 : 4;
+		struct apx_thread *nt = reallocarray(p->threads, nc, sizeof(*nt));
+
+		if (!nt)
+			return NULL;
+		p->threads = nt;
+		p->cap_threads = nc;
+	}
+	t = &p->threads[p->nthreads++];
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	t->first_ns = now;
+	return t;
+}
+
+static void thread_update(struct apx_thread *t, const struct apx_pstat *s, uint64_t now,
+			  uint32_t gen)
+{
+	snprintf(t->name, sizeof(t->name), "%s", s->comm);
+	t->utime_ns = s->utime_ns;
+	t->stime_ns = s->stime_ns;
+	t->vol_csw = s->vol_csw;
+	t->invol_csw = s->invol_csw;
+	t->last_ns = now;
+	t->seen = gen;
+}
+
+static void add_sample(struct apx_proc *p, const struct apx_sample *s)
+{
+	if (p->skip) {
+		p->skip--;
+		return;
+	}
+	p->skip = p->stride - 1;
+	if (p->nsamples == p->cap_samples) {
+		if (p->cap_samples < p->cfg.max_samples) {
+			size_t nc = p->cap_samples ? p->cap_samples * 2 : 64;
+			struct apx_sample *ns;
+
+			if (nc > p->cfg.max_samples)
+				nc = p->cfg.max_samples;
+			ns = reallocarray(p->samples, nc, sizeof(*ns));
+			if (!ns)
+				return;
+			p->samples = ns;
+			p->cap_samples = nc;
+		} else {
+			/* full: keep every other sample, halve the rate from now on */
+			for (size_t i = 0; i < p->nsamples / 2; i++)
+				p->samples[i] = p->samples[2 * i];
+			p->nsamples /= 2;
+			p->stride *= 2;
+			p->skip = p->stride - 1;
+		}
+	}
+	p->samples[p->nsamples++] = *s;
+}
+
+/* One /proc sample of p; -ENOENT when it is gone. */
+static int sample(struct apx_daemon *d, struct apx_proc *p, uint64_t now, int record)
+{
+	struct apx_pstat s;
+	struct apx_sample smp = { 0 };
+	int r;
+
+	r = apx_procfs_stat(p->pid, 0, &s, 1);
+	if (r < 0)
+		return r;
+	if (s.state == 'Z' || s.state == 'X')
+		return -ENOENT;
+	d->st.samples++;
+	p->gen++;
+	smp.ts_ns = now;
+	smp.utime_ns = s.utime_ns;
+	smp.stime_ns = s.stime_ns;
+	smp.rss_bytes = s.rss_bytes;
+	smp.rss_peak_bytes = s.rss_peak_bytes;
+	smp.minflt = s.minflt;
+	smp.majflt = s.majflt;
+	smp.threads = (uint32_t)s.threads;
+	smp.state = s.state;
+	smp.vol_csw = s.vol_csw;
+	smp.invol_csw = s.invol_csw;
+	snprintf(p->comm, sizeof(p->comm), "%s", s.comm);
+	if (s.threads <= 1 || !(p->cfg.metrics & (APX_METRIC_THREADS | APX_METRIC_CSW))) {
+		/* single-threaded: the process line is the main thread's */
+		struct apx_thread *t = thread_get(p, p->pid, now);
+
+		if (t)
+			thread_update(t, &s, now, p->gen);
+	} else {
+		char path[64];
+		DIR *dir;
+		struct dirent *de;
+
+		snprintf(path, sizeof(path), "/proc/%d/task", (int)p->pid);
+		dir = opendir(path);
+		if (dir) {
+			while ((de = readdir(dir))) {
+				struct apx_pstat ts;
+				struct apx_thread *t;
+				pid_t tid;
+				char *end;
+
+				if (de->d_name[0] < '0' || de->d_name[0] > '9')
+					continue;
+				tid = (pid_t)strtol(de->d_name, &end, 10);
+				t = thread_get(p, tid, now);
+				if (!t || apx_procfs_stat(p->pid, tid, &ts, 1) < 0)
+					continue;
+				thread_update(t, &ts, now, p->gen);
+			}
+			closedir(dir);
+		}
+		/* process totals of csw: every thread seen, the exited ones with their last value */
+		smp.vol_csw = smp.invol_csw = 0;
+		for (size_t i = 0; i < p->nthreads; i++) {
+			struct apx_thread *t = &p->threads[i];
+
+			if (t->seen != p->gen)
+				t->gone = 1;
+			smp.vol_csw += t->vol_csw;
+			smp.invol_csw += t->invol_csw;
+		}
+	}
+	if (smp.rss_peak_bytes > p->peak_rss)
+		p->peak_rss = smp.rss_peak_bytes;
+	if (now > p->prev_ts_ns) {
+		uint64_t cpu = smp.utime_ns + smp.stime_ns;
+
+		p->cpu_pct_x10 = (uint32_t)((cpu > p->prev_cpu_ns ? cpu - p->prev_cpu_ns : 0) * 1000 /
+					    (now - p->prev_ts_ns));
+		p->prev_cpu_ns = cpu;
+		p->prev_ts_ns = now;
+	}
+	p->last = smp;
+	if (record)
+		add_sample(p, &smp);
+	return 0;
+}
+
+/* ---- exit: findings, notice, summary ------------------------------------------------------ */
+
+static void fmt_bytes(char *buf, size_t cap, uint64_t b)
+{
+	if (b >= (1ull << 30))
+		snprintf(buf, cap, "%.1f GiB", (double)b / (double)(1ull << 30));
+	else
+		snprintf(buf, cap, "%.1f MiB", (double)b / (double)(1ull << 20));
+}
+
+static size_t make_findings(struct apx_daemon *d, struct apx_proc *p, uint64_t end_ns,
+			    struct apx_finding *out, size_t cap)
+{
+	const struct apx_conf *c = &p->cfg;
+	uint64_t run = end_ns - p->start_ns, cpu = p->last.utime_ns + p->last.stime_ns;
+	double secs = (double)run / 1e9;
+	uint64_t wall = apx_wall_ns() / 1000000;
+	size_t n = 0;
+	char a[32], b[32];
+
+	if (run < c->th_min_runtime_ns || !run)
+		return 0;
+#define ADD(sev, r, ...)                                                                  \
+	do {                                                                              \
+		if (n < cap) {                                                            \
+			out[n] = (struct apx_finding){ .pid = p->pid, .uid = p->uid,      \
+						       .unix_ms = wall, .severity = sev }; \
+			snprintf(out[n].rule, sizeof(out[n].rule), "%s", r);              \
+			snprintf(out[n].title, sizeof(out[n].title), __VA_ARGS__);        \
+			snprintf(out[n].comm, sizeof(out[n].comm), "%s", p->comm);        \
+			n++;                                                              \
+		}                                                                         \
+	} while (0)
+	if (c->th_rss_peak_bytes && p->peak_rss >= c->th_rss_peak_bytes) {
+		fmt_bytes(a, sizeof(a), p->peak_rss);
+		fmt_bytes(b, sizeof(b), c->th_rss_peak_bytes);
+		ADD(2, "rss-peak", "peak RSS %s (threshold %s)", a, b);
+	}
+	if (c->th_invol_csw_rate && (double)p->last.invol_csw / secs > (double)c->th_invol_csw_rate)
+		ADD(2, "invol-csw", "%.0f involuntary context switches/s (threshold %" PRIu64
+		    "): threads were preempted; too many threads or a busy CPU",
+		    (double)p->last.invol_csw / secs, c->th_invol_csw_rate);
+	if (c->th_cpu_low_pct && (double)cpu * 100.0 / (double)run < (double)c->th_cpu_low_pct)
+		ADD(1, "cpu-low", "average CPU %.1f%% of a core over %.0f s (threshold %" PRIu64
+		    "%%): the process mostly waited", (double)cpu * 100.0 / (double)run, secs,
+		    c->th_cpu_low_pct);
+	if (c->th_cpu_high_pct && (double)cpu * 100.0 / (double)run > (double)c->th_cpu_high_pct)
+		ADD(1, "cpu-high", "average CPU %.0f%% over %.0f s (threshold %" PRIu64 "%%)",
+		    (double)cpu * 100.0 / (double)run, secs, c->th_cpu_high_pct);
+#undef ADD
+	(void)d;
+	return n;
+}
+
+/* Write a notice line on the terminal the process ran from, if it is the user's pty/tty. */
+static void tty_notice(struct apx_proc *p, const char *text)
+{
+	unsigned maj = major(p->tty_nr), min = minor(p->tty_nr);
+	char path[64], line[600];
+	struct stat st;
+	int fd, n;
+
+	if (!p->tty_nr)
+		return;
+	if (maj >= 136 && maj <= 143)
+		snprintf(path, sizeof(path), "/dev/pts/%u", (maj - 136) * 256 + min);
+	else if (maj == 4 && min < 64)
+		snprintf(path, sizeof(path), "/dev/tty%u", min);
+	else
+		return;
+	fd = open(path, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == p->tty_nr &&
+	    st.st_uid == p->uid) {
+		n = snprintf(line, sizeof(line), "\r\nnvperfd: %s\r\n", text);
+		if (n > 0)
+			(void)!write(fd, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	}
+	close(fd);
+}
+
+static void finish(struct apx_daemon *d, struct apx_proc *p, int code, int have_code)
+{
+	uint64_t now = apx_now_ns();
+	struct apx_finding f[8];
+	size_t nf;
+	char path[APX_CONF_PATH_MAX + 64] = "";
+	char ecomm[64], etitle[400];
+	int st = exit_status(code, have_code), r = 0;
+
+	nf = make_findings(d, p, now, f, 8);
+	for (size_t i = 0; i < nf; i++)
+		d->findings[d->nfindings++ % APX_FINDINGS_RECENT] = f[i];
+	if (now - p->start_ns >= d->conf.summary_min_runtime_ns) {
+		r = apx_summary_write(d, p, code, have_code, f, nf, path, sizeof(path));
+		if (r < 0) {
+			d->st.summary_errors++;
+			apx_dlog(APX_LOG_ERR, "pid %d: cannot write its summary: %s", (int)p->pid,
+				 strerror(-r));
+		} else {
+			d->st.summaries++;
+		}
+	}
+	apx_dlog_esc(ecomm, sizeof(ecomm), p->comm, strlen(p->comm));
+	apx_dlog(APX_LOG_INFO, "pid %d uid %u \"%s\" ended%s %d after %.1f s: cpu %.2f s, peak "
+		 "rss %" PRIu64 " KiB, csw %" PRIu64 "/%" PRIu64 ", threads %zu%s%s%s",
+		 (int)p->pid, (unsigned)p->uid, ecomm, !have_code ? " (status unknown)" :
+		 st < 0 ? ", signal" : ", status", st < 0 ? -st : st,
+		 (double)(now - p->start_ns) / 1e9,
+		 (double)(p->last.utime_ns + p->last.stime_ns) / 1e9, p->peak_rss / 1024,
+		 p->last.vol_csw, p->last.invol_csw, p->nthreads, p->cuda ? ", used CUDA" : "",
+		 path[0] ? ", summary " : "", path);
+	for (size_t i = 0; i < nf && p->cfg.notice != APX_NOTICE_NONE; i++) {
+		char msg[512];
+
+		apx_dlog_esc(etitle, sizeof(etitle), f[i].title, strlen(f[i].title));
+		apx_dlog(APX_LOG_NOTICE, "notice: pid %d uid %u \"%s\": %s", (int)p->pid,
+			 (unsigned)p->uid, ecomm, etitle);
+		d->st.notices++;
+		if (p->cfg.notice == APX_NOTICE_TTY) {
+			snprintf(msg, sizeof(msg), "pid %d (%s): %s", (int)p->pid, ecomm, etitle);
+			tty_notice(p, msg);
+		}
+	}
+	unlink_proc(d, p);
+	proc_free(p);
+}
+
+void apx_tracker_exit(struct apx_daemon *d, pid_t pid, int exit_code, int have_code)
+{
+	struct apx_proc *p = apx_tracker_find(d, pid);
+
+	if (!p)
+		return;
+	/* the task is exiting but still readable (zombie): take the final totals */
+	(void)sample(d, p, apx_now_ns(), 1);
+	finish(d, p, exit_code, have_code);
+}
+
+void apx_tracker_tick(struct apx_daemon *d)
+{
+	uint64_t now = apx_now_ns();
+	struct apx_proc *p = d->procs, *next;
+
+	for (; p; p = next) {
+		next = p->next;
+		if (sample(d, p, now, 1) < 0) {
+			if (kill(p->pid, 0) < 0 && errno == ESRCH) {
+				finish(d, p, 0, 0);	/* its exit event was lost */
+				continue;
+			}
+			p->sample_errors++;
+		}
+		if (!p->cuda && now >= p->cuda_next_ns) {
+			d->st.cuda_checks++;
+			if (apx_procfs_uses_cuda(p->pid) > 0) {
+				p->cuda = 1;
+				apx_dlog(APX_LOG_INFO, "pid %d uses CUDA", (int)p->pid);
+			}
+			p->cuda_backoff_ns *= 2;
+			if (p->cuda_backoff_ns > d->conf.cuda_recheck_max_ns)
+				p->cuda_backoff_ns = d->conf.cuda_recheck_max_ns;
+			p->cuda_next_ns = now + p->cuda_backoff_ns;
+		}
+	}
+}
+
+void apx_tracker_rescan(struct apx_daemon *d)
+{
+	DIR *dir = opendir("/proc");
+	struct dirent *de;
+
+	d->st.rescans++;
+	if (!dir)
+		return;
+	while ((de = readdir(dir))) {
+		char *end;
+		long pid;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		pid = strtol(de->d_name, &end, 10);
+		if (*end || pid <= 0)
+			continue;
+		if (!apx_tracker_find(d, (pid_t)pid))
+			apx_tracker_consider(d, (pid_t)pid, APX_WHY_SCAN);
+	}
+	closedir(dir);
+}

@@ -1,0 +1,231 @@
+"""check_facts.py BUILD WORKDIR - checks the traces that run_all.sh wrote for each example
+against what the example says it did (its APX_FACT line): copied bytes, pinned vs pageable,
+synchronizations, graphs, unified memory, the L2 window, the CUPTI-taken case, child-process
+files, and crash/kill survival. Prints one line per check; exit 1 if any failed."""
+import glob
+import json
+import os
+import subprocess
+import sys
+
+build, work = sys.argv[1], sys.argv[2]
+results = []
+
+
+def check(example, what, cond, detail=""):
+    results.append((example, what, bool(cond), detail))
+    print(f"{'PASS' if cond else 'FAIL'}  {example:22s} {what}  {detail}", flush=True)
+
+
+def dump(path):
+    p = subprocess.run([os.path.join(build, "apx-dump"), path], capture_output=True, text=True)
+    if p.returncode:
+        return None
+    return [json.loads(line) for line in p.stdout.splitlines()]
+
+
+def load(ex):
+    base = os.path.join(work, ex)
+    recs = dump(base + ".apx")
+    facts = {}
+    with open(base + ".out", errors="replace") as f:
+        for line in f:
+            if line.startswith("APX_FACT "):
+                facts = json.loads(line[9:])
+    with open(base + ".err", errors="replace") as f:
+        err = f.read()
+    with open(base + ".rc") as f:
+        rc = int(f.read().strip() or -1)
+    return recs, facts, err, rc
+
+
+def of(recs, t):
+    return [r for r in recs if r["type"] == t]
+
+
+def h2d(recs, src_kind):
+    return sum(r["bytes"] for r in of(recs, "memcpy") if r["copy_kind"] == 1 and
+               r["src_kind"] == src_kind)
+
+
+def kv(recs, key):
+    return [r["value"] for r in of(recs, "kv") if r["key"] == key]
+
+
+def common(ex, recs, want_status="complete"):
+    if recs is None:
+        check(ex, "trace readable", False)
+        return False
+    st = recs[0]["status"]
+    check(ex, f"trace {want_status}", st == want_status, st)
+    hdr = recs[1]
+    check(ex, "header clock MONOTONIC, producer apx-inject",
+          hdr["clock"] == 1 and hdr["producer"] == "apx-inject", hdr["producer"])
+    devs = of(recs, "device")
+    check(ex, "device record", devs and devs[0]["sm_count"] > 0 and devs[0]["l2_bytes"] > 0,
+          f"{devs[0]['name']} {devs[0]['sm_count']} SMs L2 {devs[0]['l2_bytes']}" if devs else "")
+    lost = sum(r["count"] for r in of(recs, "loss"))
+    check(ex, "no records lost", lost == 0, f"lost {lost}")
+    check(ex, "not degraded", not kv(recs, "degraded"), "; ".join(kv(recs, "degraded")))
+    check(ex, "cpu samples", len(of(recs, "cpu")) >= 1, f"{len(of(recs, 'cpu'))} samples")
+    return True
+
+
+def run(ex, fn, status="complete"):
+    try:
+        recs, facts, err, rc = load(ex)
+    except OSError as e:
+        check(ex, "ran", False, str(e))
+        return
+    if ex not in ("crash_segv", "crash_kill"):
+        check(ex, "exit status 0", rc == 0, f"rc {rc}")
+    if common(ex, recs, status):
+        try:
+            fn(ex, recs, facts, err, rc)
+        except Exception as e:      # a missing fact or field is a failure, not a crash
+            check(ex, "checks ran", False, repr(e))
+
+
+def pageable(ex, recs, f, err, rc):
+    got = h2d(recs, 1)
+    check(ex, "pageable H2D bytes == script", got == f["h2d_pageable_bytes"],
+          f"{got} vs {f['h2d_pageable_bytes']}")
+    addrs = {r["host_addr"] for r in of(recs, "memcpy") if r["copy_kind"] == 1}
+    check(ex, "host address of the copies", f["host_addr"] in addrs,
+          f"{len(addrs)} distinct host addresses")
+
+
+def pinned(ex, recs, f, err, rc):
+    got = h2d(recs, 2)
+    check(ex, "pinned H2D bytes == script", got == f["h2d_pinned_bytes"],
+          f"{got} vs {f['h2d_pinned_bytes']}")
+    check(ex, "no pageable H2D", h2d(recs, 1) == 0, f"{h2d(recs, 1)}")
+    allocs = [r for r in of(recs, "memory") if r["mem_kind"] == 2 and r["op"] == 1]
+    check(ex, "pinned allocation recorded", any(r["bytes"] >= f["pinned_alloc_bytes"]
+                                                for r in allocs), f"{len(allocs)} pinned allocs")
+
+
+def sync_many(ex, recs, f, err, rc):
+    n = len(of(recs, "sync"))
+    check(ex, "a synchronization per step", n >= f["steps"], f"{n} sync records")
+
+
+def sync_few(ex, recs, f, err, rc):
+    n = len([r for r in of(recs, "sync") if r["kind"] in (3, 4)])
+    check(ex, "few stream/device syncs", n <= 10, f"{n} stream/device sync records")
+
+
+def launch(ex, recs, f, err, rc):
+    n = len(of(recs, "kernel"))
+    check(ex, "every tiny kernel", n >= f["tiny_kernels"], f"{n} kernels")
+
+
+def launch_fixed(ex, recs, f, err, rc):
+    g = [r for r in of(recs, "kernel") if r["graph_id"]]
+    check(ex, "graph kernels carry graph ids", len(g) >= f["steps"] * 100, f"{len(g)}")
+
+
+def copies(ex, recs, f, err, rc):
+    got = h2d(recs, 2)
+    check(ex, "pinned H2D bytes == script", got == f["h2d_pinned_bytes"],
+          f"{got} vs {f['h2d_pinned_bytes']}")
+
+
+def uvm(ex, recs, f, err, rc):
+    u = of(recs, "uvm")
+    mig = sum(r["bytes"] for r in u if r["kind"] == 3)
+    back = sum(r["bytes"] for r in u if r["kind"] == 4)
+    faults = len([r for r in u if r["kind"] in (1, 2)])
+    check(ex, "migrations host->device recorded", mig >= f["managed_bytes"],
+          f"{mig} B to GPU, {back} B to host, {faults} fault records")
+
+
+def uvm_fixed(ex, recs, f, err, rc):
+    check(ex, "no unified-memory traffic", not of(recs, "uvm"), f"{len(of(recs, 'uvm'))}")
+    copies(ex, recs, f, err, rc)
+
+
+def l2(ex, recs, f, err, rc):
+    cfg = of(recs, "config")
+    lim = [r for r in cfg if r["kind"] == 1]
+    check(ex, "L2 set-aside recorded", any(r["value"] == f["l2_set_aside"] for r in lim),
+          f"{[r['value'] for r in lim]}")
+    win = [r for r in cfg if r["kind"] == 3]
+    ok = any(r["apw_base"] == f["apw_base"] and r["apw_bytes"] == f["apw_bytes"] and
+             r["apw_hit_ppm"] == f["apw_hit_ppm"] and r["apw_hit_prop"] == 2 for r in win)
+    check(ex, "stream window base/size/hit", ok,
+          f"{[(hex(r['apw_base']), r['apw_bytes'], r['apw_hit_ppm']) for r in win]} want "
+          f"{hex(f['apw_base'])} {f['apw_bytes']}")
+    k = [r for r in of(recs, "kernel") if r["apw_base"] == f["apw_base"]]
+    check(ex, "kernels ran under the window", len(k) >= f["stream_kernels"],
+          f"{len(k)} kernels, props {sorted({r['apw_props'] for r in k})}")
+
+
+def l2_none(ex, recs, f, err, rc):
+    check(ex, "no L2 config", not of(recs, "config"))
+    check(ex, "no kernel under a window", not [r for r in of(recs, "kernel") if r["apw_base"]])
+
+
+def taken(ex, recs, f, err, rc):
+    check(ex, "one clear line names the holder", "CUPTI is already in use by" in err,
+          [l for l in err.splitlines() if "[apx]" in l][:1])
+    check(ex, "trace says cupti-taken", any("cupti-taken" in v for v in kv(recs, "degraded")),
+          kv(recs, "degraded"))
+    check(ex, "torch.profiler untouched (sees GPU events)", f["profiler_gpu_events"] > 0,
+          f"{f['profiler_gpu_events']} events")
+
+
+def tree(ex, recs, f, err, rc):
+    kids = sorted(glob.glob(os.path.join(work, ex + ".apx.*")))
+    check(ex, "one FILE.<pid> for the exec'd child", len(kids) == 1, [os.path.basename(k)
+                                                                     for k in kids])
+    for k in kids:
+        kr = dump(k)
+        check(ex, "child trace complete with kernels",
+              kr and kr[0]["status"] == "complete" and of(kr, "kernel"),
+              f"{kr[0]['status'] if kr else 'unreadable'}")
+    check(ex, "forked child exited 0", f["forked_child_status"] == 0)
+    check(ex, "parent kernels after the fork", len(of(recs, "kernel")) >= 80,
+          f"{len(of(recs, 'kernel'))}")
+
+
+def crash(sig):
+    def fn(ex, recs, f, err, rc):
+        check(ex, f"apx exit status 128+{sig}", rc == 128 + sig, f"rc {rc}")
+        n = len(of(recs, "kernel"))
+        check(ex, "kernels kept up to the last flush", n >= 2 * 2, f"{n} kernels, "
+              f"{f.get('steps')} steps")
+        if sig == 11:
+            check(ex, "crash chunk names the signal", any("signal 11" in v for v in
+                                                          kv(recs, "crash")), kv(recs, "crash"))
+    return fn
+
+
+def agree_cpu_facts(ex, recs, f, err, rc):
+    cpu = of(recs, "cpu")[-1]
+    check(ex, "cpu facts", cpu["utime_ns"] > 0 and cpu["rss_peak_bytes"] > 0 and cpu["threads"] > 0,
+          f"utime {cpu['utime_ns'] / 1e9:.2f}s rss_peak {cpu['rss_peak_bytes'] >> 20} MiB "
+          f"threads {cpu['threads']}")
+    check(ex, "thread names at exit", len(of(recs, "thread")) >= 1, f"{len(of(recs, 'thread'))}")
+
+
+run("pageable_h2d", pageable)
+run("pinned_h2d", pinned)
+run("sync_every_step", sync_many)
+run("sync_fixed", sync_few)
+run("launch_bound", launch)
+run("launch_bound_fixed", launch_fixed)
+run("copies_serial", copies)
+run("copies_overlapped", copies)
+run("uvm_migrations", uvm)
+run("uvm_fixed", uvm_fixed)
+run("l2_window", l2)
+run("l2_window_none", l2_none)
+run("profiler_first", taken)
+run("fork_and_subprocess", tree)
+run("crash_segv", crash(11), status="truncated")
+run("crash_kill", crash(9), status="truncated")
+run("sync_fixed", agree_cpu_facts)
+bad = [r for r in results if not r[2]]
+print(f"check_facts: {len(results) - len(bad)} passed, {len(bad)} failed")
+sys.exit(1 if bad else 0)
