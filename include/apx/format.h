@@ -472,7 +472,8 @@ const struct apx_rec_schema *apx_schema(unsigned type);
 
 struct apx_rec {
 	uint16_t type;
-	uint32_t present;		/* bit i: field i was in the file (reader) */
+	uint32_t present;		/* bit i: field i was in the file and this build knows it;
+					 * v[i] of other fields is 0 or unspecified */
 	uint64_t v[APX_REC_FIELDS_MAX];
 	const uint8_t *bytes[APX_REC_FIELDS_MAX]; /* APX_FK_BYTES fields; borrowed */
 };

@@ -310,7 +310,8 @@ int apx_reader_open(const char *path, struct apx_reader **ret_r, struct apx_diag
 		close(fd);
 		return diag_set(diag, -EBADMSG, 0, -1, "not an apx file: the file is empty");
 	}
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	/* every page is read at open (checksums), so fault them in at once */
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
 	k = errno;
 	close(fd);
 	if (map == MAP_FAILED)
@@ -476,28 +477,33 @@ int apx_chunk_iter_next(struct apx_chunk_iter *it, struct apx_diag *diag)
 	}
 	if (apx_varint_get(&p, end, &mask) < 0 || (it->nfields < 64 && mask >> it->nfields))
 		goto bad;
+	/* Fields this build does not know (f >= known) are decoded into the spare slots of
+	 * rec->v / rec->bytes like the others, so no per-field check is needed; their values
+	 * are unspecified for callers (rec->present says which fields are known). */
 	for (uint64_t bits = mask; bits; bits &= bits - 1) {
 		unsigned f = (unsigned)__builtin_ctzll(bits);
 
 		switch (it->kinds[f]) {
 		case APX_FK_UINT:
-		case APX_FK_SINT:
 			if (apx_varint_get(&p, end, &v) < 0)
 				goto bad;
-			if (it->kinds[f] == APX_FK_SINT)
-				v = (uint64_t)apx_unzigzag(v);
 			break;
 		case APX_FK_DELTA:
 			if (apx_varint_get(&p, end, &v) < 0)
 				goto bad;
-			v = (f < it->known ? rec->v[f] : 0) + (uint64_t)apx_unzigzag(v);
+			v = rec->v[f] + (uint64_t)apx_unzigzag(v);
 			break;
 		case APX_FK_SPAN:
 			if (apx_varint_get(&p, end, &v) < 0)
 				goto bad;
 			v = (uint64_t)apx_unzigzag(v);
-			if (f < it->known)
+			if ((int)f == it->span_field)
 				it->span = v;
+			break;
+		case APX_FK_SINT:
+			if (apx_varint_get(&p, end, &v) < 0)
+				goto bad;
+			v = (uint64_t)apx_unzigzag(v);
 			break;
 		case APX_FK_F64:
 			if (end - p < 8)
@@ -508,15 +514,13 @@ int apx_chunk_iter_next(struct apx_chunk_iter *it, struct apx_diag *diag)
 		case APX_FK_BYTES:
 			if (apx_varint_get(&p, end, &v) < 0 || v > APX_BYTES_MAX || v > (uint64_t)(end - p))
 				goto bad;
-			if (f < it->known)
-				rec->bytes[f] = v ? p : NULL;
+			rec->bytes[f] = v ? p : NULL;
 			p += v;
 			break;
 		default:
 			goto bad;
 		}
-		if (f < it->known && it->kinds[f] != APX_FK_SPAN)
-			rec->v[f] = v;
+		rec->v[f] = v;
 	}
 	for (uint32_t empty = it->bytes_mask & ~(uint32_t)mask; empty; empty &= empty - 1) {
 		unsigned f = (unsigned)__builtin_ctz(empty);
