@@ -19,6 +19,8 @@ struct apx_cmd {
 
 int apx_cmd_info(int argc, char **argv);
 extern const char apx_cmd_info_usage[];
+int apx_cmd_analyze(int argc, char **argv);
+extern const char apx_cmd_analyze_usage[];
 int apx_cmd_init(int argc, char **argv);
 extern const char apx_cmd_init_usage[];
 int apx_cmd_status(int argc, char **argv);

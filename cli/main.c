@@ -16,6 +16,8 @@
 #include "base/banned.h"
 
 static const struct apx_cmd commands[] = {
+	{ "analyze", apx_cmd_analyze, "run a program with the CUPTI collector and write a trace",
+	  apx_cmd_analyze_usage },
 	{ "info", apx_cmd_info, "check a trace file and print its header, chunks and record counts",
 	  apx_cmd_info_usage },
 	{ "init", apx_cmd_init, "start the nvperfd daemon", apx_cmd_init_usage },
