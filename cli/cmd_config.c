@@ -112,6 +112,8 @@ static int effective(const struct cfgfile *f, struct apx_conf *ret, struct apx_c
 	(void)apx_conf_load(APX_CONF_MACHINE_PATH, APX_CONF_MACHINE, (uid_t)-1, &c, NULL);
 	if (machine)
 		*machine = c;
+	if (ret)
+		*ret = c;
 	return apx_conf_parse(f->text, f->len, f->path, APX_CONF_USER, ret ? ret : &c, err);
 }
 

@@ -185,6 +185,9 @@ void apx_ctl_event(struct apx_daemon *d, struct apx_client *c, uint32_t events);
 void apx_ctl_close_all(struct apx_daemon *d);
 void apx_ctl_expire(struct apx_daemon *d);	/* drop clients older than 10 s */
 
+/* inotify events on a config folder that mean "re-read the file" (IN_ATTRIB: owner or mode) */
+#define APX_CONF_WATCH_MASK (IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_ATTRIB)
+
 /* epoll data tags: pointers to these identify the fd */
 enum apx_ep_tag { APX_EP_NL = 1, APX_EP_SIG, APX_EP_TIMER, APX_EP_INOTIFY, APX_EP_CTL };
 

@@ -80,8 +80,7 @@ static void watch_conf(struct apx_daemon *d)
 		dir[1] = 0;
 	else
 		*slash = 0;
-	d->conf_wd = inotify_add_watch(d->inofd, dir, IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE |
-				       IN_DELETE | IN_MOVED_FROM | IN_ONLYDIR);
+	d->conf_wd = inotify_add_watch(d->inofd, dir, APX_CONF_WATCH_MASK | IN_ONLYDIR);
 	if (d->conf_wd < 0)
 		apx_dlog(APX_LOG_WARNING, "cannot watch '%s' for config changes: %s", dir,
 			 strerror(errno));
@@ -92,7 +91,7 @@ static void forget_users(struct apx_daemon *d)
 	for (size_t i = 0; i < APX_USERS_MAX; i++) {
 		struct apx_user_conf *u = &d->users[i];
 
-		if (u->used && u->wd >= 0)
+		if (u->used && u->wd >= 0 && u->wd != d->conf_wd)
 			(void)inotify_rm_watch(d->inofd, u->wd);
 		memset(u, 0, sizeof(*u));
 		u->wd = -1;
@@ -148,15 +147,18 @@ static void on_inotify(struct apx_daemon *d)
 			struct inotify_event *ev = (struct inotify_event *)p;
 			const char *name = ev->len ? ev->name : "";
 
+			/* one folder may hold the machine file and users' files: same wd */
 			if (ev->wd == d->conf_wd && !strcmp(name, base))
 				reload = 1;
-			else if (ev->mask & IN_IGNORED)
-				for (size_t i = 0; i < APX_USERS_MAX; i++) {
+			if (ev->mask & IN_IGNORED) {
+				for (size_t i = 0; i < APX_USERS_MAX; i++)
 					if (d->users[i].wd == ev->wd)
 						d->users[i].wd = -1;
-				}
-			else if (ev->wd != d->conf_wd)
+				if (ev->wd == d->conf_wd)
+					d->conf_wd = -1;
+			} else if (ev->len) {
 				apx_user_conf_changed(d, ev->wd, name);
+			}
 			p += sizeof(*ev) + ev->len;
 		}
 	}

@@ -128,8 +128,7 @@ static void user_load(struct apx_daemon *d, struct apx_user_conf *u)
 	if (u->wd < 0 && slash && d->inofd >= 0) {
 		*slash = 0;
 		u->wd = inotify_add_watch(d->inofd, u->path[0] ? u->path : "/",
-					  IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE |
-					  IN_CREATE | IN_DONT_FOLLOW | IN_ONLYDIR);
+					  APX_CONF_WATCH_MASK | IN_DONT_FOLLOW | IN_ONLYDIR);
 		*slash = '/';
 		snprintf(u->name, sizeof(u->name), "%s", slash + 1);
 	}

@@ -1,0 +1,66 @@
+#!/bin/bash
+# test-basic.sh - nvperfd end to end: apx init, Python processes (plain, a torch-like one named
+# pt_main_thread, one started before the daemon) tracked within 1 s and shown by apx status
+# --json; summaries written on exit (0600, right owner) that `apx info` reads as complete; apx
+# history; SIGHUP re-opens the log; SIGTERM stops cleanly. Run by ctest (label daemon).
+. "$(dirname "$0")/lib.sh"
+
+write_conf
+start_python 60; EARLY=$LAST		# exists before the daemon: found by the /proc scan
+wait_for exe_is_python "$EARLY"; sleep 0.2
+start_daemon
+tracked "$EARLY" || fail "process started before the daemon not found by the scan"
+
+t0=$(now_ms)
+start_python 60; P1=$LAST
+"$PY" -c "
+import ctypes, time
+ctypes.CDLL(None).prctl(15, b'pt_main_thread', 0, 0, 0)
+time.sleep(60)" &
+P2=$!; PIDS="$PIDS $P2"
+WAIT_S=2 wait_for tracked "$P1" || fail "python3 pid $P1 not tracked"
+WAIT_S=2 wait_for tracked "$P2" || fail "pt_main_thread pid $P2 not tracked"
+dt=$(( $(now_ms) - t0 ))
+echo "tracked 2 new processes in $dt ms"
+[ "$dt" -le 1000 ] || fail "tracking took $dt ms (> 1 s)"
+# not Python: a shell with a python-like argument is not tracked
+sleep 30 & S=$!; PIDS="$PIDS $S"
+sleep 0.3
+tracked "$S" && fail "sleep $S is tracked"
+
+"$APX" status --json > "$T/status.json" || fail "apx status --json"
+"$PY" -c "
+import json, sys
+d = json.load(open('$T/status.json'))
+assert d['version'] == 1
+p = {x['pid']: x for x in d['processes']}
+for pid in ($P1, $P2, $EARLY):
+    assert pid in p, pid
+assert p[$P2]['comm'] == 'pt_main_thread'
+assert p[$P1]['rss_bytes'] > 0 and p[$P1]['threads'] >= 1
+" || fail "status JSON content"
+"$APX" status | grep -q "^ *$P1 " || fail "apx status table lacks $P1"
+"$APX" status --stats | grep -q "^tracked " || fail "apx status --stats"
+
+sleep 0.5	# a few samples
+kill "$P1" "$P2" "$EARLY"
+wait "$P1" "$P2" "$EARLY" 2>/dev/null
+WAIT_S=3 wait_for test "$(ls "$T"/state/0/*.apx 2>/dev/null | wc -l)" -ge 3 ||
+	fail "summaries missing: $(ls "$T"/state/0 2>&1)"
+for f in "$T"/state/0/*.apx; do
+	[ "$(stat -c '%a %u' "$f")" = "600 0" ] || fail "$f: mode/owner $(stat -c '%a %u' "$f")"
+	"$APX" info "$f" >/dev/null || fail "apx info $f"
+done
+"$APX" history --json | grep -q "\"pid\":$P1," || fail "apx history lacks $P1"
+"$APX" history | grep -q "pt_main_thread\|$P2" || fail "apx history table lacks $P2"
+grep -q "pid $P1 uid 0 \"python3\" ended, signal 15" "$T/log" || fail "no exit log line for $P1"
+
+# SIGHUP: the log file is re-opened (logrotate moved it away)
+mv "$T/log" "$T/log.1"
+kill -HUP "$(cat "$T/pid")"
+wait_for test -s "$T/log" || fail "log not re-opened after SIGHUP"
+
+stop_daemon
+[ -e "$T/sock" ] && fail "socket left behind"
+grep -q "stopped:" "$T/log" || fail "no stop line"
+echo "ok"

@@ -1,0 +1,101 @@
+/*
+ * test-config.c - unit test of the nvperfd config parser (lib/daemon/config.c): defaults, every
+ * value type, and that each malformed line is rejected with FILE:LINE:COLUMN and what was
+ * expected, leaving the config untouched. Run by ctest (label daemon).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/config.h"
+
+#include "base/banned.h"
+
+static int failures;
+
+#define CHECK(cond)                                                                     \
+	do {                                                                            \
+		if (!(cond)) {                                                          \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+			failures++;                                                     \
+		}                                                                       \
+	} while (0)
+
+static void bad(const char *text, enum apx_conf_scope scope, const char *want)
+{
+	struct apx_conf c, before;
+	struct apx_conf_error err = { 0 };
+	int r;
+
+	apx_conf_defaults(&c);
+	before = c;
+	r = apx_conf_parse(text, strlen(text), "f.conf", scope, &c, &err);
+	if (r >= 0 || !strstr(err.msg, want) || memcmp(&c, &before, sizeof(c))) {
+		fprintf(stderr, "input %s: r=%d msg '%s', wanted '%s'\n", text, r, err.msg, want);
+		failures++;
+	}
+}
+
+int main(void)
+{
+	struct apx_conf c;
+	struct apx_conf_error err = { 0 };
+	const char *good =
+		"# comment\n"
+		"\n"
+		"  state_dir = /var/tmp/x   \n"
+		"sample_period = 250ms\n"
+		"max_summary_bytes = 1M\n"
+		"metrics = cpu, rss\n"
+		"notice = tty\n"
+		"threshold.rss_peak = 1.5G\n"
+		"threshold.min_runtime = 2m\n"
+		"track = no\r\n"
+		"log_file = \"\"\n";
+	char buf[64];
+
+	apx_conf_defaults(&c);
+	CHECK(c.sample_period_ns == 1000000000ull && c.metrics == APX_METRIC__ALL);
+	CHECK(apx_conf_parse(good, strlen(good), "good", APX_CONF_MACHINE, &c, &err) == 0);
+	CHECK(!strcmp(c.state_dir, "/var/tmp/x"));
+	CHECK(c.sample_period_ns == 250000000ull);
+	CHECK(c.max_summary_bytes == 1u << 20);
+	CHECK(c.metrics == (APX_METRIC_CPU | APX_METRIC_RSS));
+	CHECK(c.notice == APX_NOTICE_TTY);
+	CHECK(c.th_rss_peak_bytes == 3ull << 29);
+	CHECK(c.th_min_runtime_ns == 120000000000ull);
+	CHECK(c.track == 0);
+	CHECK(c.log_file[0] == 0);
+	apx_conf_format(&c, apx_conf_key_find("metrics", 7), buf, sizeof(buf));
+	CHECK(!strcmp(buf, "cpu,rss"));
+	apx_conf_format(&c, apx_conf_key_find("sample_period", 13), buf, sizeof(buf));
+	CHECK(!strcmp(buf, "250ms"));
+
+	bad("sample_period = fast\n", APX_CONF_MACHINE, "f.conf:1:17: sample_period: expected a duration");
+	bad("\n\nfoo = 1\n", APX_CONF_MACHINE, "f.conf:3:1: unknown key 'foo'");
+	bad("state_dir /x\n", APX_CONF_MACHINE, "f.conf:1:11: expected '='");
+	bad("= 3\n", APX_CONF_MACHINE, "f.conf:1:1: expected a key");
+	bad("notice = loud\n", APX_CONF_USER, "f.conf:1:10: notice: expected one of: none, log, tty");
+	bad("metrics = cpu,gpu\n", APX_CONF_USER, "expected a comma-separated list");
+	bad("state_dir = /x\n", APX_CONF_USER, "f.conf:1:1: 'state_dir' can only be set in");
+	bad("state_dir = relative\n", APX_CONF_MACHINE, "expected an absolute path");
+	bad("max_tracked = 0\n", APX_CONF_MACHINE, "expected a whole number between 1 and 65536");
+	bad("max_tracked = 99999999999999999999999\n", APX_CONF_MACHINE, "expected a whole number");
+	bad("track = maybe\n", APX_CONF_USER, "f.conf:1:9: track: expected yes or no");
+	bad("threshold.rss_peak = 12X\n", APX_CONF_USER, "expected a size");
+	bad("sample_period = 0.001\n", APX_CONF_MACHINE, "expected a duration between");
+	bad("a = 1\x01\n", APX_CONF_MACHINE, "f.conf:1:6: expected text, found a control byte");
+
+	/* user path template */
+	CHECK(apx_conf_user_path("~/.config/x", "/home/u", 5, buf, sizeof(buf)) == 0 &&
+	      !strcmp(buf, "/home/u/.config/x"));
+	CHECK(apx_conf_user_path("/etc/nv/%u.conf", NULL, 1000, buf, sizeof(buf)) == 0 &&
+	      !strcmp(buf, "/etc/nv/1000.conf"));
+	CHECK(apx_conf_user_path("~/x", NULL, 5, buf, sizeof(buf)) < 0);
+
+	if (failures)
+		fprintf(stderr, "%d failure(s)\n", failures);
+	else
+		printf("ok\n");
+	return failures ? 1 : 0;
+}

@@ -1,0 +1,32 @@
+#!/bin/bash
+# test-storm.sh - an exec storm (thousands of short processes per second for a few seconds)
+# while Python processes start: nvperfd keeps answering, misses none of the long-lived Python
+# processes (overruns are survived by a /proc rescan), and its memory stays bounded. Bounded
+# in time (~10 s). Run by ctest (label daemon).
+. "$(dirname "$0")/lib.sh"
+
+SECS=${STORM_SECS:-5}
+write_conf
+start_daemon
+start_python 60; A=$LAST
+start_python 60; B=$LAST
+"$EXECSTORM" "$SECS" 8 > "$T/storm.out" &
+S=$!; PIDS="$PIDS $S"
+sleep 1
+start_python 60; C=$LAST		# started during the storm
+sleep 1
+start_python 60; D=$LAST
+"$APX" status --json >/dev/null || fail "no answer during the storm"
+wait "$S"
+cat "$T/storm.out"
+for p in $A $B $C $D; do
+	WAIT_S=2 wait_for tracked "$p" || fail "python $p missed during the storm"
+done
+"$APX" status --stats > "$T/stats"
+grep -E "^(execs|enobufs|rescans|tracked|rss_bytes|cpu_user_us|cpu_sys_us) " "$T/stats"
+rss=$(awk '$1 == "rss_bytes" { print $2 }' "$T/stats")
+[ "$rss" -lt $((96 << 20)) ] || fail "daemon RSS $rss bytes after the storm"
+execs=$(awk '$1 == "execs" { print $2 }' "$T/stats")
+enobufs=$(awk '$1 == "enobufs" { print $2 }' "$T/stats")
+[ "$execs" -gt $((SECS * 500)) ] || [ "$enobufs" -gt 0 ] || fail "storm too small: $execs execs"
+echo "ok"
