@@ -1,0 +1,93 @@
+/*
+ * findings.h - what the rules of apx report produce: findings with evidence, an estimated
+ * saving (and the one-line model behind it), the fix in PyTorch terms, and a confidence; and,
+ * for every rule, whether it ran, found nothing, or could not measure (and why). Rules live
+ * one per file in rules/rule_<id>.c; rules.c holds their table and ranks the findings.
+ */
+#ifndef APX_ANALYSIS_FINDINGS_H
+#define APX_ANALYSIS_FINDINGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "analysis/model.h"
+
+#define APX_FINDINGS_MAX 64
+
+enum apx_severity { APX_SEV_INFO = 1, APX_SEV_WARNING = 2, APX_SEV_CRITICAL = 3 };
+
+struct apx_finding {
+	const char *rule;		/* rule id, e.g. "pageable-copy" */
+	char title[200];
+	int severity;			/* enum apx_severity */
+	double saving_ns;		/* estimated, >= 0 */
+	double saving_pct;		/* of the run's wall time */
+	char model[240];		/* one line: how the saving was estimated */
+	char evidence[1200];		/* lines of numbers and top offenders */
+	char fix[1200];			/* what to change, with PyTorch code */
+	int confidence_pct;
+};
+
+enum apx_rule_status { APX_RULE_CLEAN, APX_RULE_FIRED, APX_RULE_NOT_MEASURED };
+
+struct apx_rule_result {
+	const char *rule;
+	const char *title;
+	enum apx_rule_status status;
+	char why[200];			/* for NOT_MEASURED: what data it needs */
+};
+
+struct apx_findings {
+	struct apx_finding f[APX_FINDINGS_MAX];
+	size_t n;
+	struct apx_rule_result results[32];
+	size_t nresults;
+};
+
+struct apx_rule {
+	const char *id;
+	const char *title;
+	/* Adds 0..n findings; returns APX_RULE_* (NOT_MEASURED fills why). */
+	enum apx_rule_status (*run)(const struct apx_model *m, struct apx_findings *out, char *why,
+				    size_t why_len);
+};
+
+/* Run every rule and sort the findings by estimated saving (largest first). */
+void apx_rules_run(const struct apx_model *m, struct apx_findings *out);
+const struct apx_rule *apx_rules(size_t *ret_n);
+
+/* For rules: a new finding (NULL when full), saving set from ns and the model's wall time. */
+struct apx_finding *apx_finding_add(struct apx_findings *out, const struct apx_model *m,
+				    const char *rule, int severity, double saving_ns,
+				    int confidence_pct);
+/* Append a formatted line to a finding text field (evidence, fix). */
+void apx_text_append(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Human units: "1.23 ms", "4.5 GB", "12.3 GB/s" into buf. */
+const char *apx_fmt_ns(char *buf, size_t cap, double ns);
+const char *apx_fmt_bytes(char *buf, size_t cap, double bytes);
+const char *apx_fmt_rate(char *buf, size_t cap, double bytes, double ns);
+
+/* Shared measurements used by several rules (measure.c). */
+/* Host<->device link peak in bytes/s for a device (PCIe gen x width), 0 if unknown. */
+double apx_link_peak_bps(const struct apx_model *m, uint32_t device);
+/* Achieved bytes/s of pinned copies in one direction (0 if too few bytes to tell). */
+double apx_pinned_rate_bps(const struct apx_model *m, unsigned copy_kind);
+
+#define APX_RULE_DECL(name)                                                                    \
+	enum apx_rule_status apx_rule_##name(const struct apx_model *m, struct apx_findings *out, \
+					     char *why, size_t why_len)
+
+APX_RULE_DECL(pageable_copy);
+APX_RULE_DECL(sync_copy);
+APX_RULE_DECL(sync_frequency);
+APX_RULE_DECL(gpu_starvation);
+APX_RULE_DECL(launch_bound);
+APX_RULE_DECL(copy_overlap);
+APX_RULE_DECL(unified_memory);
+APX_RULE_DECL(memory_capacity);
+APX_RULE_DECL(repeated_copy);
+APX_RULE_DECL(fp32_matmul);
+APX_RULE_DECL(small_copies);
+APX_RULE_DECL(input_pipeline);
+
+#endif

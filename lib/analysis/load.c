@@ -1,0 +1,517 @@
+/*
+ * load.c - reads .apx files into the analysis model (model.h): one pass over every chunk of
+ * each file, records appended to the model's arrays, kernel names interned across files.
+ * Called by apx report through apx_model_add_file(); single-threaded.
+ */
+#include "analysis/model.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/banned.h"
+
+int apx_vec_push(struct apx_vec *v, const void *item)
+{
+	if (v->n == v->cap) {
+		size_t cap = v->cap ? v->cap * 2 : 64;
+		void *d = reallocarray(v->data, cap, v->size);
+
+		if (!d)
+			return -ENOMEM;
+		v->data = d;
+		v->cap = cap;
+	}
+	memcpy((char *)v->data + v->n * v->size, item, v->size);
+	v->n++;
+	return 0;
+}
+
+struct apx_model *apx_model_new(void)
+{
+	struct apx_model *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->names.size = sizeof(struct apx_an_name);
+	m->streams.size = sizeof(struct apx_an_stream);
+	m->copies.size = sizeof(struct apx_an_copy);
+	m->memsets.size = sizeof(struct apx_an_memset);
+	m->syncs.size = sizeof(struct apx_an_sync);
+	m->mem_events.size = sizeof(struct apx_an_mem_event);
+	m->configs.size = sizeof(struct apx_an_config);
+	m->uvm.size = sizeof(struct apx_an_uvm);
+	m->cpu.size = sizeof(struct apx_an_cpu);
+	m->markers.size = sizeof(struct apx_an_marker);
+	m->api.size = sizeof(struct apx_an_api);
+	m->gaps.size = sizeof(struct apx_an_gap);
+	m->timelines.size = sizeof(struct apx_an_timeline);
+	m->run_start_ns = UINT64_MAX;
+	return m;
+}
+
+void apx_model_free(struct apx_model *m)
+{
+	struct apx_vec *vecs[] = { &m->names, &m->streams, &m->copies, &m->memsets, &m->syncs,
+				   &m->mem_events, &m->configs, &m->uvm, &m->cpu, &m->markers,
+				   &m->api, &m->gaps, &m->timelines };
+
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->nfiles; i++)
+		apx_reader_close(m->files[i].reader);
+	for (size_t i = 0; i < sizeof(vecs) / sizeof(vecs[0]); i++)
+		free(vecs[i]->data);
+	free(m->k.start);
+	free(m->k.dur);
+	free(m->k.name);
+	free(m->k.stream);
+	free(m->name_hash);
+	free(m);
+}
+
+const struct apx_an_device *apx_model_device(const struct apx_model *m, uint32_t id)
+{
+	for (size_t i = 0; i < m->ndevices; i++)
+		if (m->devices[i].id == id)
+			return &m->devices[i];
+	return NULL;
+}
+
+static struct apx_an_device *device_get(struct apx_model *m, uint32_t id)
+{
+	struct apx_an_device *d;
+
+	for (size_t i = 0; i < m->ndevices; i++)
+		if (m->devices[i].id == id)
+			return &m->devices[i];
+	if (m->ndevices == APX_AN_MAX_DEVICES)
+		return NULL;
+	d = &m->devices[m->ndevices++];
+	memset(d, 0, sizeof(*d));
+	d->id = id;
+	return d;
+}
+
+/* ---- names and streams ------------------------------------------------------------------- */
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static int name_hash_grow(struct apx_model *m)
+{
+	size_t cap = m->name_hash_cap ? m->name_hash_cap * 2 : 1024;
+	uint32_t *t = calloc(cap, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->names.n; i++) {
+		const struct apx_an_name *nm = APX_VEC_AT(&m->names, struct apx_an_name, i);
+		size_t j = hash_bytes(nm->text, nm->len) & (cap - 1);
+
+		while (t[j])
+			j = (j + 1) & (cap - 1);
+		t[j] = (uint32_t)i + 1;
+	}
+	free(m->name_hash);
+	m->name_hash = t;
+	m->name_hash_cap = cap;
+	return 0;
+}
+
+/* Global index of a kernel name (text borrowed from a reader's mapping). */
+static int name_intern(struct apx_model *m, const char *text, size_t len, uint32_t *ret)
+{
+	struct apx_an_name nm = { 0 };
+	size_t j;
+	int r;
+
+	if (!text) {
+		text = "(unknown kernel)";
+		len = strlen(text);
+	}
+	if ((m->names.n + 1) * 2 > m->name_hash_cap && (r = name_hash_grow(m)) < 0)
+		return r;
+	for (j = hash_bytes(text, len) & (m->name_hash_cap - 1); m->name_hash[j];
+	     j = (j + 1) & (m->name_hash_cap - 1)) {
+		const struct apx_an_name *o = APX_VEC_AT(&m->names, struct apx_an_name, m->name_hash[j] - 1);
+
+		if (o->len == len && !memcmp(o->text, text, len)) {
+			*ret = m->name_hash[j] - 1;
+			return 0;
+		}
+	}
+	nm.text = text;
+	nm.len = (uint32_t)len;
+	nm.min_ns = UINT64_MAX;
+	nm.occupancy = -1;
+	r = apx_vec_push(&m->names, &nm);
+	if (r < 0)
+		return r;
+	m->name_hash[j] = (uint32_t)m->names.n;
+	*ret = (uint32_t)m->names.n - 1;
+	return 0;
+}
+
+static uint16_t stream_index(struct apx_model *m, uint32_t device, uint64_t id)
+{
+	struct apx_an_stream s = { device, id, 0, 0, 0 };
+
+	for (size_t i = m->streams.n; i-- > 0;) {
+		const struct apx_an_stream *o = APX_VEC_AT(&m->streams, struct apx_an_stream, i);
+
+		if (o->device == device && o->id == id)
+			return (uint16_t)i;
+	}
+	if (m->streams.n >= UINT16_MAX || apx_vec_push(&m->streams, &s) < 0)
+		return 0;	/* beyond 65535 streams, share the first slot */
+	return (uint16_t)(m->streams.n - 1);
+}
+
+static int kernels_reserve(struct apx_an_kernels *k)
+{
+	size_t cap;
+	void *a, *b, *c, *d;
+
+	if (k->n < k->cap)
+		return 0;
+	cap = k->cap ? k->cap * 2 : 4096;
+	a = reallocarray(k->start, cap, sizeof(*k->start));
+	if (a)
+		k->start = a;
+	b = reallocarray(k->dur, cap, sizeof(*k->dur));
+	if (b)
+		k->dur = b;
+	c = reallocarray(k->name, cap, sizeof(*k->name));
+	if (c)
+		k->name = c;
+	d = reallocarray(k->stream, cap, sizeof(*k->stream));
+	if (d)
+		k->stream = d;
+	if (!a || !b || !c || !d)
+		return -ENOMEM;
+	k->cap = cap;
+	return 0;
+}
+
+/* ---- per record type --------------------------------------------------------------------- */
+
+static void copy_bytes(char *dst, size_t cap, const struct apx_rec *r, unsigned f, char nul_as)
+{
+	size_t n = r->bytes[f] ? r->v[f] : 0, o = 0;
+
+	for (size_t i = 0; i < n && o + 1 < cap; i++) {
+		char c = (char)r->bytes[f][i];
+
+		if (c == 0) {
+			if (i + 1 == n)
+				break;
+			c = nul_as;
+		}
+		dst[o++] = (unsigned char)c < 0x20 ? '?' : c;
+	}
+	dst[o] = 0;
+}
+
+static uint32_t sat32(uint64_t v)
+{
+	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
+static int add_kernel(struct apx_model *m, struct apx_reader *rd, const struct apx_rec *r)
+{
+	const uint64_t *v = r->v;
+	struct apx_an_kernels *k = &m->k;
+	size_t len = 0;
+	const char *text = apx_reader_string(rd, v[APX_KERNEL_NAME], &len);
+	uint32_t name;
+	struct apx_an_name *nm;
+	int e;
+
+	if ((e = kernels_reserve(k)) < 0 || (e = name_intern(m, text, len, &name)) < 0)
+		return e;
+	k->start[k->n] = v[APX_KERNEL_START_NS];
+	k->dur[k->n] = sat32(v[APX_KERNEL_END_NS] >= v[APX_KERNEL_START_NS]
+				     ? v[APX_KERNEL_END_NS] - v[APX_KERNEL_START_NS] : 0);
+	k->name[k->n] = name;
+	k->stream[k->n] = stream_index(m, (uint32_t)v[APX_KERNEL_DEVICE], v[APX_KERNEL_STREAM]);
+	k->n++;
+	nm = APX_VEC_AT(&m->names, struct apx_an_name, name);
+	if (!nm->count++) {	/* launch configuration of the first launch */
+		nm->device = (uint32_t)v[APX_KERNEL_DEVICE];
+		for (int i = 0; i < 3; i++) {
+			nm->grid[i] = (uint32_t)v[APX_KERNEL_GRID_X + i];
+			nm->block[i] = (uint32_t)v[APX_KERNEL_BLOCK_X + i];
+		}
+		nm->regs = (uint32_t)v[APX_KERNEL_REGISTERS];
+		nm->smem_static = (uint32_t)v[APX_KERNEL_STATIC_SMEM];
+		nm->smem_dynamic = (uint32_t)v[APX_KERNEL_DYNAMIC_SMEM];
+	}
+	if (v[APX_KERNEL_APW_BYTES]) {	/* a kernel ran under an access-policy window */
+		struct apx_an_config c = {
+			.ts = v[APX_KERNEL_START_NS], .kind = 0, .device = (uint32_t)v[APX_KERNEL_DEVICE],
+			.stream = v[APX_KERNEL_STREAM], .base = v[APX_KERNEL_APW_BASE],
+			.bytes = v[APX_KERNEL_APW_BYTES], .hit_ppm = (uint32_t)v[APX_KERNEL_APW_HIT_PPM],
+			.hit_prop = (uint8_t)(v[APX_KERNEL_APW_PROPS] & 15),
+			.miss_prop = (uint8_t)(v[APX_KERNEL_APW_PROPS] >> 4 & 15), .target = 1,
+		};
+		/* one entry per distinct (stream, window): kernels under it are counted in value */
+		for (size_t i = m->configs.n; i-- > 0;) {
+			struct apx_an_config *o = APX_VEC_AT(&m->configs, struct apx_an_config, i);
+
+			if (o->kind == 0 && o->stream == c.stream && o->base == c.base &&
+			    o->bytes == c.bytes) {
+				o->value++;
+				return 0;
+			}
+		}
+		c.value = 1;
+		return apx_vec_push(&m->configs, &c);
+	}
+	return 0;
+}
+
+static int add_record(struct apx_model *m, struct apx_an_file *f, uint16_t fi,
+		      const struct apx_rec *r)
+{
+	const uint64_t *v = r->v;
+
+	switch (r->type) {
+	case APX_REC_KERNEL:
+		return add_kernel(m, f->reader, r);
+	case APX_REC_MEMCPY: {
+		struct apx_an_copy c = {
+			.start = v[APX_MEMCPY_START_NS], .bytes = v[APX_MEMCPY_BYTES],
+			.host_addr = v[APX_MEMCPY_HOST_ADDR],
+			.dur = sat32(v[APX_MEMCPY_END_NS] - v[APX_MEMCPY_START_NS]),
+			.corr = (uint32_t)v[APX_MEMCPY_CORRELATION], .file = fi,
+			.kind = (uint8_t)(v[APX_MEMCPY_COPY_KIND] < APX_COPY__COUNT ? v[APX_MEMCPY_COPY_KIND] : 0),
+			.src = (uint8_t)(v[APX_MEMCPY_SRC_KIND] < APX_MEM__COUNT ? v[APX_MEMCPY_SRC_KIND] : 0),
+			.dst = (uint8_t)(v[APX_MEMCPY_DST_KIND] < APX_MEM__COUNT ? v[APX_MEMCPY_DST_KIND] : 0),
+			.async = (uint8_t)(v[APX_MEMCPY_FLAGS] & 1), .device = (uint32_t)v[APX_MEMCPY_DEVICE],
+		};
+		if (v[APX_MEMCPY_END_NS] < v[APX_MEMCPY_START_NS])
+			c.dur = 0;
+		c.stream = stream_index(m, c.device, v[APX_MEMCPY_STREAM]);
+		return apx_vec_push(&m->copies, &c);
+	}
+	case APX_REC_MEMSET: {
+		struct apx_an_memset s = {
+			.start = v[APX_MEMSET_START_NS], .bytes = v[APX_MEMSET_BYTES],
+			.dur = v[APX_MEMSET_END_NS] >= v[APX_MEMSET_START_NS]
+				       ? sat32(v[APX_MEMSET_END_NS] - v[APX_MEMSET_START_NS]) : 0,
+			.kind = (uint8_t)(v[APX_MEMSET_MEM_KIND] & 0xff),
+			.async = (uint8_t)(v[APX_MEMSET_FLAGS] & 1), .device = (uint32_t)v[APX_MEMSET_DEVICE],
+		};
+		s.stream = stream_index(m, s.device, v[APX_MEMSET_STREAM]);
+		return apx_vec_push(&m->memsets, &s);
+	}
+	case APX_REC_SYNC: {
+		struct apx_an_sync s = {
+			.start = v[APX_SYNC_START_NS], .end = v[APX_SYNC_END_NS],
+			.stream = v[APX_SYNC_STREAM], .tid = v[APX_SYNC_TID],
+			.kind = (uint8_t)(v[APX_SYNC_KIND] < APX_SYNC_KIND__COUNT ? v[APX_SYNC_KIND] : 0),
+			.file = fi,
+		};
+		f->has_sync = 1;
+		return apx_vec_push(&m->syncs, &s);
+	}
+	case APX_REC_MEMORY: {
+		struct apx_an_mem_event e = {
+			.ts = v[APX_MEMORY_TS_NS], .addr = v[APX_MEMORY_ADDRESS], .bytes = v[APX_MEMORY_BYTES],
+			.op = (uint8_t)v[APX_MEMORY_OP],
+			.kind = (uint8_t)(v[APX_MEMORY_MEM_KIND] < APX_MEM__COUNT ? v[APX_MEMORY_MEM_KIND] : 0),
+			.device = (uint32_t)v[APX_MEMORY_DEVICE], .file = fi,
+		};
+		return apx_vec_push(&m->mem_events, &e);
+	}
+	case APX_REC_CONFIG: {
+		struct apx_an_config c = {
+			.ts = v[APX_CONFIG_TS_NS], .value = v[APX_CONFIG_VALUE], .base = v[APX_CONFIG_APW_BASE],
+			.bytes = v[APX_CONFIG_APW_BYTES], .stream = v[APX_CONFIG_STREAM],
+			.target = v[APX_CONFIG_TARGET], .hit_ppm = (uint32_t)v[APX_CONFIG_APW_HIT_PPM],
+			.device = (uint32_t)v[APX_CONFIG_DEVICE], .kind = (uint8_t)v[APX_CONFIG_KIND],
+			.hit_prop = (uint8_t)v[APX_CONFIG_APW_HIT_PROP],
+			.miss_prop = (uint8_t)v[APX_CONFIG_APW_MISS_PROP],
+		};
+		return c.kind ? apx_vec_push(&m->configs, &c) : 0;
+	}
+	case APX_REC_UVM: {
+		struct apx_an_uvm u = {
+			.start = v[APX_UVM_START_NS], .end = v[APX_UVM_END_NS], .bytes = v[APX_UVM_BYTES],
+			.value = v[APX_UVM_VALUE], .kind = (uint8_t)v[APX_UVM_KIND],
+			.device = (uint32_t)v[APX_UVM_DEVICE],
+		};
+		return apx_vec_push(&m->uvm, &u);
+	}
+	case APX_REC_CPU: {
+		struct apx_an_cpu c = {
+			.ts = v[APX_CPU_TS_NS], .pid = v[APX_CPU_PID], .tid = v[APX_CPU_TID],
+			.utime = v[APX_CPU_UTIME_NS], .stime = v[APX_CPU_STIME_NS], .vol = v[APX_CPU_VOL_CSW],
+			.invol = v[APX_CPU_INVOL_CSW], .rss = v[APX_CPU_RSS_BYTES],
+			.peak = v[APX_CPU_RSS_PEAK_BYTES], .threads = v[APX_CPU_THREADS], .file = fi,
+		};
+		return apx_vec_push(&m->cpu, &c);
+	}
+	case APX_REC_MARKER: {
+		size_t len = 0;
+		struct apx_an_marker mk = {
+			.start = v[APX_MARKER_START_NS], .end = v[APX_MARKER_END_NS],
+			.tid = v[APX_MARKER_TID], .kind = (uint8_t)v[APX_MARKER_KIND],
+		};
+		mk.name = apx_reader_string(f->reader, v[APX_MARKER_NAME], &len);
+		mk.name_len = (uint32_t)len;
+		return apx_vec_push(&m->markers, &mk);
+	}
+	case APX_REC_API: {
+		size_t len = 0;
+		struct apx_an_api a = {
+			.start = v[APX_API_START_NS], .end = v[APX_API_END_NS], .tid = v[APX_API_TID],
+			.corr = v[APX_API_CORRELATION], .cbid = (uint32_t)v[APX_API_CBID],
+			.domain = (uint8_t)v[APX_API_DOMAIN],
+		};
+		a.name = apx_reader_string(f->reader, v[APX_API_NAME], &len);
+		a.name_len = (uint32_t)len;
+		f->has_api = 1;
+		return apx_vec_push(&m->api, &a);
+	}
+	case APX_REC_DEVICE: {
+		struct apx_an_device *d = device_get(m, (uint32_t)v[APX_DEVICE_ID]);
+
+		if (!d)
+			return 0;
+		d->known = 1;
+		copy_bytes(d->name, sizeof(d->name), r, APX_DEVICE_NAME, ' ');
+		d->mem_bytes = v[APX_DEVICE_MEM_BYTES];
+		d->l2_bytes = v[APX_DEVICE_L2_BYTES];
+		d->bw_bps = v[APX_DEVICE_MEM_BW_BPS];
+		d->persist_l2_max = v[APX_DEVICE_PERSIST_L2_MAX_BYTES];
+		d->sm_count = (uint32_t)v[APX_DEVICE_SM_COUNT];
+		d->cc_major = (uint32_t)v[APX_DEVICE_CC_MAJOR];
+		d->cc_minor = (uint32_t)v[APX_DEVICE_CC_MINOR];
+		d->max_threads_sm = (uint32_t)v[APX_DEVICE_MAX_THREADS_PER_SM];
+		d->regs_sm = (uint32_t)v[APX_DEVICE_REGS_PER_SM];
+		d->smem_sm = (uint32_t)v[APX_DEVICE_SMEM_PER_SM];
+		d->max_blocks_sm = (uint32_t)v[APX_DEVICE_MAX_BLOCKS_PER_SM];
+		d->warp_size = (uint32_t)v[APX_DEVICE_WARP_SIZE];
+		d->pcie_gen = (uint32_t)v[APX_DEVICE_PCIE_GEN];
+		d->pcie_width = (uint32_t)v[APX_DEVICE_PCIE_WIDTH];
+		return 0;
+	}
+	case APX_REC_LOSS:
+		if (v[APX_LOSS_SOURCE] <= APX_LOSS_OTHER)
+			f->lost[v[APX_LOSS_SOURCE]] += v[APX_LOSS_COUNT];
+		return 0;
+	case APX_REC_KV: {
+		char key[64], val[sizeof(f->level)];
+
+		copy_bytes(key, sizeof(key), r, APX_KV_KEY, ' ');
+		copy_bytes(val, sizeof(val), r, APX_KV_VALUE, ' ');
+		if (!strcmp(key, "level"))
+			snprintf(f->level, sizeof(f->level), "%s", val);
+		else if (!strcmp(key, "cuda_used"))
+			f->cuda_used = !strcmp(val, "yes") || !strcmp(val, "1");
+		return 0;
+	}
+	default:
+		return 0;
+	}
+}
+
+/* First and last timestamp of a record, for spans; 0 when the type has none. */
+static void record_span(const struct apx_rec *r, uint64_t *lo, uint64_t *hi)
+{
+	const struct apx_rec_schema *s = apx_schema(r->type);
+	uint64_t a, b;
+
+	if (!s || s->fields[0].kind != APX_FK_DELTA || r->type == APX_REC_STRINGS ||
+	    r->type == APX_REC_CPU || !r->v[0])
+		return;
+	a = r->v[0];
+	b = s->nfields > 1 && s->fields[1].kind == APX_FK_SPAN ? r->v[1] : a;
+	if (a < *lo)
+		*lo = a;
+	if (b > *hi)
+		*hi = b;
+}
+
+static void read_header(struct apx_an_file *f)
+{
+	const struct apx_rec *h = apx_reader_header(f->reader);
+
+	f->pid = h->v[APX_HEADER_PID];
+	f->ppid = h->v[APX_HEADER_PPID];
+	f->uid = h->v[APX_HEADER_UID];
+	f->rank = apx_rec_i64(h, APX_HEADER_RANK);
+	f->clock = h->v[APX_HEADER_CLOCK];
+	f->realtime_offset_ns = apx_rec_i64(h, APX_HEADER_REALTIME_OFFSET_NS);
+	copy_bytes(f->producer, sizeof(f->producer), h, APX_HEADER_PRODUCER, ' ');
+	copy_bytes(f->producer_version, sizeof(f->producer_version), h, APX_HEADER_PRODUCER_VERSION, ' ');
+	copy_bytes(f->host, sizeof(f->host), h, APX_HEADER_HOSTNAME, ' ');
+	copy_bytes(f->user, sizeof(f->user), h, APX_HEADER_USER, ' ');
+	copy_bytes(f->argv, sizeof(f->argv), h, APX_HEADER_ARGV, ' ');
+	f->first_ns = h->v[APX_HEADER_START_NS] ? h->v[APX_HEADER_START_NS] : UINT64_MAX;
+	f->cuda_used = -1;
+}
+
+int apx_model_add_file(struct apx_model *m, const char *path, struct apx_diag *diag)
+{
+	struct apx_an_file *f;
+	struct apx_reader *rd;
+	uint16_t fi;
+	int r;
+
+	if (m->nfiles == APX_AN_MAX_FILES) {
+		snprintf(diag->msg, sizeof(diag->msg), "more than %d files", APX_AN_MAX_FILES);
+		return diag->err = -E2BIG;
+	}
+	r = apx_reader_open(path, &rd, diag);
+	if (r < 0)
+		return r;
+	fi = (uint16_t)m->nfiles;
+	f = &m->files[m->nfiles++];
+	memset(f, 0, sizeof(*f));
+	f->path = path;
+	f->reader = rd;
+	f->status = apx_reader_status(rd);
+	if (apx_reader_damage(rd))
+		snprintf(f->damage, sizeof(f->damage), "%s", apx_reader_damage(rd)->msg);
+	read_header(f);
+	for (size_t c = 0; c < apx_reader_chunk_count(rd); c++) {
+		struct apx_chunk_iter it;
+		struct apx_diag d;
+		int k;
+
+		if (apx_chunk_iter_init(&it, rd, c, &d) < 0) {
+			f->skipped_chunks++;
+			continue;
+		}
+		while ((k = apx_chunk_iter_next(&it, &d)) > 0) {
+			f->records++;
+			record_span(&it.rec, &f->first_ns, &f->last_ns);
+			if (it.rec.type == APX_REC_CPU && it.rec.v[APX_CPU_TS_NS] > f->last_ns)
+				f->last_ns = it.rec.v[APX_CPU_TS_NS];
+			r = add_record(m, f, fi, &it.rec);
+			if (r < 0)
+				return r;
+		}
+		if (k < 0 && !f->damage[0]) {
+			f->status = APX_READ_DAMAGED;
+			snprintf(f->damage, sizeof(f->damage), "%s", d.msg);
+		}
+	}
+	if (f->cuda_used < 0 && (m->k.n || m->copies.n))
+		f->cuda_used = 1;
+	if (f->first_ns < m->run_start_ns)
+		m->run_start_ns = f->first_ns;
+	if (f->last_ns > m->run_end_ns)
+		m->run_end_ns = f->last_ns;
+	return 0;
+}

@@ -1,0 +1,29 @@
+/*
+ * measure.c - measurements several rules share: the host<->device link's peak bandwidth and
+ * the bandwidth pinned copies achieved in the same trace (the "what pinned would give" of the
+ * pageable-copy rule). Called by rules; pure functions of the model.
+ */
+#include "analysis/findings.h"
+
+#include "base/banned.h"
+
+double apx_link_peak_bps(const struct apx_model *m, uint32_t device)
+{
+	/* per-lane PCIe data rate after encoding, GB/s: gen1..gen6 */
+	static const double lane[] = { 0, 0.25, 0.5, 0.985, 1.969, 3.938, 7.563 };
+	const struct apx_an_device *d = apx_model_device(m, device);
+
+	if (!d || !d->pcie_gen || d->pcie_gen >= sizeof(lane) / sizeof(lane[0]) || !d->pcie_width)
+		return 0;
+	return lane[d->pcie_gen] * d->pcie_width * 1e9;
+}
+
+double apx_pinned_rate_bps(const struct apx_model *m, unsigned copy_kind)
+{
+	const struct apx_an_xfer *x = &m->xfer[copy_kind][APX_MEM_PINNED];
+
+	/* copies under 1 MB are dominated by latency: too small to measure bandwidth */
+	if (x->bytes < (1u << 20) || !x->dur_ns || x->max_bytes < (256u << 10))
+		return 0;
+	return (double)x->bytes / ((double)x->dur_ns / 1e9);
+}

@@ -1,0 +1,235 @@
+/*
+ * model.h - the analysis model of apx report: built once from one or more .apx files (a run's
+ * processes), then read by the rules (rules/rule_NAME.c) and the outputs (cli/report_*.c). Nothing in
+ * lib/analysis prints. Times are nanoseconds on the trace clock (CLOCK_MONOTONIC for every apx
+ * producer, so files of one machine share it).
+ *
+ * Life cycle: apx_model_new() -> apx_model_add_file() for each file -> apx_model_finish()
+ * (sorts, aggregates, timelines) -> read -> apx_model_free().
+ */
+#ifndef APX_ANALYSIS_MODEL_H
+#define APX_ANALYSIS_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <apx/format.h>
+
+#define APX_AN_MAX_FILES 256
+#define APX_AN_MAX_DEVICES 64
+
+/* A growable array of fixed-size items. */
+struct apx_vec {
+	void *data;
+	size_t n, cap, size;
+};
+
+int apx_vec_push(struct apx_vec *v, const void *item);	/* 0 or -ENOMEM */
+#define APX_VEC_AT(v, type, i) (&((type *)(v)->data)[i])
+
+/* One input file = one process (main program, DataLoader worker, rank). */
+struct apx_an_file {
+	const char *path;
+	struct apx_reader *reader;		/* kept open: names point into its mapping */
+	enum apx_read_status status;
+	char damage[300];			/* why not complete ("" when complete) */
+	uint64_t pid, ppid, uid;
+	int64_t rank;
+	char producer[64], producer_version[32], host[128], user[64], level[32];
+	char argv[512];				/* space-separated */
+	int64_t realtime_offset_ns;
+	uint64_t clock;
+	uint64_t first_ns, last_ns;		/* span of its timed records */
+	uint64_t records, skipped_chunks;
+	uint64_t lost[APX_LOSS_OTHER + 1];	/* by enum apx_loss_source */
+	int cuda_used;				/* 1 yes, 0 no, -1 unknown */
+	int has_api;				/* has API records (level api) */
+	int has_sync;
+};
+
+struct apx_an_device {
+	uint32_t id;
+	int known;				/* a DEVICE record was seen */
+	char name[128];
+	uint64_t mem_bytes, l2_bytes, bw_bps, persist_l2_max;
+	uint32_t sm_count, cc_major, cc_minor, max_threads_sm, regs_sm, smem_sm, max_blocks_sm;
+	uint32_t warp_size, pcie_gen, pcie_width;
+};
+
+/* Kernels, structure of arrays (10 million kernels must fit in twice the file size). */
+struct apx_an_kernels {
+	size_t n, cap;
+	uint64_t *start;
+	uint32_t *dur;				/* ns, saturated at 4.29 s */
+	uint32_t *name;				/* index into model->names */
+	uint16_t *stream;			/* index into model->streams */
+};
+
+struct apx_an_stream {
+	uint32_t device;
+	uint64_t id;				/* CUDA stream id */
+	uint64_t kernels, copies, busy_ns;
+};
+
+/* One kernel name across all files, with its aggregate (after finish). */
+struct apx_an_name {
+	const char *text;			/* not NUL-terminated: use len */
+	uint32_t len;
+	uint64_t count, total_ns, min_ns, max_ns, p50_ns, p95_ns;
+	uint32_t device;
+	uint32_t grid[3], block[3], regs, smem_static, smem_dynamic;
+	double occupancy;			/* theoretical, 0..1; < 0 = not computable */
+};
+
+struct apx_an_copy {
+	uint64_t start, bytes, host_addr;
+	uint32_t dur, corr;
+	uint16_t stream, file;
+	uint8_t kind, src, dst, async;
+	uint32_t device;
+};
+
+struct apx_an_memset {
+	uint64_t start, bytes;
+	uint32_t dur;
+	uint16_t stream;
+	uint8_t kind, async;
+	uint32_t device;
+};
+
+struct apx_an_sync {
+	uint64_t start, end, stream, tid;
+	uint8_t kind;
+	uint16_t file;
+};
+
+struct apx_an_mem_event {
+	uint64_t ts, addr, bytes;
+	uint8_t op, kind;
+	uint32_t device;
+	uint16_t file;
+};
+
+/* struct apx_an_config.kind 0 (not a CONFIG record kind): kernels ran under this window;
+ * value = how many. Built from the kernel records' access-policy window fields. */
+#define APX_AN_CONFIG_KERNELS_UNDER_APW 0
+
+struct apx_an_config {
+	uint64_t ts, value, base, bytes, stream, target;
+	uint32_t hit_ppm, device;
+	uint8_t kind, hit_prop, miss_prop;
+};
+
+struct apx_an_uvm {
+	uint64_t start, end, bytes, value;
+	uint8_t kind;
+	uint32_t device;
+};
+
+struct apx_an_cpu {
+	uint64_t ts, pid, tid, utime, stime, vol, invol, rss, peak, threads;
+	uint16_t file;
+};
+
+struct apx_an_marker {
+	uint64_t start, end, tid;
+	const char *name;
+	uint32_t name_len;
+	uint8_t kind;
+};
+
+struct apx_an_api {
+	uint64_t start, end, tid, corr;
+	uint32_t cbid;
+	uint8_t domain;
+	const char *name;
+	uint32_t name_len;
+};
+
+/* An idle gap of a device and its attributed cause. */
+enum apx_gap_cause {
+	APX_GAP_LAUNCH,		/* host launching but not keeping up (short gaps, short kernels) */
+	APX_GAP_SYNC,		/* host blocked in a synchronization */
+	APX_GAP_DATA,		/* GPU waited for data (host->device copy, pageable staging) */
+	APX_GAP_UNKNOWN,	/* host busy with something else (Python, data loading...) */
+	APX_GAP__COUNT,
+};
+
+struct apx_an_gap {
+	uint64_t start, end;
+	uint32_t device;
+	uint8_t cause;
+};
+
+/* Per device timeline summary. */
+struct apx_an_timeline {
+	uint32_t device;
+	uint64_t first_ns, last_ns;		/* first GPU activity start, last end */
+	uint64_t busy_ns;			/* union of kernels, copies, memsets */
+	uint64_t kernel_busy_ns;		/* union of kernels only */
+	uint64_t copy_busy_ns;			/* union of copies only */
+	uint64_t overlap_ns;			/* copies overlapped with kernels */
+	uint64_t concurrent_ns;			/* two or more kernels in flight */
+	uint64_t idle_ns;			/* last - first - busy */
+	uint64_t idle_by_cause[APX_GAP__COUNT];
+	uint64_t gaps_by_cause[APX_GAP__COUNT];
+	uint64_t before_ns, after_ns;		/* run start..first, last..run end */
+	uint64_t gaps;
+};
+
+/* Transfers by direction x (host-side) memory kind. */
+struct apx_an_xfer {
+	uint64_t count, bytes, dur_ns, min_bytes, max_bytes;
+	uint64_t small;				/* < 64 KiB */
+	uint64_t sync_count;			/* not async */
+};
+
+struct apx_model {
+	struct apx_an_file files[APX_AN_MAX_FILES];
+	size_t nfiles;
+	struct apx_an_device devices[APX_AN_MAX_DEVICES];
+	size_t ndevices;
+	uint64_t run_start_ns, run_end_ns;	/* earliest producer start .. latest record */
+	uint64_t wall_ns;
+
+	struct apx_an_kernels k;
+	struct apx_vec names;			/* struct apx_an_name */
+	struct apx_vec streams;			/* struct apx_an_stream */
+	struct apx_vec copies;			/* struct apx_an_copy */
+	struct apx_vec memsets;			/* struct apx_an_memset */
+	struct apx_vec syncs;			/* struct apx_an_sync */
+	struct apx_vec mem_events;		/* struct apx_an_mem_event */
+	struct apx_vec configs;			/* struct apx_an_config */
+	struct apx_vec uvm;			/* struct apx_an_uvm */
+	struct apx_vec cpu;			/* struct apx_an_cpu */
+	struct apx_vec markers;			/* struct apx_an_marker */
+	struct apx_vec api;			/* struct apx_an_api */
+	struct apx_vec gaps;			/* struct apx_an_gap, after finish */
+	struct apx_vec timelines;		/* struct apx_an_timeline, after finish */
+
+	/* after finish */
+	struct apx_an_xfer xfer[APX_COPY__COUNT][APX_MEM__COUNT];
+	uint64_t kernel_total_ns;		/* sum of kernel durations */
+	uint64_t sync_total_ns, sync_count[APX_SYNC_KIND__COUNT], sync_ns[APX_SYNC_KIND__COUNT];
+	uint64_t device_mem_peak, device_mem_now, pinned_peak, pinned_now;
+	uint64_t pinned_allocs, device_allocs;
+	uint64_t uvm_count[APX_UVM_REMOTE_MAP + 1], uvm_bytes[APX_UVM_REMOTE_MAP + 1];
+	uint64_t steps;				/* iterations, when NVTX ranges or syncs tell */
+
+	/* private: name interning */
+	uint32_t *name_hash;			/* open addressing, index+1 into names */
+	size_t name_hash_cap;
+};
+
+struct apx_model *apx_model_new(void);
+/* Reads one trace. Damaged or truncated files are used up to the damage (recorded in the
+ * file's entry); -errno only when the file cannot be read at all (diag says why). */
+int apx_model_add_file(struct apx_model *m, const char *path, struct apx_diag *diag);
+/* Sort, aggregate and build timelines. */
+int apx_model_finish(struct apx_model *m);
+void apx_model_free(struct apx_model *m);
+
+const struct apx_an_device *apx_model_device(const struct apx_model *m, uint32_t id);
+const char *apx_gap_cause_name(unsigned cause);
+
+#endif

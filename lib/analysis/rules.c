@@ -1,0 +1,120 @@
+/*
+ * rules.c - the table of report rules (one file each under rules/), running them, ranking
+ * their findings by estimated saving, and the text helpers rules share. Called by apx report.
+ */
+#include "analysis/findings.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/banned.h"
+
+static const struct apx_rule rules[] = {
+	{ "pageable-copy", "host<->device copies from pageable memory", apx_rule_pageable_copy },
+	{ "sync-copy", "synchronous copies and memsets that block the host", apx_rule_sync_copy },
+	{ "sync-frequency", "too many synchronizations", apx_rule_sync_frequency },
+	{ "gpu-starvation", "GPU idle gaps", apx_rule_gpu_starvation },
+	{ "launch-bound", "kernels shorter than the gaps between them", apx_rule_launch_bound },
+	{ "copy-overlap", "copies not overlapped with compute", apx_rule_copy_overlap },
+	{ "unified-memory", "unified-memory faults and migrations", apx_rule_unified_memory },
+	{ "memory-capacity", "device memory near capacity, pinned memory", apx_rule_memory_capacity },
+	{ "repeated-copy", "the same host buffer copied again and again", apx_rule_repeated_copy },
+	{ "fp32-matmul", "float32 matrix work not on tensor cores", apx_rule_fp32_matmul },
+	{ "small-copies", "many small copies", apx_rule_small_copies },
+	{ "input-pipeline", "the input pipeline starving the GPU", apx_rule_input_pipeline },
+};
+
+const struct apx_rule *apx_rules(size_t *ret_n)
+{
+	*ret_n = sizeof(rules) / sizeof(rules[0]);
+	return rules;
+}
+
+static int cmp_saving(const void *a, const void *b)
+{
+	const struct apx_finding *x = a, *y = b;
+
+	if (x->saving_ns != y->saving_ns)
+		return x->saving_ns > y->saving_ns ? -1 : 1;
+	return y->severity - x->severity;
+}
+
+void apx_rules_run(const struct apx_model *m, struct apx_findings *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+		struct apx_rule_result *res = &out->results[out->nresults++];
+
+		res->rule = rules[i].id;
+		res->title = rules[i].title;
+		res->status = rules[i].run(m, out, res->why, sizeof(res->why));
+	}
+	qsort(out->f, out->n, sizeof(out->f[0]), cmp_saving);
+}
+
+struct apx_finding *apx_finding_add(struct apx_findings *out, const struct apx_model *m,
+				    const char *rule, int severity, double saving_ns,
+				    int confidence_pct)
+{
+	struct apx_finding *f;
+
+	if (out->n == APX_FINDINGS_MAX)
+		return NULL;
+	f = &out->f[out->n++];
+	memset(f, 0, sizeof(*f));
+	f->rule = rule;
+	f->severity = severity;
+	f->saving_ns = saving_ns > 0 ? saving_ns : 0;
+	f->saving_pct = m->wall_ns ? 100.0 * f->saving_ns / (double)m->wall_ns : 0;
+	f->confidence_pct = confidence_pct;
+	return f;
+}
+
+void apx_text_append(char *buf, size_t cap, const char *fmt, ...)
+{
+	size_t len = strnlen(buf, cap);
+	va_list ap;
+
+	if (len + 1 >= cap)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(buf + len, cap - len, fmt, ap);
+	va_end(ap);
+}
+
+const char *apx_fmt_ns(char *buf, size_t cap, double ns)
+{
+	if (ns >= 1e9)
+		snprintf(buf, cap, "%.2f s", ns / 1e9);
+	else if (ns >= 1e6)
+		snprintf(buf, cap, "%.2f ms", ns / 1e6);
+	else if (ns >= 1e3)
+		snprintf(buf, cap, "%.1f us", ns / 1e3);
+	else
+		snprintf(buf, cap, "%.0f ns", ns);
+	return buf;
+}
+
+const char *apx_fmt_bytes(char *buf, size_t cap, double b)
+{
+	if (b >= 1e9)
+		snprintf(buf, cap, "%.2f GB", b / 1e9);
+	else if (b >= 1e6)
+		snprintf(buf, cap, "%.1f MB", b / 1e6);
+	else if (b >= 1e3)
+		snprintf(buf, cap, "%.1f kB", b / 1e3);
+	else
+		snprintf(buf, cap, "%.0f B", b);
+	return buf;
+}
+
+const char *apx_fmt_rate(char *buf, size_t cap, double bytes, double ns)
+{
+	if (ns <= 0)
+		snprintf(buf, cap, "n/a");
+	else
+		snprintf(buf, cap, "%.1f GB/s", bytes / ns);
+	return buf;
+}

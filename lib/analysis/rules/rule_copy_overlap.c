@@ -1,0 +1,63 @@
+/*
+ * rule_copy_overlap.c - copies that do not overlap compute: copy time during which no kernel
+ * runs, while kernels run at other times. Saving: the part of that copy time that kernel time
+ * could hide (min of the two), the gain of copying on a side stream from pinned memory.
+ */
+#include "analysis/findings.h"
+
+#include <stdio.h>
+
+#include "base/banned.h"
+
+APX_RULE_DECL(copy_overlap)
+{
+	uint64_t copy = 0, kern = 0, ov = 0, hidden, alone, hidable;
+	uint64_t copy_streams = 0, shared_streams = 0;
+	char b1[32], b2[32], b3[32];
+	struct apx_finding *f;
+
+	for (size_t i = 0; i < m->timelines.n; i++) {
+		const struct apx_an_timeline *t = APX_VEC_AT(&m->timelines, struct apx_an_timeline, i);
+
+		copy += t->copy_busy_ns;
+		kern += t->kernel_busy_ns;
+		ov += t->overlap_ns;
+	}
+	if (!copy || !kern)
+		return APX_RULE_CLEAN;
+	alone = copy - ov;
+	hidden = kern - ov;
+	hidable = alone < hidden ? alone : hidden;
+	if (!m->wall_ns || (double)hidable < 0.02 * (double)m->wall_ns)
+		return APX_RULE_CLEAN;
+	for (size_t i = 0; i < m->streams.n; i++) {
+		const struct apx_an_stream *s = APX_VEC_AT(&m->streams, struct apx_an_stream, i);
+
+		copy_streams += s->copies > 0;
+		shared_streams += s->copies > 0 && s->kernels > 0;
+	}
+	f = apx_finding_add(out, m, "copy-overlap", APX_SEV_WARNING, (double)hidable, 60);
+	if (!f)
+		return APX_RULE_FIRED;
+	snprintf(f->title, sizeof(f->title), "%.0f%% of copy time does not overlap compute",
+		 100.0 * (double)alone / (double)copy);
+	snprintf(f->model, sizeof(f->model),
+		 "copy time with no kernel running, hidden behind kernel time on another stream: "
+		 "saving = min(copy-only time, kernel time not already overlapped)");
+	apx_text_append(f->evidence, sizeof(f->evidence), "copy busy %s, kernel busy %s, overlapped %s\n",
+			apx_fmt_ns(b1, sizeof(b1), (double)copy), apx_fmt_ns(b2, sizeof(b2), (double)kern),
+			apx_fmt_ns(b3, sizeof(b3), (double)ov));
+	apx_text_append(f->evidence, sizeof(f->evidence),
+			"%llu of %llu streams with copies also run kernels (copies on the compute stream)\n",
+			(unsigned long long)shared_streams, (unsigned long long)copy_streams);
+	snprintf(f->fix, sizeof(f->fix),
+		 "Copy the next batch on a side stream while this one computes:\n"
+		 "  copy_stream = torch.cuda.Stream()\n"
+		 "  with torch.cuda.stream(copy_stream):\n"
+		 "      nxt = batch.to('cuda', non_blocking=True)     # batch in pinned memory\n"
+		 "  torch.cuda.current_stream().wait_stream(copy_stream)\n"
+		 "  nxt.record_stream(torch.cuda.current_stream())");
+	(void)why;
+	(void)why_len;
+	return APX_RULE_FIRED;
+}

@@ -1,0 +1,81 @@
+/*
+ * rule_gpu_starvation.c - long GPU idle gaps (>= 1 ms) between the first and the last GPU
+ * activity whose cause is none of sync, data or launch (those have their own rules): the host
+ * was busy elsewhere (Python, data preparation, I/O). Saving: those gaps' total, the GPU time
+ * that work would gain if the host queued work ahead.
+ */
+#include "analysis/findings.h"
+
+#include <stdio.h>
+
+#include "base/banned.h"
+
+#define LONG_NS 1000000ull
+
+APX_RULE_DECL(gpu_starvation)
+{
+	uint64_t total = 0, n = 0, active = 0, busy = 0, biggest[3] = { 0 };
+	const struct apx_an_gap *top[3] = { NULL };
+	char b1[32], b2[32], b3[32];
+	struct apx_finding *f;
+
+	if (!m->timelines.n)
+		return APX_RULE_CLEAN;
+	for (size_t i = 0; i < m->timelines.n; i++) {
+		const struct apx_an_timeline *t = APX_VEC_AT(&m->timelines, struct apx_an_timeline, i);
+
+		active += t->last_ns - t->first_ns;
+		busy += t->busy_ns;
+	}
+	for (size_t i = 0; i < m->gaps.n; i++) {
+		const struct apx_an_gap *g = APX_VEC_AT(&m->gaps, struct apx_an_gap, i);
+		uint64_t d = g->end - g->start;
+
+		if (g->cause != APX_GAP_UNKNOWN || d < LONG_NS)
+			continue;
+		total += d;
+		n++;
+		for (int k = 0; k < 3; k++) {
+			if (d > biggest[k]) {
+				for (int j = 2; j > k; j--) {
+					biggest[j] = biggest[j - 1];
+					top[j] = top[j - 1];
+				}
+				biggest[k] = d;
+				top[k] = g;
+				break;
+			}
+		}
+	}
+	if (!active || (double)total < 0.05 * (double)active)
+		return APX_RULE_CLEAN;
+	f = apx_finding_add(out, m, "gpu-starvation",
+			    (double)total > 0.25 * (double)active ? APX_SEV_CRITICAL : APX_SEV_WARNING,
+			    (double)total, 60);
+	if (!f)
+		return APX_RULE_FIRED;
+	snprintf(f->title, sizeof(f->title), "GPU idle %.0f%% of its active time in %llu long gaps",
+		 100.0 * (double)total / (double)active, (unsigned long long)n);
+	snprintf(f->model, sizeof(f->model),
+		 "idle gaps >= 1 ms with no sync, copy or launch cause: the GPU waited for the host; "
+		 "saving = their total if the host queued work ahead");
+	apx_text_append(f->evidence, sizeof(f->evidence),
+			"GPU busy %s of %s between its first and last activity (%.0f%%)\n",
+			apx_fmt_ns(b1, sizeof(b1), (double)busy), apx_fmt_ns(b2, sizeof(b2), (double)active),
+			100.0 * (double)busy / (double)active);
+	apx_text_append(f->evidence, sizeof(f->evidence), "long idle gaps: %llu, %s in all\n",
+			(unsigned long long)n, apx_fmt_ns(b1, sizeof(b1), (double)total));
+	for (int k = 0; k < 3 && top[k]; k++)
+		apx_text_append(f->evidence, sizeof(f->evidence),
+				"  gap of %s on device %u at +%s\n",
+				apx_fmt_ns(b1, sizeof(b1), (double)(top[k]->end - top[k]->start)),
+				top[k]->device,
+				apx_fmt_ns(b3, sizeof(b3), (double)(top[k]->start - m->run_start_ns)));
+	snprintf(f->fix, sizeof(f->fix),
+		 "Find what the host does in the gaps (apx report --section cpu; py-spy) and move it\n"
+		 "off the critical path: prepare batches in DataLoader workers (num_workers=4+),\n"
+		 "avoid Python work between steps, or overlap it with the GPU using CUDA streams.");
+	(void)why;
+	(void)why_len;
+	return APX_RULE_FIRED;
+}

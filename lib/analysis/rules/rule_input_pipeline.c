@@ -1,0 +1,49 @@
+/*
+ * rule_input_pipeline.c - the input pipeline starves the GPU: idle gaps that end with a
+ * host-to-device copy (the next batch arrived late). Saving: those gaps, which prefetching
+ * batches in DataLoader workers into pinned memory hides.
+ */
+#include "analysis/findings.h"
+
+#include <stdio.h>
+
+#include "base/banned.h"
+
+APX_RULE_DECL(input_pipeline)
+{
+	uint64_t idle = 0, gaps = 0, active = 0;
+	char b1[32], b2[32];
+	struct apx_finding *f;
+
+	for (size_t i = 0; i < m->timelines.n; i++) {
+		const struct apx_an_timeline *t = APX_VEC_AT(&m->timelines, struct apx_an_timeline, i);
+
+		idle += t->idle_by_cause[APX_GAP_DATA];
+		gaps += t->gaps_by_cause[APX_GAP_DATA];
+		active += t->last_ns - t->first_ns;
+	}
+	if (!active || (double)idle < 0.05 * (double)active)
+		return APX_RULE_CLEAN;
+	f = apx_finding_add(out, m, "input-pipeline",
+			    (double)idle > 0.25 * (double)active ? APX_SEV_CRITICAL : APX_SEV_WARNING,
+			    (double)idle, 60);
+	if (!f)
+		return APX_RULE_FIRED;
+	snprintf(f->title, sizeof(f->title), "the GPU waited for input data %.0f%% of its active time",
+		 100.0 * (double)idle / (double)active);
+	snprintf(f->model, sizeof(f->model),
+		 "idle gaps ended by a host-to-device copy close when the next batch is prefetched: "
+		 "saving = those gaps");
+	apx_text_append(f->evidence, sizeof(f->evidence),
+			"%llu gaps ending in a host-to-device copy, %s in all (mean %s)\n",
+			(unsigned long long)gaps, apx_fmt_ns(b1, sizeof(b1), (double)idle),
+			apx_fmt_ns(b2, sizeof(b2), gaps ? (double)idle / (double)gaps : 0));
+	snprintf(f->fix, sizeof(f->fix),
+		 "Prepare batches ahead of the GPU:\n"
+		 "  DataLoader(ds, batch_size=..., num_workers=8, pin_memory=True, prefetch_factor=4,\n"
+		 "             persistent_workers=True)\n"
+		 "  x = x.to('cuda', non_blocking=True)");
+	(void)why;
+	(void)why_len;
+	return APX_RULE_FIRED;
+}

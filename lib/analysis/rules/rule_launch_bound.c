@@ -1,0 +1,62 @@
+/*
+ * rule_launch_bound.c - kernels shorter than the gaps between them: the host launches slower
+ * than the GPU runs, so the GPU idles in many short gaps (< 50 us). Saving: those gaps minus
+ * ~1 us each, which is what launching the same kernels from a CUDA graph leaves.
+ */
+#include "analysis/findings.h"
+
+#include <stdio.h>
+
+#include "base/banned.h"
+
+#define GRAPH_GAP_NS 1000.0
+
+APX_RULE_DECL(launch_bound)
+{
+	uint64_t idle = 0, gaps = 0, active = 0, small = 0;
+	double saving, mean_kernel;
+	char b1[32], b2[32];
+	struct apx_finding *f;
+
+	for (size_t i = 0; i < m->timelines.n; i++) {
+		const struct apx_an_timeline *t = APX_VEC_AT(&m->timelines, struct apx_an_timeline, i);
+
+		idle += t->idle_by_cause[APX_GAP_LAUNCH];
+		gaps += t->gaps_by_cause[APX_GAP_LAUNCH];
+		active += t->last_ns - t->first_ns;
+	}
+	if (!m->k.n || !active)
+		return APX_RULE_CLEAN;
+	for (size_t i = 0; i < m->k.n; i++)
+		small += m->k.dur[i] < 10000;
+	mean_kernel = (double)m->kernel_total_ns / (double)m->k.n;
+	saving = (double)idle - GRAPH_GAP_NS * (double)gaps;
+	if (saving <= 0 || (double)idle < 0.10 * (double)active || mean_kernel > 2 * (double)idle / (double)gaps)
+		return APX_RULE_CLEAN;
+	f = apx_finding_add(out, m, "launch-bound",
+			    (double)idle > 0.3 * (double)active ? APX_SEV_CRITICAL : APX_SEV_WARNING,
+			    saving, 70);
+	if (!f)
+		return APX_RULE_FIRED;
+	snprintf(f->title, sizeof(f->title),
+		 "launch-bound: %llu short gaps between kernels idle the GPU %.0f%% of its active time",
+		 (unsigned long long)gaps, 100.0 * (double)idle / (double)active);
+	snprintf(f->model, sizeof(f->model),
+		 "gaps < 50 us between kernels shrink to ~1 us under CUDA graph replay: "
+		 "saving = their total - 1 us x their count");
+	apx_text_append(f->evidence, sizeof(f->evidence),
+			"kernels: %llu, mean %s; %llu (%.0f%%) shorter than 10 us\n",
+			(unsigned long long)m->k.n, apx_fmt_ns(b1, sizeof(b1), mean_kernel),
+			(unsigned long long)small, 100.0 * (double)small / (double)m->k.n);
+	apx_text_append(f->evidence, sizeof(f->evidence), "launch gaps: %llu, %s, mean %s\n",
+			(unsigned long long)gaps, apx_fmt_ns(b1, sizeof(b1), (double)idle),
+			apx_fmt_ns(b2, sizeof(b2), (double)idle / (double)gaps));
+	snprintf(f->fix, sizeof(f->fix),
+		 "Launch fewer, larger kernels:\n"
+		 "  model = torch.compile(model, mode=\"reduce-overhead\")   # fusion + CUDA graphs\n"
+		 "or capture the step in a graph: g = torch.cuda.CUDAGraph(); with torch.cuda.graph(g): ...\n"
+		 "and replay it with g.replay(); or raise the batch size so each kernel does more work.");
+	(void)why;
+	(void)why_len;
+	return APX_RULE_FIRED;
+}

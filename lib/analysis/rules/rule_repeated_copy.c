@@ -1,0 +1,94 @@
+/*
+ * rule_repeated_copy.c - the same host buffer (address and size) copied to the device again
+ * and again: the data could stay on the device. Saving: the time of every copy after the first
+ * of each buffer copied at least 3 times. Needs host addresses (the collector's callbacks).
+ */
+#include "analysis/findings.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "base/banned.h"
+
+struct key {
+	uint64_t addr, bytes, dur;
+};
+
+static int cmp_key(const void *a, const void *b)
+{
+	const struct key *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->bytes < y->bytes ? -1 : x->bytes > y->bytes;
+}
+
+APX_RULE_DECL(repeated_copy)
+{
+	uint64_t h2d = 0, buffers = 0, repeats = 0, rep_bytes = 0, best_n = 0, best_bytes = 0;
+	double saving = 0;
+	struct key *keys;
+	size_t n = 0;
+	char b1[32], b2[32];
+	struct apx_finding *f;
+
+	keys = malloc((m->copies.n + 1) * sizeof(*keys));
+	if (!keys)
+		return APX_RULE_CLEAN;
+	for (size_t i = 0; i < m->copies.n; i++) {
+		const struct apx_an_copy *c = APX_VEC_AT(&m->copies, struct apx_an_copy, i);
+
+		if (c->kind != APX_COPY_H2D)
+			continue;
+		h2d++;
+		if (c->host_addr)
+			keys[n++] = (struct key){ c->host_addr, c->bytes, c->dur };
+	}
+	if (h2d && !n) {
+		free(keys);
+		snprintf(why, why_len, "no host addresses of copies in the trace (recorded by apx "
+				       "analyze's collector)");
+		return APX_RULE_NOT_MEASURED;
+	}
+	qsort(keys, n, sizeof(*keys), cmp_key);
+	for (size_t i = 0; i < n;) {
+		size_t j = i + 1;
+		double d = 0;
+
+		while (j < n && keys[j].addr == keys[i].addr && keys[j].bytes == keys[i].bytes)
+			d += (double)keys[j++].dur;
+		if (j - i >= 3) {
+			buffers++;
+			repeats += j - i - 1;
+			rep_bytes += (j - i - 1) * keys[i].bytes;
+			saving += d;
+			if ((j - i) * keys[i].bytes > best_n * best_bytes) {
+				best_n = j - i;
+				best_bytes = keys[i].bytes;
+			}
+		}
+		i = j;
+	}
+	free(keys);
+	if (!buffers || (m->wall_ns && saving < 0.01 * (double)m->wall_ns))
+		return APX_RULE_CLEAN;
+	f = apx_finding_add(out, m, "repeated-copy", APX_SEV_WARNING, saving, 70);
+	if (!f)
+		return APX_RULE_FIRED;
+	snprintf(f->title, sizeof(f->title), "%llu host buffers copied to the device %llu extra times",
+		 (unsigned long long)buffers, (unsigned long long)repeats);
+	snprintf(f->model, sizeof(f->model),
+		 "a buffer copied N times needs one copy if kept on the device: saving = the time of "
+		 "the other N-1 copies");
+	apx_text_append(f->evidence, sizeof(f->evidence), "repeated bytes: %s in %llu copies\n",
+			apx_fmt_bytes(b1, sizeof(b1), (double)rep_bytes), (unsigned long long)repeats);
+	apx_text_append(f->evidence, sizeof(f->evidence), "largest: one %s buffer copied %llu times\n",
+			apx_fmt_bytes(b2, sizeof(b2), (double)best_bytes), (unsigned long long)best_n);
+	snprintf(f->fix, sizeof(f->fix),
+		 "Move constant data to the device once, outside the loop:\n"
+		 "  weights_gpu = weights.to('cuda')     # before the loop\n"
+		 "  for batch in loader: out = model(batch, weights_gpu)\n"
+		 "or register it as a buffer of the module (self.register_buffer(...)) and call "
+		 "model.to('cuda').");
+	return APX_RULE_FIRED;
+}

@@ -1,0 +1,58 @@
+/*
+ * rule_small_copies.c - many small host<->device copies (< 64 KiB): each pays a fixed launch
+ * and DMA set-up cost. Saving: their time minus their bytes at the rate large pinned copies
+ * reached (or 12 GB/s) minus one copy latency per step: the cost of one batched copy.
+ */
+#include "analysis/findings.h"
+
+#include <stdio.h>
+
+#include "base/banned.h"
+
+APX_RULE_DECL(small_copies)
+{
+	uint64_t n = 0, bytes = 0, dur = 0, batches;
+	double rate, saving, latency;
+	char b1[32], b2[32];
+	struct apx_finding *f;
+
+	for (size_t i = 0; i < m->copies.n; i++) {
+		const struct apx_an_copy *c = APX_VEC_AT(&m->copies, struct apx_an_copy, i);
+
+		if ((c->kind == APX_COPY_H2D || c->kind == APX_COPY_D2H) && c->bytes < 65536) {
+			n++;
+			bytes += c->bytes;
+			dur += c->dur;
+		}
+	}
+	if (n < 1000)
+		return APX_RULE_CLEAN;
+	rate = apx_pinned_rate_bps(m, APX_COPY_H2D);
+	if (!rate)
+		rate = 12e9;
+	latency = (double)dur / (double)n;
+	batches = m->steps ? m->steps : (n + 99) / 100;
+	saving = (double)dur - (double)bytes / rate * 1e9 - latency * (double)batches;
+	if (saving <= 0 || (m->wall_ns && saving < 0.01 * (double)m->wall_ns))
+		return APX_RULE_CLEAN;
+	f = apx_finding_add(out, m, "small-copies", APX_SEV_WARNING, saving, 50);
+	if (!f)
+		return APX_RULE_FIRED;
+	snprintf(f->title, sizeof(f->title), "%llu small copies (< 64 kB) took %s",
+		 (unsigned long long)n, apx_fmt_ns(b1, sizeof(b1), (double)dur));
+	snprintf(f->model, sizeof(f->model),
+		 "batched into %llu copies (one per %s): saving = their time - bytes at %.1f GB/s - "
+		 "one copy latency per batch", (unsigned long long)batches,
+		 m->steps ? "step" : "100 copies", rate / 1e9);
+	apx_text_append(f->evidence, sizeof(f->evidence), "small copies: %llu, %s, mean %s each\n",
+			(unsigned long long)n, apx_fmt_bytes(b1, sizeof(b1), (double)bytes),
+			apx_fmt_ns(b2, sizeof(b2), latency));
+	snprintf(f->fix, sizeof(f->fix),
+		 "Batch small tensors into one copy:\n"
+		 "  flat = torch.cat([t.flatten() for t in small]).pin_memory()\n"
+		 "  flat_gpu = flat.to('cuda', non_blocking=True); parts = flat_gpu.split(sizes)\n"
+		 "or build them on the GPU directly (torch.tensor(..., device='cuda')).");
+	(void)why;
+	(void)why_len;
+	return APX_RULE_FIRED;
+}

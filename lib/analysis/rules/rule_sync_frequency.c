@@ -1,0 +1,71 @@
+/*
+ * rule_sync_frequency.c - too many synchronizations: every .item(), .cpu(), print(tensor) or
+ * torch.cuda.synchronize() drains the GPU queue. Saving: the GPU idle time attributed to
+ * synchronizations (the host waits, then the GPU waits for the next launch).
+ */
+#include "analysis/findings.h"
+
+#include <stdio.h>
+
+#include "base/banned.h"
+
+APX_RULE_DECL(sync_frequency)
+{
+	uint64_t n = 0, idle = 0, gaps = 0;
+	double per_s, per_step;
+	char b1[32], b2[32];
+	struct apx_finding *f;
+
+	for (unsigned k = 0; k < APX_SYNC_KIND__COUNT; k++)
+		if (k != APX_SYNC_KIND_STREAM_WAIT_EVENT)
+			n += m->sync_count[k];
+	for (size_t i = 0; i < m->timelines.n; i++) {
+		const struct apx_an_timeline *t = APX_VEC_AT(&m->timelines, struct apx_an_timeline, i);
+
+		idle += t->idle_by_cause[APX_GAP_SYNC];
+		gaps += t->gaps_by_cause[APX_GAP_SYNC];
+	}
+	if (!n) {
+		int any_sync_source = 0;
+
+		for (size_t i = 0; i < m->nfiles; i++)
+			any_sync_source |= m->files[i].has_sync;
+		if (!any_sync_source && m->k.n) {
+			snprintf(why, why_len, "no synchronization records in the trace");
+			return APX_RULE_CLEAN;
+		}
+		return APX_RULE_CLEAN;
+	}
+	per_s = m->wall_ns ? (double)n / ((double)m->wall_ns / 1e9) : 0;
+	per_step = m->steps ? (double)n / (double)m->steps : 0;
+	if (!m->wall_ns || (double)idle < 0.02 * (double)m->wall_ns)
+		return APX_RULE_CLEAN;
+	f = apx_finding_add(out, m, "sync-frequency",
+			    (double)idle > 0.1 * (double)m->wall_ns ? APX_SEV_CRITICAL : APX_SEV_WARNING,
+			    (double)idle, 70);
+	if (!f)
+		return APX_RULE_FIRED;
+	snprintf(f->title, sizeof(f->title), "%llu host synchronizations left the GPU idle for %s",
+		 (unsigned long long)n, apx_fmt_ns(b1, sizeof(b1), (double)idle));
+	snprintf(f->model, sizeof(f->model),
+		 "GPU idle gaps that end right after a host synchronization returns; without the "
+		 "syncs the host queues work ahead and those gaps close");
+	apx_text_append(f->evidence, sizeof(f->evidence),
+			"synchronizations: %llu (%.0f/s%s) - device %llu, stream %llu, event %llu\n",
+			(unsigned long long)n, per_s, "", (unsigned long long)m->sync_count[APX_SYNC_KIND_DEVICE],
+			(unsigned long long)m->sync_count[APX_SYNC_KIND_STREAM],
+			(unsigned long long)m->sync_count[APX_SYNC_KIND_EVENT]);
+	if (per_step > 0)
+		apx_text_append(f->evidence, sizeof(f->evidence), "per step: %.1f (%llu steps)\n",
+				per_step, (unsigned long long)m->steps);
+	apx_text_append(f->evidence, sizeof(f->evidence),
+			"host blocked in them: %s; GPU idle after them: %s in %llu gaps\n",
+			apx_fmt_ns(b1, sizeof(b1), (double)m->sync_total_ns),
+			apx_fmt_ns(b2, sizeof(b2), (double)idle), (unsigned long long)gaps);
+	snprintf(f->fix, sizeof(f->fix),
+		 "Keep values on the GPU inside the loop; read them back rarely:\n"
+		 "  running_loss += loss.detach()            # not loss.item() every step\n"
+		 "  if step %% 100 == 0: print(running_loss.item() / 100)\n"
+		 "Remove torch.cuda.synchronize(), .cpu(), .numpy() and print(tensor) from the step.");
+	return APX_RULE_FIRED;
+}

@@ -1,0 +1,246 @@
+/*
+ * timeline.c - builds the per-device timelines (see timeline.h) in one sweep over the device's
+ * activity sorted by start: kernels (already sorted in the model), then copies and memsets
+ * (sorted here). Union trackers give busy time, kernel-only and copy-only busy time, and the
+ * time with two or more kernels in flight; every hole in the union between the first and the
+ * last activity is an idle gap, attributed to a cause:
+ *   sync    a host synchronization ended inside the gap (the host waited, then relaunched);
+ *   data    the activity that ends the gap is a host-to-device copy (the GPU waited for input);
+ *   launch  the gap is shorter than APX_LAUNCH_GAP_NS (the host could not keep up launching);
+ *   unknown anything else (the host was busy elsewhere: Python, data loading, I/O).
+ * Called by apx_model_finish(); memory: one array of the device's copies and memsets.
+ */
+#include "analysis/timeline.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/banned.h"
+
+struct ival {
+	uint64_t s, e;
+	uint8_t type;	/* 0 copy, 1 memset */
+	uint8_t h2d;
+};
+
+static int cmp_ival(const void *a, const void *b)
+{
+	const struct ival *x = a, *y = b;
+
+	return x->s < y->s ? -1 : x->s > y->s;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Running union of intervals arriving by increasing start. */
+struct uni {
+	uint64_t s, e, total;
+	int open;
+};
+
+static void uni_add(struct uni *u, uint64_t s, uint64_t e)
+{
+	if (u->open && s <= u->e) {
+		if (e > u->e)
+			u->e = e;
+		return;
+	}
+	if (u->open)
+		u->total += u->e - u->s;
+	u->s = s;
+	u->e = e;
+	u->open = 1;
+}
+
+static uint64_t uni_total(const struct uni *u)
+{
+	return u->total + (u->open ? u->e - u->s : 0);
+}
+
+struct sweep {
+	struct apx_model *m;
+	struct apx_an_timeline *t;
+	const uint64_t *sync_ends;
+	size_t nsync;
+	struct uni all, kc, k, c, conc;
+	uint64_t kmax_end;
+};
+
+static int sync_ended_in(const struct sweep *w, uint64_t a, uint64_t b)
+{
+	size_t lo = 0, hi = w->nsync;
+
+	while (lo < hi) {	/* first end >= a */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (w->sync_ends[mid] < a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < w->nsync && w->sync_ends[lo] <= b;
+}
+
+static int on_gap(struct sweep *w, uint64_t a, uint64_t b, int next_is_h2d)
+{
+	struct apx_an_gap g = { a, b, w->t->device, APX_GAP_UNKNOWN };
+
+	if (sync_ended_in(w, a, b))
+		g.cause = APX_GAP_SYNC;
+	else if (next_is_h2d)
+		g.cause = APX_GAP_DATA;
+	else if (b - a < APX_LAUNCH_GAP_NS)
+		g.cause = APX_GAP_LAUNCH;
+	w->t->idle_by_cause[g.cause] += b - a;
+	w->t->gaps_by_cause[g.cause]++;
+	w->t->gaps++;
+	if (b - a >= APX_LONG_GAP_NS && w->m->gaps.n < APX_LONG_GAPS_MAX)
+		return apx_vec_push(&w->m->gaps, &g);
+	return 0;
+}
+
+/* Feed one interval of the device (in start order) to every tracker. */
+static int feed(struct sweep *w, uint64_t s, uint64_t e, int kernel, int copy, int h2d)
+{
+	int r = 0;
+
+	if (e < s)
+		e = s;
+	if (w->all.open && s > w->all.e)
+		r = on_gap(w, w->all.e, s, h2d);
+	uni_add(&w->all, s, e);
+	if (kernel) {
+		if (s < w->kmax_end)
+			uni_add(&w->conc, s, e < w->kmax_end ? e : w->kmax_end);
+		if (e > w->kmax_end)
+			w->kmax_end = e;
+		uni_add(&w->k, s, e);
+		uni_add(&w->kc, s, e);
+	}
+	if (copy) {
+		uni_add(&w->c, s, e);
+		uni_add(&w->kc, s, e);
+	}
+	if (w->t->first_ns == 0 || s < w->t->first_ns)
+		w->t->first_ns = s;
+	if (e > w->t->last_ns)
+		w->t->last_ns = e;
+	return r;
+}
+
+static int build_device(struct apx_model *m, uint32_t dev, const uint64_t *sync_ends, size_t nsync)
+{
+	const struct apx_an_kernels *k = &m->k;
+	struct apx_an_timeline t = { .device = dev };
+	struct sweep w = { .m = m, .t = &t, .sync_ends = sync_ends, .nsync = nsync };
+	struct ival *iv;
+	size_t niv = 0, ki = 0, ci = 0;
+	int r = 0;
+
+	iv = malloc((m->copies.n + m->memsets.n + 1) * sizeof(*iv));
+	if (!iv)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->copies.n; i++) {
+		const struct apx_an_copy *c = APX_VEC_AT(&m->copies, struct apx_an_copy, i);
+
+		if (c->device == dev)
+			iv[niv++] = (struct ival){ c->start, c->start + c->dur, 0, c->kind == APX_COPY_H2D };
+	}
+	for (size_t i = 0; i < m->memsets.n; i++) {
+		const struct apx_an_memset *s = APX_VEC_AT(&m->memsets, struct apx_an_memset, i);
+
+		if (s->device == dev)
+			iv[niv++] = (struct ival){ s->start, s->start + s->dur, 1, 0 };
+	}
+	qsort(iv, niv, sizeof(*iv), cmp_ival);
+	while (r == 0 && (ki < k->n || ci < niv)) {
+		const struct apx_an_stream *st;
+
+		if (ki < k->n && (ci >= niv || k->start[ki] <= iv[ci].s)) {
+			st = APX_VEC_AT(&m->streams, struct apx_an_stream, k->stream[ki]);
+			if (st->device == dev)
+				r = feed(&w, k->start[ki], k->start[ki] + k->dur[ki], 1, 0, 0);
+			ki++;
+		} else {
+			r = feed(&w, iv[ci].s, iv[ci].e, 0, iv[ci].type == 0, iv[ci].h2d);
+			ci++;
+		}
+	}
+	free(iv);
+	if (r < 0)
+		return r;
+	if (!w.all.open)
+		return 0;	/* no activity on this device */
+	t.busy_ns = uni_total(&w.all);
+	t.kernel_busy_ns = uni_total(&w.k);
+	t.copy_busy_ns = uni_total(&w.c);
+	t.overlap_ns = t.kernel_busy_ns + t.copy_busy_ns - uni_total(&w.kc);
+	t.concurrent_ns = uni_total(&w.conc);
+	t.idle_ns = t.last_ns - t.first_ns - t.busy_ns;
+	t.before_ns = t.first_ns > m->run_start_ns ? t.first_ns - m->run_start_ns : 0;
+	t.after_ns = m->run_end_ns > t.last_ns ? m->run_end_ns - t.last_ns : 0;
+	return apx_vec_push(&m->timelines, &t);
+}
+
+int apx_timelines_build(struct apx_model *m)
+{
+	uint32_t devs[APX_AN_MAX_DEVICES];
+	size_t ndev = 0;
+	uint64_t *ends;
+	size_t nsync = 0;
+	int r = 0;
+
+	/* the devices with activity, from the streams table */
+	for (size_t i = 0; i < m->streams.n; i++) {
+		const struct apx_an_stream *s = APX_VEC_AT(&m->streams, struct apx_an_stream, i);
+		size_t j;
+
+		for (j = 0; j < ndev && devs[j] != s->device; j++)
+			;
+		if (j == ndev && ndev < APX_AN_MAX_DEVICES)
+			devs[ndev++] = s->device;
+	}
+	ends = malloc((m->syncs.n + 1) * sizeof(*ends));
+	if (!ends)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->syncs.n; i++) {
+		const struct apx_an_sync *s = APX_VEC_AT(&m->syncs, struct apx_an_sync, i);
+
+		if (s->kind != APX_SYNC_KIND_STREAM_WAIT_EVENT)
+			ends[nsync++] = s->end;
+	}
+	qsort(ends, nsync, sizeof(*ends), cmp_u64);
+	for (size_t d = 0; d < ndev && r == 0; d++)
+		r = build_device(m, devs[d], ends, nsync);
+	free(ends);
+	/* per-stream totals */
+	for (size_t i = 0; i < m->k.n; i++) {
+		struct apx_an_stream *s = APX_VEC_AT(&m->streams, struct apx_an_stream, m->k.stream[i]);
+
+		s->kernels++;
+		s->busy_ns += m->k.dur[i];
+	}
+	for (size_t i = 0; i < m->copies.n; i++) {
+		const struct apx_an_copy *c = APX_VEC_AT(&m->copies, struct apx_an_copy, i);
+		struct apx_an_stream *s = APX_VEC_AT(&m->streams, struct apx_an_stream, c->stream);
+
+		s->copies++;
+		s->busy_ns += c->dur;
+	}
+	return r;
+}
+
+const char *apx_gap_cause_name(unsigned cause)
+{
+	static const char *const names[] = {
+		[APX_GAP_LAUNCH] = "launch-bound", [APX_GAP_SYNC] = "host blocked in sync",
+		[APX_GAP_DATA] = "waiting for input data", [APX_GAP_UNKNOWN] = "host busy (unknown)",
+	};
+	return cause < APX_GAP__COUNT ? names[cause] : "?";
+}
