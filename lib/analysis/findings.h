@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "analysis/model.h"
+#include "base/fmt.h"
 
 #define APX_FINDINGS_MAX 64
 
@@ -62,10 +63,6 @@ struct apx_finding *apx_finding_add(struct apx_findings *out, const struct apx_m
 				    int confidence_pct);
 /* Append a formatted line to a finding text field (evidence, fix). */
 void apx_text_append(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* Human units: "1.23 ms", "4.5 GB", "12.3 GB/s" into buf. */
-const char *apx_fmt_ns(char *buf, size_t cap, double ns);
-const char *apx_fmt_bytes(char *buf, size_t cap, double bytes);
-const char *apx_fmt_rate(char *buf, size_t cap, double bytes, double ns);
 
 /* Shared measurements used by several rules (measure.c). */
 /* Host<->device link peak in bytes/s for a device (PCIe gen x width), 0 if unknown. */

@@ -83,38 +83,3 @@ void apx_text_append(char *buf, size_t cap, const char *fmt, ...)
 	vsnprintf(buf + len, cap - len, fmt, ap);
 	va_end(ap);
 }
-
-const char *apx_fmt_ns(char *buf, size_t cap, double ns)
-{
-	if (ns >= 1e9)
-		snprintf(buf, cap, "%.2f s", ns / 1e9);
-	else if (ns >= 1e6)
-		snprintf(buf, cap, "%.2f ms", ns / 1e6);
-	else if (ns >= 1e3)
-		snprintf(buf, cap, "%.1f us", ns / 1e3);
-	else
-		snprintf(buf, cap, "%.0f ns", ns);
-	return buf;
-}
-
-const char *apx_fmt_bytes(char *buf, size_t cap, double b)
-{
-	if (b >= 1e9)
-		snprintf(buf, cap, "%.2f GB", b / 1e9);
-	else if (b >= 1e6)
-		snprintf(buf, cap, "%.1f MB", b / 1e6);
-	else if (b >= 1e3)
-		snprintf(buf, cap, "%.1f kB", b / 1e3);
-	else
-		snprintf(buf, cap, "%.0f B", b);
-	return buf;
-}
-
-const char *apx_fmt_rate(char *buf, size_t cap, double bytes, double ns)
-{
-	if (ns <= 0)
-		snprintf(buf, cap, "n/a");
-	else
-		snprintf(buf, cap, "%.1f GB/s", bytes / ns);
-	return buf;
-}

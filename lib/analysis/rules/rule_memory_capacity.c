@@ -40,8 +40,8 @@ APX_RULE_DECL(memory_capacity)
 			apx_text_append(f->evidence, sizeof(f->evidence),
 					"peak allocated %s of %s (allocations by the CUDA caching "
 					"allocator: reserved memory)\n",
-					apx_fmt_bytes(b1, sizeof(b1), (double)m->device_mem_peak),
-					apx_fmt_bytes(b2, sizeof(b2), (double)total));
+					apx_fmt_size(b1, sizeof(b1), (double)m->device_mem_peak),
+					apx_fmt_size(b2, sizeof(b2), (double)total));
 			snprintf(f->fix, sizeof(f->fix),
 				 "Lower peak memory: torch.autocast('cuda', dtype=torch.bfloat16), activation\n"
 				 "checkpointing (torch.utils.checkpoint), a smaller batch with gradient\n"
@@ -56,13 +56,13 @@ APX_RULE_DECL(memory_capacity)
 
 		if (f) {
 			snprintf(f->title, sizeof(f->title), "%s of pinned host memory",
-				 apx_fmt_bytes(b1, sizeof(b1), (double)m->pinned_peak));
+				 apx_fmt_size(b1, sizeof(b1), (double)m->pinned_peak));
 			snprintf(f->model, sizeof(f->model), "a risk (host memory pressure), not a speed-up");
 			apx_text_append(f->evidence, sizeof(f->evidence),
 					"pinned peak %s in %llu allocations; process peak RSS %s\n",
-					apx_fmt_bytes(b1, sizeof(b1), (double)m->pinned_peak),
+					apx_fmt_size(b1, sizeof(b1), (double)m->pinned_peak),
 					(unsigned long long)m->pinned_allocs,
-					peak_rss ? apx_fmt_bytes(b2, sizeof(b2), (double)peak_rss) : "n/a");
+					peak_rss ? apx_fmt_size(b2, sizeof(b2), (double)peak_rss) : "n/a");
 			snprintf(f->fix, sizeof(f->fix),
 				 "Pin only the staging buffers you copy from (a few batches), not whole "
 				 "datasets;\nreuse pinned buffers instead of calling .pin_memory() per batch.");

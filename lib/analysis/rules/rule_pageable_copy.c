@@ -40,7 +40,7 @@ APX_RULE_DECL(pageable_copy)
 		apx_text_append(ev, sizeof(ev), "%s from pageable memory: %llu copies, %s in %s (%s); "
 				"at %.1f GB/s they would take %s\n",
 				apx_copy_kind_name(dirs[i]), (unsigned long long)x->count,
-				apx_fmt_bytes(b1, sizeof(b1), (double)x->bytes),
+				apx_fmt_size(b1, sizeof(b1), (double)x->bytes),
 				apx_fmt_ns(b2, sizeof(b2), (double)x->dur_ns),
 				apx_fmt_rate(b3, sizeof(b3), (double)x->bytes, (double)x->dur_ns),
 				rate / 1e9, apx_fmt_ns(b4, sizeof(b4), ideal));
@@ -62,7 +62,7 @@ APX_RULE_DECL(pageable_copy)
 		if (!f)
 			return APX_RULE_FIRED;
 		snprintf(f->title, sizeof(f->title), "%s copied from pageable host memory at %s",
-			 apx_fmt_bytes(b1, sizeof(b1), bytes), apx_fmt_rate(b2, sizeof(b2), bytes, dur));
+			 apx_fmt_size(b1, sizeof(b1), bytes), apx_fmt_rate(b2, sizeof(b2), bytes, dur));
 		snprintf(f->model, sizeof(f->model), "%s", model);
 		snprintf(f->evidence, sizeof(f->evidence), "%s", ev);
 		snprintf(f->fix, sizeof(f->fix),

@@ -81,9 +81,9 @@ APX_RULE_DECL(repeated_copy)
 		 "a buffer copied N times needs one copy if kept on the device: saving = the time of "
 		 "the other N-1 copies");
 	apx_text_append(f->evidence, sizeof(f->evidence), "repeated bytes: %s in %llu copies\n",
-			apx_fmt_bytes(b1, sizeof(b1), (double)rep_bytes), (unsigned long long)repeats);
+			apx_fmt_size(b1, sizeof(b1), (double)rep_bytes), (unsigned long long)repeats);
 	apx_text_append(f->evidence, sizeof(f->evidence), "largest: one %s buffer copied %llu times\n",
-			apx_fmt_bytes(b2, sizeof(b2), (double)best_bytes), (unsigned long long)best_n);
+			apx_fmt_size(b2, sizeof(b2), (double)best_bytes), (unsigned long long)best_n);
 	snprintf(f->fix, sizeof(f->fix),
 		 "Move constant data to the device once, outside the loop:\n"
 		 "  weights_gpu = weights.to('cuda')     # before the loop\n"

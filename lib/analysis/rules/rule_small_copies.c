@@ -45,7 +45,7 @@ APX_RULE_DECL(small_copies)
 		 "one copy latency per batch", (unsigned long long)batches,
 		 m->steps ? "step" : "100 copies", rate / 1e9);
 	apx_text_append(f->evidence, sizeof(f->evidence), "small copies: %llu, %s, mean %s each\n",
-			(unsigned long long)n, apx_fmt_bytes(b1, sizeof(b1), (double)bytes),
+			(unsigned long long)n, apx_fmt_size(b1, sizeof(b1), (double)bytes),
 			apx_fmt_ns(b2, sizeof(b2), latency));
 	snprintf(f->fix, sizeof(f->fix),
 		 "Batch small tensors into one copy:\n"

@@ -46,7 +46,7 @@ APX_RULE_DECL(sync_copy)
 		 "the host waits for each synchronous copy/memset; made asynchronous, that time "
 		 "overlaps GPU work: saving = their total duration");
 	apx_text_append(f->evidence, sizeof(f->evidence), "synchronous copies: %llu, %s, %s\n",
-			(unsigned long long)ncopy, apx_fmt_bytes(b1, sizeof(b1), (double)bytes),
+			(unsigned long long)ncopy, apx_fmt_size(b1, sizeof(b1), (double)bytes),
 			apx_fmt_ns(b2, sizeof(b2), (double)dcopy));
 	apx_text_append(f->evidence, sizeof(f->evidence), "synchronous memsets: %llu, %s\n",
 			(unsigned long long)nset, apx_fmt_ns(b1, sizeof(b1), (double)dset));

@@ -31,16 +31,16 @@ APX_RULE_DECL(unified_memory)
 	if (!f)
 		return APX_RULE_FIRED;
 	snprintf(f->title, sizeof(f->title), "unified memory: %llu page faults, %s migrated",
-		 (unsigned long long)faults, apx_fmt_bytes(b1, sizeof(b1), (double)mig_bytes));
+		 (unsigned long long)faults, apx_fmt_size(b1, sizeof(b1), (double)mig_bytes));
 	snprintf(f->model, sizeof(f->model),
 		 "the GPU waits while pages fault and migrate; prefetched or explicitly copied, the "
 		 "transfer is done ahead: saving = the recorded migration and GPU-fault time");
 	apx_text_append(f->evidence, sizeof(f->evidence),
 			"migrations host->device: %llu (%s), device->host: %llu (%s)\n",
 			(unsigned long long)m->uvm_count[APX_UVM_MIGRATE_H2D],
-			apx_fmt_bytes(b1, sizeof(b1), (double)m->uvm_bytes[APX_UVM_MIGRATE_H2D]),
+			apx_fmt_size(b1, sizeof(b1), (double)m->uvm_bytes[APX_UVM_MIGRATE_H2D]),
 			(unsigned long long)m->uvm_count[APX_UVM_MIGRATE_D2H],
-			apx_fmt_bytes(b2, sizeof(b2), (double)m->uvm_bytes[APX_UVM_MIGRATE_D2H]));
+			apx_fmt_size(b2, sizeof(b2), (double)m->uvm_bytes[APX_UVM_MIGRATE_D2H]));
 	apx_text_append(f->evidence, sizeof(f->evidence),
 			"CPU faults %llu, GPU faults %llu, thrashing %llu; stall time %s\n",
 			(unsigned long long)m->uvm_count[APX_UVM_CPU_FAULT],

@@ -1,0 +1,35 @@
+/*
+ * demangle.c - kernel names for humans: CUPTI reports C++ kernels by their mangled names
+ * ("_ZN2at6native..."); this demangles them with the C++ runtime's __cxa_demangle (libstdc++,
+ * linked into the apx command) and shortens template noise. Called by the report outputs.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/report.h"
+
+#include "base/banned.h"
+
+char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
+
+const char *apx_kernel_display_name(const struct apx_an_name *nm, char *buf, size_t cap)
+{
+	char mangled[4096];
+	char *d;
+	int status = 0;
+
+	if (nm->len >= 2 && nm->text[0] == '_' && nm->text[1] == 'Z' && nm->len < sizeof(mangled)) {
+		memcpy(mangled, nm->text, nm->len);
+		mangled[nm->len] = 0;
+		d = __cxa_demangle(mangled, NULL, NULL, &status);
+		if (d && status == 0) {
+			snprintf(buf, cap, "%s", d);
+			free(d);
+			return buf;
+		}
+		free(d);
+	}
+	snprintf(buf, cap, "%.*s", (int)nm->len, nm->text);
+	return buf;
+}

@@ -1,0 +1,391 @@
+/*
+ * report_json.c - `apx report --format json`: every table and finding of the report as one
+ * JSON document, schema "apx.report/1" (docs/report-schema.md). Numbers are raw (ns, bytes);
+ * strings are escaped. Called by cmd_report.c.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/report.h"
+
+#include "base/banned.h"
+
+static void jstr(FILE *f, const char *s, size_t n)
+{
+	fputc('"', f);
+	for (size_t i = 0; i < n && s[i]; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c == '\n')
+			fputs("\\n", f);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static void js(FILE *f, const char *s)
+{
+	jstr(f, s, strlen(s));
+}
+
+static void key(FILE *f, const char *k, int *first)
+{
+	fprintf(f, "%s\"%s\":", *first ? "" : ",", k);
+	*first = 0;
+}
+
+static void kv_u(FILE *f, const char *k, uint64_t v, int *first)
+{
+	key(f, k, first);
+	fprintf(f, "%" PRIu64, v);
+}
+
+static void kv_d(FILE *f, const char *k, double v, int *first)
+{
+	key(f, k, first);
+	fprintf(f, "%.6g", v);
+}
+
+static void kv_s(FILE *f, const char *k, const char *v, int *first)
+{
+	key(f, k, first);
+	js(f, v);
+}
+
+static void files(FILE *f, const struct apx_model *m)
+{
+	fputs("\"files\":[", f);
+	for (size_t i = 0; i < m->nfiles; i++) {
+		const struct apx_an_file *a = &m->files[i];
+		uint64_t lost = 0;
+		int first = 1;
+
+		for (unsigned k = 0; k <= APX_LOSS_OTHER; k++)
+			lost += a->lost[k];
+		fputs(i ? ",{" : "{", f);
+		kv_s(f, "path", a->path, &first);
+		kv_u(f, "pid", a->pid, &first);
+		kv_u(f, "ppid", a->ppid, &first);
+		kv_s(f, "command", a->argv, &first);
+		kv_s(f, "host", a->host, &first);
+		kv_s(f, "producer", a->producer, &first);
+		kv_s(f, "producer_version", a->producer_version, &first);
+		kv_s(f, "level", a->level, &first);
+		kv_s(f, "status", a->status == APX_READ_COMPLETE ? "complete"
+				  : a->status == APX_READ_TRUNCATED ? "truncated" : "damaged", &first);
+		kv_s(f, "damage", a->damage, &first);
+		kv_u(f, "records", a->records, &first);
+		kv_u(f, "records_lost", lost, &first);
+		fputc('}', f);
+	}
+	fputs("]", f);
+}
+
+static void devices(FILE *f, const struct apx_model *m)
+{
+	fputs(",\"devices\":[", f);
+	for (size_t i = 0, n = 0; i < m->ndevices; i++) {
+		const struct apx_an_device *d = &m->devices[i];
+		int first = 1;
+
+		if (!d->known)
+			continue;
+		fputs(n++ ? ",{" : "{", f);
+		kv_u(f, "id", d->id, &first);
+		kv_s(f, "name", d->name, &first);
+		kv_u(f, "sm_count", d->sm_count, &first);
+		kv_u(f, "cc_major", d->cc_major, &first);
+		kv_u(f, "cc_minor", d->cc_minor, &first);
+		kv_u(f, "memory_bytes", d->mem_bytes, &first);
+		kv_u(f, "l2_bytes", d->l2_bytes, &first);
+		kv_u(f, "persisting_l2_max_bytes", d->persist_l2_max, &first);
+		kv_u(f, "memory_bandwidth_bps", d->bw_bps, &first);
+		kv_d(f, "link_peak_bps", apx_link_peak_bps(m, d->id), &first);
+		fputc('}', f);
+	}
+	fputs("]", f);
+}
+
+static void findings(FILE *f, const struct apx_findings *fd)
+{
+	fputs(",\"findings\":[", f);
+	for (size_t i = 0; i < fd->n; i++) {
+		const struct apx_finding *a = &fd->f[i];
+		int first = 1;
+
+		fputs(i ? ",{" : "{", f);
+		kv_u(f, "rank", i + 1, &first);
+		kv_s(f, "rule", a->rule, &first);
+		kv_s(f, "severity", a->severity == APX_SEV_CRITICAL ? "critical"
+				    : a->severity == APX_SEV_WARNING ? "warning" : "info", &first);
+		kv_s(f, "title", a->title, &first);
+		kv_d(f, "saving_ns", a->saving_ns, &first);
+		kv_d(f, "saving_pct", a->saving_pct, &first);
+		kv_s(f, "saving_model", a->model, &first);
+		kv_s(f, "evidence", a->evidence, &first);
+		kv_s(f, "fix", a->fix, &first);
+		kv_u(f, "confidence_pct", (uint64_t)a->confidence_pct, &first);
+		fputc('}', f);
+	}
+	fputs("],\"checks\":[", f);
+	for (size_t i = 0; i < fd->nresults; i++) {
+		const struct apx_rule_result *r = &fd->results[i];
+		int first = 1;
+
+		fputs(i ? ",{" : "{", f);
+		kv_s(f, "rule", r->rule, &first);
+		kv_s(f, "title", r->title, &first);
+		kv_s(f, "status", r->status == APX_RULE_FIRED ? "finding"
+				  : r->status == APX_RULE_CLEAN ? "ok" : "not_measured", &first);
+		kv_s(f, "why", r->why, &first);
+		fputc('}', f);
+	}
+	fputs("]", f);
+}
+
+static void kernels(FILE *f, const struct apx_model *m)
+{
+	char name[4096];
+
+	fputs(",\"kernels\":[", f);
+	for (size_t i = 0, n = 0; i < m->names.n; i++) {
+		const struct apx_an_name *a = APX_VEC_AT(&m->names, struct apx_an_name, i);
+		int first = 1;
+
+		if (!a->count)
+			continue;
+		fputs(n++ ? ",{" : "{", f);
+		kv_s(f, "name", apx_kernel_display_name(a, name, sizeof(name)), &first);
+		key(f, "mangled", &first);
+		jstr(f, a->text, a->len);
+		kv_u(f, "count", a->count, &first);
+		kv_u(f, "total_ns", a->total_ns, &first);
+		kv_u(f, "mean_ns", a->total_ns / a->count, &first);
+		kv_u(f, "min_ns", a->min_ns, &first);
+		kv_u(f, "max_ns", a->max_ns, &first);
+		kv_u(f, "p50_ns", a->p50_ns, &first);
+		kv_u(f, "p95_ns", a->p95_ns, &first);
+		kv_d(f, "share_pct", m->kernel_total_ns ? 100.0 * (double)a->total_ns / (double)m->kernel_total_ns : 0,
+		     &first);
+		key(f, "grid", &first);
+		fprintf(f, "[%u,%u,%u]", a->grid[0], a->grid[1], a->grid[2]);
+		key(f, "block", &first);
+		fprintf(f, "[%u,%u,%u]", a->block[0], a->block[1], a->block[2]);
+		kv_u(f, "registers", a->regs, &first);
+		kv_u(f, "static_smem_bytes", a->smem_static, &first);
+		kv_u(f, "dynamic_smem_bytes", a->smem_dynamic, &first);
+		key(f, "occupancy", &first);
+		if (a->occupancy >= 0)
+			fprintf(f, "%.4f", a->occupancy);
+		else
+			fputs("null", f);
+		fputc('}', f);
+	}
+	fputs("]", f);
+}
+
+static void transfers(FILE *f, const struct apx_model *m)
+{
+	int n = 0;
+
+	fputs(",\"transfers\":[", f);
+	for (unsigned d = 0; d < APX_COPY__COUNT; d++) {
+		for (unsigned k = 0; k < APX_MEM__COUNT; k++) {
+			const struct apx_an_xfer *x = &m->xfer[d][k];
+			int first = 1;
+
+			if (!x->count)
+				continue;
+			fputs(n++ ? ",{" : "{", f);
+			kv_s(f, "direction", apx_copy_kind_name(d), &first);
+			kv_s(f, "host_memory", apx_mem_kind_name(k), &first);
+			kv_u(f, "count", x->count, &first);
+			kv_u(f, "bytes", x->bytes, &first);
+			kv_u(f, "min_bytes", x->min_bytes, &first);
+			kv_u(f, "max_bytes", x->max_bytes, &first);
+			kv_u(f, "time_ns", x->dur_ns, &first);
+			kv_d(f, "gbps", x->dur_ns ? (double)x->bytes / (double)x->dur_ns : 0, &first);
+			kv_u(f, "small_count", x->small, &first);
+			kv_u(f, "synchronous_count", x->sync_count, &first);
+			fputc('}', f);
+		}
+	}
+	fputs("]", f);
+}
+
+static void sync_and_idle(FILE *f, const struct apx_model *m)
+{
+	int first = 1;
+
+	fputs(",\"synchronization\":{", f);
+	kv_u(f, "host_blocked_ns", m->sync_total_ns, &first);
+	kv_u(f, "steps", m->steps, &first);
+	fputs(",\"kinds\":[", f);
+	for (unsigned k = 0, n = 0; k < APX_SYNC_KIND__COUNT; k++) {
+		int fi = 1;
+
+		if (!m->sync_count[k])
+			continue;
+		fputs(n++ ? ",{" : "{", f);
+		kv_s(f, "kind", apx_sync_kind_name(k), &fi);
+		kv_u(f, "count", m->sync_count[k], &fi);
+		kv_u(f, "host_blocked_ns", m->sync_ns[k], &fi);
+		fputc('}', f);
+	}
+	fputs("]},\"timelines\":[", f);
+	for (size_t i = 0; i < m->timelines.n; i++) {
+		const struct apx_an_timeline *t = APX_VEC_AT(&m->timelines, struct apx_an_timeline, i);
+		int fi = 1;
+
+		fputs(i ? ",{" : "{", f);
+		kv_u(f, "device", t->device, &fi);
+		kv_u(f, "first_ns", t->first_ns, &fi);
+		kv_u(f, "last_ns", t->last_ns, &fi);
+		kv_u(f, "busy_ns", t->busy_ns, &fi);
+		kv_u(f, "kernel_busy_ns", t->kernel_busy_ns, &fi);
+		kv_u(f, "copy_busy_ns", t->copy_busy_ns, &fi);
+		kv_u(f, "copy_compute_overlap_ns", t->overlap_ns, &fi);
+		kv_u(f, "concurrent_kernels_ns", t->concurrent_ns, &fi);
+		kv_u(f, "idle_ns", t->idle_ns, &fi);
+		kv_u(f, "before_first_ns", t->before_ns, &fi);
+		kv_u(f, "after_last_ns", t->after_ns, &fi);
+		kv_u(f, "gaps", t->gaps, &fi);
+		fputs(",\"idle_by_cause\":{", f);
+		for (unsigned c = 0; c < APX_GAP__COUNT; c++) {
+			static const char *const k[] = { "launch", "sync", "data", "unknown" };
+
+			fprintf(f, "%s\"%s\":{\"ns\":%" PRIu64 ",\"gaps\":%" PRIu64 "}", c ? "," : "", k[c],
+				t->idle_by_cause[c], t->gaps_by_cause[c]);
+		}
+		fputs("}}", f);
+	}
+	fputs("]", f);
+}
+
+static void memory_streams(FILE *f, const struct apx_model *m)
+{
+	uint64_t total = 0;
+	int first = 1;
+
+	for (size_t i = 0; i < m->ndevices; i++)
+		total += m->devices[i].mem_bytes;
+	fputs(",\"memory\":{", f);
+	kv_u(f, "device_peak_bytes", m->device_mem_peak, &first);
+	kv_u(f, "device_total_bytes", total, &first);
+	kv_u(f, "device_allocations", m->device_allocs, &first);
+	kv_u(f, "pinned_peak_bytes", m->pinned_peak, &first);
+	kv_u(f, "pinned_allocations", m->pinned_allocs, &first);
+	fputs("},\"streams\":[", f);
+	for (size_t i = 0; i < m->streams.n; i++) {
+		const struct apx_an_stream *s = APX_VEC_AT(&m->streams, struct apx_an_stream, i);
+		int fi = 1;
+
+		fputs(i ? ",{" : "{", f);
+		kv_u(f, "device", s->device, &fi);
+		kv_u(f, "stream", s->id, &fi);
+		kv_u(f, "kernels", s->kernels, &fi);
+		kv_u(f, "copies", s->copies, &fi);
+		kv_u(f, "busy_ns", s->busy_ns, &fi);
+		fputc('}', f);
+	}
+	fputs("],\"l2\":[", f);
+	for (size_t i = 0; i < m->configs.n; i++) {
+		const struct apx_an_config *c = APX_VEC_AT(&m->configs, struct apx_an_config, i);
+		static const char *const kinds[] = { "kernels_under_window", "persisting_limit",
+						     "persisting_reset", "window_stream",
+						     "window_graph_node", "window_launch" };
+		int fi = 1;
+
+		fputs(i ? ",{" : "{", f);
+		kv_s(f, "kind", c->kind < 6 ? kinds[c->kind] : "other", &fi);
+		kv_u(f, "device", c->device, &fi);
+		kv_u(f, "stream", c->stream, &fi);
+		kv_u(f, "value", c->value, &fi);
+		kv_u(f, "base", c->base, &fi);
+		kv_u(f, "bytes", c->bytes, &fi);
+		kv_d(f, "hit_ratio", c->hit_ppm / 1e6, &fi);
+		kv_u(f, "hit_prop", c->hit_prop, &fi);
+		kv_u(f, "miss_prop", c->miss_prop, &fi);
+		fputc('}', f);
+	}
+	fputs("],\"unified_memory\":{", f);
+	{
+		static const char *const k[] = { "", "cpu_faults", "gpu_faults", "migrate_h2d",
+						 "migrate_d2h", "migrate_d2d", "thrashing", "throttling",
+						 "remote_map" };
+		for (unsigned i = 1; i <= APX_UVM_REMOTE_MAP; i++)
+			fprintf(f, "%s\"%s\":{\"count\":%" PRIu64 ",\"bytes\":%" PRIu64 "}", i > 1 ? "," : "",
+				k[i], m->uvm_count[i], m->uvm_bytes[i]);
+	}
+	fputs("}", f);
+}
+
+static void cpu(FILE *f, const struct apx_model *m)
+{
+	fputs(",\"cpu\":[", f);
+	for (size_t fi = 0, n = 0; fi < m->nfiles; fi++) {
+		const struct apx_an_cpu *last = NULL;
+		uint64_t threads = 0;
+		int first = 1;
+
+		for (size_t i = 0; i < m->cpu.n; i++) {
+			const struct apx_an_cpu *c = APX_VEC_AT(&m->cpu, struct apx_an_cpu, i);
+
+			if (c->file != fi || c->tid)
+				continue;
+			if (!last || c->ts >= last->ts)
+				last = c;
+			if (c->threads > threads)
+				threads = c->threads;
+		}
+		if (!last)
+			continue;
+		fputs(n++ ? ",{" : "{", f);
+		kv_u(f, "pid", m->files[fi].pid, &first);
+		kv_u(f, "user_ns", last->utime, &first);
+		kv_u(f, "system_ns", last->stime, &first);
+		kv_u(f, "voluntary_switches", last->vol, &first);
+		kv_u(f, "involuntary_switches", last->invol, &first);
+		kv_u(f, "threads_max", threads, &first);
+		kv_u(f, "peak_rss_bytes", last->peak, &first);
+		fputc('}', f);
+	}
+	fputs("]", f);
+}
+
+void apx_report_json(FILE *f, const struct apx_model *m, const struct apx_findings *fd,
+		     const struct apx_report_opts *o)
+{
+	uint64_t busy = 0;
+	int first = 1;
+
+	(void)o;
+	for (size_t i = 0; i < m->timelines.n; i++)
+		busy += APX_VEC_AT(&m->timelines, struct apx_an_timeline, i)->busy_ns;
+	fputs("{\"schema\":\"apx.report/1\",", f);
+	files(f, m);
+	fputs(",\"run\":{", f);
+	kv_u(f, "start_ns", m->run_start_ns, &first);
+	kv_u(f, "end_ns", m->run_end_ns, &first);
+	kv_u(f, "wall_ns", m->wall_ns, &first);
+	kv_u(f, "gpu_busy_ns", busy, &first);
+	kv_d(f, "gpu_busy_pct", m->wall_ns ? 100.0 * (double)busy / (double)m->wall_ns : 0, &first);
+	kv_u(f, "kernels", m->k.n, &first);
+	kv_u(f, "kernel_time_ns", m->kernel_total_ns, &first);
+	kv_u(f, "distinct_kernels", m->names.n, &first);
+	fputs("}", f);
+	devices(f, m);
+	findings(f, fd);
+	kernels(f, m);
+	transfers(f, m);
+	sync_and_idle(f, m);
+	memory_streams(f, m);
+	cpu(f, m);
+	fputs("}\n", f);
+}

@@ -1,0 +1,557 @@
+/*
+ * report_text.c - the terminal report of `apx report`: summary, ranked findings, then the
+ * tables (kernels, transfers, synchronization, idle time, memory, streams, L2 persistence,
+ * unified memory, CPU), the rule checks and "How this was measured". Fits 100 columns;
+ * colour only when asked (a terminal). Called by cmd_report.c.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/report.h"
+
+#include "base/banned.h"
+
+#define W 100
+
+struct out {
+	FILE *f;
+	const struct apx_report_opts *o;
+};
+
+static const char *bold(const struct out *o)
+{
+	return o->o->color ? "\033[1m" : "";
+}
+
+static const char *reset(const struct out *o)
+{
+	return o->o->color ? "\033[0m" : "";
+}
+
+static const char *sev_color(const struct out *o, int sev)
+{
+	if (!o->o->color)
+		return "";
+	return sev == APX_SEV_CRITICAL ? "\033[1;31m" : sev == APX_SEV_WARNING ? "\033[1;33m" : "\033[1;36m";
+}
+
+static void heading(const struct out *o, const char *title)
+{
+	fprintf(o->f, "\n%s%s%s\n", bold(o), title, reset(o));
+}
+
+static const char *sev_name(int sev)
+{
+	return sev == APX_SEV_CRITICAL ? "CRITICAL" : sev == APX_SEV_WARNING ? "WARNING" : "INFO";
+}
+
+static double pct(double part, double whole)
+{
+	return whole > 0 ? 100.0 * part / whole : 0;
+}
+
+/* Print text indented, each line prefixed, wrapped lines kept as they are (<= W wide). */
+static void block(const struct out *o, const char *label, const char *text)
+{
+	const char *p = text;
+	int first = 1;
+
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		int len = nl ? (int)(nl - p) : (int)strlen(p);
+
+		fprintf(o->f, "    %-10s %.*s\n", first ? label : "", len > W - 16 ? W - 16 : len, p);
+		first = 0;
+		p += len + (nl != NULL);
+	}
+}
+
+static uint64_t gpu_busy(const struct apx_model *m, uint64_t *kern, uint64_t *copy)
+{
+	uint64_t busy = 0;
+
+	*kern = *copy = 0;
+	for (size_t i = 0; i < m->timelines.n; i++) {
+		const struct apx_an_timeline *t = APX_VEC_AT(&m->timelines, struct apx_an_timeline, i);
+
+		busy += t->busy_ns;
+		*kern += t->kernel_busy_ns;
+		*copy += t->copy_busy_ns;
+	}
+	return busy;
+}
+
+static void section_summary(const struct out *o, const struct apx_model *m,
+			    const struct apx_findings *fd)
+{
+	char b1[32], b2[32], b3[32], b4[32];
+	uint64_t kern, copy, busy = gpu_busy(m, &kern, &copy);
+	const struct apx_an_file *f0 = &m->files[0];
+
+	heading(o, "Summary");
+	fprintf(o->f, "  %-18s %zu file%s; main process pid %" PRIu64 ": %.70s\n", "trace", m->nfiles,
+		m->nfiles == 1 ? "" : "s", f0->pid, f0->argv[0] ? f0->argv : "n/a");
+	fprintf(o->f, "  %-18s %s (first to last record), host %s\n", "wall time",
+		apx_fmt_ns(b1, sizeof(b1), (double)m->wall_ns), f0->host[0] ? f0->host : "n/a");
+	for (size_t i = 0; i < m->ndevices; i++) {
+		const struct apx_an_device *d = &m->devices[i];
+
+		if (d->known)
+			fprintf(o->f, "  %-18s %u: %s, sm_%u%u, %u SMs, %s, L2 %s\n", i ? "" : "GPU", d->id,
+				d->name, d->cc_major, d->cc_minor, d->sm_count,
+				apx_fmt_size(b1, sizeof(b1), (double)d->mem_bytes),
+				apx_fmt_size(b2, sizeof(b2), (double)d->l2_bytes));
+	}
+	if (!m->k.n && !m->copies.n) {
+		int any_cuda = 0;
+
+		for (size_t i = 0; i < m->nfiles; i++)
+			any_cuda |= m->files[i].cuda_used == 1;
+		fprintf(o->f, "  %-18s %s\n", "GPU activity",
+			any_cuda ? "none recorded" : "none: the program did not use CUDA");
+	} else {
+		fprintf(o->f, "  %-18s %.1f%% of the run (%s); kernels %.1f%%, copies %.1f%%\n",
+			"GPU busy", pct((double)busy, (double)m->wall_ns),
+			apx_fmt_ns(b1, sizeof(b1), (double)busy), pct((double)kern, (double)m->wall_ns),
+			pct((double)copy, (double)m->wall_ns));
+		fprintf(o->f, "  %-18s %zu launches, %s of GPU time, %zu distinct\n", "kernels", m->k.n,
+			apx_fmt_ns(b1, sizeof(b1), (double)m->kernel_total_ns), m->names.n);
+		for (unsigned d = APX_COPY_H2D; d <= APX_COPY_D2H; d++) {
+			const struct apx_an_xfer *pg = &m->xfer[d][APX_MEM_PAGEABLE];
+			const struct apx_an_xfer *pn = &m->xfer[d][APX_MEM_PINNED];
+
+			if (!pg->count && !pn->count)
+				continue;
+			fprintf(o->f, "  %-18s pageable %s at %s; pinned %s at %s\n",
+				d == APX_COPY_H2D ? "host to device" : "device to host",
+				apx_fmt_size(b1, sizeof(b1), (double)pg->bytes),
+				apx_fmt_rate(b2, sizeof(b2), (double)pg->bytes, (double)pg->dur_ns),
+				apx_fmt_size(b3, sizeof(b3), (double)pn->bytes),
+				apx_fmt_rate(b4, sizeof(b4), (double)pn->bytes, (double)pn->dur_ns));
+		}
+	}
+	if (!fd->n) {
+		fprintf(o->f, "  %-18s none: no rule found a problem worth a line\n", "findings");
+		return;
+	}
+	for (size_t i = 0; i < fd->n && i < 3; i++)
+		fprintf(o->f, "  %-18s %zu. %s%-8s%s save %s (%.1f%%): %.50s\n", i ? "" : "top findings",
+			i + 1, sev_color(o, fd->f[i].severity), sev_name(fd->f[i].severity), reset(o),
+			apx_fmt_ns(b1, sizeof(b1), fd->f[i].saving_ns), fd->f[i].saving_pct, fd->f[i].title);
+}
+
+static void section_findings(const struct out *o, const struct apx_findings *fd)
+{
+	char b1[32];
+
+	heading(o, "Findings (ranked by estimated saving)");
+	if (!fd->n)
+		fprintf(o->f, "  none\n");
+	for (size_t i = 0; i < fd->n; i++) {
+		const struct apx_finding *f = &fd->f[i];
+
+		fprintf(o->f, "\n  [%zu] %s%s%s %s\n", i + 1, sev_color(o, f->severity),
+			sev_name(f->severity), reset(o), f->title);
+		fprintf(o->f, "    %-10s %s (%.1f%% of the run), confidence %d%%, rule %s\n", "saving",
+			apx_fmt_ns(b1, sizeof(b1), f->saving_ns), f->saving_pct, f->confidence_pct, f->rule);
+		block(o, "model", f->model);
+		block(o, "evidence", f->evidence);
+		block(o, "fix", f->fix);
+	}
+}
+
+static int cmp_name_total(const void *a, const void *b)
+{
+	const struct apx_an_name *x = *(const struct apx_an_name *const *)a;
+	const struct apx_an_name *y = *(const struct apx_an_name *const *)b;
+
+	return x->total_ns < y->total_ns ? 1 : x->total_ns > y->total_ns ? -1 : 0;
+}
+
+static void section_kernels(const struct out *o, const struct apx_model *m)
+{
+	const struct apx_an_name *top[256];
+	size_t n = 0;
+	char b[6][32], name[4096];
+
+	heading(o, "GPU kernels (by total time)");
+	if (!m->k.n) {
+		fprintf(o->f, "  no kernels\n");
+		return;
+	}
+	for (size_t i = 0; i < m->names.n; i++) {
+		const struct apx_an_name *nm = APX_VEC_AT(&m->names, struct apx_an_name, i);
+
+		if (!nm->count)
+			continue;
+		if (n < 256) {
+			top[n++] = nm;
+		} else {
+			qsort(top, n, sizeof(top[0]), cmp_name_total);
+			if (nm->total_ns > top[n - 1]->total_ns)
+				top[n - 1] = nm;
+		}
+	}
+	qsort(top, n, sizeof(top[0]), cmp_name_total);
+	if (n > o->o->top)
+		n = o->o->top;
+	fprintf(o->f, "  %6s %9s %8s %9s %9s %9s %9s  %s\n", "time%", "total", "count", "mean", "p50",
+		"p95", "max", "name");
+	for (size_t i = 0; i < n; i++) {
+		const struct apx_an_name *nm = top[i];
+
+		fprintf(o->f, "  %5.1f%% %9s %8" PRIu64 " %9s %9s %9s %9s  %.34s\n",
+			pct((double)nm->total_ns, (double)m->kernel_total_ns),
+			apx_fmt_ns(b[0], 32, (double)nm->total_ns), nm->count,
+			apx_fmt_ns(b[1], 32, (double)nm->total_ns / (double)nm->count),
+			apx_fmt_ns(b[2], 32, (double)nm->p50_ns), apx_fmt_ns(b[3], 32, (double)nm->p95_ns),
+			apx_fmt_ns(b[4], 32, (double)nm->max_ns),
+			apx_kernel_display_name(nm, name, sizeof(name)));
+	}
+	fprintf(o->f, "\n  %-17s %-15s %4s %7s %7s %5s  %s\n", "grid", "block", "regs", "smem", "dynsmem",
+		"occ", "name");
+	for (size_t i = 0; i < n; i++) {
+		const struct apx_an_name *nm = top[i];
+
+		snprintf(b[0], 32, "%ux%ux%u", nm->grid[0], nm->grid[1], nm->grid[2]);
+		snprintf(b[1], 32, "%ux%ux%u", nm->block[0], nm->block[1], nm->block[2]);
+		if (nm->occupancy >= 0)
+			snprintf(b[2], 32, "%3.0f%%", 100 * nm->occupancy);
+		else
+			snprintf(b[2], 32, "n/a");
+		fprintf(o->f, "  %-17s %-15s %4u %7u %7u %5s  %.38s\n", b[0], b[1], nm->regs,
+			nm->smem_static, nm->smem_dynamic, b[2],
+			apx_kernel_display_name(nm, name, sizeof(name)));
+	}
+}
+
+static void section_transfers(const struct out *o, const struct apx_model *m)
+{
+	char b[6][32];
+	int any = 0;
+
+	heading(o, "Transfers (interconnect)");
+	fprintf(o->f, "  %-4s %-14s %8s %10s %9s %9s %10s %9s %9s %6s\n", "dir", "host memory",
+		"count", "bytes", "min", "max", "time", "mean", "GB/s", "%peak");
+	for (unsigned d = 0; d < APX_COPY__COUNT; d++) {
+		for (unsigned k = 0; k < APX_MEM__COUNT; k++) {
+			const struct apx_an_xfer *x = &m->xfer[d][k];
+			double peak = d == APX_COPY_H2D || d == APX_COPY_D2H
+					      ? apx_link_peak_bps(m, m->devices[0].id) : 0;
+			double rate = x->dur_ns ? (double)x->bytes / (double)x->dur_ns : 0;
+
+			if (!x->count)
+				continue;
+			any = 1;
+			if (peak > 0)
+				snprintf(b[5], 32, "%5.0f%%", 100.0 * rate * 1e9 / peak);
+			else
+				snprintf(b[5], 32, "n/a");
+			fprintf(o->f, "  %-4s %-14s %8" PRIu64 " %10s %9s %9s %10s %9s %9.1f %6s\n",
+				apx_copy_kind_name(d),
+				d == APX_COPY_D2D || d == APX_COPY_P2P ? "(device)" : apx_mem_kind_name(k),
+				x->count, apx_fmt_size(b[0], 32, (double)x->bytes),
+				apx_fmt_size(b[1], 32, (double)x->min_bytes),
+				apx_fmt_size(b[2], 32, (double)x->max_bytes),
+				apx_fmt_ns(b[3], 32, (double)x->dur_ns),
+				apx_fmt_ns(b[4], 32, (double)x->dur_ns / (double)x->count), rate, b[5]);
+		}
+	}
+	if (!any)
+		fprintf(o->f, "  no copies\n");
+	else if (m->ndevices && apx_link_peak_bps(m, m->devices[0].id) > 0)
+		fprintf(o->f, "  link peak: PCIe gen%u x%u, %.1f GB/s per direction\n",
+			m->devices[0].pcie_gen, m->devices[0].pcie_width,
+			apx_link_peak_bps(m, m->devices[0].id) / 1e9);
+}
+
+static void section_sync(const struct out *o, const struct apx_model *m)
+{
+	char b1[32], b2[32];
+
+	heading(o, "Synchronization");
+	if (!m->syncs.n) {
+		fprintf(o->f, "  no synchronization records\n");
+		return;
+	}
+	fprintf(o->f, "  %-20s %10s %14s %12s\n", "kind", "count", "host blocked", "mean");
+	for (unsigned k = 0; k < APX_SYNC_KIND__COUNT; k++) {
+		if (!m->sync_count[k])
+			continue;
+		fprintf(o->f, "  %-20s %10" PRIu64 " %14s %12s\n", apx_sync_kind_name(k), m->sync_count[k],
+			k == APX_SYNC_KIND_STREAM_WAIT_EVENT ? "(GPU-side)"
+							     : apx_fmt_ns(b1, sizeof(b1), (double)m->sync_ns[k]),
+			apx_fmt_ns(b2, sizeof(b2), (double)m->sync_ns[k] / (double)m->sync_count[k]));
+	}
+	fprintf(o->f, "  host blocked in synchronization: %s (%.1f%% of the run)\n",
+		apx_fmt_ns(b1, sizeof(b1), (double)m->sync_total_ns),
+		pct((double)m->sync_total_ns, (double)m->wall_ns));
+	if (m->steps)
+		fprintf(o->f, "  per step: %.1f synchronizations (%" PRIu64 " steps from NVTX ranges)\n",
+			(double)(m->syncs.n - m->sync_count[APX_SYNC_KIND_STREAM_WAIT_EVENT]) /
+				(double)m->steps, m->steps);
+}
+
+static void section_idle(const struct out *o, const struct apx_model *m)
+{
+	char b1[32], b2[32], b3[32];
+
+	heading(o, "GPU idle time (between first and last activity, by cause)");
+	if (!m->timelines.n) {
+		fprintf(o->f, "  no GPU activity\n");
+		return;
+	}
+	for (size_t i = 0; i < m->timelines.n; i++) {
+		const struct apx_an_timeline *t = APX_VEC_AT(&m->timelines, struct apx_an_timeline, i);
+		double span = (double)(t->last_ns - t->first_ns);
+
+		fprintf(o->f, "  device %u: active span %s, busy %s (%.1f%%), idle %s (%.1f%%) in %" PRIu64
+			      " gaps\n", t->device, apx_fmt_ns(b1, sizeof(b1), span),
+			apx_fmt_ns(b2, sizeof(b2), (double)t->busy_ns), pct((double)t->busy_ns, span),
+			apx_fmt_ns(b3, sizeof(b3), (double)t->idle_ns), pct((double)t->idle_ns, span), t->gaps);
+		for (unsigned c = 0; c < APX_GAP__COUNT; c++)
+			fprintf(o->f, "    %-26s %10s %6.1f%% %8" PRIu64 " gaps\n", apx_gap_cause_name(c),
+				apx_fmt_ns(b1, sizeof(b1), (double)t->idle_by_cause[c]),
+				pct((double)t->idle_by_cause[c], span), t->gaps_by_cause[c]);
+		fprintf(o->f, "    %-26s %10s   (start of the run to the first GPU activity)\n",
+			"before first activity", apx_fmt_ns(b1, sizeof(b1), (double)t->before_ns));
+		fprintf(o->f, "    %-26s %10s   (last GPU activity to the end of the run)\n",
+			"after last activity", apx_fmt_ns(b1, sizeof(b1), (double)t->after_ns));
+	}
+}
+
+static void section_memory(const struct out *o, const struct apx_model *m)
+{
+	char b1[32], b2[32];
+	uint64_t total = 0;
+
+	heading(o, "Memory");
+	if (!m->mem_events.n) {
+		fprintf(o->f, "  no allocation records\n");
+		return;
+	}
+	for (size_t i = 0; i < m->ndevices; i++)
+		total += m->devices[i].mem_bytes;
+	fprintf(o->f, "  device memory peak %s", apx_fmt_size(b1, sizeof(b1), (double)m->device_mem_peak));
+	if (total)
+		fprintf(o->f, " of %s (%.1f%%)", apx_fmt_size(b2, sizeof(b2), (double)total),
+			pct((double)m->device_mem_peak, (double)total));
+	fprintf(o->f, " in %" PRIu64 " allocations; at the end %s\n",
+		m->device_allocs, apx_fmt_size(b1, sizeof(b1), (double)m->device_mem_now));
+	fprintf(o->f, "  pinned host memory peak %s in %" PRIu64 " allocations%s\n",
+		apx_fmt_size(b1, sizeof(b1), (double)m->pinned_peak), m->pinned_allocs,
+		m->pinned_allocs ? "" : " (the program never used cudaMallocHost / pin_memory)");
+}
+
+static void section_streams(const struct out *o, const struct apx_model *m)
+{
+	char b1[32], b2[32];
+
+	heading(o, "Streams and overlap");
+	if (!m->streams.n) {
+		fprintf(o->f, "  no streams\n");
+		return;
+	}
+	fprintf(o->f, "  %-6s %-14s %10s %10s %12s\n", "device", "stream", "kernels", "copies", "busy");
+	for (size_t i = 0; i < m->streams.n && i < o->o->top; i++) {
+		const struct apx_an_stream *s = APX_VEC_AT(&m->streams, struct apx_an_stream, i);
+
+		fprintf(o->f, "  %-6u %-14" PRIu64 " %10" PRIu64 " %10" PRIu64 " %12s\n", s->device, s->id,
+			s->kernels, s->copies, apx_fmt_ns(b1, sizeof(b1), (double)s->busy_ns));
+	}
+	for (size_t i = 0; i < m->timelines.n; i++) {
+		const struct apx_an_timeline *t = APX_VEC_AT(&m->timelines, struct apx_an_timeline, i);
+
+		fprintf(o->f, "  device %u: 2+ kernels in flight %s (%.1f%% of kernel time); copies "
+			      "overlapped with kernels %s (%.1f%% of copy time)\n",
+			t->device, apx_fmt_ns(b1, sizeof(b1), (double)t->concurrent_ns),
+			pct((double)t->concurrent_ns, (double)t->kernel_busy_ns),
+			apx_fmt_ns(b2, sizeof(b2), (double)t->overlap_ns),
+			pct((double)t->overlap_ns, (double)t->copy_busy_ns));
+	}
+}
+
+static const char *prop_name(unsigned p)
+{
+	return p == APX_ACCESS_PERSISTING ? "persisting" : p == APX_ACCESS_STREAMING ? "streaming" : "normal";
+}
+
+static void section_l2(const struct out *o, const struct apx_model *m)
+{
+	char b1[32], b2[32];
+	int any = 0;
+
+	heading(o, "L2 persistence");
+	for (size_t i = 0; i < m->ndevices; i++)
+		if (m->devices[i].known)
+			fprintf(o->f, "  device %u: L2 %s, up to %s can be set aside for persisting accesses\n",
+				m->devices[i].id, apx_fmt_size(b1, sizeof(b1), (double)m->devices[i].l2_bytes),
+				apx_fmt_size(b2, sizeof(b2), (double)m->devices[i].persist_l2_max));
+	for (size_t i = 0; i < m->configs.n; i++) {
+		const struct apx_an_config *c = APX_VEC_AT(&m->configs, struct apx_an_config, i);
+
+		any = 1;
+		switch (c->kind) {
+		case APX_CONFIG_L2_PERSIST_LIMIT:
+			fprintf(o->f, "  set-aside for persisting accesses: %s (device %u, +%s)\n",
+				apx_fmt_size(b1, sizeof(b1), (double)c->value), c->device,
+				apx_fmt_ns(b2, sizeof(b2), (double)(c->ts - m->run_start_ns)));
+			break;
+		case APX_CONFIG_L2_PERSIST_RESET:
+			fprintf(o->f, "  persisting lines reset (device %u)\n", c->device);
+			break;
+		case APX_AN_CONFIG_KERNELS_UNDER_APW:
+			fprintf(o->f, "  %" PRIu64 " kernels ran under window base 0x%" PRIx64 " %s, hit "
+				      "%.2f (%s/%s), stream %" PRIu64 "\n", c->value, c->base,
+				apx_fmt_size(b1, sizeof(b1), (double)c->bytes), c->hit_ppm / 1e6,
+				prop_name(c->hit_prop), prop_name(c->miss_prop), c->stream);
+			break;
+		default:
+			fprintf(o->f, "  access-policy window on %s %" PRIu64 ": base 0x%" PRIx64 " %s, hit "
+				      "ratio %.2f, hit %s, miss %s\n",
+				c->kind == APX_CONFIG_APW_STREAM ? "stream"
+				: c->kind == APX_CONFIG_APW_GRAPH_NODE ? "graph node" : "launch",
+				c->kind == APX_CONFIG_APW_GRAPH_NODE ? c->target : c->stream, c->base,
+				apx_fmt_size(b1, sizeof(b1), (double)c->bytes), c->hit_ppm / 1e6,
+				prop_name(c->hit_prop), prop_name(c->miss_prop));
+			break;
+		}
+	}
+	if (!any)
+		fprintf(o->f, "  not used: no persisting set-aside and no access-policy window was set\n");
+}
+
+static void section_uvm(const struct out *o, const struct apx_model *m)
+{
+	static const char *const kinds[] = { "", "CPU page faults", "GPU page faults",
+					     "migrations host->device", "migrations device->host",
+					     "migrations device->device", "thrashing", "throttling",
+					     "remote maps" };
+	char b1[32];
+
+	heading(o, "Unified memory");
+	if (!m->uvm.n) {
+		fprintf(o->f, "  no unified-memory events\n");
+		return;
+	}
+	for (unsigned k = 1; k <= APX_UVM_REMOTE_MAP; k++)
+		if (m->uvm_count[k])
+			fprintf(o->f, "  %-28s %10" PRIu64 " %10s\n", kinds[k], m->uvm_count[k],
+				apx_fmt_size(b1, sizeof(b1), (double)m->uvm_bytes[k]));
+}
+
+static void section_cpu(const struct out *o, const struct apx_model *m)
+{
+	char b1[32], b2[32], b3[32], b4[32];
+
+	heading(o, "CPU");
+	fprintf(o->f, "  %-8s %9s %9s %9s %6s %10s %10s %7s %9s\n", "pid", "wall", "user", "system",
+		"cpu%", "vol.csw", "invol.csw", "threads", "peak RSS");
+	for (size_t fi = 0; fi < m->nfiles; fi++) {
+		const struct apx_an_file *f = &m->files[fi];
+		const struct apx_an_cpu *last = NULL;
+		uint64_t threads = 0;
+
+		for (size_t i = 0; i < m->cpu.n; i++) {
+			const struct apx_an_cpu *c = APX_VEC_AT(&m->cpu, struct apx_an_cpu, i);
+
+			if (c->file != fi || c->tid)
+				continue;
+			if (!last || c->ts >= last->ts)
+				last = c;
+			if (c->threads > threads)
+				threads = c->threads;
+		}
+		if (!last) {
+			fprintf(o->f, "  %-8" PRIu64 " no CPU samples\n", f->pid);
+			continue;
+		}
+		{
+			double wall = (double)(last->ts - (f->first_ns != UINT64_MAX ? f->first_ns : last->ts));
+
+			fprintf(o->f, "  %-8" PRIu64 " %9s %9s %9s %5.0f%% %10" PRIu64 " %10" PRIu64
+				      " %7" PRIu64 " %9s\n", f->pid, apx_fmt_ns(b1, sizeof(b1), wall),
+				apx_fmt_ns(b2, sizeof(b2), (double)last->utime),
+				apx_fmt_ns(b3, sizeof(b3), (double)last->stime),
+				pct((double)(last->utime + last->stime), wall), last->vol, last->invol,
+				threads, apx_fmt_size(b4, sizeof(b4), (double)last->peak));
+		}
+	}
+}
+
+static void section_checks(const struct out *o, const struct apx_findings *fd)
+{
+	heading(o, "Checks");
+	for (size_t i = 0; i < fd->nresults; i++) {
+		const struct apx_rule_result *r = &fd->results[i];
+
+		fprintf(o->f, "  %-16s %-14s %s%s%s\n", r->rule,
+			r->status == APX_RULE_FIRED ? "finding" : r->status == APX_RULE_CLEAN ? "ok"
+											: "not measured",
+			r->title, r->why[0] ? ": " : "", r->why);
+	}
+}
+
+static void section_method(const struct out *o, const struct apx_model *m)
+{
+	heading(o, "How this was measured");
+	for (size_t i = 0; i < m->nfiles; i++) {
+		const struct apx_an_file *f = &m->files[i];
+		uint64_t lost = 0;
+
+		for (unsigned k = 0; k <= APX_LOSS_OTHER; k++)
+			lost += f->lost[k];
+		fprintf(o->f, "  %s: pid %" PRIu64 ", written by %s %s\n", f->path, f->pid, f->producer,
+			f->producer_version);
+		if (!strcmp(f->producer, "apx-inject"))
+			fprintf(o->f, "    collection level %s; apx put into the program: the environment "
+				      "variable CUDA_INJECTION64_PATH\n    (loads libapx-inject.so, which "
+				      "subscribes to CUPTI) and APX_* settings; no file of yours was "
+				      "changed\n", f->level[0] ? f->level : "n/a");
+		else if (!strcmp(f->producer, "nvperfd"))
+			fprintf(o->f, "    observed from outside by the nvperfd daemon (/proc, NVML); nothing "
+				      "was put into the program\n");
+		fprintf(o->f, "    kernels replayed: no; records lost: %" PRIu64 "; clock: %s\n", lost,
+			f->clock == APX_CLOCK_MONOTONIC ? "CLOCK_MONOTONIC" : "other");
+		fprintf(o->f, "    file %s%s%s\n",
+			f->status == APX_READ_COMPLETE ? "complete"
+			: f->status == APX_READ_TRUNCATED ? "TRUNCATED (read up to the producer's last flush)"
+							  : "DAMAGED (read up to the damage)",
+			f->damage[0] ? ": " : "", f->damage);
+	}
+}
+
+void apx_report_text(FILE *out, const struct apx_model *m, const struct apx_findings *f,
+		     const struct apx_report_opts *o)
+{
+	struct out ctx = { out, o };
+
+	if (o->sections & 1u << APX_SEC_SUMMARY)
+		section_summary(&ctx, m, f);
+	if (o->sections & 1u << APX_SEC_FINDINGS)
+		section_findings(&ctx, f);
+	if (o->sections & 1u << APX_SEC_KERNELS)
+		section_kernels(&ctx, m);
+	if (o->sections & 1u << APX_SEC_TRANSFERS)
+		section_transfers(&ctx, m);
+	if (o->sections & 1u << APX_SEC_SYNC)
+		section_sync(&ctx, m);
+	if (o->sections & 1u << APX_SEC_IDLE)
+		section_idle(&ctx, m);
+	if (o->sections & 1u << APX_SEC_MEMORY)
+		section_memory(&ctx, m);
+	if (o->sections & 1u << APX_SEC_STREAMS)
+		section_streams(&ctx, m);
+	if (o->sections & 1u << APX_SEC_L2)
+		section_l2(&ctx, m);
+	if (o->sections & 1u << APX_SEC_UVM)
+		section_uvm(&ctx, m);
+	if (o->sections & 1u << APX_SEC_CPU)
+		section_cpu(&ctx, m);
+	if (o->sections & 1u << APX_SEC_CHECKS)
+		section_checks(&ctx, f);
+	if (o->sections & 1u << APX_SEC_METHOD)
+		section_method(&ctx, m);
+}
