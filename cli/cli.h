@@ -19,8 +19,8 @@ struct apx_cmd {
 
 int apx_cmd_info(int argc, char **argv);
 extern const char apx_cmd_info_usage[];
-int apx_cmd_analyze(int argc, char **argv);
-extern const char apx_cmd_analyze_usage[];
+int apx_cmd_report(int argc, char **argv);
+extern const char apx_cmd_report_usage[];
 int apx_cmd_init(int argc, char **argv);
 extern const char apx_cmd_init_usage[];
 int apx_cmd_status(int argc, char **argv);
@@ -31,6 +31,8 @@ int apx_cmd_history(int argc, char **argv);
 extern const char apx_cmd_history_usage[];
 int apx_cmd_config(int argc, char **argv);
 extern const char apx_cmd_config_usage[];
+int apx_cmd_analyze(int argc, char **argv);
+extern const char apx_cmd_analyze_usage[];
 
 /* Print the usage of cmd to stdout (for --help) */
 void apx_cli_print_usage(const char *name);

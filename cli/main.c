@@ -20,6 +20,8 @@ static const struct apx_cmd commands[] = {
 	  apx_cmd_analyze_usage },
 	{ "info", apx_cmd_info, "check a trace file and print its header, chunks and record counts",
 	  apx_cmd_info_usage },
+	{ "report", apx_cmd_report, "explain traces: findings with estimated savings, and tables",
+	  apx_cmd_report_usage },
 	{ "init", apx_cmd_init, "start the nvperfd daemon", apx_cmd_init_usage },
 	{ "status", apx_cmd_status, "Python processes nvperfd tracks now", apx_cmd_status_usage },
 	{ "top", apx_cmd_top, "apx status, refreshed in place", apx_cmd_top_usage },
