@@ -242,7 +242,8 @@ static void memory(struct apx_model *m)
 {
 	int64_t dev = 0, pin = 0;
 
-	qsort(m->mem_events.data, m->mem_events.n, sizeof(struct apx_an_mem_event), cmp_mem_event);
+	if (m->mem_events.n > 1)
+		qsort(m->mem_events.data, m->mem_events.n, sizeof(struct apx_an_mem_event), cmp_mem_event);
 	for (size_t i = 0; i < m->mem_events.n; i++) {
 		const struct apx_an_mem_event *e = APX_VEC_AT(&m->mem_events, struct apx_an_mem_event, i);
 		int64_t d = e->op == APX_MEMOP_FREE ? -(int64_t)e->bytes : (int64_t)e->bytes;

@@ -1,0 +1,486 @@
+/*
+ * test-analysis.c - the analysis model (timelines, aggregates, occupancy) and every report
+ * rule, each fired on a synthetic trace that has its problem and kept silent on one that
+ * does not, with the saving checked against the model the rule states.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "analysis/findings.h"
+#include "analysis/model.h"
+#include "apx-test.h"
+#include "unit/tracegen.h"
+
+#include "base/banned.h"
+
+static struct apx_findings fd;
+
+/* Close t, build the model, run the rules into fd. NULL on failure. */
+static struct apx_model *analyse(struct tg *t)
+{
+	struct apx_model *m = apx_model_new();
+	struct apx_diag d;
+
+	if (tg_close(t) < 0 || !m || apx_model_add_file(m, t->path, &d) < 0 ||
+	    apx_model_finish(m) < 0) {
+		unlink(t->path);
+		apx_model_free(m);
+		return NULL;
+	}
+	unlink(t->path);
+	apx_rules_run(m, &fd);
+	return m;
+}
+
+static const struct apx_finding *finding(const char *rule)
+{
+	for (size_t i = 0; i < fd.n; i++)
+		if (!strcmp(fd.f[i].rule, rule))
+			return &fd.f[i];
+	return NULL;
+}
+
+static enum apx_rule_status status(const char *rule)
+{
+	for (size_t i = 0; i < fd.nresults; i++)
+		if (!strcmp(fd.results[i].rule, rule))
+			return fd.results[i].status;
+	return (enum apx_rule_status)-1;
+}
+
+#define MS 1000000ull
+#define US 1000ull
+
+APX_TEST(timeline_union_concurrency_overlap)
+{
+	struct tg t;
+	struct apx_model *m;
+	const struct apx_an_timeline *tl;
+
+	APX_ASSERT_OK(tg_open(&t));
+	tg_kernel(&t, 10 * MS, 4 * MS, "a", 7);		/* 10-14 */
+	tg_kernel(&t, 12 * MS, 4 * MS, "b", 8);		/* 12-16: 2 ms concurrent */
+	tg_copy(&t, 15 * MS, 3 * MS, APX_COPY_H2D, APX_MEM_PINNED, 1 << 20, 1, 0, 9); /* 15-18 */
+	tg_kernel(&t, 20 * MS, 1 * MS, "a", 7);		/* gap 18-20 */
+	m = analyse(&t);
+	APX_ASSERT(m);
+	APX_ASSERT_EQ(m->timelines.n, 1);
+	tl = APX_VEC_AT(&m->timelines, struct apx_an_timeline, 0);
+	APX_ASSERT_EQ(tl->first_ns, 10 * MS);
+	APX_ASSERT_EQ(tl->last_ns, 21 * MS);
+	APX_ASSERT_EQ(tl->busy_ns, 9 * MS);		/* 10-18 and 20-21 */
+	APX_ASSERT_EQ(tl->idle_ns, 2 * MS);
+	APX_ASSERT_EQ(tl->kernel_busy_ns, 7 * MS);
+	APX_ASSERT_EQ(tl->copy_busy_ns, 3 * MS);
+	APX_ASSERT_EQ(tl->overlap_ns, 1 * MS);		/* 15-16 */
+	APX_ASSERT_EQ(tl->concurrent_ns, 2 * MS);	/* 12-14 */
+	APX_ASSERT_EQ(tl->gaps, 1);
+	APX_ASSERT_EQ(tl->idle_by_cause[APX_GAP_UNKNOWN], 2 * MS);
+	APX_ASSERT_EQ(tl->before_ns, 10 * MS - 1000);	/* header start_ns = 1000 */
+	apx_model_free(m);
+	return 0;
+}
+
+APX_TEST(kernel_aggregates_exact_percentiles)
+{
+	struct tg t;
+	struct apx_model *m;
+	const struct apx_an_name *nm = NULL;
+
+	APX_ASSERT_OK(tg_open(&t));
+	for (uint64_t i = 1; i <= 100; i++)	/* durations 1..100 us, written out of order */
+		tg_kernel(&t, (1000 - i * 7) * MS, ((i * 37) % 100 + 1) * US, "k", 7);
+	m = analyse(&t);
+	APX_ASSERT(m);
+	APX_ASSERT_EQ(m->names.n, 1);
+	nm = APX_VEC_AT(&m->names, struct apx_an_name, 0);
+	APX_ASSERT_EQ(nm->count, 100);
+	APX_ASSERT_EQ(nm->total_ns, 5050 * US);
+	APX_ASSERT_EQ(nm->min_ns, 1 * US);
+	APX_ASSERT_EQ(nm->max_ns, 100 * US);
+	APX_ASSERT_EQ(nm->p50_ns, 50 * US);
+	APX_ASSERT_EQ(nm->p95_ns, 95 * US);
+	for (size_t i = 1; i < m->k.n; i++)
+		APX_ASSERT(m->k.start[i - 1] <= m->k.start[i]);
+	apx_model_free(m);
+	return 0;
+}
+
+APX_TEST(theoretical_occupancy)
+{
+	struct tg t;
+	struct apx_model *m;
+
+	APX_ASSERT_OK(tg_open(&t));
+	tg_kernel_cfg(&t, 1 * MS, 1 * MS, "full", 256, 32, 0);		/* 8 blocks x 8 warps */
+	tg_kernel_cfg(&t, 3 * MS, 1 * MS, "regs", 256, 128, 0);		/* 2 blocks by registers */
+	tg_kernel_cfg(&t, 5 * MS, 1 * MS, "smem", 128, 32, 100000);	/* 2 blocks by smem */
+	m = analyse(&t);
+	APX_ASSERT(m);
+	for (size_t i = 0; i < m->names.n; i++) {
+		const struct apx_an_name *nm = APX_VEC_AT(&m->names, struct apx_an_name, i);
+		double want = nm->text[0] == 'f' ? 1.0 : nm->text[0] == 'r' ? 0.25 : 0.125;
+
+		if (fabs(nm->occupancy - want) > 1e-9)
+			APX_FAIL_("%.*s: occupancy %f, want %f", (int)nm->len, nm->text, nm->occupancy, want);
+	}
+	apx_model_free(m);
+	return 0;
+}
+
+APX_TEST(rule_pageable_copy)
+{
+	struct tg t;
+	struct apx_model *m;
+	const struct apx_finding *f;
+	uint64_t at = 1 * MS;
+	double pinned_ns, pageable_ns = 0, bytes = 0, want;
+
+	APX_ASSERT_OK(tg_open(&t));
+	for (int i = 0; i < 50; i++) {	/* 8 MB pageable at 5 GB/s, pinned at 25 GB/s */
+		tg_copy(&t, at, 1600 * US, APX_COPY_H2D, APX_MEM_PAGEABLE, 8000000, 0, 0, 7);
+		at += 2 * MS;
+		tg_copy(&t, at, 320 * US, APX_COPY_H2D, APX_MEM_PINNED, 8000000, 1, 0, 7);
+		at += 1 * MS;
+		pageable_ns += 1600 * US;
+		bytes += 8e6;
+	}
+	m = analyse(&t);
+	APX_ASSERT(m);
+	f = finding("pageable-copy");
+	APX_ASSERT(f);
+	pinned_ns = bytes / 25e9 * 1e9;
+	want = pageable_ns - pinned_ns;
+	if (fabs(f->saving_ns - want) > 1)
+		APX_FAIL_("saving %.0f, want %.0f", f->saving_ns, want);
+	APX_ASSERT(strstr(f->model, "pinned copies reached in this trace"));
+	APX_ASSERT(strstr(f->fix, "pin_memory=True"));
+	apx_model_free(m);
+
+	APX_ASSERT_OK(tg_open(&t));	/* pinned only: silent */
+	tg_copy(&t, 1 * MS, 320 * US, APX_COPY_H2D, APX_MEM_PINNED, 8000000, 1, 0, 7);
+	m = analyse(&t);
+	APX_ASSERT(m && !finding("pageable-copy") && status("pageable-copy") == APX_RULE_CLEAN);
+	apx_model_free(m);
+	return 0;
+}
+
+APX_TEST(rule_sync_copy)
+{
+	struct tg t;
+	struct apx_model *m;
+	const struct apx_finding *f;
+
+	APX_ASSERT_OK(tg_open(&t));
+	for (int i = 0; i < 20; i++) {
+		tg_kernel(&t, (uint64_t)i * 10 * MS, 5 * MS, "k", 7);
+		tg_copy(&t, (uint64_t)i * 10 * MS + 6 * MS, 2 * MS, APX_COPY_D2H, APX_MEM_PINNED, 1 << 20,
+			0, 0, 7);
+	}
+	m = analyse(&t);
+	APX_ASSERT(m);
+	f = finding("sync-copy");
+	APX_ASSERT(f);
+	APX_ASSERT_EQ((uint64_t)f->saving_ns, 40 * MS);
+	apx_model_free(m);
+
+	APX_ASSERT_OK(tg_open(&t));
+	for (int i = 0; i < 20; i++) {
+		tg_kernel(&t, (uint64_t)i * 10 * MS, 5 * MS, "k", 7);
+		tg_copy(&t, (uint64_t)i * 10 * MS + 6 * MS, 2 * MS, APX_COPY_D2H, APX_MEM_PINNED, 1 << 20,
+			1, 0, 7);
+	}
+	m = analyse(&t);
+	APX_ASSERT(m && !finding("sync-copy"));
+	apx_model_free(m);
+	return 0;
+}
+
+APX_TEST(rule_sync_frequency)
+{
+	struct tg t;
+	struct apx_model *m;
+	const struct apx_finding *f;
+
+	APX_ASSERT_OK(tg_open(&t));
+	for (uint64_t i = 0; i < 100; i++) {	/* kernel 1 ms, sync returns, 300 us gap */
+		uint64_t s = 1 * MS + i * 1300 * US;
+
+		tg_kernel(&t, s, 1 * MS, "k", 7);
+		tg_sync(&t, s + 100 * US, s + 1 * MS + 50 * US, APX_SYNC_KIND_DEVICE);
+		tg_marker(&t, s, s + 1300 * US, "step");
+	}
+	m = analyse(&t);
+	APX_ASSERT(m);
+	APX_ASSERT_EQ(m->steps, 100);
+	f = finding("sync-frequency");
+	APX_ASSERT(f);
+	APX_ASSERT_EQ((uint64_t)f->saving_ns, 99 * 300 * US);	/* 99 gaps between 100 kernels */
+	APX_ASSERT(strstr(f->evidence, "per step: 1.0"));
+	apx_model_free(m);
+
+	APX_ASSERT_OK(tg_open(&t));
+	for (uint64_t i = 0; i < 100; i++)
+		tg_kernel(&t, 1 * MS + i * 1010 * US, 1 * MS, "k", 7);
+	m = analyse(&t);
+	APX_ASSERT(m && !finding("sync-frequency"));
+	apx_model_free(m);
+	return 0;
+}
+
+APX_TEST(rule_gpu_starvation)
+{
+	struct tg t;
+	struct apx_model *m;
+	const struct apx_finding *f;
+
+	APX_ASSERT_OK(tg_open(&t));
+	for (uint64_t i = 0; i < 10; i++)	/* 2 ms kernels, 5 ms gaps with no cause */
+		tg_kernel(&t, 1 * MS + i * 7 * MS, 2 * MS, "k", 7);
+	m = analyse(&t);
+	APX_ASSERT(m);
+	f = finding("gpu-starvation");
+	APX_ASSERT(f);
+	APX_ASSERT_EQ((uint64_t)f->saving_ns, 9 * 5 * MS);
+	APX_ASSERT(f->severity == APX_SEV_CRITICAL);
+	apx_model_free(m);
+
+	APX_ASSERT_OK(tg_open(&t));
+	for (uint64_t i = 0; i < 10; i++)
+		tg_kernel(&t, 1 * MS + i * 2 * MS, 2 * MS, "k", 7);
+	m = analyse(&t);
+	APX_ASSERT(m && !finding("gpu-starvation"));
+	apx_model_free(m);
+	return 0;
+}
+
+APX_TEST(rule_launch_bound)
+{
+	struct tg t;
+	struct apx_model *m;
+	const struct apx_finding *f;
+
+	APX_ASSERT_OK(tg_open(&t));
+	for (uint64_t i = 0; i < 5000; i++)	/* 3 us kernels, 20 us apart */
+		tg_kernel(&t, 1 * MS + i * 23 * US, 3 * US, "tiny", 7);
+	m = analyse(&t);
+	APX_ASSERT(m);
+	f = finding("launch-bound");
+	APX_ASSERT(f);
+	APX_ASSERT_EQ((uint64_t)f->saving_ns, 4999 * (20 - 1) * US);
+	APX_ASSERT(strstr(f->fix, "reduce-overhead"));
+	apx_model_free(m);
+
+	APX_ASSERT_OK(tg_open(&t));	/* 1 ms kernels 20 us apart: not launch-bound */
+	for (uint64_t i = 0; i < 500; i++)
+		tg_kernel(&t, 1 * MS + i * 1020 * US, 1 * MS, "big", 7);
+	m = analyse(&t);
+	APX_ASSERT(m && !finding("launch-bound"));
+	apx_model_free(m);
+	return 0;
+}
+
+APX_TEST(rule_copy_overlap)
+{
+	struct tg t;
+	struct apx_model *m;
+	const struct apx_finding *f;
+
+	APX_ASSERT_OK(tg_open(&t));
+	for (uint64_t i = 0; i < 20; i++) {	/* copy 2 ms then kernel 3 ms, serial */
+		tg_copy(&t, i * 5 * MS, 2 * MS, APX_COPY_H2D, APX_MEM_PINNED, 50000000, 1, 0, 7);
+		tg_kernel(&t, i * 5 * MS + 2 * MS, 3 * MS, "k", 7);
+	}
+	m = analyse(&t);
+	APX_ASSERT(m);
+	f = finding("copy-overlap");
+	APX_ASSERT(f);
+	APX_ASSERT_EQ((uint64_t)f->saving_ns, 40 * MS);
+	apx_model_free(m);
+
+	APX_ASSERT_OK(tg_open(&t));	/* copies hidden under kernels on a side stream */
+	for (uint64_t i = 0; i < 20; i++) {
+		tg_kernel(&t, i * 3 * MS, 3 * MS, "k", 7);
+		tg_copy(&t, i * 3 * MS + 500 * US, 2 * MS, APX_COPY_H2D, APX_MEM_PINNED, 50000000, 1, 0, 9);
+	}
+	m = analyse(&t);
+	APX_ASSERT(m && !finding("copy-overlap"));
+	apx_model_free(m);
+	return 0;
+}
+
+APX_TEST(rule_unified_memory)
+{
+	struct tg t;
+	struct apx_model *m;
+	const struct apx_finding *f;
+
+	APX_ASSERT_OK(tg_open(&t));
+	tg_kernel(&t, 1 * MS, 10 * MS, "k", 7);
+	for (uint64_t i = 0; i < 10; i++)
+		tg_uvm(&t, 1 * MS + i * MS, 1 * MS + i * MS + 200 * US, APX_UVM_MIGRATE_H2D, 2 << 20);
+	m = analyse(&t);
+	APX_ASSERT(m);
+	f = finding("unified-memory");
+	APX_ASSERT(f);
+	APX_ASSERT_EQ((uint64_t)f->saving_ns, 2 * MS);
+	APX_ASSERT_EQ(m->uvm_bytes[APX_UVM_MIGRATE_H2D], 10 * (2 << 20));
+	apx_model_free(m);
+
+	APX_ASSERT_OK(tg_open(&t));
+	tg_kernel(&t, 1 * MS, 10 * MS, "k", 7);
+	m = analyse(&t);
+	APX_ASSERT(m && !finding("unified-memory"));
+	apx_model_free(m);
+	return 0;
+}
+
+APX_TEST(rule_memory_capacity)
+{
+	struct tg t;
+	struct apx_model *m;
+
+	APX_ASSERT_OK(tg_open(&t));	/* 95 GB of a 100 GB device */
+	tg_kernel(&t, 1 * MS, 1 * MS, "k", 7);
+	tg_mem(&t, 2 * MS, APX_MEMOP_ALLOC, APX_MEM_DEVICE, 60000000000ull);
+	tg_mem(&t, 3 * MS, APX_MEMOP_ALLOC, APX_MEM_DEVICE, 35000000000ull);
+	tg_mem(&t, 4 * MS, APX_MEMOP_FREE, APX_MEM_DEVICE, 35000000000ull);
+	m = analyse(&t);
+	APX_ASSERT(m);
+	APX_ASSERT_EQ(m->device_mem_peak, 95000000000ull);
+	APX_ASSERT_EQ(m->device_mem_now, 60000000000ull);
+	APX_ASSERT(finding("memory-capacity"));
+	apx_model_free(m);
+
+	APX_ASSERT_OK(tg_open(&t));
+	tg_kernel(&t, 1 * MS, 1 * MS, "k", 7);
+	tg_mem(&t, 2 * MS, APX_MEMOP_ALLOC, APX_MEM_DEVICE, 50000000000ull);
+	m = analyse(&t);
+	APX_ASSERT(m && !finding("memory-capacity"));
+	apx_model_free(m);
+
+	APX_ASSERT_OK(tg_open(&t));	/* no allocation records: says so */
+	tg_kernel(&t, 1 * MS, 1 * MS, "k", 7);
+	m = analyse(&t);
+	APX_ASSERT(m && status("memory-capacity") == APX_RULE_NOT_MEASURED);
+	apx_model_free(m);
+	return 0;
+}
+
+APX_TEST(rule_repeated_copy)
+{
+	struct tg t;
+	struct apx_model *m;
+	const struct apx_finding *f;
+
+	APX_ASSERT_OK(tg_open(&t));
+	for (uint64_t i = 0; i < 10; i++) {
+		tg_copy(&t, i * 2 * MS, 1 * MS, APX_COPY_H2D, APX_MEM_PINNED, 4 << 20, 1, 0x7f001000, 7);
+		tg_kernel(&t, i * 2 * MS + 1 * MS, 1 * MS, "k", 7);
+	}
+	m = analyse(&t);
+	APX_ASSERT(m);
+	f = finding("repeated-copy");
+	APX_ASSERT(f);
+	APX_ASSERT_EQ((uint64_t)f->saving_ns, 9 * MS);
+	apx_model_free(m);
+
+	APX_ASSERT_OK(tg_open(&t));	/* no host addresses: not measured */
+	tg_copy(&t, 1 * MS, 1 * MS, APX_COPY_H2D, APX_MEM_PINNED, 4 << 20, 1, 0, 7);
+	m = analyse(&t);
+	APX_ASSERT(m && status("repeated-copy") == APX_RULE_NOT_MEASURED);
+	apx_model_free(m);
+	return 0;
+}
+
+APX_TEST(rule_fp32_matmul)
+{
+	struct tg t;
+	struct apx_model *m;
+	const struct apx_finding *f;
+
+	APX_ASSERT_OK(tg_open(&t));
+	tg_kernel(&t, 1 * MS, 6 * MS, "ampere_sgemm_128x64_nn", 7);
+	tg_kernel(&t, 8 * MS, 4 * MS, "vectorized_elementwise_kernel", 7);
+	m = analyse(&t);
+	APX_ASSERT(m);
+	f = finding("fp32-matmul");
+	APX_ASSERT(f);
+	APX_ASSERT_EQ((uint64_t)f->saving_ns, 4 * MS);
+	apx_model_free(m);
+
+	APX_ASSERT_OK(tg_open(&t));
+	tg_kernel(&t, 1 * MS, 6 * MS, "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64", 7);
+	tg_kernel(&t, 8 * MS, 6 * MS, "ampere_tf32_s1688gemm_tf32_128x128_nn", 7);
+	m = analyse(&t);
+	APX_ASSERT(m && !finding("fp32-matmul"));
+	apx_model_free(m);
+	return 0;
+}
+
+APX_TEST(rule_small_copies)
+{
+	struct tg t;
+	struct apx_model *m;
+
+	APX_ASSERT_OK(tg_open(&t));
+	for (uint64_t i = 0; i < 2000; i++)
+		tg_copy(&t, 1 * MS + i * 20 * US, 8 * US, APX_COPY_H2D, APX_MEM_PINNED, 4096, 1, 0, 7);
+	m = analyse(&t);
+	APX_ASSERT(m && finding("small-copies"));
+	apx_model_free(m);
+
+	APX_ASSERT_OK(tg_open(&t));
+	for (uint64_t i = 0; i < 10; i++)
+		tg_copy(&t, 1 * MS + i * 20 * US, 8 * US, APX_COPY_H2D, APX_MEM_PINNED, 4096, 1, 0, 7);
+	m = analyse(&t);
+	APX_ASSERT(m && !finding("small-copies"));
+	apx_model_free(m);
+	return 0;
+}
+
+APX_TEST(rule_input_pipeline)
+{
+	struct tg t;
+	struct apx_model *m;
+	const struct apx_finding *f;
+
+	APX_ASSERT_OK(tg_open(&t));
+	for (uint64_t i = 0; i < 20; i++) {	/* kernel, 3 ms idle, then the next batch arrives */
+		uint64_t s = 1 * MS + i * 6 * MS;
+
+		tg_kernel(&t, s, 2 * MS, "k", 7);
+		tg_copy(&t, s + 5 * MS, 1 * MS, APX_COPY_H2D, APX_MEM_PINNED, 4 << 20, 1, 0, 7);
+	}
+	m = analyse(&t);
+	APX_ASSERT(m);
+	f = finding("input-pipeline");
+	APX_ASSERT(f);
+	APX_ASSERT_EQ((uint64_t)f->saving_ns, 20 * 3 * MS);
+	APX_ASSERT(strstr(f->fix, "num_workers"));
+	apx_model_free(m);
+	return 0;
+}
+
+APX_TEST(findings_are_ranked_by_saving)
+{
+	struct tg t;
+	struct apx_model *m;
+
+	APX_ASSERT_OK(tg_open(&t));
+	for (uint64_t i = 0; i < 10; i++) {
+		tg_kernel(&t, 1 * MS + i * 7 * MS, 2 * MS, "ampere_sgemm_128x64_nn", 7);
+		tg_uvm(&t, 1 * MS + i * 7 * MS, 1 * MS + i * 7 * MS + 100 * US, APX_UVM_GPU_FAULT, 4096);
+	}
+	m = analyse(&t);
+	APX_ASSERT(m);
+	APX_ASSERT(fd.n >= 3);
+	for (size_t i = 1; i < fd.n; i++)
+		APX_ASSERT(fd.f[i - 1].saving_ns >= fd.f[i].saving_ns);
+	APX_ASSERT_EQ(fd.nresults, 12);
+	apx_model_free(m);
+	return 0;
+}
+
+APX_TEST_MAIN()

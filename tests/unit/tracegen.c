@@ -1,0 +1,190 @@
+/*
+ * tracegen.c - synthetic traces for analysis tests (see tracegen.h).
+ */
+#include "unit/tracegen.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/banned.h"
+
+int tg_open(struct tg *t)
+{
+	struct apx_rec h, d;
+	int fd;
+
+	memset(t, 0, sizeof(*t));
+	memcpy(t->path, "/tmp/apx-tg-XXXXXX", 19);
+	fd = mkstemp(t->path);
+	if (fd < 0)
+		return -1;
+	apx_rec_init(&h, APX_REC_HEADER);
+	apx_rec_set_str(&h, APX_HEADER_PRODUCER, "apx-inject");
+	apx_rec_set_str(&h, APX_HEADER_PRODUCER_VERSION, "test");
+	h.v[APX_HEADER_CLOCK] = APX_CLOCK_MONOTONIC;
+	h.v[APX_HEADER_PID] = 100;
+	h.v[APX_HEADER_START_NS] = 1000;
+	apx_rec_set_i64(&h, APX_HEADER_RANK, -1);
+	if (apx_writer_open_fd(fd, &h, NULL, &t->w) < 0)
+		return -1;
+	apx_rec_init(&d, APX_REC_DEVICE);
+	apx_rec_set_str(&d, APX_DEVICE_NAME, "NVIDIA H200");
+	d.v[APX_DEVICE_CC_MAJOR] = 9;
+	d.v[APX_DEVICE_SM_COUNT] = 132;
+	d.v[APX_DEVICE_MEM_BYTES] = 100000000000ull;
+	d.v[APX_DEVICE_L2_BYTES] = 60u << 20;
+	d.v[APX_DEVICE_PERSIST_L2_MAX_BYTES] = 45u << 20;
+	d.v[APX_DEVICE_PCIE_GEN] = 5;
+	d.v[APX_DEVICE_PCIE_WIDTH] = 16;
+	d.v[APX_DEVICE_MAX_THREADS_PER_SM] = 2048;
+	d.v[APX_DEVICE_REGS_PER_SM] = 65536;
+	d.v[APX_DEVICE_SMEM_PER_SM] = 233472;
+	d.v[APX_DEVICE_MAX_BLOCKS_PER_SM] = 32;
+	d.v[APX_DEVICE_WARP_SIZE] = 32;
+	return apx_writer_add(t->w, &d);
+}
+
+static void seen(struct tg *t, uint64_t end)
+{
+	if (end > t->end_ns)
+		t->end_ns = end;
+}
+
+void tg_kernel_cfg(struct tg *t, uint64_t start, uint64_t dur, const char *name, uint32_t block,
+		   uint32_t regs, uint32_t smem)
+{
+	struct apx_rec k;
+	uint32_t id;
+
+	apx_rec_init(&k, APX_REC_KERNEL);
+	apx_writer_intern(t->w, name, strlen(name), &id);
+	k.v[APX_KERNEL_START_NS] = start;
+	k.v[APX_KERNEL_END_NS] = start + dur;
+	k.v[APX_KERNEL_STREAM] = 7;
+	k.v[APX_KERNEL_CORRELATION] = ++t->corr;
+	k.v[APX_KERNEL_NAME] = id;
+	k.v[APX_KERNEL_GRID_X] = 132;
+	k.v[APX_KERNEL_GRID_Y] = k.v[APX_KERNEL_GRID_Z] = 1;
+	k.v[APX_KERNEL_BLOCK_X] = block;
+	k.v[APX_KERNEL_BLOCK_Y] = k.v[APX_KERNEL_BLOCK_Z] = 1;
+	k.v[APX_KERNEL_REGISTERS] = regs;
+	k.v[APX_KERNEL_STATIC_SMEM] = smem;
+	apx_writer_add(t->w, &k);
+	seen(t, start + dur);
+}
+
+void tg_kernel(struct tg *t, uint64_t start, uint64_t dur, const char *name, uint64_t stream)
+{
+	struct apx_rec k;
+	uint32_t id;
+
+	apx_rec_init(&k, APX_REC_KERNEL);
+	apx_writer_intern(t->w, name, strlen(name), &id);
+	k.v[APX_KERNEL_START_NS] = start;
+	k.v[APX_KERNEL_END_NS] = start + dur;
+	k.v[APX_KERNEL_STREAM] = stream;
+	k.v[APX_KERNEL_CORRELATION] = ++t->corr;
+	k.v[APX_KERNEL_NAME] = id;
+	k.v[APX_KERNEL_BLOCK_X] = 256;
+	k.v[APX_KERNEL_BLOCK_Y] = k.v[APX_KERNEL_BLOCK_Z] = 1;
+	k.v[APX_KERNEL_GRID_X] = k.v[APX_KERNEL_GRID_Y] = k.v[APX_KERNEL_GRID_Z] = 1;
+	k.v[APX_KERNEL_REGISTERS] = 32;
+	apx_writer_add(t->w, &k);
+	seen(t, start + dur);
+}
+
+void tg_copy(struct tg *t, uint64_t start, uint64_t dur, unsigned kind, unsigned host_kind,
+	     uint64_t bytes, int async, uint64_t host_addr, uint64_t stream)
+{
+	struct apx_rec c;
+
+	apx_rec_init(&c, APX_REC_MEMCPY);
+	c.v[APX_MEMCPY_START_NS] = start;
+	c.v[APX_MEMCPY_END_NS] = start + dur;
+	c.v[APX_MEMCPY_STREAM] = stream;
+	c.v[APX_MEMCPY_CORRELATION] = ++t->corr;
+	c.v[APX_MEMCPY_COPY_KIND] = kind;
+	c.v[APX_MEMCPY_SRC_KIND] = kind == APX_COPY_H2D ? host_kind : APX_MEM_DEVICE;
+	c.v[APX_MEMCPY_DST_KIND] = kind == APX_COPY_D2H ? host_kind : APX_MEM_DEVICE;
+	c.v[APX_MEMCPY_BYTES] = bytes;
+	c.v[APX_MEMCPY_HOST_ADDR] = host_addr;
+	c.v[APX_MEMCPY_FLAGS] = async ? 1 : 0;
+	apx_writer_add(t->w, &c);
+	seen(t, start + dur);
+}
+
+void tg_memset(struct tg *t, uint64_t start, uint64_t dur, int async)
+{
+	struct apx_rec s;
+
+	apx_rec_init(&s, APX_REC_MEMSET);
+	s.v[APX_MEMSET_START_NS] = start;
+	s.v[APX_MEMSET_END_NS] = start + dur;
+	s.v[APX_MEMSET_STREAM] = 7;
+	s.v[APX_MEMSET_BYTES] = 4096;
+	s.v[APX_MEMSET_MEM_KIND] = APX_MEM_DEVICE;
+	s.v[APX_MEMSET_FLAGS] = async ? 1 : 0;
+	apx_writer_add(t->w, &s);
+	seen(t, start + dur);
+}
+
+void tg_sync(struct tg *t, uint64_t start, uint64_t end, unsigned kind)
+{
+	struct apx_rec s;
+
+	apx_rec_init(&s, APX_REC_SYNC);
+	s.v[APX_SYNC_START_NS] = start;
+	s.v[APX_SYNC_END_NS] = end;
+	s.v[APX_SYNC_KIND] = kind;
+	s.v[APX_SYNC_STREAM] = 7;
+	apx_writer_add(t->w, &s);
+	seen(t, end);
+}
+
+void tg_mem(struct tg *t, uint64_t ts, unsigned op, unsigned kind, uint64_t bytes)
+{
+	struct apx_rec r;
+
+	apx_rec_init(&r, APX_REC_MEMORY);
+	r.v[APX_MEMORY_TS_NS] = ts;
+	r.v[APX_MEMORY_OP] = op;
+	r.v[APX_MEMORY_MEM_KIND] = kind;
+	r.v[APX_MEMORY_BYTES] = bytes;
+	r.v[APX_MEMORY_ADDRESS] = 0x7f0000000000ull + ts;
+	apx_writer_add(t->w, &r);
+	seen(t, ts);
+}
+
+void tg_uvm(struct tg *t, uint64_t start, uint64_t end, unsigned kind, uint64_t bytes)
+{
+	struct apx_rec r;
+
+	apx_rec_init(&r, APX_REC_UVM);
+	r.v[APX_UVM_START_NS] = start;
+	r.v[APX_UVM_END_NS] = end;
+	r.v[APX_UVM_KIND] = kind;
+	r.v[APX_UVM_BYTES] = bytes;
+	apx_writer_add(t->w, &r);
+	seen(t, end);
+}
+
+void tg_marker(struct tg *t, uint64_t start, uint64_t end, const char *name)
+{
+	struct apx_rec r;
+	uint32_t id;
+
+	apx_rec_init(&r, APX_REC_MARKER);
+	apx_writer_intern(t->w, name, strlen(name), &id);
+	r.v[APX_MARKER_START_NS] = start;
+	r.v[APX_MARKER_END_NS] = end;
+	r.v[APX_MARKER_NAME] = id;
+	r.v[APX_MARKER_KIND] = APX_MARKER_RANGE;
+	apx_writer_add(t->w, &r);
+	seen(t, end);
+}
+
+int tg_close(struct tg *t)
+{
+	return apx_writer_close(t->w, t->end_ns, 0);
+}

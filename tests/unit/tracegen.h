@@ -1,0 +1,32 @@
+/*
+ * tracegen.h - builds small synthetic traces for analysis tests: a file with an H200-like
+ * device and the kernels, copies, syncs, allocations and UVM events a test adds. Times in ns.
+ */
+#ifndef APX_TEST_TRACEGEN_H
+#define APX_TEST_TRACEGEN_H
+
+#include <stdint.h>
+
+#include <apx/format.h>
+
+struct tg {
+	struct apx_writer *w;
+	char path[64];
+	uint64_t corr, end_ns;
+};
+
+int tg_open(struct tg *t);	/* a new temporary file with header + device 0 */
+void tg_kernel(struct tg *t, uint64_t start, uint64_t dur, const char *name, uint64_t stream);
+void tg_kernel_cfg(struct tg *t, uint64_t start, uint64_t dur, const char *name, uint32_t block,
+		   uint32_t regs, uint32_t smem);
+void tg_copy(struct tg *t, uint64_t start, uint64_t dur, unsigned kind, unsigned host_kind,
+	     uint64_t bytes, int async, uint64_t host_addr, uint64_t stream);
+void tg_memset(struct tg *t, uint64_t start, uint64_t dur, int async);
+void tg_sync(struct tg *t, uint64_t start, uint64_t end, unsigned kind);
+void tg_mem(struct tg *t, uint64_t ts, unsigned op, unsigned kind, uint64_t bytes);
+void tg_uvm(struct tg *t, uint64_t start, uint64_t end, unsigned kind, uint64_t bytes);
+void tg_marker(struct tg *t, uint64_t start, uint64_t end, const char *name);
+/* Close the trace; the caller loads t->path and unlinks it. */
+int tg_close(struct tg *t);
+
+#endif
