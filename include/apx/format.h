@@ -558,6 +558,9 @@ uint16_t apx_reader_minor(const struct apx_reader *r);
 uint64_t apx_reader_size(const struct apx_reader *r);
 size_t apx_reader_chunk_count(const struct apx_reader *r);	/* good chunks */
 const struct apx_chunk_info *apx_reader_chunk(const struct apx_reader *r, size_t i);
+/* A hint that chunk i will not be read again soon: its pages leave the resident set (they are
+ * re-read on the next access; pointers into the chunk stay valid). */
+void apx_reader_release(const struct apx_reader *r, size_t i);
 /* Text of a string id, with its length; NULL when unknown. Loads the table on first call. */
 const char *apx_reader_string(struct apx_reader *r, uint64_t id, size_t *ret_len);
 

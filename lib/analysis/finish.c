@@ -319,13 +319,19 @@ int apx_model_finish(struct apx_model *m)
 	r = sort_kernels(&m->k);
 	if (r < 0)
 		return r;
-	r = name_aggregates(m);
-	if (r < 0)
-		return r;
 	transfers(m);
 	syncs(m);
 	memory(m);
 	unified_memory(m);
 	steps(m);
-	return apx_timelines_build(m);
+	r = apx_timelines_build(m);
+	if (r < 0)
+		return r;
+	/* The timelines consumed the per-kernel time order: free it before the aggregates need
+	 * their scratch, so peak memory stays under twice the trace size (bench/report). */
+	free(m->k.start);
+	free(m->k.stream);
+	m->k.start = NULL;
+	m->k.stream = NULL;
+	return name_aggregates(m);
 }

@@ -175,14 +175,10 @@ static uint16_t stream_index(struct apx_model *m, uint32_t device, uint64_t id)
 	return (uint16_t)(m->streams.n - 1);
 }
 
-static int kernels_reserve(struct apx_an_kernels *k)
+static int kernels_grow(struct apx_an_kernels *k, size_t cap)
 {
-	size_t cap;
 	void *a, *b, *c, *d;
 
-	if (k->n < k->cap)
-		return 0;
-	cap = k->cap ? k->cap * 2 : 4096;
 	a = reallocarray(k->start, cap, sizeof(*k->start));
 	if (a)
 		k->start = a;
@@ -198,6 +194,37 @@ static int kernels_reserve(struct apx_an_kernels *k)
 	if (!a || !b || !c || !d)
 		return -ENOMEM;
 	k->cap = cap;
+	return 0;
+}
+
+static int kernels_reserve(struct apx_an_kernels *k)
+{
+	return k->n < k->cap ? 0 : kernels_grow(k, k->cap ? k->cap * 2 : 4096);
+}
+
+/* Size the kernel and copy arrays once from the chunk table: no doubling (peak memory,
+ * bench/report). */
+static int kernels_presize(struct apx_model *m, const struct apx_reader *rd)
+{
+	size_t want = m->k.n;
+
+	for (size_t c = 0; c < apx_reader_chunk_count(rd); c++)
+		if (apx_reader_chunk(rd, c)->type == APX_REC_KERNEL)
+			want += apx_reader_chunk(rd, c)->records;
+	if (want > m->k.cap && kernels_grow(&m->k, want) < 0)
+		return -ENOMEM;
+	want = m->copies.n;
+	for (size_t c = 0; c < apx_reader_chunk_count(rd); c++)
+		if (apx_reader_chunk(rd, c)->type == APX_REC_MEMCPY)
+			want += apx_reader_chunk(rd, c)->records;
+	if (want > m->copies.cap) {
+		void *d = reallocarray(m->copies.data, want, m->copies.size);
+
+		if (!d)
+			return -ENOMEM;
+		m->copies.data = d;
+		m->copies.cap = want;
+	}
 	return 0;
 }
 
@@ -291,11 +318,11 @@ static int add_record(struct apx_model *m, struct apx_an_file *f, uint16_t fi,
 			.start = v[APX_MEMCPY_START_NS], .bytes = v[APX_MEMCPY_BYTES],
 			.host_addr = v[APX_MEMCPY_HOST_ADDR],
 			.dur = sat32(v[APX_MEMCPY_END_NS] - v[APX_MEMCPY_START_NS]),
-			.corr = (uint32_t)v[APX_MEMCPY_CORRELATION], .file = fi,
+			.file = fi,
 			.kind = (uint8_t)(v[APX_MEMCPY_COPY_KIND] < APX_COPY__COUNT ? v[APX_MEMCPY_COPY_KIND] : 0),
 			.src = (uint8_t)(v[APX_MEMCPY_SRC_KIND] < APX_MEM__COUNT ? v[APX_MEMCPY_SRC_KIND] : 0),
 			.dst = (uint8_t)(v[APX_MEMCPY_DST_KIND] < APX_MEM__COUNT ? v[APX_MEMCPY_DST_KIND] : 0),
-			.async = (uint8_t)(v[APX_MEMCPY_FLAGS] & 1), .device = (uint32_t)v[APX_MEMCPY_DEVICE],
+			.async = (uint8_t)(v[APX_MEMCPY_FLAGS] & 1), .device = (uint16_t)v[APX_MEMCPY_DEVICE],
 		};
 		if (v[APX_MEMCPY_END_NS] < v[APX_MEMCPY_START_NS])
 			c.dur = 0;
@@ -484,6 +511,9 @@ int apx_model_add_file(struct apx_model *m, const char *path, struct apx_diag *d
 	if (apx_reader_damage(rd))
 		snprintf(f->damage, sizeof(f->damage), "%s", apx_reader_damage(rd)->msg);
 	read_header(f);
+	r = kernels_presize(m, rd);
+	if (r < 0)
+		return r;
 	for (size_t c = 0; c < apx_reader_chunk_count(rd); c++) {
 		struct apx_chunk_iter it;
 		struct apx_diag d;
@@ -506,6 +536,8 @@ int apx_model_add_file(struct apx_model *m, const char *path, struct apx_diag *d
 			f->status = APX_READ_DAMAGED;
 			snprintf(f->damage, sizeof(f->damage), "%s", d.msg);
 		}
+		if (apx_reader_chunk(rd, c)->type != APX_REC_STRINGS)
+			apx_reader_release(rd, c);
 	}
 	if (f->cuda_used < 0 && (m->k.n || m->copies.n))
 		f->cuda_used = 1;

@@ -56,7 +56,9 @@ struct apx_an_device {
 	uint32_t warp_size, pcie_gen, pcie_width;
 };
 
-/* Kernels, structure of arrays (10 million kernels must fit in twice the file size). */
+/* Kernels, structure of arrays (10 million kernels must fit in twice the file size).
+ * apx_model_finish() sorts them by start, builds the timelines, then frees start and stream:
+ * after finish only dur and name remain (per-kernel order is not kept). */
 struct apx_an_kernels {
 	size_t n, cap;
 	uint64_t *start;
@@ -83,10 +85,9 @@ struct apx_an_name {
 
 struct apx_an_copy {
 	uint64_t start, bytes, host_addr;
-	uint32_t dur, corr;
-	uint16_t stream, file;
+	uint32_t dur;
+	uint16_t stream, file, device;
 	uint8_t kind, src, dst, async;
-	uint32_t device;
 };
 
 struct apx_an_memset {

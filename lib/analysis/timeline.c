@@ -1,14 +1,14 @@
 /*
  * timeline.c - builds the per-device timelines (see timeline.h) in one sweep over the device's
- * activity sorted by start: kernels (already sorted in the model), then copies and memsets
- * (sorted here). Union trackers give busy time, kernel-only and copy-only busy time, and the
+ * activity sorted by start: kernels (sorted by finish.c), copies and memsets (sorted here, in
+ * the model's own arrays: no copy), merged three ways. Union trackers give busy time, kernel-only and copy-only busy time, and the
  * time with two or more kernels in flight; every hole in the union between the first and the
  * last activity is an idle gap, attributed to a cause:
  *   sync    a host synchronization ended inside the gap (the host waited, then relaunched);
  *   data    the activity that ends the gap is a host-to-device copy (the GPU waited for input);
  *   launch  the gap is shorter than APX_LAUNCH_GAP_NS (the host could not keep up launching);
  *   unknown anything else (the host was busy elsewhere: Python, data loading, I/O).
- * Called by apx_model_finish(); memory: one array of the device's copies and memsets.
+ * Called by apx_model_finish(); memory: one array of the synchronizations' end times.
  */
 #include "analysis/timeline.h"
 
@@ -18,17 +18,18 @@
 
 #include "base/banned.h"
 
-struct ival {
-	uint64_t s, e;
-	uint8_t type;	/* 0 copy, 1 memset */
-	uint8_t h2d;
-};
-
-static int cmp_ival(const void *a, const void *b)
+static int cmp_copy(const void *a, const void *b)
 {
-	const struct ival *x = a, *y = b;
+	const struct apx_an_copy *x = a, *y = b;
 
-	return x->s < y->s ? -1 : x->s > y->s;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int cmp_memset(const void *a, const void *b)
+{
+	const struct apx_an_memset *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -134,47 +135,40 @@ static int feed(struct sweep *w, uint64_t s, uint64_t e, int kernel, int copy, i
 	return r;
 }
 
+/* One device: a three-way merge of the kernels, copies and memsets (each sorted by start). */
 static int build_device(struct apx_model *m, uint32_t dev, const uint64_t *sync_ends, size_t nsync)
 {
 	const struct apx_an_kernels *k = &m->k;
+	const struct apx_an_copy *cp = m->copies.data;
+	const struct apx_an_memset *ms = m->memsets.data;
 	struct apx_an_timeline t = { .device = dev };
 	struct sweep w = { .m = m, .t = &t, .sync_ends = sync_ends, .nsync = nsync };
-	struct ival *iv;
-	size_t niv = 0, ki = 0, ci = 0;
+	size_t ki = 0, ci = 0, si = 0;
 	int r = 0;
 
-	iv = malloc((m->copies.n + m->memsets.n + 1) * sizeof(*iv));
-	if (!iv)
-		return -ENOMEM;
-	for (size_t i = 0; i < m->copies.n; i++) {
-		const struct apx_an_copy *c = APX_VEC_AT(&m->copies, struct apx_an_copy, i);
+	for (;;) {
+		uint64_t ks = ki < k->n ? k->start[ki] : UINT64_MAX;
+		uint64_t cs = ci < m->copies.n ? cp[ci].start : UINT64_MAX;
+		uint64_t ss = si < m->memsets.n ? ms[si].start : UINT64_MAX;
 
-		if (c->device == dev)
-			iv[niv++] = (struct ival){ c->start, c->start + c->dur, 0, c->kind == APX_COPY_H2D };
-	}
-	for (size_t i = 0; i < m->memsets.n; i++) {
-		const struct apx_an_memset *s = APX_VEC_AT(&m->memsets, struct apx_an_memset, i);
-
-		if (s->device == dev)
-			iv[niv++] = (struct ival){ s->start, s->start + s->dur, 1, 0 };
-	}
-	qsort(iv, niv, sizeof(*iv), cmp_ival);
-	while (r == 0 && (ki < k->n || ci < niv)) {
-		const struct apx_an_stream *st;
-
-		if (ki < k->n && (ci >= niv || k->start[ki] <= iv[ci].s)) {
-			st = APX_VEC_AT(&m->streams, struct apx_an_stream, k->stream[ki]);
-			if (st->device == dev)
-				r = feed(&w, k->start[ki], k->start[ki] + k->dur[ki], 1, 0, 0);
+		if (ks == UINT64_MAX && cs == UINT64_MAX && ss == UINT64_MAX)
+			break;
+		if (ks <= cs && ks <= ss) {
+			if (APX_VEC_AT(&m->streams, struct apx_an_stream, k->stream[ki])->device == dev)
+				r = feed(&w, ks, ks + k->dur[ki], 1, 0, 0);
 			ki++;
-		} else {
-			r = feed(&w, iv[ci].s, iv[ci].e, 0, iv[ci].type == 0, iv[ci].h2d);
+		} else if (cs <= ss) {
+			if (cp[ci].device == dev)
+				r = feed(&w, cs, cs + cp[ci].dur, 0, 1, cp[ci].kind == APX_COPY_H2D);
 			ci++;
+		} else {
+			if (ms[si].device == dev)
+				r = feed(&w, ss, ss + ms[si].dur, 0, 0, 0);
+			si++;
 		}
+		if (r < 0)
+			return r;
 	}
-	free(iv);
-	if (r < 0)
-		return r;
 	if (!w.all.open)
 		return 0;	/* no activity on this device */
 	t.busy_ns = uni_total(&w.all);
@@ -216,6 +210,10 @@ int apx_timelines_build(struct apx_model *m)
 			ends[nsync++] = s->end;
 	}
 	qsort(ends, nsync, sizeof(*ends), cmp_u64);
+	if (m->copies.n > 1)
+		qsort(m->copies.data, m->copies.n, sizeof(struct apx_an_copy), cmp_copy);
+	if (m->memsets.n > 1)
+		qsort(m->memsets.data, m->memsets.n, sizeof(struct apx_an_memset), cmp_memset);
 	for (size_t d = 0; d < ndev && r == 0; d++)
 		r = build_device(m, devs[d], ends, nsync);
 	free(ends);

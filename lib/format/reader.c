@@ -26,6 +26,8 @@
 
 #include "base/banned.h"
 
+#define APX_POPULATE_MAX (1ull << 30)	/* map files up to 1 GiB resident at open */
+
 struct str_ref {
 	const char *p;
 	uint32_t len;
@@ -62,6 +64,24 @@ static int diag_set(struct apx_diag *d, int err, uint64_t off, int64_t chunk, co
 	vsnprintf(d->msg, sizeof(d->msg), fmt, ap);
 	va_end(ap);
 	return err;
+}
+
+/* Let the kernel take back the pages wholly inside [from, to) of a file mapping: they stay
+ * mapped and re-read from the page cache on the next access, so pointers stay valid; this
+ * only keeps the resident size of large traces down (bench/report). */
+static void drop_pages(const struct apx_reader *r, uint64_t from, uint64_t to)
+{
+	uint64_t page = 4096, a = (from + page - 1) / page * page, b = to / page * page;
+
+	if (r->mapped && b > a)
+		madvise((void *)(uintptr_t)(r->base + a), b - a, MADV_DONTNEED);
+}
+
+void apx_reader_release(const struct apx_reader *r, size_t i)
+{
+	if (i < r->nchunks)
+		drop_pages(r, r->chunks[i].offset, r->chunks[i].offset + APX_CHUNK_HDR_SIZE +
+						       r->chunks[i].payload_len);
 }
 
 static int index_add(struct apx_reader *r, const struct apx_chunk_info *ci)
@@ -161,6 +181,8 @@ static int scan_chunks(struct apx_reader *r, uint64_t off)
 			return 0;
 		}
 		crc = apx_crc32c(r->base + off + APX_CHUNK_HDR_SIZE, h.payload_len);
+		if (r->size > APX_POPULATE_MAX)
+			drop_pages(r, off, off + APX_CHUNK_HDR_SIZE + h.payload_len);
 		if (crc != h.payload_crc) {
 			r->status = APX_READ_DAMAGED;
 			diag_set(&r->damage, -EBADMSG, off, (int64_t)idx,
@@ -310,8 +332,10 @@ int apx_reader_open(const char *path, struct apx_reader **ret_r, struct apx_diag
 		close(fd);
 		return diag_set(diag, -EBADMSG, 0, -1, "not an apx file: the file is empty");
 	}
-	/* every page is read at open (checksums), so fault them in at once */
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	/* Every page is read at open (checksums): fault small files in at once; for large ones
+	 * the checksum pass lets pages go behind it (drop_pages) to bound the resident size. */
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ,
+		   MAP_PRIVATE | ((uint64_t)st.st_size <= APX_POPULATE_MAX ? MAP_POPULATE : 0), fd, 0);
 	k = errno;
 	close(fd);
 	if (map == MAP_FAILED)
