@@ -87,18 +87,56 @@ static void dispatch(struct apx_daemon *d, const struct proc_event *ev)
 	}
 }
 
+static void parse(struct apx_daemon *d, const char *buf, size_t n)
+{
+	const struct nlmsghdr *nh;
+	int left = (int)n;
+
+	for (nh = (const struct nlmsghdr *)buf; NLMSG_OK(nh, left); nh = NLMSG_NEXT(nh, left)) {
+		struct cn_msg cn_hdr;
+		struct proc_event ev;
+		const uint8_t *data = NLMSG_DATA(nh);
+
+		if (nh->nlmsg_type == NLMSG_ERROR || nh->nlmsg_type == NLMSG_NOOP)
+			continue;
+		if (nh->nlmsg_len < NLMSG_LENGTH(sizeof(struct cn_msg) + sizeof(struct proc_event)))
+			continue;
+		/* the event is only 4-aligned in the buffer: copy it out */
+		memcpy(&cn_hdr, data, sizeof(cn_hdr));
+		if (cn_hdr.id.idx != CN_IDX_PROC || cn_hdr.id.val != CN_VAL_PROC)
+			continue;
+		if (cn_hdr.len < sizeof(struct proc_event))
+			continue;
+		memcpy(&ev, data + sizeof(cn_hdr), sizeof(ev));
+		dispatch(d, &ev);
+	}
+}
+
+#define BATCH 64
+#define SLOT 512	/* one proc event datagram is ~100 bytes */
+
 int apx_nl_drain(struct apx_daemon *d)
 {
-	/* aligned for nlmsghdr */
-	char buf[32768] __attribute__((aligned(8)));
+	/* one recvmmsg takes up to BATCH events: an exec storm costs a syscall per batch */
+	static char bufs[BATCH][SLOT] __attribute__((aligned(8)));
+	struct mmsghdr msgs[BATCH];
+	struct iovec iov[BATCH];
+	struct sockaddr_nl from[BATCH];
 	int overrun = 0;
 
 	for (;;) {
-		struct sockaddr_nl from;
-		socklen_t flen = sizeof(from);
-		ssize_t n = recvfrom(d->nlfd, buf, sizeof(buf), 0, (struct sockaddr *)&from, &flen);
-		struct nlmsghdr *nh;
+		int n;
 
+		for (int i = 0; i < BATCH; i++) {
+			iov[i].iov_base = bufs[i];
+			iov[i].iov_len = SLOT;
+			memset(&msgs[i], 0, sizeof(msgs[i]));
+			msgs[i].msg_hdr.msg_iov = &iov[i];
+			msgs[i].msg_hdr.msg_iovlen = 1;
+			msgs[i].msg_hdr.msg_name = &from[i];
+			msgs[i].msg_hdr.msg_namelen = sizeof(from[i]);
+		}
+		n = recvmmsg(d->nlfd, msgs, BATCH, MSG_DONTWAIT, NULL);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -110,26 +148,13 @@ int apx_nl_drain(struct apx_daemon *d)
 				break;
 			return -errno;
 		}
-		if (from.nl_pid != 0)	/* only the kernel speaks here */
-			continue;
-		for (nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, (size_t)n); nh = NLMSG_NEXT(nh, n)) {
-			struct cn_msg cn_hdr;
-			struct proc_event ev;
-			const uint8_t *data = NLMSG_DATA(nh);
-
-			if (nh->nlmsg_type == NLMSG_ERROR || nh->nlmsg_type == NLMSG_NOOP)
-				continue;
-			if (nh->nlmsg_len < NLMSG_LENGTH(sizeof(struct cn_msg) + sizeof(struct proc_event)))
-				continue;
-			/* the event is only 4-aligned in the buffer: copy it out */
-			memcpy(&cn_hdr, data, sizeof(cn_hdr));
-			if (cn_hdr.id.idx != CN_IDX_PROC || cn_hdr.id.val != CN_VAL_PROC)
-				continue;
-			if (cn_hdr.len < sizeof(struct proc_event))
-				continue;
-			memcpy(&ev, data + sizeof(cn_hdr), sizeof(ev));
-			dispatch(d, &ev);
+		for (int i = 0; i < n; i++) {
+			if (from[i].nl_pid != 0 || (msgs[i].msg_hdr.msg_flags & MSG_TRUNC))
+				continue;	/* only the kernel speaks here */
+			parse(d, bufs[i], msgs[i].msg_len);
 		}
+		if (n < BATCH)
+			break;
 	}
 	return overrun ? -ENOBUFS : 0;
 }

@@ -25,6 +25,7 @@
 
 #define HBUCKETS 4096u
 #define CUDA_FIRST_NS 500000000ull	/* first re-check after exec; then doubled */
+#define APX_THREAD_EVERY 5		/* threads are read at every 5th sample */
 
 uint64_t apx_now_ns(void)
 {
@@ -288,24 +289,30 @@ void apx_tracker_consider(struct apx_daemon *d, pid_t pid, int why)
 {
 	struct apx_proc *p = apx_tracker_find(d, pid);
 	char comm[APX_COMM_MAX];
-	int py;
+	int py, exe = -1;
 
 	if (pid <= 0 || pid == getpid())
 		return;
+	/* The interpreter's exe decides (a "python3" shell shim is not Python; a script run
+	 * through its shebang is, whatever its comm); torch's main thread name is enough. At
+	 * exec the exe is looked at first: most execs are not Python, and stop there. */
+	if (why != APX_WHY_COMM) {
+		exe = apx_procfs_exe_is_python(pid);
+		if (exe == 0 && !p)
+			return;
+	}
 	if (apx_procfs_comm(pid, comm) < 0) {
 		if (p && why == APX_WHY_EXEC)
 			finish(d, p, 0, 0);
 		return;
 	}
-	/* the interpreter's exe decides (a "python3" shell shim is not Python; a script run
-	 * through its shebang is, whatever its comm); torch's main thread name is enough */
 	if (!strcmp(comm, "pt_main_thread")) {
 		py = 1;
-	} else if (why == APX_WHY_COMM && !apx_comm_is_python(comm)) {
-		py = p != NULL;		/* a rename: classification unchanged */
+	} else if (why == APX_WHY_COMM) {
+		if (!p && !apx_comm_is_python(comm))
+			return;		/* a thread or process renamed itself: not ours */
+		py = p != NULL || apx_procfs_exe_is_python(pid) > 0;
 	} else {
-		int exe = apx_procfs_exe_is_python(pid);
-
 		py = exe > 0 || (exe < 0 && apx_comm_is_python(comm));
 	}
 	if (p) {
@@ -410,8 +417,10 @@ static void add_sample(struct apx_proc *p, const struct apx_sample *s)
 	p->samples[p->nsamples++] = *s;
 }
 
-/* One /proc sample of p; -ENOENT when it is gone. */
-static int sample(struct apx_daemon *d, struct apx_proc *p, uint64_t now, int record)
+/* One /proc sample of p; -ENOENT when it is gone. A full sample also reads every thread
+ * (/proc/PID/task/TID/{stat,status}): that is most of the cost for threaded processes, so it is
+ * done every APX_THREAD_EVERY samples, and at exit. */
+static int sample(struct apx_daemon *d, struct apx_proc *p, uint64_t now, int record, int full)
 {
 	struct apx_pstat s;
 	struct apx_sample smp = { 0 };
@@ -443,14 +452,14 @@ static int sample(struct apx_daemon *d, struct apx_proc *p, uint64_t now, int re
 		if (t)
 			thread_update(t, &s, now, p->gen);
 	} else {
-		char path[64];
-		DIR *dir;
-		struct dirent *de;
+		if (full) {
+			char path[64];
+			DIR *dir;
+			struct dirent *de;
 
-		snprintf(path, sizeof(path), "/proc/%d/task", (int)p->pid);
-		dir = opendir(path);
-		if (dir) {
-			while ((de = readdir(dir))) {
+			snprintf(path, sizeof(path), "/proc/%d/task", (int)p->pid);
+			dir = opendir(path);
+			while (dir && (de = readdir(dir))) {
 				struct apx_pstat ts;
 				struct apx_thread *t;
 				pid_t tid;
@@ -464,17 +473,26 @@ static int sample(struct apx_daemon *d, struct apx_proc *p, uint64_t now, int re
 					continue;
 				thread_update(t, &ts, now, p->gen);
 			}
-			closedir(dir);
+			if (dir)
+				closedir(dir);
+			for (size_t i = 0; i < p->nthreads; i++)
+				if (p->threads[i].seen != p->gen)
+					p->threads[i].gone = 1;
+		} else {
+			/* between full passes only the main thread's switches are fresh (they are
+			 * in the process's status); the other threads keep their last values */
+			struct apx_thread *t = thread_get(p, p->pid, now);
+
+			if (t) {
+				t->vol_csw = s.vol_csw;
+				t->invol_csw = s.invol_csw;
+			}
 		}
 		/* process totals of csw: every thread seen, the exited ones with their last value */
 		smp.vol_csw = smp.invol_csw = 0;
 		for (size_t i = 0; i < p->nthreads; i++) {
-			struct apx_thread *t = &p->threads[i];
-
-			if (t->seen != p->gen)
-				t->gone = 1;
-			smp.vol_csw += t->vol_csw;
-			smp.invol_csw += t->invol_csw;
+			smp.vol_csw += p->threads[i].vol_csw;
+			smp.invol_csw += p->threads[i].invol_csw;
 		}
 	}
 	if (smp.rss_peak_bytes > p->peak_rss)
@@ -629,7 +647,7 @@ void apx_tracker_exit(struct apx_daemon *d, pid_t pid, int exit_code, int have_c
 	if (!p)
 		return;
 	/* the task is exiting but still readable (zombie): take the final totals */
-	(void)sample(d, p, apx_now_ns(), 1);
+	(void)sample(d, p, apx_now_ns(), 1, 1);
 	finish(d, p, exit_code, have_code);
 }
 
@@ -640,7 +658,7 @@ void apx_tracker_tick(struct apx_daemon *d)
 
 	for (; p; p = next) {
 		next = p->next;
-		if (sample(d, p, now, 1) < 0) {
+		if (sample(d, p, now, 1, p->gen % APX_THREAD_EVERY == 0) < 0) {
 			if (kill(p->pid, 0) < 0 && errno == ESRCH) {
 				finish(d, p, 0, 0);	/* its exit event was lost */
 				continue;
