@@ -28,8 +28,8 @@ const char apx_cmd_report_usage[] =
 	"  -f, --format FMT     text (default) or json (schema: docs/report-schema.md)\n"
 	"  -n, --top N          rows in the long tables (default 15)\n"
 	"  -s, --section NAME   print only this section (repeatable, or comma-separated):\n"
-	"                       summary findings kernels transfers sync idle memory streams l2\n"
-	"                       uvm cpu checks method\n"
+	"                       summary findings kernels transfers sync idle memory streams\n"
+	"                       nvtx l2 uvm cpu checks method\n"
 	"      --color WHEN     auto (default: on a terminal), always, never\n"
 	"  -h, --help           show this help\n"
 	"\n"
@@ -38,7 +38,7 @@ const char apx_cmd_report_usage[] =
 
 static const char *const section_names[APX_SEC__COUNT] = {
 	"summary", "findings", "kernels", "transfers", "sync", "idle", "memory",
-	"streams", "l2", "uvm", "cpu", "checks", "method",
+	"streams", "nvtx", "l2", "uvm", "cpu", "checks", "method",
 };
 
 const char *apx_report_section_name(unsigned s)

@@ -20,6 +20,7 @@ enum apx_report_section {
 	APX_SEC_IDLE,
 	APX_SEC_MEMORY,
 	APX_SEC_STREAMS,
+	APX_SEC_NVTX,
 	APX_SEC_L2,
 	APX_SEC_UVM,
 	APX_SEC_CPU,

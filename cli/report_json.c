@@ -294,6 +294,19 @@ static void memory_streams(FILE *f, const struct apx_model *m)
 		kv_u(f, "busy_ns", s->busy_ns, &fi);
 		fputc('}', f);
 	}
+	fputs("],\"nvtx\":[", f);
+	for (size_t i = 0; i < m->ranges.n; i++) {
+		const struct apx_an_range *r = APX_VEC_AT(&m->ranges, struct apx_an_range, i);
+		int fi = 1;
+
+		fputs(i ? ",{" : "{", f);
+		key(f, "name", &fi);
+		jstr(f, r->name, r->name_len);
+		kv_u(f, "count", r->count, &fi);
+		kv_u(f, "wall_ns", r->wall_ns, &fi);
+		kv_u(f, "gpu_ns", r->gpu_ns, &fi);
+		fputc('}', f);
+	}
 	fputs("],\"l2\":[", f);
 	for (size_t i = 0; i < m->configs.n; i++) {
 		const struct apx_an_config *c = APX_VEC_AT(&m->configs, struct apx_an_config, i);

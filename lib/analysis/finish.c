@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/nvtx.h"
 #include "analysis/timeline.h"
 
 #include "base/banned.h"
@@ -325,6 +326,8 @@ int apx_model_finish(struct apx_model *m)
 	unified_memory(m);
 	steps(m);
 	r = apx_timelines_build(m);
+	if (r == 0)
+		r = apx_nvtx_project(m);
 	if (r < 0)
 		return r;
 	/* The timelines consumed the per-kernel time order: free it before the aggregates need

@@ -47,6 +47,7 @@ struct apx_model *apx_model_new(void)
 	m->api.size = sizeof(struct apx_an_api);
 	m->gaps.size = sizeof(struct apx_an_gap);
 	m->timelines.size = sizeof(struct apx_an_timeline);
+	m->ranges.size = sizeof(struct apx_an_range);
 	m->run_start_ns = UINT64_MAX;
 	return m;
 }
@@ -55,7 +56,7 @@ void apx_model_free(struct apx_model *m)
 {
 	struct apx_vec *vecs[] = { &m->names, &m->streams, &m->copies, &m->memsets, &m->syncs,
 				   &m->mem_events, &m->configs, &m->uvm, &m->cpu, &m->markers,
-				   &m->api, &m->gaps, &m->timelines };
+				   &m->api, &m->gaps, &m->timelines, &m->ranges };
 
 	if (!m)
 		return;

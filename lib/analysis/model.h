@@ -147,6 +147,14 @@ struct apx_an_api {
 	uint32_t name_len;
 };
 
+/* NVTX ranges of one name, with the GPU kernel time that ran inside them (execution-time
+ * projection: the part of each kernel between the range's start and end). */
+struct apx_an_range {
+	const char *name;
+	uint32_t name_len;
+	uint64_t count, wall_ns, gpu_ns;
+};
+
 /* An idle gap of a device and its attributed cause. */
 enum apx_gap_cause {
 	APX_GAP_LAUNCH,		/* host launching but not keeping up (short gaps, short kernels) */
@@ -207,6 +215,7 @@ struct apx_model {
 	struct apx_vec api;			/* struct apx_an_api */
 	struct apx_vec gaps;			/* struct apx_an_gap, after finish */
 	struct apx_vec timelines;		/* struct apx_an_timeline, after finish */
+	struct apx_vec ranges;			/* struct apx_an_range, after finish, by gpu_ns */
 
 	/* after finish */
 	struct apx_an_xfer xfer[APX_COPY__COUNT][APX_MEM__COUNT];

@@ -82,6 +82,32 @@ APX_TEST(timeline_union_concurrency_overlap)
 	return 0;
 }
 
+APX_TEST(nvtx_projection)
+{
+	struct tg t;
+	struct apx_model *m;
+	const struct apx_an_range *r;
+
+	APX_ASSERT_OK(tg_open(&t));
+	tg_kernel(&t, 10 * MS, 4 * MS, "a", 7);		/* 10-14 */
+	tg_kernel(&t, 20 * MS, 2 * MS, "b", 7);		/* 20-22 */
+	tg_marker(&t, 12 * MS, 21 * MS, "step");	/* covers 12-14 and 20-21: 3 ms */
+	tg_marker(&t, 30 * MS, 31 * MS, "step");	/* no kernel */
+	tg_marker(&t, 9 * MS, 23 * MS, "epoch");	/* 6 ms */
+	m = analyse(&t);
+	APX_ASSERT(m);
+	APX_ASSERT_EQ(m->ranges.n, 2);
+	r = APX_VEC_AT(&m->ranges, struct apx_an_range, 0);	/* sorted by GPU time */
+	APX_ASSERT(r->name_len == 5 && !memcmp(r->name, "epoch", 5));
+	APX_ASSERT_EQ(r->gpu_ns, 6 * MS);
+	r = APX_VEC_AT(&m->ranges, struct apx_an_range, 1);
+	APX_ASSERT_EQ(r->count, 2);
+	APX_ASSERT_EQ(r->wall_ns, 10 * MS);
+	APX_ASSERT_EQ(r->gpu_ns, 3 * MS);
+	apx_model_free(m);
+	return 0;
+}
+
 APX_TEST(kernel_aggregates_exact_percentiles)
 {
 	struct tg t;
