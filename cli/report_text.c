@@ -99,8 +99,8 @@ static void section_summary(const struct out *o, const struct apx_model *m,
 		const struct apx_an_device *d = &m->devices[i];
 
 		if (d->known)
-			fprintf(o->f, "  %-18s %u: %s, sm_%u%u, %u SMs, %s, L2 %s\n", i ? "" : "GPU", d->id,
-				d->name, d->cc_major, d->cc_minor, d->sm_count,
+			fprintf(o->f, "  %-18s %u: %.32s, sm_%u%u, %u SMs, %s, L2 %s\n", i ? "" : "GPU",
+				d->id, d->name, d->cc_major % 100, d->cc_minor % 100, d->sm_count % 100000,
 				apx_fmt_size(b1, sizeof(b1), (double)d->mem_bytes),
 				apx_fmt_size(b2, sizeof(b2), (double)d->l2_bytes));
 	}
@@ -137,7 +137,7 @@ static void section_summary(const struct out *o, const struct apx_model *m,
 		return;
 	}
 	for (size_t i = 0; i < fd->n && i < 3; i++)
-		fprintf(o->f, "  %-18s %zu. %s%-8s%s save %s (%.1f%%): %.50s\n", i ? "" : "top findings",
+		fprintf(o->f, "  %-18s %zu. %s%-8s%s save %s (%.1f%%): %.40s\n", i ? "" : "top findings",
 			i + 1, sev_color(o, fd->f[i].severity), sev_name(fd->f[i].severity), reset(o),
 			apx_fmt_ns(b1, sizeof(b1), fd->f[i].saving_ns), fd->f[i].saving_pct, fd->f[i].title);
 }
@@ -233,7 +233,7 @@ static void section_transfers(const struct out *o, const struct apx_model *m)
 	int any = 0;
 
 	heading(o, "Transfers (interconnect)");
-	fprintf(o->f, "  %-4s %-14s %8s %10s %9s %9s %10s %9s %9s %6s\n", "dir", "host memory",
+	fprintf(o->f, "  %-7s %-13s %8s %9s %8s %8s %9s %9s %7s %6s\n", "dir", "host memory",
 		"count", "bytes", "min", "max", "time", "mean", "GB/s", "%peak");
 	for (unsigned d = 0; d < APX_COPY__COUNT; d++) {
 		for (unsigned k = 0; k < APX_MEM__COUNT; k++) {
@@ -249,7 +249,7 @@ static void section_transfers(const struct out *o, const struct apx_model *m)
 				snprintf(b[5], 32, "%5.0f%%", 100.0 * rate * 1e9 / peak);
 			else
 				snprintf(b[5], 32, "n/a");
-			fprintf(o->f, "  %-4s %-14s %8" PRIu64 " %10s %9s %9s %10s %9s %9.1f %6s\n",
+			fprintf(o->f, "  %-7s %-13s %8" PRIu64 " %9s %8s %8s %9s %9s %7.1f %6s\n",
 				apx_copy_kind_name(d),
 				d == APX_COPY_D2D || d == APX_COPY_P2P ? "(device)" : apx_mem_kind_name(k),
 				x->count, apx_fmt_size(b[0], 32, (double)x->bytes),
@@ -364,8 +364,8 @@ static void section_streams(const struct out *o, const struct apx_model *m)
 	for (size_t i = 0; i < m->timelines.n; i++) {
 		const struct apx_an_timeline *t = APX_VEC_AT(&m->timelines, struct apx_an_timeline, i);
 
-		fprintf(o->f, "  device %u: 2+ kernels in flight %s (%.1f%% of kernel time); copies "
-			      "overlapped with kernels %s (%.1f%% of copy time)\n",
+		fprintf(o->f, "  device %u: 2+ kernels in flight %s (%.1f%% of kernel time), copies under "
+			      "kernels %s (%.1f%%)\n",
 			t->device, apx_fmt_ns(b1, sizeof(b1), (double)t->concurrent_ns),
 			pct((double)t->concurrent_ns, (double)t->kernel_busy_ns),
 			apx_fmt_ns(b2, sizeof(b2), (double)t->overlap_ns),

@@ -9,7 +9,9 @@
 
 const char *apx_fmt_ns(char *buf, size_t cap, double ns)
 {
-	if (ns >= 1e9)
+	if (ns >= 1e13)
+		snprintf(buf, cap, "%.3g s", ns / 1e9);
+	else if (ns >= 1e9)
 		snprintf(buf, cap, "%.2f s", ns / 1e9);
 	else if (ns >= 1e6)
 		snprintf(buf, cap, "%.2f ms", ns / 1e6);
@@ -22,7 +24,11 @@ const char *apx_fmt_ns(char *buf, size_t cap, double ns)
 
 const char *apx_fmt_size(char *buf, size_t cap, double b)
 {
-	if (b >= 1e9)
+	if (b >= 1e15)
+		snprintf(buf, cap, "%.3g PB", b / 1e15);
+	else if (b >= 1e12)
+		snprintf(buf, cap, "%.2f TB", b / 1e12);
+	else if (b >= 1e9)
 		snprintf(buf, cap, "%.2f GB", b / 1e9);
 	else if (b >= 1e6)
 		snprintf(buf, cap, "%.1f MB", b / 1e6);
