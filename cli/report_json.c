@@ -343,30 +343,19 @@ static void cpu(FILE *f, const struct apx_model *m)
 {
 	fputs(",\"cpu\":[", f);
 	for (size_t fi = 0, n = 0; fi < m->nfiles; fi++) {
-		const struct apx_an_cpu *last = NULL;
-		uint64_t threads = 0;
+		const struct apx_an_file *a = &m->files[fi];
 		int first = 1;
 
-		for (size_t i = 0; i < m->cpu.n; i++) {
-			const struct apx_an_cpu *c = APX_VEC_AT(&m->cpu, struct apx_an_cpu, i);
-
-			if (c->file != fi || c->tid)
-				continue;
-			if (!last || c->ts >= last->ts)
-				last = c;
-			if (c->threads > threads)
-				threads = c->threads;
-		}
-		if (!last)
+		if (!a->has_cpu)
 			continue;
 		fputs(n++ ? ",{" : "{", f);
-		kv_u(f, "pid", m->files[fi].pid, &first);
-		kv_u(f, "user_ns", last->utime, &first);
-		kv_u(f, "system_ns", last->stime, &first);
-		kv_u(f, "voluntary_switches", last->vol, &first);
-		kv_u(f, "involuntary_switches", last->invol, &first);
-		kv_u(f, "threads_max", threads, &first);
-		kv_u(f, "peak_rss_bytes", last->peak, &first);
+		kv_u(f, "pid", a->pid, &first);
+		kv_u(f, "user_ns", a->cpu_last.utime, &first);
+		kv_u(f, "system_ns", a->cpu_last.stime, &first);
+		kv_u(f, "voluntary_switches", a->cpu_last.vol, &first);
+		kv_u(f, "involuntary_switches", a->cpu_last.invol, &first);
+		kv_u(f, "threads_max", a->threads_max, &first);
+		kv_u(f, "peak_rss_bytes", a->cpu_last.peak, &first);
 		fputc('}', f);
 	}
 	fputs("]", f);
@@ -375,12 +364,10 @@ static void cpu(FILE *f, const struct apx_model *m)
 void apx_report_json(FILE *f, const struct apx_model *m, const struct apx_findings *fd,
 		     const struct apx_report_opts *o)
 {
-	uint64_t busy = 0;
+	uint64_t busy = m->gpu.busy_ns;
 	int first = 1;
 
 	(void)o;
-	for (size_t i = 0; i < m->timelines.n; i++)
-		busy += APX_VEC_AT(&m->timelines, struct apx_an_timeline, i)->busy_ns;
 	fputs("{\"schema\":\"apx.report/1\",", f);
 	files(f, m);
 	fputs(",\"run\":{", f);

@@ -68,26 +68,11 @@ static void block(const struct out *o, const char *label, const char *text)
 	}
 }
 
-static uint64_t gpu_busy(const struct apx_model *m, uint64_t *kern, uint64_t *copy)
-{
-	uint64_t busy = 0;
-
-	*kern = *copy = 0;
-	for (size_t i = 0; i < m->timelines.n; i++) {
-		const struct apx_an_timeline *t = APX_VEC_AT(&m->timelines, struct apx_an_timeline, i);
-
-		busy += t->busy_ns;
-		*kern += t->kernel_busy_ns;
-		*copy += t->copy_busy_ns;
-	}
-	return busy;
-}
-
 static void section_summary(const struct out *o, const struct apx_model *m,
 			    const struct apx_findings *fd)
 {
 	char b1[32], b2[32], b3[32], b4[32];
-	uint64_t kern, copy, busy = gpu_busy(m, &kern, &copy);
+	uint64_t kern = m->gpu.kernel_busy_ns, copy = m->gpu.copy_busy_ns, busy = m->gpu.busy_ns;
 	const struct apx_an_file *f0 = &m->files[0];
 
 	heading(o, "Summary");
@@ -471,33 +456,20 @@ static void section_cpu(const struct out *o, const struct apx_model *m)
 		"cpu%", "vol.csw", "invol.csw", "threads", "peak RSS");
 	for (size_t fi = 0; fi < m->nfiles; fi++) {
 		const struct apx_an_file *f = &m->files[fi];
-		const struct apx_an_cpu *last = NULL;
-		uint64_t threads = 0;
+		const struct apx_an_cpu *last = &f->cpu_last;
+		double wall;
 
-		for (size_t i = 0; i < m->cpu.n; i++) {
-			const struct apx_an_cpu *c = APX_VEC_AT(&m->cpu, struct apx_an_cpu, i);
-
-			if (c->file != fi || c->tid)
-				continue;
-			if (!last || c->ts >= last->ts)
-				last = c;
-			if (c->threads > threads)
-				threads = c->threads;
-		}
-		if (!last) {
+		if (!f->has_cpu) {
 			fprintf(o->f, "  %-8" PRIu64 " no CPU samples\n", f->pid);
 			continue;
 		}
-		{
-			double wall = (double)(last->ts - (f->first_ns != UINT64_MAX ? f->first_ns : last->ts));
-
-			fprintf(o->f, "  %-8" PRIu64 " %9s %9s %9s %5.0f%% %10" PRIu64 " %10" PRIu64
-				      " %7" PRIu64 " %9s\n", f->pid, apx_fmt_ns(b1, sizeof(b1), wall),
-				apx_fmt_ns(b2, sizeof(b2), (double)last->utime),
-				apx_fmt_ns(b3, sizeof(b3), (double)last->stime),
-				pct((double)(last->utime + last->stime), wall), last->vol, last->invol,
-				threads, apx_fmt_size(b4, sizeof(b4), (double)last->peak));
-		}
+		wall = (double)(last->ts - (f->first_ns != UINT64_MAX ? f->first_ns : last->ts));
+		fprintf(o->f, "  %-8" PRIu64 " %9s %9s %9s %5.0f%% %10" PRIu64 " %10" PRIu64 " %7" PRIu64
+			      " %9s\n", f->pid, apx_fmt_ns(b1, sizeof(b1), wall),
+			apx_fmt_ns(b2, sizeof(b2), (double)last->utime),
+			apx_fmt_ns(b3, sizeof(b3), (double)last->stime),
+			pct((double)(last->utime + last->stime), wall), last->vol, last->invol,
+			f->threads_max, apx_fmt_size(b4, sizeof(b4), (double)last->peak));
 	}
 }
 

@@ -281,6 +281,22 @@ static void unified_memory(struct apx_model *m)
 	}
 }
 
+static void cpu_summary(struct apx_model *m)
+{
+	for (size_t i = 0; i < m->cpu.n; i++) {
+		const struct apx_an_cpu *c = APX_VEC_AT(&m->cpu, struct apx_an_cpu, i);
+		struct apx_an_file *f = &m->files[c->file];
+
+		if (c->tid)
+			continue;
+		if (!f->has_cpu || c->ts >= f->cpu_last.ts)
+			f->cpu_last = *c;
+		if (c->threads > f->threads_max)
+			f->threads_max = c->threads;
+		f->has_cpu = 1;
+	}
+}
+
 static void steps(struct apx_model *m)
 {
 	/* iterations = the count of the most frequent NVTX range name (when there are ranges) */
@@ -325,6 +341,7 @@ int apx_model_finish(struct apx_model *m)
 	memory(m);
 	unified_memory(m);
 	steps(m);
+	cpu_summary(m);
 	r = apx_timelines_build(m);
 	if (r == 0)
 		r = apx_nvtx_project(m);

@@ -27,6 +27,11 @@ struct apx_vec {
 int apx_vec_push(struct apx_vec *v, const void *item);	/* 0 or -ENOMEM */
 #define APX_VEC_AT(v, type, i) (&((type *)(v)->data)[i])
 
+struct apx_an_cpu {
+	uint64_t ts, pid, tid, utime, stime, vol, invol, rss, peak, threads;
+	uint16_t file;
+};
+
 /* One input file = one process (main program, DataLoader worker, rank). */
 struct apx_an_file {
 	const char *path;
@@ -45,6 +50,10 @@ struct apx_an_file {
 	int cuda_used;				/* 1 yes, 0 no, -1 unknown */
 	int has_api;				/* has API records (level api) */
 	int has_sync;
+	/* CPU, after finish: the last process-wide sample and the most threads seen */
+	int has_cpu;
+	struct apx_an_cpu cpu_last;
+	uint64_t threads_max;
 };
 
 struct apx_an_device {
@@ -127,10 +136,6 @@ struct apx_an_uvm {
 	uint32_t device;
 };
 
-struct apx_an_cpu {
-	uint64_t ts, pid, tid, utime, stime, vol, invol, rss, peak, threads;
-	uint16_t file;
-};
 
 struct apx_an_marker {
 	uint64_t start, end, tid;
@@ -216,6 +221,8 @@ struct apx_model {
 	struct apx_vec gaps;			/* struct apx_an_gap, after finish */
 	struct apx_vec timelines;		/* struct apx_an_timeline, after finish */
 	struct apx_vec ranges;			/* struct apx_an_range, after finish, by gpu_ns */
+	struct apx_an_timeline gpu;		/* the timelines summed over devices */
+	uint64_t gpu_active_ns;			/* sum of each device's first..last span */
 
 	/* after finish */
 	struct apx_an_xfer xfer[APX_COPY__COUNT][APX_MEM__COUNT];

@@ -217,6 +217,27 @@ int apx_timelines_build(struct apx_model *m)
 	for (size_t d = 0; d < ndev && r == 0; d++)
 		r = build_device(m, devs[d], ends, nsync);
 	free(ends);
+	for (size_t i = 0; i < m->timelines.n; i++) {	/* the sum over devices */
+		const struct apx_an_timeline *t = APX_VEC_AT(&m->timelines, struct apx_an_timeline, i);
+		struct apx_an_timeline *g = &m->gpu;
+
+		if (!g->first_ns || t->first_ns < g->first_ns)
+			g->first_ns = t->first_ns;
+		if (t->last_ns > g->last_ns)
+			g->last_ns = t->last_ns;
+		g->busy_ns += t->busy_ns;
+		g->kernel_busy_ns += t->kernel_busy_ns;
+		g->copy_busy_ns += t->copy_busy_ns;
+		g->overlap_ns += t->overlap_ns;
+		g->concurrent_ns += t->concurrent_ns;
+		g->idle_ns += t->idle_ns;
+		g->gaps += t->gaps;
+		for (unsigned c = 0; c < APX_GAP__COUNT; c++) {
+			g->idle_by_cause[c] += t->idle_by_cause[c];
+			g->gaps_by_cause[c] += t->gaps_by_cause[c];
+		}
+		m->gpu_active_ns += t->last_ns - t->first_ns;
+	}
 	/* per-stream totals */
 	for (size_t i = 0; i < m->k.n; i++) {
 		struct apx_an_stream *s = APX_VEC_AT(&m->streams, struct apx_an_stream, m->k.stream[i]);

@@ -11,18 +11,14 @@
 
 APX_RULE_DECL(copy_overlap)
 {
-	uint64_t copy = 0, kern = 0, ov = 0, hidden, alone, hidable;
+	uint64_t copy, kern, ov, hidden, alone, hidable;
 	uint64_t copy_streams = 0, shared_streams = 0;
 	char b1[32], b2[32], b3[32];
 	struct apx_finding *f;
 
-	for (size_t i = 0; i < m->timelines.n; i++) {
-		const struct apx_an_timeline *t = APX_VEC_AT(&m->timelines, struct apx_an_timeline, i);
-
-		copy += t->copy_busy_ns;
-		kern += t->kernel_busy_ns;
-		ov += t->overlap_ns;
-	}
+	copy = m->gpu.copy_busy_ns;
+	kern = m->gpu.kernel_busy_ns;
+	ov = m->gpu.overlap_ns;
 	if (!copy || !kern)
 		return APX_RULE_CLEAN;
 	alone = copy - ov;

@@ -14,19 +14,15 @@
 
 APX_RULE_DECL(gpu_starvation)
 {
-	uint64_t total = 0, n = 0, active = 0, busy = 0, biggest[3] = { 0 };
+	uint64_t total = 0, n = 0, active, busy, biggest[3] = { 0 };
 	const struct apx_an_gap *top[3] = { NULL };
 	char b1[32], b2[32], b3[32];
 	struct apx_finding *f;
 
 	if (!m->timelines.n)
 		return APX_RULE_CLEAN;
-	for (size_t i = 0; i < m->timelines.n; i++) {
-		const struct apx_an_timeline *t = APX_VEC_AT(&m->timelines, struct apx_an_timeline, i);
-
-		active += t->last_ns - t->first_ns;
-		busy += t->busy_ns;
-	}
+	active = m->gpu_active_ns;
+	busy = m->gpu.busy_ns;
 	for (size_t i = 0; i < m->gaps.n; i++) {
 		const struct apx_an_gap *g = APX_VEC_AT(&m->gaps, struct apx_an_gap, i);
 		uint64_t d = g->end - g->start;

@@ -11,17 +11,11 @@
 
 APX_RULE_DECL(input_pipeline)
 {
-	uint64_t idle = 0, gaps = 0, active = 0;
+	uint64_t idle = m->gpu.idle_by_cause[APX_GAP_DATA], gaps = m->gpu.gaps_by_cause[APX_GAP_DATA];
+	uint64_t active = m->gpu_active_ns;
 	char b1[32], b2[32];
 	struct apx_finding *f;
 
-	for (size_t i = 0; i < m->timelines.n; i++) {
-		const struct apx_an_timeline *t = APX_VEC_AT(&m->timelines, struct apx_an_timeline, i);
-
-		idle += t->idle_by_cause[APX_GAP_DATA];
-		gaps += t->gaps_by_cause[APX_GAP_DATA];
-		active += t->last_ns - t->first_ns;
-	}
 	if (!active || (double)idle < 0.05 * (double)active)
 		return APX_RULE_CLEAN;
 	f = apx_finding_add(out, m, "input-pipeline",

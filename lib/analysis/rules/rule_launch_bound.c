@@ -13,18 +13,12 @@
 
 APX_RULE_DECL(launch_bound)
 {
-	uint64_t idle = 0, gaps = 0, active = 0, small = 0;
+	uint64_t idle = m->gpu.idle_by_cause[APX_GAP_LAUNCH], gaps = m->gpu.gaps_by_cause[APX_GAP_LAUNCH];
+	uint64_t active = m->gpu_active_ns, small = 0;
 	double saving, mean_kernel;
 	char b1[32], b2[32];
 	struct apx_finding *f;
 
-	for (size_t i = 0; i < m->timelines.n; i++) {
-		const struct apx_an_timeline *t = APX_VEC_AT(&m->timelines, struct apx_an_timeline, i);
-
-		idle += t->idle_by_cause[APX_GAP_LAUNCH];
-		gaps += t->gaps_by_cause[APX_GAP_LAUNCH];
-		active += t->last_ns - t->first_ns;
-	}
 	if (!m->k.n || !active)
 		return APX_RULE_CLEAN;
 	for (size_t i = 0; i < m->k.n; i++)
