@@ -4,8 +4,10 @@
  * JSON form (report_json.c). Damaged or truncated traces are reported up to the damage, and
  * the report says what was lost. Called from cli/main.c.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +33,8 @@ const char apx_cmd_report_usage[] =
 	"                       summary findings kernels transfers sync idle memory streams\n"
 	"                       nvtx l2 uvm cpu checks method\n"
 	"      --color WHEN     auto (default: on a terminal), always, never\n"
+	"      --single         read only the files named (by default FILE also brings the\n"
+	"                       FILE.<pid> files apx analyze wrote for the run's other processes)\n"
 	"  -h, --help           show this help\n"
 	"\n"
 	"Exit status: 0 report printed; 1 a file could not be read at all (the others are still\n"
@@ -54,6 +58,58 @@ int apx_report_section_parse(const char *name)
 	return -1;
 }
 
+/* The run id in a trace's header ("" when none or unreadable). */
+static void run_id_of(const char *path, char *buf, size_t cap)
+{
+	struct apx_reader *r;
+	struct apx_diag d;
+	const struct apx_rec *h;
+
+	buf[0] = 0;
+	if (apx_reader_open(path, &r, &d) < 0)
+		return;
+	h = apx_reader_header(r);
+	if (h->bytes[APX_HEADER_RUN_ID])
+		snprintf(buf, cap, "%.*s", (int)h->v[APX_HEADER_RUN_ID], (const char *)h->bytes[APX_HEADER_RUN_ID]);
+	apx_reader_close(r);
+}
+
+/* Add FILE.<pid> files beside path that belong to the same run (same run id). */
+static void add_related(struct apx_model *m, const char *path, int *bad)
+{
+	char dirbuf[4096], basebuf[4096], want[128], got[128], full[8192];
+	const char *dir, *base;
+	size_t blen;
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(dirbuf, sizeof(dirbuf), "%s", path);
+	snprintf(basebuf, sizeof(basebuf), "%s", path);
+	dir = dirname(dirbuf);
+	base = basename(basebuf);
+	blen = strlen(base);
+	run_id_of(path, want, sizeof(want));
+	if (!want[0] || !(d = opendir(dir)))
+		return;
+	while ((e = readdir(d)) && m->nfiles < APX_AN_MAX_FILES) {
+		const char *p = e->d_name + blen + 1;
+		struct apx_diag dg = { 0 };
+
+		if (strncmp(e->d_name, base, blen) || e->d_name[blen] != '.' || !*p ||
+		    strspn(p, "0123456789") != strlen(p))
+			continue;
+		snprintf(full, sizeof(full), "%s/%s", dir, e->d_name);
+		run_id_of(full, got, sizeof(got));
+		if (strcmp(got, want))
+			continue;
+		if (apx_model_add_file(m, full, &dg) < 0) {
+			fprintf(stderr, "apx report: %s: %s\n", full, dg.msg);
+			*bad = 1;
+		}
+	}
+	closedir(d);
+}
+
 static int add_sections(struct apx_report_opts *o, const char *arg)
 {
 	char buf[256], *save = NULL;
@@ -74,9 +130,10 @@ int apx_cmd_report(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "format", required_argument, NULL, 'f' }, { "top", required_argument, NULL, 'n' },
 		{ "section", required_argument, NULL, 's' }, { "color", required_argument, NULL, 'C' },
-		{ "help", no_argument, NULL, 'h' }, { 0 },
+		{ "single", no_argument, NULL, 'S' }, { "help", no_argument, NULL, 'h' }, { 0 },
 	};
 	struct apx_report_opts o = { .top = 15, .sections = 0, .color = -1 };
+	int single = 0;
 	const char *format = "text";
 	static char default_name[] = "data.apx";
 	char *default_file[] = { default_name };
@@ -117,6 +174,9 @@ int apx_cmd_report(int argc, char **argv)
 			else
 				return apx_cli_usage_error("report", "--color takes auto, always or never");
 			break;
+		case 'S':
+			single = 1;
+			break;
 		case 'h':
 			fputs(apx_cmd_report_usage, stdout);
 			return APX_EXIT_OK;
@@ -147,7 +207,12 @@ int apx_cmd_report(int argc, char **argv)
 				m->files[m->nfiles - 1].damage);
 			bad = 1;
 		}
+		if (!single && r == 0)
+			add_related(m, files[i], &bad);
 	}
+	if (m->nfiles > (size_t)nfiles)
+		fprintf(stderr, "apx report: %zu files of the run (the other processes' FILE.<pid>; "
+				"--single reads only the named ones)\n", m->nfiles);
 	if (!m->nfiles) {
 		apx_model_free(m);
 		return APX_EXIT_FAIL;

@@ -60,8 +60,10 @@ void apx_model_free(struct apx_model *m)
 
 	if (!m)
 		return;
-	for (size_t i = 0; i < m->nfiles; i++)
+	for (size_t i = 0; i < m->nfiles; i++) {
 		apx_reader_close(m->files[i].reader);
+		free(m->files[i].path);
+	}
 	for (size_t i = 0; i < sizeof(vecs) / sizeof(vecs[0]); i++)
 		free(vecs[i]->data);
 	free(m->k.start);
@@ -506,8 +508,10 @@ int apx_model_add_file(struct apx_model *m, const char *path, struct apx_diag *d
 	fi = (uint16_t)m->nfiles;
 	f = &m->files[m->nfiles++];
 	memset(f, 0, sizeof(*f));
-	f->path = path;
+	f->path = strdup(path);
 	f->reader = rd;
+	if (!f->path)
+		return -ENOMEM;
 	f->status = apx_reader_status(rd);
 	if (apx_reader_damage(rd))
 		snprintf(f->damage, sizeof(f->damage), "%s", apx_reader_damage(rd)->msg);

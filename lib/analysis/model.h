@@ -34,7 +34,7 @@ struct apx_an_cpu {
 
 /* One input file = one process (main program, DataLoader worker, rank). */
 struct apx_an_file {
-	const char *path;
+	char *path;				/* owned copy */
 	struct apx_reader *reader;		/* kept open: names point into its mapping */
 	enum apx_read_status status;
 	char damage[300];			/* why not complete ("" when complete) */

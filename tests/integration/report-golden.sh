@@ -26,5 +26,14 @@ for trace in tests/fixtures/sample.apx tests/fixtures/real/*.apx; do
 		'length($0) > 100 { print "FAIL: " t ": line over 100 columns: " $0; bad = 1 } END { exit bad }' || fail=1
 	n=$((n + 1))
 done
+# a run's process files come along: FILE.<pid> with the same run id, not FILE.other
+dir=$(mktemp -d) || exit 1
+cp tests/fixtures/sample.apx "$dir/data.apx"
+cp tests/fixtures/sample.apx "$dir/data.apx.77"
+cp tests/fixtures/sample.apx "$dir/data.apx.old"
+"$apx" report -s summary "$dir/data.apx" 2>/dev/null | grep -q "2 files;" || { echo "FAIL: FILE.<pid> not read"; fail=1; }
+"$apx" report --single -s summary "$dir/data.apx" 2>/dev/null | grep -q "1 file;" || { echo "FAIL: --single"; fail=1; }
+rm -rf "$dir"
+
 [ $fail -eq 0 ] && echo "report-golden: $n traces match their golden JSON and fit 100 columns"
 exit $fail
