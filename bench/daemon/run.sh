@@ -36,14 +36,14 @@ rss_kib() { awk '/^VmRSS/ { print $2 }' "/proc/$1/status"; }
 tracked() { "$APX" status --stats | awk '$1 == "tracked" { print $2 }'; }
 stat_of() { "$APX" status --stats | awk -v k="$1" '$1 == k { print $2 }'; }
 measure() {	# measure LABEL SECONDS
-	local c0 c1 t0 t1 s0 s1
-	c0=$(cpu_ns "$D"); t0=$(date +%s.%N); s0=$(stat_of samples)
+	local c0 c1 t0 t1 s0 s1 e0 e1
+	c0=$(cpu_ns "$D"); t0=$(date +%s.%N); s0=$(stat_of samples); e0=$(stat_of execs)
 	sleep "$2"
-	c1=$(cpu_ns "$D"); t1=$(date +%s.%N); s1=$(stat_of samples)
-	awk -v l="$1" -v c=$((c1 - c0)) -v t0="$t0" -v t1="$t1" -v n=$((s1 - s0)) 'BEGIN {
+	c1=$(cpu_ns "$D"); t1=$(date +%s.%N); s1=$(stat_of samples); e1=$(stat_of execs)
+	awk -v l="$1" -v c=$((c1 - c0)) -v t0="$t0" -v t1="$t1" -v n=$((s1 - s0)) -v e=$((e1 - e0)) 'BEGIN {
 		s = c / 1e9; w = t1 - t0
-		printf "%-44s %7.3f s CPU in %5.1f s = %6.3f %% of one core (%d process samples, %.1f us each)\n",
-		       l, s, w, 100 * s / w, n, n ? 1e6 * s / n : 0 }'
+		printf "%-44s %7.3f s CPU in %5.1f s = %6.3f %% of one core (%d process samples, %d execs elsewhere on the machine)\n",
+		       l, s, w, 100 * s / w, n, e }'
 }
 
 echo "nvperfd $("$NVPERFD" --version | cut -d' ' -f2), $(nproc) CPUs, $(uname -r), HZ=$HZ"

@@ -41,6 +41,9 @@ assert p[$P1]['rss_bytes'] > 0 and p[$P1]['threads'] >= 1
 " || fail "status JSON content"
 "$APX" status | grep -q "^ *$P1 " || fail "apx status table lacks $P1"
 "$APX" status --stats | grep -q "^tracked " || fail "apx status --stats"
+[ "$("$APX" top -n 2 -d 0.2 --sort rss | grep -c "^ *PID ")" = 2 ] || fail "apx top: two tables"
+"$APX" top -n 1 --json | grep -q "\"pid\":$P1," || fail "apx top --json"
+"$APX" status --sort nope 2>/dev/null; [ $? = 2 ] || fail "bad --sort is not a usage error"
 
 sleep 0.5	# a few samples
 kill "$P1" "$P2" "$EARLY"

@@ -51,6 +51,9 @@ grep -q "^# my settings" "$UC" || fail "comment lost"
 "$APX" config --file "$UC" set notice tty && "$APX" config --file "$UC" unset notice || fail "unset"
 grep -q "^notice" "$UC" && fail "unset left the key"
 ls "$T"/user-0.conf.tmp.* 2>/dev/null && fail "temporary file left"
+# the interactive prompt on a terminal: completion, history, set
+cp "$UC" "$T/repl.conf"
+"$PY" "$(dirname "$0")/repl.py" "$APX" "$T/repl.conf" || fail "apx config prompt"
 
 # 4. the threshold crossed: notice in the log, finding in the summary (the new user config is
 # picked up through inotify for processes that start afterwards)
@@ -66,4 +69,16 @@ WAIT_S=3 wait_for grep -q "notice: pid $B uid 0 \"python3\": average CPU" "$T/lo
 f=$(ls "$T"/state/0/*-"$B"-*.apx) || fail "no summary for $B"
 "$APX" info "$f" | grep -q "finding *1 " || fail "no finding record in $f: $("$APX" info "$f")"
 "$APX" status --json | grep -q '"rule":"cpu-high"' || fail "finding not in apx status"
+
+# notice = tty: one line on the terminal the process ran from (a pty made by script(1))
+if command -v script >/dev/null; then
+	"$APX" config --file "$UC" set notice tty || fail "set notice tty"
+	WAIT_S=3 wait_for test "$(grep -c "config of uid 0 re-read" "$T/log")" -ge 2
+	sleep 0.2
+	script -qec "$PY -c 'import time
+t = time.time()
+while time.time() - t < 1.2: pass'; sleep 1" "$T/tty.out" >/dev/null </dev/null
+	grep -q "nvperfd: pid [0-9]* (python3): average CPU" "$T/tty.out" ||
+		fail "no notice on the terminal: $(cat "$T/tty.out")"
+fi
 echo "ok"
