@@ -453,8 +453,10 @@ static void fmt_bytes(char *buf, size_t cap, uint64_t b)
 		snprintf(buf, cap, "%.2f GB", (double)b / 1e9);
 	else if (b >= 1000000ull)
 		snprintf(buf, cap, "%.1f MB", (double)b / 1e6);
-	else
+	else if (b >= 1000ull)
 		snprintf(buf, cap, "%.1f kB", (double)b / 1e3);
+	else
+		snprintf(buf, cap, "%" PRIu64 " B", b);
 }
 
 static void print_xfer(const struct summary *s, int dir)

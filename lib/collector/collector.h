@@ -51,6 +51,10 @@ struct apx_enc {
 	size_t hp_mask;
 	uint32_t api_name[2][1024];	/* string ids per (domain, cbid), 0 = not yet */
 	uint64_t kernels, memcpys, others, hostptr_joined;
+	uint64_t foreign;		/* records of kinds apx did not enable */
+	uint64_t foreign_clock;		/* timestamps far from CLOCK_MONOTONIC */
+	uint64_t clock_limit;		/* a timestamp past this is not CLOCK_MONOTONIC */
+	int api_level;
 	uint64_t last_ts;		/* newest timestamp seen in a record */
 	int err;			/* first writer error */
 	struct apx_marker_open {

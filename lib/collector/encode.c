@@ -36,6 +36,9 @@ static void seen(struct apx_enc *e, uint64_t ts)
 {
 	if (ts > e->last_ts)
 		e->last_ts = ts;
+	/* our clock is CLOCK_MONOTONIC (uptime); another tool's (CLOCK_REALTIME, TSC) is years */
+	if (ts > e->clock_limit)
+		e->foreign_clock++;
 }
 
 static unsigned mem_kind(unsigned k)
@@ -399,6 +402,7 @@ size_t apx_enc_buffer(struct apx_enc *e, uint8_t *buf, size_t valid)
 	CUpti_Activity *a = NULL;
 	size_t n = 0;
 
+	e->clock_limit = apx_mono_ns() + 86400ull * 1000000000ull;
 	while (valid && cuptiActivityGetNextRecord(buf, valid, &a) == CUPTI_SUCCESS) {
 		n++;
 		switch (a->kind) {
@@ -423,7 +427,13 @@ size_t apx_enc_buffer(struct apx_enc *e, uint8_t *buf, size_t valid)
 			break;
 		case CUPTI_ACTIVITY_KIND_RUNTIME:
 		case CUPTI_ACTIVITY_KIND_DRIVER:
+			if (!e->api_level)
+				e->foreign++;
 			enc_api(e, (const CUpti_ActivityAPI *)a);
+			break;
+		case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
+		case CUPTI_ACTIVITY_KIND_OVERHEAD:
+			e->foreign++;
 			break;
 		case CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER:
 			enc_uvm(e, (const CUpti_ActivityUnifiedMemoryCounter3 *)a);

@@ -22,6 +22,7 @@
  * callback.
  */
 #include <errno.h>
+#include <execinfo.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -116,11 +117,13 @@ static struct apx_collector {
 	_Atomic int no_flush;		/* exit has begun: the writer must not call CUPTI flush */
 	_Atomic int exiting;		/* atexit ran once */
 	_Atomic int crashed;		/* a fatal signal wrote its chunk */
-	_Atomic int uvm_done;		/* unified-memory counters configured */
+	_Atomic int uvm_done;		/* unified-memory counters: configuration tried */
+	_Atomic int uvm_ok;		/* ... and accepted */
 	_Atomic int enabled;		/* activity kinds are on */
 	pthread_mutex_t flush_lock;	/* writer's periodic flush vs atexit's forced flush */
 	pthread_t writer;
 	int writer_started;
+	int debug;			/* APX_DEBUG: a backtrace on fatal signals */
 
 	struct apx_writer *w;
 	struct apx_enc *enc;
@@ -408,7 +411,7 @@ static void on_resource(CUpti_CallbackId cbid, const CUpti_ResourceData *rd)
 
 		if ((g_col.kinds & K_UVM) && !atomic_load(&g_col.uvm_done) &&
 		    cuptiGetDeviceId(rd->context, &dev) == CUPTI_SUCCESS)
-			configure_uvm(dev, CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_SCOPE_PROCESS_SINGLE_DEVICE);
+			configure_uvm(dev, CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_SCOPE_PROCESS_ALL_DEVICES);
 		return;
 	}
 	if (cbid == CUPTI_CBID_RESOURCE_STREAM_ATTRIBUTE_CHANGED) {
@@ -455,18 +458,13 @@ static void configure_uvm(uint32_t device, int scope)
 		cfg[i].enable = 1;
 	}
 	r = cuptiActivityConfigureUnifiedMemoryCounter(cfg, 8);
-	if (r != CUPTI_SUCCESS) {
-		/* retry with the counters most drivers support */
+	if (r != CUPTI_SUCCESS)	/* retry with the counters every driver supports */
 		r = cuptiActivityConfigureUnifiedMemoryCounter(cfg, 4);
-	}
 	if (r != CUPTI_SUCCESS) {
-		if (scope == CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_SCOPE_PROCESS_ALL_DEVICES) {
-			atomic_store(&g_col.uvm_done, 0);	/* try again at context creation */
-			return;
-		}
-		degraded("uvm: unified-memory counters unavailable", r);
+		degraded("uvm: unified-memory counters refused", r);
 		return;
 	}
+	atomic_store(&g_col.uvm_ok, 1);
 	if (atomic_load(&g_col.enabled)) {
 		r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
 		if (r != CUPTI_SUCCESS)
@@ -522,7 +520,7 @@ static void set_kinds(int on, int first)
 		if (r != CUPTI_SUCCESS && on && first)
 			degraded(kind_map[i].what, r);
 	}
-	if ((g_col.kinds & K_UVM) && atomic_load(&g_col.uvm_done)) {
+	if ((g_col.kinds & K_UVM) && atomic_load(&g_col.uvm_ok)) {
 		if (on)
 			(void)cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
 		else
@@ -614,6 +612,25 @@ static void add_kv(const char *key, const char *value)
 	(void)apx_writer_add(g_col.w, &rec);
 }
 
+/* Another CUPTI activity user in this process (torch.profiler's Kineto enables RUNTIME,
+ * EXTERNAL_CORRELATION, OVERHEAD; it also replaces the timestamp callback): say it once. */
+static void check_foreign(void)
+{
+	static int said_kinds, said_clock;
+
+	if (g_col.enc->foreign && !said_kinds) {
+		said_kinds = 1;
+		add_kv("degraded", "cupti-shared: another CUPTI user (torch.profiler?) enabled activity "
+		       "kinds in this process; one CUPTI client per process on CUDA 13.0, so its GPU "
+		       "events are lost or mixed with apx's");
+	}
+	if (g_col.enc->foreign_clock && !said_clock) {
+		said_clock = 1;
+		add_kv("degraded", "cupti-clock: CUPTI's timestamp callback was replaced by another tool "
+		       "(torch.profiler started after apx?): later records may be lost or on its clock");
+	}
+}
+
 static void periodic(uint64_t now)
 {
 	pthread_mutex_lock(&g_col.flush_lock);
@@ -624,6 +641,7 @@ static void periodic(uint64_t now)
 	drain_events();
 	apx_proc_sample(g_col.w, now);
 	emit_losses(now);
+	check_foreign();
 	(void)apx_writer_flush(g_col.w);
 }
 
@@ -635,6 +653,16 @@ static void *writer_main(void *arg)
 	int r;
 
 	(void)arg;
+	{	/* faults of this thread must reach the handler (they cannot be blocked) */
+		sigset_t sync;
+
+		sigemptyset(&sync);
+		sigaddset(&sync, SIGSEGV);
+		sigaddset(&sync, SIGBUS);
+		sigaddset(&sync, SIGILL);
+		sigaddset(&sync, SIGFPE);
+		pthread_sigmask(SIG_UNBLOCK, &sync, NULL);
+	}
 	for (;;) {
 		struct pollfd pfd = { .fd = g_col.efd, .events = POLLIN };
 		uint64_t v;
@@ -668,6 +696,7 @@ static void *writer_main(void *arg)
 	apx_proc_sample(g_col.w, now);
 	apx_proc_threads(g_col.w, now);
 	emit_losses(now);
+	check_foreign();
 	snprintf(num, sizeof(num), "%llu", (unsigned long long)g_col.enc->hostptr_joined);
 	add_kv("host_addresses_joined", num);
 	g_col.crash_fd = -1;	/* the signal path must not write into a closed fd */
@@ -712,6 +741,13 @@ static void on_fatal(int sig, siginfo_t *si, void *uc)
 	int i;
 
 	(void)uc;
+	if (g_col.debug) {
+		void *frames[32];
+		int n = backtrace(frames, 32);
+
+		(void)!write(STDERR_FILENO, "[apx] fatal signal, backtrace:\n", 31);
+		backtrace_symbols_fd(frames, n, STDERR_FILENO);
+	}
 	for (i = 0; i < NFATAL; i++)
 		if (fatal_signals[i] == sig)
 			break;
@@ -936,6 +972,8 @@ static int alloc_state(void)
 	g_col.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (g_col.efd < 0)
 		return -errno;
+	g_col.enc->w = g_col.w;
+	g_col.enc->api_level = g_col.api_level;
 	g_col.enc->hp = g_col.hp;
 	g_col.enc->hp_mask = HOSTPTR_SLOTS - 1;
 	return 0;
@@ -999,8 +1037,6 @@ static int start_cupti(char *holder, size_t holder_cap)
 		for (size_t i = 0; i < sizeof(api_driver_cbids) / sizeof(api_driver_cbids[0]); i++)
 			(void)cuptiEnableCallback(1, g_col.sub, CUPTI_CB_DOMAIN_DRIVER_API,
 						  api_driver_cbids[i]);
-	if (g_col.kinds & K_UVM)
-		configure_uvm(0, CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_SCOPE_PROCESS_ALL_DEVICES);
 	if (!g_col.win_start_ns || clock_ns(CLOCK_MONOTONIC) >= g_col.win_start_ns)
 		set_kinds(1, 1);
 	else if (g_col.kinds & K_DEVICE)
@@ -1020,6 +1056,12 @@ static int start(void)
 	int r;
 
 	g_col.owner_pid = getpid();
+	g_col.debug = getenv("APX_DEBUG") != NULL;
+	if (g_col.debug) {
+		void *frames[4];
+
+		(void)backtrace(frames, 4);	/* loads libgcc now, not in the handler */
+	}
 	g_col.api_level = level && !strcmp(level, "api");
 	g_col.kinds = LIGHT_KINDS | (g_col.api_level ? K_API : 0);
 	if (nvtx && strstr(nvtx, "cupti"))
