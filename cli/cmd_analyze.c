@@ -463,7 +463,8 @@ static void print_xfer(const struct summary *s, int dir)
 {
 	static const char *const names[2] = { "host->device", "device->host" };
 	char line[256], b[32];
-	int len = snprintf(line, sizeof(line), "apx:   %s", names[dir]);
+	int len = snprintf(line, sizeof(line), "apx: %s", names[dir]);
+	int first = 1;
 
 	for (int k = 0; k < 2; k++) {
 		uint64_t bytes = s->xfer_bytes[dir][k], ns = s->xfer_ns[dir][k];
@@ -472,8 +473,9 @@ static void print_xfer(const struct summary *s, int dir)
 			continue;
 		fmt_bytes(b, sizeof(b), bytes);
 		len += snprintf(line + len, sizeof(line) - (size_t)len, "%s %s %s at %.1f GB/s",
-				len > 20 ? "," : "", b, k ? "pinned" : "pageable",
+				first ? "" : ",", b, k ? "pinned" : "pageable",
 				ns ? (double)bytes / (double)ns : 0.0);
+		first = 0;
 	}
 	fprintf(stderr, "%s\n", line);
 }
@@ -501,7 +503,6 @@ static void print_summary(const char *path, const struct run_info *ri, int nchil
 			"kernel time\n", busy > 100 ? 100.0 : busy, s.kernels, (double)s.kernel_ns / 1e9);
 		if (s.xfer_bytes[0][0] || s.xfer_bytes[0][1] || s.xfer_bytes[1][0] ||
 		    s.xfer_bytes[1][1]) {
-			fprintf(stderr, "apx: transfers\n");
 			if (s.xfer_bytes[0][0] || s.xfer_bytes[0][1])
 				print_xfer(&s, 0);
 			if (s.xfer_bytes[1][0] || s.xfer_bytes[1][1])
@@ -518,6 +519,15 @@ static void print_summary(const char *path, const struct run_info *ri, int nchil
 		}
 		fprintf(stderr, "apx: records dropped: %" PRIu64 "%s\n", s.dropped,
 			s.declined ? " (and some CUPTI buffers declined: pool empty)" : "");
+	}
+	{
+		double user = (double)ri->ru.ru_utime.tv_sec + (double)ri->ru.ru_utime.tv_usec / 1e6;
+		double sys = (double)ri->ru.ru_stime.tv_sec + (double)ri->ru.ru_stime.tv_usec / 1e6;
+		char rss[32];
+
+		fmt_bytes(rss, sizeof(rss), (uint64_t)ri->ru.ru_maxrss * 1024u);
+		fprintf(stderr, "apx: CPU %.2f s user + %.2f s system (%.1f cores on average), "
+			"peak RSS %s\n", user, sys, wall > 0 ? (user + sys) / wall : 0.0, rss);
 	}
 	if (s.degraded[0])
 		fprintf(stderr, "apx: degraded: %s\n", s.degraded);

@@ -43,7 +43,4 @@ void apx_report_text(FILE *out, const struct apx_model *m, const struct apx_find
 void apx_report_json(FILE *out, const struct apx_model *m, const struct apx_findings *f,
 		     const struct apx_report_opts *o);
 
-/* A kernel name for humans: demangled when it is a C++ name, into buf. */
-const char *apx_kernel_display_name(const struct apx_an_name *nm, char *buf, size_t cap);
-
 #endif

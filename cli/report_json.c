@@ -258,7 +258,7 @@ static void sync_and_idle(FILE *f, const struct apx_model *m)
 		kv_u(f, "gaps", t->gaps, &fi);
 		fputs(",\"idle_by_cause\":{", f);
 		for (unsigned c = 0; c < APX_GAP__COUNT; c++) {
-			static const char *const k[] = { "launch", "sync", "data", "unknown" };
+			static const char *const k[] = { "warmup", "launch", "sync", "data", "unknown" };
 
 			fprintf(f, "%s\"%s\":{\"ns\":%" PRIu64 ",\"gaps\":%" PRIu64 "}", c ? "," : "", k[c],
 				t->idle_by_cause[c], t->gaps_by_cause[c]);

@@ -52,19 +52,31 @@ static double pct(double part, double whole)
 	return whole > 0 ? 100.0 * part / whole : 0;
 }
 
-/* Print text indented, each line prefixed, wrapped lines kept as they are (<= W wide). */
+/* Print text indented under a label, one output line per text line, long lines wrapped at
+ * a space so that nothing passes W columns. */
 static void block(const struct out *o, const char *label, const char *text)
 {
+	const int room = W - 16;
 	const char *p = text;
 	int first = 1;
 
 	while (*p) {
 		const char *nl = strchr(p, '\n');
-		int len = nl ? (int)(nl - p) : (int)strlen(p);
+		int len = nl ? (int)(nl - p) : (int)strlen(p), cut = len;
 
-		fprintf(o->f, "    %-10s %.*s\n", first ? label : "", len > W - 16 ? W - 16 : len, p);
+		if (cut > room) {
+			for (cut = room; cut > room / 2 && p[cut] != ' '; cut--)
+				;
+			if (p[cut] != ' ')
+				cut = room;
+		}
+		fprintf(o->f, "    %-10s %s%.*s\n", first ? label : "", cut < len && !nl ? "" : "", cut, p);
 		first = 0;
-		p += len + (nl != NULL);
+		p += cut;
+		while (*p == ' ')
+			p++;
+		if (cut == len && nl)
+			p++;
 	}
 }
 
@@ -187,7 +199,7 @@ static void section_kernels(const struct out *o, const struct apx_model *m)
 	for (size_t i = 0; i < n; i++) {
 		const struct apx_an_name *nm = top[i];
 
-		fprintf(o->f, "  %5.1f%% %9s %8" PRIu64 " %9s %9s %9s %9s  %.34s\n",
+		fprintf(o->f, "  %5.1f%% %9s %8" PRIu64 " %9s %9s %9s %9s  %.30s\n",
 			pct((double)nm->total_ns, (double)m->kernel_total_ns),
 			apx_fmt_ns(b[0], 32, (double)nm->total_ns), nm->count,
 			apx_fmt_ns(b[1], 32, (double)nm->total_ns / (double)nm->count),
@@ -206,7 +218,7 @@ static void section_kernels(const struct out *o, const struct apx_model *m)
 			snprintf(b[2], 32, "%3.0f%%", 100 * nm->occupancy);
 		else
 			snprintf(b[2], 32, "n/a");
-		fprintf(o->f, "  %-17s %-15s %4u %7u %7u %5s  %.38s\n", b[0], b[1], nm->regs,
+		fprintf(o->f, "  %-17.17s %-15.15s %4u %7u %7u %5s  %.34s\n", b[0], b[1], nm->regs,
 			nm->smem_static, nm->smem_dynamic, b[2],
 			apx_kernel_display_name(nm, name, sizeof(name)));
 	}
@@ -408,14 +420,14 @@ static void section_l2(const struct out *o, const struct apx_model *m)
 			fprintf(o->f, "  persisting lines reset (device %u)\n", c->device);
 			break;
 		case APX_AN_CONFIG_KERNELS_UNDER_APW:
-			fprintf(o->f, "  %" PRIu64 " kernels ran under window base 0x%" PRIx64 " %s, hit "
-				      "%.2f (%s/%s), stream %" PRIu64 "\n", c->value, c->base,
+			fprintf(o->f, "  %" PRIu64 " kernels ran under window 0x%" PRIx64 " %s, hit %.2f "
+				      "(%s/%s), stream %" PRIu64 "\n", c->value, c->base,
 				apx_fmt_size(b1, sizeof(b1), (double)c->bytes), c->hit_ppm / 1e6,
 				prop_name(c->hit_prop), prop_name(c->miss_prop), c->stream);
 			break;
 		default:
-			fprintf(o->f, "  access-policy window on %s %" PRIu64 ": base 0x%" PRIx64 " %s, hit "
-				      "ratio %.2f, hit %s, miss %s\n",
+			fprintf(o->f, "  access-policy window on %s %" PRIu64 ": 0x%" PRIx64 " %s, hit ratio "
+				      "%.2f, %s/%s\n",
 				c->kind == APX_CONFIG_APW_STREAM ? "stream"
 				: c->kind == APX_CONFIG_APW_GRAPH_NODE ? "graph node" : "launch",
 				c->kind == APX_CONFIG_APW_GRAPH_NODE ? c->target : c->stream, c->base,
@@ -498,20 +510,21 @@ static void section_method(const struct out *o, const struct apx_model *m)
 		fprintf(o->f, "  %s: pid %" PRIu64 ", written by %s %s\n", f->path, f->pid, f->producer,
 			f->producer_version);
 		if (!strcmp(f->producer, "apx-inject"))
-			fprintf(o->f, "    collection level %s; apx put into the program: the environment "
-				      "variable CUDA_INJECTION64_PATH\n    (loads libapx-inject.so, which "
-				      "subscribes to CUPTI) and APX_* settings; no file of yours was "
+			fprintf(o->f, "    collection level %s; apx put into the program the environment "
+				      "variable\n    CUDA_INJECTION64_PATH (loads libapx-inject.so, which "
+				      "subscribes to CUPTI) and APX_*\n    settings; no file of yours was "
 				      "changed\n", f->level[0] ? f->level : "n/a");
 		else if (!strcmp(f->producer, "nvperfd"))
 			fprintf(o->f, "    observed from outside by the nvperfd daemon (/proc, NVML); nothing "
 				      "was put into the program\n");
 		fprintf(o->f, "    kernels replayed: no; records lost: %" PRIu64 "; clock: %s\n", lost,
 			f->clock == APX_CLOCK_MONOTONIC ? "CLOCK_MONOTONIC" : "other");
-		fprintf(o->f, "    file %s%s%s\n",
+		fprintf(o->f, "    file %s\n",
 			f->status == APX_READ_COMPLETE ? "complete"
 			: f->status == APX_READ_TRUNCATED ? "TRUNCATED (read up to the producer's last flush)"
-							  : "DAMAGED (read up to the damage)",
-			f->damage[0] ? ": " : "", f->damage);
+							  : "DAMAGED (read up to the damage)");
+		if (f->damage[0])
+			block(o, "", f->damage);
 	}
 }
 

@@ -12,10 +12,19 @@ double apx_link_peak_bps(const struct apx_model *m, uint32_t device)
 	/* per-lane PCIe data rate after encoding, GB/s: gen1..gen6 */
 	static const double lane[] = { 0, 0.25, 0.5, 0.985, 1.969, 3.938, 7.563 };
 	const struct apx_an_device *d = apx_model_device(m, device);
+	unsigned gen, width;
 
-	if (!d || !d->pcie_gen || d->pcie_gen >= sizeof(lane) / sizeof(lane[0]) || !d->pcie_width)
+	if (!d)
 		return 0;
-	return lane[d->pcie_gen] * d->pcie_width * 1e9;
+	gen = d->pcie_gen;
+	width = d->pcie_width;
+	if (!gen || !width) {	/* not recorded: the generation every GPU of this architecture has */
+		gen = d->cc_major >= 9 ? 5 : d->cc_major == 8 ? 4 : d->cc_major ? 3 : 0;
+		width = 16;
+	}
+	if (!gen || gen >= sizeof(lane) / sizeof(lane[0]))
+		return 0;
+	return lane[gen] * width * 1e9;
 }
 
 double apx_pinned_rate_bps(const struct apx_model *m, unsigned copy_kind)

@@ -162,6 +162,7 @@ struct apx_an_range {
 
 /* An idle gap of a device and its attributed cause. */
 enum apx_gap_cause {
+	APX_GAP_WARMUP,		/* before the last kernel never seen before: initialisation */
 	APX_GAP_LAUNCH,		/* host launching but not keeping up (short gaps, short kernels) */
 	APX_GAP_SYNC,		/* host blocked in a synchronization */
 	APX_GAP_DATA,		/* GPU waited for data (host->device copy, pageable staging) */
@@ -187,6 +188,7 @@ struct apx_an_timeline {
 	uint64_t idle_ns;			/* last - first - busy */
 	uint64_t idle_by_cause[APX_GAP__COUNT];
 	uint64_t gaps_by_cause[APX_GAP__COUNT];
+	uint64_t idle_before_pageable_ns;	/* data gaps ended by a pageable host->device copy */
 	uint64_t before_ns, after_ns;		/* run start..first, last..run end */
 	uint64_t gaps;
 };
@@ -223,6 +225,8 @@ struct apx_model {
 	struct apx_vec ranges;			/* struct apx_an_range, after finish, by gpu_ns */
 	struct apx_an_timeline gpu;		/* the timelines summed over devices */
 	uint64_t gpu_active_ns;			/* sum of each device's first..last span */
+	uint64_t warmup_end_ns;			/* start of the last kernel with a new name */
+	uint64_t steady_ns;			/* GPU active span after warm-up (rules' yardstick) */
 
 	/* after finish */
 	struct apx_an_xfer xfer[APX_COPY__COUNT][APX_MEM__COUNT];
@@ -247,6 +251,8 @@ int apx_model_finish(struct apx_model *m);
 void apx_model_free(struct apx_model *m);
 
 const struct apx_an_device *apx_model_device(const struct apx_model *m, uint32_t id);
+/* A kernel name for humans: demangled when it is a C++ name, into buf (demangle.c). */
+const char *apx_kernel_display_name(const struct apx_an_name *nm, char *buf, size_t cap);
 const char *apx_gap_cause_name(unsigned cause);
 
 #endif

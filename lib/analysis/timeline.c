@@ -4,8 +4,11 @@
  * the model's own arrays: no copy), merged three ways. Union trackers give busy time, kernel-only and copy-only busy time, and the
  * time with two or more kernels in flight; every hole in the union between the first and the
  * last activity is an idle gap, attributed to a cause:
- *   sync    a host synchronization ended inside the gap (the host waited, then relaunched);
+ *   warmup  the gap ends before the last kernel never seen before started (library set-up,
+ *           lazy module loading, first-call compilation and autotuning);
  *   data    the activity that ends the gap is a host-to-device copy (the GPU waited for input);
+ *   sync    a host synchronization returned inside the gap (the host waited for the GPU, then
+ *           did its work while the GPU idled);
  *   launch  the gap is shorter than APX_LAUNCH_GAP_NS (the host could not keep up launching);
  *   unknown anything else (the host was busy elsewhere: Python, data loading, I/O).
  * Called by apx_model_finish(); memory: one array of the synchronizations' end times.
@@ -73,32 +76,48 @@ struct sweep {
 	uint64_t kmax_end;
 };
 
-static int sync_ended_in(const struct sweep *w, uint64_t a, uint64_t b)
+/* The last synchronization end in [a, b], or 0 when none. */
+static uint64_t last_sync_end_in(const struct sweep *w, uint64_t a, uint64_t b)
 {
 	size_t lo = 0, hi = w->nsync;
 
-	while (lo < hi) {	/* first end >= a */
+	while (lo < hi) {	/* first end > b */
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (w->sync_ends[mid] < a)
+		if (w->sync_ends[mid] <= b)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < w->nsync && w->sync_ends[lo] <= b;
+	return lo > 0 && w->sync_ends[lo - 1] >= a ? w->sync_ends[lo - 1] : 0;
 }
 
-static int on_gap(struct sweep *w, uint64_t a, uint64_t b, int next_is_h2d)
+/* Attribute the idle gap [a, b]. next_h2d: the activity ending it is a host-to-device copy
+ * (2: from pageable memory, whose staging on the host is what the GPU waited for). A gap in
+ * which a host synchronization returned is the synchronization's: without it, the host work
+ * done in the gap would have overlapped the GPU work before it. */
+static int on_gap(struct sweep *w, uint64_t a, uint64_t b, int next_h2d)
 {
 	struct apx_an_gap g = { a, b, w->t->device, APX_GAP_UNKNOWN };
+	uint64_t part[APX_GAP__COUNT] = { 0 };
+	unsigned rest = b - a < APX_LAUNCH_GAP_NS ? APX_GAP_LAUNCH : APX_GAP_UNKNOWN;
 
-	if (sync_ended_in(w, a, b))
-		g.cause = APX_GAP_SYNC;
-	else if (next_is_h2d)
-		g.cause = APX_GAP_DATA;
-	else if (b - a < APX_LAUNCH_GAP_NS)
-		g.cause = APX_GAP_LAUNCH;
-	w->t->idle_by_cause[g.cause] += b - a;
+	if (b <= w->m->warmup_end_ns) {
+		part[APX_GAP_WARMUP] = b - a;
+	} else if (next_h2d) {
+		part[APX_GAP_DATA] = b - a;
+		if (next_h2d == 2)
+			w->t->idle_before_pageable_ns += b - a;
+	} else if (last_sync_end_in(w, a, b)) {
+		part[APX_GAP_SYNC] = b - a;
+	} else {
+		part[rest] = b - a;
+	}
+	for (unsigned c = 0; c < APX_GAP__COUNT; c++) {
+		w->t->idle_by_cause[c] += part[c];
+		if (part[c] > part[g.cause])
+			g.cause = (uint8_t)c;
+	}
 	w->t->gaps_by_cause[g.cause]++;
 	w->t->gaps++;
 	if (b - a >= APX_LONG_GAP_NS && w->m->gaps.n < APX_LONG_GAPS_MAX)
@@ -159,7 +178,8 @@ static int build_device(struct apx_model *m, uint32_t dev, const uint64_t *sync_
 			ki++;
 		} else if (cs <= ss) {
 			if (cp[ci].device == dev)
-				r = feed(&w, cs, cs + cp[ci].dur, 0, 1, cp[ci].kind == APX_COPY_H2D);
+				r = feed(&w, cs, cs + cp[ci].dur, 0, 1,
+					 cp[ci].kind != APX_COPY_H2D ? 0 : cp[ci].src == APX_MEM_PAGEABLE ? 2 : 1);
 			ci++;
 		} else {
 			if (ms[si].device == dev)
@@ -182,6 +202,23 @@ static int build_device(struct apx_model *m, uint32_t dev, const uint64_t *sync_
 	return apx_vec_push(&m->timelines, &t);
 }
 
+/* Warm-up lasts until the last kernel whose name had not run before starts. */
+static int find_warmup_end(struct apx_model *m)
+{
+	uint8_t *seen = calloc(m->names.n + 1, 1);
+
+	if (!seen)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->k.n; i++) {
+		if (!seen[m->k.name[i]]) {
+			seen[m->k.name[i]] = 1;
+			m->warmup_end_ns = m->k.start[i];
+		}
+	}
+	free(seen);
+	return 0;
+}
+
 int apx_timelines_build(struct apx_model *m)
 {
 	uint32_t devs[APX_AN_MAX_DEVICES];
@@ -200,6 +237,8 @@ int apx_timelines_build(struct apx_model *m)
 		if (j == ndev && ndev < APX_AN_MAX_DEVICES)
 			devs[ndev++] = s->device;
 	}
+	if (find_warmup_end(m) < 0)
+		return -ENOMEM;
 	ends = malloc((m->syncs.n + 1) * sizeof(*ends));
 	if (!ends)
 		return -ENOMEM;
@@ -231,12 +270,14 @@ int apx_timelines_build(struct apx_model *m)
 		g->overlap_ns += t->overlap_ns;
 		g->concurrent_ns += t->concurrent_ns;
 		g->idle_ns += t->idle_ns;
+		g->idle_before_pageable_ns += t->idle_before_pageable_ns;
 		g->gaps += t->gaps;
 		for (unsigned c = 0; c < APX_GAP__COUNT; c++) {
 			g->idle_by_cause[c] += t->idle_by_cause[c];
 			g->gaps_by_cause[c] += t->gaps_by_cause[c];
 		}
 		m->gpu_active_ns += t->last_ns - t->first_ns;
+		m->steady_ns += t->last_ns - (t->first_ns > m->warmup_end_ns ? t->first_ns : m->warmup_end_ns < t->last_ns ? m->warmup_end_ns : t->last_ns);
 	}
 	/* per-stream totals */
 	for (size_t i = 0; i < m->k.n; i++) {
@@ -258,6 +299,7 @@ int apx_timelines_build(struct apx_model *m)
 const char *apx_gap_cause_name(unsigned cause)
 {
 	static const char *const names[] = {
+		[APX_GAP_WARMUP] = "warm-up (first calls)",
 		[APX_GAP_LAUNCH] = "launch-bound", [APX_GAP_SYNC] = "host blocked in sync",
 		[APX_GAP_DATA] = "waiting for input data", [APX_GAP_UNKNOWN] = "host busy (unknown)",
 	};

@@ -57,6 +57,8 @@ static const struct apx_conf_key keys[] = {
 	  "samples kept per process; beyond it the series is thinned by half" },
 	{ "max_threads", APX_CT_COUNT, APX_CONF_MACHINE, OFF(max_threads), 0, 1, 65536,
 	  "threads followed per process" },
+	{ "netlink_buffer", APX_CT_SIZE, APX_CONF_MACHINE, OFF(netlink_buffer), 0, 4096,
+	  1ull << 30, "receive buffer of the process-events socket (read at start only)" },
 	{ "track", APX_CT_BOOL, APX_CONF_USER, OFF(track), 0, 0, 1,
 	  "track this user's Python processes at all" },
 	{ "metrics", APX_CT_METRICS, APX_CONF_USER, OFF(metrics), 0, 0, 0,
@@ -99,6 +101,7 @@ void apx_conf_defaults(struct apx_conf *c)
 	c->max_state_bytes = 256u << 20;
 	c->max_samples = 3600;
 	c->max_threads = 512;
+	c->netlink_buffer = 8u << 20;
 	c->track = 1;
 	c->metrics = APX_METRIC__ALL;
 	c->notice = APX_NOTICE_LOG;

@@ -55,6 +55,7 @@ struct apx_conf {
 	uint64_t max_state_bytes;		/* per user */
 	uint64_t max_samples;			/* per process, kept in memory and written */
 	uint64_t max_threads;			/* per process */
+	uint64_t netlink_buffer;		/* receive buffer of the connector socket */
 	/* per user (the machine file sets the defaults) */
 	uint64_t track;				/* bool */
 	uint64_t metrics;			/* enum apx_conf_metric bits */

@@ -173,7 +173,7 @@ int apx_state_dir_open(struct apx_daemon *d, uid_t uid, int create);
 
 /* ---- netlink proc connector (proc_connector.c) -------------------------------------------- */
 
-int apx_nl_open(void);
+int apx_nl_open(int rcvbuf_bytes);
 /* Read every pending event and dispatch it; -ENOBUFS after an overrun (caller rescans). */
 int apx_nl_drain(struct apx_daemon *d);
 

@@ -350,7 +350,7 @@ static int setup(struct apx_daemon *d, char *msg, size_t cap)
 		snprintf(msg, cap, "cannot create event fds: %s", strerror(errno));
 		return -errno;
 	}
-	d->nlfd = apx_nl_open();
+	d->nlfd = apx_nl_open((int)d->conf.netlink_buffer);
 	if (d->nlfd < 0) {
 		snprintf(msg, cap, "cannot subscribe to the netlink process connector: %s%s",
 			 strerror(-d->nlfd), d->nlfd == -EPERM ? " (needs root / CAP_NET_ADMIN)" : "");

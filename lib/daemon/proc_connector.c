@@ -17,7 +17,7 @@
 
 #include "base/banned.h"
 
-int apx_nl_open(void)
+int apx_nl_open(int rcvbuf)
 {
 	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = CN_IDX_PROC };
 	struct {
@@ -25,7 +25,7 @@ int apx_nl_open(void)
 		struct cn_msg cn;
 		enum proc_cn_mcast_op op;
 	} __attribute__((packed)) msg;
-	int fd, rcvbuf = 8 << 20;
+	int fd;
 
 	fd = socket(PF_NETLINK, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_CONNECTOR);
 	if (fd < 0)

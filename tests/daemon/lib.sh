@@ -82,3 +82,6 @@ start_python() {
 }
 
 exe_is_python() { readlink "/proc/$1/exe" | grep -q python; }
+
+# count_files DIR GLOB MIN: at least MIN files match DIR/GLOB (evaluated at each call)
+count_files() { [ "$(ls "$1"/$2 2>/dev/null | wc -l)" -ge "$3" ]; }

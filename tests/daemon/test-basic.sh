@@ -48,7 +48,7 @@ assert p[$P1]['rss_bytes'] > 0 and p[$P1]['threads'] >= 1
 sleep 0.5	# a few samples
 kill "$P1" "$P2" "$EARLY"
 wait "$P1" "$P2" "$EARLY" 2>/dev/null
-WAIT_S=3 wait_for test "$(ls "$T"/state/0/*.apx 2>/dev/null | wc -l)" -ge 3 ||
+WAIT_S=3 wait_for count_files "$T/state/0" "*.apx" 3 ||
 	fail "summaries missing: $(ls "$T"/state/0 2>&1)"
 for f in "$T"/state/0/*.apx; do
 	[ "$(stat -c '%a %u' "$f")" = "600 0" ] || fail "$f: mode/owner $(stat -c '%a %u' "$f")"

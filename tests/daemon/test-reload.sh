@@ -70,10 +70,11 @@ f=$(ls "$T"/state/0/*-"$B"-*.apx) || fail "no summary for $B"
 "$APX" info "$f" | grep -q "finding *1 " || fail "no finding record in $f: $("$APX" info "$f")"
 "$APX" status --json | grep -q '"rule":"cpu-high"' || fail "finding not in apx status"
 
+reread_twice() { [ "$(grep -c "config of uid 0 re-read" "$T/log")" -ge 2 ]; }
 # notice = tty: one line on the terminal the process ran from (a pty made by script(1))
 if command -v script >/dev/null; then
 	"$APX" config --file "$UC" set notice tty || fail "set notice tty"
-	WAIT_S=3 wait_for test "$(grep -c "config of uid 0 re-read" "$T/log")" -ge 2
+	WAIT_S=3 wait_for reread_twice
 	sleep 0.2
 	script -qec "$PY -c 'import time
 t = time.time()

@@ -30,7 +30,7 @@ grep -q "\"user\":\"$U\"" "$T/u.json" || fail "user name missing"
 
 kill "$UP" "$ROOTP"; wait "$UP" "$ROOTP" 2>/dev/null
 WAIT_S=3 wait_for test -d "$T/state/$UID2" || fail "no state folder for uid $UID2"
-WAIT_S=3 wait_for test -n "$(ls "$T/state/$UID2/" 2>/dev/null)" || fail "no user summary"
+WAIT_S=3 wait_for count_files "$T/state/$UID2" "*.apx" 1 || fail "no user summary"
 [ "$(stat -c '%a %U' "$T/state/$UID2")" = "700 $U" ] || fail "user folder $(stat -c '%a %U' "$T/state/$UID2")"
 f=$(ls "$T/state/$UID2"/*.apx | head -1)
 [ "$(stat -c '%a %U' "$f")" = "600 $U" ] || fail "user summary $(stat -c '%a %U' "$f")"

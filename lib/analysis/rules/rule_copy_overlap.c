@@ -24,7 +24,7 @@ APX_RULE_DECL(copy_overlap)
 	alone = copy - ov;
 	hidden = kern - ov;
 	hidable = alone < hidden ? alone : hidden;
-	if (!m->wall_ns || (double)hidable < 0.02 * (double)m->wall_ns)
+	if (!m->steady_ns || (double)hidable < 0.02 * (double)m->steady_ns)
 		return APX_RULE_CLEAN;
 	for (size_t i = 0; i < m->streams.n; i++) {
 		const struct apx_an_stream *s = APX_VEC_AT(&m->streams, struct apx_an_stream, i);

@@ -42,7 +42,7 @@ APX_RULE_DECL(fp32_matmul)
 {
 	uint64_t total = 0, count = 0;
 	const struct apx_an_name *top = NULL;
-	char b1[32], b2[32];
+	char b1[32], b2[32], name[512];
 	struct apx_finding *f;
 
 	for (size_t i = 0; i < m->names.n; i++) {
@@ -68,8 +68,8 @@ APX_RULE_DECL(fp32_matmul)
 	apx_text_append(f->evidence, sizeof(f->evidence), "fp32 SIMT GEMM kernels: %llu launches, %s\n",
 			(unsigned long long)count, apx_fmt_ns(b1, sizeof(b1), (double)total));
 	if (top)
-		apx_text_append(f->evidence, sizeof(f->evidence), "top: %.*s (%s)\n",
-				(int)(top->len > 100 ? 100 : top->len), top->text,
+		apx_text_append(f->evidence, sizeof(f->evidence), "top: %.100s (%s)\n",
+				apx_kernel_display_name(top, name, sizeof(name)),
 				apx_fmt_ns(b2, sizeof(b2), (double)top->total_ns));
 	snprintf(f->fix, sizeof(f->fix),
 		 "Let matmuls use tensor cores:\n"

@@ -21,7 +21,7 @@ APX_RULE_DECL(gpu_starvation)
 
 	if (!m->timelines.n)
 		return APX_RULE_CLEAN;
-	active = m->gpu_active_ns;
+	active = m->steady_ns;
 	busy = m->gpu.busy_ns;
 	for (size_t i = 0; i < m->gaps.n; i++) {
 		const struct apx_an_gap *g = APX_VEC_AT(&m->gaps, struct apx_an_gap, i);

@@ -12,7 +12,7 @@
 APX_RULE_DECL(input_pipeline)
 {
 	uint64_t idle = m->gpu.idle_by_cause[APX_GAP_DATA], gaps = m->gpu.gaps_by_cause[APX_GAP_DATA];
-	uint64_t active = m->gpu_active_ns;
+	uint64_t active = m->steady_ns;
 	char b1[32], b2[32];
 	struct apx_finding *f;
 

@@ -14,7 +14,7 @@
 APX_RULE_DECL(launch_bound)
 {
 	uint64_t idle = m->gpu.idle_by_cause[APX_GAP_LAUNCH], gaps = m->gpu.gaps_by_cause[APX_GAP_LAUNCH];
-	uint64_t active = m->gpu_active_ns, small = 0;
+	uint64_t active = m->steady_ns, small = 0;
 	double saving, mean_kernel;
 	char b1[32], b2[32];
 	struct apx_finding *f;

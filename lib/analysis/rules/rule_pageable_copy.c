@@ -1,7 +1,8 @@
 /*
  * rule_pageable_copy.c - host<->device copies from pageable memory. They go through a staging
  * buffer and block the host. Saving: their bytes moved at the bandwidth pinned copies reached
- * in the same trace (or the link's peak when there were none), against the time they took.
+ * in the same trace (or the link's peak when there were none), against the time they took,
+ * plus the GPU idle time right before them (the host staging the data).
  */
 #include "analysis/findings.h"
 
@@ -53,6 +54,12 @@ APX_RULE_DECL(pageable_copy)
 	}
 	if (!bytes)
 		return APX_RULE_CLEAN;
+	if (m->gpu.idle_before_pageable_ns) {
+		saving += (double)m->gpu.idle_before_pageable_ns;
+		apx_text_append(ev, sizeof(ev), "GPU idle while the host staged them: %s\n",
+				apx_fmt_ns(b1, sizeof(b1), (double)m->gpu.idle_before_pageable_ns));
+		apx_text_append(model, sizeof(model), ", plus the GPU idle time before them");
+	}
 	{
 		double pct = m->wall_ns ? 100.0 * saving / (double)m->wall_ns : 0;
 		struct apx_finding *f = apx_finding_add(out, m, "pageable-copy",

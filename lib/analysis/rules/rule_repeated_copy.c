@@ -70,7 +70,7 @@ APX_RULE_DECL(repeated_copy)
 		i = j;
 	}
 	free(keys);
-	if (!buffers || (m->wall_ns && saving < 0.01 * (double)m->wall_ns))
+	if (!buffers || (m->steady_ns && saving < 0.01 * (double)m->steady_ns))
 		return APX_RULE_CLEAN;
 	f = apx_finding_add(out, m, "repeated-copy", APX_SEV_WARNING, saving, 70);
 	if (!f)

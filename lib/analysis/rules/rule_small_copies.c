@@ -33,7 +33,7 @@ APX_RULE_DECL(small_copies)
 	latency = (double)dur / (double)n;
 	batches = m->steps ? m->steps : (n + 99) / 100;
 	saving = (double)dur - (double)bytes / rate * 1e9 - latency * (double)batches;
-	if (saving <= 0 || (m->wall_ns && saving < 0.01 * (double)m->wall_ns))
+	if (saving <= 0 || (m->steady_ns && saving < 0.01 * (double)m->steady_ns))
 		return APX_RULE_CLEAN;
 	f = apx_finding_add(out, m, "small-copies", APX_SEV_WARNING, saving, 50);
 	if (!f)

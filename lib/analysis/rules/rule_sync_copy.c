@@ -35,7 +35,7 @@ APX_RULE_DECL(sync_copy)
 	}
 	if (!ncopy && !nset)
 		return APX_RULE_CLEAN;
-	if (m->wall_ns && (double)(dcopy + dset) < 0.005 * (double)m->wall_ns)
+	if (m->steady_ns && (double)(dcopy + dset) < 0.005 * (double)m->steady_ns)
 		return APX_RULE_CLEAN;	/* under 0.5% of the run: not worth a line */
 	f = apx_finding_add(out, m, "sync-copy", APX_SEV_WARNING, (double)(dcopy + dset), 60);
 	if (!f)

@@ -1,7 +1,8 @@
 /*
  * rule_sync_frequency.c - too many synchronizations: every .item(), .cpu(), print(tensor) or
- * torch.cuda.synchronize() drains the GPU queue. Saving: the GPU idle time attributed to
- * synchronizations (the host waits, then the GPU waits for the next launch).
+ * torch.cuda.synchronize() drains the GPU queue. Saving: the GPU idle time after the syncs (the
+ * host's work there would overlap GPU work without them), at most the GPU busy time it could
+ * hide behind: min(idle after syncs, GPU busy).
  */
 #include "analysis/findings.h"
 
@@ -12,6 +13,7 @@
 APX_RULE_DECL(sync_frequency)
 {
 	uint64_t n = 0, idle = m->gpu.idle_by_cause[APX_GAP_SYNC], gaps = m->gpu.gaps_by_cause[APX_GAP_SYNC];
+	uint64_t saving;
 	double per_s, per_step;
 	char b1[32], b2[32];
 	struct apx_finding *f;
@@ -23,18 +25,21 @@ APX_RULE_DECL(sync_frequency)
 		return APX_RULE_CLEAN;
 	per_s = m->wall_ns ? (double)n / ((double)m->wall_ns / 1e9) : 0;
 	per_step = m->steps ? (double)n / (double)m->steps : 0;
-	if (!m->wall_ns || (double)idle < 0.02 * (double)m->wall_ns)
+	if (!m->steady_ns)
+		return APX_RULE_CLEAN;
+	saving = idle < m->gpu.busy_ns ? idle : m->gpu.busy_ns;
+	if ((double)saving < 0.02 * (double)m->steady_ns)
 		return APX_RULE_CLEAN;
 	f = apx_finding_add(out, m, "sync-frequency",
-			    (double)idle > 0.1 * (double)m->wall_ns ? APX_SEV_CRITICAL : APX_SEV_WARNING,
-			    (double)idle, 70);
+			    (double)saving > 0.1 * (double)m->steady_ns ? APX_SEV_CRITICAL : APX_SEV_WARNING,
+			    (double)saving, 70);
 	if (!f)
 		return APX_RULE_FIRED;
 	snprintf(f->title, sizeof(f->title), "%llu host synchronizations left the GPU idle for %s",
 		 (unsigned long long)n, apx_fmt_ns(b1, sizeof(b1), (double)idle));
 	snprintf(f->model, sizeof(f->model),
-		 "GPU idle gaps that end right after a host synchronization returns; without the "
-		 "syncs the host queues work ahead and those gaps close");
+		 "without the syncs the host's work in the gaps after them overlaps GPU work: saving = "
+		 "min(GPU idle after syncs, GPU busy time)");
 	apx_text_append(f->evidence, sizeof(f->evidence),
 			"synchronizations: %llu (%.0f/s) - device %llu, stream %llu, event %llu\n",
 			(unsigned long long)n, per_s, (unsigned long long)m->sync_count[APX_SYNC_KIND_DEVICE],

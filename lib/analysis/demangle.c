@@ -1,13 +1,13 @@
 /*
  * demangle.c - kernel names for humans: CUPTI reports C++ kernels by their mangled names
  * ("_ZN2at6native..."); this demangles them with the C++ runtime's __cxa_demangle (libstdc++,
- * linked into the apx command) and shortens template noise. Called by the report outputs.
+ * linked with lib/analysis). Called by rules (evidence) and the report outputs.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/report.h"
+#include "analysis/model.h"
 
 #include "base/banned.h"
 
