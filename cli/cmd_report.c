@@ -74,10 +74,11 @@ static void run_id_of(const char *path, char *buf, size_t cap)
 	apx_reader_close(r);
 }
 
-/* Add FILE.<pid> files beside path that belong to the same run (same run id). */
+/* Add FILE.<pid> files beside path (just loaded as the model's last file) that belong to the
+ * same run (same run id). */
 static void add_related(struct apx_model *m, const char *path, int *bad)
 {
-	char dirbuf[4096], basebuf[4096], want[128], got[128], full[8192];
+	char dirbuf[4096], basebuf[4096], want[64], got[128], full[8192];
 	const char *dir, *base;
 	size_t blen;
 	struct dirent *e;
@@ -88,7 +89,7 @@ static void add_related(struct apx_model *m, const char *path, int *bad)
 	dir = dirname(dirbuf);
 	base = basename(basebuf);
 	blen = strlen(base);
-	run_id_of(path, want, sizeof(want));
+	snprintf(want, sizeof(want), "%s", m->files[m->nfiles - 1].run_id);
 	if (!want[0] || !(d = opendir(dir)))
 		return;
 	while ((e = readdir(d)) && m->nfiles < APX_AN_MAX_FILES) {

@@ -487,6 +487,7 @@ static void read_header(struct apx_an_file *f)
 	copy_bytes(f->host, sizeof(f->host), h, APX_HEADER_HOSTNAME, ' ');
 	copy_bytes(f->user, sizeof(f->user), h, APX_HEADER_USER, ' ');
 	copy_bytes(f->argv, sizeof(f->argv), h, APX_HEADER_ARGV, ' ');
+	copy_bytes(f->run_id, sizeof(f->run_id), h, APX_HEADER_RUN_ID, ' ');
 	f->first_ns = h->v[APX_HEADER_START_NS] ? h->v[APX_HEADER_START_NS] : UINT64_MAX;
 	f->cuda_used = -1;
 }
