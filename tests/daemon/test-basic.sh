@@ -23,6 +23,15 @@ WAIT_S=2 wait_for tracked "$P2" || fail "pt_main_thread pid $P2 not tracked"
 dt=$(( $(now_ms) - t0 ))
 echo "tracked 2 new processes in $dt ms"
 [ "$dt" -le 1000 ] || fail "tracking took $dt ms (> 1 s)"
+# a process that imports torch, when Debian's python3-torch is installed (optional: large)
+TORCH=""
+if "$PY" -c "import torch" 2>/dev/null; then
+	"$PY" -c "import torch, time; torch.ones(4).sum(); time.sleep(60)" &
+	TORCH=$!; PIDS="$PIDS $TORCH"
+	WAIT_S=2 wait_for tracked "$TORCH" || fail "torch process $TORCH not tracked"
+else
+	echo "note: python3-torch not installed: the torch case is covered by pt_main_thread only"
+fi
 # not Python: a shell with a python-like argument is not tracked
 sleep 30 & S=$!; PIDS="$PIDS $S"
 sleep 0.3
