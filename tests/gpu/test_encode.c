@@ -1,0 +1,212 @@
+/*
+ * test_encode.c - unit test of the collector's encoder (lib/collector/encode.c) without a GPU:
+ * builds a CUPTI activity buffer by hand (kernel with an access-policy window, pageable H2D
+ * copy whose host address was seen by the API callback, memset, pinned allocation, stream
+ * sync, unified-memory migration, device), encodes it into a trace with apx_enc_buffer (as the
+ * writer thread does; CUPTI's cuptiActivityGetNextRecord works without a driver), reads the
+ * trace back and checks every mapped field. Run by ctest (label unit) where CUPTI is built.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cupti.h>
+
+#include "collector/collector.h"
+
+#include "base/banned.h"
+
+static int failures;
+
+#define CHECK(cond)                                                                             \
+	do {                                                                                    \
+		if (!(cond)) {                                                                  \
+			fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond);         \
+			failures++;                                                             \
+		}                                                                               \
+	} while (0)
+
+static uint8_t buf[1 << 16] __attribute__((aligned(8)));
+static size_t used;
+
+static void put(const void *rec, size_t size)
+{
+	memcpy(buf + used, rec, size);
+	used += (size + 7) & ~(size_t)7;
+}
+
+int main(void)
+{
+	static struct apx_hostptr_slot hp[16];
+	static struct apx_enc enc;
+	CUaccessPolicyWindow win = { (void *)0x7f0000100000ull, 4u << 20, 1.0f,
+				     CU_ACCESS_PROPERTY_PERSISTING, CU_ACCESS_PROPERTY_STREAMING };
+	CUpti_ActivityKernel10 k;
+	CUpti_ActivityMemcpy6 m;
+	CUpti_ActivityMemset4 ms;
+	CUpti_ActivityMemory4 mem;
+	CUpti_ActivitySynchronization2 sy;
+	CUpti_ActivityUnifiedMemoryCounter3 u;
+	CUpti_ActivityDevice5 d;
+	char path[] = "/tmp/apx-test-encode-XXXXXX";
+	struct apx_rec hdr;
+	struct apx_reader *r;
+	struct apx_diag diag;
+	int fd, seen[APX_REC_TYPE__COUNT] = { 0 };
+
+	memset(&k, 0, sizeof(k));
+	k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+	k.start = 1000;
+	k.end = 3000;
+	k.deviceId = 0;
+	k.streamId = 7;
+	k.correlationId = 11;
+	k.name = "_Z6kernelv";
+	k.gridX = 128, k.gridY = 1, k.gridZ = 1, k.blockX = 256, k.blockY = 1, k.blockZ = 1;
+	k.registersPerThread = 32;
+	k.staticSharedMemory = 1024;
+	k.graphId = 5;
+	k.pAccessPolicyWindow = &win;
+	put(&k, sizeof(k));
+	memset(&m, 0, sizeof(m));
+	m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+	m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+	m.srcKind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
+	m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+	m.bytes = 64u << 20;
+	m.start = 4000;
+	m.end = 9000;
+	m.streamId = 7;
+	m.correlationId = 12;
+	put(&m, sizeof(m));
+	memset(&ms, 0, sizeof(ms));
+	ms.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+	ms.bytes = 4096;
+	ms.value = 0;
+	ms.start = 9100;
+	ms.end = 9200;
+	ms.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+	ms.flags = CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC;
+	put(&ms, sizeof(ms));
+	memset(&mem, 0, sizeof(mem));
+	mem.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+	mem.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+	mem.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
+	mem.address = 0x7f0000200000ull;
+	mem.bytes = 1u << 20;
+	mem.timestamp = 500;
+	put(&mem, sizeof(mem));
+	memset(&sy, 0, sizeof(sy));
+	sy.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+	sy.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
+	sy.start = 9300;
+	sy.end = 9900;
+	sy.streamId = 7;
+	sy.cudaEventId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
+	put(&sy, sizeof(sy));
+	memset(&u, 0, sizeof(u));
+	u.kind = CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER;
+	u.counterKind = CUPTI_ACTIVITY_UNIFIED_MEMORY_COUNTER_KIND_BYTES_TRANSFER_HTOD;
+	u.value = 2u << 20;
+	u.start = 10000;
+	u.end = 11000;
+	u.address = 0x7f0000300000ull;
+	put(&u, sizeof(u));
+	memset(&d, 0, sizeof(d));
+	d.kind = CUPTI_ACTIVITY_KIND_DEVICE;
+	d.name = "NVIDIA H200";
+	d.numMultiprocessors = 132;
+	d.l2CacheSize = 60u << 20;
+	d.globalMemoryBandwidth = 4800000000ull;	/* KB/s */
+	d.computeCapabilityMajor = 9;
+	put(&d, sizeof(d));
+
+	/* the API callback saw the copy's host address under correlation id 12 */
+	atomic_store(&hp[12].src, 0x7f0000400000ull);
+	atomic_store(&hp[12].dst, 0x7e0000000000ull);
+	atomic_store(&hp[12].bytes, 64u << 20);
+	atomic_store(&hp[12].corr, 12);
+
+	fd = mkstemp(path);
+	CHECK(fd >= 0);
+	apx_rec_init(&hdr, APX_REC_HEADER);
+	apx_rec_set_str(&hdr, APX_HEADER_PRODUCER, "test");
+	CHECK(apx_writer_open_fd(fd, &hdr, NULL, &enc.w) == 0);
+	enc.hp = hp;
+	enc.hp_mask = 15;
+	CHECK(apx_enc_buffer(&enc, buf, used) == 7);
+	CHECK(enc.kernels == 1 && enc.memcpys == 1 && enc.hostptr_joined == 1 && !enc.foreign);
+	CHECK(apx_writer_close(enc.w, 20000, 0) == 0);
+
+	CHECK(apx_reader_open(path, &r, &diag) == 0);
+	CHECK(apx_reader_status(r) == APX_READ_COMPLETE);
+	for (size_t i = 0; i < apx_reader_chunk_count(r); i++) {
+		struct apx_chunk_iter it;
+		const struct apx_rec *x = &it.rec;
+		size_t len;
+		const char *name;
+
+		if (apx_chunk_iter_init(&it, r, i, &diag) < 0)
+			continue;
+		while (apx_chunk_iter_next(&it, &diag) > 0) {
+			seen[x->type]++;
+			switch (x->type) {
+			case APX_REC_KERNEL:
+				name = apx_reader_string(r, x->v[APX_KERNEL_NAME], &len);
+				CHECK(name && len == 10 && !memcmp(name, "_Z6kernelv", 10));
+				CHECK(x->v[APX_KERNEL_START_NS] == 1000 && x->v[APX_KERNEL_END_NS] == 3000);
+				CHECK(x->v[APX_KERNEL_GRID_X] == 128 && x->v[APX_KERNEL_BLOCK_X] == 256);
+				CHECK(x->v[APX_KERNEL_REGISTERS] == 32 && x->v[APX_KERNEL_GRAPH_ID] == 5);
+				CHECK(x->v[APX_KERNEL_APW_BASE] == 0x7f0000100000ull);
+				CHECK(x->v[APX_KERNEL_APW_BYTES] == 4u << 20);
+				CHECK(x->v[APX_KERNEL_APW_HIT_PPM] == 1000000);
+				CHECK(x->v[APX_KERNEL_APW_PROPS] == (APX_ACCESS_PERSISTING |
+								      APX_ACCESS_STREAMING << 4));
+				break;
+			case APX_REC_MEMCPY:
+				CHECK(x->v[APX_MEMCPY_COPY_KIND] == APX_COPY_H2D);
+				CHECK(x->v[APX_MEMCPY_SRC_KIND] == APX_MEM_PAGEABLE);
+				CHECK(x->v[APX_MEMCPY_DST_KIND] == APX_MEM_DEVICE);
+				CHECK(x->v[APX_MEMCPY_BYTES] == 64u << 20);
+				CHECK(x->v[APX_MEMCPY_HOST_ADDR] == 0x7f0000400000ull);
+				CHECK(x->v[APX_MEMCPY_STREAM] == 7 && x->v[APX_MEMCPY_COPY_COUNT] == 1);
+				break;
+			case APX_REC_MEMSET:
+				CHECK(x->v[APX_MEMSET_BYTES] == 4096 && x->v[APX_MEMSET_FLAGS] == 1);
+				break;
+			case APX_REC_MEMORY:
+				CHECK(x->v[APX_MEMORY_OP] == APX_MEMOP_ALLOC);
+				CHECK(x->v[APX_MEMORY_MEM_KIND] == APX_MEM_PINNED);
+				CHECK(x->v[APX_MEMORY_BYTES] == 1u << 20);
+				break;
+			case APX_REC_SYNC:
+				CHECK(x->v[APX_SYNC_KIND] == APX_SYNC_KIND_STREAM);
+				CHECK(x->v[APX_SYNC_STREAM] == 7 && x->v[APX_SYNC_EVENT] == 0);
+				break;
+			case APX_REC_UVM:
+				CHECK(x->v[APX_UVM_KIND] == APX_UVM_MIGRATE_H2D);
+				CHECK(x->v[APX_UVM_BYTES] == 2u << 20);
+				break;
+			case APX_REC_DEVICE:
+				CHECK(x->v[APX_DEVICE_SM_COUNT] == 132);
+				CHECK(x->v[APX_DEVICE_L2_BYTES] == 60u << 20);
+				CHECK(x->v[APX_DEVICE_MEM_BW_BPS] == 4800000000000ull);
+				CHECK(x->v[APX_DEVICE_NAME] == 11);
+				break;
+			default:
+				break;
+			}
+		}
+	}
+	CHECK(seen[APX_REC_KERNEL] == 1 && seen[APX_REC_MEMCPY] == 1 && seen[APX_REC_MEMSET] == 1);
+	CHECK(seen[APX_REC_MEMORY] == 1 && seen[APX_REC_SYNC] == 1 && seen[APX_REC_UVM] == 1);
+	CHECK(seen[APX_REC_DEVICE] == 1);
+	apx_reader_close(r);
+	unlink(path);
+	if (failures)
+		return 1;
+	printf("ok: encoder maps 7 CUPTI record kinds onto .apx records\n");
+	return 0;
+}
