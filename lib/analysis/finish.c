@@ -274,8 +274,11 @@ static void unified_memory(struct apx_model *m)
 	for (size_t i = 0; i < m->uvm.n; i++) {
 		const struct apx_an_uvm *u = APX_VEC_AT(&m->uvm, struct apx_an_uvm, i);
 
+		/* GPU fault records group several faults (value = how many); for the other kinds
+		 * CUPTI's value is a size or flags: one record is one event */
 		if (u->kind <= APX_UVM_REMOTE_MAP) {
-			m->uvm_count[u->kind] += u->value ? u->value : 1;
+			m->uvm_count[u->kind] += u->kind == APX_UVM_GPU_FAULT && u->value &&
+							 u->value < (1u << 20) ? u->value : 1;
 			m->uvm_bytes[u->kind] += u->bytes;
 		}
 	}
