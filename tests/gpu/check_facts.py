@@ -229,6 +229,26 @@ def agree_cpu_facts(ex, recs, f, err, rc):
     check(ex, "thread names at exit", len(of(recs, "thread")) >= 1, f"{len(of(recs, 'thread'))}")
 
 
+def window(ex, recs, f, err, rc):
+    k = of(recs, "kernel")
+    span = (max(r["end_ns"] for r in k) - min(r["start_ns"] for r in k)) / 1e9 if k else 0
+    check(ex, "collection window opened and closed",
+          kv(recs, "window") == ["collection started", "collection stopped"], kv(recs, "window"))
+    check(ex, "only the window's kernels", k and len(k) < f["kernels"] and span <= 1.3,
+          f"{len(k)} of {f['kernels']} kernels over {span:.2f} s (window 1 s)")
+
+
+def api_level(ex, recs, f, err, rc):
+    a = of(recs, "api")
+    names = {r["name"] for r in a}
+    check(ex, "API records with names", len(a) >= f["steps"] and any("Launch" in n for n in names),
+          f"{len(a)} records, {len(names)} distinct names")
+    noisy = {"cudaGetDevice_v3020", "cudaGetLastError_v3020", "cuCtxGetCurrent",
+             "cuDevicePrimaryCtxGetState"}
+    check(ex, "noisy calls left out", not names & noisy, sorted(names)[:8])
+    check(ex, "level api in the trace", kv(recs, "level") == ["api"], kv(recs, "level"))
+
+
 run("pageable_h2d", pageable)
 run("pinned_h2d", pinned)
 run("sync_every_step", sync_many)
@@ -246,6 +266,9 @@ run("fork_and_subprocess", tree)
 run("crash_segv", crash(11), status="truncated")
 run("crash_kill", crash(9), status="truncated")
 run("sync_fixed", agree_cpu_facts)
+if not fixtures:                    # runs added after the committed fixtures were captured
+    run("window", window)
+    run("api_level", api_level)
 bad = [r for r in results if not r[2]]
 print(f"check_facts: {len(results) - len(bad)} passed, {len(bad)} failed")
 sys.exit(1 if bad else 0)
