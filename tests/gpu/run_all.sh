@@ -36,7 +36,7 @@ done
 run crash_segv crash.py segv
 run crash_kill crash.py kill
 run cpu_only cpu_only.py
-run window --delay 1.5 --duration 1 steady.py 4
+run window --delay 5 --duration 1 steady.py 7
 run api_level --level api steady.py 1
 for f in sync_fixed pageable_h2d; do	# what the summary looks like
 	echo "--- summary of $f:"; grep '^apx:' "$work/$f.err"
