@@ -54,7 +54,7 @@ static const struct apx_conf_key keys[] = {
 	{ "max_state_bytes", APX_CT_SIZE, APX_CONF_MACHINE, OFF(max_state_bytes), 0, 1ull << 16,
 	  1ull << 40, "most bytes of summaries per user; the oldest are removed first" },
 	{ "max_samples", APX_CT_COUNT, APX_CONF_MACHINE, OFF(max_samples), 0, 16, 1u << 20,
-	  "samples kept per process; beyond it the series is thinned by half" },
+	  "samples kept per process (80 bytes each); beyond it the series is thinned by half" },
 	{ "max_threads", APX_CT_COUNT, APX_CONF_MACHINE, OFF(max_threads), 0, 1, 65536,
 	  "threads followed per process" },
 	{ "netlink_buffer", APX_CT_SIZE, APX_CONF_MACHINE, OFF(netlink_buffer), 0, 4096,
@@ -99,7 +99,7 @@ void apx_conf_defaults(struct apx_conf *c)
 	c->max_summaries = 200;
 	c->max_summary_bytes = 4u << 20;
 	c->max_state_bytes = 256u << 20;
-	c->max_samples = 3600;
+	c->max_samples = 1024;
 	c->max_threads = 512;
 	c->netlink_buffer = 8u << 20;
 	c->track = 1;

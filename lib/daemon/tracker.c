@@ -430,7 +430,7 @@ static int sample(struct apx_daemon *d, struct apx_proc *p, uint64_t now, int re
 	if (r < 0)
 		return r;
 	if (s.state == 'Z' || s.state == 'X')
-		return -ENOENT;
+		return -ECHILD;		/* exited, not yet reaped */
 	d->st.samples++;
 	p->gen++;
 	smp.ts_ns = now;
@@ -655,12 +655,15 @@ void apx_tracker_tick(struct apx_daemon *d)
 {
 	uint64_t now = apx_now_ns();
 	struct apx_proc *p = d->procs, *next;
+	int r;
 
 	for (; p; p = next) {
 		next = p->next;
-		if (sample(d, p, now, 1, p->gen % APX_THREAD_EVERY == 0) < 0) {
-			if (kill(p->pid, 0) < 0 && errno == ESRCH) {
-				finish(d, p, 0, 0);	/* its exit event was lost */
+		r = sample(d, p, now, 1, p->gen % APX_THREAD_EVERY == 0);
+		if (r < 0) {
+			/* its exit event was lost (overrun): a zombie, or gone */
+			if (r == -ECHILD || (kill(p->pid, 0) < 0 && errno == ESRCH)) {
+				finish(d, p, 0, 0);
 				continue;
 			}
 			p->sample_errors++;
