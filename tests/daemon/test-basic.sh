@@ -53,6 +53,10 @@ assert p[$P1]['rss_bytes'] > 0 and p[$P1]['threads'] >= 1
 [ "$("$APX" top -n 2 -d 0.2 --sort rss | grep -c "^ *PID ")" = 2 ] || fail "apx top: two tables"
 "$APX" top -n 1 --json | grep -q "\"pid\":$P1," || fail "apx top --json"
 "$APX" status --sort nope 2>/dev/null; [ $? = 2 ] || fail "bad --sort is not a usage error"
+"$PY" "$(dirname "$0")/top_pty.py" "$APX" "$P1" || fail "apx top on a terminal"
+# after start-up the daemon keeps only CHOWN, DAC_OVERRIDE, DAC_READ_SEARCH, FOWNER, SYS_PTRACE
+grep -q "^CapEff:[[:space:]]*000000000008000f$" "/proc/$(cat "$T/pid")/status" ||
+	fail "capabilities: $(grep Cap "/proc/$(cat "$T/pid")/status")"
 
 sleep 0.5	# a few samples
 kill "$P1" "$P2" "$EARLY"
