@@ -49,6 +49,7 @@ int apx_ctl_listen(struct apx_daemon *d)
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	const char *path = d->conf.socket_path;
 	struct stat st;
+	mode_t old_mask;
 	int fd, r;
 
 	if (strlen(path) >= sizeof(sa.sun_path))
@@ -60,8 +61,12 @@ int apx_ctl_listen(struct apx_daemon *d)
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(path, 0666) < 0 ||
-	    listen(fd, 64) < 0) {
+	/* mode 0666 from the umask at bind time: no chmod by path (which would follow a symlink
+	 * swapped in after bind); peer credentials decide what each client sees */
+	old_mask = umask(0111);
+	r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old_mask);
+	if (r < 0 || listen(fd, 64) < 0) {
 		r = -errno;
 		close(fd);
 		return r;
