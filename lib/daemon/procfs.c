@@ -62,7 +62,7 @@ static uint64_t status_field(const char *text, const char *key)
 
 int apx_procfs_stat(pid_t pid, pid_t tid, struct apx_pstat *ret, int with_status)
 {
-	char path[64], buf[2048];
+	char path[64], buf[4096];	/* status grows with CPU and group counts; csw is last */
 	struct apx_pstat s = { 0 };
 	unsigned long long f[24] = { 0 };
 	char *open_p, *close_p, *p;
