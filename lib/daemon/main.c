@@ -312,6 +312,23 @@ static void ready(int *fd, const char *err)
 	*fd = -1;
 }
 
+/* Say at start (not at the first summary) when the state folder cannot be used safely. */
+static void check_state_dir(struct apx_daemon *d)
+{
+	struct stat st;
+
+	if (mkdir(d->conf.state_dir, 0755) < 0 && errno != EEXIST) {
+		apx_dlog(APX_LOG_ERR, "cannot create state_dir '%s': %s; no summary will be written",
+			 d->conf.state_dir, strerror(errno));
+		return;
+	}
+	if (lstat(d->conf.state_dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 0022))
+		apx_dlog(APX_LOG_ERR, "state_dir '%s' must be a folder owned by uid %u and not "
+			 "writable by group or others (not a symlink); no summary will be written",
+			 d->conf.state_dir, (unsigned)geteuid());
+}
+
 static int setup(struct apx_daemon *d, char *msg, size_t cap)
 {
 	sigset_t mask;
@@ -370,6 +387,7 @@ static int setup(struct apx_daemon *d, char *msg, size_t cap)
 		snprintf(msg, cap, "cannot set up the event loop: %s", strerror(-r));
 		return r;
 	}
+	check_state_dir(d);
 	/* after subscribing, so that a process started meanwhile is seen by one or the other */
 	apx_tracker_rescan(d);
 	r = drop_caps();

@@ -1,13 +1,16 @@
 /*
  * test-config.c - unit test of the nvperfd config parser (lib/daemon/config.c): defaults, every
  * value type, and that each malformed line is rejected with FILE:LINE:COLUMN and what was
- * expected, leaving the config untouched. Run by ctest (label daemon).
+ * expected, leaving the config untouched; random and mutated files; the control-socket escaping.
+ * Run by ctest (label daemon).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "daemon/config.h"
+#include "daemon/ctl_client.h"
 
 #include "base/banned.h"
 
@@ -92,6 +95,65 @@ int main(void)
 	CHECK(apx_conf_user_path("/etc/nv/%u.conf", NULL, 1000, buf, sizeof(buf)) == 0 &&
 	      !strcmp(buf, "/etc/nv/1000.conf"));
 	CHECK(apx_conf_user_path("~/x", NULL, 5, buf, sizeof(buf)) < 0);
+
+	/* hostile input: random bytes and mutations of a good file never crash the parser (ASan
+	 * and UBSan watch), and a rejected file leaves the config untouched */
+	{
+		uint64_t seed = 0x9e3779b97f4a7c15ull;
+		char text[600];
+		size_t glen = strlen(good);
+
+		for (int iter = 0; iter < 20000; iter++) {
+			struct apx_conf before;
+			size_t len;
+
+			seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+			if (iter & 1) {
+				len = (size_t)(seed % sizeof(text));
+				for (size_t i = 0; i < len; i++) {
+					seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+					text[i] = (char)(seed & 0xff);
+				}
+			} else {
+				memcpy(text, good, glen);
+				len = glen;
+				for (int m = 0; m < 4; m++) {
+					seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+					text[seed % glen] = "=# \n.9azG\"~%"[(seed >> 32) % 13];
+				}
+			}
+			apx_conf_defaults(&c);
+			before = c;
+			if (apx_conf_parse(text, len, "fuzz", iter % 3 ? APX_CONF_USER : APX_CONF_MACHINE,
+					   &c, &err) < 0 && memcmp(&c, &before, sizeof(c))) {
+				fprintf(stderr, "iteration %d: config changed by a rejected file\n", iter);
+				failures++;
+				break;
+			}
+		}
+	}
+
+	/* control-socket escaping: any bytes become one printable, tab-free field, and back */
+	{
+		uint64_t seed = 12345;
+
+		for (int iter = 0; iter < 2000; iter++) {
+			unsigned char raw[64];
+			char esc[64 * 4 + 1], copy[64 * 4 + 1], *fields[4];
+			size_t n = (size_t)(iter % 64), el;
+
+			for (size_t i = 0; i < n; i++) {
+				seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+				raw[i] = (unsigned char)seed;
+			}
+			el = apx_ctl_escape(esc, sizeof(esc), raw, n);
+			for (size_t i = 0; i < el; i++)
+				CHECK(esc[i] >= 0x20 && esc[i] < 0x7f);
+			memcpy(copy, esc, el + 1);
+			CHECK(apx_ctl_split(copy, fields, 4) == 1);
+			CHECK(!memchr(raw, 0, n) ? strlen(fields[0]) == n && !memcmp(fields[0], raw, n) : 1);
+		}
+	}
 
 	if (failures)
 		fprintf(stderr, "%d failure(s)\n", failures);
