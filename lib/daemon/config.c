@@ -31,6 +31,8 @@ static const struct apx_conf_key keys[] = {
 	  "log file, re-opened on SIGHUP; empty = none" },
 	{ "syslog", APX_CT_BOOL, APX_CONF_MACHINE, OFF(syslog), 0, 0, 1,
 	  "also log to syslog, facility LOCAL3" },
+	{ "log_level", APX_CT_LEVEL, APX_CONF_MACHINE, OFF(log_level), 0, 0, 0,
+	  "least important messages logged: error, warning, notice, info or debug" },
 	{ "socket", APX_CT_PATH, APX_CONF_MACHINE, OFF(socket_path), SZ(socket_path), 0, 0,
 	  "control socket for apx status/top/history (read at start only)" },
 	{ "pid_file", APX_CT_PATH, APX_CONF_MACHINE, OFF(pid_file), SZ(pid_file), 0, 0,
@@ -81,6 +83,7 @@ static const struct apx_conf_key keys[] = {
 
 static const char *const metric_names[] = { "cpu", "csw", "rss", "threads", "state", "faults" };
 static const char *const notice_names[] = { "none", "log", "tty" };
+static const char *const level_names[] = { "error", "warning", "notice", "info", "debug" };	/* 3.. */
 
 void apx_conf_defaults(struct apx_conf *c)
 {
@@ -91,6 +94,7 @@ void apx_conf_defaults(struct apx_conf *c)
 	snprintf(c->pid_file, sizeof(c->pid_file), "/run/nvperfd.pid");
 	snprintf(c->user_config, sizeof(c->user_config), "~/" APX_CONF_USER_REL);
 	c->syslog = 1;
+	c->log_level = 6;
 	c->sample_period_ns = NS;
 	c->cuda_recheck_max_ns = 60 * NS;
 	c->summary_min_runtime_ns = NS;
@@ -226,6 +230,14 @@ static int parse_value(const struct apx_conf_key *k, const char *v, uint64_t *re
 		if (x == 3)
 			return fail(err, "expected one of: none, log, tty");
 		break;
+	case APX_CT_LEVEL:
+		for (x = 0; x < 5; x++)
+			if (!strcmp(v, level_names[x]))
+				break;
+		if (x == 5)
+			return fail(err, "expected one of: error, warning, notice, info, debug");
+		x += 3;
+		break;
 	case APX_CT_METRICS: {
 		const char *p = v;
 
@@ -309,6 +321,9 @@ void apx_conf_format(const struct apx_conf *c, const struct apx_conf_key *k, cha
 		break;
 	case APX_CT_NOTICE:
 		snprintf(buf, cap, "%s", notice_names[x < 3 ? x : 0]);
+		break;
+	case APX_CT_LEVEL:
+		snprintf(buf, cap, "%s", level_names[x >= 3 && x <= 7 ? x - 3 : 3]);
 		break;
 	case APX_CT_METRICS: {
 		size_t n = 0;

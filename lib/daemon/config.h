@@ -45,6 +45,7 @@ struct apx_conf {
 	char pid_file[APX_CONF_PATH_MAX];
 	char user_config[APX_CONF_PATH_MAX];	/* template: leading "~/" = home, "%u" = uid */
 	uint64_t syslog;			/* bool */
+	uint64_t log_level;			/* syslog level: 3 error .. 7 debug */
 	uint64_t sample_period_ns;
 	uint64_t cuda_recheck_max_ns;
 	uint64_t summary_min_runtime_ns;
@@ -69,7 +70,7 @@ struct apx_conf {
 
 enum apx_conf_type {
 	APX_CT_PATH, APX_CT_BOOL, APX_CT_DURATION, APX_CT_COUNT, APX_CT_SIZE, APX_CT_PCT,
-	APX_CT_NOTICE, APX_CT_METRICS,
+	APX_CT_NOTICE, APX_CT_METRICS, APX_CT_LEVEL,
 };
 
 struct apx_conf_key {

@@ -23,6 +23,7 @@
 static int log_fd = -1;
 static int log_syslog;
 static int log_stderr;
+static int log_level = APX_LOG_INFO;
 
 static int open_file(const char *path)
 {
@@ -47,6 +48,7 @@ int apx_dlog_open(const struct apx_conf *c, int to_stderr)
 	int fd;
 
 	log_stderr = to_stderr;
+	log_level = (int)c->log_level;
 	if (c->syslog && !log_syslog) {
 		openlog("nvperfd", LOG_PID | LOG_NDELAY, LOG_LOCAL3);
 		log_syslog = 1;
@@ -62,6 +64,7 @@ void apx_dlog_reopen(const struct apx_conf *c)
 {
 	int fd = open_file(c->log_file);
 
+	log_level = (int)c->log_level;
 	if (log_fd >= 0)
 		close(log_fd);
 	log_fd = fd >= 0 ? fd : -1;
@@ -105,6 +108,8 @@ void apx_dlog(int level, const char *fmt, ...)
 	va_list ap;
 	int n;
 
+	if (level > log_level)
+		return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);

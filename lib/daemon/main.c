@@ -119,7 +119,8 @@ static void reload_conf(struct apx_daemon *d, const char *why)
 		apx_dlog(APX_LOG_WARNING, "socket and pid_file changes apply after a restart");
 	snprintf(c.socket_path, sizeof(c.socket_path), "%s", d->conf.socket_path);
 	snprintf(c.pid_file, sizeof(c.pid_file), "%s", d->conf.pid_file);
-	if (strcmp(c.log_file, d->conf.log_file) || c.syslog != d->conf.syslog)
+	if (strcmp(c.log_file, d->conf.log_file) || c.syslog != d->conf.syslog ||
+	    c.log_level != d->conf.log_level)
 		apx_dlog_reopen(&c);
 	if (c.sample_period_ns != d->conf.sample_period_ns) {
 		d->conf.sample_period_ns = c.sample_period_ns;

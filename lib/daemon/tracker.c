@@ -277,7 +277,7 @@ static int track(struct apx_daemon *d, pid_t pid, const char *comm)
 	{
 		char e1[64], e2[600];
 
-		apx_dlog(APX_LOG_INFO, "tracking pid %d uid %u \"%s\" argv \"%s\"%s", (int)pid,
+		apx_dlog(APX_LOG_DEBUG, "tracking pid %d uid %u \"%s\" argv \"%s\"%s", (int)pid,
 			 (unsigned)p->uid, apx_dlog_esc(e1, sizeof(e1), p->comm, strlen(p->comm)),
 			 apx_dlog_esc(e2, sizeof(e2), p->argv ? p->argv : "", p->argv_len),
 			 p->cuda ? " (uses CUDA)" : "");

@@ -40,6 +40,7 @@ log_file = $T/log
 socket = $T/sock
 pid_file = $T/pid
 syslog = no
+log_level = debug
 summary_min_runtime = 0
 sample_period = ${SAMPLE_PERIOD:-0.2}
 user_config = $T/user-%u.conf

@@ -8,21 +8,23 @@
 
 # 1. malformed at start
 write_conf "sample_period = soon"
+LN=$(wc -l < "$CONF")	# the bad line is the last one
 out=$("$NVPERFD" --config "$CONF" 2>&1) && fail "nvperfd started with a bad config"
-echo "$out" | grep -q "nvperfd.conf:9:17: sample_period: expected a duration" ||
+echo "$out" | grep -q "nvperfd.conf:$LN:17: sample_period: expected a duration" ||
 	fail "bad start message: $out"
 out=$("$APX" init --config "$CONF" --nvperfd "$NVPERFD" 2>&1) && fail "apx init accepted a bad config"
-echo "$out" | grep -q "nvperfd.conf:9:17" || fail "apx init message: $out"
+echo "$out" | grep -q "nvperfd.conf:$LN:17" || fail "apx init message: $out"
 write_conf "colour = blue"
 out=$("$NVPERFD" --config "$CONF" 2>&1)
-echo "$out" | grep -q "nvperfd.conf:9:1: unknown key 'colour'" || fail "unknown key message: $out"
+echo "$out" | grep -q "nvperfd.conf:$LN:1: unknown key 'colour'" || fail "unknown key message: $out"
 
 # 2. running daemon: bad edit rejected, good edit applied
 write_conf
 start_daemon
 cp "$CONF" "$T/good.conf"
 echo "max_tracked = lots" >> "$CONF"
-WAIT_S=3 wait_for grep -q "config rejected (file changed), keeping the previous one: .*nvperfd.conf:10:15: max_tracked: expected a whole number" "$T/log" ||
+LN=$(wc -l < "$CONF")
+WAIT_S=3 wait_for grep -q "config rejected (file changed), keeping the previous one: .*nvperfd.conf:$LN:15: max_tracked: expected a whole number" "$T/log" ||
 	fail "bad edit not reported"
 "$APX" status >/dev/null || fail "daemon died after a bad config"
 "$APX" status --stats | grep -q "^config_errors *1" || fail "config_errors not counted"
