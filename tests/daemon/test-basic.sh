@@ -76,7 +76,13 @@ mv "$T/log" "$T/log.1"
 kill -HUP "$(cat "$T/pid")"
 wait_for test -s "$T/log" || fail "log not re-opened after SIGHUP"
 
+# a second instance is refused (pid-file lock)
+out=$("$APX" init --config "$CONF" --nvperfd "$NVPERFD" 2>&1) && fail "second instance started"
+echo "$out" | grep -q "already running (pid $(cat "$T/pid")" || fail "second instance: $out"
+
 stop_daemon
 [ -e "$T/sock" ] && fail "socket left behind"
+out=$("$APX" status 2>&1); rc=$?
+[ $rc = 1 ] && echo "$out" | grep -q "nvperfd is not running" || fail "status without daemon: $rc $out"
 grep -q "stopped:" "$T/log" || fail "no stop line"
 echo "ok"
