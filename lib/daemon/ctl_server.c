@@ -244,7 +244,7 @@ static void list_user(struct apx_daemon *d, struct apx_client *c, uid_t uid)
 
 	if (dfd < 0)
 		return;
-	fd = dup(dfd);
+	fd = fcntl(dfd, F_DUPFD_CLOEXEC, 0);
 	dir = fd >= 0 ? fdopendir(fd) : NULL;
 	if (!dir) {
 		if (fd >= 0)

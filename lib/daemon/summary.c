@@ -108,7 +108,7 @@ static int cmp_entry(const void *a, const void *b)
 /* Remove the oldest summaries until the folder holds at most max files and max_bytes. */
 static int prune(int dfd, uint64_t max, uint64_t max_bytes, uint64_t *ret_removed)
 {
-	int fd = dup(dfd);
+	int fd = fcntl(dfd, F_DUPFD_CLOEXEC, 0);
 	DIR *dir;
 	struct dirent *de;
 	struct entry *v = NULL;
