@@ -451,6 +451,15 @@ static int sample(struct apx_daemon *d, struct apx_proc *p, uint64_t now, int re
 
 		if (t)
 			thread_update(t, &s, now, p->gen);
+		if (p->nthreads > 1) {	/* it had threads: they ended, their switches count */
+			smp.vol_csw = smp.invol_csw = 0;
+			for (size_t i = 0; i < p->nthreads; i++) {
+				if (p->threads[i].seen != p->gen)
+					p->threads[i].gone = 1;
+				smp.vol_csw += p->threads[i].vol_csw;
+				smp.invol_csw += p->threads[i].invol_csw;
+			}
+		}
 	} else {
 		if (full) {
 			char path[64];

@@ -23,6 +23,13 @@ WAIT_S=2 wait_for tracked "$P2" || fail "pt_main_thread pid $P2 not tracked"
 dt=$(( $(now_ms) - t0 ))
 echo "tracked 2 new processes in $dt ms"
 [ "$dt" -le 1000 ] || fail "tracking took $dt ms (> 1 s)"
+# a multi-threaded process: threads counted, named, and each kept in the summary
+"$PY" -c "
+import threading, time
+for i in range(3):
+    threading.Thread(target=time.sleep, args=(60,), name='w%d' % i, daemon=True).start()
+time.sleep(60)" &
+MT=$!; PIDS="$PIDS $MT"
 # a process that imports torch, when Debian's python3-torch is installed (optional: large)
 TORCH=""
 if "$PY" -c "import torch" 2>/dev/null; then
@@ -58,16 +65,18 @@ assert p[$P1]['rss_bytes'] > 0 and p[$P1]['threads'] >= 1
 grep -q "^CapEff:[[:space:]]*000000000008000f$" "/proc/$(cat "$T/pid")/status" ||
 	fail "capabilities: $(grep Cap "/proc/$(cat "$T/pid")/status")"
 
-sleep 0.5	# a few samples
-kill "$P1" "$P2" "$EARLY"
-wait "$P1" "$P2" "$EARLY" 2>/dev/null
-WAIT_S=3 wait_for count_files "$T/state/0" "*.apx" 3 ||
+sleep 1.2	# a few samples, and a full one (threads are read every 5th)
+"$APX" status --json | grep -q "\"pid\":$MT,[^}]*\"threads\":4," || fail "threads of $MT"
+kill "$P1" "$P2" "$EARLY" "$MT"
+wait "$P1" "$P2" "$EARLY" "$MT" 2>/dev/null
+WAIT_S=3 wait_for count_files "$T/state/0" "*.apx" 4 ||
 	fail "summaries missing: $(ls "$T"/state/0 2>&1)"
 for f in "$T"/state/0/*.apx; do
 	[ "$(stat -c '%a %u' "$f")" = "600 0" ] || fail "$f: mode/owner $(stat -c '%a %u' "$f")"
 	"$APX" info "$f" >/dev/null || fail "apx info $f"
 done
 "$APX" history --json | grep -q "\"pid\":$P1," || fail "apx history lacks $P1"
+"$APX" info "$T"/state/0/*-"$MT"-*.apx | grep -q "^  thread *1 *4 " || fail "thread records of $MT"
 "$APX" history | grep -q "pt_main_thread\|$P2" || fail "apx history table lacks $P2"
 grep -q "pid $P1 uid 0 \"python3\" ended, signal 15" "$T/log" || fail "no exit log line for $P1"
 
