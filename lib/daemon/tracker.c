@@ -419,8 +419,9 @@ static void add_sample(struct apx_proc *p, const struct apx_sample *s)
 
 /* One /proc sample of p; -ENOENT when it is gone. A full sample also reads every thread
  * (/proc/PID/task/TID/{stat,status}): that is most of the cost for threaded processes, so it is
- * done every APX_THREAD_EVERY samples, and at exit. */
-static int sample(struct apx_daemon *d, struct apx_proc *p, uint64_t now, int record, int full)
+ * done every APX_THREAD_EVERY samples, and at exit (at_exit: the process may be a zombie). */
+static int sample(struct apx_daemon *d, struct apx_proc *p, uint64_t now, int record, int full,
+		  int at_exit)
 {
 	struct apx_pstat s;
 	struct apx_sample smp = { 0 };
@@ -429,8 +430,17 @@ static int sample(struct apx_daemon *d, struct apx_proc *p, uint64_t now, int re
 	r = apx_procfs_stat(p->pid, 0, &s, 1);
 	if (r < 0)
 		return r;
-	if (s.state == 'Z' || s.state == 'X')
+	if ((s.state == 'Z' || s.state == 'X') && !at_exit)
 		return -ECHILD;		/* exited, not yet reaped */
+	if (at_exit) {
+		/* CPU times and switches are final; the memory is already gone: keep the last */
+		if (!s.rss_bytes)
+			s.rss_bytes = p->last.rss_bytes;
+		if (!s.rss_peak_bytes)
+			s.rss_peak_bytes = p->peak_rss;
+		if (!s.threads)
+			s.threads = 1;
+	}
 	d->st.samples++;
 	p->gen++;
 	smp.ts_ns = now;
@@ -656,7 +666,7 @@ void apx_tracker_exit(struct apx_daemon *d, pid_t pid, int exit_code, int have_c
 	if (!p)
 		return;
 	/* the task is exiting but still readable (zombie): take the final totals */
-	(void)sample(d, p, apx_now_ns(), 1, 1);
+	(void)sample(d, p, apx_now_ns(), 1, 1, 1);
 	finish(d, p, exit_code, have_code);
 }
 
@@ -668,7 +678,7 @@ void apx_tracker_tick(struct apx_daemon *d)
 
 	for (; p; p = next) {
 		next = p->next;
-		r = sample(d, p, now, 1, p->gen % APX_THREAD_EVERY == 0);
+		r = sample(d, p, now, 1, p->gen % APX_THREAD_EVERY == 0, 0);
 		if (r < 0) {
 			/* its exit event was lost (overrun): a zombie, or gone */
 			if (r == -ECHILD || (kill(p->pid, 0) < 0 && errno == ESRCH)) {
