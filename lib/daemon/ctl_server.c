@@ -362,12 +362,16 @@ static void handle_request(struct apx_daemon *d, struct apx_client *c, char *lin
 		return;
 	}
 	if (c->overflow) {
-		/* too big: make room for the end line (the answer is cut, at a line boundary) */
+		/* too big: the answer is cut at a line boundary, and still ends with "end" */
 		char *nl;
 
-		c->overflow = 0;
-		while (c->outlen + 8 > c->outcap && (nl = memrchr(c->out, '\n', c->outlen - 1)))
+		while (c->outlen + 4 > c->outcap && (nl = memrchr(c->out, '\n', c->outlen - 1)))
 			c->outlen = (size_t)(nl - c->out) + 1;
+		if (c->outlen + 4 <= c->outcap) {
+			memcpy(c->out + c->outlen, "end\n", 4);
+			c->outlen += 4;
+		}
+		return;
 	}
 	out_add(c, "end\n");
 }
