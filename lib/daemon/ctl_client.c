@@ -102,10 +102,8 @@ int apx_ctl_request(const char *path, const char *verb, char **ret_buf, size_t *
 		r = -errno;
 		goto out;
 	}
-	if (send(fd, req, (size_t)n, MSG_NOSIGNAL) != n) {
-		r = -EIO;
-		goto out;
-	}
+	/* a refused client (too many) is answered and closed before it sends: read that answer */
+	(void)send(fd, req, (size_t)n, MSG_NOSIGNAL);
 	for (;;) {
 		struct pollfd p = { fd, POLLIN, 0 };
 		ssize_t got;

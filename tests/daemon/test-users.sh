@@ -14,7 +14,7 @@ as_user() { setpriv --reuid="$UID2" --regid="$(id -g "$U")" --clear-groups -- "$
 # in the background, with $! = the command's own pid
 as_user_bg() { ( exec setpriv --reuid="$UID2" --regid="$(id -g "$U")" --clear-groups -- "$@" ) & }
 
-write_conf
+write_conf "max_clients = 4"	# a quarter of it per user: one connection
 start_daemon
 start_python 60; ROOTP=$LAST
 as_user_bg "$PY" -c "import time; time.sleep(60)"
@@ -39,6 +39,17 @@ as_user "$APX" history --json > "$T/h.json" || fail "apx history as user"
 grep -q "\"pid\":$UP," "$T/h.json" || fail "user history lacks own process"
 grep -q "\"pid\":$ROOTP," "$T/h.json" && fail "user history shows root's process"
 "$APX" history --json -n 0 | grep -q "\"pid\":$UP," || fail "root history lacks the user's"
+
+# per-user client cap: while the user holds one idle connection, a second is refused
+as_user_bg "$PY" -c "
+import socket, time
+s = socket.socket(socket.AF_UNIX); s.connect('$T/sock'); time.sleep(3)"
+HOLD=$!; PIDS="$PIDS $HOLD"
+sleep 0.5
+out=$(as_user "$APX" status 2>&1) && fail "second connection of the user accepted"
+echo "$out" | grep -q "too many clients" || fail "client cap message: $out"
+"$APX" status >/dev/null || fail "root refused while a user holds a connection"
+kill "$HOLD"; wait "$HOLD" 2>/dev/null
 
 # a user config file owned by someone else is refused (and logged), defaults kept
 echo "track = no" > "$T/user-$UID2.conf"	# owned by root
