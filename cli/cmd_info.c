@@ -316,7 +316,7 @@ int apx_cmd_info(int argc, char **argv)
 	int show_chunks = 0, quiet = 0, c, bad = 0;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+cqh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "cqh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			show_chunks = 1;

@@ -145,7 +145,7 @@ int apx_cmd_report(int argc, char **argv)
 	int nfiles;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+f:n:s:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "f:n:s:h", opts, NULL)) != -1) {
 		uint64_t v;
 
 		switch (c) {

@@ -80,6 +80,7 @@ static void files(FILE *f, const struct apx_model *m)
 		kv_s(f, "status", a->status == APX_READ_COMPLETE ? "complete"
 				  : a->status == APX_READ_TRUNCATED ? "truncated" : "damaged", &first);
 		kv_s(f, "damage", a->damage, &first);
+		kv_s(f, "degraded", a->degraded, &first);
 		kv_u(f, "records", a->records, &first);
 		kv_u(f, "records_lost", lost, &first);
 		fputc('}', f);

@@ -101,6 +101,10 @@ static void section_summary(const struct out *o, const struct apx_model *m,
 				apx_fmt_size(b1, sizeof(b1), (double)d->mem_bytes),
 				apx_fmt_size(b2, sizeof(b2), (double)d->l2_bytes));
 	}
+	for (size_t i = 0; i < m->nfiles; i++)
+		if (m->files[i].degraded[0])
+			fprintf(o->f, "  %-18s pid %" PRIu64 ": %.70s\n", "not collected", m->files[i].pid,
+				m->files[i].degraded);
 	if (!m->k.n && !m->copies.n) {
 		int any_cuda = 0;
 
@@ -517,6 +521,8 @@ static void section_method(const struct out *o, const struct apx_model *m)
 		else if (!strcmp(f->producer, "nvperfd"))
 			fprintf(o->f, "    observed from outside by the nvperfd daemon (/proc, NVML); nothing "
 				      "was put into the program\n");
+		if (f->degraded[0])
+			block(o, "degraded", f->degraded);
 		fprintf(o->f, "    kernels replayed: no; records lost: %" PRIu64 "; clock: %s\n", lost,
 			f->clock == APX_CLOCK_MONOTONIC ? "CLOCK_MONOTONIC" : "other");
 		fprintf(o->f, "    file %s\n",

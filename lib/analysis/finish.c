@@ -333,8 +333,8 @@ int apx_model_finish(struct apx_model *m)
 {
 	int r;
 
-	if (m->run_start_ns == UINT64_MAX)
-		m->run_start_ns = m->run_end_ns;
+	if (m->run_start_ns == UINT64_MAX || m->run_end_ns < m->run_start_ns)
+		m->run_start_ns = m->run_end_ns;	/* no timed record: a zero-length run */
 	m->wall_ns = m->run_end_ns - m->run_start_ns;
 	r = sort_kernels(&m->k);
 	if (r < 0)

@@ -440,12 +440,16 @@ static int add_record(struct apx_model *m, struct apx_an_file *f, uint16_t fi,
 			f->lost[v[APX_LOSS_SOURCE]] += v[APX_LOSS_COUNT];
 		return 0;
 	case APX_REC_KV: {
-		char key[64], val[sizeof(f->level)];
+		char key[64], val[256];
 
 		copy_bytes(key, sizeof(key), r, APX_KV_KEY, ' ');
 		copy_bytes(val, sizeof(val), r, APX_KV_VALUE, ' ');
-		if (!strcmp(key, "level"))
-			snprintf(f->level, sizeof(f->level), "%s", val);
+		if (!strcmp(key, "degraded")) {
+			size_t n = strlen(f->degraded);
+
+			snprintf(f->degraded + n, sizeof(f->degraded) - n, "%s%s", n ? "; " : "", val);
+		} else if (!strcmp(key, "level"))
+			snprintf(f->level, sizeof(f->level), "%.31s", val);
 		else if (!strcmp(key, "cuda_used"))
 			f->cuda_used = !strcmp(val, "yes") || !strcmp(val, "1");
 		return 0;

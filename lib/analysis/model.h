@@ -43,6 +43,7 @@ struct apx_an_file {
 	char producer[64], producer_version[32], host[128], user[64], level[32];
 	char argv[512];				/* space-separated */
 	char run_id[64];			/* shared by the files of one run ("" none) */
+	char degraded[512];			/* what the producer could not collect, "; "-joined */
 	int64_t realtime_offset_ns;
 	uint64_t clock;
 	uint64_t first_ns, last_ns;		/* span of its timed records */

@@ -38,6 +38,18 @@ run crash_kill crash.py kill
 run cpu_only cpu_only.py
 run window --delay 5 --duration 1 steady.py 7
 run api_level --level api steady.py 1
+# another tool holds CUPTI first: one line naming it, the program runs untouched
+if [ -x "$build/cupti-holder" ]; then
+	"$build/apx" analyze --force -o "$work/cupti_taken.apx" -- "$build/cupti-holder" \
+		>"$work/cupti_taken.out" 2>"$work/cupti_taken.err"
+	hrc=$?
+	if [ $hrc = 0 ] && grep -q "holder: subscribed first, CUDA ran" "$work/cupti_taken.out" &&
+	   [ "$(grep -c "CUPTI is already in use by 'CUPTI for holder-test'" "$work/cupti_taken.err")" = 1 ]; then
+		echo "PASS  cupti_taken            holder named once, program untouched"
+	else
+		echo "FAIL  cupti_taken            rc $hrc"; cat "$work/cupti_taken.err"; holder_failed=1
+	fi
+fi
 for f in sync_fixed pageable_h2d; do	# what the summary looks like
 	echo "--- summary of $f:"; grep '^apx:' "$work/$f.err"
 done
@@ -47,4 +59,4 @@ rc=${PIPESTATUS[0]}
 python3 "$src/tests/gpu/agree.py" "$build" "$work" 2>&1 | tee "$out/agree.log"
 arc=${PIPESTATUS[0]}
 tar -czf "$out/gpu-results.tar.gz" -C "$out" work 2>/dev/null && rm -rf "$work"
-[ "$rc" = 0 ] && [ "$arc" = 0 ]
+[ "$rc" = 0 ] && [ "$arc" = 0 ] && [ -z "${holder_failed:-}" ]
