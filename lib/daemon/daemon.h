@@ -128,6 +128,7 @@ struct apx_daemon {
 	int epfd, nlfd, sigfd, timerfd, inofd, ctlfd, lockfd;
 	int conf_wd;
 	int foreground;
+	pid_t self;			/* getpid(), cached */
 	int stopping;
 	uint64_t start_ns;
 	uint64_t ticks_ns;
@@ -152,6 +153,8 @@ int apx_tracker_init(struct apx_daemon *d);
 void apx_tracker_free(struct apx_daemon *d);
 /* A process exec'd, changed comm or was found by a scan: track it if it is Python. */
 void apx_tracker_consider(struct apx_daemon *d, pid_t pid, int why);
+/* A thread renamed itself (comm from the event): cheap unless it looks like Python. */
+void apx_tracker_comm(struct apx_daemon *d, pid_t pid, pid_t tid, const char *comm);
 void apx_tracker_fork(struct apx_daemon *d, pid_t parent, pid_t child);
 void apx_tracker_exit(struct apx_daemon *d, pid_t pid, int exit_code, int have_code);
 void apx_tracker_tick(struct apx_daemon *d);

@@ -351,6 +351,7 @@ static int setup(struct apx_daemon *d, char *msg, size_t cap)
 	d->real_minus_mono_ns = (int64_t)(real.tv_sec - mono.tv_sec) * 1000000000 +
 				(real.tv_nsec - mono.tv_nsec);
 	d->start_ns = apx_now_ns();
+	d->self = getpid();
 	r = apx_tracker_init(d);
 	if (r < 0)
 		return r;

@@ -73,7 +73,14 @@ static void dispatch(struct apx_daemon *d, const struct proc_event *ev)
 		break;
 	case PROC_EVENT_COMM:
 		d->st.comms++;
-		apx_tracker_consider(d, ev->event_data.comm.process_tgid, APX_WHY_COMM);
+		{
+			char comm[APX_COMM_MAX];
+
+			memcpy(comm, ev->event_data.comm.comm, sizeof(comm) - 1);
+			comm[sizeof(comm) - 1] = 0;
+			apx_tracker_comm(d, ev->event_data.comm.process_tgid,
+					 ev->event_data.comm.process_pid, comm);
+		}
 		break;
 	case PROC_EVENT_EXIT:
 		if (ev->event_data.exit.process_pid == ev->event_data.exit.process_tgid) {

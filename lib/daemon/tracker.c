@@ -291,15 +291,15 @@ void apx_tracker_consider(struct apx_daemon *d, pid_t pid, int why)
 	char comm[APX_COMM_MAX];
 	int py, exe = -1;
 
-	if (pid <= 0 || pid == getpid())
+	if (pid <= 0 || pid == d->self)
 		return;
 	/* The interpreter's exe decides (a "python3" shell shim is not Python; a script run
 	 * through its shebang is, whatever its comm); torch's main thread name is enough. At
 	 * exec the exe is looked at first: most execs are not Python, and stop there. */
 	if (why != APX_WHY_COMM) {
 		exe = apx_procfs_exe_is_python(pid);
-		if (exe == 0 && !p)
-			return;
+		if (!p && (exe == 0 || exe == -ENOENT || exe == -ESRCH))
+			return;		/* not Python, or already gone (short-lived) */
 	}
 	if (apx_procfs_comm(pid, comm) < 0) {
 		if (p && why == APX_WHY_EXEC)
@@ -339,6 +339,23 @@ void apx_tracker_consider(struct apx_daemon *d, pid_t pid, int why)
 	}
 	if (py)
 		(void)track(d, pid, comm);
+}
+
+void apx_tracker_comm(struct apx_daemon *d, pid_t pid, pid_t tid, const char *comm)
+{
+	struct apx_proc *p = apx_tracker_find(d, pid);
+	int torch = !strcmp(comm, "pt_main_thread");
+
+	if (p) {
+		if (tid == pid)
+			snprintf(p->comm, sizeof(p->comm), "%s", comm);
+		if (torch)
+			p->torch = 1;
+		return;
+	}
+	/* every exec renames its process too: most of these stop here, without a syscall */
+	if (torch || apx_comm_is_python(comm))
+		apx_tracker_consider(d, pid, APX_WHY_COMM);
 }
 
 void apx_tracker_fork(struct apx_daemon *d, pid_t parent, pid_t child)
