@@ -134,6 +134,24 @@ static int find_inject_lib(char *out, size_t cap)
 	return 0;
 }
 
+/* Preload libapx-watch.so (beside the collector) so that a tool that loses CUPTI to apx
+ * (torch.profiler started by the script) is noticed; without it that goes unsaid. */
+static void preload_watch(const char *inject_lib)
+{
+	char watch[PATH_MAX], val[2 * PATH_MAX];
+	const char *prev = getenv("LD_PRELOAD"), *slash = strrchr(inject_lib, '/');
+	int n;
+
+	if (!slash)
+		return;
+	n = snprintf(watch, sizeof(watch), "%.*s/libapx-watch.so", (int)(slash - inject_lib), inject_lib);
+	if (n < 0 || (size_t)n >= sizeof(watch) || access(watch, R_OK) < 0)
+		return;
+	n = snprintf(val, sizeof(val), "%s%s%s", watch, prev && *prev ? ":" : "", prev ? prev : "");
+	if (n > 0 && (size_t)n < sizeof(val))
+		setenv("LD_PRELOAD", val, 1);
+}
+
 /* Is name "<base>.<digits>"? */
 static int is_child_file(const char *name, const char *base)
 {
@@ -674,6 +692,7 @@ int apx_cmd_analyze(int argc, char **argv)
 			apx_log_warn("analyze: replacing CUDA_INJECTION64_PATH='%s' by apx's collector",
 				     prev);
 		setenv("CUDA_INJECTION64_PATH", lib, 1);
+		preload_watch(lib);
 	} else {
 		apx_log_warn("analyze: the collector libapx-inject.so was not found (set "
 			     "APX_INJECT_LIB); GPU activity is not recorded");

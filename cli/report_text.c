@@ -515,9 +515,10 @@ static void section_method(const struct out *o, const struct apx_model *m)
 			f->producer_version);
 		if (!strcmp(f->producer, "apx-inject"))
 			fprintf(o->f, "    collection level %s; apx put into the program the environment "
-				      "variable\n    CUDA_INJECTION64_PATH (loads libapx-inject.so, which "
-				      "subscribes to CUPTI) and APX_*\n    settings; no file of yours was "
-				      "changed\n", f->level[0] ? f->level : "n/a");
+				      "variables\n    CUDA_INJECTION64_PATH (loads libapx-inject.so, which "
+				      "subscribes to CUPTI),\n    LD_PRELOAD (libapx-watch.so: notices a "
+				      "tool that loses CUPTI to apx) and\n    APX_* settings; no file of "
+				      "yours was changed\n", f->level[0] ? f->level : "n/a");
 		else if (!strcmp(f->producer, "nvperfd"))
 			fprintf(o->f, "    observed from outside by the nvperfd daemon (/proc, NVML); nothing "
 				      "was put into the program\n");

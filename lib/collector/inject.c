@@ -21,6 +21,7 @@
  * the collector that logs: one "[apx] ..." stderr line per distinct problem, never from a
  * callback.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <execinfo.h>
 #include <fcntl.h>
@@ -613,10 +614,26 @@ static void add_kv(const char *key, const char *value)
 }
 
 /* Another CUPTI activity user in this process (torch.profiler's Kineto enables RUNTIME,
- * EXTERNAL_CORRELATION, OVERHEAD; it also replaces the timestamp callback): say it once. */
+ * EXTERNAL_CORRELATION, OVERHEAD; it also replaces the timestamp callback), or a tool that
+ * tried to subscribe after apx and lost (counted by libapx-watch.so when apx analyze preloads
+ * it): say it once. Writer thread. */
 static void check_foreign(void)
 {
-	static int said_kinds, said_clock;
+	static int said_kinds, said_clock, said_lost, looked;
+	static unsigned long (*watch_lost)(void);
+
+	if (!looked) {
+		looked = 1;
+		watch_lost = (unsigned long (*)(void))dlsym(RTLD_DEFAULT, "apx_watch_lost");
+	}
+	if (watch_lost && !said_lost && watch_lost()) {
+		said_lost = 1;
+		add_kv("degraded", "cupti-lost-by-other: another tool (torch.profiler?) tried to start "
+		       "CUPTI after apx had it; one CUPTI client per process on CUDA 13.0, so that "
+		       "tool recorded no GPU events (apx's trace is complete)");
+		say("another tool (torch.profiler?) tried to use CUPTI after apx took it: it records "
+		    "no GPU events in this process; apx's trace is complete");
+	}
 
 	if (g_col.enc->foreign && !said_kinds) {
 		said_kinds = 1;

@@ -188,11 +188,15 @@ def taken(ex, recs, f, err, rc):
     else:
         check(ex, "apx first: kernels kept", len(of(recs, "kernel")) >= 20,
               f"{len(of(recs, 'kernel'))} kernels; torch.profiler saw {f['profiler_gpu_events']}")
-        # Known gap (docs/collector.md): with PyTorch 2.11, torch.profiler started before the
-        # first CUDA use leaves no trace apx can see, so this is reported, not required.
-        seen = any(v.startswith("cupti-") for v in deg)
-        print(f"NOTE  {ex:22s} other CUPTI user {'reported' if seen else 'NOT detected'} "
-              f"in the trace (torch.profiler saw {f['profiler_gpu_events']} GPU events)")
+        # torch.profiler lost CUPTI to apx: libapx-watch.so (preloaded by apx analyze) saw
+        # its cuptiSubscribe fail; the trace and the summary must say so
+        if f["profiler_gpu_events"] == 0:
+            check(ex, "the trace says torch.profiler lost CUPTI",
+                  any(v.startswith("cupti-lost-by-other") for v in deg), deg)
+            if not fixtures:	# committed fixtures keep the trace, not the stderr
+                check(ex, "one line on stderr says it",
+                      err.count("tried to use CUPTI after apx") == 1,
+                      [l for l in err.splitlines() if "[apx]" in l][:2])
 
 
 def tree(ex, recs, f, err, rc):
