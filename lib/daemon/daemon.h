@@ -112,6 +112,9 @@ struct apx_user_conf {
 	char path[APX_CONF_PATH_MAX];
 	char name[64];			/* file name inside the watched folder */
 	int loaded;			/* cfg holds the file's values */
+	uint64_t err_logged_ns;		/* last rejection logged (rate limit: a user must not
+					 * be able to flood the log by rewriting a bad file) */
+	uint64_t err_suppressed;
 	struct apx_conf cfg;
 };
 

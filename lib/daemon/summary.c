@@ -132,6 +132,8 @@ static int prune(int dfd, uint64_t max, uint64_t max_bytes, uint64_t *ret_remove
 			continue;
 		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
 			continue;
+		if (n == 65536)
+			break;	/* a folder stuffed by its user: prune what was seen */
 		if (n == cap) {
 			size_t nc = cap ? cap * 2 : 64;
 			struct entry *nv = reallocarray(v, nc, sizeof(*nv));

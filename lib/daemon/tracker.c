@@ -139,10 +139,20 @@ static void user_load(struct apx_daemon *d, struct apx_user_conf *u)
 	} else if (r < 0) {
 		char esc[600];
 
+		uint64_t now = apx_now_ns();
+
 		d->st.config_errors++;
-		apx_dlog(APX_LOG_ERR, "config of uid %u rejected, keeping the %s: %s", (unsigned)u->uid,
-			 u->loaded ? "previous one" : "machine defaults",
-			 apx_dlog_esc(esc, sizeof(esc), err.msg, strlen(err.msg)));
+		if (!u->err_logged_ns || now - u->err_logged_ns >= 10000000000ull) {
+			apx_dlog(APX_LOG_ERR, "config of uid %u rejected, keeping the %s: %s "
+				 "(%" PRIu64 " more rejections not logged)", (unsigned)u->uid,
+				 u->loaded ? "previous one" : "machine defaults",
+				 apx_dlog_esc(esc, sizeof(esc), err.msg, strlen(err.msg)),
+				 u->err_suppressed);
+			u->err_logged_ns = now;
+			u->err_suppressed = 0;
+		} else {
+			u->err_suppressed++;
+		}
 		if (!u->loaded)
 			u->cfg = d->conf;
 	} else {
