@@ -21,6 +21,7 @@ CLEANUP_EXTRA=""
 
 cleanup() {
 	for p in $PIDS; do kill -9 "$p" 2>/dev/null; done
+	for p in $PIDS; do wait "$p" 2>/dev/null; done
 	if [ -f "$T/pid" ]; then kill "$(cat "$T/pid")" 2>/dev/null; fi
 	eval "$CLEANUP_EXTRA"
 	if [ -n "${KEEP:-}" ]; then echo "kept $T"; else rm -rf "$T"; fi
