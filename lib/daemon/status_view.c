@@ -194,6 +194,11 @@ void apx_sv_print_table(FILE *f, const struct apx_sv *sv, unsigned width, size_t
 		char age[16], rss[16], peak[16], v[16], iv[16], csw[32];
 		const char *cmd = p->s[APX_CTL_PROC_ARGV][0] ? p->s[APX_CTL_PROC_ARGV] :
 				  p->s[APX_CTL_PROC_COMM];
+		const char *sp = strchr(cmd, ' '), *sl;
+
+		/* "/usr/bin/python3 -c ..." -> "python3 -c ...": the folder rarely matters here */
+		for (sl = cmd; (sl = memchr(sl, '/', sp ? (size_t)(sp - sl) : strlen(sl)));)
+			cmd = ++sl;
 
 		apx_fmt_age(age, sizeof(age), p->n[APX_CTL_PROC_AGE_MS]);
 		apx_fmt_bytes(rss, sizeof(rss), p->n[APX_CTL_PROC_RSS_BYTES]);
