@@ -135,7 +135,8 @@ static int find_inject_lib(char *out, size_t cap)
 }
 
 /* Preload libapx-watch.so (beside the collector) so that a tool that loses CUPTI to apx
- * (torch.profiler started by the script) is noticed; without it that goes unsaid. */
+ * (torch.profiler started by the script) is noticed, and name it as the NVTX injection so that
+ * NVTX ranges reach CUPTI; without it both go missing. */
 static void preload_watch(const char *inject_lib)
 {
 	char watch[PATH_MAX], val[2 * PATH_MAX];
@@ -150,6 +151,9 @@ static void preload_watch(const char *inject_lib)
 	n = snprintf(val, sizeof(val), "%s%s%s", watch, prev && *prev ? ":" : "", prev ? prev : "");
 	if (n > 0 && (size_t)n < sizeof(val))
 		setenv("LD_PRELOAD", val, 1);
+	/* NVTX ranges reach CUPTI through the same library (unless the user chose an injection) */
+	if (!getenv("NVTX_INJECTION64_PATH"))
+		setenv("NVTX_INJECTION64_PATH", watch, 1);
 }
 
 /* Is name "<base>.<digits>"? */

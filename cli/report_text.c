@@ -516,9 +516,9 @@ static void section_method(const struct out *o, const struct apx_model *m)
 		if (!strcmp(f->producer, "apx-inject"))
 			fprintf(o->f, "    collection level %s; apx put into the program the environment "
 				      "variables\n    CUDA_INJECTION64_PATH (loads libapx-inject.so, which "
-				      "subscribes to CUPTI),\n    LD_PRELOAD (libapx-watch.so: notices a "
-				      "tool that loses CUPTI to apx) and\n    APX_* settings; no file of "
-				      "yours was changed\n", f->level[0] ? f->level : "n/a");
+				      "subscribes to CUPTI),\n    LD_PRELOAD and NVTX_INJECTION64_PATH "
+				      "(libapx-watch.so: NVTX ranges to CUPTI, notices\n    a tool that "
+				      "loses CUPTI to apx) and APX_* settings; no file of yours was changed\n", f->level[0] ? f->level : "n/a");
 		else if (!strcmp(f->producer, "nvperfd"))
 			fprintf(o->f, "    observed from outside by the nvperfd daemon (/proc, NVML); nothing "
 				      "was put into the program\n");

@@ -1081,7 +1081,7 @@ static int start(void)
 	}
 	g_col.api_level = level && !strcmp(level, "api");
 	g_col.kinds = LIGHT_KINDS | (g_col.api_level ? K_API : 0);
-	if (nvtx && strstr(nvtx, "cupti"))
+	if (nvtx && (strstr(nvtx, "cupti") || strstr(nvtx, "apx-watch")))
 		g_col.kinds |= K_MARKER;
 	g_col.kinds = parse_kinds(g_col.kinds, getenv("APX_KINDS"));
 	g_col.period_ns = env_u64("APX_FLUSH_MS", 1000, 3600000) * 1000000ull;

@@ -6,7 +6,12 @@
  * Nothing inside CUPTI tells apx, so this library wraps cuptiSubscribe (apx itself uses
  * cuptiSubscribe_v2, which is not wrapped), passes every call on unchanged, and counts the calls
  * that lost CUPTI. The collector reads the count (apx_watch_lost, found with dlsym) and says it
- * in the trace and the summary. Exports nothing else; no allocation, no locks.
+ * in the trace and the summary.
+ *
+ * It is also the NVTX injection apx analyze names in NVTX_INJECTION64_PATH: NVTX must reach the
+ * libcupti the process already loaded (the one apx subscribed with; a second copy loaded from
+ * another path would record nothing), so InitializeInjectionNvtx2 forwards to that copy.
+ * No allocation, no locks.
  */
 #include <cupti.h>
 #include <dlfcn.h>
@@ -16,10 +21,14 @@
 #include "base/banned.h"
 
 typedef CUptiResult (*subscribe_fn)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
+typedef int (*nvtx_init_fn)(void *get_export_table);
+
+static const char *const cupti_sonames[] = { "libcupti.so.13", "libcupti.so.12", "libcupti.so" };
 
 static _Atomic unsigned long lost;
 
 __attribute__((visibility("default"))) unsigned long apx_watch_lost(void);
+__attribute__((visibility("default"))) int InitializeInjectionNvtx2(void *get_export_table);
 __attribute__((visibility("default"))) CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber,
 								 CUpti_CallbackFunc callback,
 								 void *userdata);
@@ -29,21 +38,35 @@ unsigned long apx_watch_lost(void)
 	return atomic_load(&lost);
 }
 
+/* A symbol of the libcupti already loaded in the process (never loads another copy). */
+static void *loaded_cupti_sym(const char *name)
+{
+	void *sym = NULL, *h;
+
+	for (size_t i = 0; !sym && i < sizeof(cupti_sonames) / sizeof(cupti_sonames[0]); i++) {
+		h = dlopen(cupti_sonames[i], RTLD_LAZY | RTLD_NOLOAD);
+		if (h)
+			sym = dlsym(h, name);
+	}
+	return sym;
+}
+
 static subscribe_fn real_subscribe(void)
 {
 	static subscribe_fn fn;
-	static const char *const sonames[] = { "libcupti.so.13", "libcupti.so.12", "libcupti.so" };
-	void *h;
 
-	if (fn)
-		return fn;
-	fn = (subscribe_fn)dlsym(RTLD_NEXT, "cuptiSubscribe");
-	for (size_t i = 0; !fn && i < sizeof(sonames) / sizeof(sonames[0]); i++) {
-		h = dlopen(sonames[i], RTLD_LAZY | RTLD_NOLOAD);	/* the caller's, loaded */
-		if (h)
-			fn = (subscribe_fn)dlsym(h, "cuptiSubscribe");
-	}
+	if (!fn)
+		fn = (subscribe_fn)dlsym(RTLD_NEXT, "cuptiSubscribe");
+	if (!fn)
+		fn = (subscribe_fn)loaded_cupti_sym("cuptiSubscribe");
 	return fn;
+}
+
+int InitializeInjectionNvtx2(void *get_export_table)
+{
+	nvtx_init_fn fn = (nvtx_init_fn)loaded_cupti_sym("InitializeInjectionNvtx2");
+
+	return fn ? fn(get_export_table) : 0;	/* 0: NVTX stays off, the program runs on */
 }
 
 CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback,

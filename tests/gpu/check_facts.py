@@ -175,6 +175,15 @@ def l2_none(ex, recs, f, err, rc):
     check(ex, "no kernel under a window", not [r for r in of(recs, "kernel") if r["apw_base"]])
 
 
+def nvtx(ex, recs, f, err, rc):
+    mk = of(recs, "marker")
+    ranges = [r for r in mk if r["kind"] == 1]
+    check(ex, "NVTX ranges recorded", len(ranges) == f["nvtx_steps"], f"{len(ranges)} ranges")
+    check(ex, "NVTX ranges end after they start", all(r["end_ns"] >= r["start_ns"] for r in ranges))
+    check(ex, "NVTX marker recorded", len([r for r in mk if r["kind"] == 2]) == f["nvtx_marks"],
+          f"{len(mk) - len(ranges)} markers")
+
+
 def taken(ex, recs, f, err, rc):
     """Either Kineto subscribed first (apx stands down, says who holds CUPTI, torch.profiler
     keeps its events) or apx got CUPTI first (PyTorch 2.11's Kineto subscribes lazily): then
@@ -266,6 +275,7 @@ run("uvm_fixed", uvm_fixed)
 run("l2_window", l2)
 run("l2_window_none", l2_none)
 run("profiler_first", taken, degraded_ok=True)
+run("nvtx_ranges", nvtx)
 run("fork_and_subprocess", tree)
 run("crash_segv", crash(11), status="truncated")
 run("crash_kill", crash(9), status="truncated")

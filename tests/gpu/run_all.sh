@@ -30,7 +30,7 @@ run() {	# run NAME APX-ARGS... -- SCRIPT ARGS...
 }
 for ex in pageable_h2d pinned_h2d sync_every_step sync_fixed launch_bound launch_bound_fixed \
 	  copies_serial copies_overlapped uvm_migrations uvm_fixed l2_window l2_window_none \
-	  profiler_first fork_and_subprocess; do
+	  profiler_first fork_and_subprocess nvtx_ranges; do
 	run "$ex" "$ex.py"
 done
 run crash_segv crash.py segv
