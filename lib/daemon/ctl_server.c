@@ -325,6 +325,7 @@ static void answer_stats(struct apx_daemon *d, struct apx_client *c)
 	STAT("config_errors", s->config_errors);
 	STAT("samples", s->samples);
 	STAT("cuda_checks", s->cuda_checks);
+	STAT("batch_periods", s->batch_periods);
 	STAT("sample_period_ns", d->conf.sample_period_ns);
 	if (getrusage(RUSAGE_SELF, &ru) == 0) {
 		STAT("cpu_user_us", (uint64_t)ru.ru_utime.tv_sec * 1000000 + (uint64_t)ru.ru_utime.tv_usec);

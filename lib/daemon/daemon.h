@@ -122,13 +122,18 @@ struct apx_stats {
 	uint64_t events, forks, execs, comms, exits;
 	uint64_t enobufs, rescans, tracked_total, untracked_cap, summaries, summary_errors;
 	uint64_t summaries_pruned, clients_total, clients_refused, notices, config_reloads;
-	uint64_t config_errors, samples, cuda_checks;
+	uint64_t config_errors, samples, cuda_checks, batch_periods;
 };
 
 struct apx_daemon {
 	struct apx_conf conf;		/* machine config in force */
 	char conf_path[APX_CONF_PATH_MAX];
 	int epfd, nlfd, sigfd, timerfd, inofd, ctlfd, lockfd;
+	int nlbatchfd;			/* timerfd: drains the connector while batching */
+	int batching;			/* 1: event storm, connector read every APX_NL_BATCH_NS */
+	uint64_t win_start_ns, win_events;	/* event-rate window */
+	uint64_t last_rescan_ns;
+	int rescan_pending;		/* an overrun asked for a rescan (at most one per 100 ms) */
 	int conf_wd;
 	int foreground;
 	pid_t self;			/* getpid(), cached */
@@ -195,7 +200,7 @@ void apx_ctl_expire(struct apx_daemon *d);	/* drop clients older than 10 s */
 #define APX_CONF_WATCH_MASK (IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_ATTRIB)
 
 /* epoll data tags: pointers to these identify the fd */
-enum apx_ep_tag { APX_EP_NL = 1, APX_EP_SIG, APX_EP_TIMER, APX_EP_INOTIFY, APX_EP_CTL };
+enum apx_ep_tag { APX_EP_NL = 1, APX_EP_SIG, APX_EP_TIMER, APX_EP_INOTIFY, APX_EP_CTL, APX_EP_NLBATCH };
 
 /* ---- logging (dlog.c) --------------------------------------------------------------------- */
 

@@ -364,8 +364,9 @@ static int setup(struct apx_daemon *d, char *msg, size_t cap)
 	d->epfd = epoll_create1(EPOLL_CLOEXEC);
 	d->sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	d->timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	d->nlbatchfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	d->inofd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-	if (d->epfd < 0 || d->sigfd < 0 || d->timerfd < 0 || d->inofd < 0) {
+	if (d->epfd < 0 || d->sigfd < 0 || d->timerfd < 0 || d->inofd < 0 || d->nlbatchfd < 0) {
 		snprintf(msg, cap, "cannot create event fds: %s", strerror(errno));
 		return -errno;
 	}
@@ -385,6 +386,7 @@ static int setup(struct apx_daemon *d, char *msg, size_t cap)
 	if ((r = ep_add(d, d->nlfd, APX_EP_NL)) < 0 || (r = ep_add(d, d->sigfd, APX_EP_SIG)) < 0 ||
 	    (r = ep_add(d, d->timerfd, APX_EP_TIMER)) < 0 ||
 	    (r = ep_add(d, d->inofd, APX_EP_INOTIFY)) < 0 || (r = ep_add(d, d->ctlfd, APX_EP_CTL)) < 0 ||
+	    (r = ep_add(d, d->nlbatchfd, APX_EP_NLBATCH)) < 0 ||
 	    (r = timer_arm(d)) < 0) {
 		snprintf(msg, cap, "cannot set up the event loop: %s", strerror(-r));
 		return r;
@@ -400,6 +402,64 @@ static int setup(struct apx_daemon *d, char *msg, size_t cap)
 		 d->conf_path, d->conf.socket_path, d->conf.state_dir,
 		 (double)d->conf.sample_period_ns / 1e9, d->nprocs);
 	return 0;
+}
+
+/* Event storms (thousands of execs per second) would wake the loop for every few events.
+ * Above APX_NL_STORM_RATE events/s the connector is read on a timer instead, every
+ * APX_NL_BATCH_NS (its 8 MiB buffer holds seconds of a storm), and back on epoll below it. */
+#define APX_NL_STORM_RATE 2000
+#define APX_NL_BATCH_NS 10000000ull
+#define APX_NL_WINDOW_NS 100000000ull
+
+static void nl_mode(struct apx_daemon *d, int batching)
+{
+	struct epoll_event ev = { .events = batching ? 0 : EPOLLIN, .data.u64 = APX_EP_NL };
+	struct itimerspec its = { 0 };
+
+	if (batching == d->batching)
+		return;
+	d->batching = batching;
+	(void)epoll_ctl(d->epfd, EPOLL_CTL_MOD, d->nlfd, &ev);
+	if (batching) {
+		its.it_interval.tv_nsec = (long)APX_NL_BATCH_NS;
+		its.it_value = its.it_interval;
+	}
+	(void)timerfd_settime(d->nlbatchfd, 0, &its, NULL);
+	apx_dlog(APX_LOG_DEBUG, "process events %s", batching ? "storm: reading them in batches" :
+		 "back to normal");
+}
+
+/* Rescan /proc after an overrun, at most every 100 ms (a scan reads every process's exe). */
+static void rescan_if_due(struct apx_daemon *d, uint64_t now)
+{
+	if (!d->rescan_pending || now - d->last_rescan_ns < APX_NL_WINDOW_NS)
+		return;
+	d->rescan_pending = 0;
+	d->last_rescan_ns = now;
+	apx_tracker_rescan(d);
+}
+
+static void on_netlink(struct apx_daemon *d)
+{
+	uint64_t now, before = d->st.events;
+
+	if (apx_nl_drain(d) == -ENOBUFS) {
+		d->st.enobufs++;
+		if (d->st.enobufs < 10 || d->st.enobufs % 1000 == 0)
+			apx_dlog(APX_LOG_WARNING, "process events lost (overrun #%" PRIu64 "): "
+				 "rescanning /proc", d->st.enobufs);
+		d->rescan_pending = 1;
+	}
+	d->win_events += d->st.events - before;
+	now = apx_now_ns();
+	rescan_if_due(d, now);
+	if (now - d->win_start_ns >= APX_NL_WINDOW_NS) {
+		uint64_t rate = d->win_events * 1000000000ull / (now - d->win_start_ns);
+
+		nl_mode(d, rate > APX_NL_STORM_RATE);
+		d->win_start_ns = now;
+		d->win_events = 0;
+	}
 }
 
 static int run(struct apx_daemon *d)
@@ -420,14 +480,17 @@ static int run(struct apx_daemon *d)
 
 			switch (tag) {
 			case APX_EP_NL:
-				if (apx_nl_drain(d) == -ENOBUFS) {
-					d->st.enobufs++;
-					if (d->st.enobufs < 10 || d->st.enobufs % 1000 == 0)
-						apx_dlog(APX_LOG_WARNING, "process events lost (overrun "
-							 "#%" PRIu64 "): rescanning /proc", d->st.enobufs);
-					apx_tracker_rescan(d);
+				on_netlink(d);
+				break;
+			case APX_EP_NLBATCH: {
+				uint64_t exp;
+
+				if (read(d->nlbatchfd, &exp, sizeof(exp)) == sizeof(exp)) {
+					d->st.batch_periods++;
+					on_netlink(d);
 				}
 				break;
+			}
 			case APX_EP_SIG:
 				on_signal(d);
 				break;
@@ -435,6 +498,7 @@ static int run(struct apx_daemon *d)
 				uint64_t exp;
 
 				if (read(d->timerfd, &exp, sizeof(exp)) == sizeof(exp)) {
+					rescan_if_due(d, apx_now_ns());
 					apx_tracker_tick(d);
 					apx_ctl_expire(d);
 				}
@@ -474,6 +538,7 @@ int main(int argc, char **argv)
 
 	d = &daemon_state;
 	d->epfd = d->nlfd = d->sigfd = d->timerfd = d->inofd = d->ctlfd = d->lockfd = -1;
+	d->nlbatchfd = -1;
 	d->conf_wd = -1;
 	snprintf(d->conf_path, sizeof(d->conf_path), "%s", APX_CONF_MACHINE_PATH);
 	while ((c = getopt_long(argc, argv, "c:feh", opts, NULL)) != -1) {

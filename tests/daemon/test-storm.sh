@@ -24,7 +24,7 @@ for p in $A $B $C $D; do
 	WAIT_S=2 wait_for tracked "$p" || fail "python $p missed during the storm"
 done
 "$APX" status --stats > "$T/stats"
-grep -E "^(execs|enobufs|rescans|tracked|rss_bytes|cpu_user_us|cpu_sys_us) " "$T/stats"
+grep -E "^(execs|enobufs|rescans|batch_periods|tracked|rss_bytes|cpu_user_us|cpu_sys_us) " "$T/stats"
 rss=$(awk '$1 == "rss_bytes" { print $2 }' "$T/stats")
 [ "$rss" -lt $((96 << 20)) ] || fail "daemon RSS $rss bytes after the storm"
 execs=$(awk '$1 == "execs" { print $2 }' "$T/stats")
