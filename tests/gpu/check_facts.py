@@ -102,6 +102,8 @@ def pageable(ex, recs, f, err, rc):
     addrs = {r["host_addr"] for r in of(recs, "memcpy") if r["copy_kind"] == 1}
     check(ex, "host address of the copies", f["host_addr"] in addrs,
           f"{len(addrs)} distinct host addresses")
+    if "host_buffers" in f:
+        check(ex, "one host address per batch", len(addrs) == f["host_buffers"], f"{len(addrs)}")
 
 
 def pinned(ex, recs, f, err, rc):

@@ -49,9 +49,9 @@ APX_RULE_DECL(memory_capacity)
 			fired = 1;
 		}
 	}
-	/* pinned memory: over 8 GB, or over half the process's peak RSS */
+	/* pinned memory: over 8 GB, or over half the process's peak RSS and over 4 GB */
 	if (m->pinned_peak > (8ull << 30) || (peak_rss && m->pinned_peak > peak_rss / 2 &&
-					      m->pinned_peak > (1ull << 30))) {
+					      m->pinned_peak > (4ull << 30))) {
 		struct apx_finding *f = apx_finding_add(out, m, "memory-capacity", APX_SEV_INFO, 0, 70);
 
 		if (f) {

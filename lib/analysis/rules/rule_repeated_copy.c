@@ -1,7 +1,10 @@
 /*
- * rule_repeated_copy.c - the same host buffer (address and size) copied to the device again
- * and again: the data could stay on the device. Saving: the time of every copy after the first
- * of each buffer copied at least 3 times. Needs host addresses (the collector's callbacks).
+ * rule_repeated_copy.c - the same pageable host buffer (address and size) copied to the device
+ * again and again: the data could stay on the device. Pinned buffers are left out: a pinned
+ * staging buffer refilled every step (or DataLoader's pinned batches, which its caching host
+ * allocator hands out at the same addresses) is the right pattern, not a repeat. Saving: the
+ * time of every copy after the first of each buffer copied at least 3 times. Needs host
+ * addresses (the collector's callbacks).
  */
 #include "analysis/findings.h"
 
@@ -38,7 +41,7 @@ APX_RULE_DECL(repeated_copy)
 	for (size_t i = 0; i < m->copies.n; i++) {
 		const struct apx_an_copy *c = APX_VEC_AT(&m->copies, struct apx_an_copy, i);
 
-		if (c->kind != APX_COPY_H2D)
+		if (c->kind != APX_COPY_H2D || c->src != APX_MEM_PAGEABLE)
 			continue;
 		h2d++;
 		if (c->host_addr)
