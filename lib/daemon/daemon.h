@@ -102,6 +102,7 @@ struct apx_finding {
 	unsigned severity;
 	char rule[32];
 	char title[160];
+	const char *fix;		/* static text: what to try */
 	char comm[APX_COMM_MAX];
 };
 

@@ -267,6 +267,8 @@ static int write_records(struct apx_daemon *d, struct apx_writer *w, struct apx_
 		r.v[APX_FINDING_SEVERITY] = f[i].severity;
 		r.v[APX_FINDING_CONFIDENCE_PCT] = 100;
 		apx_rec_set_str(&r, APX_FINDING_TITLE, f[i].title);
+		if (f[i].fix)
+			apx_rec_set_str(&r, APX_FINDING_FIX, f[i].fix);
 		r.v[APX_FINDING_PID] = (uint64_t)p->pid;
 		if ((rc = apx_writer_add(w, &r)) < 0)
 			return rc;

@@ -579,11 +579,12 @@ static size_t make_findings(struct apx_daemon *d, struct apx_proc *p, uint64_t e
 
 	if (run < c->th_min_runtime_ns || !run)
 		return 0;
-#define ADD(sev, r, ...)                                                                  \
+#define ADD(sev, r, fx, ...)                                                              \
 	do {                                                                              \
 		if (n < cap) {                                                            \
 			out[n] = (struct apx_finding){ .pid = p->pid, .uid = p->uid,      \
-						       .unix_ms = wall, .severity = sev }; \
+						       .unix_ms = wall, .severity = sev,  \
+						       .fix = fx };                        \
 			snprintf(out[n].rule, sizeof(out[n].rule), "%s", r);              \
 			snprintf(out[n].title, sizeof(out[n].title), __VA_ARGS__);        \
 			snprintf(out[n].comm, sizeof(out[n].comm), "%s", p->comm);        \
@@ -593,18 +594,26 @@ static size_t make_findings(struct apx_daemon *d, struct apx_proc *p, uint64_t e
 	if (c->th_rss_peak_bytes && p->peak_rss >= c->th_rss_peak_bytes) {
 		fmt_bytes(a, sizeof(a), p->peak_rss);
 		fmt_bytes(b, sizeof(b), c->th_rss_peak_bytes);
-		ADD(2, "rss-peak", "peak RSS %s (threshold %s)", a, b);
+		ADD(2, "rss-peak", "look for host copies of large tensors (.cpu(), .numpy()), "
+		    "datasets held in memory, or DataLoader prefetch_factor x num_workers",
+		    "peak RSS %s (threshold %s)", a, b);
 	}
 	if (c->th_invol_csw_rate && (double)p->last.invol_csw / secs > (double)c->th_invol_csw_rate)
-		ADD(2, "invol-csw", "%.0f involuntary context switches/s (threshold %" PRIu64
+		ADD(2, "invol-csw", "use fewer threads than cores (torch.set_num_threads, "
+		    "OMP_NUM_THREADS, DataLoader num_workers) or a less loaded machine",
+		    "%.0f involuntary context switches/s (threshold %" PRIu64
 		    "): threads were preempted; too many threads or a busy CPU",
 		    (double)p->last.invol_csw / secs, c->th_invol_csw_rate);
 	if (c->th_cpu_low_pct && (double)cpu * 100.0 / (double)run < (double)c->th_cpu_low_pct)
-		ADD(1, "cpu-low", "average CPU %.1f%% of a core over %.0f s (threshold %" PRIu64
+		ADD(1, "cpu-low", "see what it waits for: data loading (DataLoader num_workers, "
+		    "pin_memory), I/O, or GPU synchronization; 'apx analyze' shows where",
+		    "average CPU %.1f%% of a core over %.0f s (threshold %" PRIu64
 		    "%%): the process mostly waited", (double)cpu * 100.0 / (double)run, secs,
 		    c->th_cpu_low_pct);
 	if (c->th_cpu_high_pct && (double)cpu * 100.0 / (double)run > (double)c->th_cpu_high_pct)
-		ADD(1, "cpu-high", "average CPU %.0f%% over %.0f s (threshold %" PRIu64 "%%)",
+		ADD(1, "cpu-high", "profile the Python side ('apx analyze'): data preprocessing or "
+		    "launch overhead may be the bottleneck",
+		    "average CPU %.0f%% over %.0f s (threshold %" PRIu64 "%%)",
 		    (double)cpu * 100.0 / (double)run, secs, c->th_cpu_high_pct);
 #undef ADD
 	(void)d;
