@@ -54,6 +54,7 @@ int main(void)
 		"threshold.rss_peak = 1.5G\n"
 		"threshold.min_runtime = 2m\n"
 		"track = no\r\n"
+		"log_level = debug\n"
 		"log_file = \"\"\n";
 	char buf[64];
 
@@ -69,6 +70,7 @@ int main(void)
 	CHECK(c.th_min_runtime_ns == 120000000000ull);
 	CHECK(c.track == 0);
 	CHECK(c.log_file[0] == 0);
+	CHECK(c.log_level == 7);
 	apx_conf_format(&c, apx_conf_key_find("metrics", 7), buf, sizeof(buf));
 	CHECK(!strcmp(buf, "cpu,rss"));
 	apx_conf_format(&c, apx_conf_key_find("sample_period", 13), buf, sizeof(buf));
@@ -88,6 +90,8 @@ int main(void)
 	bad("threshold.rss_peak = 12X\n", APX_CONF_USER, "expected a size");
 	bad("sample_period = 0.001\n", APX_CONF_MACHINE, "expected a duration between");
 	bad("a = 1\x01\n", APX_CONF_MACHINE, "f.conf:1:6: expected text, found a control byte");
+	bad("log_level = chatty\n", APX_CONF_MACHINE, "f.conf:1:13: log_level: expected one of: error");
+	bad("netlink_buffer = 1K\n", APX_CONF_MACHINE, "netlink_buffer: expected a size between 4096");
 
 	/* user path template */
 	CHECK(apx_conf_user_path("~/.config/x", "/home/u", 5, buf, sizeof(buf)) == 0 &&
