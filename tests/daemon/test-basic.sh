@@ -30,6 +30,16 @@ for i in range(3):
     threading.Thread(target=time.sleep, args=(60,), name='w%d' % i, daemon=True).start()
 time.sleep(60)" &
 MT=$!; PIDS="$PIDS $MT"
+# CUDA use found late (CUDA is initialised after start): a stand-in libcuda.so.1 (a copy of
+# libm) mapped 0.8 s after start is seen by the re-checks with backoff
+cp /usr/lib/x86_64-linux-gnu/libm.so.6 "$T/libcuda.so.1" 2>/dev/null ||
+	cp "$(ldconfig -p | awk '/libm.so.6/ { print $NF; exit }')" "$T/libcuda.so.1"
+"$PY" -c "
+import ctypes, time
+time.sleep(0.8)
+ctypes.CDLL('$T/libcuda.so.1')
+time.sleep(60)" &
+CU=$!; PIDS="$PIDS $CU"
 # a process that imports torch, when Debian's python3-torch is installed (optional: large)
 TORCH=""
 if "$PY" -c "import torch" 2>/dev/null; then
@@ -66,6 +76,8 @@ grep -q "^CapEff:[[:space:]]*000000000008000f$" "/proc/$(cat "$T/pid")/status" |
 	fail "capabilities: $(grep Cap "/proc/$(cat "$T/pid")/status")"
 
 sleep 1.2	# a few samples, and a full one (threads are read every 5th)
+cuda() { "$APX" status --json | grep -q "\"pid\":$CU,[^}]*\"uses_cuda\":1,"; }
+WAIT_S=4 wait_for cuda || fail "late CUDA use of $CU not seen"
 "$APX" status --json | grep -q "\"pid\":$MT,[^}]*\"threads\":4," || fail "threads of $MT"
 kill "$P1" "$P2" "$EARLY" "$MT"
 wait "$P1" "$P2" "$EARLY" "$MT" 2>/dev/null
