@@ -38,7 +38,8 @@ const char apx_cmd_config_usage[] =
 	"  keys               the keys with what each means\n"
 	"  path               the file being edited\n"
 	"\n"
-	"  -f, --file PATH    edit this file instead of ~/.config/nvperf/nvperfd.conf\n"
+	"  -f, --file PATH    edit this file instead of the one nvperfd reads for you\n"
+	"                     (~/.config/nvperf/nvperfd.conf unless " APX_CONF_MACHINE_PATH " says)\n"
 	"  -h, --help         show this help\n"
 	"\n"
 	"Exit status: 0 ok; 1 the file is invalid or cannot be written; 2 usage error (unknown\n"
@@ -50,23 +51,21 @@ struct cfgfile {
 	size_t len;
 };
 
+/* The file nvperfd reads for this user: the machine config's user_config template ("~/" =
+ * home, "%u" = uid), default ~/.config/nvperf/nvperfd.conf. Not $XDG_CONFIG_HOME: the daemon
+ * cannot see the user's environment. */
 static int default_path(char *buf, size_t cap)
 {
-	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
 	struct passwd pw, *res = NULL;
+	struct apx_conf conf;
 	char pwbuf[4096];
+	const char *home = NULL;
 
-	if (xdg && xdg[0] == '/') {
-		snprintf(buf, cap, "%s/nvperf/nvperfd.conf", xdg);
-		return 0;
-	}
-	if (!home || home[0] != '/') {
-		if (getpwuid_r(getuid(), &pw, pwbuf, sizeof(pwbuf), &res) || !res)
-			return -ENOENT;
+	apx_conf_defaults(&conf);
+	(void)apx_conf_load(APX_CONF_MACHINE_PATH, APX_CONF_MACHINE, (uid_t)-1, &conf, NULL);
+	if (getpwuid_r(getuid(), &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res)
 		home = res->pw_dir;
-	}
-	snprintf(buf, cap, "%s/" APX_CONF_USER_REL, home);
-	return 0;
+	return apx_conf_user_path(conf.user_config, home, getuid(), buf, cap);
 }
 
 static int file_read(struct cfgfile *f)
