@@ -39,7 +39,7 @@ static void bad(const char *text, enum apx_conf_scope scope, const char *want)
 	}
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct apx_conf c;
 	struct apx_conf_error err = { 0 };
@@ -92,6 +92,33 @@ int main(void)
 	bad("a = 1\x01\n", APX_CONF_MACHINE, "f.conf:1:6: expected text, found a control byte");
 	bad("log_level = chatty\n", APX_CONF_MACHINE, "f.conf:1:13: log_level: expected one of: error");
 	bad("netlink_buffer = 1K\n", APX_CONF_MACHINE, "netlink_buffer: expected a size between 4096");
+
+	/* the packaged example (packaging/nvperfd.conf) parses, and so does every commented-out
+	 * "#key = value" line of it once uncommented: the documented defaults stay valid */
+	if (argc > 1) {
+		FILE *f = fopen(argv[1], "re");
+		char line[512], all[16384];
+		size_t n = 0;
+
+		CHECK(f != NULL);
+		while (f && fgets(line, sizeof(line), f)) {
+			const char *l = line[0] == '#' && line[1] >= 'a' && line[1] <= 'z' ? line + 1 : line;
+			size_t len = strlen(l);
+
+			if (n + len < sizeof(all)) {
+				memcpy(all + n, l, len);
+				n += len;
+			}
+		}
+		if (f)
+			fclose(f);
+		apx_conf_defaults(&c);
+		if (apx_conf_parse(all, n, argv[1], APX_CONF_MACHINE, &c, &err) < 0) {
+			fprintf(stderr, "packaged config: %s\n", err.msg);
+			failures++;
+		}
+		CHECK(c.max_samples == 1024 && c.log_level == 6 && c.sample_period_ns == 1000000000ull);
+	}
 
 	/* user path template */
 	CHECK(apx_conf_user_path("~/.config/x", "/home/u", 5, buf, sizeof(buf)) == 0 &&
