@@ -30,6 +30,13 @@ for i in range(3):
     threading.Thread(target=time.sleep, args=(60,), name='w%d' % i, daemon=True).start()
 time.sleep(60)" &
 MT=$!; PIDS="$PIDS $MT"
+# untrusted text: a process that names itself with a newline and an escape sequence cannot
+# forge a log line or reach a terminal raw
+"$PY" -c "
+import ctypes, time
+ctypes.CDLL(None).prctl(15, b'ev\\nFORGED\\x1b[31m', 0, 0, 0)
+time.sleep(60)" &
+EV=$!; PIDS="$PIDS $EV"
 # CUDA use found late (CUDA is initialised after start): a stand-in libcuda.so.1 (a copy of
 # libm) mapped 0.8 s after start is seen by the re-checks with backoff
 cp /usr/lib/x86_64-linux-gnu/libm.so.6 "$T/libcuda.so.1" 2>/dev/null ||
@@ -91,6 +98,11 @@ done
 "$APX" info "$T"/state/0/*-"$MT"-*.apx | grep -q "^  thread *1 *4 " || fail "thread records of $MT"
 "$APX" history | grep -q "pt_main_thread\|$P2" || fail "apx history table lacks $P2"
 grep -q "pid $P1 uid 0 \"python3\" ended, signal 15" "$T/log" || fail "no exit log line for $P1"
+kill "$EV"; wait "$EV" 2>/dev/null
+WAIT_S=3 wait_for grep -q 'pid '"$EV"' uid 0 "ev\\x0aFORGED\\x1b\[31m" ended' "$T/log" ||
+	fail "escaped name of $EV not logged: $(grep "$EV" "$T/log")"
+grep -q "^FORGED" "$T/log" && fail "a process name forged a log line"
+"$APX" history | grep -q "$(printf '\033')" && fail "raw escape byte on the terminal"
 
 # SIGHUP: the log file is re-opened (logrotate moved it away)
 mv "$T/log" "$T/log.1"
