@@ -4,7 +4,8 @@
  * validated with the daemon's own parser (lib/daemon/config.c) before it is written, and written
  * atomically (temporary file + rename), keeping the file's comments and other lines. Without a
  * subcommand on a terminal it is a small REPL with history (up/down) and completion of commands
- * and keys (Tab), on a hand-written line editor. nvperfd notices the change (inotify) and
+ * and keys (Tab), on a hand-written line editor; the history is kept in apx-config.history
+ * next to the file. nvperfd notices the change (inotify) and
  * applies it to processes that start afterwards. Called from main.c.
  */
 #include <errno.h>
@@ -455,16 +456,62 @@ static void hist_add(struct editor *e, const char *line)
 		e->nhist++;
 }
 
+/* The prompt's history is kept next to the config file, as apx-config.history (0600). */
+static void hist_path(const struct cfgfile *f, char *buf, size_t cap)
+{
+	const char *slash = strrchr(f->path, '/');
+
+	if (slash)
+		snprintf(buf, cap, "%.*s/apx-config.history", (int)(slash - f->path), f->path);
+	else
+		snprintf(buf, cap, "apx-config.history");
+}
+
+static void hist_load(struct editor *e, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	FILE *in = fd >= 0 ? fdopen(fd, "r") : NULL;
+	char line[LINE_MAX_LEN];
+
+	if (!in) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while (fgets(line, sizeof(line), in)) {
+		line[strcspn(line, "\n")] = 0;
+		hist_add(e, line);
+	}
+	fclose(in);
+}
+
+static void hist_save(const struct editor *e, const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	FILE *out = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+	if (!out) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	for (size_t i = 0; i < e->nhist; i++)
+		fprintf(out, "%s\n", e->hist[i]);
+	fclose(out);
+}
+
 static int run_words(struct cfgfile *f, int argc, char **argv);
 
 static int repl(struct cfgfile *f)
 {
 	struct termios saved, raw;
 	struct editor e = { { 0 }, 0 };
-	char line[LINE_MAX_LEN];
+	char line[LINE_MAX_LEN], hpath[4200];
 
 	if (tcgetattr(0, &saved) < 0)
 		return APX_EXIT_FAIL;
+	hist_path(f, hpath, sizeof(hpath));
+	hist_load(&e, hpath);
 	printf("apx config: editing %s\n'help' lists the commands; Tab completes; Ctrl-D or "
 	       "'quit' leaves.\n", f->path);
 	raw = saved;
@@ -503,6 +550,8 @@ static int repl(struct cfgfile *f)
 		tcsetattr(0, TCSANOW, &raw);
 	}
 	tcsetattr(0, TCSANOW, &saved);
+	if (e.nhist && mkdir_parents(hpath) == 0)
+		hist_save(&e, hpath);
 	for (size_t i = 0; i < e.nhist; i++)
 		free(e.hist[i]);
 	return APX_EXIT_OK;

@@ -56,6 +56,7 @@ ls "$T"/user-0.conf.tmp.* 2>/dev/null && fail "temporary file left"
 # the interactive prompt on a terminal: completion, history, set
 cp "$UC" "$T/repl.conf"
 "$PY" "$(dirname "$0")/repl.py" "$APX" "$T/repl.conf" || fail "apx config prompt"
+grep -qx "set notice tty" "$T/apx-config.history" || fail "prompt history not kept"
 
 # 4. the threshold crossed: notice in the log, finding in the summary (the new user config is
 # picked up through inotify for processes that start afterwards)
