@@ -45,6 +45,7 @@ struct apx_model *apx_model_new(void)
 	m->cpu.size = sizeof(struct apx_an_cpu);
 	m->markers.size = sizeof(struct apx_an_marker);
 	m->api.size = sizeof(struct apx_an_api);
+	m->recorded.size = sizeof(struct apx_an_recorded);
 	m->gaps.size = sizeof(struct apx_an_gap);
 	m->timelines.size = sizeof(struct apx_an_timeline);
 	m->ranges.size = sizeof(struct apx_an_range);
@@ -56,7 +57,7 @@ void apx_model_free(struct apx_model *m)
 {
 	struct apx_vec *vecs[] = { &m->names, &m->streams, &m->copies, &m->memsets, &m->syncs,
 				   &m->mem_events, &m->configs, &m->uvm, &m->cpu, &m->markers,
-				   &m->api, &m->gaps, &m->timelines, &m->ranges };
+				   &m->api, &m->gaps, &m->timelines, &m->ranges, &m->recorded };
 
 	if (!m)
 		return;
@@ -434,6 +435,21 @@ static int add_record(struct apx_model *m, struct apx_an_file *f, uint16_t fi,
 		d->pcie_gen = (uint32_t)v[APX_DEVICE_PCIE_GEN];
 		d->pcie_width = (uint32_t)v[APX_DEVICE_PCIE_WIDTH];
 		return 0;
+	}
+	case APX_REC_FINDING: {
+		struct apx_an_recorded fd = {
+			.rule = r->bytes[APX_FINDING_RULE], .title = r->bytes[APX_FINDING_TITLE],
+			.evidence = r->bytes[APX_FINDING_EVIDENCE], .fix = r->bytes[APX_FINDING_FIX],
+			.rule_len = (uint32_t)r->v[APX_FINDING_RULE],
+			.title_len = (uint32_t)r->v[APX_FINDING_TITLE],
+			.evidence_len = (uint32_t)r->v[APX_FINDING_EVIDENCE],
+			.fix_len = (uint32_t)r->v[APX_FINDING_FIX],
+			.saving_ns = v[APX_FINDING_SAVING_NS], .pid = v[APX_FINDING_PID],
+			.severity = (uint8_t)(v[APX_FINDING_SEVERITY] <= 3 ? v[APX_FINDING_SEVERITY] : 3),
+			.confidence_pct = (uint8_t)(v[APX_FINDING_CONFIDENCE_PCT] <= 100
+							    ? v[APX_FINDING_CONFIDENCE_PCT] : 100),
+		};
+		return apx_vec_push(&m->recorded, &fd);
 	}
 	case APX_REC_LOSS:
 		if (v[APX_LOSS_SOURCE] <= APX_LOSS_OTHER)

@@ -162,6 +162,15 @@ struct apx_an_range {
 	uint64_t count, wall_ns, gpu_ns;
 };
 
+/* A finding the producer wrote into the trace (nvperfd's summaries). Text borrowed from the
+ * reader's mapping (not NUL-terminated). */
+struct apx_an_recorded {
+	const uint8_t *rule, *title, *evidence, *fix;
+	uint32_t rule_len, title_len, evidence_len, fix_len;
+	uint64_t saving_ns, pid;
+	uint8_t severity, confidence_pct;
+};
+
 /* An idle gap of a device and its attributed cause. */
 enum apx_gap_cause {
 	APX_GAP_WARMUP,		/* before the last kernel never seen before: initialisation */
@@ -222,6 +231,7 @@ struct apx_model {
 	struct apx_vec cpu;			/* struct apx_an_cpu */
 	struct apx_vec markers;			/* struct apx_an_marker */
 	struct apx_vec api;			/* struct apx_an_api */
+	struct apx_vec recorded;		/* struct apx_an_recorded */
 	struct apx_vec gaps;			/* struct apx_an_gap, after finish */
 	struct apx_vec timelines;		/* struct apx_an_timeline, after finish */
 	struct apx_vec ranges;			/* struct apx_an_range, after finish, by gpu_ns */

@@ -41,9 +41,29 @@ static int cmp_saving(const void *a, const void *b)
 	return y->severity - x->severity;
 }
 
+/* Findings the producer wrote (nvperfd's summaries) join the ranking as they are. */
+static void add_recorded(const struct apx_model *m, struct apx_findings *out)
+{
+	for (size_t i = 0; i < m->recorded.n; i++) {
+		const struct apx_an_recorded *r = APX_VEC_AT(&m->recorded, struct apx_an_recorded, i);
+		struct apx_finding *f = apx_finding_add(out, m, "recorded", r->severity ? r->severity : 1,
+							(double)r->saving_ns, r->confidence_pct);
+
+		if (!f)
+			return;
+		snprintf(f->title, sizeof(f->title), "%.*s", (int)r->title_len, r->title ? (const char *)r->title : "");
+		snprintf(f->evidence, sizeof(f->evidence), "%.*s", (int)r->evidence_len,
+			 r->evidence ? (const char *)r->evidence : "");
+		snprintf(f->fix, sizeof(f->fix), "%.*s", (int)r->fix_len, r->fix ? (const char *)r->fix : "");
+		snprintf(f->model, sizeof(f->model), "recorded by the trace's producer (rule %.*s)",
+			 (int)r->rule_len, r->rule ? (const char *)r->rule : "?");
+	}
+}
+
 void apx_rules_run(const struct apx_model *m, struct apx_findings *out)
 {
 	memset(out, 0, sizeof(*out));
+	add_recorded(m, out);
 	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
 		struct apx_rule_result *res = &out->results[out->nresults++];
 

@@ -53,6 +53,7 @@ if "$PY" -c "import torch" 2>/dev/null; then
 	"$PY" -c "import torch, time; torch.ones(4).sum(); time.sleep(60)" &
 	TORCH=$!; PIDS="$PIDS $TORCH"
 	WAIT_S=2 wait_for tracked "$TORCH" || fail "torch process $TORCH not tracked"
+	echo "a process that imported torch ($TORCH) is tracked"
 else
 	echo "note: python3-torch not installed: the torch case is covered by pt_main_thread only"
 fi
@@ -93,6 +94,8 @@ WAIT_S=3 wait_for count_files "$T/state/0" "*.apx" 4 ||
 for f in "$T"/state/0/*.apx; do
 	[ "$(stat -c '%a %u' "$f")" = "600 0" ] || fail "$f: mode/owner $(stat -c '%a %u' "$f")"
 	"$APX" info "$f" >/dev/null || fail "apx info $f"
+	"$APX" report --color never "$f" 2>/dev/null | grep -q "written by nvperfd" ||
+		fail "apx report $f"
 done
 "$APX" history --json | grep -q "\"pid\":$P1," || fail "apx history lacks $P1"
 "$APX" info "$T"/state/0/*-"$MT"-*.apx | grep -q "^  thread *1 *4 " || fail "thread records of $MT"
