@@ -262,10 +262,14 @@ static void section_transfers(const struct out *o, const struct apx_model *m)
 	}
 	if (!any)
 		fprintf(o->f, "  no copies\n");
-	else if (m->ndevices && apx_link_peak_bps(m, m->devices[0].id) > 0)
-		fprintf(o->f, "  link peak: PCIe gen%u x%u, %.1f GB/s per direction\n",
+	else if (m->ndevices && apx_link_peak_bps(m, m->devices[0].id) > 0 && m->devices[0].pcie_gen)
+		fprintf(o->f, "  host link peak: PCIe gen%u x%u, %.1f GB/s per direction\n",
 			m->devices[0].pcie_gen, m->devices[0].pcie_width,
 			apx_link_peak_bps(m, m->devices[0].id) / 1e9);
+	else if (m->ndevices && apx_link_peak_bps(m, m->devices[0].id) > 0)
+		fprintf(o->f, "  host link peak: %.1f GB/s per direction (PCIe generation not recorded: "
+			      "the one sm_%u%u GPUs have)\n", apx_link_peak_bps(m, m->devices[0].id) / 1e9,
+			m->devices[0].cc_major % 100, m->devices[0].cc_minor % 100);
 }
 
 static void section_sync(const struct out *o, const struct apx_model *m)

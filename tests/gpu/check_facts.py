@@ -186,6 +186,15 @@ def nvtx(ex, recs, f, err, rc):
           f"{len(mk) - len(ranges)} markers")
 
 
+def p2p(ex, recs, f, err, rc):
+    cp = [r for r in of(recs, "memcpy") if r["copy_kind"] == 5]
+    check(ex, "P2P bytes == script", sum(r["bytes"] for r in cp) == f["p2p_bytes"],
+          f"{sum(r['bytes'] for r in cp)} vs {f['p2p_bytes']}")
+    check(ex, "P2P from device 0 to device 1",
+          len(cp) == f["p2p_copies"] and all(r["src_device"] == 0 and r["dst_device"] == 1 for r in cp),
+          f"{len(cp)} copies")
+
+
 def taken(ex, recs, f, err, rc):
     """Either Kineto subscribed first (apx stands down, says who holds CUPTI, torch.profiler
     keeps its events) or apx got CUPTI first (PyTorch 2.11's Kineto subscribes lazily): then
@@ -278,6 +287,8 @@ run("l2_window", l2)
 run("l2_window_none", l2_none)
 run("profiler_first", taken, degraded_ok=True)
 run("nvtx_ranges", nvtx)
+if fixtures or os.path.exists(os.path.join(work, "p2p_copy.apx")):	# needs two GPUs
+    run("p2p_copy", p2p)
 run("fork_and_subprocess", tree)
 run("crash_segv", crash(11), status="truncated")
 run("crash_kill", crash(9), status="truncated")

@@ -33,6 +33,9 @@ for ex in pageable_h2d pinned_h2d sync_every_step sync_fixed launch_bound launch
 	  profiler_first fork_and_subprocess nvtx_ranges; do
 	run "$ex" "$ex.py"
 done
+if [ "$(python3 -c 'import torch; print(torch.cuda.device_count())')" -ge 2 ]; then
+	run p2p_copy p2p_copy.py	# peer-to-peer copies need two GPUs
+fi
 run crash_segv crash.py segv
 run crash_kill crash.py kill
 run cpu_only cpu_only.py
