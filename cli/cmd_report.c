@@ -22,7 +22,7 @@
 
 const char apx_cmd_report_usage[] =
 	"usage: apx report [--format text|json] [--top N] [--section NAME]... [--color WHEN]\n"
-	"                  [FILE...]\n"
+	"                  [--single] [FILE...]\n"
 	"\n"
 	"Explain one or more traces (default: data.apx): what is slow, why, what to change and\n"
 	"what it would save. Several files (a run's processes) are analysed together.\n"
