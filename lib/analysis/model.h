@@ -200,6 +200,8 @@ struct apx_an_timeline {
 	uint64_t idle_by_cause[APX_GAP__COUNT];
 	uint64_t gaps_by_cause[APX_GAP__COUNT];
 	uint64_t idle_before_pageable_ns;	/* data gaps ended by a pageable host->device copy */
+	uint64_t uvm_kernel_ns;			/* kernels that ran while pages migrated to the GPU */
+	uint64_t uvm_idle_ns;			/* idle gaps while the host faulted pages back */
 	uint64_t before_ns, after_ns;		/* run start..first, last..run end */
 	uint64_t gaps;
 };

@@ -67,14 +67,37 @@ static uint64_t uni_total(const struct uni *u)
 	return u->total + (u->open ? u->e - u->s : 0);
 }
 
+/* Disjoint intervals, sorted: the union of some unified-memory events. */
+struct spans {
+	uint64_t *s, *e;
+	size_t n;
+};
+
 struct sweep {
 	struct apx_model *m;
 	struct apx_an_timeline *t;
 	const uint64_t *sync_ends;
 	size_t nsync;
+	const struct spans *uvm_gpu, *uvm_host;	/* GPU-side / host-side unified-memory activity */
 	struct uni all, kc, k, c, conc;
 	uint64_t kmax_end;
 };
+
+/* Whether [a, b) meets one of the spans. */
+static int spans_meet(const struct spans *sp, uint64_t a, uint64_t b)
+{
+	size_t lo = 0, hi = sp->n;
+
+	while (lo < hi) {	/* first span ending after a */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (sp->e[mid] <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < sp->n && sp->s[lo] < b;
+}
 
 /* The last synchronization end in [a, b], or 0 when none. */
 static uint64_t last_sync_end_in(const struct sweep *w, uint64_t a, uint64_t b)
@@ -120,6 +143,8 @@ static int on_gap(struct sweep *w, uint64_t a, uint64_t b, int next_h2d)
 	}
 	w->t->gaps_by_cause[g.cause]++;
 	w->t->gaps++;
+	if (spans_meet(w->uvm_host, a, b))	/* the host was faulting pages back meanwhile */
+		w->t->uvm_idle_ns += b - a;
 	if (b - a >= APX_LONG_GAP_NS && w->m->gaps.n < APX_LONG_GAPS_MAX)
 		return apx_vec_push(&w->m->gaps, &g);
 	return 0;
@@ -136,6 +161,8 @@ static int feed(struct sweep *w, uint64_t s, uint64_t e, int kernel, int copy, i
 		r = on_gap(w, w->all.e, s, h2d);
 	uni_add(&w->all, s, e);
 	if (kernel) {
+		if (spans_meet(w->uvm_gpu, s, e > s ? e : s + 1))	/* ran while pages migrated */
+			w->t->uvm_kernel_ns += e - s;
 		if (s < w->kmax_end)
 			uni_add(&w->conc, s, e < w->kmax_end ? e : w->kmax_end);
 		if (e > w->kmax_end)
@@ -155,13 +182,15 @@ static int feed(struct sweep *w, uint64_t s, uint64_t e, int kernel, int copy, i
 }
 
 /* One device: a three-way merge of the kernels, copies and memsets (each sorted by start). */
-static int build_device(struct apx_model *m, uint32_t dev, const uint64_t *sync_ends, size_t nsync)
+static int build_device(struct apx_model *m, uint32_t dev, const uint64_t *sync_ends, size_t nsync,
+			const struct spans *uvm_gpu, const struct spans *uvm_host)
 {
 	const struct apx_an_kernels *k = &m->k;
 	const struct apx_an_copy *cp = m->copies.data;
 	const struct apx_an_memset *ms = m->memsets.data;
 	struct apx_an_timeline t = { .device = dev };
-	struct sweep w = { .m = m, .t = &t, .sync_ends = sync_ends, .nsync = nsync };
+	struct sweep w = { .m = m, .t = &t, .sync_ends = sync_ends, .nsync = nsync,
+			   .uvm_gpu = uvm_gpu, .uvm_host = uvm_host };
 	size_t ki = 0, ci = 0, si = 0;
 	int r = 0;
 
@@ -219,8 +248,44 @@ static int find_warmup_end(struct apx_model *m)
 	return 0;
 }
 
+static int cmp_uvm(const void *a, const void *b)
+{
+	const struct apx_an_uvm *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* The union of the unified-memory events on one side: GPU (host-to-device migrations, GPU
+ * faults: kernels wait) or host (device-to-host migrations, CPU faults: the host waits). */
+static int uvm_spans(const struct apx_model *m, int gpu_side, struct spans *sp)
+{
+	sp->n = 0;
+	sp->s = malloc((m->uvm.n + 1) * sizeof(*sp->s));
+	sp->e = malloc((m->uvm.n + 1) * sizeof(*sp->e));
+	if (!sp->s || !sp->e)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->uvm.n; i++) {
+		const struct apx_an_uvm *u = APX_VEC_AT(&m->uvm, struct apx_an_uvm, i);
+		int g = u->kind == APX_UVM_MIGRATE_H2D || u->kind == APX_UVM_GPU_FAULT;
+		int h = u->kind == APX_UVM_MIGRATE_D2H || u->kind == APX_UVM_CPU_FAULT;
+		uint64_t end = u->end > u->start ? u->end : u->start + 1;
+
+		if (!(gpu_side ? g : h))
+			continue;
+		if (sp->n && u->start <= sp->e[sp->n - 1]) {
+			if (end > sp->e[sp->n - 1])
+				sp->e[sp->n - 1] = end;
+			continue;
+		}
+		sp->s[sp->n] = u->start;
+		sp->e[sp->n++] = end;
+	}
+	return 0;
+}
+
 int apx_timelines_build(struct apx_model *m)
 {
+	struct spans ug = { 0 }, uh = { 0 };
 	uint32_t devs[APX_AN_MAX_DEVICES];
 	size_t ndev = 0;
 	uint64_t *ends;
@@ -253,9 +318,18 @@ int apx_timelines_build(struct apx_model *m)
 		qsort(m->copies.data, m->copies.n, sizeof(struct apx_an_copy), cmp_copy);
 	if (m->memsets.n > 1)
 		qsort(m->memsets.data, m->memsets.n, sizeof(struct apx_an_memset), cmp_memset);
+	if (m->uvm.n > 1)
+		qsort(m->uvm.data, m->uvm.n, sizeof(struct apx_an_uvm), cmp_uvm);
+	r = uvm_spans(m, 1, &ug);
+	if (r == 0)
+		r = uvm_spans(m, 0, &uh);
 	for (size_t d = 0; d < ndev && r == 0; d++)
-		r = build_device(m, devs[d], ends, nsync);
+		r = build_device(m, devs[d], ends, nsync, &ug, &uh);
 	free(ends);
+	free(ug.s);
+	free(ug.e);
+	free(uh.s);
+	free(uh.e);
 	for (size_t i = 0; i < m->timelines.n; i++) {	/* the sum over devices */
 		const struct apx_an_timeline *t = APX_VEC_AT(&m->timelines, struct apx_an_timeline, i);
 		struct apx_an_timeline *g = &m->gpu;
@@ -271,6 +345,8 @@ int apx_timelines_build(struct apx_model *m)
 		g->concurrent_ns += t->concurrent_ns;
 		g->idle_ns += t->idle_ns;
 		g->idle_before_pageable_ns += t->idle_before_pageable_ns;
+		g->uvm_kernel_ns += t->uvm_kernel_ns;
+		g->uvm_idle_ns += t->uvm_idle_ns;
 		g->gaps += t->gaps;
 		for (unsigned c = 0; c < APX_GAP__COUNT; c++) {
 			g->idle_by_cause[c] += t->idle_by_cause[c];

@@ -379,8 +379,19 @@ APX_TEST(rule_unified_memory)
 	APX_ASSERT(m);
 	f = finding("unified-memory");
 	APX_ASSERT(f);
-	APX_ASSERT_EQ((uint64_t)f->saving_ns, 2 * MS);
+	APX_ASSERT_EQ((uint64_t)f->saving_ns, 10 * MS);	/* the kernel ran while pages migrated */
 	APX_ASSERT_EQ(m->uvm_bytes[APX_UVM_MIGRATE_H2D], 10 * (2 << 20));
+	apx_model_free(m);
+
+	APX_ASSERT_OK(tg_open(&t));	/* the GPU idles while the host faults pages back */
+	tg_kernel(&t, 1 * MS, 1 * MS, "k", 7);
+	tg_uvm(&t, 3 * MS, 3 * MS + 500 * US, APX_UVM_MIGRATE_D2H, 1 << 20);
+	tg_kernel(&t, 6 * MS, 1 * MS, "k", 7);
+	m = analyse(&t);
+	APX_ASSERT(m);
+	f = finding("unified-memory");
+	APX_ASSERT(f);
+	APX_ASSERT_EQ((uint64_t)f->saving_ns, 4 * MS);	/* the gap 2-6 ms */
 	apx_model_free(m);
 
 	APX_ASSERT_OK(tg_open(&t));
