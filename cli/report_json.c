@@ -83,6 +83,11 @@ static void files(FILE *f, const struct apx_model *m)
 		kv_s(f, "degraded", a->degraded, &first);
 		kv_u(f, "records", a->records, &first);
 		kv_u(f, "records_lost", lost, &first);
+		kv_u(f, "kernels", a->kernels, &first);
+		kv_u(f, "kernel_time_ns", a->kernel_ns, &first);
+		kv_u(f, "copies", a->copies, &first);
+		kv_u(f, "copy_bytes", a->copy_bytes, &first);
+		kv_u(f, "copy_time_ns", a->copy_ns, &first);
 		fputc('}', f);
 	}
 	fputs("]", f);

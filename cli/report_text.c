@@ -80,6 +80,25 @@ static void block(const struct out *o, const char *label, const char *text)
 	}
 }
 
+/* With several files: one line per process (the run's total is the summary above). */
+static void processes(const struct out *o, const struct apx_model *m)
+{
+	char b1[32], b2[32], b3[32];
+
+	if (m->nfiles < 2)
+		return;
+	fprintf(o->f, "\n  %-8s %9s %11s %8s %9s %10s  %s\n", "pid", "kernels", "kernel time",
+		"copies", "copied", "copy time", "command");
+	for (size_t i = 0; i < m->nfiles; i++) {
+		const struct apx_an_file *f = &m->files[i];
+
+		fprintf(o->f, "  %-8" PRIu64 " %9" PRIu64 " %11s %8" PRIu64 " %9s %10s  %.32s\n", f->pid,
+			f->kernels, apx_fmt_ns(b1, sizeof(b1), (double)f->kernel_ns), f->copies,
+			apx_fmt_size(b2, sizeof(b2), (double)f->copy_bytes),
+			apx_fmt_ns(b3, sizeof(b3), (double)f->copy_ns), f->argv);
+	}
+}
+
 static void section_summary(const struct out *o, const struct apx_model *m,
 			    const struct apx_findings *fd)
 {
@@ -122,25 +141,31 @@ static void section_summary(const struct out *o, const struct apx_model *m,
 		for (unsigned d = APX_COPY_H2D; d <= APX_COPY_D2H; d++) {
 			const struct apx_an_xfer *pg = &m->xfer[d][APX_MEM_PAGEABLE];
 			const struct apx_an_xfer *pn = &m->xfer[d][APX_MEM_PINNED];
+			char line[160] = "";
 
-			if (!pg->count && !pn->count)
-				continue;
-			fprintf(o->f, "  %-18s pageable %s at %s; pinned %s at %s\n",
-				d == APX_COPY_H2D ? "host to device" : "device to host",
-				apx_fmt_size(b1, sizeof(b1), (double)pg->bytes),
-				apx_fmt_rate(b2, sizeof(b2), (double)pg->bytes, (double)pg->dur_ns),
-				apx_fmt_size(b3, sizeof(b3), (double)pn->bytes),
-				apx_fmt_rate(b4, sizeof(b4), (double)pn->bytes, (double)pn->dur_ns));
+			if (pg->count)
+				apx_text_append(line, sizeof(line), "pageable %s at %s",
+						apx_fmt_size(b1, sizeof(b1), (double)pg->bytes),
+						apx_fmt_rate(b2, sizeof(b2), (double)pg->bytes, (double)pg->dur_ns));
+			if (pn->count)
+				apx_text_append(line, sizeof(line), "%spinned %s at %s", pg->count ? "; " : "",
+						apx_fmt_size(b3, sizeof(b3), (double)pn->bytes),
+						apx_fmt_rate(b4, sizeof(b4), (double)pn->bytes, (double)pn->dur_ns));
+			if (line[0])
+				fprintf(o->f, "  %-18s %s\n", d == APX_COPY_H2D ? "host to device" : "device to host",
+					line);
 		}
 	}
 	if (!fd->n) {
 		fprintf(o->f, "  %-18s none: no rule found a problem worth a line\n", "findings");
+		processes(o, m);
 		return;
 	}
 	for (size_t i = 0; i < fd->n && i < 3; i++)
 		fprintf(o->f, "  %-18s %zu. %s%-8s%s save %s (%.1f%%): %.40s\n", i ? "" : "top findings",
 			i + 1, sev_color(o, fd->f[i].severity), sev_name(fd->f[i].severity), reset(o),
 			apx_fmt_ns(b1, sizeof(b1), fd->f[i].saving_ns), fd->f[i].saving_pct, fd->f[i].title);
+	processes(o, m);
 }
 
 static void section_findings(const struct out *o, const struct apx_findings *fd)

@@ -316,6 +316,9 @@ static int add_record(struct apx_model *m, struct apx_an_file *f, uint16_t fi,
 
 	switch (r->type) {
 	case APX_REC_KERNEL:
+		f->kernels++;
+		if (v[APX_KERNEL_END_NS] > v[APX_KERNEL_START_NS])
+			f->kernel_ns += v[APX_KERNEL_END_NS] - v[APX_KERNEL_START_NS];
 		return add_kernel(m, f->reader, r);
 	case APX_REC_MEMCPY: {
 		struct apx_an_copy c = {
@@ -331,6 +334,9 @@ static int add_record(struct apx_model *m, struct apx_an_file *f, uint16_t fi,
 		if (v[APX_MEMCPY_END_NS] < v[APX_MEMCPY_START_NS])
 			c.dur = 0;
 		c.stream = stream_index(m, c.device, v[APX_MEMCPY_STREAM]);
+		f->copies++;
+		f->copy_bytes += c.bytes;
+		f->copy_ns += c.dur;
 		return apx_vec_push(&m->copies, &c);
 	}
 	case APX_REC_MEMSET: {

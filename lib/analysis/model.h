@@ -52,6 +52,8 @@ struct apx_an_file {
 	int cuda_used;				/* 1 yes, 0 no, -1 unknown */
 	int has_api;				/* has API records (level api) */
 	int has_sync;
+	/* this process's GPU work */
+	uint64_t kernels, kernel_ns, copies, copy_bytes, copy_ns;
 	/* CPU, after finish: the last process-wide sample and the most threads seen */
 	int has_cpu;
 	struct apx_an_cpu cpu_last;
