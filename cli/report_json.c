@@ -231,6 +231,8 @@ static void sync_and_idle(FILE *f, const struct apx_model *m)
 
 	fputs(",\"synchronization\":{", f);
 	kv_u(f, "host_blocked_ns", m->sync_total_ns, &first);
+	kv_u(f, "implicit_count", m->sync_implicit_count, &first);
+	kv_u(f, "implicit_ns", m->sync_implicit_ns, &first);
 	kv_u(f, "steps", m->steps, &first);
 	fputs(",\"kinds\":[", f);
 	for (unsigned k = 0, n = 0; k < APX_SYNC_KIND__COUNT; k++) {

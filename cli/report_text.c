@@ -302,11 +302,16 @@ static void section_sync(const struct out *o, const struct apx_model *m)
 	char b1[32], b2[32];
 
 	heading(o, "Synchronization");
-	if (!m->syncs.n) {
+	if (!m->syncs.n && !m->sync_implicit_count) {
 		fprintf(o->f, "  no synchronization records\n");
 		return;
 	}
 	fprintf(o->f, "  %-20s %10s %14s %12s\n", "kind", "count", "host blocked", "mean");
+	if (m->sync_implicit_count)
+		fprintf(o->f, "  %-20s %10" PRIu64 " %14s %12s\n", "implicit (sync copy)",
+			m->sync_implicit_count, apx_fmt_ns(b1, sizeof(b1), (double)m->sync_implicit_ns),
+			apx_fmt_ns(b2, sizeof(b2),
+				   (double)m->sync_implicit_ns / (double)m->sync_implicit_count));
 	for (unsigned k = 0; k < APX_SYNC_KIND__COUNT; k++) {
 		if (!m->sync_count[k])
 			continue;

@@ -220,6 +220,24 @@ static void transfers(struct apx_model *m)
 
 static void syncs(struct apx_model *m)
 {
+	/* a copy or memset that is not asynchronous holds the host until it is done, and so does
+	 * a copy from or to pageable memory even when issued as async (the host stages it) */
+	for (size_t i = 0; i < m->copies.n; i++) {
+		const struct apx_an_copy *c = APX_VEC_AT(&m->copies, struct apx_an_copy, i);
+
+		if (!c->async || c->src == APX_MEM_PAGEABLE || c->dst == APX_MEM_PAGEABLE) {
+			m->sync_implicit_count++;
+			m->sync_implicit_ns += c->dur;
+		}
+	}
+	for (size_t i = 0; i < m->memsets.n; i++) {
+		const struct apx_an_memset *ms = APX_VEC_AT(&m->memsets, struct apx_an_memset, i);
+
+		if (!ms->async) {
+			m->sync_implicit_count++;
+			m->sync_implicit_ns += ms->dur;
+		}
+	}
 	for (size_t i = 0; i < m->syncs.n; i++) {
 		const struct apx_an_sync *s = APX_VEC_AT(&m->syncs, struct apx_an_sync, i);
 		uint64_t d = s->end > s->start ? s->end - s->start : 0;

@@ -248,6 +248,7 @@ struct apx_model {
 	struct apx_an_xfer xfer[APX_COPY__COUNT][APX_MEM__COUNT];
 	uint64_t kernel_total_ns;		/* sum of kernel durations */
 	uint64_t sync_total_ns, sync_count[APX_SYNC_KIND__COUNT], sync_ns[APX_SYNC_KIND__COUNT];
+	uint64_t sync_implicit_count, sync_implicit_ns;	/* synchronous copies and memsets */
 	uint64_t device_mem_peak, device_mem_now, pinned_peak, pinned_now;
 	uint64_t pinned_allocs, device_allocs;
 	uint64_t uvm_count[APX_UVM_REMOTE_MAP + 1], uvm_bytes[APX_UVM_REMOTE_MAP + 1];
