@@ -166,7 +166,7 @@ static char *edit_text(const char *text, const char *key, const char *value)
 
 static int mkdir_parents(const char *path)
 {
-	char buf[4096];
+	char buf[4200];	/* as large as the callers' paths */
 
 	snprintf(buf, sizeof(buf), "%s", path);
 	for (char *p = buf + 1; *p; p++) {

@@ -61,6 +61,10 @@ static const struct apx_conf_key keys[] = {
 	  "threads followed per process" },
 	{ "netlink_buffer", APX_CT_SIZE, APX_CONF_MACHINE, OFF(netlink_buffer), 0, 4096,
 	  1ull << 30, "receive buffer of the process-events socket (read at start only)" },
+	{ "uprobes", APX_CT_BOOL, APX_CONF_MACHINE, OFF(uprobes), 0, 0, 1,
+	  "eBPF uprobes on the libcuda of tracked CUDA processes (read at start only)" },
+	{ "nvml", APX_CT_BOOL, APX_CONF_MACHINE, OFF(nvml), 0, 0, 1,
+	  "GPU metrics through NVML and GPM, if libnvidia-ml is there (read at start only)" },
 	{ "track", APX_CT_BOOL, APX_CONF_USER, OFF(track), 0, 0, 1,
 	  "track this user's Python processes at all" },
 	{ "metrics", APX_CT_METRICS, APX_CONF_USER, OFF(metrics), 0, 0, 0,
@@ -77,6 +81,14 @@ static const struct apx_conf_key keys[] = {
 	  "notice when the run's average CPU use is below this % of one core (0 = off)" },
 	{ "threshold.cpu_high_pct", APX_CT_COUNT, APX_CONF_USER, OFF(th_cpu_high_pct), 0, 0,
 	  100000, "notice when the run's average CPU use is above this % (100 = one core; 0 = off)" },
+	{ "uprobe_max_rate", APX_CT_COUNT, APX_CONF_USER, OFF(uprobe_max_rate), 0, 1, 1000000,
+	  "probed libcuda calls per second of a process above which its probes are removed" },
+	{ "threshold.pageable_copy_bytes", APX_CT_SIZE, APX_CONF_USER, OFF(th_pageable_copy_bytes),
+	  0, 0, 1ull << 50, "notice when host<->device copies from pageable memory reach this (0 = off)" },
+	{ "threshold.l2_persist", APX_CT_BOOL, APX_CONF_USER, OFF(th_l2_persist), 0, 0, 1,
+	  "say whether the process used L2 persistence (limit and access-policy windows)" },
+	{ "threshold.gpu_idle_pct", APX_CT_PCT, APX_CONF_USER, OFF(th_gpu_idle_pct), 0, 0, 100,
+	  "notice when the GPU was idle more than this % of the time the process held it (0 = off)" },
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -110,6 +122,12 @@ void apx_conf_defaults(struct apx_conf *c)
 	c->metrics = APX_METRIC__ALL;
 	c->notice = APX_NOTICE_LOG;
 	c->th_min_runtime_ns = 10 * NS;
+	c->uprobes = 1;
+	c->nvml = 1;
+	c->uprobe_max_rate = 1000;
+	c->th_pageable_copy_bytes = 1ull << 30;
+	c->th_l2_persist = 1;
+	c->th_gpu_idle_pct = 50;
 }
 
 size_t apx_conf_key_count(void)
@@ -434,7 +452,7 @@ int apx_conf_parse(const char *text, size_t len, const char *fname, enum apx_con
 				    ks + 1, (int)(ke - ks > 64 ? 64 : ke - ks), line + ks);
 		if (scope == APX_CONF_USER && k->scope == APX_CONF_MACHINE)
 			return fail(err, "%s:%u:%zu: '%s' can only be set in %s; expected a per-user "
-				    "key (track, metrics, notice, threshold.*)", fname, lineno, ks + 1,
+				    "key (track, metrics, notice, uprobe_max_rate, threshold.*)", fname, lineno, ks + 1,
 				    k->name, APX_CONF_MACHINE_PATH);
 		if (err) {
 			err->col = (unsigned)vs + 1;

@@ -57,6 +57,8 @@ struct apx_conf {
 	uint64_t max_samples;			/* per process, kept in memory and written */
 	uint64_t max_threads;			/* per process */
 	uint64_t netlink_buffer;		/* receive buffer of the connector socket */
+	uint64_t uprobes;			/* bool: eBPF uprobes on tracked processes' libcuda */
+	uint64_t nvml;				/* bool: GPU metrics through NVML (and GPM) */
 	/* per user (the machine file sets the defaults) */
 	uint64_t track;				/* bool */
 	uint64_t metrics;			/* enum apx_conf_metric bits */
@@ -66,6 +68,10 @@ struct apx_conf {
 	uint64_t th_invol_csw_rate;		/* per second, 0 = off */
 	uint64_t th_cpu_low_pct;		/* 0 = off */
 	uint64_t th_cpu_high_pct;		/* 0 = off */
+	uint64_t uprobe_max_rate;		/* probed calls/s of a process before detaching */
+	uint64_t th_pageable_copy_bytes;	/* 0 = off */
+	uint64_t th_l2_persist;			/* bool: say whether L2 persistence was used */
+	uint64_t th_gpu_idle_pct;		/* 0 = off */
 };
 
 enum apx_conf_type {

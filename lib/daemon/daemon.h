@@ -12,6 +12,9 @@
 
 #include "daemon/config.h"
 
+struct apx_daemon;
+struct apx_proc;
+
 #define APX_COMM_MAX 16
 #define APX_ARGV_MAX 4096		/* bytes of argv kept per process */
 #define APX_CWD_MAX 512
@@ -41,11 +44,113 @@ int apx_procfs_comm(pid_t pid, char comm[APX_COMM_MAX]);
 int apx_procfs_exe_is_python(pid_t pid);
 /* 1 when the process maps libcuda or has /dev/nvidia* open, 0 if not, -errno. */
 int apx_procfs_uses_cuda(pid_t pid);
+/* Path of the libcuda.so the process maps (as written in its maps): 1 found, 0 not, -errno. */
+int apx_procfs_libcuda_path(pid_t pid, char *buf, size_t cap);
 /* argv (NUL-separated) into buf; returns its length or -errno. */
 ssize_t apx_procfs_cmdline(pid_t pid, char *buf, size_t cap);
 int apx_procfs_cwd(pid_t pid, char *buf, size_t cap);
 int apx_comm_is_python(const char *comm);
 uint64_t apx_procfs_ticks_ns(void);	/* ns per clock tick */
+
+/* ---- NVML (nvml.c): every value carries a validity bit; unsupported is not 0 ---------------- */
+
+#define APX_GPU_MAX 64			/* devices followed */
+#define APX_GPM_METRICS 12		/* GPM metrics sampled per device */
+
+enum apx_gpu_field {			/* bits of apx_gpu_dev.valid */
+	APX_GPU_UTIL = 1u << 0,		/* util_gpu_pct, util_mem_pct */
+	APX_GPU_MEM = 1u << 1,		/* mem_used/total_bytes */
+	APX_GPU_PCIE = 1u << 2,		/* pcie_tx/rx_kbps */
+	APX_GPU_CLOCKS = 1u << 3,	/* sm_clock_mhz, mem_clock_mhz */
+	APX_GPU_POWER = 1u << 4,	/* power_mw */
+	APX_GPU_GPM = 1u << 5,		/* gpm[] (each with its own bit in gpm_valid) */
+};
+
+struct apx_gpu_dev {
+	char name[96];
+	char uuid[96];
+	uint32_t valid;			/* enum apx_gpu_field */
+	uint32_t gpm_valid;		/* bit i: gpm[i] */
+	uint8_t mig;			/* MIG mode on: per-process utilization unsupported */
+	uint8_t gpm_supported;
+	uint32_t util_gpu_pct, util_mem_pct;
+	uint64_t mem_used_bytes, mem_total_bytes;
+	uint32_t pcie_tx_kbps, pcie_rx_kbps;
+	uint32_t sm_clock_mhz, mem_clock_mhz;
+	uint32_t power_mw;
+	double gpm[APX_GPM_METRICS];
+	uint32_t nprocs;		/* compute processes seen at the last sample */
+};
+
+struct apx_gpu_proc {			/* per tracked process, accumulated over its life */
+	uint32_t valid;			/* APX_GPU_UTIL: util sums; APX_GPU_MEM: mem peak */
+	int32_t device;			/* last device it ran on, -1 = none seen */
+	uint64_t mem_peak_bytes;
+	uint64_t sm_util_sum, util_samples;
+	uint64_t gpu_seen_samples;	/* samples where it held a GPU */
+	uint64_t gpu_idle_samples;	/* ... and the device's utilization was 0 */
+	uint32_t sole_samples;		/* it was the only process on its device (GPM is ours) */
+	double gpm_sum[APX_GPM_METRICS];
+	uint32_t gpm_samples;
+};
+
+struct apx_nvml;
+/* dlopen libnvidia-ml; NULL with why[] filled when NVML cannot be used (no library, init). */
+struct apx_nvml *apx_nvml_open(char *why, size_t cap);
+void apx_nvml_close(struct apx_nvml *n);
+/* Sample every device and the tracked processes on them (on the sampling tick). */
+void apx_nvml_sample(struct apx_nvml *n, struct apx_daemon *d, uint64_t now_ns);
+size_t apx_nvml_devices(const struct apx_nvml *n, const struct apx_gpu_dev **ret);
+const char *apx_gpm_metric_name(size_t i);	/* "sm_util" ... of gpm[i] */
+
+/* ---- eBPF uprobes (bpf/uprobes.c; bpf/uprobes_none.c when built without BPF) --------------- */
+
+#define APX_UP_CONFIG_MAX 64		/* L2 limit / APW events kept per process */
+#define APX_UP_PINS_MAX 4096		/* pinned ranges followed per process */
+
+enum apx_up_state { APX_UPS_OFF = 0, APX_UPS_ATTACHED = 1, APX_UPS_DETACHED_RATE = 2 };
+
+struct apx_up_cfg_event {		/* becomes an APX_REC_CONFIG record */
+	uint64_t ts_ns;
+	uint32_t kind;			/* enum apx_config_kind */
+	uint32_t tid;
+	uint64_t value, base, bytes, stream;
+	uint32_t hit_ppm, hit_prop, miss_prop;
+};
+
+struct apx_up_range { uint64_t base, bytes; };
+
+struct apx_up_proc_state {
+	void *links;			/* uprobes.c's attachment */
+	int state;			/* enum apx_up_state */
+	char path[APX_CWD_MAX];		/* the libcuda attached to, as the process maps it */
+	uint32_t symbols;		/* functions probed */
+	uint64_t calls, lost, over_rate_calls, detached_ns;
+	/* [0] pageable, [1] pinned */
+	uint64_t h2d_calls[2], h2d_bytes[2], h2d_ns[2];
+	uint64_t d2h_calls[2], d2h_bytes[2], d2h_ns[2];
+	uint64_t pin_calls, pin_bytes, pin_failed, unpin_calls;
+	struct apx_up_cfg_event cfg[APX_UP_CONFIG_MAX];
+	size_t ncfg;
+	uint64_t cfg_dropped;
+	struct apx_up_range *pins;	/* sorted by base */
+	size_t npins, cap_pins;
+	uint64_t pins_dropped;
+};
+
+struct apx_uprobes;
+/* Load the BPF programs; NULL with why[] filled when BPF cannot be used here. */
+struct apx_uprobes *apx_uprobes_open(char *why, size_t cap);
+void apx_uprobes_close(struct apx_uprobes *u);
+int apx_uprobes_fd(struct apx_uprobes *u);	/* epoll-able ring buffer fd */
+/* Attach to the libcuda p maps (path as in its maps). 0, or -errno with why[] filled. */
+int apx_uprobes_attach(struct apx_uprobes *u, struct apx_proc *p, const char *path,
+		       uint64_t max_rate, char *why, size_t cap);
+void apx_uprobes_detach(struct apx_uprobes *u, struct apx_proc *p);	/* keeps the counts */
+void apx_uprobes_forget(struct apx_uprobes *u, struct apx_proc *p);	/* detach + free */
+/* Consume the ring buffer; calls apx_tracker_up_over_rate for processes over the cap. */
+int apx_uprobes_drain(struct apx_uprobes *u, struct apx_daemon *d);
+int apx_uprobes_compiled(void);		/* 1 when this build has BPF */
 
 /* ---- tracked processes (tracker.c) -------------------------------------------------------- */
 
@@ -93,6 +198,10 @@ struct apx_proc {
 	size_t nthreads, cap_threads;
 	uint32_t gen;
 	uint64_t sample_errors;
+	struct apx_up_proc_state *up;	/* eBPF uprobes on its libcuda (uprobes.c), NULL = none */
+	uint8_t up_tried;		/* an attach was tried (once per process) */
+	uint64_t up_next_ns;		/* next look for its libcuda (not mapped yet) */
+	struct apx_gpu_proc gpu;	/* NVML per-process readings (nvml.c) */
 };
 
 struct apx_finding {
@@ -101,7 +210,7 @@ struct apx_finding {
 	uint64_t unix_ms;
 	unsigned severity;
 	char rule[32];
-	char title[160];
+	char title[256];
 	const char *fix;		/* static text: what to try */
 	char comm[APX_COMM_MAX];
 };
@@ -153,6 +262,9 @@ struct apx_daemon {
 	struct apx_client *clients;
 	size_t nclients;
 	struct apx_stats st;
+	struct apx_uprobes *up;		/* NULL: BPF unavailable (said once at start) */
+	struct apx_nvml *nvml;		/* NULL: NVML unavailable (said once at start) */
+	char up_why[200], nvml_why[200];
 };
 
 uint64_t apx_now_ns(void);		/* CLOCK_MONOTONIC */
@@ -172,6 +284,9 @@ struct apx_proc *apx_tracker_find(struct apx_daemon *d, pid_t pid);
 /* Config of a uid (machine defaults + its file), loading it on first use. */
 const struct apx_conf *apx_user_conf(struct apx_daemon *d, uid_t uid);
 void apx_user_conf_changed(struct apx_daemon *d, int wd, const char *name);
+
+/* The probes of p were over its rate cap and are now detached (called by uprobes.c). */
+void apx_tracker_up_over_rate(struct apx_daemon *d, struct apx_proc *p, uint64_t calls);
 
 enum { APX_WHY_EXEC = 1, APX_WHY_COMM = 2, APX_WHY_SCAN = 3 };
 
@@ -201,7 +316,9 @@ void apx_ctl_expire(struct apx_daemon *d);	/* drop clients older than 10 s */
 #define APX_CONF_WATCH_MASK (IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_ATTRIB)
 
 /* epoll data tags: pointers to these identify the fd */
-enum apx_ep_tag { APX_EP_NL = 1, APX_EP_SIG, APX_EP_TIMER, APX_EP_INOTIFY, APX_EP_CTL, APX_EP_NLBATCH };
+enum apx_ep_tag {
+	APX_EP_NL = 1, APX_EP_SIG, APX_EP_TIMER, APX_EP_INOTIFY, APX_EP_CTL, APX_EP_NLBATCH, APX_EP_UPROBES
+};
 
 /* ---- logging (dlog.c) --------------------------------------------------------------------- */
 

@@ -187,10 +187,23 @@ static int on_signal(struct apx_daemon *d)
 /* Keep only the capabilities nvperfd uses after start-up: reading any process's /proc entries
  * (SYS_PTRACE, DAC_READ_SEARCH), writing summaries into users' folders and giving them to the
  * user (DAC_OVERRIDE, CHOWN, FOWNER). NET_ADMIN was needed only to subscribe to the connector. */
-static int drop_caps(void)
+#ifndef CAP_PERFMON
+#define CAP_PERFMON 38
+#endif
+#ifndef CAP_BPF
+#define CAP_BPF 39
+#endif
+
+/* With eBPF uprobes, also PERFMON, BPF and SYS_ADMIN: attaching a uprobe to a process opens
+ * a perf event, links a BPF program to it and updates a BPF map. CAP_PERFMON should be
+ * enough for the perf event, but on kernel 6.18 perf_event_open of a uprobe for a pid failed
+ * with EACCES until SYS_ADMIN was kept too (checked with strace); so it is kept, only when
+ * the uprobes are in use (uprobes = no drops it). */
+static int drop_caps(int bpf)
 {
 	static const int keep[] = { CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER,
-				    CAP_SYS_PTRACE };
+				    CAP_SYS_PTRACE, CAP_PERFMON, CAP_BPF, CAP_SYS_ADMIN };
+	size_t nkeep = sizeof(keep) / sizeof(keep[0]) - (bpf ? 0 : 3);
 	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
 	struct __user_cap_data_struct data[2] = { { 0 } };
 
@@ -199,12 +212,12 @@ static int drop_caps(void)
 	for (int cap = 0; cap <= 63; cap++) {
 		int k = 0;
 
-		for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+		for (size_t i = 0; i < nkeep; i++)
 			k |= keep[i] == cap;
 		if (!k && prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1)
 			(void)prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
 	}
-	for (size_t i = 0; i < sizeof(keep) / sizeof(keep[0]); i++) {
+	for (size_t i = 0; i < nkeep; i++) {
 		data[keep[i] / 32].effective |= 1u << (keep[i] % 32);
 		data[keep[i] / 32].permitted |= 1u << (keep[i] % 32);
 	}
@@ -330,6 +343,49 @@ static void check_state_dir(struct apx_daemon *d)
 			 d->conf.state_dir, (unsigned)geteuid());
 }
 
+/* The GPU views: eBPF uprobes and NVML. Each is said once when it cannot be used; the daemon
+ * runs on without it. */
+static void gpu_views_open(struct apx_daemon *d)
+{
+	const struct apx_gpu_dev *g;
+	size_t n, gpm = 0;
+	int r;
+
+	if (!d->conf.uprobes) {
+		snprintf(d->up_why, sizeof(d->up_why), "off in the config (uprobes = no)");
+		apx_dlog(APX_LOG_INFO, "eBPF uprobes: off (uprobes = no)");
+	} else if (!(d->up = apx_uprobes_open(d->up_why, sizeof(d->up_why)))) {
+		apx_dlog(APX_LOG_NOTICE, "eBPF uprobes not available: %s; running without them "
+			 "(no pinned/pageable copy counts, no L2 persistence view)", d->up_why);
+	} else if ((r = ep_add(d, apx_uprobes_fd(d->up), APX_EP_UPROBES)) < 0) {
+		snprintf(d->up_why, sizeof(d->up_why), "cannot poll the BPF ring buffer: %s",
+			 strerror(-r));
+		apx_dlog(APX_LOG_NOTICE, "eBPF uprobes not available: %s; running without them",
+			 d->up_why);
+		apx_uprobes_close(d->up);
+		d->up = NULL;
+	} else {
+		apx_dlog(APX_LOG_INFO, "eBPF uprobes ready: libcuda of tracked CUDA processes, "
+			 "no kernel launches");
+	}
+	if (!d->conf.nvml) {
+		snprintf(d->nvml_why, sizeof(d->nvml_why), "off in the config (nvml = no)");
+		apx_dlog(APX_LOG_INFO, "NVML: off (nvml = no)");
+		return;
+	}
+	d->nvml = apx_nvml_open(d->nvml_why, sizeof(d->nvml_why));
+	if (!d->nvml) {
+		apx_dlog(APX_LOG_NOTICE, "NVML not available: %s; running without GPU metrics",
+			 d->nvml_why);
+		return;
+	}
+	n = apx_nvml_devices(d->nvml, &g);
+	for (size_t i = 0; i < n; i++)
+		gpm += g[i].gpm_supported;
+	apx_dlog(APX_LOG_INFO, "NVML: %zu GPUs (%s%s), GPM on %zu", n, n ? g[0].name : "",
+		 n > 1 ? ", ..." : "", gpm);
+}
+
 static int setup(struct apx_daemon *d, char *msg, size_t cap)
 {
 	sigset_t mask;
@@ -392,9 +448,10 @@ static int setup(struct apx_daemon *d, char *msg, size_t cap)
 		return r;
 	}
 	check_state_dir(d);
+	gpu_views_open(d);
 	/* after subscribing, so that a process started meanwhile is seen by one or the other */
 	apx_tracker_rescan(d);
-	r = drop_caps();
+	r = drop_caps(d->up != NULL);
 	if (r < 0)
 		apx_dlog(APX_LOG_WARNING, "cannot drop capabilities: %s", strerror(-r));
 	apx_dlog(APX_LOG_INFO, "nvperfd %s started: pid %d, config '%s', socket '%s', state '%s', "
@@ -510,6 +567,10 @@ static int run(struct apx_daemon *d)
 			case APX_EP_CTL:
 				apx_ctl_accept(d);
 				break;
+			case APX_EP_UPROBES:
+				if (d->up)
+					(void)apx_uprobes_drain(d->up, d);
+				break;
 			default:
 				apx_ctl_event(d, evs[i].data.ptr, evs[i].events);
 				break;
@@ -606,6 +667,8 @@ int main(int argc, char **argv)
 	(void)unlink(d->conf.socket_path);
 	(void)unlink(d->conf.pid_file);
 	apx_tracker_free(d);
+	apx_uprobes_close(d->up);
+	apx_nvml_close(d->nvml);
 	apx_dlog_close();
 	return r < 0 ? 1 : 0;
 }

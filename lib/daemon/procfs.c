@@ -240,6 +240,35 @@ int apx_procfs_uses_cuda(pid_t pid)
 	return found;
 }
 
+int apx_procfs_libcuda_path(pid_t pid, char *buf, size_t cap)
+{
+	char path[64], line[4096];
+	FILE *f;
+	int found = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	/* "addr perms offset dev inode   /path": the path is the first '/' after the inode */
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, '/'), *base;
+		size_t len;
+
+		if (!p)
+			continue;
+		len = strcspn(p, "\n");
+		p[len] = 0;
+		base = strrchr(p, '/') + 1;
+		if (strncmp(base, "libcuda.so", 10) || strstr(p, " (deleted)") || len >= cap)
+			continue;
+		memcpy(buf, p, len + 1);
+		found = 1;
+	}
+	fclose(f);
+	return found;
+}
+
 ssize_t apx_procfs_cmdline(pid_t pid, char *buf, size_t cap)
 {
 	char path[64];

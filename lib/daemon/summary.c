@@ -173,6 +173,125 @@ static void set_kv(struct apx_writer *w, const char *k, const char *val)
 	(void)apx_writer_add(w, &r);
 }
 
+static void set_kv_u64(struct apx_writer *w, const char *k, uint64_t v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%" PRIu64, v);
+	set_kv(w, k, buf);
+}
+
+/* What the uprobes and NVML saw: CONFIG records (L2 limit, access-policy windows) and
+ * nvperfd.* key/values. A view that was not available says why instead of giving zeros. */
+static int write_gpu(struct apx_daemon *d, struct apx_writer *w, struct apx_proc *p,
+		     uint64_t end_ns)
+{
+	const struct apx_up_proc_state *u = p->up;
+	const struct apx_gpu_proc *g = &p->gpu;
+	struct apx_rec r;
+	char buf[300];
+	int rc;
+
+	if (!d->up)
+		snprintf(buf, sizeof(buf), "unavailable: %s", d->up_why);
+	else if (!u)
+		snprintf(buf, sizeof(buf), "%s", p->cuda ? "not attached (libcuda not mapped or "
+			 "attach failed; see the log)" : "not attached (no CUDA seen)");
+	else if (u->state == APX_UPS_DETACHED_RATE)
+		snprintf(buf, sizeof(buf), "detached: %" PRIu64 " calls within 1 s, over "
+			 "uprobe_max_rate %" PRIu64, u->over_rate_calls, p->cfg.uprobe_max_rate);
+	else
+		snprintf(buf, sizeof(buf), "attached");
+	set_kv(w, "nvperfd.uprobes", buf);
+	if (u) {
+		static const char *const side[2] = { "pageable", "pinned" };
+
+		set_kv(w, "nvperfd.uprobes.libcuda", u->path);
+		set_kv_u64(w, "nvperfd.uprobes.calls", u->calls);
+		set_kv_u64(w, "nvperfd.uprobes.lost", u->lost);
+		if (u->state == APX_UPS_DETACHED_RATE)
+			set_kv_u64(w, "nvperfd.uprobes.detached_ns", u->detached_ns);
+		for (int i = 0; i < 2; i++) {
+			char k[64];
+
+			snprintf(k, sizeof(k), "nvperfd.h2d.%s.calls", side[i]);
+			set_kv_u64(w, k, u->h2d_calls[i]);
+			snprintf(k, sizeof(k), "nvperfd.h2d.%s.bytes", side[i]);
+			set_kv_u64(w, k, u->h2d_bytes[i]);
+			snprintf(k, sizeof(k), "nvperfd.h2d.%s.call_ns", side[i]);
+			set_kv_u64(w, k, u->h2d_ns[i]);
+			snprintf(k, sizeof(k), "nvperfd.d2h.%s.calls", side[i]);
+			set_kv_u64(w, k, u->d2h_calls[i]);
+			snprintf(k, sizeof(k), "nvperfd.d2h.%s.bytes", side[i]);
+			set_kv_u64(w, k, u->d2h_bytes[i]);
+			snprintf(k, sizeof(k), "nvperfd.d2h.%s.call_ns", side[i]);
+			set_kv_u64(w, k, u->d2h_ns[i]);
+		}
+		set_kv_u64(w, "nvperfd.pinned.calls", u->pin_calls);
+		set_kv_u64(w, "nvperfd.pinned.bytes", u->pin_bytes);
+		set_kv_u64(w, "nvperfd.pinned.failed", u->pin_failed);
+		set_kv_u64(w, "nvperfd.pinned.ranges_untracked", u->pins_dropped);
+		set_kv_u64(w, "nvperfd.config.dropped", u->cfg_dropped);
+		for (size_t i = 0; i < u->ncfg; i++) {
+			const struct apx_up_cfg_event *e = &u->cfg[i];
+
+			apx_rec_init(&r, APX_REC_CONFIG);
+			r.v[APX_CONFIG_TS_NS] = e->ts_ns;
+			r.v[APX_CONFIG_KIND] = e->kind;
+			r.v[APX_CONFIG_TID] = e->tid;
+			if (e->kind == APX_CONFIG_L2_PERSIST_LIMIT)
+				r.v[APX_CONFIG_VALUE] = e->value;
+			if (e->kind == APX_CONFIG_APW_STREAM) {
+				r.v[APX_CONFIG_STREAM] = e->stream;
+				r.v[APX_CONFIG_APW_BASE] = e->base;
+				r.v[APX_CONFIG_APW_BYTES] = e->bytes;
+				r.v[APX_CONFIG_APW_HIT_PPM] = e->hit_ppm;
+				r.v[APX_CONFIG_APW_HIT_PROP] = e->hit_prop;
+				r.v[APX_CONFIG_APW_MISS_PROP] = e->miss_prop;
+			}
+			if ((rc = apx_writer_add(w, &r)) < 0)
+				return rc;
+		}
+	}
+	if (!d->nvml) {
+		snprintf(buf, sizeof(buf), "unavailable: %s", d->nvml_why);
+		set_kv(w, "nvperfd.nvml", buf);
+		return 0;
+	}
+	set_kv(w, "nvperfd.nvml", g->gpu_seen_samples ? "yes" : "process not seen on a GPU");
+	if (!g->gpu_seen_samples)
+		return 0;
+	set_kv_u64(w, "nvperfd.gpu.device", (uint64_t)g->device);
+	set_kv_u64(w, "nvperfd.gpu.samples", g->gpu_seen_samples);
+	set_kv_u64(w, "nvperfd.gpu.idle_samples", g->gpu_idle_samples);
+	if (g->valid & APX_GPU_MEM)
+		set_kv_u64(w, "nvperfd.gpu.mem_peak_bytes", g->mem_peak_bytes);
+	else
+		set_kv(w, "nvperfd.gpu.mem_peak_bytes", "n/a (not reported by the driver)");
+	if (g->valid & APX_GPU_UTIL) {
+		snprintf(buf, sizeof(buf), "%.1f", (double)g->sm_util_sum / (double)g->util_samples);
+		set_kv(w, "nvperfd.gpu.sm_util_pct", buf);
+	} else {
+		set_kv(w, "nvperfd.gpu.sm_util_pct", "n/a (unsupported: MIG, or no samples)");
+	}
+	if (g->gpm_samples) {
+		for (size_t i = 0; i < APX_GPM_METRICS; i++) {
+			char k[64];
+
+			snprintf(k, sizeof(k), "nvperfd.gpm.%s", apx_gpm_metric_name(i));
+			snprintf(buf, sizeof(buf), "%.2f", g->gpm_sum[i] / (double)g->gpm_samples);
+			set_kv(w, k, buf);
+		}
+		snprintf(buf, sizeof(buf), "device-wide, over %u samples where the process was the "
+			 "only one on its GPU", g->sole_samples);
+		set_kv(w, "nvperfd.gpm", buf);
+	} else {
+		set_kv(w, "nvperfd.gpm", "n/a (unsupported, or the process shared its GPU)");
+	}
+	(void)end_ns;
+	return 0;
+}
+
 static int write_records(struct apx_daemon *d, struct apx_writer *w, struct apx_proc *p,
 			 uint64_t end_ns, int exit_st, const struct apx_finding *f, size_t nf)
 {
@@ -273,6 +392,8 @@ static int write_records(struct apx_daemon *d, struct apx_writer *w, struct apx_
 		if ((rc = apx_writer_add(w, &r)) < 0)
 			return rc;
 	}
+	if ((rc = write_gpu(d, w, p, end_ns)) < 0)
+		return rc;
 	apx_conf_format(c, apx_conf_key_find("metrics", 7), buf, sizeof(buf));
 	set_kv(w, "nvperfd.metrics", buf);
 	snprintf(buf, sizeof(buf), "%" PRIu64, d->conf.sample_period_ns * p->stride * step);

@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <apx/format.h>
+
 #include "daemon/daemon.h"
 
 #include "base/banned.h"
@@ -58,6 +60,7 @@ static void proc_free(struct apx_proc *p)
 {
 	if (!p)
 		return;
+	apx_uprobes_forget(NULL, p);
 	free(p->argv);
 	free(p->samples);
 	free(p->threads);
@@ -87,6 +90,7 @@ void apx_tracker_free(struct apx_daemon *d)
 		struct apx_proc *p = d->procs;
 
 		unlink_proc(d, p);
+		apx_uprobes_forget(d->up, p);
 		proc_free(p);
 	}
 	free(d->htab);
@@ -213,6 +217,42 @@ static int exit_status(int code, int have_code)
 
 static void finish(struct apx_daemon *d, struct apx_proc *p, int code, int have_code);
 
+#define UP_RETRY_NS 2000000000ull	/* look again for a libcuda not mapped yet */
+
+/* Attach the uprobes to the libcuda p maps (once; retried while it maps none). */
+static void up_try(struct apx_daemon *d, struct apx_proc *p, uint64_t now)
+{
+	char path[APX_CWD_MAX], why[300], e1[600];
+	int r;
+
+	if (!d->up || !p->cuda || p->up_tried || now < p->up_next_ns)
+		return;
+	r = apx_procfs_libcuda_path(p->pid, path, sizeof(path));
+	if (r <= 0) {
+		p->up_next_ns = now + UP_RETRY_NS;
+		return;
+	}
+	p->up_tried = 1;
+	why[0] = 0;
+	r = apx_uprobes_attach(d->up, p, path, p->cfg.uprobe_max_rate, why, sizeof(why));
+	apx_dlog_esc(e1, sizeof(e1), path, strlen(path));
+	if (r < 0)
+		apx_dlog(APX_LOG_WARNING, "pid %d: no uprobes on \"%s\": %s", (int)p->pid, e1,
+			 why[0] ? why : strerror(-r));
+	else
+		apx_dlog(APX_LOG_INFO, "pid %d: uprobes attached to \"%s\" (%u functions, at most "
+			 "%" PRIu64 " calls/s)", (int)p->pid, e1, p->up->symbols,
+			 p->cfg.uprobe_max_rate);
+}
+
+void apx_tracker_up_over_rate(struct apx_daemon *d, struct apx_proc *p, uint64_t calls)
+{
+	(void)d;
+	apx_dlog(APX_LOG_WARNING, "pid %d: %" PRIu64 " probed libcuda calls within 1 s, over "
+		 "uprobe_max_rate (%" PRIu64 "/s): its uprobes are removed", (int)p->pid, calls,
+		 p->cfg.uprobe_max_rate);
+}
+
 static int track(struct apx_daemon *d, pid_t pid, const char *comm)
 {
 	struct apx_pstat s;
@@ -259,6 +299,7 @@ static int track(struct apx_daemon *d, pid_t pid, const char *comm)
 	if (p->start_ns > now)
 		p->start_ns = now;
 	p->tracked_ns = now;
+	p->gpu.device = -1;
 	p->stride = 1;
 	p->cuda_backoff_ns = CUDA_FIRST_NS;
 	p->cuda_next_ns = now + CUDA_FIRST_NS;
@@ -284,6 +325,7 @@ static int track(struct apx_daemon *d, pid_t pid, const char *comm)
 	d->procs = p;
 	d->nprocs++;
 	d->st.tracked_total++;
+	up_try(d, p, now);
 	{
 		char e1[64], e2[600];
 
@@ -563,8 +605,10 @@ static void fmt_bytes(char *buf, size_t cap, uint64_t b)
 {
 	if (b >= (1ull << 30))
 		snprintf(buf, cap, "%.1f GiB", (double)b / (double)(1ull << 30));
-	else
+	else if (b >= (1ull << 20))
 		snprintf(buf, cap, "%.1f MiB", (double)b / (double)(1ull << 20));
+	else
+		snprintf(buf, cap, "%.1f KiB", (double)b / 1024.0);
 }
 
 static size_t make_findings(struct apx_daemon *d, struct apx_proc *p, uint64_t end_ns,
@@ -615,6 +659,70 @@ static size_t make_findings(struct apx_daemon *d, struct apx_proc *p, uint64_t e
 		    "launch overhead may be the bottleneck",
 		    "average CPU %.0f%% over %.0f s (threshold %" PRIu64 "%%)",
 		    (double)cpu * 100.0 / (double)run, secs, c->th_cpu_high_pct);
+	if (p->up) {
+		const struct apx_up_proc_state *u = p->up;
+		uint64_t pb = u->h2d_bytes[0] + u->d2h_bytes[0], pns = u->h2d_ns[0] + u->d2h_ns[0];
+		uint64_t pc = u->h2d_calls[0] + u->d2h_calls[0];
+		uint64_t limit = 0, apw = 0, apw_persist = 0, resets = 0;
+
+		if (c->th_pageable_copy_bytes && pb >= c->th_pageable_copy_bytes) {
+			char rate[48] = "rate n/a";
+
+			fmt_bytes(a, sizeof(a), pb);
+			fmt_bytes(b, sizeof(b), c->th_pageable_copy_bytes);
+			if (pns)
+				snprintf(rate, sizeof(rate), "%.2f GB/s in the calls",
+					 (double)pb / (double)pns);
+			ADD(2, "pageable-copy", "pin the host buffers: DataLoader(pin_memory=True) or "
+			    "tensor.pin_memory(), then .to('cuda', non_blocking=True); pinned copies "
+			    "run at full PCIe speed and can overlap compute",
+			    "%s copied between host and pageable memory in %" PRIu64 " calls (%s; "
+			    "threshold %s)", a, pc, rate, b);
+		}
+		for (size_t i = 0; i < u->ncfg; i++) {
+			if (u->cfg[i].kind == APX_CONFIG_L2_PERSIST_LIMIT)
+				limit = u->cfg[i].value;
+			else if (u->cfg[i].kind == APX_CONFIG_L2_PERSIST_RESET)
+				resets++;
+			else if (u->cfg[i].kind == APX_CONFIG_APW_STREAM) {
+				apw++;
+				apw_persist += u->cfg[i].hit_prop == APX_ACCESS_PERSISTING &&
+					       u->cfg[i].bytes && u->cfg[i].hit_ppm;
+			}
+		}
+		if (c->th_l2_persist && apw_persist && !limit) {
+			ADD(2, "l2-persist", "set the persisting-L2 set-aside first: "
+			    "cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, bytes); without it "
+			    "the windows do nothing",
+			    "%" PRIu64 " L2 access-policy windows asked for persisting accesses but no "
+			    "persisting-L2 limit was set: L2 persistence not in effect", apw_persist);
+		} else if (c->th_l2_persist && (limit || apw)) {
+			fmt_bytes(a, sizeof(a), limit);
+			ADD(1, "l2-persist", NULL, "L2 persistence in use: set-aside %s, %" PRIu64
+			    " access-policy windows (%" PRIu64 " persisting), %" PRIu64 " resets",
+			    a, apw, apw_persist, resets);
+		} else if (c->th_l2_persist && u->h2d_calls[0] + u->h2d_calls[1] &&
+			   u->state == APX_UPS_ATTACHED) {
+			ADD(1, "l2-persist", "data reused across kernels (weights, embeddings) may gain "
+			    "from a persisting-L2 window: cudaStreamSetAttribute(..., "
+			    "cudaStreamAttributeAccessPolicyWindow, ...)",
+			    "L2 persistence not used (no persisting-L2 limit, no access-policy window)");
+		}
+		if (u->state == APX_UPS_DETACHED_RATE)
+			ADD(1, "uprobe-rate", "raise uprobe_max_rate in nvperfd.conf to keep counting "
+			    "(each probed call costs a few microseconds)",
+			    "probes removed after %" PRIu64 " libcuda calls in 1 s (uprobe_max_rate %"
+			    PRIu64 "): copy counts cover only the start of the run",
+			    u->over_rate_calls, c->uprobe_max_rate);
+	}
+	if (c->th_gpu_idle_pct && p->gpu.gpu_seen_samples >= 3 &&
+	    p->gpu.gpu_idle_samples * 100 > c->th_gpu_idle_pct * p->gpu.gpu_seen_samples)
+		ADD(2, "gpu-idle", "see what the GPU waits for with 'apx analyze': data loading, "
+		    "host synchronization, or Python overhead between launches",
+		    "GPU %d idle in %.0f%% of the samples while the process held it (threshold %"
+		    PRIu64 "%%)", (int)p->gpu.device,
+		    100.0 * (double)p->gpu.gpu_idle_samples / (double)p->gpu.gpu_seen_samples,
+		    c->th_gpu_idle_pct);
 #undef ADD
 	(void)d;
 	return n;
@@ -651,13 +759,17 @@ static void tty_notice(struct apx_proc *p, const char *text)
 static void finish(struct apx_daemon *d, struct apx_proc *p, int code, int have_code)
 {
 	uint64_t now = apx_now_ns();
-	struct apx_finding f[8];
+	struct apx_finding f[12];
 	size_t nf;
 	char path[APX_CONF_PATH_MAX + 64] = "";
 	char ecomm[64], etitle[400];
 	int st = exit_status(code, have_code), r = 0;
 
-	nf = make_findings(d, p, now, f, 8);
+	if (p->up && d->up) {	/* its last probe events, then the probes go */
+		(void)apx_uprobes_drain(d->up, d);
+		apx_uprobes_detach(d->up, p);
+	}
+	nf = make_findings(d, p, now, f, 12);
 	for (size_t i = 0; i < nf; i++)
 		d->findings[d->nfindings++ % APX_FINDINGS_RECENT] = f[i];
 	if (now - p->start_ns >= d->conf.summary_min_runtime_ns) {
@@ -692,6 +804,7 @@ static void finish(struct apx_daemon *d, struct apx_proc *p, int code, int have_
 		}
 	}
 	unlink_proc(d, p);
+	apx_uprobes_forget(d->up, p);
 	proc_free(p);
 }
 
@@ -712,6 +825,7 @@ void apx_tracker_tick(struct apx_daemon *d)
 	struct apx_proc *p = d->procs, *next;
 	int r;
 
+	apx_nvml_sample(d->nvml, d, now);
 	for (; p; p = next) {
 		next = p->next;
 		r = sample(d, p, now, 1, p->gen % APX_THREAD_EVERY == 0, 0);
@@ -734,6 +848,7 @@ void apx_tracker_tick(struct apx_daemon *d)
 				p->cuda_backoff_ns = d->conf.cuda_recheck_max_ns;
 			p->cuda_next_ns = now + p->cuda_backoff_ns;
 		}
+		up_try(d, p, now);
 	}
 }
 

@@ -80,7 +80,10 @@ assert p[$P1]['rss_bytes'] > 0 and p[$P1]['threads'] >= 1
 "$APX" status --sort nope 2>/dev/null; [ $? = 2 ] || fail "bad --sort is not a usage error"
 "$PY" "$(dirname "$0")/top_pty.py" "$APX" "$P1" || fail "apx top on a terminal"
 # after start-up the daemon keeps only CHOWN, DAC_OVERRIDE, DAC_READ_SEARCH, FOWNER, SYS_PTRACE
+# (+ SYS_ADMIN, PERFMON, BPF when its eBPF uprobes are in use)
 grep -q "^CapEff:[[:space:]]*000000000008000f$" "/proc/$(cat "$T/pid")/status" ||
+	{ grep -q "eBPF uprobes ready" "$T/log" &&
+	  grep -q "^CapEff:[[:space:]]*000000c00028000f$" "/proc/$(cat "$T/pid")/status"; } ||
 	fail "capabilities: $(grep Cap "/proc/$(cat "$T/pid")/status")"
 
 sleep 1.2	# a few samples, and a full one (threads are read every 5th)

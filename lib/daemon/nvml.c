@@ -1,0 +1,397 @@
+/*
+ * nvml.c - nvperfd's GPU view through NVML, loaded at run time (dlopen of libnvidia-ml.so.1,
+ * no build-time dependency: the few types used are declared here, layouts from nvml.h of
+ * R580 / CUDA 13.0, as nvtop does). Per device: utilization, memory, PCIe throughput, clocks,
+ * power, MIG mode, and GPM metrics (Hopper and later) between two consecutive samples; per
+ * tracked process: device memory, SM utilization, and device-wide GPM figures when it is the
+ * only process on its device. Every value carries a validity bit: unsupported is never 0.
+ * Versioned entry points are tried first, older ones after. Called by main.c (open/close) and
+ * on the sampling tick (tracker.c); non-logging (why[] says what is missing).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/daemon.h"
+
+#include "base/banned.h"
+
+/* ---- the NVML ABI used here (nvml.h, R580) ------------------------------------------------ */
+
+typedef int nvmlReturn_t;
+typedef struct nvmlDevice_st *nvmlDevice_t;
+typedef struct nvmlGpmSample_st *nvmlGpmSample_t;
+
+#define NVML_SUCCESS 0
+#define NVML_ERROR_INSUFFICIENT_SIZE 7
+#define NVML_CLOCK_SM 1
+#define NVML_CLOCK_MEM 2
+#define NVML_PCIE_UTIL_TX_BYTES 0
+#define NVML_PCIE_UTIL_RX_BYTES 1
+#define NVML_DEVICE_MIG_ENABLE 1
+
+typedef struct { unsigned int gpu, memory; } nvmlUtilization_t;
+typedef struct { unsigned long long total, free, used; } nvmlMemory_t;
+typedef struct {			/* nvmlProcessInfo_v2_t (_v2 and _v3 entry points) */
+	unsigned int pid;
+	unsigned long long usedGpuMemory;
+	unsigned int gpuInstanceId, computeInstanceId;
+} nvmlProcessInfo_v2_t;
+typedef struct {			/* nvmlProcessInfo_v1_t (unversioned entry point) */
+	unsigned int pid;
+	unsigned long long usedGpuMemory;
+} nvmlProcessInfo_v1_t;
+typedef struct {
+	unsigned int pid;
+	unsigned long long timeStamp;	/* µs */
+	unsigned int smUtil, memUtil, encUtil, decUtil;
+} nvmlProcessUtilizationSample_t;
+typedef struct { unsigned int version, isSupportedDevice; } nvmlGpmSupport_t;
+#define NVML_GPM_SUPPORT_VERSION 1
+typedef struct {
+	unsigned int metricId;
+	nvmlReturn_t nvmlReturn;
+	double value;
+	struct { char *shortName, *longName, *unit; } metricInfo;
+} nvmlGpmMetric_t;
+typedef struct {			/* metrics[] is last: a shorter array is fine (CUPTI.md §5) */
+	unsigned int version, numMetrics;
+	nvmlGpmSample_t sample1, sample2;
+	nvmlGpmMetric_t metrics[APX_GPM_METRICS];
+} nvmlGpmMetricsGet_t;
+#define NVML_GPM_METRICS_GET_VERSION 1
+
+#define PROCS_MAX 256			/* processes read per device and sample */
+#define GPM_MIN_NS 110000000ull		/* GPM needs > 100 ms between its two samples */
+
+static const struct { unsigned id; const char *name; } gpm_ids[APX_GPM_METRICS] = {
+	{ 1, "graphics_util" }, { 2, "sm_util" }, { 3, "sm_occupancy" }, { 5, "tensor_util" },
+	{ 10, "dram_bw_util" }, { 11, "fp64_util" }, { 12, "fp32_util" }, { 13, "fp16_util" },
+	{ 20, "pcie_tx_mib_s" }, { 21, "pcie_rx_mib_s" }, { 60, "nvlink_rx_mib_s" },
+	{ 61, "nvlink_tx_mib_s" },
+};
+#define GPM_PCIE_TX 8			/* indexes in gpm_ids */
+#define GPM_PCIE_RX 9
+
+struct apx_nvml {
+	void *lib;
+	nvmlReturn_t (*init)(void);
+	nvmlReturn_t (*shutdown)(void);
+	nvmlReturn_t (*count)(unsigned int *);
+	nvmlReturn_t (*handle)(unsigned int, nvmlDevice_t *);
+	nvmlReturn_t (*name)(nvmlDevice_t, char *, unsigned int);
+	nvmlReturn_t (*uuid)(nvmlDevice_t, char *, unsigned int);
+	nvmlReturn_t (*util)(nvmlDevice_t, nvmlUtilization_t *);
+	nvmlReturn_t (*mem)(nvmlDevice_t, nvmlMemory_t *);
+	nvmlReturn_t (*pcie)(nvmlDevice_t, int, unsigned int *);
+	nvmlReturn_t (*clock)(nvmlDevice_t, int, unsigned int *);
+	nvmlReturn_t (*power)(nvmlDevice_t, unsigned int *);
+	nvmlReturn_t (*mig)(nvmlDevice_t, unsigned int *, unsigned int *);
+	nvmlReturn_t (*procs)(nvmlDevice_t, unsigned int *, void *);
+	int procs_v1;			/* procs takes nvmlProcessInfo_v1_t */
+	nvmlReturn_t (*putil)(nvmlDevice_t, nvmlProcessUtilizationSample_t *, unsigned int *,
+			      unsigned long long);
+	nvmlReturn_t (*gpm_support)(nvmlDevice_t, nvmlGpmSupport_t *);
+	nvmlReturn_t (*gpm_alloc)(nvmlGpmSample_t *);
+	nvmlReturn_t (*gpm_free)(nvmlGpmSample_t);
+	nvmlReturn_t (*gpm_get)(nvmlDevice_t, nvmlGpmSample_t);
+	nvmlReturn_t (*gpm_metrics)(nvmlGpmMetricsGet_t *);
+	unsigned int ndev;
+	nvmlDevice_t dev[APX_GPU_MAX];
+	struct apx_gpu_dev info[APX_GPU_MAX];
+	nvmlGpmSample_t gpm_prev[APX_GPU_MAX], gpm_cur[APX_GPU_MAX];
+	uint64_t gpm_prev_ns[APX_GPU_MAX];
+	unsigned long long putil_last[APX_GPU_MAX];
+};
+
+const char *apx_gpm_metric_name(size_t i)
+{
+	return i < APX_GPM_METRICS ? gpm_ids[i].name : "?";
+}
+
+/* the first of the names that the library exports */
+static void *sym(void *lib, const char *a, const char *b, const char *c)
+{
+	void *p = dlsym(lib, a);
+
+	if (!p && b)
+		p = dlsym(lib, b);
+	if (!p && c)
+		p = dlsym(lib, c);
+	return p;
+}
+
+struct apx_nvml *apx_nvml_open(char *why, size_t cap)
+{
+	struct apx_nvml *n = calloc(1, sizeof(*n));
+	const char *err;
+	unsigned int cnt = 0;
+	nvmlReturn_t r;
+
+	if (!n) {
+		snprintf(why, cap, "out of memory");
+		return NULL;
+	}
+	n->lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!n->lib)
+		n->lib = dlopen("libnvidia-ml.so", RTLD_NOW | RTLD_LOCAL);
+	if (!n->lib) {
+		err = dlerror();
+		snprintf(why, cap, "cannot load libnvidia-ml.so.1 (%s)", err ? err : "?");
+		free(n);
+		return NULL;
+	}
+	*(void **)&n->init = sym(n->lib, "nvmlInit_v2", "nvmlInit", NULL);
+	*(void **)&n->shutdown = sym(n->lib, "nvmlShutdown", NULL, NULL);
+	*(void **)&n->count = sym(n->lib, "nvmlDeviceGetCount_v2", "nvmlDeviceGetCount", NULL);
+	*(void **)&n->handle = sym(n->lib, "nvmlDeviceGetHandleByIndex_v2",
+				   "nvmlDeviceGetHandleByIndex", NULL);
+	*(void **)&n->name = sym(n->lib, "nvmlDeviceGetName", NULL, NULL);
+	*(void **)&n->uuid = sym(n->lib, "nvmlDeviceGetUUID", NULL, NULL);
+	*(void **)&n->util = sym(n->lib, "nvmlDeviceGetUtilizationRates", NULL, NULL);
+	*(void **)&n->mem = sym(n->lib, "nvmlDeviceGetMemoryInfo", NULL, NULL);
+	*(void **)&n->pcie = sym(n->lib, "nvmlDeviceGetPcieThroughput", NULL, NULL);
+	*(void **)&n->clock = sym(n->lib, "nvmlDeviceGetClockInfo", NULL, NULL);
+	*(void **)&n->power = sym(n->lib, "nvmlDeviceGetPowerUsage", NULL, NULL);
+	*(void **)&n->mig = sym(n->lib, "nvmlDeviceGetMigMode", NULL, NULL);
+	*(void **)&n->procs = sym(n->lib, "nvmlDeviceGetComputeRunningProcesses_v3",
+				  "nvmlDeviceGetComputeRunningProcesses_v2", NULL);
+	if (!n->procs) {
+		*(void **)&n->procs = sym(n->lib, "nvmlDeviceGetComputeRunningProcesses", NULL, NULL);
+		n->procs_v1 = 1;
+	}
+	*(void **)&n->putil = sym(n->lib, "nvmlDeviceGetProcessUtilization", NULL, NULL);
+	*(void **)&n->gpm_support = sym(n->lib, "nvmlGpmQueryDeviceSupport", NULL, NULL);
+	*(void **)&n->gpm_alloc = sym(n->lib, "nvmlGpmSampleAlloc", NULL, NULL);
+	*(void **)&n->gpm_free = sym(n->lib, "nvmlGpmSampleFree", NULL, NULL);
+	*(void **)&n->gpm_get = sym(n->lib, "nvmlGpmSampleGet", NULL, NULL);
+	*(void **)&n->gpm_metrics = sym(n->lib, "nvmlGpmMetricsGet", NULL, NULL);
+	if (!n->init || !n->count || !n->handle) {
+		snprintf(why, cap, "libnvidia-ml lacks nvmlInit/nvmlDeviceGetCount/GetHandleByIndex");
+		goto fail;
+	}
+	r = n->init();
+	if (r != NVML_SUCCESS) {
+		snprintf(why, cap, "nvmlInit failed (NVML error %d)", r);
+		goto fail;
+	}
+	if (n->count(&cnt) != NVML_SUCCESS || !cnt) {
+		snprintf(why, cap, "NVML sees no GPU");
+		if (n->shutdown)
+			n->shutdown();
+		goto fail;
+	}
+	if (cnt > APX_GPU_MAX)
+		cnt = APX_GPU_MAX;
+	for (unsigned int i = 0; i < cnt; i++) {
+		struct apx_gpu_dev *g = &n->info[n->ndev];
+		unsigned int cur = 0, pend = 0;
+		nvmlGpmSupport_t gs = { .version = NVML_GPM_SUPPORT_VERSION };
+
+		if (n->handle(i, &n->dev[n->ndev]) != NVML_SUCCESS)
+			continue;
+		if (n->name)
+			(void)n->name(n->dev[n->ndev], g->name, sizeof(g->name));
+		if (n->uuid)
+			(void)n->uuid(n->dev[n->ndev], g->uuid, sizeof(g->uuid));
+		g->name[sizeof(g->name) - 1] = g->uuid[sizeof(g->uuid) - 1] = 0;
+		if (n->mig && n->mig(n->dev[n->ndev], &cur, &pend) == NVML_SUCCESS)
+			g->mig = cur == NVML_DEVICE_MIG_ENABLE;
+		if (n->gpm_support && n->gpm_alloc && n->gpm_get && n->gpm_metrics && !g->mig &&
+		    n->gpm_support(n->dev[n->ndev], &gs) == NVML_SUCCESS && gs.isSupportedDevice &&
+		    n->gpm_alloc(&n->gpm_prev[n->ndev]) == NVML_SUCCESS &&
+		    n->gpm_alloc(&n->gpm_cur[n->ndev]) == NVML_SUCCESS)
+			g->gpm_supported = 1;
+		n->ndev++;
+	}
+	return n;
+fail:
+	dlclose(n->lib);
+	free(n);
+	return NULL;
+}
+
+void apx_nvml_close(struct apx_nvml *n)
+{
+	if (!n)
+		return;
+	for (unsigned int i = 0; i < n->ndev; i++) {
+		if (n->gpm_free && n->gpm_prev[i])
+			n->gpm_free(n->gpm_prev[i]);
+		if (n->gpm_free && n->gpm_cur[i])
+			n->gpm_free(n->gpm_cur[i]);
+	}
+	if (n->shutdown)
+		n->shutdown();
+	dlclose(n->lib);
+	free(n);
+}
+
+size_t apx_nvml_devices(const struct apx_nvml *n, const struct apx_gpu_dev **ret)
+{
+	*ret = n ? n->info : NULL;
+	return n ? n->ndev : 0;
+}
+
+/* GPM metrics between the previous sample and now (device-wide). */
+static void sample_gpm(struct apx_nvml *n, unsigned int i, uint64_t now)
+{
+	struct apx_gpu_dev *g = &n->info[i];
+	nvmlGpmMetricsGet_t mg;
+	nvmlGpmSample_t t;
+
+	g->gpm_valid = 0;
+	g->valid &= ~(uint32_t)APX_GPU_GPM;
+	if (n->gpm_prev_ns[i] && now - n->gpm_prev_ns[i] < GPM_MIN_NS)
+		return;		/* too soon: keep the previous sample as the start */
+	if (n->gpm_get(n->dev[i], n->gpm_cur[i]) != NVML_SUCCESS)
+		return;
+	if (n->gpm_prev_ns[i]) {
+		memset(&mg, 0, sizeof(mg));
+		mg.version = NVML_GPM_METRICS_GET_VERSION;
+		mg.numMetrics = APX_GPM_METRICS;
+		mg.sample1 = n->gpm_prev[i];
+		mg.sample2 = n->gpm_cur[i];
+		for (size_t k = 0; k < APX_GPM_METRICS; k++)
+			mg.metrics[k].metricId = gpm_ids[k].id;
+		if (n->gpm_metrics(&mg) == NVML_SUCCESS) {
+			for (size_t k = 0; k < APX_GPM_METRICS; k++) {
+				if (mg.metrics[k].nvmlReturn != NVML_SUCCESS)
+					continue;
+				g->gpm[k] = mg.metrics[k].value;
+				g->gpm_valid |= 1u << k;
+			}
+			if (g->gpm_valid)
+				g->valid |= APX_GPU_GPM;
+		}
+	}
+	t = n->gpm_prev[i];
+	n->gpm_prev[i] = n->gpm_cur[i];
+	n->gpm_cur[i] = t;
+	n->gpm_prev_ns[i] = now;
+}
+
+/* Compute processes on device i: their memory; and which tracked processes hold it. */
+static void sample_procs(struct apx_nvml *n, struct apx_daemon *d, unsigned int i)
+{
+	struct apx_gpu_dev *g = &n->info[i];
+	nvmlProcessInfo_v2_t v2[PROCS_MAX];
+	nvmlProcessUtilizationSample_t us[PROCS_MAX];
+	unsigned int cnt = PROCS_MAX, ucnt = PROCS_MAX;
+	int have_util = 0;
+
+	g->nprocs = 0;
+	if (!n->procs)
+		return;
+	if (n->procs_v1) {
+		nvmlProcessInfo_v1_t v1[PROCS_MAX];
+
+		if (n->procs(n->dev[i], &cnt, v1) != NVML_SUCCESS)
+			return;
+		for (unsigned int k = 0; k < cnt && k < PROCS_MAX; k++)
+			v2[k] = (nvmlProcessInfo_v2_t){ .pid = v1[k].pid,
+							.usedGpuMemory = v1[k].usedGpuMemory };
+	} else if (n->procs(n->dev[i], &cnt, v2) != NVML_SUCCESS) {
+		return;
+	}
+	if (cnt > PROCS_MAX)
+		cnt = PROCS_MAX;
+	g->nprocs = cnt;
+	/* per-process SM utilization: unsupported under MIG (said in the summary) */
+	if (n->putil && !g->mig &&
+	    n->putil(n->dev[i], us, &ucnt, n->putil_last[i]) == NVML_SUCCESS) {
+		have_util = 1;
+		if (ucnt > PROCS_MAX)
+			ucnt = PROCS_MAX;
+	}
+	for (unsigned int k = 0; k < cnt; k++) {
+		struct apx_proc *p = apx_tracker_find(d, (pid_t)v2[k].pid);
+		struct apx_gpu_proc *gp;
+
+		if (!p)
+			continue;	/* not ours, or another PID namespace (NVML gives host pids) */
+		gp = &p->gpu;
+		gp->device = (int32_t)i;
+		gp->gpu_seen_samples++;
+		/* usedGpuMemory is NVML_VALUE_NOT_AVAILABLE (~0ull) without the permission */
+		if (v2[k].usedGpuMemory != ~0ull) {
+			gp->valid |= APX_GPU_MEM;
+			if (v2[k].usedGpuMemory > gp->mem_peak_bytes)
+				gp->mem_peak_bytes = v2[k].usedGpuMemory;
+		}
+		if ((g->valid & APX_GPU_UTIL) && g->util_gpu_pct == 0)
+			gp->gpu_idle_samples++;
+		if (have_util) {
+			for (unsigned int j = 0; j < ucnt; j++) {
+				if (us[j].pid != v2[k].pid || us[j].smUtil > 100 ||
+				    us[j].timeStamp <= n->putil_last[i])
+					continue;	/* bogus or stale samples (nvtop #110) */
+				gp->valid |= APX_GPU_UTIL;
+				gp->sm_util_sum += us[j].smUtil;
+				gp->util_samples++;
+			}
+		}
+		if (cnt == 1 && (g->valid & APX_GPU_GPM)) {
+			gp->sole_samples++;
+			for (size_t m = 0; m < APX_GPM_METRICS; m++)
+				if (g->gpm_valid & (1u << m))
+					gp->gpm_sum[m] += g->gpm[m];
+			gp->gpm_samples++;
+		}
+	}
+	if (have_util)
+		for (unsigned int j = 0; j < ucnt; j++)
+			if (us[j].timeStamp > n->putil_last[i])
+				n->putil_last[i] = us[j].timeStamp;
+}
+
+void apx_nvml_sample(struct apx_nvml *n, struct apx_daemon *d, uint64_t now_ns)
+{
+	if (!n)
+		return;
+	for (unsigned int i = 0; i < n->ndev; i++) {
+		struct apx_gpu_dev *g = &n->info[i];
+		nvmlUtilization_t u;
+		nvmlMemory_t m;
+		unsigned int a = 0, b = 0;
+
+		g->valid &= APX_GPU_GPM;
+		if (n->util && n->util(n->dev[i], &u) == NVML_SUCCESS) {
+			g->util_gpu_pct = u.gpu;
+			g->util_mem_pct = u.memory;
+			g->valid |= APX_GPU_UTIL;
+		}
+		if (n->mem && n->mem(n->dev[i], &m) == NVML_SUCCESS) {
+			g->mem_used_bytes = m.used;
+			g->mem_total_bytes = m.total;
+			g->valid |= APX_GPU_MEM;
+		}
+		if (n->clock && n->clock(n->dev[i], NVML_CLOCK_SM, &a) == NVML_SUCCESS &&
+		    n->clock(n->dev[i], NVML_CLOCK_MEM, &b) == NVML_SUCCESS) {
+			g->sm_clock_mhz = a;
+			g->mem_clock_mhz = b;
+			g->valid |= APX_GPU_CLOCKS;
+		}
+		if (n->power && n->power(n->dev[i], &a) == NVML_SUCCESS) {
+			g->power_mw = a;
+			g->valid |= APX_GPU_POWER;
+		}
+		if (g->gpm_supported)
+			sample_gpm(n, i, now_ns);
+		/* PCIe: from GPM when it has it; else NVML's counter (it samples for 20 ms) */
+		if ((g->gpm_valid & (1u << GPM_PCIE_TX)) && (g->gpm_valid & (1u << GPM_PCIE_RX))) {
+			g->pcie_tx_kbps = (uint32_t)(g->gpm[GPM_PCIE_TX] * 1024.0);
+			g->pcie_rx_kbps = (uint32_t)(g->gpm[GPM_PCIE_RX] * 1024.0);
+			g->valid |= APX_GPU_PCIE;
+		} else if (!g->gpm_supported && n->pcie &&
+			   n->pcie(n->dev[i], NVML_PCIE_UTIL_TX_BYTES, &a) == NVML_SUCCESS &&
+			   n->pcie(n->dev[i], NVML_PCIE_UTIL_RX_BYTES, &b) == NVML_SUCCESS) {
+			g->pcie_tx_kbps = a;
+			g->pcie_rx_kbps = b;
+			g->valid |= APX_GPU_PCIE;
+		}
+		sample_procs(n, d, i);
+	}
+}

@@ -1,0 +1,77 @@
+#!/bin/bash
+# test-uprobes.sh - nvperfd's eBPF uprobes without a GPU: a stand-in libcuda.so.1 built by the
+# test (fakecuda.c) is loaded by a Python program (fakecuda.py) that makes driver calls of
+# known sizes from pinned and pageable memory; the summary must hold the counts and bytes
+# split pinned/pageable, the persisting-L2 limit and the access-policy window as CONFIG
+# records, and the findings. A second program passes uprobe_max_rate: its probes are removed
+# and its summary says so. Exits 77 (skipped) when BPF cannot be used here.
+# Needs: APX, NVPERFD, FAKECUDA (the stand-in library), APXKV (record printer).
+. "$(dirname "$0")/lib.sh"
+
+write_conf "threshold.min_runtime = 0
+threshold.pageable_copy_bytes = 1K
+uprobe_max_rate = 200"
+start_daemon
+if grep -q "eBPF uprobes not available" "$T/log"; then
+	echo "SKIP: $(grep -o 'eBPF uprobes not available.*' "$T/log" | head -n 1)"
+	exit 77
+fi
+grep -q "eBPF uprobes ready" "$T/log" || fail "no uprobe start line"
+[ "$(grep -c 'NVML' "$T/log")" = 1 ] || fail "NVML not said exactly once"
+
+# run_fake MODE: start fakecuda.py, wait for the probes, let it go; sets P
+run_fake() {
+	rm -f "$T/go"; mkfifo "$T/go"
+	"$PY" "$(dirname "$0")/fakecuda.py" "$FAKECUDA" "$T/go" "$1" > "$T/fake.out" 2>&1 &
+	P=$!
+	PIDS="$PIDS $P"
+	WAIT_S=8 wait_for grep -q "pid $P: uprobes attached" "$T/log" ||
+		fail "probes not attached to $P: $(grep "pid $P" "$T/log")"
+	echo go > "$T/go"
+	wait "$P" || fail "fakecuda.py $1 failed: $(cat "$T/fake.out")"
+	WAIT_S=5 wait_for count_files "$T/state/0" "*-$P-*.apx" 1 || fail "no summary for $P"
+	"$APXKV" "$T"/state/0/*-"$P"-*.apx > "$T/kv.$1" || fail "apxkv $P"
+}
+
+kv() { grep -qx "kv $1" "$T/kv.$M" || fail "$M: expected 'kv $1'; got:
+$(grep "^kv nvperfd\.\(h2d\|d2h\|pinned\|uprobes\)" "$T/kv.$M")"; }
+
+M=calls
+run_fake calls
+kv "nvperfd.uprobes=attached"
+kv "nvperfd.uprobes.libcuda=$FAKECUDA"
+kv "nvperfd.h2d.pinned.calls=5"
+kv "nvperfd.h2d.pinned.bytes=4024"
+kv "nvperfd.h2d.pageable.calls=6"
+kv "nvperfd.h2d.pageable.bytes=20557"
+kv "nvperfd.d2h.pageable.calls=2"
+kv "nvperfd.d2h.pageable.bytes=16384"
+kv "nvperfd.d2h.pinned.calls=4"
+kv "nvperfd.d2h.pinned.bytes=400"
+kv "nvperfd.pinned.calls=3"
+kv "nvperfd.pinned.bytes=$(( (1 << 20) + (64 << 10) + (256 << 10) ))"
+kv "nvperfd.uprobes.lost=0"
+kv "nvperfd.nvml=unavailable: $(grep -o 'NVML not available: [^;]*' "$T/log" | cut -d' ' -f4-)"
+[ "$(grep -c '^config ' "$T/kv.calls")" = 2 ] || fail "expected 2 CONFIG records: $(cat "$T/kv.calls")"
+grep -q "^config kind=1 value=3145728 " "$T/kv.calls" || fail "L2 limit record: $(grep ^config "$T/kv.calls")"
+grep -q "^config kind=3 value=0 base=0x[0-9a-f]* bytes=65536 hit_ppm=600000 hit=2 miss=1 stream=0x1234$" \
+	"$T/kv.calls" || fail "window record: $(grep ^config "$T/kv.calls")"
+grep -q "^finding pageable-copy 2 36.1 KiB copied between host and pageable memory in 8 calls (.* GB/s in the calls; threshold 1.0 KiB)$" \
+	"$T/kv.calls" || fail "no pageable-copy finding: $(grep ^finding "$T/kv.calls")"
+grep -q "^finding l2-persist 1 L2 persistence in use: set-aside 3.0 MiB, 1 access-policy windows (1 persisting)" \
+	"$T/kv.calls" || fail "no l2-persist finding: $(grep ^finding "$T/kv.calls")"
+"$APX" report --color never "$T"/state/0/*-"$P"-*.apx 2>/dev/null | grep -qi "pageable" ||
+	fail "apx report does not show the pageable-copy finding"
+
+# the rate cap: 20000 copies as fast as Python goes, cap 200/s
+M=storm
+run_fake storm
+grep -q "^kv nvperfd.uprobes=detached: [0-9]* calls within 1 s, over uprobe_max_rate 200$" "$T/kv.storm" ||
+	fail "storm: not detached: $(grep uprobes "$T/kv.storm")"
+n=$(sed -n 's/^kv nvperfd.h2d.pageable.calls=//p' "$T/kv.storm")
+[ -n "$n" ] && [ "$n" -le 200 ] && [ "$n" -ge 1 ] || fail "storm: $n copies counted (expected 1..200)"
+grep -q "pid $P: [0-9]* probed libcuda calls within 1 s, over uprobe_max_rate (200/s): its uprobes are removed" \
+	"$T/log" || fail "storm: no detach log line"
+grep -q "^finding uprobe-rate 1 " "$T/kv.storm" || fail "storm: no uprobe-rate finding"
+stop_daemon
+echo "ok"
