@@ -2,7 +2,9 @@
 # test-nvml.sh - nvperfd without libnvidia-ml (CI, no GPU): the daemon says once that NVML is
 # not available, runs on, and the summary of a process says why there are no GPU metrics
 # instead of giving zeros. With a GPU driver present the test checks the other line instead.
-# Needs: APX, NVPERFD, APXKV.
+# Then with a stand-in libnvidia-ml.so.1 (fakenvml.c, through LD_LIBRARY_PATH): per-process
+# memory, SM utilization, GPM means, "n/a" for what the driver does not give, gpu-idle.
+# Needs: APX, NVPERFD, APXKV, FAKENVML.
 . "$(dirname "$0")/lib.sh"
 
 write_conf "nvml = yes"
@@ -28,5 +30,31 @@ stop_daemon
 write_conf "nvml = no"
 start_daemon
 grep -q "NVML: off (nvml = no)" "$T/log" || fail "nvml = no not said"
+stop_daemon
+
+# the stand-in NVML: one GPU, idle, whose processes are the pids in $T/gpupids
+: > "$T/log"
+: > "$T/gpupids"
+write_conf "nvml = yes
+threshold.min_runtime = 0
+threshold.gpu_idle_pct = 50"
+LD_LIBRARY_PATH=$(dirname "$FAKENVML") APX_FAKENVML_PIDS=$T/gpupids start_daemon
+grep -q "NVML: 1 GPUs (Fake H200), GPM on 1" "$T/log" || fail "fake NVML not seen: $(grep NVML "$T/log")"
+start_python 30
+P=$LAST
+echo "$P" > "$T/gpupids"
+wait_for tracked "$P" || fail "$P not tracked"
+sleep 1.5	# several samples (0.2 s), GPM pairs 110 ms apart or more
+kill "$P"; wait "$P" 2>/dev/null
+WAIT_S=5 wait_for count_files "$T/state/0" "*-$P-*.apx" 1 || fail "no summary for $P"
+"$APXKV" "$T"/state/0/*-"$P"-*.apx > "$T/kv" || fail "apxkv"
+for want in "nvperfd.nvml=yes" "nvperfd.gpu.device=0" "nvperfd.gpu.mem_peak_bytes=536870912" \
+	    "nvperfd.gpu.sm_util_pct=42.0" "nvperfd.gpm.sm_util=3.00" "nvperfd.gpm.pcie_rx_mib_s=31.50"; do
+	grep -qx "kv $want" "$T/kv" || fail "expected $want; got: $(grep "nvperfd.g" "$T/kv")"
+done
+grep -q "^kv nvperfd.gpm=device-wide, over [0-9]* samples where the process was the only one" "$T/kv" ||
+	fail "GPM attribution not said"
+grep -q "^finding gpu-idle 2 GPU 0 idle in 100% of the samples" "$T/kv" ||
+	fail "no gpu-idle finding: $(grep ^finding "$T/kv")"
 stop_daemon
 echo "ok"

@@ -17,6 +17,8 @@
 
 #include "uprobes.h"
 
+#include "base/banned.h"
+
 char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 struct {
