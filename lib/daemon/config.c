@@ -83,6 +83,8 @@ static const struct apx_conf_key keys[] = {
 	  100000, "notice when the run's average CPU use is above this % (100 = one core; 0 = off)" },
 	{ "uprobe_max_rate", APX_CT_COUNT, APX_CONF_USER, OFF(uprobe_max_rate), 0, 1, 1000000,
 	  "probed libcuda calls per second of a process above which its probes are removed" },
+	{ "uprobe_copy_time", APX_CT_BOOL, APX_CONF_USER, OFF(uprobe_copy_time), 0, 0, 1,
+	  "time the copies (a return probe each: about twice the cost) for their achieved rate" },
 	{ "threshold.pageable_copy_bytes", APX_CT_SIZE, APX_CONF_USER, OFF(th_pageable_copy_bytes),
 	  0, 0, 1ull << 50, "notice when host<->device copies from pageable memory reach this (0 = off)" },
 	{ "threshold.l2_persist", APX_CT_BOOL, APX_CONF_USER, OFF(th_l2_persist), 0, 0, 1,
@@ -125,6 +127,7 @@ void apx_conf_defaults(struct apx_conf *c)
 	c->uprobes = 1;
 	c->nvml = 1;
 	c->uprobe_max_rate = 1000;
+	c->uprobe_copy_time = 0;
 	c->th_pageable_copy_bytes = 1ull << 30;
 	c->th_l2_persist = 1;
 	c->th_gpu_idle_pct = 50;

@@ -69,6 +69,7 @@ struct apx_conf {
 	uint64_t th_cpu_low_pct;		/* 0 = off */
 	uint64_t th_cpu_high_pct;		/* 0 = off */
 	uint64_t uprobe_max_rate;		/* probed calls/s of a process before detaching */
+	uint64_t uprobe_copy_time;		/* bool: return probes on copies (their time) */
 	uint64_t th_pageable_copy_bytes;	/* 0 = off */
 	uint64_t th_l2_persist;			/* bool: say whether L2 persistence was used */
 	uint64_t th_gpu_idle_pct;		/* 0 = off */

@@ -125,6 +125,7 @@ struct apx_up_proc_state {
 	int state;			/* enum apx_up_state */
 	char path[APX_CWD_MAX];		/* the libcuda attached to, as the process maps it */
 	uint32_t symbols;		/* functions probed */
+	uint8_t copy_time;		/* copies timed (return probes; uprobe_copy_time) */
 	uint64_t calls, lost, over_rate_calls, detached_ns;
 	/* [0] pageable, [1] pinned */
 	uint64_t h2d_calls[2], h2d_bytes[2], h2d_ns[2];
@@ -145,7 +146,7 @@ void apx_uprobes_close(struct apx_uprobes *u);
 int apx_uprobes_fd(struct apx_uprobes *u);	/* epoll-able ring buffer fd */
 /* Attach to the libcuda p maps (path as in its maps). 0, or -errno with why[] filled. */
 int apx_uprobes_attach(struct apx_uprobes *u, struct apx_proc *p, const char *path,
-		       uint64_t max_rate, char *why, size_t cap);
+		       uint64_t max_rate, int copy_time, char *why, size_t cap);
 void apx_uprobes_detach(struct apx_uprobes *u, struct apx_proc *p);	/* keeps the counts */
 void apx_uprobes_forget(struct apx_uprobes *u, struct apx_proc *p);	/* detach + free */
 /* Consume the ring buffer; calls apx_tracker_up_over_rate for processes over the cap. */

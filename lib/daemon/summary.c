@@ -219,13 +219,19 @@ static int write_gpu(struct apx_daemon *d, struct apx_writer *w, struct apx_proc
 			snprintf(k, sizeof(k), "nvperfd.h2d.%s.bytes", side[i]);
 			set_kv_u64(w, k, u->h2d_bytes[i]);
 			snprintf(k, sizeof(k), "nvperfd.h2d.%s.call_ns", side[i]);
-			set_kv_u64(w, k, u->h2d_ns[i]);
+			if (u->copy_time)
+				set_kv_u64(w, k, u->h2d_ns[i]);
+			else
+				set_kv(w, k, "n/a (uprobe_copy_time = no)");
 			snprintf(k, sizeof(k), "nvperfd.d2h.%s.calls", side[i]);
 			set_kv_u64(w, k, u->d2h_calls[i]);
 			snprintf(k, sizeof(k), "nvperfd.d2h.%s.bytes", side[i]);
 			set_kv_u64(w, k, u->d2h_bytes[i]);
 			snprintf(k, sizeof(k), "nvperfd.d2h.%s.call_ns", side[i]);
-			set_kv_u64(w, k, u->d2h_ns[i]);
+			if (u->copy_time)
+				set_kv_u64(w, k, u->d2h_ns[i]);
+			else
+				set_kv(w, k, "n/a (uprobe_copy_time = no)");
 		}
 		set_kv_u64(w, "nvperfd.pinned.calls", u->pin_calls);
 		set_kv_u64(w, "nvperfd.pinned.bytes", u->pin_bytes);

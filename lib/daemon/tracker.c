@@ -234,15 +234,16 @@ static void up_try(struct apx_daemon *d, struct apx_proc *p, uint64_t now)
 	}
 	p->up_tried = 1;
 	why[0] = 0;
-	r = apx_uprobes_attach(d->up, p, path, p->cfg.uprobe_max_rate, why, sizeof(why));
+	r = apx_uprobes_attach(d->up, p, path, p->cfg.uprobe_max_rate, (int)p->cfg.uprobe_copy_time,
+			       why, sizeof(why));
 	apx_dlog_esc(e1, sizeof(e1), path, strlen(path));
 	if (r < 0)
 		apx_dlog(APX_LOG_WARNING, "pid %d: no uprobes on \"%s\": %s", (int)p->pid, e1,
 			 why[0] ? why : strerror(-r));
 	else
 		apx_dlog(APX_LOG_INFO, "pid %d: uprobes attached to \"%s\" (%u functions, at most "
-			 "%" PRIu64 " calls/s)", (int)p->pid, e1, p->up->symbols,
-			 p->cfg.uprobe_max_rate);
+			 "%" PRIu64 " calls/s, copies %stimed)", (int)p->pid, e1, p->up->symbols,
+			 p->cfg.uprobe_max_rate, p->up->copy_time ? "" : "not ");
 }
 
 void apx_tracker_up_over_rate(struct apx_daemon *d, struct apx_proc *p, uint64_t calls)
@@ -666,11 +667,11 @@ static size_t make_findings(struct apx_daemon *d, struct apx_proc *p, uint64_t e
 		uint64_t limit = 0, apw = 0, apw_persist = 0, resets = 0;
 
 		if (c->th_pageable_copy_bytes && pb >= c->th_pageable_copy_bytes) {
-			char rate[48] = "rate n/a";
+			char rate[48] = "rate n/a: uprobe_copy_time = no";
 
 			fmt_bytes(a, sizeof(a), pb);
 			fmt_bytes(b, sizeof(b), c->th_pageable_copy_bytes);
-			if (pns)
+			if (pns && u->copy_time)
 				snprintf(rate, sizeof(rate), "%.2f GB/s in the calls",
 					 (double)pb / (double)pns);
 			ADD(2, "pageable-copy", "pin the host buffers: DataLoader(pin_memory=True) or "

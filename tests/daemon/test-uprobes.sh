@@ -10,7 +10,8 @@
 
 write_conf "threshold.min_runtime = 0
 threshold.pageable_copy_bytes = 1K
-uprobe_max_rate = 200"
+uprobe_max_rate = 200
+uprobe_copy_time = yes"
 start_daemon
 if grep -q "eBPF uprobes not available" "$T/log"; then
 	echo "SKIP: $(grep -o 'eBPF uprobes not available.*' "$T/log" | head -n 1)"
@@ -19,7 +20,8 @@ fi
 grep -q "eBPF uprobes ready" "$T/log" || fail "no uprobe start line"
 [ "$(grep -c 'NVML' "$T/log")" = 1 ] || fail "NVML not said exactly once"
 
-# run_fake MODE: start fakecuda.py, wait for the probes, let it go; sets P
+# run_fake MODE [TAG]: start fakecuda.py, wait for the probes, let it go; sets P; the
+# summary's records go to $T/kv.TAG (default MODE)
 run_fake() {
 	rm -f "$T/go"; mkfifo "$T/go"
 	"$PY" "$(dirname "$0")/fakecuda.py" "$FAKECUDA" "$T/go" "$1" > "$T/fake.out" 2>&1 &
@@ -30,7 +32,7 @@ run_fake() {
 	echo go > "$T/go"
 	wait "$P" || fail "fakecuda.py $1 failed: $(cat "$T/fake.out")"
 	WAIT_S=5 wait_for count_files "$T/state/0" "*-$P-*.apx" 1 || fail "no summary for $P"
-	"$APXKV" "$T"/state/0/*-"$P"-*.apx > "$T/kv.$1" || fail "apxkv $P"
+	"$APXKV" "$T"/state/0/*-"$P"-*.apx > "$T/kv.${2:-$1}" || fail "apxkv $P"
 }
 
 kv() { grep -qx "kv $1" "$T/kv.$M" || fail "$M: expected 'kv $1'; got:
@@ -73,5 +75,19 @@ n=$(sed -n 's/^kv nvperfd.h2d.pageable.calls=//p' "$T/kv.storm")
 grep -q "pid $P: [0-9]* probed libcuda calls within 1 s, over uprobe_max_rate (200/s): its uprobes are removed" \
 	"$T/log" || fail "storm: no detach log line"
 grep -q "^finding uprobe-rate 1 " "$T/kv.storm" || fail "storm: no uprobe-rate finding"
+
+# without copy timing (the default: no return probes on copies): same counts, no rate
+M=notime
+echo "uprobe_copy_time = no" > "$T/user-0.conf"
+WAIT_S=3 wait_for grep -q "config of uid 0 re-read\|tracking" "$T/log"
+sleep 0.3
+run_fake calls notime
+grep -q "pid $P: uprobes attached .*copies not timed" "$T/log" || fail "notime: copies timed"
+kv "nvperfd.h2d.pageable.bytes=20557"
+kv "nvperfd.h2d.pinned.bytes=4024"
+kv "nvperfd.d2h.pageable.bytes=16384"
+kv "nvperfd.h2d.pageable.call_ns=n/a (uprobe_copy_time = no)"
+grep -q "^finding pageable-copy 2 36.1 KiB .* in 8 calls (rate n/a: uprobe_copy_time = no; threshold 1.0 KiB)$" \
+	"$T/kv.notime" || fail "notime: finding $(grep ^finding "$T/kv.notime")"
 stop_daemon
 echo "ok"

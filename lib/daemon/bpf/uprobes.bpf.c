@@ -85,9 +85,30 @@ static __always_inline int enter(struct pt_regs *ctx, __u32 kind, __u32 flags, _
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct apx_up_pending p = {};
+	struct apx_up_proc *s = gate(ctx, (__u32)(id >> 32));
+	struct apx_up_event *e;
 
-	if (!gate(ctx, (__u32)(id >> 32)))
+	if (!s)
 		return 0;
+	if ((kind == APX_UP_COPY_H2D || kind == APX_UP_COPY_D2H) && !s->copy_time) {
+		/* no return probe on copies (uprobe_copy_time = no): the event goes now */
+		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+		if (!e) {
+			__sync_fetch_and_add(&s->lost, 1);
+			return 0;
+		}
+		__builtin_memset(e, 0, sizeof(*e));
+		e->tgid = (__u32)(id >> 32);
+		e->tid = (__u32)id;
+		e->kind = kind;
+		e->flags = flags;
+		e->ts_ns = bpf_ktime_get_ns();
+		e->a = a;
+		e->b = b;
+		e->c = c;
+		bpf_ringbuf_submit(e, 0);
+		return 0;
+	}
 	p.ts_ns = bpf_ktime_get_ns();
 	p.kind = kind;
 	p.flags = flags;

@@ -278,12 +278,12 @@ static void links_free(struct links *lk)
 }
 
 int apx_uprobes_attach(struct apx_uprobes *u, struct apx_proc *p, const char *path,
-		       uint64_t max_rate, char *why, size_t cap)
+		       uint64_t max_rate, int copy_time, char *why, size_t cap)
 {
 	char full[APX_CWD_MAX + 64];
 	const struct lib_offsets *lo;
 	struct apx_up_proc_state *s;
-	struct apx_up_proc st = { .max_rate = max_rate };
+	struct apx_up_proc st = { .max_rate = max_rate, .copy_time = copy_time ? 1 : 0 };
 	struct links *lk;
 	uint32_t tgid = (uint32_t)p->pid, n = 0;
 	int r = 0;
@@ -326,6 +326,9 @@ int apx_uprobes_attach(struct apx_uprobes *u, struct apx_proc *p, const char *pa
 				 strerror(errno));
 			goto fail;
 		}
+		n++;
+		if (!copy_time && syms[k].prog >= P_H2D && syms[k].prog <= P_D2H_ASYNC)
+			continue;	/* copies without a return probe: half the cost */
 		o.retprobe = true;
 		lk->l[2 * k + 1] = bpf_program__attach_uprobe_opts(u->skel->progs.up_ret, p->pid,
 								   full, lo->off[k], &o);
@@ -335,11 +338,11 @@ int apx_uprobes_attach(struct apx_uprobes *u, struct apx_proc *p, const char *pa
 				 syms[k].name, path, strerror(errno));
 			goto fail;
 		}
-		n++;
 	}
 	s->links = lk;
 	s->state = APX_UPS_ATTACHED;
 	s->symbols = n;
+	s->copy_time = copy_time ? 1 : 0;
 	snprintf(s->path, sizeof(s->path), "%s", path);
 	p->up = s;
 	return 0;

@@ -53,7 +53,7 @@ struct apx_up_proc {
 	unsigned long long lost;		/* events the ring buffer had no room for */
 	unsigned long long max_rate;		/* calls per second allowed (0 = no cap) */
 	unsigned int disabled;			/* 1: over the cap, probes do nothing */
-	unsigned int pad;
+	unsigned int copy_time;			/* 1: copies have a return probe (timed) */
 };
 
 /* an entry probe's call, completed by the return probe; key = pid_tgid */

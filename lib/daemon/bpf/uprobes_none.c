@@ -34,8 +34,9 @@ int apx_uprobes_fd(struct apx_uprobes *u)
 }
 
 int apx_uprobes_attach(struct apx_uprobes *u, struct apx_proc *p, const char *path,
-		       uint64_t max_rate, char *why, size_t cap)
+		       uint64_t max_rate, int copy_time, char *why, size_t cap)
 {
+	(void)copy_time;
 	(void)u;
 	(void)p;
 	(void)path;
