@@ -205,10 +205,14 @@ static int drop_caps(int bpf)
 				    CAP_SYS_PTRACE, CAP_PERFMON, CAP_BPF, CAP_SYS_ADMIN };
 	size_t nkeep = sizeof(keep) / sizeof(keep[0]) - (bpf ? 0 : 3);
 	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct data[2] = { { 0 } };
+	struct __user_cap_data_struct data[2] = { { 0 } }, cur[2] = { { 0 } };
 
 	if (geteuid() != 0)
 		return 0;
+	/* keep only what we have: asking for a capability outside the permitted set (a
+	 * restricted bounding set) would make capset fail and keep everything */
+	if (syscall(SYS_capget, &h, cur) < 0)
+		return -errno;
 	for (int cap = 0; cap <= 63; cap++) {
 		int k = 0;
 
@@ -220,6 +224,10 @@ static int drop_caps(int bpf)
 	for (size_t i = 0; i < nkeep; i++) {
 		data[keep[i] / 32].effective |= 1u << (keep[i] % 32);
 		data[keep[i] / 32].permitted |= 1u << (keep[i] % 32);
+	}
+	for (int i = 0; i < 2; i++) {
+		data[i].permitted &= cur[i].permitted;
+		data[i].effective &= cur[i].permitted;
 	}
 	if (syscall(SYS_capset, &h, data) < 0)
 		return -errno;

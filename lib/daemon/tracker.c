@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -237,6 +238,19 @@ static void up_try(struct apx_daemon *d, struct apx_proc *p, uint64_t now)
 	r = apx_uprobes_attach(d->up, p, path, p->cfg.uprobe_max_rate, (int)p->cfg.uprobe_copy_time,
 			       why, sizeof(why));
 	apx_dlog_esc(e1, sizeof(e1), path, strlen(path));
+	if (r == -EACCES || r == -EPERM || r == -EOPNOTSUPP || r == -ENODEV) {
+		/* the kernel refuses uprobes here (sandbox, missing capability): say it once and
+		 * stop trying for every process */
+		snprintf(d->up_why, sizeof(d->up_why), "cannot attach: %.180s", why);
+		apx_dlog(APX_LOG_NOTICE, "eBPF uprobes not available: %s; running without them",
+			 d->up_why);
+		for (struct apx_proc *q = d->procs; q; q = q->next)
+			apx_uprobes_forget(d->up, q);
+		(void)epoll_ctl(d->epfd, EPOLL_CTL_DEL, apx_uprobes_fd(d->up), NULL);
+		apx_uprobes_close(d->up);
+		d->up = NULL;
+		return;
+	}
 	if (r < 0)
 		apx_dlog(APX_LOG_WARNING, "pid %d: no uprobes on \"%s\": %s", (int)p->pid, e1,
 			 why[0] ? why : strerror(-r));
