@@ -48,6 +48,10 @@ enum apx_ctl_proc_field {
 	APX_CTL_PROC_CUDA,		/* 0 no, 1 yes */
 	APX_CTL_PROC_COMM,		/* string */
 	APX_CTL_PROC_ARGV,		/* string: arguments joined by spaces */
+	APX_CTL_PROC_UPROBES,		/* string: attached, detached, none, unavailable */
+	APX_CTL_PROC_H2D_PAGEABLE_BYTES,	/* "-" = not known (no uprobes) */
+	APX_CTL_PROC_H2D_PINNED_BYTES,		/* "-" = not known */
+	APX_CTL_PROC_GPU_MEM_BYTES,	/* peak device memory from NVML; "-" = not known */
 	APX_CTL_PROC__COUNT,
 };
 

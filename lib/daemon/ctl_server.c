@@ -197,6 +197,7 @@ static void answer_status(struct apx_daemon *d, struct apx_client *c)
 {
 	uint64_t now = apx_now_ns(), wall_off = apx_wall_ns() - now;
 	char user[64], comm[80], argv[1100], joined[APX_ARGV_MAX];
+	char pageable[24], pinned[24], gmem[24];
 	size_t first;
 
 	for (struct apx_proc *p = d->procs; p; p = p->next) {
@@ -214,13 +215,28 @@ static void answer_status(struct apx_daemon *d, struct apx_client *c)
 		user_name(p->uid, user, sizeof(user));
 		apx_ctl_escape(comm, sizeof(comm), p->comm, strlen(p->comm));
 		apx_ctl_escape(argv, sizeof(argv), joined, n);
+		if (p->up) {
+			snprintf(pageable, sizeof(pageable), "%" PRIu64, p->up->h2d_bytes[0]);
+			snprintf(pinned, sizeof(pinned), "%" PRIu64, p->up->h2d_bytes[1]);
+		} else {
+			snprintf(pageable, sizeof(pageable), "-");
+			snprintf(pinned, sizeof(pinned), "-");
+		}
+		if (p->gpu.valid & APX_GPU_MEM)
+			snprintf(gmem, sizeof(gmem), "%" PRIu64, p->gpu.mem_peak_bytes);
+		else
+			snprintf(gmem, sizeof(gmem), "-");
 		out_add(c, "proc\t%d\t%d\t%u\t%s\t%" PRIu64 "\t%" PRIu64 "\t%u\t%" PRIu64 "\t%" PRIu64
-			"\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%u\t%c\t%u\t%s\t%s\n",
+			"\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%u\t%c\t%u\t%s\t%s"
+			"\t%s\t%s\t%s\t%s\n",
 			(int)p->pid, (int)p->ppid, (unsigned)p->uid, user,
 			(p->start_ns + wall_off) / 1000000, (now - p->start_ns) / 1000000,
 			p->cpu_pct_x10, p->last.utime_ns / 1000000, p->last.stime_ns / 1000000,
 			p->last.rss_bytes, p->peak_rss, p->last.vol_csw, p->last.invol_csw,
-			p->last.threads, p->last.state ? p->last.state : '?', p->cuda, comm, argv);
+			p->last.threads, p->last.state ? p->last.state : '?', p->cuda, comm, argv,
+			!d->up ? "unavailable" : !p->up ? "none" :
+			p->up->state == APX_UPS_ATTACHED ? "attached" : "detached",
+			pageable, pinned, gmem);
 	}
 	first = d->nfindings > APX_FINDINGS_RECENT ? d->nfindings - APX_FINDINGS_RECENT : 0;
 	for (size_t i = d->nfindings; i-- > first;) {	/* newest first */

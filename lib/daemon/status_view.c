@@ -18,10 +18,16 @@
 static const char *const proc_names[APX_CTL_PROC__COUNT] = {
 	"pid", "ppid", "uid", "user", "start_unix_ms", "age_ms", "cpu_pct_x10", "utime_ms",
 	"stime_ms", "rss_bytes", "rss_peak_bytes", "vol_csw", "invol_csw", "threads", "state",
-	"uses_cuda", "comm", "argv",
+	"uses_cuda", "comm", "argv", "uprobes", "h2d_pageable_bytes", "h2d_pinned_bytes",
+	"gpu_mem_peak_bytes",
 };
+/* numeric fields that may be "-" on the wire: null in JSON (unknown is not 0) */
+static const uint32_t proc_nullable = 1u << APX_CTL_PROC_H2D_PAGEABLE_BYTES |
+				      1u << APX_CTL_PROC_H2D_PINNED_BYTES |
+				      1u << APX_CTL_PROC_GPU_MEM_BYTES;
 static const uint32_t proc_strings = 1u << APX_CTL_PROC_USER | 1u << APX_CTL_PROC_STATE |
-				     1u << APX_CTL_PROC_COMM | 1u << APX_CTL_PROC_ARGV;
+				     1u << APX_CTL_PROC_COMM | 1u << APX_CTL_PROC_ARGV |
+				     1u << APX_CTL_PROC_UPROBES;
 static const char *const finding_names[APX_CTL_FINDING__COUNT] = {
 	"pid", "uid", "unix_ms", "severity", "rule", "title", "comm",
 };
@@ -248,6 +254,8 @@ void apx_sv_print_json(FILE *f, const struct apx_sv *sv)
 			fprintf(f, "%s\"%s\":", k ? "," : "", proc_names[k]);
 			if (proc_strings & (1u << k))
 				apx_json_str(f, p->s[k]);
+			else if ((proc_nullable & (1u << k)) && p->s[k] && !strcmp(p->s[k], "-"))
+				fputs("null", f);
 			else
 				fprintf(f, "%" PRIu64, p->n[k]);
 		}

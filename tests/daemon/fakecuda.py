@@ -1,7 +1,8 @@
 # fakecuda.py - the traced program of test-uprobes.sh: loads the stand-in libcuda.so.1 (argv[1])
 # through ctypes, waits until the test says nvperfd's probes are attached (a line on the FIFO
 # argv[2]), then makes driver calls of known sizes from pinned and pageable memory.
-# argv[3]: "calls" (the known set below) or "storm" (many small copies: the rate cap).
+# argv[3]: "calls" (the known set below, then a second FIFO line before exiting) or "storm"
+# (many small copies: the rate cap).
 import ctypes
 import sys
 
@@ -65,4 +66,6 @@ lib.cuStreamSetAttribute(0x1234, 3, ctypes.addressof(w))   # another attribute: 
 lib.cuMemHostUnregister(ra)
 lib.cuMemcpyHtoD_v2(DEV, ra + 4096, 77)  # no longer pinned: pageable 77
 lib.cuMemFreeHost(p)
+with open(sys.argv[2]) as f:            # hold on until the test has seen `apx status`
+    f.readline()
 print("done", flush=True)

@@ -45,6 +45,8 @@ P=$LAST
 echo "$P" > "$T/gpupids"
 wait_for tracked "$P" || fail "$P not tracked"
 sleep 1.5	# several samples (0.2 s), GPM pairs 110 ms apart or more
+"$APX" status --json | grep -q "\"pid\":$P,.*\"uprobes\":\"[a-z]*\",.*\"gpu_mem_peak_bytes\":536870912" ||
+	fail "apx status lacks the GPU memory: $("$APX" status --json | grep -o "\"pid\":$P,[^}]*")"
 kill "$P"; wait "$P" 2>/dev/null
 WAIT_S=5 wait_for count_files "$T/state/0" "*-$P-*.apx" 1 || fail "no summary for $P"
 "$APXKV" "$T"/state/0/*-"$P"-*.apx > "$T/kv" || fail "apxkv"

@@ -35,6 +35,11 @@ run_fake() {
 	grep -q "pid $P: uprobes attached" "$T/log" ||
 		fail "probes not attached to $P: $(grep "pid $P" "$T/log")"
 	echo go > "$T/go"
+	if [ "$1" = calls ]; then	# live: apx status --json has the bytes so far
+		live() { "$APX" status --json | grep -q "\"pid\":$P,.*\"uprobes\":\"attached\",\"h2d_pageable_bytes\":20557,\"h2d_pinned_bytes\":4024,\"gpu_mem_peak_bytes\":null"; }
+		WAIT_S=5 wait_for live || fail "apx status: $("$APX" status --json | grep -o "\"pid\":$P,[^}]*")"
+		echo go > "$T/go"
+	fi
 	wait "$P" || fail "fakecuda.py $1 failed: $(cat "$T/fake.out")"
 	WAIT_S=5 wait_for count_files "$T/state/0" "*-$P-*.apx" 1 || fail "no summary for $P"
 	"$APXKV" "$T"/state/0/*-"$P"-*.apx > "$T/kv.${2:-$1}" || fail "apxkv $P"
