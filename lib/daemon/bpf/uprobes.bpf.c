@@ -90,8 +90,10 @@ static __always_inline int enter(struct pt_regs *ctx, __u32 kind, __u32 flags, _
 
 	if (!s)
 		return 0;
-	if ((kind == APX_UP_COPY_H2D || kind == APX_UP_COPY_D2H) && !s->copy_time) {
-		/* no return probe on copies (uprobe_copy_time = no): the event goes now */
+	/* only pinned allocations (the pointer and the result) and, with uprobe_copy_time,
+	 * copies have a return probe; every other call is one event from here */
+	if (kind != APX_UP_PIN_ALLOC && kind != APX_UP_PIN_REGISTER &&
+	    !((kind == APX_UP_COPY_H2D || kind == APX_UP_COPY_D2H) && s->copy_time)) {
 		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 		if (!e) {
 			__sync_fetch_and_add(&s->lost, 1);
@@ -192,24 +194,34 @@ SEC("uprobe")
 int BPF_KPROBE(up_stream_attr, __u64 stream, __u32 attr, const void *value)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	struct apx_up_pending p = {};
+	struct apx_up_proc *s;
+	struct apx_up_event *e;
 	struct cu_apw w = {};
 
 	if (attr != APX_CU_STREAM_ATTRIBUTE_ACCESS_POLICY_WINDOW)
 		return 0;
-	if (!gate(ctx, (__u32)(id >> 32)))
+	s = gate(ctx, (__u32)(id >> 32));
+	if (!s)
 		return 0;
 	if (bpf_probe_read_user(&w, sizeof(w), value) < 0)
 		return 0;
-	p.ts_ns = bpf_ktime_get_ns();
-	p.kind = APX_UP_APW;
-	p.a = w.base;
-	p.b = w.bytes;
-	p.c = stream;
-	p.hit_ratio_bits = w.hit_ratio_bits;
-	p.hit_prop = w.hit_prop;
-	p.miss_prop = w.miss_prop;
-	bpf_map_update_elem(&pending, &id, &p, BPF_ANY);
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		__sync_fetch_and_add(&s->lost, 1);
+		return 0;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->tgid = (__u32)(id >> 32);
+	e->tid = (__u32)id;
+	e->kind = APX_UP_APW;
+	e->ts_ns = bpf_ktime_get_ns();
+	e->a = w.base;
+	e->b = w.bytes;
+	e->c = stream;
+	e->hit_ratio_bits = w.hit_ratio_bits;
+	e->hit_prop = w.hit_prop;
+	e->miss_prop = w.miss_prop;
+	bpf_ringbuf_submit(e, 0);
 	return 0;
 }
 

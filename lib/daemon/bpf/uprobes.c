@@ -10,12 +10,15 @@
  *
  * Removing a uprobe costs about 100 ms in the kernel (an RCU grace period per perf event:
  * 2.5 s for one process's 26 probes, measured with strace on kernel 6.18), so detaching is
- * handed to one helper thread, the "reaper", through a pipe of link-set pointers; it only
- * closes links and never touches daemon state. When the pipe is full the loop does it itself.
+ * handed to a few helper threads, the "reapers", through a pipe of link pointers: links
+ * closed concurrently share grace periods. They only close links and never touch daemon
+ * state. When the pipe is full the loop closes the link itself.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdint.h>
+#include <time.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <stdio.h>
@@ -40,6 +43,7 @@
 
 #define LIBS_MAX 16			/* distinct libcuda files whose offsets are cached */
 #define ELF_SYMS_MAX (1u << 20)		/* .dynsym entries looked at, at most */
+#define REAPERS 16			/* threads closing links (64 KiB stacks) */
 
 /* the probed functions: name, entry program index (order of the skeleton's progs) */
 enum prog_id {
@@ -82,9 +86,9 @@ struct apx_uprobes {
 	struct apx_daemon *d;		/* during a drain */
 	struct lib_offsets libs[LIBS_MAX];
 	size_t next_lib;		/* round-robin replacement */
-	int reap_rd, reap_wr;		/* pipe of struct links * to the reaper; -1 = none */
-	pthread_t reaper;
-	int have_reaper;
+	int reap_rd, reap_wr;		/* pipe of struct bpf_link * to the reapers; -1 = none */
+	pthread_t reaper[REAPERS];
+	int nreapers;
 };
 
 struct links {
@@ -125,17 +129,18 @@ static struct bpf_program *entry_prog(struct uprobes_bpf *s, enum prog_id id)
 static int on_event(void *ctx, void *data, size_t len);
 static void links_free(struct links *lk);
 
-/* the reaper thread: closes the link sets it is given, until the pipe is closed */
+/* a reaper thread: closes the links it is given, until the pipe is closed (pointer-sized
+ * writes to a pipe are atomic, so each read gets one whole pointer) */
 static void *reaper_main(void *arg)
 {
-	struct apx_uprobes *u = arg;
-	struct links *lk;
+	int fd = (int)(intptr_t)arg;
+	struct bpf_link *l;
 
 	for (;;) {
-		ssize_t n = read(u->reap_rd, &lk, sizeof(lk));
+		ssize_t n = read(fd, &l, sizeof(l));
 
-		if (n == (ssize_t)sizeof(lk))
-			links_free(lk);
+		if (n == (ssize_t)sizeof(l))
+			bpf_link__destroy(l);
 		else if (n < 0 && errno == EINTR)
 			continue;
 		else
@@ -144,14 +149,20 @@ static void *reaper_main(void *arg)
 	return NULL;
 }
 
-/* Free a link set off the loop (the reaper), or here when it cannot take it. */
+/* Free a link set off the loop (the reapers), or here what they cannot take. */
 static void links_free_async(struct apx_uprobes *u, struct links *lk)
 {
 	if (!lk)
 		return;
-	if (u && u->have_reaper && write(u->reap_wr, &lk, sizeof(lk)) == (ssize_t)sizeof(lk))
-		return;
-	links_free(lk);
+	for (size_t i = 0; i < 2 * NSYMS; i++) {
+		struct bpf_link *l = lk->l[i];
+
+		if (!l)
+			continue;
+		if (!u || !u->nreapers || write(u->reap_wr, &l, sizeof(l)) != (ssize_t)sizeof(l))
+			bpf_link__destroy(l);
+	}
+	free(lk);
 }
 
 struct apx_uprobes *apx_uprobes_open(char *why, size_t cap)
@@ -177,7 +188,15 @@ struct apx_uprobes *apx_uprobes_open(char *why, size_t cap)
 			u->reap_wr = fds[1];
 			/* the loop never blocks on it: a full pipe means "do it yourself" */
 			(void)fcntl(u->reap_wr, F_SETFL, O_NONBLOCK);
-			u->have_reaper = pthread_create(&u->reaper, NULL, reaper_main, u) == 0;
+			pthread_attr_t a;
+
+			pthread_attr_init(&a);
+			pthread_attr_setstacksize(&a, 64u << 10);
+			while (u->nreapers < REAPERS &&
+			       pthread_create(&u->reaper[u->nreapers], &a, reaper_main,
+					      (void *)(intptr_t)u->reap_rd) == 0)
+				u->nreapers++;
+			pthread_attr_destroy(&a);
 		}
 	}
 	libbpf_set_print(silent_print);
@@ -208,9 +227,19 @@ void apx_uprobes_close(struct apx_uprobes *u)
 	if (!u)
 		return;
 	if (u->reap_wr >= 0)
-		close(u->reap_wr);	/* the reaper finishes what it was given, then ends */
-	if (u->have_reaper)
-		pthread_join(u->reaper, NULL);
+		close(u->reap_wr);	/* the reapers finish what they were given, then end */
+	if (u->nreapers) {
+		/* wait at most 2 s: what is left is closed by the kernel when the daemon exits */
+		struct timespec dl;
+		int left = 0;
+
+		clock_gettime(CLOCK_REALTIME, &dl);
+		dl.tv_sec += 2;
+		for (int i = 0; i < u->nreapers; i++)
+			left |= pthread_timedjoin_np(u->reaper[i], NULL, &dl) != 0;
+		if (left)
+			u->reap_rd = -1;	/* still read by a reaper: left open */
+	}
 	if (u->reap_rd >= 0)
 		close(u->reap_rd);
 	ring_buffer__free(u->rb);
@@ -384,8 +413,12 @@ int apx_uprobes_attach(struct apx_uprobes *u, struct apx_proc *p, const char *pa
 			goto fail;
 		}
 		n++;
-		if (!copy_time && syms[k].prog >= P_H2D && syms[k].prog <= P_D2H_ASYNC)
-			continue;	/* copies without a return probe: half the cost */
+		/* a return probe only where the result matters: the pinned pointer and result
+		 * of allocations, the time of copies (uprobe_copy_time); each probe costs µs in
+		 * the process and ~100 ms to remove */
+		if (syms[k].prog != P_HOST_ALLOC && syms[k].prog != P_HOST_REGISTER &&
+		    !(copy_time && syms[k].prog >= P_H2D && syms[k].prog <= P_D2H_ASYNC))
+			continue;
 		o.retprobe = true;
 		lk->l[2 * k + 1] = bpf_program__attach_uprobe_opts(u->skel->progs.up_ret, p->pid,
 								   full, lo->off[k], &o);
