@@ -10,9 +10,10 @@
  *
  * Removing a uprobe costs about 100 ms in the kernel (an RCU grace period per perf event:
  * 2.5 s for one process's 26 probes, measured with strace on kernel 6.18), so detaching is
- * handed to a few helper threads, the "reapers", through a pipe of link pointers: links
- * closed concurrently share grace periods. They only close links and never touch daemon
- * state. When the pipe is full the loop closes the link itself.
+ * handed to a few helper threads, the "reapers", through a pipe of link pointers (several,
+ * in case the kernel lets concurrent removals share grace periods: on 6.18 they looked
+ * mostly serialized, 18 probes still took ~1.8 s). They only close links and never touch
+ * daemon state. When the pipe is full the loop closes the link itself.
  */
 #include <errno.h>
 #include <fcntl.h>
