@@ -128,7 +128,6 @@ static struct bpf_program *entry_prog(struct uprobes_bpf *s, enum prog_id id)
 }
 
 static int on_event(void *ctx, void *data, size_t len);
-static void links_free(struct links *lk);
 
 /* a reaper thread: closes the links it is given, until the pipe is closed (pointer-sized
  * writes to a pipe are atomic, so each read gets one whole pointer) */
@@ -355,15 +354,6 @@ static int same_file(const char *a, const char *b)
 	return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
 }
 
-static void links_free(struct links *lk)
-{
-	if (!lk)
-		return;
-	for (size_t i = 0; i < 2 * NSYMS; i++)
-		bpf_link__destroy(lk->l[i]);	/* NULL-safe */
-	free(lk);
-}
-
 int apx_uprobes_attach(struct apx_uprobes *u, struct apx_proc *p, const char *path,
 		       uint64_t max_rate, int copy_time, char *why, size_t cap)
 {
@@ -438,7 +428,7 @@ int apx_uprobes_attach(struct apx_uprobes *u, struct apx_proc *p, const char *pa
 	p->up = s;
 	return 0;
 fail:
-	links_free(lk);
+	links_free_async(u, lk);
 	(void)bpf_map_delete_elem(bpf_map__fd(u->skel->maps.procs), &tgid);
 	free(s);
 	return r < 0 ? r : -EIO;
