@@ -82,6 +82,17 @@ struct apx_gpu_dev {
 	uint32_t nprocs;		/* compute processes seen at the last sample */
 };
 
+#define APX_GPU_SERIES_MAX 256		/* GPU samples kept per process (thinned by half) */
+
+struct apx_gpu_sample {			/* one NVML sample of a process (METRIC records) */
+	uint64_t ts_ns;
+	uint32_t valid;			/* APX_GPU_UTIL: dev_util; APX_GPU_MEM: mem; APX_GPU_GPM */
+	uint8_t sm_valid;		/* sm_util_pct is from this sample */
+	uint32_t dev_util_pct, sm_util_pct;
+	uint64_t mem_bytes;
+	float gpm_sm_util, gpm_dram_util;	/* device-wide, only when alone on it */
+};
+
 struct apx_gpu_proc {			/* per tracked process, accumulated over its life */
 	uint32_t valid;			/* APX_GPU_UTIL: util sums; APX_GPU_MEM: mem peak */
 	int32_t device;			/* last device it ran on, -1 = none seen */
@@ -92,6 +103,8 @@ struct apx_gpu_proc {			/* per tracked process, accumulated over its life */
 	uint32_t sole_samples;		/* it was the only process on its device (GPM is ours) */
 	double gpm_sum[APX_GPM_METRICS];
 	uint32_t gpm_samples;
+	struct apx_gpu_sample *series;	/* time series, APX_GPU_SERIES_MAX at most */
+	uint32_t nseries, stride, skip;	/* keep one sample in stride */
 };
 
 struct apx_nvml;

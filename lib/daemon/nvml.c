@@ -273,8 +273,35 @@ static void sample_gpm(struct apx_nvml *n, unsigned int i, uint64_t now)
 	n->gpm_prev_ns[i] = now;
 }
 
+/* Append one sample to a process's GPU series; full: every other one is kept and the rate
+ * halves from then on (as the /proc series). */
+static void series_add(struct apx_gpu_proc *gp, const struct apx_gpu_sample *s)
+{
+	if (gp->skip) {
+		gp->skip--;
+		return;
+	}
+	if (!gp->stride)
+		gp->stride = 1;
+	gp->skip = gp->stride - 1;
+	if (!gp->series) {
+		gp->series = calloc(APX_GPU_SERIES_MAX, sizeof(*gp->series));
+		if (!gp->series)
+			return;
+	}
+	if (gp->nseries == APX_GPU_SERIES_MAX) {
+		for (uint32_t i = 0; i < APX_GPU_SERIES_MAX / 2; i++)
+			gp->series[i] = gp->series[2 * i];
+		gp->nseries = APX_GPU_SERIES_MAX / 2;
+		gp->stride *= 2;
+		gp->skip = gp->stride - 1;
+	}
+	gp->series[gp->nseries++] = *s;
+}
+
 /* Compute processes on device i: their memory; and which tracked processes hold it. */
-static void sample_procs(struct apx_nvml *n, struct apx_daemon *d, unsigned int i)
+static void sample_procs(struct apx_nvml *n, struct apx_daemon *d, unsigned int i,
+			 uint64_t now)
 {
 	struct apx_gpu_dev *g = &n->info[i];
 	nvmlProcessInfo_v2_t v2[PROCS_MAX];
@@ -308,6 +335,7 @@ static void sample_procs(struct apx_nvml *n, struct apx_daemon *d, unsigned int 
 	}
 	for (unsigned int k = 0; k < cnt; k++) {
 		struct apx_proc *p = apx_tracker_find(d, (pid_t)v2[k].pid);
+		struct apx_gpu_sample smp = { .ts_ns = now };
 		struct apx_gpu_proc *gp;
 
 		if (!p)
@@ -316,7 +344,13 @@ static void sample_procs(struct apx_nvml *n, struct apx_daemon *d, unsigned int 
 		gp->device = (int32_t)i;
 		gp->gpu_seen_samples++;
 		/* usedGpuMemory is NVML_VALUE_NOT_AVAILABLE (~0ull) without the permission */
+		if (g->valid & APX_GPU_UTIL) {
+			smp.valid |= APX_GPU_UTIL;
+			smp.dev_util_pct = g->util_gpu_pct;
+		}
 		if (v2[k].usedGpuMemory != ~0ull) {
+			smp.valid |= APX_GPU_MEM;
+			smp.mem_bytes = v2[k].usedGpuMemory;
 			gp->valid |= APX_GPU_MEM;
 			if (v2[k].usedGpuMemory > gp->mem_peak_bytes)
 				gp->mem_peak_bytes = v2[k].usedGpuMemory;
@@ -331,6 +365,8 @@ static void sample_procs(struct apx_nvml *n, struct apx_daemon *d, unsigned int 
 				gp->valid |= APX_GPU_UTIL;
 				gp->sm_util_sum += us[j].smUtil;
 				gp->util_samples++;
+				smp.sm_valid = 1;
+				smp.sm_util_pct = us[j].smUtil;
 			}
 		}
 		if (cnt == 1 && (g->valid & APX_GPU_GPM)) {
@@ -339,7 +375,13 @@ static void sample_procs(struct apx_nvml *n, struct apx_daemon *d, unsigned int 
 				if (g->gpm_valid & (1u << m))
 					gp->gpm_sum[m] += g->gpm[m];
 			gp->gpm_samples++;
+			if ((g->gpm_valid & (1u << 1)) && (g->gpm_valid & (1u << 4))) {
+				smp.valid |= APX_GPU_GPM;	/* sm_util, dram_bw_util */
+				smp.gpm_sm_util = (float)g->gpm[1];
+				smp.gpm_dram_util = (float)g->gpm[4];
+			}
 		}
+		series_add(gp, &smp);
 	}
 	if (have_util)
 		for (unsigned int j = 0; j < ucnt; j++)
@@ -392,6 +434,6 @@ void apx_nvml_sample(struct apx_nvml *n, struct apx_daemon *d, uint64_t now_ns)
 			g->pcie_rx_kbps = b;
 			g->valid |= APX_GPU_PCIE;
 		}
-		sample_procs(n, d, i);
+		sample_procs(n, d, i, now_ns);
 	}
 }

@@ -184,7 +184,7 @@ static void set_kv_u64(struct apx_writer *w, const char *k, uint64_t v)
 /* What the uprobes and NVML saw: CONFIG records (L2 limit, access-policy windows) and
  * nvperfd.* key/values. A view that was not available says why instead of giving zeros. */
 static int write_gpu(struct apx_daemon *d, struct apx_writer *w, struct apx_proc *p,
-		     uint64_t end_ns)
+		     size_t max_series_recs)
 {
 	const struct apx_up_proc_state *u = p->up;
 	const struct apx_gpu_proc *g = &p->gpu;
@@ -267,6 +267,46 @@ static int write_gpu(struct apx_daemon *d, struct apx_writer *w, struct apx_proc
 	set_kv(w, "nvperfd.nvml", g->gpu_seen_samples ? "yes" : "process not seen on a GPU");
 	if (!g->gpu_seen_samples)
 		return 0;
+	/* the time series: METRIC records, only the values the driver gave */
+	{
+		static const char *const names[] = { "gpu.util_pct", "gpu.mem_bytes",
+						      "gpu.sm_util_pct", "gpm.sm_util_pct",
+						      "gpm.dram_bw_util_pct" };
+		static const char *const units[] = { "%", "bytes", "%", "%", "%" };
+		uint32_t nid[5], uid[5], gstep = 1;
+
+		for (int k = 0; k < 5; k++)
+			if ((rc = apx_writer_intern(w, names[k], strlen(names[k]), &nid[k])) < 0 ||
+			    (rc = apx_writer_intern(w, units[k], strlen(units[k]), &uid[k])) < 0)
+				return rc;
+		if (!max_series_recs)
+			gstep = g->nseries + 1;
+		else if (5 * (size_t)g->nseries > max_series_recs)
+			gstep = (uint32_t)((5 * (size_t)g->nseries + max_series_recs - 1) /
+					   max_series_recs);
+		for (uint32_t i = 0; i < g->nseries; i += gstep) {
+			const struct apx_gpu_sample *s = &g->series[i];
+			double v[5] = { s->dev_util_pct, (double)s->mem_bytes, s->sm_util_pct,
+					s->gpm_sm_util, s->gpm_dram_util };
+			int ok[5] = { !!(s->valid & APX_GPU_UTIL), !!(s->valid & APX_GPU_MEM),
+				      s->sm_valid, !!(s->valid & APX_GPU_GPM),
+				      !!(s->valid & APX_GPU_GPM) };
+
+			for (int k = 0; k < 5; k++) {
+				if (!ok[k])
+					continue;
+				apx_rec_init(&r, APX_REC_METRIC);
+				r.v[APX_METRIC_TS_NS] = s->ts_ns;
+				r.v[APX_METRIC_NAME] = nid[k];
+				r.v[APX_METRIC_UNIT] = uid[k];
+				r.v[APX_METRIC_DEVICE] = (uint64_t)g->device;
+				r.v[APX_METRIC_PID] = k == 0 || k >= 3 ? 0 : (uint64_t)p->pid;
+				apx_rec_set_f64(&r, APX_METRIC_VALUE, v[k]);
+				if ((rc = apx_writer_add(w, &r)) < 0)
+					return rc;
+			}
+		}
+	}
 	set_kv_u64(w, "nvperfd.gpu.device", (uint64_t)g->device);
 	set_kv_u64(w, "nvperfd.gpu.samples", g->gpu_seen_samples);
 	set_kv_u64(w, "nvperfd.gpu.idle_samples", g->gpu_idle_samples);
@@ -294,7 +334,6 @@ static int write_gpu(struct apx_daemon *d, struct apx_writer *w, struct apx_proc
 	} else {
 		set_kv(w, "nvperfd.gpm", "n/a (unsupported, or the process shared its GPU)");
 	}
-	(void)end_ns;
 	return 0;
 }
 
@@ -305,12 +344,18 @@ static int write_records(struct apx_daemon *d, struct apx_writer *w, struct apx_
 	uint64_t budget = c->max_summary_bytes > FIXED_EST_BYTES ?
 			  c->max_summary_bytes - FIXED_EST_BYTES : 0;
 	size_t max_recs = (size_t)(budget / REC_EST_BYTES), nthreads = p->nthreads, step = 1;
+	size_t gpu_recs;
 	struct apx_rec r;
 	char buf[64];
 	int rc;
 
 	if (max_recs < 64)
 		max_recs = 64;
+	/* the GPU series (at most 5 x APX_GPU_SERIES_MAX records) gets at most half the budget */
+	gpu_recs = 5 * (size_t)p->gpu.nseries;
+	if (gpu_recs > max_recs / 2)
+		gpu_recs = max_recs / 2;
+	max_recs -= gpu_recs;
 	if (nthreads > max_recs / 4)
 		nthreads = max_recs / 4;
 	if (p->nsamples > max_recs - 2 * nthreads)
@@ -398,7 +443,7 @@ static int write_records(struct apx_daemon *d, struct apx_writer *w, struct apx_
 		if ((rc = apx_writer_add(w, &r)) < 0)
 			return rc;
 	}
-	if ((rc = write_gpu(d, w, p, end_ns)) < 0)
+	if ((rc = write_gpu(d, w, p, gpu_recs)) < 0)
 		return rc;
 	apx_conf_format(c, apx_conf_key_find("metrics", 7), buf, sizeof(buf));
 	set_kv(w, "nvperfd.metrics", buf);

@@ -62,6 +62,7 @@ static void proc_free(struct apx_proc *p)
 	if (!p)
 		return;
 	apx_uprobes_forget(NULL, p);
+	free(p->gpu.series);
 	free(p->argv);
 	free(p->samples);
 	free(p->threads);
@@ -315,6 +316,7 @@ static int track(struct apx_daemon *d, pid_t pid, const char *comm)
 		p->start_ns = now;
 	p->tracked_ns = now;
 	p->gpu.device = -1;
+	p->gpu.stride = 1;
 	p->stride = 1;
 	p->cuda_backoff_ns = CUDA_FIRST_NS;
 	p->cuda_next_ns = now + CUDA_FIRST_NS;

@@ -1,7 +1,8 @@
 /*
  * apxkv.c - test helper of tests/daemon: prints the key/values, CONFIG and FINDING records of
  * an nvperfd summary .apx file, one per line ("kv KEY=VALUE", "config kind=.. ...",
- * "finding RULE SEVERITY TITLE"), for the shell tests to grep. Exit 1 when unreadable.
+ * "finding RULE SEVERITY TITLE", "metric NAME DEVICE PID VALUE UNIT"), for the shell tests
+ * to grep. Exit 1 when unreadable.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -50,6 +51,14 @@ int main(int argc, char **argv)
 				       r->v[APX_CONFIG_APW_BASE], r->v[APX_CONFIG_APW_BYTES],
 				       r->v[APX_CONFIG_APW_HIT_PPM], r->v[APX_CONFIG_APW_HIT_PROP],
 				       r->v[APX_CONFIG_APW_MISS_PROP], r->v[APX_CONFIG_STREAM]);
+			} else if (r->type == APX_REC_METRIC) {
+				size_t ln = 0, lu = 0;
+				const char *nm = apx_reader_string(rd, r->v[APX_METRIC_NAME], &ln);
+				const char *un = apx_reader_string(rd, r->v[APX_METRIC_UNIT], &lu);
+
+				printf("metric %.*s %" PRIu64 " %" PRIu64 " %.15g %.*s\n", (int)ln,
+				       nm ? nm : "", r->v[APX_METRIC_DEVICE], r->v[APX_METRIC_PID],
+				       apx_rec_f64(r, APX_METRIC_VALUE), (int)lu, un ? un : "");
 			} else if (r->type == APX_REC_FINDING) {
 				str(r, APX_FINDING_RULE, a, sizeof(a));
 				str(r, APX_FINDING_TITLE, b, sizeof(b));

@@ -58,5 +58,13 @@ grep -q "^kv nvperfd.gpm=device-wide, over [0-9]* samples where the process was 
 	fail "GPM attribution not said"
 grep -q "^finding gpu-idle 2 GPU 0 idle in 100% of the samples" "$T/kv" ||
 	fail "no gpu-idle finding: $(grep ^finding "$T/kv")"
+# the time series: METRIC records, only values the driver gave
+[ "$(grep -c "^metric gpu.mem_bytes 0 $P 536870912 bytes$" "$T/kv")" -ge 3 ] ||
+	fail "GPU memory series: $(grep ^metric "$T/kv" | head)"
+grep -q "^metric gpu.util_pct 0 0 0 %$" "$T/kv" || fail "device utilization series"
+grep -q "^metric gpu.sm_util_pct 0 $P 42 %$" "$T/kv" || fail "SM utilization series"
+grep -q "^metric gpm.sm_util_pct 0 0 3 %$" "$T/kv" || fail "GPM series"
+"$APX" report --color never "$T"/state/0/*-"$P"-*.apx >/dev/null 2>&1 || fail "apx report on a GPU summary"
+"$APX" info "$T"/state/0/*-"$P"-*.apx >/dev/null || fail "apx info on a GPU summary"
 stop_daemon
 echo "ok"
