@@ -91,6 +91,10 @@ static const struct apx_conf_key keys[] = {
 	  "say whether the process used L2 persistence (limit and access-policy windows)" },
 	{ "threshold.gpu_idle_pct", APX_CT_PCT, APX_CONF_USER, OFF(th_gpu_idle_pct), 0, 0, 100,
 	  "notice when the GPU was idle more than this % of the time the process held it (0 = off)" },
+	{ "threshold.sm_low_pct", APX_CT_PCT, APX_CONF_USER, OFF(th_sm_low_pct), 0, 0, 100,
+	  "notice when the process's mean SM utilization (NVML) is below this % (0 = off)" },
+	{ "threshold.gpu_mem_pct", APX_CT_PCT, APX_CONF_USER, OFF(th_gpu_mem_pct), 0, 0, 100,
+	  "notice when its GPU's memory use reached this % of the total (0 = off)" },
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -131,6 +135,8 @@ void apx_conf_defaults(struct apx_conf *c)
 	c->th_pageable_copy_bytes = 1ull << 30;
 	c->th_l2_persist = 1;
 	c->th_gpu_idle_pct = 50;
+	c->th_sm_low_pct = 10;
+	c->th_gpu_mem_pct = 95;
 }
 
 size_t apx_conf_key_count(void)

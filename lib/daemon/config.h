@@ -73,6 +73,8 @@ struct apx_conf {
 	uint64_t th_pageable_copy_bytes;	/* 0 = off */
 	uint64_t th_l2_persist;			/* bool: say whether L2 persistence was used */
 	uint64_t th_gpu_idle_pct;		/* 0 = off */
+	uint64_t th_sm_low_pct;			/* 0 = off */
+	uint64_t th_gpu_mem_pct;		/* 0 = off */
 };
 
 enum apx_conf_type {

@@ -103,6 +103,8 @@ struct apx_gpu_proc {			/* per tracked process, accumulated over its life */
 	uint32_t sole_samples;		/* it was the only process on its device (GPM is ours) */
 	double gpm_sum[APX_GPM_METRICS];
 	uint32_t gpm_samples;
+	uint32_t dev_mem_peak_permille;	/* highest device memory use seen, of its total */
+	uint8_t dev_mem_valid;
 	struct apx_gpu_sample *series;	/* time series, APX_GPU_SERIES_MAX at most */
 	uint32_t nseries, stride, skip;	/* keep one sample in stride */
 };

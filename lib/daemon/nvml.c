@@ -357,6 +357,13 @@ static void sample_procs(struct apx_nvml *n, struct apx_daemon *d, unsigned int 
 		}
 		if ((g->valid & APX_GPU_UTIL) && g->util_gpu_pct == 0)
 			gp->gpu_idle_samples++;
+		if ((g->valid & APX_GPU_MEM) && g->mem_total_bytes) {
+			uint32_t pm = (uint32_t)(g->mem_used_bytes * 1000 / g->mem_total_bytes);
+
+			gp->dev_mem_valid = 1;
+			if (pm > gp->dev_mem_peak_permille)
+				gp->dev_mem_peak_permille = pm;
+		}
 		if (have_util) {
 			for (unsigned int j = 0; j < ucnt; j++) {
 				if (us[j].pid != v2[k].pid || us[j].smUtil > 100 ||

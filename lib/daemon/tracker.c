@@ -740,6 +740,20 @@ static size_t make_findings(struct apx_daemon *d, struct apx_proc *p, uint64_t e
 		    PRIu64 "%%)", (int)p->gpu.device,
 		    100.0 * (double)p->gpu.gpu_idle_samples / (double)p->gpu.gpu_seen_samples,
 		    c->th_gpu_idle_pct);
+	if (c->th_sm_low_pct && (p->gpu.valid & APX_GPU_UTIL) && p->gpu.util_samples >= 3 &&
+	    p->gpu.sm_util_sum < c->th_sm_low_pct * p->gpu.util_samples)
+		ADD(1, "sm-low", "small kernels or a host-bound loop: batch more work per launch, "
+		    "CUDA graphs or torch.compile; 'apx analyze' shows where the time goes",
+		    "mean SM utilization %.1f%% on GPU %d (threshold %" PRIu64 "%%)",
+		    (double)p->gpu.sm_util_sum / (double)p->gpu.util_samples, (int)p->gpu.device,
+		    c->th_sm_low_pct);
+	if (c->th_gpu_mem_pct && p->gpu.dev_mem_valid &&
+	    p->gpu.dev_mem_peak_permille >= c->th_gpu_mem_pct * 10)
+		ADD(2, "gpu-mem", "smaller batches, activation checkpointing, mixed precision, or "
+		    "torch.cuda.empty_cache() between phases; out-of-memory is near",
+		    "GPU %d memory reached %.1f%% of its total while the process ran (threshold %"
+		    PRIu64 "%%)", (int)p->gpu.device, (double)p->gpu.dev_mem_peak_permille / 10.0,
+		    c->th_gpu_mem_pct);
 #undef ADD
 	(void)d;
 	return n;

@@ -37,7 +37,9 @@ stop_daemon
 : > "$T/gpupids"
 write_conf "nvml = yes
 threshold.min_runtime = 0
-threshold.gpu_idle_pct = 50"
+threshold.gpu_idle_pct = 50
+threshold.sm_low_pct = 50
+threshold.gpu_mem_pct = 1"
 LD_LIBRARY_PATH=$(dirname "$FAKENVML") APX_FAKENVML_PIDS=$T/gpupids start_daemon
 grep -q "NVML: 1 GPUs (Fake H200), GPM on 1" "$T/log" || fail "fake NVML not seen: $(grep NVML "$T/log")"
 start_python 30
@@ -58,6 +60,10 @@ grep -q "^kv nvperfd.gpm=device-wide, over [0-9]* samples where the process was 
 	fail "GPM attribution not said"
 grep -q "^finding gpu-idle 2 GPU 0 idle in 100% of the samples" "$T/kv" ||
 	fail "no gpu-idle finding: $(grep ^finding "$T/kv")"
+grep -q "^finding sm-low 1 mean SM utilization 42.0% on GPU 0 (threshold 50%)$" "$T/kv" ||
+	fail "no sm-low finding: $(grep ^finding "$T/kv")"
+grep -q "^finding gpu-mem 2 GPU 0 memory reached 1.2% of its total while the process ran (threshold 1%)$" \
+	"$T/kv" || fail "no gpu-mem finding: $(grep ^finding "$T/kv")"
 # the time series: METRIC records, only values the driver gave
 [ "$(grep -c "^metric gpu.mem_bytes 0 $P 536870912 bytes$" "$T/kv")" -ge 3 ] ||
 	fail "GPU memory series: $(grep ^metric "$T/kv" | head)"
