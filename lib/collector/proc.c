@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/procfs.h"
 #include "collector/collector.h"
 
 #include "base/banned.h"
@@ -22,39 +23,6 @@ uint64_t apx_mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static ssize_t read_small(const char *path, char *buf, size_t cap)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, cap - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = 0;
-	return n;
-}
-
-/* Value of "Key:  123 kB" in /proc/self/status text, in units of the line (kB -> bytes). */
-static uint64_t status_field(const char *text, const char *key)
-{
-	const char *p = strstr(text, key);
-	uint64_t v = 0;
-
-	if (!p)
-		return 0;
-	p += strlen(key);
-	while (*p == ' ' || *p == '\t' || *p == ':')
-		p++;
-	while (*p >= '0' && *p <= '9')
-		v = v * 10 + (uint64_t)(*p++ - '0');
-	if (!strncmp(p, " kB", 3))
-		v *= 1024;
-	return v;
 }
 
 void apx_proc_sample(struct apx_writer *w, uint64_t ts_ns)
@@ -77,11 +45,11 @@ void apx_proc_sample(struct apx_writer *w, uint64_t ts_ns)
 		rec.v[APX_CPU_MINFLT] = (uint64_t)ru.ru_minflt;
 		rec.v[APX_CPU_MAJFLT] = (uint64_t)ru.ru_majflt;
 	}
-	if (read_small("/proc/self/status", buf, sizeof(buf)) > 0) {
-		rec.v[APX_CPU_RSS_BYTES] = status_field(buf, "VmRSS");
-		rec.v[APX_CPU_THREADS] = status_field(buf, "Threads");
+	if (apx_read_small("/proc/self/status", buf, sizeof(buf)) > 0) {
+		rec.v[APX_CPU_RSS_BYTES] = apx_status_value(buf, "VmRSS") * 1024;	/* kB */
+		rec.v[APX_CPU_THREADS] = apx_status_value(buf, "Threads");
 		if (!rec.v[APX_CPU_RSS_PEAK_BYTES])
-			rec.v[APX_CPU_RSS_PEAK_BYTES] = status_field(buf, "VmHWM");
+			rec.v[APX_CPU_RSS_PEAK_BYTES] = apx_status_value(buf, "VmHWM") * 1024;
 	}
 	(void)apx_writer_add(w, &rec);
 }
@@ -107,7 +75,7 @@ void apx_proc_threads(struct apx_writer *w, uint64_t ts_ns)
 		len = (ssize_t)strlen(de->d_name);
 		memcpy(path + 16, de->d_name, (size_t)len);
 		memcpy(path + 16 + len, "/comm", 6);
-		len = read_small(path, name, sizeof(name));
+		len = apx_read_small(path, name, sizeof(name));
 		if (len <= 0)
 			continue;
 		if (name[len - 1] == '\n')

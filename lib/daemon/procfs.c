@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/procfs.h"
 #include "daemon/daemon.h"
 
 #include "base/banned.h"
@@ -29,37 +30,6 @@ uint64_t apx_procfs_ticks_ns(void)
 	return tick_ns;
 }
 
-static ssize_t read_small(const char *path, char *buf, size_t cap)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, cap - 1);
-	if (n < 0)
-		n = -errno;
-	else
-		buf[n] = 0;
-	close(fd);
-	return n;
-}
-
-static uint64_t status_field(const char *text, const char *key)
-{
-	const char *p = strstr(text, key);
-	uint64_t v = 0;
-
-	if (!p)
-		return 0;
-	p += strlen(key);
-	while (*p == ' ' || *p == '\t')
-		p++;
-	while (isdigit((unsigned char)*p))
-		v = v * 10 + (uint64_t)(*p++ - '0');
-	return v;
-}
-
 int apx_procfs_stat(pid_t pid, pid_t tid, struct apx_pstat *ret, int with_status)
 {
 	char path[64], buf[4096];	/* status grows with CPU and group counts; csw is last */
@@ -75,7 +45,7 @@ int apx_procfs_stat(pid_t pid, pid_t tid, struct apx_pstat *ret, int with_status
 		snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
 	else
 		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	n = read_small(path, buf, sizeof(buf));
+	n = apx_read_small(path, buf, sizeof(buf));
 	if (n < 0)
 		return (int)n;
 	open_p = strchr(buf, '(');
@@ -116,13 +86,13 @@ int apx_procfs_stat(pid_t pid, pid_t tid, struct apx_pstat *ret, int with_status
 			snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
 		else
 			snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-		n = read_small(path, buf, sizeof(buf));
+		n = apx_read_small(path, buf, sizeof(buf));
 		if (n < 0)
 			return (int)n;
-		s.vol_csw = status_field(buf, "\nvoluntary_ctxt_switches:");
-		s.invol_csw = status_field(buf, "\nnonvoluntary_ctxt_switches:");
-		s.rss_peak_bytes = status_field(buf, "\nVmHWM:") * 1024;
-		s.uid = (uid_t)status_field(buf, "\nUid:");
+		s.vol_csw = apx_status_value(buf, "\nvoluntary_ctxt_switches:");
+		s.invol_csw = apx_status_value(buf, "\nnonvoluntary_ctxt_switches:");
+		s.rss_peak_bytes = apx_status_value(buf, "\nVmHWM:") * 1024;
+		s.uid = (uid_t)apx_status_value(buf, "\nUid:");
 	}
 	*ret = s;
 	return 0;
@@ -134,7 +104,7 @@ int apx_procfs_comm(pid_t pid, char comm[APX_COMM_MAX])
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	n = read_small(path, buf, sizeof(buf));
+	n = apx_read_small(path, buf, sizeof(buf));
 	if (n < 0)
 		return (int)n;
 	if (n && buf[n - 1] == '\n')
