@@ -1,7 +1,8 @@
 /*
  * cmd_status.c - `apx status`: the Python processes nvperfd tracks now (pid, user, age, CPU %,
- * RSS, context switches, threads, CUDA use) and the recent findings, as a table or JSON; with
- * --stats, the daemon's own counters. Talks to nvperfd over its control socket
+ * RSS, context switches, threads, CUDA use, and from NVML and the uprobes: GPU, GPU memory,
+ * SM %, host-to-device bytes) under a line per GPU, and the recent findings, as a table or
+ * JSON; with --stats, the daemon's own counters. Talks to nvperfd over its control socket
  * (lib/daemon/ctl_client.c); a user sees only their processes, root all. Called from main.c.
  */
 #include <errno.h>
@@ -10,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
@@ -24,9 +24,15 @@ const char apx_cmd_status_usage[] =
 	"\n"
 	"Show the Python processes the nvperfd daemon tracks now, and the recent findings\n"
 	"(thresholds crossed by processes that ended). You see your own processes; root sees all.\n"
+	"Above the table, a line per GPU (utilization, memory, power). GPU columns, at the last\n"
+	"sample: GPU (device index, '+' when on several), GMEM (its GPU memory), SM% (its SM\n"
+	"utilization), H2D (bytes copied host to device so far, with the share from pageable\n"
+	"memory: '1.2G 80%pg'). '-' means not known (no NVML, not on a GPU, no uprobes), never 0.\n"
+	"The table fits the terminal ($COLUMNS or 100 columns when not one): on a narrow one\n"
+	"the state, CUDA, threads, peak RSS, context switches and age columns go first.\n"
 	"\n"
 	"  -j, --json         print JSON (schema version 1) instead of a table\n"
-	"  -s, --sort KEY     cpu (default), rss, pid, age or csw\n"
+	"  -s, --sort KEY     cpu (default), rss, pid, age, csw or gpu (GPU memory)\n"
 	"      --stats        print the daemon's counters instead (events, overruns, CPU time...)\n"
 	"  -S, --socket PATH  the daemon's socket (default $NVPERFD_SOCKET or /run/nvperfd.sock)\n"
 	"  -h, --help         show this help\n"
@@ -78,10 +84,8 @@ int apx_cmd_status(int argc, char **argv)
 	};
 	const char *sock = apx_ctl_default_socket();
 	struct apx_sv sv;
-	struct winsize ws;
 	char err[256] = "";
 	int c, json = 0, stats = 0, key = APX_SV_SORT_CPU, r;
-	unsigned width = 100;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "js:S:h", opts, NULL)) != -1) {
@@ -93,7 +97,7 @@ int apx_cmd_status(int argc, char **argv)
 			key = apx_sv_sort_parse(optarg);
 			if (key < 0)
 				return apx_cli_usage_error("status", "--sort: expected cpu, rss, pid, "
-							   "age or csw, not '%s'", optarg);
+							   "age, csw or gpu, not '%s'", optarg);
 			break;
 		case 'T':
 			stats = 1;
@@ -121,9 +125,7 @@ int apx_cmd_status(int argc, char **argv)
 	if (json) {
 		apx_sv_print_json(stdout, &sv);
 	} else {
-		if (isatty(1) && ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col)
-			width = ws.ws_col;
-		apx_sv_print_table(stdout, &sv, width, 0);
+		apx_sv_print_table(stdout, &sv, apx_sv_width(1), 0);
 	}
 	apx_sv_release(&sv);
 	return APX_EXIT_OK;

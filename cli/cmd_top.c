@@ -1,9 +1,10 @@
 /*
  * cmd_top.c - `apx top`: `apx status` refreshed in place, like top/nvtop. On a terminal it
- * switches to raw keyboard mode (keys: q quit, c/m/p/a/w sort by CPU, memory, pid, age,
- * context switches) and redraws every --delay seconds; otherwise it prints one table (or JSON
- * object) per refresh, --iterations times. Waits on the keyboard with poll(2) between refreshes.
- * Called from main.c; data from nvperfd's control socket.
+ * switches to raw keyboard mode (keys: q quit, c/m/p/a/w/g sort by CPU, memory, pid, age,
+ * context switches, GPU memory) and redraws every --delay seconds at the terminal's size;
+ * otherwise it prints one table (or JSON object) per refresh, --iterations times. Waits on the
+ * keyboard with poll(2) between refreshes. Called from main.c; data from nvperfd's control
+ * socket.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -28,12 +29,14 @@ const char apx_cmd_top_usage[] =
 	"usage: apx top [--delay SECONDS] [--iterations N] [--sort KEY] [--json] [--socket PATH]\n"
 	"\n"
 	"Watch the Python processes nvperfd tracks, refreshed in place. Keys: q quit; c, m, p, a,\n"
-	"w sort by CPU, memory, pid, age or context switches. Not on a terminal (or with --json)\n"
-	"it prints one table or JSON object per refresh.\n"
+	"w, g sort by CPU, memory, pid, age, context switches or GPU memory. Not on a terminal\n"
+	"(or with --json) it prints one table or JSON object per refresh, $COLUMNS (or 100)\n"
+	"wide. Columns as 'apx status' (see 'apx help status'): a line per GPU, then GPU, GMEM,\n"
+	"SM% and H2D per process, '-' where not known.\n"
 	"\n"
 	"  -d, --delay SECONDS   refresh period (default 2)\n"
 	"  -n, --iterations N    stop after N refreshes (default: until q or Ctrl-C)\n"
-	"  -s, --sort KEY        cpu (default), rss, pid, age or csw\n"
+	"  -s, --sort KEY        cpu (default), rss, pid, age, csw or gpu (GPU memory)\n"
 	"  -j, --json            one JSON object per refresh (as 'apx status --json')\n"
 	"  -S, --socket PATH     the daemon's socket (default $NVPERFD_SOCKET or /run/nvperfd.sock)\n"
 	"  -h, --help            show this help\n";
@@ -80,8 +83,8 @@ int apx_cmd_top(int argc, char **argv)
 		case 's':
 			key = apx_sv_sort_parse(optarg);
 			if (key < 0)
-				return apx_cli_usage_error("top", "--sort: expected cpu, rss, pid, age "
-							   "or csw, not '%s'", optarg);
+				return apx_cli_usage_error("top", "--sort: expected cpu, rss, pid, age, "
+							   "csw or gpu, not '%s'", optarg);
 			break;
 		case 'j':
 			json = 1;
@@ -130,20 +133,25 @@ int apx_cmd_top(int argc, char **argv)
 			apx_sv_print_json(stdout, &sv);
 		} else if (interactive) {
 			struct winsize ws = { 0 };
-			char when[16] = "";
+			char when[16] = "", head[200];
 			time_t t = time(NULL);
 			struct tm tm;
+			size_t rows;
 
 			if (ioctl(1, TIOCGWINSZ, &ws) < 0 || !ws.ws_col)
 				ws.ws_col = 100, ws.ws_row = 30;
 			if (localtime_r(&t, &tm))
 				strftime(when, sizeof(when), "%H:%M:%S", &tm);
-			printf("\033[H\033[2Japx top - %s - %zu Python processes - sort: %s - q quit, "
-			       "c/m/p/a/w sort\n\n", when, sv.nprocs,
-			       (const char *[]){ "cpu", "rss", "pid", "age", "csw" }[key]);
-			apx_sv_print_table(stdout, &sv, ws.ws_col, ws.ws_row > 8 ? ws.ws_row - 8u : 1);
+			snprintf(head, sizeof(head), "apx top - %s - %zu Python processes - "
+				 "sort: %s - q quit, c/m/p/a/w/g sort", when, sv.nprocs,
+				 apx_sv_sort_name((enum apx_sv_sort)key));
+			/* the screen: 2 lines of ours, the GPU lines, the table's header, a
+			 * "... more" line, and room left at the bottom */
+			rows = ws.ws_row > 8 + sv.ngpus ? ws.ws_row - 8 - sv.ngpus : 1;
+			printf("\033[H\033[2J%.*s\n\n", (int)ws.ws_col, head);
+			apx_sv_print_table(stdout, &sv, ws.ws_col, rows);
 		} else {
-			apx_sv_print_table(stdout, &sv, 100, 0);
+			apx_sv_print_table(stdout, &sv, apx_sv_width(1), 0);
 			putchar('\n');
 		}
 		fflush(stdout);
@@ -165,7 +173,7 @@ int apx_cmd_top(int argc, char **argv)
 					top_stop = 1;
 				k = ch == 'c' ? APX_SV_SORT_CPU : ch == 'm' ? APX_SV_SORT_RSS :
 				    ch == 'p' ? APX_SV_SORT_PID : ch == 'a' ? APX_SV_SORT_AGE :
-				    ch == 'w' ? APX_SV_SORT_CSW : -1;
+				    ch == 'w' ? APX_SV_SORT_CSW : ch == 'g' ? APX_SV_SORT_GPU : -1;
 				if (k >= 0) {
 					key = k;
 					break;	/* redraw now */

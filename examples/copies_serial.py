@@ -4,6 +4,7 @@ Fixed variant: copies_overlapped.py (side stream, double buffering)."""
 from _common import fact, need_cuda
 
 torch = need_cuda()
+torch.backends.cuda.matmul.allow_tf32 = True       # tensor cores: not this example's problem
 STEPS, MIB = 30, 32
 host = [torch.randn(MIB * 2**20 // 4).pin_memory() for _ in range(2)]
 w = torch.randn(4096, 4096, device="cuda")

@@ -7,7 +7,7 @@
  * summaries of their own uid; root sees everything.
  *
  * Request: one line of at most APX_CTL_REQUEST_MAX bytes, "apx1 VERB\n", VERB one of
- *   status   tracked processes now + recent findings
+ *   status   tracked processes now + recent findings + the GPUs NVML sees
  *   history  the caller's summary files (root: every user's)
  *   stats    daemon counters
  *   ping     liveness
@@ -15,8 +15,11 @@
  * are separated by '\t' and escaped (backslash, tab, newline and every byte outside 0x20..0x7e
  * written as "\xNN", so a process name cannot forge a line). The first line is "ok" or
  * "err\tMESSAGE"; the last line is "end". Every line in between starts with its kind
- * ("proc", "finding", "summary", "stat") followed by the fields listed below, in order.
- * New fields are only ever appended; clients ignore fields they do not know.
+ * ("proc", "finding", "gpu", "summary", "stat") followed by the fields listed below, in order.
+ * New fields are only ever appended, and new kinds added; clients ignore fields and kinds
+ * they do not know, and take fields an older daemon did not send as not known. A numeric
+ * field marked "-" below is "-" on the wire when the daemon does not know the value: never 0
+ * for unknown.
  */
 #ifndef APX_CTL_PROTO_H
 #define APX_CTL_PROTO_H
@@ -52,8 +55,16 @@ enum apx_ctl_proc_field {
 	APX_CTL_PROC_H2D_PAGEABLE_BYTES,	/* "-" = not known (no uprobes) */
 	APX_CTL_PROC_H2D_PINNED_BYTES,		/* "-" = not known */
 	APX_CTL_PROC_GPU_MEM_BYTES,	/* peak device memory from NVML; "-" = not known */
+	/* at the last NVML sample (the sampling period); "-" = not known: no NVML, or the
+	 * process is not on (or not visible on) a GPU at that sample */
+	APX_CTL_PROC_GPU_DEVICE,	/* lowest index of the devices it is on; "-" */
+	APX_CTL_PROC_GPU_COUNT,		/* devices it is on (0: none seen); "-" = no NVML */
+	APX_CTL_PROC_GPU_MEM_NOW_BYTES,	/* device memory, summed over its devices; "-" */
+	APX_CTL_PROC_SM_UTIL_PCT,	/* SM utilization, the highest of its devices; "-" */
 	APX_CTL_PROC__COUNT,
 };
+/* fields every daemon version sent (pid .. argv); the later ones may be absent */
+#define APX_CTL_PROC__MIN (APX_CTL_PROC_ARGV + 1)
 
 /* "finding": a threshold crossed by a process that has ended. */
 enum apx_ctl_finding_field {
@@ -65,6 +76,18 @@ enum apx_ctl_finding_field {
 	APX_CTL_FINDING_TITLE,		/* string */
 	APX_CTL_FINDING_COMM,		/* string */
 	APX_CTL_FINDING__COUNT,
+};
+
+/* "gpu": one device NVML sees, at the last sample (device-wide: every process on it, the
+ * caller's or not, as nvidia-smi shows to any user). Absent without NVML. */
+enum apx_ctl_gpu_field {
+	APX_CTL_GPU_INDEX,
+	APX_CTL_GPU_NAME,		/* string: "NVIDIA H200" */
+	APX_CTL_GPU_UTIL_PCT,		/* "-" = not known */
+	APX_CTL_GPU_MEM_USED_BYTES,	/* "-" = not known */
+	APX_CTL_GPU_MEM_TOTAL_BYTES,	/* "-" = not known */
+	APX_CTL_GPU_POWER_MW,		/* "-" = not known */
+	APX_CTL_GPU__COUNT,
 };
 
 /* "summary": a summary file in a user's state folder. */

@@ -2,7 +2,8 @@
  * ctl_server.c - nvperfd's control socket (protocol: include/apx/ctl_proto.h). Clients are
  * non-blocking and served from the epoll loop in main.c: read one request line, build the whole
  * answer in memory (bounded), write it as the socket accepts it, close. Peer credentials
- * (SO_PEERCRED) decide what a client sees: its own uid's processes, or everything for root.
+ * (SO_PEERCRED) decide what a client sees: its own uid's processes, or everything for root
+ * (the device-wide "gpu" lines go to everyone, as nvidia-smi shows them to any user).
  * Caps: max_clients in all, a quarter of it per uid, APX_CTL_REQUEST_MAX per request,
  * APX_CTL_RESPONSE_MAX per answer, 10 s per client.
  */
@@ -193,12 +194,33 @@ static void user_name(uid_t uid, char *buf, size_t cap)
 		snprintf(buf, cap, "%u", (unsigned)uid);
 }
 
+/* v when known, else "-" (ctl_proto.h: unknown is never 0) */
+static void num_or_dash(char *buf, size_t cap, int known, uint64_t v)
+{
+	if (known)
+		snprintf(buf, cap, "%" PRIu64, v);
+	else
+		snprintf(buf, cap, "-");
+}
+
+/* The proc fields of the last NVML sample (APX_CTL_PROC_GPU_DEVICE ... _SM_UTIL_PCT). */
+static void gpu_now(const struct apx_daemon *d, const struct apx_gpu_proc *gp, char *dev,
+		    char *count, char *mem, char *sm, size_t cap)
+{
+	num_or_dash(dev, cap, d->nvml && gp->now_devs,
+		    gp->now_devs ? (uint64_t)__builtin_ctzll(gp->now_devs) : 0);
+	num_or_dash(count, cap, d->nvml != NULL, (uint64_t)__builtin_popcountll(gp->now_devs));
+	num_or_dash(mem, cap, d->nvml && (gp->now_valid & APX_GPU_MEM), gp->mem_now_bytes);
+	num_or_dash(sm, cap, d->nvml && (gp->now_valid & APX_GPU_UTIL), gp->sm_now_pct);
+}
+
 static void answer_status(struct apx_daemon *d, struct apx_client *c)
 {
 	uint64_t now = apx_now_ns(), wall_off = apx_wall_ns() - now;
 	char user[64], comm[80], argv[1100], joined[APX_ARGV_MAX];
-	char pageable[24], pinned[24], gmem[24];
-	size_t first;
+	char pageable[24], pinned[24], gmem[24], gdev[24], gcount[24], gnow[24], sm[24];
+	const struct apx_gpu_dev *gpus;
+	size_t first, ngpus;
 
 	for (struct apx_proc *p = d->procs; p; p = p->next) {
 		size_t n;
@@ -226,9 +248,10 @@ static void answer_status(struct apx_daemon *d, struct apx_client *c)
 			snprintf(gmem, sizeof(gmem), "%" PRIu64, p->gpu.mem_peak_bytes);
 		else
 			snprintf(gmem, sizeof(gmem), "-");
+		gpu_now(d, &p->gpu, gdev, gcount, gnow, sm, sizeof(gdev));
 		out_add(c, "proc\t%d\t%d\t%u\t%s\t%" PRIu64 "\t%" PRIu64 "\t%u\t%" PRIu64 "\t%" PRIu64
 			"\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%u\t%c\t%u\t%s\t%s"
-			"\t%s\t%s\t%s\t%s\n",
+			"\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 			(int)p->pid, (int)p->ppid, (unsigned)p->uid, user,
 			(p->start_ns + wall_off) / 1000000, (now - p->start_ns) / 1000000,
 			p->cpu_pct_x10, p->last.utime_ns / 1000000, p->last.stime_ns / 1000000,
@@ -236,7 +259,19 @@ static void answer_status(struct apx_daemon *d, struct apx_client *c)
 			p->last.threads, p->last.state ? p->last.state : '?', p->cuda, comm, argv,
 			!d->up ? "unavailable" : !p->up ? "none" :
 			p->up->state == APX_UPS_ATTACHED ? "attached" : "detached",
-			pageable, pinned, gmem);
+			pageable, pinned, gmem, gdev, gcount, gnow, sm);
+	}
+	ngpus = apx_nvml_devices(d->nvml, &gpus);
+	for (size_t i = 0; i < ngpus; i++) {
+		const struct apx_gpu_dev *g = &gpus[i];
+		char name[sizeof(g->name) * 4], util[24], used[24], total[24], power[24];
+
+		apx_ctl_escape(name, sizeof(name), g->name, strnlen(g->name, sizeof(g->name)));
+		num_or_dash(util, sizeof(util), g->valid & APX_GPU_UTIL, g->util_gpu_pct);
+		num_or_dash(used, sizeof(used), g->valid & APX_GPU_MEM, g->mem_used_bytes);
+		num_or_dash(total, sizeof(total), g->valid & APX_GPU_MEM, g->mem_total_bytes);
+		num_or_dash(power, sizeof(power), g->valid & APX_GPU_POWER, g->power_mw);
+		out_add(c, "gpu\t%zu\t%s\t%s\t%s\t%s\t%s\n", i, name, util, used, total, power);
 	}
 	first = d->nfindings > APX_FINDINGS_RECENT ? d->nfindings - APX_FINDINGS_RECENT : 0;
 	for (size_t i = d->nfindings; i-- > first;) {	/* newest first */

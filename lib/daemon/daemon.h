@@ -105,6 +105,11 @@ struct apx_gpu_proc {			/* per tracked process, accumulated over its life */
 	uint32_t gpm_samples;
 	uint32_t dev_mem_peak_permille;	/* highest device memory use seen, of its total */
 	uint8_t dev_mem_valid;
+	/* at the last sample only (cleared at each): what `apx status/top` show */
+	uint32_t now_valid;		/* APX_GPU_MEM: mem_now_bytes; _UTIL: sm_now_pct */
+	uint64_t now_devs;		/* bit i: it is on device i (APX_GPU_MAX is 64) */
+	uint64_t mem_now_bytes;		/* summed over them */
+	uint32_t sm_now_pct;		/* the highest of them */
 	struct apx_gpu_sample *series;	/* time series, APX_GPU_SERIES_MAX at most */
 	uint32_t nseries, stride, skip;	/* keep one sample in stride */
 };

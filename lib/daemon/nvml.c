@@ -3,8 +3,9 @@
  * no build-time dependency: the few types used are declared here, layouts from nvml.h of
  * R580 / CUDA 13.0, as nvtop does). Per device: utilization, memory, PCIe throughput, clocks,
  * power, MIG mode, and GPM metrics (Hopper and later) between two consecutive samples; per
- * tracked process: device memory, SM utilization, and device-wide GPM figures when it is the
- * only process on its device. Every value carries a validity bit: unsupported is never 0.
+ * tracked process: device memory, SM utilization (peak and means over its life, and the values
+ * of the last sample for `apx status/top`), and device-wide GPM figures when it is the only
+ * process on its device. Every value carries a validity bit: unsupported is never 0.
  * Versioned entry points are tried first, older ones after. Called by main.c (open/close) and
  * on the sampling tick (tracker.c); non-logging (why[] says what is missing).
  */
@@ -62,6 +63,8 @@ typedef struct {			/* metrics[] is last: a shorter array is fine (CUPTI.md §5) 
 	nvmlGpmMetric_t metrics[APX_GPM_METRICS];
 } nvmlGpmMetricsGet_t;
 #define NVML_GPM_METRICS_GET_VERSION 1
+
+_Static_assert(APX_GPU_MAX <= 64, "apx_gpu_proc.now_devs is a 64-bit mask");
 
 #define PROCS_MAX 256			/* processes read per device and sample */
 #define GPM_MIN_NS 110000000ull		/* GPM needs > 100 ms between its two samples */
@@ -343,6 +346,7 @@ static void sample_procs(struct apx_nvml *n, struct apx_daemon *d, unsigned int 
 		gp = &p->gpu;
 		gp->device = (int32_t)i;
 		gp->gpu_seen_samples++;
+		gp->now_devs |= 1ull << i;
 		/* usedGpuMemory is NVML_VALUE_NOT_AVAILABLE (~0ull) without the permission */
 		if (g->valid & APX_GPU_UTIL) {
 			smp.valid |= APX_GPU_UTIL;
@@ -354,6 +358,8 @@ static void sample_procs(struct apx_nvml *n, struct apx_daemon *d, unsigned int 
 			gp->valid |= APX_GPU_MEM;
 			if (v2[k].usedGpuMemory > gp->mem_peak_bytes)
 				gp->mem_peak_bytes = v2[k].usedGpuMemory;
+			gp->now_valid |= APX_GPU_MEM;
+			gp->mem_now_bytes += v2[k].usedGpuMemory;
 		}
 		if ((g->valid & APX_GPU_UTIL) && g->util_gpu_pct == 0)
 			gp->gpu_idle_samples++;
@@ -374,6 +380,10 @@ static void sample_procs(struct apx_nvml *n, struct apx_daemon *d, unsigned int 
 				gp->util_samples++;
 				smp.sm_valid = 1;
 				smp.sm_util_pct = us[j].smUtil;
+				if (!(gp->now_valid & APX_GPU_UTIL) ||
+				    us[j].smUtil > gp->sm_now_pct)
+					gp->sm_now_pct = us[j].smUtil;
+				gp->now_valid |= APX_GPU_UTIL;
 			}
 		}
 		if (cnt == 1 && (g->valid & APX_GPU_GPM)) {
@@ -400,6 +410,11 @@ void apx_nvml_sample(struct apx_nvml *n, struct apx_daemon *d, uint64_t now_ns)
 {
 	if (!n)
 		return;
+	for (struct apx_proc *p = d->procs; p; p = p->next) {	/* "now" is this sample */
+		p->gpu.now_valid = 0;
+		p->gpu.now_devs = p->gpu.mem_now_bytes = 0;
+		p->gpu.sm_now_pct = 0;
+	}
 	for (unsigned int i = 0; i < n->ndev; i++) {
 		struct apx_gpu_dev *g = &n->info[i];
 		nvmlUtilization_t u;

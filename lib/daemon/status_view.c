@@ -8,8 +8,11 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "base/parse.h"
 #include "daemon/ctl_client.h"
 
 #include "base/banned.h"
@@ -19,12 +22,16 @@ static const char *const proc_names[APX_CTL_PROC__COUNT] = {
 	"pid", "ppid", "uid", "user", "start_unix_ms", "age_ms", "cpu_pct_x10", "utime_ms",
 	"stime_ms", "rss_bytes", "rss_peak_bytes", "vol_csw", "invol_csw", "threads", "state",
 	"uses_cuda", "comm", "argv", "uprobes", "h2d_pageable_bytes", "h2d_pinned_bytes",
-	"gpu_mem_peak_bytes",
+	"gpu_mem_peak_bytes", "gpu_device", "gpu_count", "gpu_mem_bytes", "sm_util_pct",
 };
 /* numeric fields that may be "-" on the wire: null in JSON (unknown is not 0) */
 static const uint32_t proc_nullable = 1u << APX_CTL_PROC_H2D_PAGEABLE_BYTES |
 				      1u << APX_CTL_PROC_H2D_PINNED_BYTES |
-				      1u << APX_CTL_PROC_GPU_MEM_BYTES;
+				      1u << APX_CTL_PROC_GPU_MEM_BYTES |
+				      1u << APX_CTL_PROC_GPU_DEVICE |
+				      1u << APX_CTL_PROC_GPU_COUNT |
+				      1u << APX_CTL_PROC_GPU_MEM_NOW_BYTES |
+				      1u << APX_CTL_PROC_SM_UTIL_PCT;
 static const uint32_t proc_strings = 1u << APX_CTL_PROC_USER | 1u << APX_CTL_PROC_STATE |
 				     1u << APX_CTL_PROC_COMM | 1u << APX_CTL_PROC_ARGV |
 				     1u << APX_CTL_PROC_UPROBES;
@@ -33,6 +40,12 @@ static const char *const finding_names[APX_CTL_FINDING__COUNT] = {
 };
 static const uint32_t finding_strings = 1u << APX_CTL_FINDING_RULE |
 					1u << APX_CTL_FINDING_TITLE | 1u << APX_CTL_FINDING_COMM;
+static const char *const gpu_names[APX_CTL_GPU__COUNT] = {
+	"index", "name", "util_pct", "mem_used_bytes", "mem_total_bytes", "power_mw",
+};
+static const uint32_t gpu_strings = 1u << APX_CTL_GPU_NAME;
+
+#define FIELDS_MAX 64			/* split at most this many (later ones are ignored) */
 
 static int grow(void **v, size_t n, size_t *cap, size_t sz)
 {
@@ -48,48 +61,52 @@ static int grow(void **v, size_t n, size_t *cap, size_t sz)
 	return 0;
 }
 
-int apx_sv_fetch(const char *sock, struct apx_sv *ret, char *errbuf, size_t errcap)
+/* n fields of a line into s[] / v[]: numbers parsed unless a string field; fields past
+ * the line (an older daemon) are "-" */
+static void take(char **f, int n, int count, uint32_t strings, const char **s, uint64_t *v)
 {
-	struct apx_sv sv = { 0 };
-	size_t len, pcap = 0, fcap = 0;
-	char *line, *next;
-	int r;
+	for (int i = 0; i < count; i++) {
+		s[i] = i < n ? f[i] : "-";
+		v[i] = i < n && !(strings & (1u << i)) ? strtoull(f[i], NULL, 10) : 0;
+	}
+}
 
-	r = apx_ctl_request(sock, "status", &sv.buf, &len, errbuf, errcap);
-	if (r < 0)
-		return r;
+int apx_sv_parse(char *buf, struct apx_sv *ret)
+{
+	struct apx_sv sv = { .buf = buf };
+	size_t pcap = 0, fcap = 0, gcap = 0;
+	char *line, *next;
+
 	for (line = sv.buf; line && *line; line = next) {
-		char *f[32];
+		char *f[FIELDS_MAX];
 		int n;
 
 		next = strchr(line, '\n');
 		if (next)
 			*next++ = 0;
-		n = apx_ctl_split(line, f, 32);
-		if (!strcmp(f[0], "proc") && n >= 1 + APX_CTL_PROC__COUNT) {
+		n = apx_ctl_split(line, f, FIELDS_MAX) - 1;
+		if (!strcmp(f[0], "proc") && n >= APX_CTL_PROC__MIN) {
 			struct apx_sv_proc *p;
 
 			if (grow((void **)&sv.procs, sv.nprocs, &pcap, sizeof(*p)) < 0)
 				goto nomem;
 			p = &sv.procs[sv.nprocs++];
-			memset(p, 0, sizeof(*p));
-			for (int i = 0; i < APX_CTL_PROC__COUNT; i++) {
-				p->s[i] = f[i + 1];
-				if (!(proc_strings & (1u << i)))
-					p->n[i] = strtoull(f[i + 1], NULL, 10);
-			}
-		} else if (!strcmp(f[0], "finding") && n >= 1 + APX_CTL_FINDING__COUNT) {
+			take(f + 1, n, APX_CTL_PROC__COUNT, proc_strings, p->s, p->n);
+			p->nfields = n < APX_CTL_PROC__COUNT ? n : APX_CTL_PROC__COUNT;
+		} else if (!strcmp(f[0], "finding") && n >= APX_CTL_FINDING__COUNT) {
 			struct apx_sv_finding *fd;
 
 			if (grow((void **)&sv.findings, sv.nfindings, &fcap, sizeof(*fd)) < 0)
 				goto nomem;
 			fd = &sv.findings[sv.nfindings++];
-			memset(fd, 0, sizeof(*fd));
-			for (int i = 0; i < APX_CTL_FINDING__COUNT; i++) {
-				fd->s[i] = f[i + 1];
-				if (!(finding_strings & (1u << i)))
-					fd->n[i] = strtoull(f[i + 1], NULL, 10);
-			}
+			take(f + 1, n, APX_CTL_FINDING__COUNT, finding_strings, fd->s, fd->n);
+		} else if (!strcmp(f[0], "gpu") && n >= APX_CTL_GPU__COUNT) {
+			struct apx_sv_gpu *g;
+
+			if (grow((void **)&sv.gpus, sv.ngpus, &gcap, sizeof(*g)) < 0)
+				goto nomem;
+			g = &sv.gpus[sv.ngpus++];
+			take(f + 1, n, APX_CTL_GPU__COUNT, gpu_strings, g->s, g->n);
 		}
 	}
 	*ret = sv;
@@ -99,12 +116,31 @@ nomem:
 	return -ENOMEM;
 }
 
+int apx_sv_fetch(const char *sock, struct apx_sv *ret, char *errbuf, size_t errcap)
+{
+	char *buf;
+	size_t len;
+	int r;
+
+	r = apx_ctl_request(sock, "status", &buf, &len, errbuf, errcap);
+	if (r < 0)
+		return r;
+	return apx_sv_parse(buf, ret);
+}
+
 void apx_sv_release(struct apx_sv *sv)
 {
 	free(sv->buf);
 	free(sv->procs);
 	free(sv->findings);
+	free(sv->gpus);
 	memset(sv, 0, sizeof(*sv));
+}
+
+/* the daemon sent field i of p, and knows it (not "-") */
+static int known(const struct apx_sv_proc *p, int i)
+{
+	return i < p->nfields && strcmp(p->s[i], "-") != 0;
 }
 
 static enum apx_sv_sort sort_key;
@@ -113,6 +149,7 @@ static int cmp_proc(const void *a, const void *b)
 {
 	const struct apx_sv_proc *x = a, *y = b;
 	uint64_t vx, vy;
+	int kx, ky;
 
 	switch (sort_key) {
 	case APX_SV_SORT_RSS:
@@ -130,6 +167,14 @@ static int cmp_proc(const void *a, const void *b)
 	case APX_SV_SORT_CSW:
 		vx = x->n[APX_CTL_PROC_INVOL_CSW] + x->n[APX_CTL_PROC_VOL_CSW];
 		vy = y->n[APX_CTL_PROC_INVOL_CSW] + y->n[APX_CTL_PROC_VOL_CSW];
+		break;
+	case APX_SV_SORT_GPU:	/* not known sorts below a known 0 */
+		kx = known(x, APX_CTL_PROC_GPU_MEM_NOW_BYTES);
+		ky = known(y, APX_CTL_PROC_GPU_MEM_NOW_BYTES);
+		if (kx != ky)
+			return kx ? -1 : 1;
+		vx = x->n[APX_CTL_PROC_GPU_MEM_NOW_BYTES];
+		vy = y->n[APX_CTL_PROC_GPU_MEM_NOW_BYTES];
 		break;
 	default:
 		vx = x->n[APX_CTL_PROC_CPU_PCT_X10];
@@ -184,42 +229,228 @@ static void fmt_count(char *buf, size_t cap, uint64_t v)
 		snprintf(buf, cap, "%" PRIu64, v);
 }
 
+enum align { RIGHT, LEFT, CLIP };
+
+/* s in w columns: RIGHT (numbers: one that does not fit shows as "###", never cut into a
+ * smaller number), LEFT (padded), CLIP (cut, no trailing blanks: the last column). Only
+ * printable bytes reach the terminal (names and argv are the process's own text). */
+static void put_cell(FILE *f, const char *s, size_t w, enum align a)
+{
+	size_t len = strnlen(s, w + 1);
+
+	if (a == RIGHT && len > w) {
+		for (size_t k = 0; k < w; k++)
+			fputc('#', f);
+		return;
+	}
+	if (len > w)
+		len = w;
+	while (a == CLIP && len && s[len - 1] == ' ')
+		len--;		/* no trailing blanks where a command was cut */
+	for (size_t k = len; a == RIGHT && k < w; k++)
+		fputc(' ', f);
+	for (size_t k = 0; k < len; k++)
+		fputc((unsigned char)s[k] >= 0x20 && (unsigned char)s[k] < 0x7f ? s[k] : '?', f);
+	for (size_t k = len; a == LEFT && k < w; k++)
+		fputc(' ', f);
+}
+
+static void put_line(FILE *f, const char *s, unsigned width)
+{
+	put_cell(f, s, width, CLIP);
+	fputc('\n', f);
+}
+
+/*
+ * The table's columns between USER and COMMAND, in display order. When the width is short,
+ * they are kept in the order of keep_order[] (a prefix of it), the rest dropped: CPU and
+ * memory, then the GPU columns, then age and context switches; the process state, CUDA (which
+ * the GPU column mostly tells), threads and peak RSS go first. PID, USER and at least
+ * CMD_MIN columns of COMMAND are always there.
+ */
+enum col { COL_AGE, COL_CPU, COL_RSS, COL_PEAK, COL_CSW, COL_THR, COL_STATE, COL_CUDA,
+	   COL_GPU, COL_GMEM, COL_SM, COL_H2D, COL__COUNT };
+
+static const struct { const char *head; unsigned w; } cols[COL__COUNT] = {
+	[COL_AGE] = { "AGE", 7 },	[COL_CPU] = { "CPU%", 6 },
+	[COL_RSS] = { "RSS", 5 },	[COL_PEAK] = { "PEAK", 5 },
+	[COL_CSW] = { "CSW vol/inv", 11 }, [COL_THR] = { "THR", 4 },
+	[COL_STATE] = { "S", 1 },	[COL_CUDA] = { "CUDA", 4 },
+	[COL_GPU] = { "GPU", 3 },	[COL_GMEM] = { "GMEM", 5 },
+	[COL_SM] = { "SM%", 4 },	[COL_H2D] = { "H2D", 12 },
+};
+static const enum col keep_order[COL__COUNT] = {
+	COL_CPU, COL_RSS, COL_GPU, COL_GMEM, COL_SM, COL_H2D, COL_AGE, COL_CSW, COL_PEAK,
+	COL_THR, COL_CUDA, COL_STATE,
+};
+
+#define PID_W 7
+#define USER_W 8
+#define CMD_MIN 12			/* columns of COMMAND at least */
+#define WIDTH_MIN (PID_W + 1 + USER_W + 1 + CMD_MIN)
+
+/* H2D bytes and the pageable share: "1.2G 80%pg"; "-" when the uprobes did not say */
+static void fmt_h2d(char *buf, size_t cap, const struct apx_sv_proc *p)
+{
+	uint64_t pg = p->n[APX_CTL_PROC_H2D_PAGEABLE_BYTES];
+	uint64_t pin = p->n[APX_CTL_PROC_H2D_PINNED_BYTES];
+	uint64_t pct;
+	char b[16];
+
+	if (!known(p, APX_CTL_PROC_H2D_PAGEABLE_BYTES) ||
+	    !known(p, APX_CTL_PROC_H2D_PINNED_BYTES)) {
+		snprintf(buf, cap, "-");
+		return;
+	}
+	if (!pg && !pin) {
+		snprintf(buf, cap, "0");
+		return;
+	}
+	apx_fmt_bytes(b, sizeof(b), pg + pin);
+	/* rounded, but 0 and 100 only when exact */
+	pct = (uint64_t)((double)pg * 100.0 / (double)(pg + pin) + 0.5);
+	if (pct == 0 && pg)
+		pct = 1;
+	if (pct == 100 && pin)
+		pct = 99;
+	snprintf(buf, cap, "%s %" PRIu64 "%%pg", b, pct);
+}
+
+static void fmt_cell(char *buf, size_t cap, enum col c, const struct apx_sv_proc *p)
+{
+	char v[16], iv[16];
+
+	switch (c) {
+	case COL_AGE:
+		apx_fmt_age(buf, cap, p->n[APX_CTL_PROC_AGE_MS]);
+		break;
+	case COL_CPU:	/* "1600" for many busy threads: the decimal is noise there */
+		snprintf(buf, cap, p->n[APX_CTL_PROC_CPU_PCT_X10] >= 10000 ? "%.0f" : "%.1f",
+			 (double)p->n[APX_CTL_PROC_CPU_PCT_X10] / 10.0);
+		break;
+	case COL_RSS:
+		apx_fmt_bytes(buf, cap, p->n[APX_CTL_PROC_RSS_BYTES]);
+		break;
+	case COL_PEAK:
+		apx_fmt_bytes(buf, cap, p->n[APX_CTL_PROC_RSS_PEAK_BYTES]);
+		break;
+	case COL_CSW:
+		fmt_count(v, sizeof(v), p->n[APX_CTL_PROC_VOL_CSW]);
+		fmt_count(iv, sizeof(iv), p->n[APX_CTL_PROC_INVOL_CSW]);
+		snprintf(buf, cap, "%s/%s", v, iv);
+		break;
+	case COL_THR:
+		snprintf(buf, cap, "%" PRIu64, p->n[APX_CTL_PROC_THREADS]);
+		break;
+	case COL_STATE:
+		snprintf(buf, cap, "%s", p->s[APX_CTL_PROC_STATE]);
+		break;
+	case COL_CUDA:
+		snprintf(buf, cap, "%s", p->n[APX_CTL_PROC_CUDA] ? "yes" : "no");
+		break;
+	case COL_GPU:	/* "0", "2+" when on several devices */
+		if (known(p, APX_CTL_PROC_GPU_DEVICE))
+			snprintf(buf, cap, "%" PRIu64 "%s", p->n[APX_CTL_PROC_GPU_DEVICE],
+				 known(p, APX_CTL_PROC_GPU_COUNT) &&
+				 p->n[APX_CTL_PROC_GPU_COUNT] > 1 ? "+" : "");
+		else
+			snprintf(buf, cap, "-");
+		break;
+	case COL_GMEM:
+		if (known(p, APX_CTL_PROC_GPU_MEM_NOW_BYTES))
+			apx_fmt_bytes(buf, cap, p->n[APX_CTL_PROC_GPU_MEM_NOW_BYTES]);
+		else
+			snprintf(buf, cap, "-");
+		break;
+	case COL_SM:
+		if (known(p, APX_CTL_PROC_SM_UTIL_PCT))
+			snprintf(buf, cap, "%" PRIu64, p->n[APX_CTL_PROC_SM_UTIL_PCT]);
+		else
+			snprintf(buf, cap, "-");
+		break;
+	case COL_H2D:
+		fmt_h2d(buf, cap, p);
+		break;
+	default:
+		snprintf(buf, cap, "?");
+		break;
+	}
+}
+
+/* "GPU0 NVIDIA H200  util 87%  mem 40.1/139.8 GiB  power 312 W", "-" for what is not known */
+static void fmt_gpu(char *buf, size_t cap, const struct apx_sv_gpu *g)
+{
+	char util[16] = "-", mem[48] = "-", power[24] = "-";
+
+	if (strcmp(g->s[APX_CTL_GPU_UTIL_PCT], "-"))
+		snprintf(util, sizeof(util), "%" PRIu64 "%%", g->n[APX_CTL_GPU_UTIL_PCT]);
+	if (strcmp(g->s[APX_CTL_GPU_MEM_USED_BYTES], "-") &&
+	    strcmp(g->s[APX_CTL_GPU_MEM_TOTAL_BYTES], "-"))
+		snprintf(mem, sizeof(mem), "%.1f/%.1f GiB",
+			 (double)g->n[APX_CTL_GPU_MEM_USED_BYTES] / (double)(1ull << 30),
+			 (double)g->n[APX_CTL_GPU_MEM_TOTAL_BYTES] / (double)(1ull << 30));
+	if (strcmp(g->s[APX_CTL_GPU_POWER_MW], "-"))
+		snprintf(power, sizeof(power), "%.0f W",
+			 (double)g->n[APX_CTL_GPU_POWER_MW] / 1000.0);
+	snprintf(buf, cap, "GPU%" PRIu64 " %s  util %s  mem %s  power %s", g->n[APX_CTL_GPU_INDEX],
+		 g->s[APX_CTL_GPU_NAME], util, mem, power);
+}
+
 void apx_sv_print_table(FILE *f, const struct apx_sv *sv, unsigned width, size_t max_rows)
 {
 	size_t rows = max_rows && max_rows < sv->nprocs ? max_rows : sv->nprocs;
-	int cmdw;
+	int shown[COL__COUNT] = { 0 };
+	unsigned used = PID_W + 1 + USER_W, cmdw;	/* each further column: ' ' + its width */
+	char line[600];
 
-	if (width < 60)
-		width = 60;
-	/* fixed part: 7+1+8+1+7+1+6+1+6+1+6+1+13+1+4+1+1+1+4+1 = 73 */
-	cmdw = (int)width - 74;
-	fprintf(f, "%7s %-8s %7s %6s %6s %6s %13s %4s %1s %4s %s\n", "PID", "USER", "AGE", "CPU%",
-		"RSS", "PEAK", "CSW vol/inv", "THR", "S", "CUDA", "COMMAND");
+	if (width < WIDTH_MIN)
+		width = WIDTH_MIN;
+	for (int k = 0; k < COL__COUNT; k++) {
+		enum col c = keep_order[k];
+
+		if (used + 1 + cols[c].w + 1 + CMD_MIN > width)
+			break;
+		shown[c] = 1;
+		used += 1 + cols[c].w;
+	}
+	cmdw = width - used - 1;
+	for (size_t i = 0; i < sv->ngpus; i++) {
+		fmt_gpu(line, sizeof(line), &sv->gpus[i]);
+		put_line(f, line, width);
+	}
+	put_cell(f, "PID", PID_W, RIGHT);
+	fputc(' ', f);
+	put_cell(f, "USER", USER_W, LEFT);
+	for (int c = 0; c < COL__COUNT; c++) {
+		if (!shown[c])
+			continue;
+		fputc(' ', f);
+		put_cell(f, cols[c].head, cols[c].w, RIGHT);
+	}
+	fputs(" COMMAND\n", f);
 	for (size_t i = 0; i < rows; i++) {
 		const struct apx_sv_proc *p = &sv->procs[i];
-		char age[16], rss[16], peak[16], v[16], iv[16], csw[32];
 		const char *cmd = p->s[APX_CTL_PROC_ARGV][0] ? p->s[APX_CTL_PROC_ARGV] :
 				  p->s[APX_CTL_PROC_COMM];
 		const char *sp = strchr(cmd, ' '), *sl;
+		char v[32];
 
 		/* "/usr/bin/python3 -c ..." -> "python3 -c ...": the folder rarely matters here */
 		for (sl = cmd; (sl = memchr(sl, '/', sp ? (size_t)(sp - sl) : strlen(sl)));)
 			cmd = ++sl;
-
-		apx_fmt_age(age, sizeof(age), p->n[APX_CTL_PROC_AGE_MS]);
-		apx_fmt_bytes(rss, sizeof(rss), p->n[APX_CTL_PROC_RSS_BYTES]);
-		apx_fmt_bytes(peak, sizeof(peak), p->n[APX_CTL_PROC_RSS_PEAK_BYTES]);
-		fmt_count(v, sizeof(v), p->n[APX_CTL_PROC_VOL_CSW]);
-		fmt_count(iv, sizeof(iv), p->n[APX_CTL_PROC_INVOL_CSW]);
-		snprintf(csw, sizeof(csw), "%s/%s", v, iv);
-		fprintf(f, "%7" PRIu64 " %-8.8s %7s %6.1f %6s %6s %13s %4" PRIu64 " %1.1s %4s ",
-			p->n[APX_CTL_PROC_PID], p->s[APX_CTL_PROC_USER], age,
-			(double)p->n[APX_CTL_PROC_CPU_PCT_X10] / 10.0, rss, peak, csw,
-			p->n[APX_CTL_PROC_THREADS], p->s[APX_CTL_PROC_STATE],
-			p->n[APX_CTL_PROC_CUDA] ? "yes" : "-");
-		/* untrusted text: only printable bytes reach the terminal */
-		for (int k = 0; cmd[k] && k < cmdw; k++)
-			fputc((unsigned char)cmd[k] >= 0x20 && (unsigned char)cmd[k] < 0x7f ? cmd[k] : '?', f);
+		snprintf(v, sizeof(v), "%" PRIu64, p->n[APX_CTL_PROC_PID]);
+		put_cell(f, v, PID_W, RIGHT);
+		fputc(' ', f);
+		put_cell(f, p->s[APX_CTL_PROC_USER], USER_W, LEFT);
+		for (int c = 0; c < COL__COUNT; c++) {
+			if (!shown[c])
+				continue;
+			fmt_cell(v, sizeof(v), (enum col)c, p);
+			fputc(' ', f);
+			put_cell(f, v, cols[c].w, RIGHT);
+		}
+		fputc(' ', f);
+		put_cell(f, cmd, cmdw, CLIP);
 		fputc('\n', f);
 	}
 	if (rows < sv->nprocs)
@@ -236,11 +467,21 @@ void apx_sv_print_table(FILE *f, const struct apx_sv *sv, unsigned width, size_t
 
 			if (localtime_r(&t, &tm))
 				strftime(when, sizeof(when), "%m-%d %H:%M", &tm);
-			fprintf(f, "  %s pid %" PRIu64 " (%s) %s: %s\n", when,
-				fd->n[APX_CTL_FINDING_PID], fd->s[APX_CTL_FINDING_COMM],
-				fd->s[APX_CTL_FINDING_RULE], fd->s[APX_CTL_FINDING_TITLE]);
+			snprintf(line, sizeof(line), "  %s pid %" PRIu64 " (%s) %s: %s", when,
+				 fd->n[APX_CTL_FINDING_PID], fd->s[APX_CTL_FINDING_COMM],
+				 fd->s[APX_CTL_FINDING_RULE], fd->s[APX_CTL_FINDING_TITLE]);
+			put_line(f, line, width);
 		}
 	}
+}
+
+/* a number, or null when the daemon did not send it or sent "-" */
+static void json_num(FILE *f, const char *s, uint64_t v, int nullable)
+{
+	if (!s || (nullable && !strcmp(s, "-")))
+		fputs("null", f);
+	else
+		fprintf(f, "%" PRIu64, v);
 }
 
 void apx_sv_print_json(FILE *f, const struct apx_sv *sv)
@@ -252,12 +493,12 @@ void apx_sv_print_json(FILE *f, const struct apx_sv *sv)
 		fprintf(f, "%s{", i ? "," : "");
 		for (int k = 0; k < APX_CTL_PROC__COUNT; k++) {
 			fprintf(f, "%s\"%s\":", k ? "," : "", proc_names[k]);
-			if (proc_strings & (1u << k))
+			if (k >= p->nfields)
+				fputs("null", f);	/* an older daemon */
+			else if (proc_strings & (1u << k))
 				apx_json_str(f, p->s[k]);
-			else if ((proc_nullable & (1u << k)) && p->s[k] && !strcmp(p->s[k], "-"))
-				fputs("null", f);
 			else
-				fprintf(f, "%" PRIu64, p->n[k]);
+				json_num(f, p->s[k], p->n[k], !!(proc_nullable & (1u << k)));
 		}
 		fprintf(f, ",\"cpu_pct\":%.1f}", (double)p->n[APX_CTL_PROC_CPU_PCT_X10] / 10.0);
 	}
@@ -275,15 +516,50 @@ void apx_sv_print_json(FILE *f, const struct apx_sv *sv)
 		}
 		fputc('}', f);
 	}
+	fprintf(f, "],\"gpus\":[");
+	for (size_t i = 0; i < sv->ngpus; i++) {
+		const struct apx_sv_gpu *g = &sv->gpus[i];
+
+		fprintf(f, "%s{", i ? "," : "");
+		for (int k = 0; k < APX_CTL_GPU__COUNT; k++) {
+			fprintf(f, "%s\"%s\":", k ? "," : "", gpu_names[k]);
+			if (gpu_strings & (1u << k))
+				apx_json_str(f, g->s[k]);
+			else
+				json_num(f, g->s[k], g->n[k], k != APX_CTL_GPU_INDEX);
+		}
+		fputc('}', f);
+	}
 	fprintf(f, "]}\n");
 }
 
+static const char *const sort_names[APX_SV_SORT__COUNT] = {
+	[APX_SV_SORT_CPU] = "cpu", [APX_SV_SORT_RSS] = "rss", [APX_SV_SORT_PID] = "pid",
+	[APX_SV_SORT_AGE] = "age", [APX_SV_SORT_CSW] = "csw", [APX_SV_SORT_GPU] = "gpu",
+};
+
 int apx_sv_sort_parse(const char *s)
 {
-	static const char *const names[] = { "cpu", "rss", "pid", "age", "csw" };
-
-	for (int i = 0; i < 5; i++)
-		if (!strcmp(s, names[i]))
+	for (int i = 0; i < APX_SV_SORT__COUNT; i++)
+		if (!strcmp(s, sort_names[i]))
 			return i;
 	return -1;
+}
+
+const char *apx_sv_sort_name(enum apx_sv_sort key)
+{
+	return (unsigned)key < APX_SV_SORT__COUNT ? sort_names[key] : "?";
+}
+
+unsigned apx_sv_width(int fd)
+{
+	struct winsize ws;
+	const char *e = getenv("COLUMNS");
+	uint64_t v;
+
+	if (isatty(fd) && ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col)
+		return ws.ws_col;
+	if (e && apx_parse_u64(e, 10000, &v) == 0 && v)
+		return (unsigned)v;
+	return 100;
 }

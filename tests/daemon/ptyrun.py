@@ -1,16 +1,22 @@
 # ptyrun.py - runs a command on a pseudo-terminal for the interactive tests (repl.py,
 # top_pty.py): keystrokes in, everything the command drew kept in .out.
+import fcntl
 import os
 import pty
 import select
+import struct
+import termios
 import time
 
 
 class Pty:
-    def __init__(self, argv):
+    def __init__(self, argv, cols=0, rows=0):
+        """Start argv on a new terminal; cols, rows: its size (default: none set, 0x0)."""
         self.out = b""
         self.pid, self.fd = pty.fork()
         if self.pid == 0:
+            if cols and rows:   # before exec: the command's first frame sees it
+                fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
             os.execv(argv[0], argv)
 
     def read_for(self, secs):

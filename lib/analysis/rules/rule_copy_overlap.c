@@ -24,9 +24,11 @@ APX_RULE_DECL(copy_overlap)
 	alone = copy - ov;
 	hidden = kern - ov;
 	hidable = alone < hidden ? alone : hidden;
-	/* a pipeline that overlaps leaves a little copy time alone (filling it): fire only when
-	 * a quarter of the copy time or more runs with no kernel */
-	if (!m->steady_ns || (double)hidable < 0.02 * (double)m->steady_ns || alone * 4 < copy)
+	/* a pipeline that overlaps hides the shorter of copies and kernels behind the longer,
+	 * except while it fills and drains: fire only when a quarter or more of the shorter one
+	 * could still be hidden */
+	if (!m->steady_ns || (double)hidable < 0.02 * (double)m->steady_ns ||
+	    hidable * 4 < (copy < kern ? copy : kern))
 		return APX_RULE_CLEAN;
 	for (size_t i = 0; i < m->streams.n; i++) {
 		const struct apx_an_stream *s = APX_VEC_AT(&m->streams, struct apx_an_stream, i);
