@@ -71,8 +71,8 @@ kv "nvperfd.pinned.bytes=$(( (1 << 20) + (64 << 10) + (256 << 10) ))"
 kv "nvperfd.uprobes.lost=0"
 if grep -q "NVML not available" "$T/log"; then	# CI: no driver
 	kv "nvperfd.nvml=unavailable: $(grep -o 'NVML not available: [^;]*' "$T/log" | cut -d' ' -f4-)"
-else	# on a GPU machine the real NVML answers
-	kv "nvperfd.nvml=yes"
+else	# on a GPU machine the real NVML answers, and the stand-in libcuda uses no GPU
+	kv "nvperfd.nvml=process not seen on a GPU"
 fi
 [ "$(grep -c '^config ' "$T/kv.calls")" = 2 ] || fail "expected 2 CONFIG records: $(cat "$T/kv.calls")"
 grep -q "^config kind=1 value=3145728 " "$T/kv.calls" || fail "L2 limit record: $(grep ^config "$T/kv.calls")"

@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""daemon_check.py DIR - the verdict of tests/gpu/daemon_verify.sh on what it left in DIR:
+nvperfd tracked both runs with its uprobes attached; it counted the host->device bytes within
+5% of the collector's CUPTI trace of the same program and split them pageable/pinned right;
+it noticed the L2 access-policy window; NVML/GPM gave non-zero SM values; the step time with
+nvperfd is at most 1.01x the time without (medians of the interleaved repetitions).
+Prints one line per check and a table; exit 1 when a check fails."""
+import json
+import os
+import re
+import statistics
+import sys
+
+d = sys.argv[1]
+fails = 0
+
+
+def check(ok, what):
+    global fails
+    print(("PASS  " if ok else "FAIL  ") + what)
+    fails += 0 if ok else 1
+
+
+def read(name):
+    p = os.path.join(d, name)
+    return open(p, errors="replace").read() if os.path.exists(p) else ""
+
+
+def kv(name):
+    out, metrics, findings, configs = {}, [], [], []
+    for line in read("kv." + name).splitlines():
+        if line.startswith("kv "):
+            k, _, v = line[3:].partition("=")
+            out[k] = v
+        elif line.startswith("metric "):
+            metrics.append(line.split())
+        elif line.startswith("finding "):
+            findings.append(line)
+        elif line.startswith("config "):
+            configs.append(line)
+    return out, metrics, findings, configs
+
+
+def fact(text):
+    m = re.search(r"^APX_FACT (.*)$", text, re.M)
+    return json.loads(m.group(1)) if m else {}
+
+
+def cupti_h2d(mode):
+    try:
+        rep = json.loads(read(f"cupti.{mode}.json"))
+    except ValueError:
+        return {}
+    by = {}
+    for t in rep.get("transfers", []):
+        if t["direction"] == "H2D":
+            by[t["host_memory"]] = by.get(t["host_memory"], 0) + t["bytes"]
+    return by
+
+
+for mode in ("pageable", "pinned"):
+    k, metrics, findings, configs = kv(mode)
+    other = "pinned" if mode == "pageable" else "pageable"
+    f = fact(read(f"track.{mode}.out"))
+    check(read(f"track.{mode}.rc").strip() == "0" and f, f"{mode}: the program ran (rc 0)")
+    check(bool(k), f"{mode}: nvperfd wrote a summary")
+    check(k.get("nvperfd.uprobes") == "attached", f"{mode}: uprobes {k.get('nvperfd.uprobes')}")
+    got = int(k.get(f"nvperfd.h2d.{mode}.bytes", "0") or 0)
+    wrong = int(k.get(f"nvperfd.h2d.{other}.bytes", "0") or 0)
+    ref = cupti_h2d(mode)
+    cref = ref.get(mode, 0)
+    check(cref > 0 and abs(got - cref) <= 0.05 * cref,
+          f"{mode}: H2D {mode} bytes nvperfd {got} vs CUPTI {cref} "
+          f"({(got - cref) / cref * 100 if cref else 0:+.2f}%); program copied {f.get('h2d_bytes')}")
+    check(wrong <= 0.05 * max(got, 1),
+          f"{mode}: H2D bytes classified {other}: nvperfd {wrong}, CUPTI {ref.get(other, 0)}")
+    sm = [float(m[4]) for m in metrics if m[1] in ("gpu.sm_util_pct", "gpm.sm_util_pct")]
+    check(any(v > 0 for v in sm), f"{mode}: SM utilization samples {len(sm)}, max "
+          f"{max(sm) if sm else '-'}; nvperfd.gpm = {k.get('nvperfd.gpm', k.get('nvperfd.gpm.sm_util_pct', '-'))}")
+    gpm = {m[1] for m in metrics if m[1].startswith("gpm.") and float(m[4]) > 0}
+    check(bool(gpm), f"{mode}: non-zero GPM series: {sorted(gpm)}")
+    print("      kv: " + "; ".join(f"{a}={b}" for a, b in k.items()
+                                   if a.startswith(("nvperfd.gpu", "nvperfd.gpm", "nvperfd.nvml",
+                                                    "nvperfd.h2d", "nvperfd.pinned"))))
+    for x in findings:
+        print("      " + x)
+    if mode == "pageable":
+        check(any(x.startswith("finding pageable-copy") for x in findings),
+              "pageable: the pageable-copy finding")
+    else:
+        check(any("kind=3" in c for c in configs) and any("kind=1" in c for c in configs),
+              f"pinned: the L2 limit and access-policy window noticed: {configs}")
+        check(not any(x.startswith("finding pageable-copy") for x in findings),
+              "pinned: no pageable-copy finding")
+    live = [ln for ln in read(f"status.{mode}.jsonl").splitlines() if '"uses_cuda":"yes"' in ln
+            or '"h2d_' in ln]
+    check(bool(live), f"{mode}: apx status showed the process live ({len(live)} samples)")
+
+rows = [ln.split() for ln in read("overhead.txt").splitlines() if len(ln.split()) == 2]
+w = [float(v) for k_, v in rows if k_ == "with"]
+wo = [float(v) for k_, v in rows if k_ == "without"]
+if len(w) >= 3 and len(wo) >= 3:
+    ratio = statistics.median(w) / statistics.median(wo)
+    check(ratio <= 1.01, f"step time with/without nvperfd: {statistics.median(w):.3f} / "
+          f"{statistics.median(wo):.3f} ms = {ratio:.4f} (with {w}, without {wo})")
+else:
+    check(False, f"overhead: too few repetitions ({len(w)} with, {len(wo)} without)")
+print(f"daemon_check: {fails} failed")
+sys.exit(1 if fails else 0)

@@ -1,0 +1,89 @@
+#!/bin/bash
+# daemon_verify.sh BUILD SRC [REPS] - nvperfd on a real GPU (issue "nvperfd, part 2"): starts the
+# daemon, runs the training program tests/gpu/daemon_train.py from pageable and from pinned
+# memory (the pinned run also sets an L2 access-policy window), samples `apx status --json`
+# meanwhile, then runs the same program under `apx analyze` (CUPTI) for the reference bytes,
+# then times it with and without nvperfd, interleaved, REPS (default 5) times each.
+# tests/gpu/daemon_check.py compares it all. Needs root; builds nothing. Everything goes to
+# $OUT/daemon (or a temporary folder). Exit 77 (skipped) without a CUDA GPU and PyTorch.
+set -u
+build=$(cd "$1" && pwd) src=$(cd "$2" && pwd) reps=${3:-5}
+out=${OUT:-$(mktemp -d)}/daemon
+mkdir -p "$out"
+if ! python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+	echo "skipped: no CUDA GPU with PyTorch here (tests/gpu needs the GPU machine)"
+	exit 77
+fi
+[ "$(id -u)" = 0 ] || { echo "skipped: nvperfd needs root"; exit 77; }
+APX=$build/apx NVPERFD=$build/nvperfd KV=$build/tests/daemon/apx-test-apxkv
+TRAIN=$src/tests/gpu/daemon_train.py
+{
+	echo "kernel $(uname -r)"
+	ls -l /sys/kernel/btf/vmlinux 2>&1
+	echo "event sources: $(ls /sys/bus/event_source/devices/ | tr '\n' ' ')"
+	nvidia-smi -L
+	ldd "$NVPERFD"
+} > "$out/env.txt" 2>&1
+CONF=$out/nvperfd.conf
+cat > "$CONF" <<EOC
+state_dir = $out/state
+log_file = $out/log
+socket = $out/sock
+pid_file = $out/pid
+syslog = no
+log_level = debug
+summary_min_runtime = 0
+user_config = $out/user-%u.conf
+threshold.min_runtime = 0
+EOC
+export NVPERFD_SOCKET=$out/sock
+start_daemon() { "$APX" init --config "$CONF" --nvperfd "$NVPERFD" >>"$out/init.txt" 2>&1; }
+stop_daemon() {
+	local p
+	p=$(cat "$out/pid" 2>/dev/null) || return 0
+	kill "$p" 2>/dev/null
+	for _ in $(seq 200); do kill -0 "$p" 2>/dev/null || return 0; sleep 0.05; done
+	echo "nvperfd did not stop on SIGTERM" >&2
+}
+sample_status() {	# sample_status FILE: `apx status --json` every 0.25 s until killed
+	while :; do "$APX" status --json >> "$1" 2>/dev/null; echo >> "$1"; sleep 0.25; done
+}
+
+# 1. tracking: pageable, then pinned with an L2 window
+start_daemon || { echo "FAIL: nvperfd did not start"; cat "$out/init.txt"; exit 1; }
+for run in pageable "pinned --window"; do
+	name=${run%% *}
+	sample_status "$out/status.$name.jsonl" & sp=$!
+	python3 "$TRAIN" $run 300 > "$out/track.$name.out" 2>&1 & pid=$!
+	wait $pid; echo $? > "$out/track.$name.rc"
+	kill $sp; wait $sp 2>/dev/null
+	echo "$pid" > "$out/track.$name.pid"
+	for _ in $(seq 100); do ls "$out"/state/0/*-"$pid"-*.apx >/dev/null 2>&1 && break; sleep 0.1; done
+	f=$(ls "$out"/state/0/*-"$pid"-*.apx 2>/dev/null | head -n 1)
+	[ -n "$f" ] || { echo "FAIL: no summary for $name (pid $pid)"; continue; }
+	cp "$f" "$out/summary.$name.apx"
+	"$KV" "$f" > "$out/kv.$name" 2>&1
+	"$APX" report --color never "$f" > "$out/report.$name.txt" 2>&1
+done
+stop_daemon
+
+# 2. the reference: the same program under the CUPTI collector
+d=$(dirname "$(find / -name 'libcupti.so.13*' 2>/dev/null | head -n 1)")
+for mode in pageable pinned; do
+	LD_LIBRARY_PATH=$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$APX" analyze --force \
+		-o "$out/cupti.$mode.apx" python3 "$TRAIN" $mode 300 > "$out/cupti.$mode.out" 2>&1
+	"$APX" report --format json "$out/cupti.$mode.apx" > "$out/cupti.$mode.json" 2>/dev/null
+done
+
+# 3. step time with and without nvperfd, interleaved (the order alternates each repetition)
+: > "$out/overhead.txt"
+timed() { python3 "$TRAIN" pageable 300 | sed -n "s/^step_ms /$1 /p" >> "$out/overhead.txt"; }
+for i in $(seq "$reps"); do
+	if [ $((i % 2)) = 1 ]; then
+		timed without; start_daemon; timed with; stop_daemon
+	else
+		start_daemon; timed with; stop_daemon; timed without
+	fi
+done
+cp "$out/log" "$out/nvperfd.log" 2>/dev/null
+python3 "$src/tests/gpu/daemon_check.py" "$out"
