@@ -259,6 +259,7 @@ static void sync_and_idle(FILE *f, const struct apx_model *m)
 		kv_u(f, "kernel_busy_ns", t->kernel_busy_ns, &fi);
 		kv_u(f, "copy_busy_ns", t->copy_busy_ns, &fi);
 		kv_u(f, "copy_compute_overlap_ns", t->overlap_ns, &fi);
+		kv_u(f, "copy_before_kernels_ns", t->copy_before_kernels_ns, &fi);
 		kv_u(f, "concurrent_kernels_ns", t->concurrent_ns, &fi);
 		kv_u(f, "idle_ns", t->idle_ns, &fi);
 		kv_u(f, "before_first_ns", t->before_ns, &fi);

@@ -197,6 +197,7 @@ struct apx_an_timeline {
 	uint64_t kernel_busy_ns;		/* union of kernels only */
 	uint64_t copy_busy_ns;			/* union of copies only */
 	uint64_t overlap_ns;			/* copies overlapped with kernels */
+	uint64_t copy_before_kernels_ns;	/* copy time before the first kernel (setup) */
 	uint64_t concurrent_ns;			/* two or more kernels in flight */
 	uint64_t idle_ns;			/* last - first - busy */
 	uint64_t idle_by_cause[APX_GAP__COUNT];

@@ -161,6 +161,9 @@ static int feed(struct sweep *w, uint64_t s, uint64_t e, int kernel, int copy, i
 		r = on_gap(w, w->all.e, s, h2d);
 	uni_add(&w->all, s, e);
 	if (kernel) {
+		if (!w->k.open)	/* the first kernel: copies so far had nothing to hide behind */
+			w->t->copy_before_kernels_ns = uni_total(&w->c) -
+				(w->c.open && w->c.e > s ? w->c.e - (w->c.s > s ? w->c.s : s) : 0);
 		if (spans_meet(w->uvm_gpu, s, e > s ? e : s + 1))	/* ran while pages migrated */
 			w->t->uvm_kernel_ns += e - s;
 		if (s < w->kmax_end)
@@ -342,6 +345,7 @@ int apx_timelines_build(struct apx_model *m)
 		g->kernel_busy_ns += t->kernel_busy_ns;
 		g->copy_busy_ns += t->copy_busy_ns;
 		g->overlap_ns += t->overlap_ns;
+		g->copy_before_kernels_ns += t->copy_before_kernels_ns;
 		g->concurrent_ns += t->concurrent_ns;
 		g->idle_ns += t->idle_ns;
 		g->idle_before_pageable_ns += t->idle_before_pageable_ns;

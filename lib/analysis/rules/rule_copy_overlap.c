@@ -1,7 +1,8 @@
 /*
  * rule_copy_overlap.c - copies that do not overlap compute: copy time during which no kernel
  * runs, while kernels run at other times. Saving: the part of that copy time that kernel time
- * could hide (min of the two), the gain of copying on a side stream from pinned memory.
+ * could hide (min of the two), the gain of copying on a side stream from pinned memory. Copies
+ * before the first kernel (loading the model) have nothing to hide behind and are left out.
  */
 #include "analysis/findings.h"
 
@@ -11,7 +12,7 @@
 
 APX_RULE_DECL(copy_overlap)
 {
-	uint64_t copy, kern, ov, hidden, alone, hidable;
+	uint64_t copy, kern, ov, hidden, alone, hidable, setup;
 	uint64_t copy_streams = 0, shared_streams = 0;
 	char b1[32], b2[32], b3[32];
 	struct apx_finding *f;
@@ -21,14 +22,15 @@ APX_RULE_DECL(copy_overlap)
 	ov = m->gpu.overlap_ns;
 	if (!copy || !kern)
 		return APX_RULE_CLEAN;
-	alone = copy - ov;
+	setup = m->gpu.copy_before_kernels_ns;
+	alone = copy - ov > setup ? copy - ov - setup : 0;
 	hidden = kern - ov;
 	hidable = alone < hidden ? alone : hidden;
 	/* a pipeline that overlaps hides the shorter of copies and kernels behind the longer,
 	 * except while it fills and drains: fire only when a quarter or more of the shorter one
 	 * could still be hidden */
 	if (!m->steady_ns || (double)hidable < 0.02 * (double)m->steady_ns ||
-	    hidable * 4 < (copy < kern ? copy : kern))
+	    hidable * 4 < (copy - setup < kern ? copy - setup : kern))
 		return APX_RULE_CLEAN;
 	for (size_t i = 0; i < m->streams.n; i++) {
 		const struct apx_an_stream *s = APX_VEC_AT(&m->streams, struct apx_an_stream, i);
@@ -40,13 +42,17 @@ APX_RULE_DECL(copy_overlap)
 	if (!f)
 		return APX_RULE_FIRED;
 	snprintf(f->title, sizeof(f->title), "%.0f%% of copy time does not overlap compute",
-		 100.0 * (double)alone / (double)copy);
+		 100.0 * (double)alone / (double)(copy - setup));
 	snprintf(f->model, sizeof(f->model),
 		 "copy time with no kernel running, hidden behind kernel time on another stream: "
 		 "saving = min(copy-only time, kernel time not already overlapped)");
 	apx_text_append(f->evidence, sizeof(f->evidence), "copy busy %s, kernel busy %s, overlapped %s\n",
 			apx_fmt_ns(b1, sizeof(b1), (double)copy), apx_fmt_ns(b2, sizeof(b2), (double)kern),
 			apx_fmt_ns(b3, sizeof(b3), (double)ov));
+	if (setup)
+		apx_text_append(f->evidence, sizeof(f->evidence),
+				"left out: %s of copies before the first kernel (setup)\n",
+				apx_fmt_ns(b1, sizeof(b1), (double)setup));
 	apx_text_append(f->evidence, sizeof(f->evidence),
 			"%llu of %llu streams with copies also run kernels (copies on the compute stream)\n",
 			(unsigned long long)shared_streams, (unsigned long long)copy_streams);
