@@ -38,8 +38,9 @@ run_fake() {
 	if [ "$1" = calls ]; then	# live: apx status --json has the bytes so far
 		live() { "$APX" status --json | grep -q "\"pid\":$P,.*\"uprobes\":\"attached\",\"h2d_pageable_bytes\":20557,\"h2d_pinned_bytes\":4024,\"gpu_mem_peak_bytes\":null"; }
 		WAIT_S=5 wait_for live || fail "apx status: $("$APX" status --json | grep -o "\"pid\":$P,[^}]*")"
-		# the table: 24581 bytes host to device, 84 % of them pageable; no NVML here,
-		# so the GPU columns are "-" (not known), not 0
+		# the table: 24581 bytes host to device, 84 % of them pageable; GPU, GMEM and
+		# SM% "-" (not known), not 0: no NVML here, and on a GPU machine the stand-in
+		# libcuda puts the process on no GPU
 		COLUMNS=200 "$APX" status > "$T/table" || fail "apx status"
 		grep -q "^ *$P root .* yes   -     -    -    24K 84%pg python3 .*fakecuda.py" "$T/table" ||
 			fail "apx status table: $(cat "$T/table")"
