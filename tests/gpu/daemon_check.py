@@ -92,9 +92,26 @@ for mode in ("pageable", "pinned"):
               f"pinned: the L2 limit and access-policy window noticed: {configs}")
         check(not any(x.startswith("finding pageable-copy") for x in findings),
               "pinned: no pageable-copy finding")
-    live = [ln for ln in read(f"status.{mode}.jsonl").splitlines() if '"uses_cuda":"yes"' in ln
-            or '"h2d_' in ln]
-    check(bool(live), f"{mode}: apx status showed the process live ({len(live)} samples)")
+    pid = int(read(f"track.{mode}.pid").strip() or 0)
+    live = {}
+    for ln in read(f"status.{mode}.jsonl").splitlines():
+        try:
+            st = json.loads(ln)
+        except ValueError:
+            continue
+        for p in st.get("processes", []):
+            if p.get("pid") != pid:
+                continue
+            for key in ("uses_cuda", "gpu_mem_bytes", "sm_util_pct", f"h2d_{mode}_bytes"):
+                if isinstance(p.get(key), (int, float)):
+                    live[key] = max(live.get(key, 0), p[key])
+        for g in st.get("gpus", []):
+            for key, v in g.items():
+                if isinstance(v, (int, float)) and key not in ("index", "device"):
+                    live["gpu." + key] = max(live.get("gpu." + key, 0), v)
+    check(live.get("uses_cuda") and live.get("sm_util_pct", 0) > 0 and
+          live.get(f"h2d_{mode}_bytes", 0) > 0,
+          f"{mode}: apx status showed it live (maxima over the samples): {live}")
 
 rows = [ln.split() for ln in read("overhead.txt").splitlines() if len(ln.split()) == 2]
 w = [float(v) for k_, v in rows if k_ == "with"]

@@ -14,52 +14,39 @@ if ! python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else
 	echo "skipped: no CUDA GPU with PyTorch here (tests/gpu needs the GPU machine)"
 	exit 77
 fi
-[ "$(id -u)" = 0 ] || { echo "skipped: nvperfd needs root"; exit 77; }
 APX=$build/apx NVPERFD=$build/nvperfd KV=$build/tests/daemon/apx-test-apxkv
 TRAIN=$src/tests/gpu/daemon_train.py
+# the daemon tests' helpers: scratch folder $T with config, state, log and socket; start and
+# stop; cleanup on exit. The daemon samples at its default period (1 s).
+. "$src/tests/daemon/lib.sh"
+trap 'cp -r "$T"/. "$out"/ 2>/dev/null; cleanup' EXIT
+SAMPLE_PERIOD=1 write_conf "threshold.min_runtime = 0"
 {
 	echo "kernel $(uname -r)"
 	ls -l /sys/kernel/btf/vmlinux 2>&1
 	echo "event sources: $(ls /sys/bus/event_source/devices/ | tr '\n' ' ')"
 	nvidia-smi -L
 	ldd "$NVPERFD"
-} > "$out/env.txt" 2>&1
-CONF=$out/nvperfd.conf
-cat > "$CONF" <<EOC
-state_dir = $out/state
-log_file = $out/log
-socket = $out/sock
-pid_file = $out/pid
-syslog = no
-log_level = debug
-summary_min_runtime = 0
-user_config = $out/user-%u.conf
-threshold.min_runtime = 0
-EOC
-export NVPERFD_SOCKET=$out/sock
-start_daemon() { "$APX" init --config "$CONF" --nvperfd "$NVPERFD" >>"$out/init.txt" 2>&1; }
-stop_daemon() {
-	local p
-	p=$(cat "$out/pid" 2>/dev/null) || return 0
-	kill "$p" 2>/dev/null
-	for _ in $(seq 200); do kill -0 "$p" 2>/dev/null || return 0; sleep 0.05; done
-	echo "nvperfd did not stop on SIGTERM" >&2
-}
-sample_status() {	# sample_status FILE: `apx status --json` every 0.25 s until killed
-	while :; do "$APX" status --json >> "$1" 2>/dev/null; echo >> "$1"; sleep 0.25; done
+} > "$T/env.txt" 2>&1
+sample_status() {	# sample_status NAME: `apx status` (JSON and table) every 0.25 s until killed
+	while :; do
+		"$APX" status --json >> "$out/status.$1.jsonl" 2>/dev/null; echo >> "$out/status.$1.jsonl"
+		COLUMNS=120 "$APX" status >> "$out/status.$1.txt" 2>&1
+		sleep 0.25
+	done
 }
 
 # 1. tracking: pageable, then pinned with an L2 window
-start_daemon || { echo "FAIL: nvperfd did not start"; cat "$out/init.txt"; exit 1; }
+start_daemon
 for run in pageable "pinned --window"; do
 	name=${run%% *}
-	sample_status "$out/status.$name.jsonl" & sp=$!
+	sample_status "$name" & sp=$!
 	python3 "$TRAIN" $run 300 > "$out/track.$name.out" 2>&1 & pid=$!
 	wait $pid; echo $? > "$out/track.$name.rc"
 	kill $sp; wait $sp 2>/dev/null
 	echo "$pid" > "$out/track.$name.pid"
-	for _ in $(seq 100); do ls "$out"/state/0/*-"$pid"-*.apx >/dev/null 2>&1 && break; sleep 0.1; done
-	f=$(ls "$out"/state/0/*-"$pid"-*.apx 2>/dev/null | head -n 1)
+	for _ in $(seq 100); do ls "$T"/state/0/*-"$pid"-*.apx >/dev/null 2>&1 && break; sleep 0.1; done
+	f=$(ls "$T"/state/0/*-"$pid"-*.apx 2>/dev/null | head -n 1)
 	[ -n "$f" ] || { echo "FAIL: no summary for $name (pid $pid)"; continue; }
 	cp "$f" "$out/summary.$name.apx"
 	"$KV" "$f" > "$out/kv.$name" 2>&1
@@ -85,5 +72,5 @@ for i in $(seq "$reps"); do
 		start_daemon; timed with; stop_daemon; timed without
 	fi
 done
-cp "$out/log" "$out/nvperfd.log" 2>/dev/null
+cp "$T/log" "$out/nvperfd.log"
 python3 "$src/tests/gpu/daemon_check.py" "$out"
