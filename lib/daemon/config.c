@@ -5,10 +5,12 @@
  */
 #include "daemon/config.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +67,9 @@ static const struct apx_conf_key keys[] = {
 	  "eBPF uprobes on the libcuda of tracked CUDA processes (read at start only)" },
 	{ "nvml", APX_CT_BOOL, APX_CONF_MACHINE, OFF(nvml), 0, 0, 1,
 	  "GPU metrics through NVML and GPM, if libnvidia-ml is there (read at start only)" },
+	{ "metrics_listen", APX_CT_LISTEN, APX_CONF_MACHINE, OFF(metrics_listen), SZ(metrics_listen),
+	  0, 0, "TCP address of the Prometheus endpoint (GET /metrics), e.g. 127.0.0.1:9470; "
+	  "empty = off" },
 	{ "track", APX_CT_BOOL, APX_CONF_USER, OFF(track), 0, 0, 1,
 	  "track this user's Python processes at all" },
 	{ "metrics", APX_CT_METRICS, APX_CONF_USER, OFF(metrics), 0, 0, 0,
@@ -229,6 +234,59 @@ static int parse_scaled(const char *v, uint64_t *ret, int duration)
 	return 0;
 }
 
+int apx_conf_listen_addr(const char *text, struct sockaddr_storage *ret_sa, socklen_t *ret_len)
+{
+	struct sockaddr_storage sa = { 0 };
+	char host[APX_CONF_LISTEN_MAX];
+	const char *port;
+	size_t hl;
+	uint64_t pn;
+	socklen_t len;
+	int v6 = text[0] == '[';
+
+	if (v6) {			/* [IPV6]:PORT */
+		const char *close = strchr(text, ']');
+
+		if (!close || close[1] != ':')
+			return -EINVAL;
+		hl = (size_t)(close - text - 1);
+		text++;
+		port = close + 2;
+	} else {			/* IPV4:PORT */
+		const char *colon = strrchr(text, ':');
+
+		if (!colon)
+			return -EINVAL;
+		hl = (size_t)(colon - text);
+		port = colon + 1;
+	}
+	if (hl == 0 || hl >= sizeof(host) || !isdigit((unsigned char)port[0]) ||
+	    apx_parse_u64(port, 65535, &pn) < 0 || pn == 0)
+		return -EINVAL;
+	memcpy(host, text, hl);
+	host[hl] = 0;
+	if (v6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&sa;
+
+		if (inet_pton(AF_INET6, host, &s6->sin6_addr) != 1)
+			return -EINVAL;
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons((uint16_t)pn);
+		len = sizeof(*s6);
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&sa;
+
+		if (inet_pton(AF_INET, host, &s4->sin_addr) != 1)
+			return -EINVAL;
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons((uint16_t)pn);
+		len = sizeof(*s4);
+	}
+	*ret_sa = sa;
+	*ret_len = len;
+	return 0;
+}
+
 static int parse_value(const struct apx_conf_key *k, const char *v, uint64_t *ret_num,
 		       struct apx_conf_error *err)
 {
@@ -242,6 +300,16 @@ static int parse_value(const struct apx_conf_key *k, const char *v, uint64_t *re
 		if (*v && *v != '/' && !(k->offset == OFF(user_config) && !strncmp(v, "~/", 2)))
 			return fail(err, "expected an absolute path (starting with '/')");
 		return 0;
+	case APX_CT_LISTEN: {
+		struct sockaddr_storage sa;
+		socklen_t sl;
+
+		if (*v && (strlen(v) >= k->size || apx_conf_listen_addr(v, &sa, &sl) < 0))
+			return fail(err, "expected a numeric TCP address IPV4:PORT or [IPV6]:PORT "
+				    "with a port from 1 to 65535 (e.g. 127.0.0.1:9470 or [::1]:9470), "
+				    "or \"\" for off");
+		return 0;
+	}
 	case APX_CT_BOOL:
 		if (!strcmp(v, "yes") || !strcmp(v, "true") || !strcmp(v, "on") || !strcmp(v, "1"))
 			x = 1;
@@ -326,7 +394,7 @@ static void set_value(struct apx_conf *c, const struct apx_conf_key *k, const ch
 {
 	char *base = (char *)c;
 
-	if (k->type == APX_CT_PATH)
+	if (k->type == APX_CT_PATH || k->type == APX_CT_LISTEN)
 		snprintf(base + k->offset, k->size, "%s", v);
 	else
 		memcpy(base + k->offset, &x, sizeof(x));
@@ -337,7 +405,7 @@ void apx_conf_format(const struct apx_conf *c, const struct apx_conf_key *k, cha
 	const char *base = (const char *)c;
 	uint64_t x;
 
-	if (k->type == APX_CT_PATH) {
+	if (k->type == APX_CT_PATH || k->type == APX_CT_LISTEN) {
 		snprintf(buf, cap, "%s", base + k->offset);
 		return;
 	}

@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #define APX_CONF_MACHINE_PATH "/etc/nvperfd.conf"
@@ -19,6 +20,7 @@
 #define APX_CONF_FILE_MAX (64u << 10)	/* longer files are refused */
 #define APX_CONF_LINE_MAX 1024
 #define APX_CONF_PATH_MAX 256
+#define APX_CONF_LISTEN_MAX 64		/* "[IPV6]:PORT" or "IPV4:PORT" */
 
 enum apx_conf_scope {
 	APX_CONF_MACHINE = 1,		/* may set every key */
@@ -59,6 +61,7 @@ struct apx_conf {
 	uint64_t netlink_buffer;		/* receive buffer of the connector socket */
 	uint64_t uprobes;			/* bool: eBPF uprobes on tracked processes' libcuda */
 	uint64_t nvml;				/* bool: GPU metrics through NVML (and GPM) */
+	char metrics_listen[APX_CONF_LISTEN_MAX];	/* Prometheus endpoint; "" = off */
 	/* per user (the machine file sets the defaults) */
 	uint64_t track;				/* bool */
 	uint64_t metrics;			/* enum apx_conf_metric bits */
@@ -80,6 +83,7 @@ struct apx_conf {
 enum apx_conf_type {
 	APX_CT_PATH, APX_CT_BOOL, APX_CT_DURATION, APX_CT_COUNT, APX_CT_SIZE, APX_CT_PCT,
 	APX_CT_NOTICE, APX_CT_METRICS, APX_CT_LEVEL,
+	APX_CT_LISTEN,			/* text: "" or a numeric TCP address ("IPV4:PORT", "[IPV6]:PORT") */
 };
 
 struct apx_conf_key {
@@ -113,6 +117,9 @@ int apx_conf_load(const char *path, enum apx_conf_scope scope, uid_t owner,
 int apx_conf_check(const struct apx_conf_key *k, const char *value, struct apx_conf_error *err);
 /* The value of k in c, as it would be written in a file. */
 void apx_conf_format(const struct apx_conf *c, const struct apx_conf_key *k, char *buf, size_t cap);
+/* A metrics_listen value ("127.0.0.1:9470", "[::1]:9470") as a socket address: numeric IPv4
+ * or bracketed IPv6, port 1..65535. 0, or -EINVAL (also for ""); ret_* written on success. */
+int apx_conf_listen_addr(const char *text, struct sockaddr_storage *ret_sa, socklen_t *ret_len);
 /* The per-user config path for a uid with that home, from the template. */
 int apx_conf_user_path(const char *tmpl, const char *home, uid_t uid, char *buf, size_t cap);
 

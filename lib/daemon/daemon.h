@@ -1,7 +1,7 @@
 /*
  * daemon.h - nvperfd's internal objects, shared by the files of the daemon (main.c event loop,
- * tracker.c, procfs.c, proc_connector.c, summary.c, ctl_server.c, dlog.c). Everything runs on
- * the one thread of the epoll loop; nothing here is thread-safe.
+ * tracker.c, procfs.c, proc_connector.c, summary.c, ctl_server.c, dlog.c, metrics_http.c).
+ * Everything runs on the one thread of the epoll loop; nothing here is thread-safe.
  */
 #ifndef APX_DAEMON_DAEMON_H
 #define APX_DAEMON_DAEMON_H
@@ -254,6 +254,8 @@ struct apx_stats {
 	uint64_t enobufs, rescans, tracked_total, untracked_cap, summaries, summary_errors;
 	uint64_t summaries_pruned, clients_total, clients_refused, notices, config_reloads;
 	uint64_t config_errors, samples, cuda_checks, batch_periods;
+	/* Prometheus endpoint (metrics_http.c) */
+	uint64_t metrics_scrapes, metrics_bad, metrics_refused, metrics_timeouts, metrics_slow;
 };
 
 struct apx_daemon {
@@ -285,6 +287,7 @@ struct apx_daemon {
 	struct apx_stats st;
 	struct apx_uprobes *up;		/* NULL: BPF unavailable (said once at start) */
 	struct apx_nvml *nvml;		/* NULL: NVML unavailable (said once at start) */
+	struct apx_metrics *metrics;	/* Prometheus endpoint; NULL: off or bind failed */
 	char up_why[200], nvml_why[200];
 };
 
@@ -338,7 +341,8 @@ void apx_ctl_expire(struct apx_daemon *d);	/* drop clients older than 10 s */
 
 /* epoll data tags: pointers to these identify the fd */
 enum apx_ep_tag {
-	APX_EP_NL = 1, APX_EP_SIG, APX_EP_TIMER, APX_EP_INOTIFY, APX_EP_CTL, APX_EP_NLBATCH, APX_EP_UPROBES
+	APX_EP_NL = 1, APX_EP_SIG, APX_EP_TIMER, APX_EP_INOTIFY, APX_EP_CTL, APX_EP_NLBATCH, APX_EP_UPROBES,
+	APX_EP_METRICS, APX_EP_METRICS_TIMER,	/* metrics_http.c (connections: APX_EP_METRICS_CONN) */
 };
 
 /* ---- logging (dlog.c) --------------------------------------------------------------------- */

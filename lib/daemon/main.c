@@ -2,7 +2,8 @@
  * main.c - nvperfd, the always-on daemon: command line, start-up (config, single-instance lock
  * and pid file, daemonizing, capabilities), and the one epoll loop over the netlink proc
  * connector, a signalfd (SIGTERM/SIGINT stop, SIGHUP re-open log + re-read config), a timerfd
- * (sampling), inotify (config files) and the control socket. Started by systemd
+ * (sampling), inotify (config files), the control socket and, when metrics_listen is set, the
+ * Prometheus endpoint (metrics_http.c). Started by systemd
  * (packaging/nvperfd.service) or by `apx init`. The only place, with tracker.c, that logs.
  */
 #include <errno.h>
@@ -29,6 +30,7 @@
 #include <apx/version.h>
 
 #include "daemon/daemon.h"
+#include "daemon/metrics_http.h"
 
 #include "base/banned.h"
 
@@ -98,6 +100,30 @@ static void forget_users(struct apx_daemon *d)
 	}
 }
 
+/* The Prometheus endpoint: close the one open (if any), listen on addr ("" = off). A failure
+ * is said and the daemon runs on without it; the next reload tries again. */
+static void metrics_apply(struct apx_daemon *d, const char *addr)
+{
+	int r;
+
+	if (d->metrics) {
+		apx_dlog(APX_LOG_INFO, "metrics: no longer listening on %s",
+			 apx_metrics_addr(d->metrics));
+		apx_metrics_close(d, d->metrics);
+		d->metrics = NULL;
+	}
+	if (!addr[0])
+		return;
+	r = apx_metrics_open(d, addr, &d->metrics);
+	if (r < 0)
+		apx_dlog(APX_LOG_ERR, "metrics: cannot listen on %s: %s%s; running without the "
+			 "Prometheus endpoint", addr, strerror(-r), r == -EACCES ? " (a port below "
+			 "1024 needs CAP_NET_BIND_SERVICE, which nvperfd keeps only during start-up)" :
+			 "");
+	else
+		apx_dlog(APX_LOG_INFO, "metrics: listening on %s", apx_metrics_addr(d->metrics));
+}
+
 static void reload_conf(struct apx_daemon *d, const char *why)
 {
 	struct apx_conf c;
@@ -126,6 +152,9 @@ static void reload_conf(struct apx_daemon *d, const char *why)
 		d->conf.sample_period_ns = c.sample_period_ns;
 		(void)timer_arm(d);
 	}
+	/* a new address, or the last bind failed: (re)open; "" closes */
+	if (strcmp(c.metrics_listen, d->conf.metrics_listen) || (c.metrics_listen[0] && !d->metrics))
+		metrics_apply(d, c.metrics_listen);
 	d->conf = c;
 	forget_users(d);	/* per-user configs sit on the machine defaults: re-read lazily */
 	apx_dlog(APX_LOG_INFO, "config %s (%s)%s", r == -ENOENT ? "absent, defaults in force" :
@@ -457,6 +486,7 @@ static int setup(struct apx_daemon *d, char *msg, size_t cap)
 	}
 	check_state_dir(d);
 	gpu_views_open(d);
+	metrics_apply(d, d->conf.metrics_listen);	/* before the capabilities go (ports < 1024) */
 	/* after subscribing, so that a process started meanwhile is seen by one or the other */
 	apx_tracker_rescan(d);
 	r = drop_caps(d->up != NULL);
@@ -579,8 +609,15 @@ static int run(struct apx_daemon *d)
 				if (d->up)
 					(void)apx_uprobes_drain(d->up, d);
 				break;
+			case APX_EP_METRICS:
+			case APX_EP_METRICS_TIMER:
+				apx_metrics_event(d, tag, evs[i].events);
+				break;
 			default:
-				apx_ctl_event(d, evs[i].data.ptr, evs[i].events);
+				if (tag & APX_EP_METRICS_CONN)
+					apx_metrics_event(d, tag, evs[i].events);
+				else
+					apx_ctl_event(d, evs[i].data.ptr, evs[i].events);
 				break;
 			}
 		}
@@ -671,6 +708,8 @@ int main(int argc, char **argv)
 	apx_dlog(APX_LOG_INFO, "stopped: %zu processes tracked at exit, %" PRIu64 " tracked in all, "
 		 "%" PRIu64 " summaries, %" PRIu64 " overruns", d->nprocs, d->st.tracked_total,
 		 d->st.summaries, d->st.enobufs);
+	apx_metrics_close(d, d->metrics);
+	d->metrics = NULL;
 	apx_ctl_close_all(d);
 	(void)unlink(d->conf.socket_path);
 	(void)unlink(d->conf.pid_file);

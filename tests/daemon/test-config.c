@@ -1,9 +1,13 @@
 /*
  * test-config.c - unit test of the nvperfd config parser (lib/daemon/config.c): defaults, every
- * value type, and that each malformed line is rejected with FILE:LINE:COLUMN and what was
- * expected, leaving the config untouched; random and mutated files; the control-socket escaping.
+ * value type (the metrics_listen address included), and that each malformed line is rejected
+ * with FILE:LINE:COLUMN and what was expected, leaving the config untouched; random and mutated
+ * files; the control-socket escaping.
  * Run by ctest (label daemon).
  */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,6 +96,53 @@ int main(int argc, char **argv)
 	bad("a = 1\x01\n", APX_CONF_MACHINE, "f.conf:1:6: expected text, found a control byte");
 	bad("log_level = chatty\n", APX_CONF_MACHINE, "f.conf:1:13: log_level: expected one of: error");
 	bad("netlink_buffer = 1K\n", APX_CONF_MACHINE, "netlink_buffer: expected a size between 4096");
+
+	/* metrics_listen: numeric IPv4 or bracketed IPv6 with a port; machine file only */
+	{
+		static const char *const bad_addrs[] = {
+			"localhost:9470", "127.0.0.1", "127.0.0.1:", "127.0.0.1:0", "127.0.0.1:65536",
+			"127.0.0.1:94x", "127.0.0.1:+80", "127.1:9470", "256.0.0.1:9470", ":9470",
+			"::1:9470", "[::1]", "[::1]9470", "[::1:9470", "[]:9470", "[127.0.0.1]:9470",
+			"127.0.0.1:9470 extra", "[fe80::1%eth0]:9470",
+		};
+		struct sockaddr_storage sa;
+		socklen_t sl;
+		char text[128];
+
+		for (size_t i = 0; i < sizeof(bad_addrs) / sizeof(bad_addrs[0]); i++) {
+			snprintf(text, sizeof(text), "# x\nmetrics_listen = %s\n", bad_addrs[i]);
+			bad(text, APX_CONF_MACHINE, "f.conf:2:18: metrics_listen: expected a numeric TCP "
+			    "address IPV4:PORT or [IPV6]:PORT");
+			CHECK(apx_conf_listen_addr(bad_addrs[i], &sa, &sl) == -EINVAL);
+		}
+		bad("metrics_listen = 127.0.0.1:9470\n", APX_CONF_USER,
+		    "f.conf:1:1: 'metrics_listen' can only be set in");
+		bad("metrics_listen = 127.0.0.1:9470:1\n", APX_CONF_MACHINE, "f.conf:1:18: metrics_listen");
+
+		apx_conf_defaults(&c);
+		CHECK(c.metrics_listen[0] == 0);	/* off by default */
+		snprintf(text, sizeof(text), "metrics_listen = 127.0.0.1:9470\n");
+		CHECK(apx_conf_parse(text, strlen(text), "m", APX_CONF_MACHINE, &c, &err) == 0 &&
+		      !strcmp(c.metrics_listen, "127.0.0.1:9470"));
+		apx_conf_format(&c, apx_conf_key_find("metrics_listen", 14), buf, sizeof(buf));
+		CHECK(!strcmp(buf, "127.0.0.1:9470"));
+		CHECK(apx_conf_listen_addr(c.metrics_listen, &sa, &sl) == 0 && sa.ss_family == AF_INET &&
+		      sl == sizeof(struct sockaddr_in) &&
+		      ntohs(((struct sockaddr_in *)&sa)->sin_port) == 9470 &&
+		      ntohl(((struct sockaddr_in *)&sa)->sin_addr.s_addr) == 0x7f000001);
+		CHECK(apx_conf_listen_addr("[::1]:65535", &sa, &sl) == 0 && sa.ss_family == AF_INET6 &&
+		      sl == sizeof(struct sockaddr_in6) &&
+		      ntohs(((struct sockaddr_in6 *)&sa)->sin6_port) == 65535 &&
+		      IN6_IS_ADDR_LOOPBACK(&((struct sockaddr_in6 *)&sa)->sin6_addr));
+		CHECK(apx_conf_listen_addr("0.0.0.0:1", &sa, &sl) == 0);
+		CHECK(apx_conf_listen_addr("[::]:9470", &sa, &sl) == 0);
+		{
+			const char *two = "metrics_listen = \"[::1]:9470\"\nmetrics_listen = \"\"\n";
+
+			CHECK(apx_conf_parse(two, strlen(two), "m", APX_CONF_MACHINE, &c, &err) == 0 &&
+			      c.metrics_listen[0] == 0);	/* the last line wins; "" = off */
+		}
+	}
 
 	/* the packaged example (packaging/nvperfd.conf) parses, and so does every commented-out
 	 * "#key = value" line of it once uncommented: the documented defaults stay valid */
