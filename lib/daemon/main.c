@@ -562,7 +562,7 @@ static int run(struct apx_daemon *d)
 	struct epoll_event evs[64];
 
 	while (!d->stopping) {
-		int n = epoll_wait(d->epfd, evs, 64, -1);
+		int n = epoll_wait(d->epfd, evs, 64, -1), expire;
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -570,6 +570,8 @@ static int run(struct apx_daemon *d)
 			apx_dlog(APX_LOG_ERR, "epoll_wait: %s", strerror(errno));
 			return -errno;
 		}
+		expire = 0;	/* control clients are dropped after the batch: a later event of
+				 * this batch may still name one */
 		for (int i = 0; i < n; i++) {
 			uint64_t tag = evs[i].data.u64;
 
@@ -595,7 +597,7 @@ static int run(struct apx_daemon *d)
 				if (read(d->timerfd, &exp, sizeof(exp)) == sizeof(exp)) {
 					rescan_if_due(d, apx_now_ns());
 					apx_tracker_tick(d);
-					apx_ctl_expire(d);
+					expire = 1;
 				}
 				break;
 			}
@@ -621,6 +623,8 @@ static int run(struct apx_daemon *d)
 				break;
 			}
 		}
+		if (expire)
+			apx_ctl_expire(d);
 	}
 	return 0;
 }

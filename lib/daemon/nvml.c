@@ -35,6 +35,11 @@ typedef struct nvmlGpmSample_st *nvmlGpmSample_t;
 
 typedef struct { unsigned int gpu, memory; } nvmlUtilization_t;
 typedef struct { unsigned long long total, free, used; } nvmlMemory_t;
+typedef struct {			/* nvmlMemory_v2_t: "used" without the driver's reserve */
+	unsigned int version;
+	unsigned long long total, reserved, free, used;
+} nvmlMemory_v2_t;
+#define NVML_MEMORY_V2_VERSION ((unsigned int)(sizeof(nvmlMemory_v2_t) | (2u << 24)))
 typedef struct {			/* nvmlProcessInfo_v2_t (_v2 and _v3 entry points) */
 	unsigned int pid;
 	unsigned long long usedGpuMemory;
@@ -88,6 +93,7 @@ struct apx_nvml {
 	nvmlReturn_t (*uuid)(nvmlDevice_t, char *, unsigned int);
 	nvmlReturn_t (*util)(nvmlDevice_t, nvmlUtilization_t *);
 	nvmlReturn_t (*mem)(nvmlDevice_t, nvmlMemory_t *);
+	nvmlReturn_t (*mem2)(nvmlDevice_t, nvmlMemory_v2_t *);
 	nvmlReturn_t (*pcie)(nvmlDevice_t, int, unsigned int *);
 	nvmlReturn_t (*clock)(nvmlDevice_t, int, unsigned int *);
 	nvmlReturn_t (*power)(nvmlDevice_t, unsigned int *);
@@ -155,6 +161,7 @@ struct apx_nvml *apx_nvml_open(char *why, size_t cap)
 	*(void **)&n->uuid = sym(n->lib, "nvmlDeviceGetUUID", NULL, NULL);
 	*(void **)&n->util = sym(n->lib, "nvmlDeviceGetUtilizationRates", NULL, NULL);
 	*(void **)&n->mem = sym(n->lib, "nvmlDeviceGetMemoryInfo", NULL, NULL);
+	*(void **)&n->mem2 = sym(n->lib, "nvmlDeviceGetMemoryInfo_v2", NULL, NULL);
 	*(void **)&n->pcie = sym(n->lib, "nvmlDeviceGetPcieThroughput", NULL, NULL);
 	*(void **)&n->clock = sym(n->lib, "nvmlDeviceGetClockInfo", NULL, NULL);
 	*(void **)&n->power = sym(n->lib, "nvmlDeviceGetPowerUsage", NULL, NULL);
@@ -419,6 +426,7 @@ void apx_nvml_sample(struct apx_nvml *n, struct apx_daemon *d, uint64_t now_ns)
 		struct apx_gpu_dev *g = &n->info[i];
 		nvmlUtilization_t u;
 		nvmlMemory_t m;
+		nvmlMemory_v2_t m2 = { .version = NVML_MEMORY_V2_VERSION };
 		unsigned int a = 0, b = 0;
 
 		g->valid &= APX_GPU_GPM;
@@ -427,7 +435,11 @@ void apx_nvml_sample(struct apx_nvml *n, struct apx_daemon *d, uint64_t now_ns)
 			g->util_mem_pct = u.memory;
 			g->valid |= APX_GPU_UTIL;
 		}
-		if (n->mem && n->mem(n->dev[i], &m) == NVML_SUCCESS) {
+		if (n->mem2 && n->mem2(n->dev[i], &m2) == NVML_SUCCESS) {	/* as nvidia-smi */
+			g->mem_used_bytes = m2.used;
+			g->mem_total_bytes = m2.total;
+			g->valid |= APX_GPU_MEM;
+		} else if (n->mem && n->mem(n->dev[i], &m) == NVML_SUCCESS) {
 			g->mem_used_bytes = m.used;
 			g->mem_total_bytes = m.total;
 			g->valid |= APX_GPU_MEM;

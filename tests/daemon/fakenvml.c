@@ -19,6 +19,7 @@
 
 typedef struct { unsigned int gpu, memory; } util_t;
 typedef struct { unsigned long long total, free, used; } mem_t;
+typedef struct { unsigned int version; unsigned long long total, reserved, free, used; } mem2_t;
 typedef struct {
 	unsigned int pid;
 	unsigned long long used;
@@ -50,6 +51,7 @@ API int nvmlDeviceGetName(void *dev, char *buf, unsigned int len);
 API int nvmlDeviceGetUUID(void *dev, char *buf, unsigned int len);
 API int nvmlDeviceGetUtilizationRates(void *dev, util_t *u);
 API int nvmlDeviceGetMemoryInfo(void *dev, mem_t *m);
+API int nvmlDeviceGetMemoryInfo_v2(void *dev, mem2_t *m);
 API int nvmlDeviceGetClockInfo(void *dev, int type, unsigned int *mhz);
 API int nvmlDeviceGetPowerUsage(void *dev, unsigned int *mw);
 API int nvmlDeviceGetMigMode(void *dev, unsigned int *cur, unsigned int *pend);
@@ -102,11 +104,21 @@ int nvmlDeviceGetUtilizationRates(void *dev, util_t *u)
 	u->memory = 5;
 	return OK;
 }
-int nvmlDeviceGetMemoryInfo(void *dev, mem_t *m)
+int nvmlDeviceGetMemoryInfo(void *dev, mem_t *m)	/* v1: "used" counts the reserve */
 {
 	m->total = 80ull << 30;
-	m->used = 1ull << 30;
+	m->used = (1ull << 30) + (256ull << 20);
 	m->free = m->total - m->used;
+	return OK;
+}
+int nvmlDeviceGetMemoryInfo_v2(void *dev, mem2_t *m)	/* what nvidia-smi shows */
+{
+	if (m->version != (unsigned int)(sizeof(*m) | (2u << 24)))
+		return 25;	/* NVML_ERROR_ARGUMENT_VERSION_MISMATCH */
+	m->total = 80ull << 30;
+	m->reserved = 256ull << 20;
+	m->used = 1ull << 30;
+	m->free = m->total - m->used - m->reserved;
 	return OK;
 }
 int nvmlDeviceGetClockInfo(void *dev, int type, unsigned int *mhz)
