@@ -113,6 +113,43 @@ for mode in ("pageable", "pinned"):
           live.get(f"h2d_{mode}_bytes", 0) > 0,
           f"{mode}: apx status showed it live (maxima over the samples): {live}")
 
+    # the Prometheus endpoint, scraped during the run
+    prom = {}
+    for ln in read(f"metrics.{mode}.txt").splitlines():
+        m = re.match(r'^(nvperfd_[a-z_]+)(\{[^}]*\})? ([0-9.e+-]+)$', ln)
+        if not m:
+            continue
+        name, labels, v = m.group(1), m.group(2) or "", float(m.group(3))
+        if "pid=" in labels and f'pid="{pid}"' not in labels:
+            continue
+        key = name + ("{" + ",".join(x for x in labels.strip("{}").split(",")
+                                     if x.startswith(("direction", "memory"))) + "}"
+                      if "direction" in labels else "")
+        prom[key] = max(prom.get(key, v), v)
+    pb = prom.get(f'nvperfd_process_copy_bytes_total{{direction="h2d",memory="{mode}"}}', 0)
+    check(0 < pb <= got and prom.get("nvperfd_process_gpu_sm_util_percent", 0) > 0 and
+          prom.get("nvperfd_gpu_gpm_sm_util_percent", 0) > 0 and
+          "nvperfd_gpu_power_watts" in prom,
+          f"{mode}: /metrics during the run: h2d {mode} bytes up to {pb:.0f} (final {got}), "
+          f"process SM% up to {prom.get('nvperfd_process_gpu_sm_util_percent')}, GPM SM% up to "
+          f"{prom.get('nvperfd_gpu_gpm_sm_util_percent')}, power up to "
+          f"{prom.get('nvperfd_gpu_power_watts')} W")
+    # nvidia-smi, read side by side with apx status
+    smi_dev, smi_proc = 0.0, 0.0
+    for ln in read(f"smi.{mode}.txt").splitlines():
+        f_ = [x.strip() for x in ln.split(",")]
+        if len(f_) == 4 and f_[1].isdigit():
+            smi_dev = max(smi_dev, float(f_[1]) * 2**20)
+        elif len(f_) == 2 and f_[0] == str(pid) and f_[1].isdigit():
+            smi_proc = max(smi_proc, float(f_[1]) * 2**20)
+    apx_dev = live.get("gpu.mem_used_bytes", 0)
+    apx_proc = live.get("gpu_mem_bytes", 0)
+    check(smi_dev > 0 and abs(apx_dev - smi_dev) <= 0.05 * smi_dev and
+          smi_proc > 0 and abs(apx_proc - smi_proc) <= 0.05 * smi_proc,
+          f"{mode}: GPU memory, highest sample: device apx {apx_dev / 2**20:.0f} MiB vs "
+          f"nvidia-smi {smi_dev / 2**20:.0f} MiB; process apx {apx_proc / 2**20:.0f} MiB vs "
+          f"nvidia-smi {smi_proc / 2**20:.0f} MiB")
+
 rows = [ln.split() for ln in read("overhead.txt").splitlines() if len(ln.split()) == 2]
 w = [float(v) for k_, v in rows if k_ == "with"]
 wo = [float(v) for k_, v in rows if k_ == "without"]

@@ -20,7 +20,9 @@ TRAIN=$src/tests/gpu/daemon_train.py
 # stop; cleanup on exit. The daemon samples at its default period (1 s).
 . "$src/tests/daemon/lib.sh"
 trap 'cp -r "$T"/. "$out"/ 2>/dev/null; cleanup' EXIT
-SAMPLE_PERIOD=1 write_conf "threshold.min_runtime = 0"
+PORT=9464	# the Prometheus endpoint, during the tracking runs only
+SAMPLE_PERIOD=1 write_conf "threshold.min_runtime = 0
+metrics_listen = 127.0.0.1:$PORT"
 {
 	echo "kernel $(uname -r)"
 	ls -l /sys/kernel/btf/vmlinux 2>&1
@@ -28,10 +30,18 @@ SAMPLE_PERIOD=1 write_conf "threshold.min_runtime = 0"
 	nvidia-smi -L
 	ldd "$NVPERFD"
 } > "$T/env.txt" 2>&1
-sample_status() {	# sample_status NAME: `apx status` (JSON and table) every 0.25 s until killed
+scrape() { python3 -c "import urllib.request as u; print(u.urlopen('http://127.0.0.1:$PORT/metrics', timeout=2).read().decode())"; }
+sample_status() {	# sample_status NAME: every 0.25 s until killed, side by side: `apx status`
+	# (JSON and table), the Prometheus endpoint, and nvidia-smi (the independent reading)
 	while :; do
 		"$APX" status --json >> "$out/status.$1.jsonl" 2>/dev/null; echo >> "$out/status.$1.jsonl"
 		COLUMNS=120 "$APX" status >> "$out/status.$1.txt" 2>&1
+		{ echo "# scrape $(date +%s.%N)"; scrape; } >> "$out/metrics.$1.txt" 2>&1
+		{ echo "# smi $(date +%s.%N)"
+		  nvidia-smi --query-gpu=utilization.gpu,memory.used,memory.total,power.draw \
+			--format=csv,noheader,nounits
+		  nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits
+		} >> "$out/smi.$1.txt" 2>&1
 		sleep 0.25
 	done
 }
@@ -53,6 +63,8 @@ for run in pageable "pinned --window"; do
 	"$APX" report --color never "$f" > "$out/report.$name.txt" 2>&1
 done
 stop_daemon
+
+SAMPLE_PERIOD=1 write_conf "threshold.min_runtime = 0"	# the defaults again: no endpoint
 
 # 2. the reference: the same program under the CUPTI collector
 d=$(dirname "$(find / -name 'libcupti.so.13*' 2>/dev/null | head -n 1)")
