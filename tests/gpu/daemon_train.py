@@ -2,8 +2,9 @@
 (tests/gpu/daemon_verify.sh): an MLP whose input batches are copied host->device each step
 from pageable (MODE=pageable) or pinned (MODE=pinned) host memory; --window also sets a
 persisting-L2 limit and an access-policy window on the compute stream (cudaDeviceSetLimit,
-cudaStreamSetAttribute through ctypes). Prints the steady-state median step time and one
-APX_FACT line with the bytes it copied host->device."""
+cudaStreamSetAttribute through ctypes); --blocks FILE writes each 20-step block's end time
+(Unix seconds) and mean step time, as it goes, for the overhead measurement. Prints the
+steady-state median step time and one APX_FACT line with the bytes it copied host->device."""
 import ctypes
 import json
 import statistics
@@ -15,6 +16,7 @@ import torch
 mode = sys.argv[1]
 steps = int(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[2].isdigit() else 300
 window = "--window" in sys.argv
+blocks = open(sys.argv[sys.argv.index("--blocks") + 1], "w") if "--blocks" in sys.argv else None
 torch.backends.cuda.matmul.allow_tf32 = True
 torch.manual_seed(0)
 B, D, NB = 4096, 4096, 4               # 64 MiB input batch + 32 KiB labels, 4 batches
@@ -62,6 +64,9 @@ with torch.cuda.stream(stream):
             loss.item()
             now = time.perf_counter()
             times.append((now - t_block) / 20)
+            if blocks:
+                print(f"{time.time():.6f} {(now - t_block) / 20 * 1e3:.4f}", file=blocks,
+                      flush=True)
             t_block = now
 torch.cuda.synchronize()
 med = statistics.median(times[1:] if len(times) > 1 else times)   # block 0: warm-up

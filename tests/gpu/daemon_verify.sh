@@ -3,7 +3,8 @@
 # daemon, runs the training program tests/gpu/daemon_train.py from pageable and from pinned
 # memory (the pinned run also sets an L2 access-policy window), samples `apx status --json`
 # meanwhile, then runs the same program under `apx analyze` (CUPTI) for the reference bytes,
-# then times it with and without nvperfd, interleaved, REPS (default 5) times each.
+# then times it with and without nvperfd, started and stopped under one run, REPS (default 5)
+# times each.
 # tests/gpu/daemon_check.py compares it all. Needs root; builds nothing. Everything goes to
 # $OUT/daemon (or a temporary folder). Exit 77 (skipped) without a CUDA GPU and PyTorch.
 set -u
@@ -74,15 +75,17 @@ for mode in pageable pinned; do
 	"$APX" report --format json "$out/cupti.$mode.apx" > "$out/cupti.$mode.json" 2>/dev/null
 done
 
-# 3. step time with and without nvperfd, interleaved (the order alternates each repetition)
-: > "$out/overhead.txt"
-timed() { python3 "$TRAIN" pageable 300 | sed -n "s/^step_ms /$1 /p" >> "$out/overhead.txt"; }
+# 3. step time with and without nvperfd: one long run of the program (process-to-process
+# spread, e.g. where its pageable buffers landed, is larger than the effect), nvperfd started
+# and stopped every 4 s, REPS times; each 20-step block is labelled by what ran meanwhile
+: > "$out/toggles.txt"
+python3 "$TRAIN" pageable $((reps * 800 + 1200)) --blocks "$out/blocks.txt" \
+	> "$out/overhead.out" 2>&1 & tp=$!
+sleep 8	# start-up and warm-up: CUDA context, cuBLAS, the first blocks
 for i in $(seq "$reps"); do
-	if [ $((i % 2)) = 1 ]; then
-		timed without; start_daemon; timed with; stop_daemon
-	else
-		start_daemon; timed with; stop_daemon; timed without
-	fi
+	echo "on $(date +%s.%N)" >> "$out/toggles.txt"; start_daemon; sleep 4
+	echo "off $(date +%s.%N)" >> "$out/toggles.txt"; stop_daemon; sleep 4
 done
+wait $tp
 cp "$T/log" "$out/nvperfd.log"
 python3 "$src/tests/gpu/daemon_check.py" "$out"
