@@ -121,6 +121,8 @@ void apx_nvml_close(struct apx_nvml *n);
 /* Sample every device and the tracked processes on them (on the sampling tick). */
 void apx_nvml_sample(struct apx_nvml *n, struct apx_daemon *d, uint64_t now_ns);
 size_t apx_nvml_devices(const struct apx_nvml *n, const struct apx_gpu_dev **ret);
+/* 1 when NVML's process ids belong to another PID namespace (nvperfd in a container) */
+int apx_nvml_foreign_pids(const struct apx_nvml *n);
 const char *apx_gpm_metric_name(size_t i);	/* "sm_util" ... of gpm[i] */
 
 /* ---- eBPF uprobes (bpf/uprobes.c; bpf/uprobes_none.c when built without BPF) --------------- */

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 
 #include "daemon/daemon.h"
 
@@ -113,6 +114,9 @@ struct apx_nvml {
 	nvmlGpmSample_t gpm_prev[APX_GPU_MAX], gpm_cur[APX_GPU_MAX];
 	uint64_t gpm_prev_ns[APX_GPU_MAX];
 	unsigned long long putil_last[APX_GPU_MAX];
+	unsigned int pids_seen, pids_here;	/* this sample: NVML's pids, those that exist here */
+	unsigned int foreign_streak;		/* samples in a row where none of them exists here */
+	int foreign_pids;			/* NVML's pids are of another PID namespace */
 };
 
 const char *apx_gpm_metric_name(size_t i)
@@ -348,6 +352,10 @@ static void sample_procs(struct apx_nvml *n, struct apx_daemon *d, unsigned int 
 		struct apx_gpu_sample smp = { .ts_ns = now };
 		struct apx_gpu_proc *gp;
 
+		n->pids_seen++;
+		if (p || kill((pid_t)v2[k].pid, 0) == 0 || errno == EPERM)
+			n->pids_here++;
+
 		if (!p)
 			continue;	/* not ours, or another PID namespace (NVML gives host pids) */
 		gp = &p->gpu;
@@ -413,6 +421,25 @@ static void sample_procs(struct apx_nvml *n, struct apx_daemon *d, unsigned int 
 				n->putil_last[i] = us[j].timeStamp;
 }
 
+/* NVML names processes by their pids in the host's PID namespace. When nvperfd runs in
+ * another one (a container), none of the pids NVML lists exists here: after 3 such samples in a
+ * row, say so once; per-process GPU values are then unavailable (summaries say why). */
+static void check_pid_namespace(struct apx_nvml *n)
+{
+	if (n->pids_seen && !n->pids_here) {
+		if (++n->foreign_streak == 3 && !n->foreign_pids) {
+			n->foreign_pids = 1;
+			apx_dlog(APX_LOG_NOTICE, "NVML: none of the %u processes it lists on the GPUs "
+				 "exists in this PID namespace (nvperfd in a container?): per-process "
+				 "GPU values unavailable; device values still sampled", n->pids_seen);
+		}
+	} else if (n->pids_here) {
+		n->foreign_streak = 0;
+		n->foreign_pids = 0;
+	}
+	n->pids_seen = n->pids_here = 0;
+}
+
 void apx_nvml_sample(struct apx_nvml *n, struct apx_daemon *d, uint64_t now_ns)
 {
 	if (!n)
@@ -470,4 +497,10 @@ void apx_nvml_sample(struct apx_nvml *n, struct apx_daemon *d, uint64_t now_ns)
 		}
 		sample_procs(n, d, i, now_ns);
 	}
+	check_pid_namespace(n);
+}
+
+int apx_nvml_foreign_pids(const struct apx_nvml *n)
+{
+	return n && n->foreign_pids;
 }

@@ -264,7 +264,9 @@ static int write_gpu(struct apx_daemon *d, struct apx_writer *w, struct apx_proc
 		set_kv(w, "nvperfd.nvml", buf);
 		return 0;
 	}
-	set_kv(w, "nvperfd.nvml", g->gpu_seen_samples ? "yes" : "process not seen on a GPU");
+	set_kv(w, "nvperfd.nvml", g->gpu_seen_samples ? "yes" : apx_nvml_foreign_pids(d->nvml) ?
+	       "n/a (NVML's process ids are of another PID namespace: nvperfd in a container?)" :
+	       "process not seen on a GPU");
 	if (!g->gpu_seen_samples)
 		return 0;
 	/* the time series: METRIC records, only the values the driver gave */

@@ -115,5 +115,20 @@ grep -q "^metric gpu.sm_util_pct 0 $P 42 %$" "$T/kv" || fail "SM utilization ser
 grep -q "^metric gpm.sm_util_pct 0 0 3 %$" "$T/kv" || fail "GPM series"
 "$APX" report --color never "$T"/state/0/*-"$P"-*.apx >/dev/null 2>&1 || fail "apx report on a GPU summary"
 "$APX" info "$T"/state/0/*-"$P"-*.apx >/dev/null || fail "apx info on a GPU summary"
+
+# NVML lists only pids of another PID namespace (nvperfd in a container): said once, and the
+# summary of a process says why it has no GPU values (not "not seen on a GPU")
+start_python 30
+R=$LAST
+wait_for tracked "$R" || fail "$R not tracked"
+echo 4194301 > "$T/gpupids"	# above any pid the kernel hands out by default
+WAIT_S=3 wait_for grep -q "NVML: none of the 1 processes it lists on the GPUs exists in this PID namespace" \
+	"$T/log" || fail "foreign pids not said: $(grep NVML "$T/log")"
+kill "$R"; wait "$R" 2>/dev/null
+WAIT_S=5 wait_for count_files "$T/state/0" "*-$R-*.apx" 1 || fail "no summary for $R"
+"$APXKV" "$T"/state/0/*-"$R"-*.apx > "$T/kv.r" || fail "apxkv $R"
+grep -qx "kv nvperfd.nvml=n/a (NVML's process ids are of another PID namespace: nvperfd in a container?)" \
+	"$T/kv.r" || fail "summary of $R: $(grep nvml "$T/kv.r")"
+[ "$(grep -c "exists in this PID namespace" "$T/log")" = 1 ] || fail "foreign pids said more than once"
 stop_daemon
 echo "ok"
