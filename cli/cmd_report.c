@@ -30,8 +30,8 @@ const char apx_cmd_report_usage[] =
 	"  -f, --format FMT     text (default) or json (schema: docs/report-schema.md)\n"
 	"  -n, --top N          rows in the long tables (default 15)\n"
 	"  -s, --section NAME   print only this section (repeatable, or comma-separated):\n"
-	"                       summary findings kernels transfers sync idle memory streams\n"
-	"                       nvtx l2 uvm cpu checks method\n"
+	"                       summary findings nvperfd kernels transfers sync idle memory\n"
+	"                       streams nvtx l2 uvm cpu checks method\n"
 	"      --color WHEN     auto (default: on a terminal), always, never\n"
 	"      --single         read only the files named (by default FILE also brings the\n"
 	"                       FILE.<pid> files apx analyze wrote for the run's other processes)\n"
@@ -41,7 +41,7 @@ const char apx_cmd_report_usage[] =
 	"reported) or was damaged; 2 usage error.\n";
 
 static const char *const section_names[APX_SEC__COUNT] = {
-	"summary", "findings", "kernels", "transfers", "sync", "idle", "memory",
+	"summary", "findings", "nvperfd", "kernels", "transfers", "sync", "idle", "memory",
 	"streams", "nvtx", "l2", "uvm", "cpu", "checks", "method",
 };
 

@@ -14,6 +14,7 @@
 enum apx_report_section {
 	APX_SEC_SUMMARY,
 	APX_SEC_FINDINGS,
+	APX_SEC_NVPERFD,
 	APX_SEC_KERNELS,
 	APX_SEC_TRANSFERS,
 	APX_SEC_SYNC,
@@ -42,5 +43,17 @@ void apx_report_text(FILE *out, const struct apx_model *m, const struct apx_find
 		     const struct apx_report_opts *o);
 void apx_report_json(FILE *out, const struct apx_model *m, const struct apx_findings *f,
 		     const struct apx_report_opts *o);
+
+/* Shared by the text renderers (report_text.c, report_nvperfd.c). */
+#define APX_REPORT_W 100		/* every line fits this many columns */
+void apx_text_heading(FILE *out, const struct apx_report_opts *o, const char *title);
+/* Print text from column col (the caller printed what comes before it), wrapped at spaces
+ * (or '\n') so that no line passes APX_REPORT_W; further lines start at column indent. */
+void apx_text_wrap(FILE *out, int col, int indent, const char *text);
+
+/* The "nvperfd (observed from outside)" section, and its line in the summary (nothing when no
+ * file holds nvperfd's key/values). report_nvperfd.c. */
+void apx_report_nvperfd_text(FILE *out, const struct apx_model *m, const struct apx_report_opts *o);
+void apx_report_nvperfd_summary(FILE *out, const struct apx_model *m);
 
 #endif

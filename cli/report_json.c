@@ -1,7 +1,7 @@
 /*
- * report_json.c - `apx report --format json`: every table and finding of the report as one
- * JSON document, schema "apx.report/1" (docs/report-schema.md). Numbers are raw (ns, bytes);
- * strings are escaped. Called by cmd_report.c.
+ * report_json.c - `apx report --format json`: every table and finding of the report, and what
+ * nvperfd observed, as one JSON document, schema "apx.report/1" (docs/report-schema.md).
+ * Numbers are raw (ns, bytes); strings are escaped. Called by cmd_report.c.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -133,6 +133,8 @@ static void findings(FILE *f, const struct apx_findings *fd)
 		kv_s(f, "title", a->title, &first);
 		kv_d(f, "saving_ns", a->saving_ns, &first);
 		kv_d(f, "saving_pct", a->saving_pct, &first);
+		key(f, "saving_estimated", &first);
+		fputs(a->saving_estimated ? "true" : "false", f);
 		kv_s(f, "saving_model", a->model, &first);
 		kv_s(f, "evidence", a->evidence, &first);
 		kv_s(f, "fix", a->fix, &first);
@@ -370,6 +372,105 @@ static void cpu(FILE *f, const struct apx_model *m)
 	fputs("]", f);
 }
 
+/* A number nvperfd wrote, or null (its text, "n/a (why)", is in the file's kvs). */
+static void kv_obs(FILE *f, const char *k, const struct apx_an_obs_val *v, int *first)
+{
+	key(f, k, first);
+	if (v->has)
+		fprintf(f, "%" PRIu64, v->u);
+	else
+		fputs("null", f);
+}
+
+static void kv_g(FILE *f, const char *k, double v, int *first)
+{
+	key(f, k, first);
+	fprintf(f, "%.15g", v);
+}
+
+/* What nvperfd observed of each process (docs/report-schema.md, "nvperfd"). */
+static void nvperfd(FILE *f, const struct apx_model *m)
+{
+	static const char *const dir[2] = { "H2D", "D2H" }, *const kind[2] = { "pageable", "pinned" };
+
+	fputs(",\"nvperfd\":[", f);
+	for (size_t i = 0; i < m->observed.n; i++) {
+		const struct apx_an_observed *o = APX_VEC_AT(&m->observed, struct apx_an_observed, i);
+		int first = 1, n = 0;
+
+		fputs(i ? ",{" : "{", f);
+		kv_s(f, "path", m->files[o->file].path, &first);
+		kv_u(f, "pid", m->files[o->file].pid, &first);
+		fputs(",\"kvs\":{", f);
+		for (size_t k = o->kv_first; k < o->kv_first + o->nkv; k++) {
+			const struct apx_an_kv *kv = APX_VEC_AT(&m->kvs, struct apx_an_kv, k);
+
+			if (k > o->kv_first)
+				fputc(',', f);
+			jstr(f, kv->key, kv->key_len);
+			fputc(':', f);
+			jstr(f, kv->val, kv->val_len);
+		}
+		fputs("}", f);
+		kv_u(f, "kvs_dropped", o->kvs_dropped, &first);
+		fputs(",\"copies\":[", f);
+		for (int d = 0; d < 2; d++) {
+			for (int k = 0; k < 2; k++) {
+				const struct apx_an_obs_copy *c = &o->copy[d][k];
+				int fi = 1;
+
+				if (!c->calls.text && !c->bytes.text)
+					continue;
+				fputs(n++ ? ",{" : "{", f);
+				kv_s(f, "direction", dir[d], &fi);
+				kv_s(f, "host_memory", kind[k], &fi);
+				kv_obs(f, "calls", &c->calls, &fi);
+				kv_obs(f, "bytes", &c->bytes, &fi);
+				kv_obs(f, "call_ns", &c->call_ns, &fi);
+				key(f, "gbps", &fi);
+				if (c->call_ns.has && c->bytes.has && c->call_ns.v > 0)
+					fprintf(f, "%.6g", c->bytes.v / c->call_ns.v);
+				else
+					fputs("null", f);
+				key(f, "why", &fi);
+				if (c->call_ns.has || !c->call_ns.text)
+					js(f, c->call_ns.has ? "" : "call time not in the summary");
+				else
+					jstr(f, c->call_ns.text, c->call_ns.len);
+				fputc('}', f);
+			}
+		}
+		fputs("],\"series\":[", f);
+		for (size_t k = o->series_first; k < o->series_first + o->nseries; k++) {
+			const struct apx_an_series *s = APX_VEC_AT(&m->series, struct apx_an_series, k);
+			int fi = 1;
+
+			fputs(k > o->series_first ? ",{" : "{", f);
+			key(f, "name", &fi);
+			jstr(f, s->name ? s->name : "", s->name_len);
+			key(f, "unit", &fi);
+			jstr(f, s->unit ? s->unit : "", s->unit_len);
+			kv_u(f, "device", s->device, &fi);
+			kv_u(f, "pid", s->pid, &fi);
+			kv_u(f, "samples", s->count, &fi);
+			if (s->count) {
+				kv_g(f, "min", s->min, &fi);
+				kv_g(f, "mean", s->mean, &fi);
+				kv_g(f, "max", s->max, &fi);
+			} else {
+				fputs(",\"min\":null,\"mean\":null,\"max\":null", f);
+			}
+			kv_u(f, "first_ns", s->first_ns, &fi);
+			kv_u(f, "last_ns", s->last_ns, &fi);
+			fputc('}', f);
+		}
+		fputs("]", f);
+		kv_u(f, "series_dropped", o->series_dropped, &first);
+		fputc('}', f);
+	}
+	fputs("]", f);
+}
+
 void apx_report_json(FILE *f, const struct apx_model *m, const struct apx_findings *fd,
 		     const struct apx_report_opts *o)
 {
@@ -398,5 +499,6 @@ void apx_report_json(FILE *f, const struct apx_model *m, const struct apx_findin
 	sync_and_idle(f, m);
 	memory_streams(f, m);
 	cpu(f, m);
+	nvperfd(f, m);
 	fputs("}\n", f);
 }

@@ -1,8 +1,8 @@
 /*
- * report_text.c - the terminal report of `apx report`: summary, ranked findings, then the
- * tables (kernels, transfers, synchronization, idle time, memory, streams, L2 persistence,
- * unified memory, CPU), the rule checks and "How this was measured". Fits 100 columns;
- * colour only when asked (a terminal). Called by cmd_report.c.
+ * report_text.c - the terminal report of `apx report`: summary, ranked findings, what nvperfd
+ * observed (report_nvperfd.c), then the tables (kernels, transfers, synchronization, idle time,
+ * memory, streams, L2 persistence, unified memory, CPU), the rule checks and "How this was
+ * measured". Fits 100 columns; colour only when asked (a terminal). Called by cmd_report.c.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -13,7 +13,7 @@
 
 #include "base/banned.h"
 
-#define W 100
+#define W APX_REPORT_W
 
 struct out {
 	FILE *f;
@@ -40,6 +40,42 @@ static const char *sev_color(const struct out *o, int sev)
 static void heading(const struct out *o, const char *title)
 {
 	fprintf(o->f, "\n%s%s%s\n", bold(o), title, reset(o));
+}
+
+void apx_text_heading(FILE *out, const struct apx_report_opts *o, const char *title)
+{
+	struct out ctx = { out, o };
+
+	heading(&ctx, title);
+}
+
+void apx_text_wrap(FILE *out, int col, int indent, const char *text)
+{
+	const char *p = text;
+
+	for (;;) {
+		const char *nl = strchr(p, '\n');
+		int len = nl ? (int)(nl - p) : (int)strlen(p), room = W - col, cut = len;
+
+		if (room < 20)
+			room = 20;
+		if (len > room) {	/* break at the last space that fits, else cut the word */
+			for (cut = room; cut > room / 3 && p[cut] != ' '; cut--)
+				;
+			if (p[cut] != ' ')
+				cut = room;
+		}
+		fprintf(out, "%.*s\n", cut, p);
+		p += cut;
+		while (*p == ' ')
+			p++;
+		if (*p == '\n')
+			p++;
+		if (!*p)
+			return;
+		fprintf(out, "%*s", indent, "");
+		col = indent;
+	}
 }
 
 static const char *sev_name(int sev)
@@ -102,13 +138,17 @@ static void processes(const struct out *o, const struct apx_model *m)
 static void section_summary(const struct out *o, const struct apx_model *m,
 			    const struct apx_findings *fd)
 {
-	char b1[32], b2[32], b3[32], b4[32];
+	char b1[32], b2[32], b3[32], b4[32], head[96], cmd[150];
 	uint64_t kern = m->gpu.kernel_busy_ns, copy = m->gpu.copy_busy_ns, busy = m->gpu.busy_ns;
 	const struct apx_an_file *f0 = &m->files[0];
 
 	heading(o, "Summary");
-	fprintf(o->f, "  %-18s %zu file%s; main process pid %" PRIu64 ": %.70s\n", "trace", m->nfiles,
-		m->nfiles == 1 ? "" : "s", f0->pid, f0->argv[0] ? f0->argv : "n/a");
+	snprintf(head, sizeof(head), "  %-18s %zu file%s; main process pid %" PRIu64 ": ", "trace",
+		 m->nfiles, m->nfiles == 1 ? "" : "s", f0->pid);
+	snprintf(cmd, sizeof(cmd), "%.*s%s", (int)sizeof(cmd) - 4, f0->argv[0] ? f0->argv : "n/a",
+		 strlen(f0->argv) > sizeof(cmd) - 4 ? "..." : "");
+	fputs(head, o->f);
+	apx_text_wrap(o->f, (int)strlen(head), 21, cmd);
 	fprintf(o->f, "  %-18s %s (first to last record), host %s\n", "wall time",
 		apx_fmt_ns(b1, sizeof(b1), (double)m->wall_ns), f0->host[0] ? f0->host : "n/a");
 	for (size_t i = 0; i < m->ndevices; i++) {
@@ -124,7 +164,9 @@ static void section_summary(const struct out *o, const struct apx_model *m,
 		if (m->files[i].degraded[0])
 			fprintf(o->f, "  %-18s pid %" PRIu64 ": %.70s\n", "not collected", m->files[i].pid,
 				m->files[i].degraded);
-	if (!m->k.n && !m->copies.n) {
+	if (m->no_gpu_trace) {
+		/* nvperfd summaries only: the "GPU (observed)" line below says what was seen */
+	} else if (!m->k.n && !m->copies.n) {
 		int any_cuda = 0;
 
 		for (size_t i = 0; i < m->nfiles; i++)
@@ -156,15 +198,23 @@ static void section_summary(const struct out *o, const struct apx_model *m,
 					line);
 		}
 	}
+	apx_report_nvperfd_summary(o->f, m);
 	if (!fd->n) {
 		fprintf(o->f, "  %-18s none: no rule found a problem worth a line\n", "findings");
 		processes(o, m);
 		return;
 	}
-	for (size_t i = 0; i < fd->n && i < 3; i++)
-		fprintf(o->f, "  %-18s %zu. %s%-8s%s save %s (%.1f%%): %.40s\n", i ? "" : "top findings",
-			i + 1, sev_color(o, fd->f[i].severity), sev_name(fd->f[i].severity), reset(o),
-			apx_fmt_ns(b1, sizeof(b1), fd->f[i].saving_ns), fd->f[i].saving_pct, fd->f[i].title);
+	for (size_t i = 0; i < fd->n && i < 3; i++) {
+		const struct apx_finding *f = &fd->f[i];
+
+		if (f->saving_estimated)
+			snprintf(b2, sizeof(b2), "save %s (%.1f%%)", apx_fmt_ns(b1, sizeof(b1), f->saving_ns),
+				 f->saving_pct);
+		else
+			snprintf(b2, sizeof(b2), "saving not estimated");
+		fprintf(o->f, "  %-18s %zu. %s%-8s%s %s: %.40s\n", i ? "" : "top findings", i + 1,
+			sev_color(o, f->severity), sev_name(f->severity), reset(o), b2, f->title);
+	}
 	processes(o, m);
 }
 
@@ -177,11 +227,19 @@ static void section_findings(const struct out *o, const struct apx_findings *fd)
 		fprintf(o->f, "  none\n");
 	for (size_t i = 0; i < fd->n; i++) {
 		const struct apx_finding *f = &fd->f[i];
+		int col = snprintf(NULL, 0, "  [%zu] %s ", i + 1, sev_name(f->severity));
 
-		fprintf(o->f, "\n  [%zu] %s%s%s %s\n", i + 1, sev_color(o, f->severity),
-			sev_name(f->severity), reset(o), f->title);
-		fprintf(o->f, "    %-10s %s (%.1f%% of the run), confidence %d%%, rule %s\n", "saving",
-			apx_fmt_ns(b1, sizeof(b1), f->saving_ns), f->saving_pct, f->confidence_pct, f->rule);
+		fprintf(o->f, "\n  [%zu] %s%s%s ", i + 1, sev_color(o, f->severity),
+			sev_name(f->severity), reset(o));
+		apx_text_wrap(o->f, col, 6, f->title);
+		if (f->saving_estimated)
+			fprintf(o->f, "    %-10s %s (%.1f%% of the run), confidence %d%%, rule %s\n",
+				"saving", apx_fmt_ns(b1, sizeof(b1), f->saving_ns), f->saving_pct,
+				f->confidence_pct, f->rule);
+		else
+			fprintf(o->f, "    %-10s not estimated (recorded by %.20s), confidence %d%%, rule "
+				"%s\n", "saving", f->recorded_by ? f->recorded_by : "the producer",
+				f->confidence_pct, f->rule);
 		block(o, "model", f->model);
 		block(o, "evidence", f->evidence);
 		block(o, "fix", f->fix);
@@ -433,6 +491,17 @@ static const char *prop_name(unsigned p)
 	return p == APX_ACCESS_PERSISTING ? "persisting" : p == APX_ACCESS_STREAMING ? "streaming" : "normal";
 }
 
+/* A stream of an L2 setting: the CUDA stream id, or (nvperfd) the CUstream handle in hex. Each
+ * fits 20 columns, so the lines below fit 100 columns for any 64-bit value. */
+static const char *stream_name(char *buf, size_t cap, const struct apx_an_config *c)
+{
+	if (c->stream_is_handle)
+		snprintf(buf, cap, "handle 0x%" PRIx64, c->stream);
+	else
+		snprintf(buf, cap, "%" PRIu64, c->stream);
+	return buf;
+}
+
 static void section_l2(const struct out *o, const struct apx_model *m)
 {
 	char b1[32], b2[32];
@@ -458,18 +527,23 @@ static void section_l2(const struct out *o, const struct apx_model *m)
 			fprintf(o->f, "  persisting lines reset (device %u)\n", c->device);
 			break;
 		case APX_AN_CONFIG_KERNELS_UNDER_APW:
-			fprintf(o->f, "  %" PRIu64 " kernels ran under window 0x%" PRIx64 " %s, hit %.2f "
-				      "(%s/%s), stream %" PRIu64 "\n", c->value, c->base,
-				apx_fmt_size(b1, sizeof(b1), (double)c->bytes), c->hit_ppm / 1e6,
-				prop_name(c->hit_prop), prop_name(c->miss_prop), c->stream);
+			fprintf(o->f, "  access-policy window on kernels of stream %s: 0x%" PRIx64 " %s\n",
+				stream_name(b2, sizeof(b2), c), c->base,
+				apx_fmt_size(b1, sizeof(b1), (double)c->bytes));
+			fprintf(o->f, "    %" PRIu64 " kernels ran under it; hit ratio %.2f, hits %s, misses "
+				      "%s\n", c->value, c->hit_ppm / 1e6, prop_name(c->hit_prop),
+				prop_name(c->miss_prop));
 			break;
 		default:
-			fprintf(o->f, "  access-policy window on %s %" PRIu64 ": 0x%" PRIx64 " %s, hit ratio "
-				      "%.2f, %s/%s\n",
+			if (c->kind == APX_CONFIG_APW_GRAPH_NODE)
+				snprintf(b2, sizeof(b2), "%" PRIu64, c->target);
+			else
+				stream_name(b2, sizeof(b2), c);
+			fprintf(o->f, "  access-policy window on %s %s: 0x%" PRIx64 " %s\n",
 				c->kind == APX_CONFIG_APW_STREAM ? "stream"
 				: c->kind == APX_CONFIG_APW_GRAPH_NODE ? "graph node" : "launch",
-				c->kind == APX_CONFIG_APW_GRAPH_NODE ? c->target : c->stream, c->base,
-				apx_fmt_size(b1, sizeof(b1), (double)c->bytes), c->hit_ppm / 1e6,
+				b2, c->base, apx_fmt_size(b1, sizeof(b1), (double)c->bytes));
+			fprintf(o->f, "    hit ratio %.2f, hits %s, misses %s\n", c->hit_ppm / 1e6,
 				prop_name(c->hit_prop), prop_name(c->miss_prop));
 			break;
 		}
@@ -529,10 +603,22 @@ static void section_checks(const struct out *o, const struct apx_findings *fd)
 	for (size_t i = 0; i < fd->nresults; i++) {
 		const struct apx_rule_result *r = &fd->results[i];
 
-		fprintf(o->f, "  %-16s %-14s %s%s%s\n", r->rule,
-			r->status == APX_RULE_FIRED ? "finding" : r->status == APX_RULE_CLEAN ? "ok"
-											: "not measured",
-			r->title, r->why[0] ? ": " : "", r->why);
+		char line[sizeof(r->why) + 256];
+		int col = fprintf(o->f, "  %-16s %-14s ", r->rule,
+				  r->status == APX_RULE_FIRED ? "finding"
+				  : r->status == APX_RULE_CLEAN ? "ok" : "not measured");
+
+		snprintf(line, sizeof(line), "%s%s%s", r->title, r->why[0] ? ": " : "", r->why);
+		if (col + (int)strlen(line) <= W) {
+			fprintf(o->f, "%s\n", line);
+			continue;
+		}
+		/* too long for one line: the why on lines of its own, under the status */
+		apx_text_wrap(o->f, col, col, r->title);
+		if (r->why[0]) {
+			fprintf(o->f, "%19s", "");
+			apx_text_wrap(o->f, 19, 19, r->why);
+		}
 	}
 }
 
@@ -578,6 +664,8 @@ void apx_report_text(FILE *out, const struct apx_model *m, const struct apx_find
 		section_summary(&ctx, m, f);
 	if (o->sections & 1u << APX_SEC_FINDINGS)
 		section_findings(&ctx, f);
+	if (o->sections & 1u << APX_SEC_NVPERFD)
+		apx_report_nvperfd_text(out, m, o);
 	if (o->sections & 1u << APX_SEC_KERNELS)
 		section_kernels(&ctx, m);
 	if (o->sections & 1u << APX_SEC_TRANSFERS)

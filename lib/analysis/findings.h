@@ -23,6 +23,10 @@ struct apx_finding {
 	int severity;			/* enum apx_severity */
 	double saving_ns;		/* estimated, >= 0 */
 	double saving_pct;		/* of the run's wall time */
+	int saving_estimated;		/* 0: a recorded finding whose producer estimated no saving
+					 * (saving_ns 0 means "not estimated", not "nothing") */
+	const char *recorded_by;	/* recorded findings: the producer (nvperfd), else NULL */
+	unsigned order;			/* order of addition: ties rank in it */
 	char model[240];		/* one line: how the saving was estimated */
 	char evidence[1200];		/* lines of numbers and top offenders */
 	char fix[1200];			/* what to change, with PyTorch code */
@@ -53,7 +57,9 @@ struct apx_rule {
 				    size_t why_len);
 };
 
-/* Run every rule and sort the findings by estimated saving (largest first). */
+/* Run every rule and sort the findings by estimated saving (largest first), then findings
+ * without an estimate (recorded by nvperfd) by severity. When the run holds no GPU trace
+ * (model->no_gpu_trace: nvperfd summaries only) no rule runs: each is NOT_MEASURED, saying so. */
 void apx_rules_run(const struct apx_model *m, struct apx_findings *out);
 const struct apx_rule *apx_rules(size_t *ret_n);
 

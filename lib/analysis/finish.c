@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "analysis/nvtx.h"
+#include "analysis/observed.h"
 #include "analysis/timeline.h"
 
 #include "base/banned.h"
@@ -363,6 +364,7 @@ int apx_model_finish(struct apx_model *m)
 	unified_memory(m);
 	steps(m);
 	cpu_summary(m);
+	apx_observed_finish(m);
 	r = apx_timelines_build(m);
 	if (r == 0)
 		r = apx_nvtx_project(m);

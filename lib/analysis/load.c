@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/observed.h"
+
 #include "base/banned.h"
 
 int apx_vec_push(struct apx_vec *v, const void *item)
@@ -46,6 +48,9 @@ struct apx_model *apx_model_new(void)
 	m->markers.size = sizeof(struct apx_an_marker);
 	m->api.size = sizeof(struct apx_an_api);
 	m->recorded.size = sizeof(struct apx_an_recorded);
+	m->kvs.size = sizeof(struct apx_an_kv);
+	m->series.size = sizeof(struct apx_an_series);
+	m->observed.size = sizeof(struct apx_an_observed);
 	m->gaps.size = sizeof(struct apx_an_gap);
 	m->timelines.size = sizeof(struct apx_an_timeline);
 	m->ranges.size = sizeof(struct apx_an_range);
@@ -57,7 +62,8 @@ void apx_model_free(struct apx_model *m)
 {
 	struct apx_vec *vecs[] = { &m->names, &m->streams, &m->copies, &m->memsets, &m->syncs,
 				   &m->mem_events, &m->configs, &m->uvm, &m->cpu, &m->markers,
-				   &m->api, &m->gaps, &m->timelines, &m->ranges, &m->recorded };
+				   &m->api, &m->gaps, &m->timelines, &m->ranges, &m->recorded,
+				   &m->kvs, &m->series, &m->observed };
 
 	if (!m)
 		return;
@@ -377,6 +383,8 @@ static int add_record(struct apx_model *m, struct apx_an_file *f, uint16_t fi,
 			.device = (uint32_t)v[APX_CONFIG_DEVICE], .kind = (uint8_t)v[APX_CONFIG_KIND],
 			.hit_prop = (uint8_t)v[APX_CONFIG_APW_HIT_PROP],
 			.miss_prop = (uint8_t)v[APX_CONFIG_APW_MISS_PROP],
+			/* nvperfd's uprobe sees the cuStreamSetAttribute argument: a CUstream */
+			.stream_is_handle = !strcmp(f->producer, "nvperfd"),
 		};
 		return c.kind ? apx_vec_push(&m->configs, &c) : 0;
 	}
@@ -450,7 +458,7 @@ static int add_record(struct apx_model *m, struct apx_an_file *f, uint16_t fi,
 			.title_len = (uint32_t)r->v[APX_FINDING_TITLE],
 			.evidence_len = (uint32_t)r->v[APX_FINDING_EVIDENCE],
 			.fix_len = (uint32_t)r->v[APX_FINDING_FIX],
-			.saving_ns = v[APX_FINDING_SAVING_NS], .pid = v[APX_FINDING_PID],
+			.saving_ns = v[APX_FINDING_SAVING_NS], .pid = v[APX_FINDING_PID], .file = fi,
 			.severity = (uint8_t)(v[APX_FINDING_SEVERITY] <= 3 ? v[APX_FINDING_SEVERITY] : 3),
 			.confidence_pct = (uint8_t)(v[APX_FINDING_CONFIDENCE_PCT] <= 100
 							    ? v[APX_FINDING_CONFIDENCE_PCT] : 100),
@@ -474,8 +482,15 @@ static int add_record(struct apx_model *m, struct apx_an_file *f, uint16_t fi,
 			snprintf(f->level, sizeof(f->level), "%.31s", val);
 		else if (!strcmp(key, "cuda_used"))
 			f->cuda_used = !strcmp(val, "yes") || !strcmp(val, "1");
+		else if (!strcmp(key, "nvperfd.cuda"))	/* "yes" or "not seen" (libcuda not mapped) */
+			f->cuda_used = !strcmp(val, "yes");
+		if (r->bytes[APX_KV_KEY] && r->v[APX_KV_KEY] > 8 &&
+		    !memcmp(r->bytes[APX_KV_KEY], "nvperfd.", 8))
+			return apx_observed_add_kv(m, fi, r);
 		return 0;
 	}
+	case APX_REC_METRIC:
+		return apx_observed_add_metric(m, f->reader, fi, r);
 	default:
 		return 0;
 	}

@@ -132,6 +132,7 @@ struct apx_an_config {
 	uint64_t ts, value, base, bytes, stream, target;
 	uint32_t hit_ppm, device;
 	uint8_t kind, hit_prop, miss_prop;
+	uint8_t stream_is_handle;		/* stream is a CUstream handle (nvperfd), not an id */
 };
 
 struct apx_an_uvm {
@@ -169,8 +170,78 @@ struct apx_an_range {
 struct apx_an_recorded {
 	const uint8_t *rule, *title, *evidence, *fix;
 	uint32_t rule_len, title_len, evidence_len, fix_len;
-	uint64_t saving_ns, pid;
+	uint64_t saving_ns, pid;		/* saving_ns 0: the producer estimated none */
+	uint16_t file;
 	uint8_t severity, confidence_pct;
+};
+
+/* ---- what nvperfd observed from outside (observed.c) ---------------------------------------
+ * nvperfd writes no kernel or copy records: it watches a process through /proc, NVML and
+ * uprobes on libcuda, and leaves "nvperfd.*" key/values and METRIC time series. */
+
+#define APX_AN_OBS_KVS_MAX 512		/* nvperfd.* key/values kept per file (more are dropped) */
+#define APX_AN_OBS_SERIES_MAX 256	/* time series kept per file */
+#define APX_AN_OBS_GPM_MAX 32		/* nvperfd.gpm.<metric> means shown per file */
+
+/* One "nvperfd.*" key/value of a file (the last one written when a key repeats). Text
+ * borrowed from the reader's mapping (not NUL-terminated). */
+struct apx_an_kv {
+	const char *key, *val;
+	uint32_t key_len, val_len;
+	uint16_t file;
+};
+
+/* One METRIC time series of a file: name x device x pid (0 = device-wide). */
+struct apx_an_series {
+	const char *name, *unit;		/* borrowed, not NUL-terminated */
+	uint32_t name_len, unit_len;
+	uint64_t name_id, unit_id;		/* string ids within the file */
+	uint32_t device;
+	uint16_t file;
+	uint64_t pid;
+	uint64_t count;				/* samples with a finite value */
+	uint64_t first_ns, last_ns;
+	double min, max, sum, mean;		/* mean after finish */
+};
+
+/* A value nvperfd wrote: text NULL = the key is absent; has = 1 when the text is a number (v),
+ * else the text says why there is none ("n/a (uprobe_copy_time = no)") or is a state or a path. */
+struct apx_an_obs_val {
+	const char *text;			/* borrowed, not NUL-terminated */
+	uint32_t len;
+	int has;
+	double v;
+	uint64_t u;				/* v as an integer, saturated at UINT64_MAX */
+};
+
+struct apx_an_obs_copy {
+	struct apx_an_obs_val calls, bytes, call_ns;	/* call_ns: time in the copy calls */
+};
+
+/* One process as nvperfd observed it: a file with nvperfd.* key/values, after finish. */
+struct apx_an_observed {
+	uint16_t file;
+	size_t kv_first, nkv;			/* its key/values: model->kvs[kv_first..+nkv) */
+	size_t series_first, nseries;		/* its time series: model->series[...] */
+	uint64_t kvs_dropped, series_dropped;	/* beyond APX_AN_OBS_*_MAX */
+	struct apx_an_obs_val cuda, uprobes, libcuda, uprobe_calls, uprobe_lost;
+	struct apx_an_obs_copy copy[2][2];	/* [0 host->device, 1 device->host][0 pageable, 1 pinned] */
+	struct apx_an_obs_val pin_calls, pin_bytes, pin_failed;
+	struct apx_an_obs_val nvml, device, samples, idle_samples, sm_util_pct, mem_peak_bytes;
+	struct apx_an_obs_val gpm;		/* what the GPM means cover (device-wide, ...) */
+	uint32_t gpm_kv[APX_AN_OBS_GPM_MAX];	/* the nvperfd.gpm.<metric> means: indices in kvs */
+	size_t ngpm;
+};
+
+/* The observed processes together, for the summary: what each measured, summed. */
+struct apx_an_observed_run {
+	size_t processes;			/* files with nvperfd.* key/values */
+	uint64_t copy_calls[2][2], copy_bytes[2][2];	/* as apx_an_observed.copy */
+	int copy_has[2][2];			/* some process gave these counts */
+	double sm_util_pct;			/* mean over processes, weighted by NVML samples */
+	int sm_has;
+	uint64_t mem_peak_bytes;		/* the largest process's device-memory peak */
+	int mem_has;
 };
 
 /* An idle gap of a device and its attributed cause. */
@@ -237,6 +308,12 @@ struct apx_model {
 	struct apx_vec markers;			/* struct apx_an_marker */
 	struct apx_vec api;			/* struct apx_an_api */
 	struct apx_vec recorded;		/* struct apx_an_recorded */
+	struct apx_vec kvs;			/* struct apx_an_kv: nvperfd.*, by file */
+	struct apx_vec series;			/* struct apx_an_series, by file */
+	struct apx_vec observed;		/* struct apx_an_observed, after finish */
+	struct apx_an_observed_run obs;		/* after finish */
+	int no_gpu_trace;			/* after finish: every file is an nvperfd summary and
+						 * none holds a kernel, copy or memset record */
 	struct apx_vec gaps;			/* struct apx_an_gap, after finish */
 	struct apx_vec timelines;		/* struct apx_an_timeline, after finish */
 	struct apx_vec ranges;			/* struct apx_an_range, after finish, by gpu_ns */

@@ -32,43 +32,75 @@ const struct apx_rule *apx_rules(size_t *ret_n)
 	return rules;
 }
 
+/* Estimated savings first, largest first; then findings without an estimate, by severity;
+ * ties keep the order in which they were added (the output is the same on every run). */
 static int cmp_saving(const void *a, const void *b)
 {
 	const struct apx_finding *x = a, *y = b;
 
+	if (x->saving_estimated != y->saving_estimated)
+		return x->saving_estimated ? -1 : 1;
 	if (x->saving_ns != y->saving_ns)
 		return x->saving_ns > y->saving_ns ? -1 : 1;
-	return y->severity - x->severity;
+	if (x->severity != y->severity)
+		return y->severity - x->severity;
+	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-/* Findings the producer wrote (nvperfd's summaries) join the ranking as they are. */
+/* Findings the producer wrote (nvperfd's summaries) join the ranking as they are; a saving of
+ * 0 is one the producer did not estimate (nvperfd's findings are thresholds it saw crossed). */
 static void add_recorded(const struct apx_model *m, struct apx_findings *out)
 {
 	for (size_t i = 0; i < m->recorded.n; i++) {
 		const struct apx_an_recorded *r = APX_VEC_AT(&m->recorded, struct apx_an_recorded, i);
+		const char *producer = r->file < m->nfiles && m->files[r->file].producer[0]
+					       ? m->files[r->file].producer : "the trace's producer";
 		struct apx_finding *f = apx_finding_add(out, m, "recorded", r->severity ? r->severity : 1,
 							(double)r->saving_ns, r->confidence_pct);
 
 		if (!f)
 			return;
+		f->recorded_by = producer;
+		f->saving_estimated = r->saving_ns > 0;
 		snprintf(f->title, sizeof(f->title), "%.*s", (int)r->title_len, r->title ? (const char *)r->title : "");
 		snprintf(f->evidence, sizeof(f->evidence), "%.*s", (int)r->evidence_len,
 			 r->evidence ? (const char *)r->evidence : "");
 		snprintf(f->fix, sizeof(f->fix), "%.*s", (int)r->fix_len, r->fix ? (const char *)r->fix : "");
-		snprintf(f->model, sizeof(f->model), "recorded by the trace's producer (rule %.*s)",
-			 (int)r->rule_len, r->rule ? (const char *)r->rule : "?");
+		if (f->saving_estimated)
+			snprintf(f->model, sizeof(f->model), "recorded by the trace's producer (rule %.*s)",
+				 (int)r->rule_len, r->rule ? (const char *)r->rule : "?");
+		else
+			snprintf(f->model, sizeof(f->model), "recorded by %s (rule %.*s), which estimates no "
+				 "saving", producer, (int)r->rule_len, r->rule ? (const char *)r->rule : "?");
 	}
+}
+
+/* Why no rule can measure a run without a GPU trace ("" when it has one). */
+static void untraced_why(const struct apx_model *m, char *buf, size_t cap)
+{
+	buf[0] = 0;
+	if (m->no_gpu_trace)
+		snprintf(buf, cap, "no GPU trace: %s (trace kernels and copies with `apx analyze`)",
+			 m->nfiles > 1 ? "nvperfd summaries" : "an nvperfd summary");
 }
 
 void apx_rules_run(const struct apx_model *m, struct apx_findings *out)
 {
+	char untraced[200];
+
 	memset(out, 0, sizeof(*out));
+	untraced_why(m, untraced, sizeof(untraced));
 	add_recorded(m, out);
 	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
 		struct apx_rule_result *res = &out->results[out->nresults++];
 
 		res->rule = rules[i].id;
 		res->title = rules[i].title;
+		if (untraced[0]) {	/* no data at all: "ok" would be a false all-clear */
+			res->status = APX_RULE_NOT_MEASURED;
+			snprintf(res->why, sizeof(res->why), "%s", untraced);
+			continue;
+		}
 		res->status = rules[i].run(m, out, res->why, sizeof(res->why));
 	}
 	qsort(out->f, out->n, sizeof(out->f[0]), cmp_saving);
@@ -85,6 +117,8 @@ struct apx_finding *apx_finding_add(struct apx_findings *out, const struct apx_m
 	f = &out->f[out->n++];
 	memset(f, 0, sizeof(*f));
 	f->rule = rule;
+	f->order = (unsigned)(out->n - 1);
+	f->saving_estimated = 1;
 	f->severity = severity;
 	f->saving_ns = saving_ns > 0 ? saving_ns : 0;
 	f->saving_pct = m->wall_ns ? 100.0 * f->saving_ns / (double)m->wall_ns : 0;

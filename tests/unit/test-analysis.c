@@ -568,4 +568,235 @@ APX_TEST(findings_are_ranked_by_saving)
 	return 0;
 }
 
+/* Close n traces, build one model of them (a run's files), run the rules into fd. */
+static struct apx_model *analyse_files(struct tg *t, size_t n)
+{
+	struct apx_model *m = apx_model_new();
+	struct apx_diag d;
+	int bad = !m;
+
+	for (size_t i = 0; i < n; i++) {
+		bad |= tg_close(&t[i]) < 0 || (m && apx_model_add_file(m, t[i].path, &d) < 0);
+		unlink(t[i].path);
+	}
+	if (bad || apx_model_finish(m) < 0) {
+		apx_model_free(m);
+		return NULL;
+	}
+	apx_rules_run(m, &fd);
+	return m;
+}
+
+static int val_text_is(const struct apx_an_obs_val *v, const char *s)
+{
+	return v->text && v->len == strlen(s) && !memcmp(v->text, s, v->len);
+}
+
+/* What the daemon's summary.c writes for a process that copied from pageable memory. */
+static void nvperfd_summary(struct tg *t, uint64_t pid, const char *sm_pct, const char *samples,
+			    const char *h2d_bytes)
+{
+	tg_metric(t, 10 * MS, "gpu.util_pct", "%", 0, 0, 10);
+	tg_metric(t, 10 * MS, "gpu.mem_bytes", "bytes", 0, pid, 1000);
+	tg_metric(t, 20 * MS, "gpu.util_pct", "%", 0, 0, 40);
+	tg_metric(t, 20 * MS, "gpu.mem_bytes", "bytes", 0, pid, 3000);
+	tg_metric(t, 30 * MS, "gpu.util_pct", "%", 0, 0, NAN);	/* not a value: left out */
+	tg_metric(t, 40 * MS, "gpu.util_pct", "%", 0, 0, 25);
+	tg_finding(t, "l2-persist", APX_SEV_INFO, 0, "L2 persistence not used");
+	tg_finding(t, "gpu-idle", APX_SEV_WARNING, 0, "GPU 0 idle in 56% of the samples");
+	tg_finding(t, "rss-peak", APX_SEV_CRITICAL, 0, "peak RSS 90% of memory");
+	tg_kv(t, "nvperfd.uprobes", "attached");
+	tg_kv(t, "nvperfd.uprobes.libcuda", "/usr/lib/libcuda.so.1");
+	tg_kv(t, "nvperfd.uprobes.calls", "622");
+	tg_kv(t, "nvperfd.h2d.pageable.calls", "606");
+	tg_kv(t, "nvperfd.h2d.pageable.bytes", h2d_bytes);
+	tg_kv(t, "nvperfd.h2d.pageable.call_ns", "n/a (uprobe_copy_time = no)");
+	tg_kv(t, "nvperfd.d2h.pinned.calls", "15");
+	tg_kv(t, "nvperfd.d2h.pinned.bytes", "60");
+	tg_kv(t, "nvperfd.d2h.pinned.call_ns", "3000");
+	tg_kv(t, "nvperfd.pinned.calls", "1");
+	tg_kv(t, "nvperfd.pinned.bytes", "4");
+	tg_kv(t, "nvperfd.nvml", "yes");
+	tg_kv(t, "nvperfd.gpu.device", "0");
+	tg_kv(t, "nvperfd.gpu.samples", samples);
+	tg_kv(t, "nvperfd.gpu.idle_samples", "5");
+	tg_kv(t, "nvperfd.gpu.mem_peak_bytes", "n/a (not reported by the driver)");
+	tg_kv(t, "nvperfd.gpu.mem_peak_bytes", "1451229184");	/* a repeated key: the last counts */
+	tg_kv(t, "nvperfd.gpu.sm_util_pct", sm_pct);
+	tg_kv(t, "nvperfd.gpm.sm_util", "6.61");
+	tg_kv(t, "nvperfd.gpm.dram_bw_util", "2.07");
+	tg_kv(t, "nvperfd.gpm", "device-wide, over 9 samples");
+	tg_kv(t, "nvperfd.cuda", "yes");
+	tg_kv(t, "level", "light");	/* not nvperfd's: not kept */
+}
+
+APX_TEST(nvperfd_observed_values)
+{
+	struct tg t;
+	struct apx_model *m;
+	const struct apx_an_observed *o;
+	const struct apx_an_series *s;
+
+	APX_ASSERT_OK(tg_open_nvperfd(&t, 495));
+	nvperfd_summary(&t, 495, "12.8", "9", "20276903976");
+	m = analyse_files(&t, 1);
+	APX_ASSERT(m);
+	APX_ASSERT_EQ(m->no_gpu_trace, 1);
+	APX_ASSERT_EQ(m->files[0].cuda_used, 1);
+	APX_ASSERT_EQ(m->observed.n, 1);
+	o = APX_VEC_AT(&m->observed, struct apx_an_observed, 0);
+	APX_ASSERT_EQ(o->file, 0);
+	APX_ASSERT_EQ(o->nkv, 21);	/* 22 nvperfd.* records, one key repeated */
+	APX_ASSERT(val_text_is(&o->uprobes, "attached") && !o->uprobes.has);
+	APX_ASSERT(val_text_is(&o->libcuda, "/usr/lib/libcuda.so.1"));
+	APX_ASSERT(o->uprobe_calls.has && o->uprobe_calls.u == 622);
+	APX_ASSERT(!o->uprobe_lost.text);	/* absent */
+	APX_ASSERT(o->copy[0][0].calls.has && o->copy[0][0].calls.u == 606);
+	APX_ASSERT(o->copy[0][0].bytes.has && o->copy[0][0].bytes.u == 20276903976ull);
+	APX_ASSERT(!o->copy[0][0].call_ns.has);
+	APX_ASSERT(val_text_is(&o->copy[0][0].call_ns, "n/a (uprobe_copy_time = no)"));
+	APX_ASSERT(!o->copy[0][1].calls.text && !o->copy[1][0].bytes.text);
+	APX_ASSERT(o->copy[1][1].calls.u == 15 && o->copy[1][1].bytes.u == 60);
+	APX_ASSERT(o->copy[1][1].call_ns.has && o->copy[1][1].call_ns.u == 3000);
+	APX_ASSERT(o->pin_calls.u == 1 && o->pin_bytes.u == 4 && !o->pin_failed.text);
+	APX_ASSERT(val_text_is(&o->nvml, "yes"));
+	APX_ASSERT(o->device.has && o->device.u == 0);
+	APX_ASSERT(o->samples.u == 9 && o->idle_samples.u == 5);
+	APX_ASSERT(o->sm_util_pct.has && o->sm_util_pct.v == 12.8);
+	APX_ASSERT(o->mem_peak_bytes.has && o->mem_peak_bytes.u == 1451229184ull);
+	APX_ASSERT(val_text_is(&o->gpm, "device-wide, over 9 samples"));
+	APX_ASSERT_EQ(o->ngpm, 2);
+	APX_ASSERT(!memcmp(APX_VEC_AT(&m->kvs, struct apx_an_kv, o->gpm_kv[0])->key,
+			   "nvperfd.gpm.sm_util", 19));
+	APX_ASSERT_EQ(o->nseries, 2);
+	s = APX_VEC_AT(&m->series, struct apx_an_series, o->series_first);
+	APX_ASSERT(s->name_len == 12 && !memcmp(s->name, "gpu.util_pct", 12));
+	APX_ASSERT(s->unit_len == 1 && s->unit[0] == '%');
+	APX_ASSERT_EQ(s->pid, 0);
+	APX_ASSERT_EQ(s->count, 3);	/* the NaN sample left out */
+	APX_ASSERT(s->min == 10 && s->max == 40 && s->mean == 25);
+	APX_ASSERT_EQ(s->first_ns, 10 * MS);
+	APX_ASSERT_EQ(s->last_ns, 40 * MS);
+	s = APX_VEC_AT(&m->series, struct apx_an_series, o->series_first + 1);
+	APX_ASSERT(s->name_len == 13 && !memcmp(s->name, "gpu.mem_bytes", 13));
+	APX_ASSERT(s->pid == 495 && s->count == 2 && s->min == 1000 && s->max == 3000);
+	APX_ASSERT(s->mean == 2000);
+	APX_ASSERT_EQ(m->obs.processes, 1);
+	APX_ASSERT(m->obs.copy_has[0][0] && !m->obs.copy_has[0][1]);
+	APX_ASSERT_EQ(m->obs.copy_bytes[0][0], 20276903976ull);
+	APX_ASSERT_EQ(m->obs.copy_calls[1][1], 15);
+	APX_ASSERT(m->obs.sm_has && m->obs.sm_util_pct == 12.8);
+	APX_ASSERT(m->obs.mem_has && m->obs.mem_peak_bytes == 1451229184ull);
+	apx_model_free(m);
+	return 0;
+}
+
+APX_TEST(nvperfd_only_checks_not_measured)
+{
+	static const char why[] =
+		"no GPU trace: an nvperfd summary (trace kernels and copies with `apx analyze`)";
+	struct tg t[2];
+	struct apx_model *m;
+
+	APX_ASSERT_OK(tg_open_nvperfd(&t[0], 495));
+	nvperfd_summary(&t[0], 495, "12.8", "9", "1000");
+	m = analyse_files(t, 1);
+	APX_ASSERT(m);
+	APX_ASSERT_EQ(fd.nresults, 12);
+	for (size_t i = 0; i < fd.nresults; i++) {
+		APX_ASSERT_EQ(fd.results[i].status, APX_RULE_NOT_MEASURED);
+		APX_ASSERT_STREQ(fd.results[i].why, why);
+	}
+	/* nvperfd's findings carry no saving: not estimated, ranked by severity */
+	APX_ASSERT_EQ(fd.n, 3);
+	for (size_t i = 0; i < fd.n; i++) {
+		APX_ASSERT_EQ(fd.f[i].saving_estimated, 0);
+		APX_ASSERT_STREQ(fd.f[i].recorded_by, "nvperfd");
+		APX_ASSERT_EQ(fd.f[i].severity, APX_SEV_CRITICAL - i);
+	}
+	APX_ASSERT(strstr(fd.f[0].model, "recorded by nvperfd (rule rss-peak)"));
+	apx_model_free(m);
+
+	/* two summaries: said in the plural; the run sums them, SM weighted by NVML samples */
+	APX_ASSERT_OK(tg_open_nvperfd(&t[0], 495));
+	nvperfd_summary(&t[0], 495, "10.0", "3", "1000");
+	APX_ASSERT_OK(tg_open_nvperfd(&t[1], 496));
+	nvperfd_summary(&t[1], 496, "50.0", "1", "500");
+	m = analyse_files(t, 2);
+	APX_ASSERT(m);
+	APX_ASSERT_EQ(m->observed.n, 2);
+	APX_ASSERT_EQ(m->obs.processes, 2);
+	APX_ASSERT_EQ(m->obs.copy_bytes[0][0], 1500);
+	APX_ASSERT_EQ(m->obs.copy_calls[0][0], 1212);
+	APX_ASSERT(fabs(m->obs.sm_util_pct - 20.0) < 1e-9);	/* (3 x 10 + 1 x 50) / 4 */
+	APX_ASSERT_EQ(fd.results[0].status, APX_RULE_NOT_MEASURED);
+	APX_ASSERT_STREQ(fd.results[0].why, "no GPU trace: nvperfd summaries (trace kernels and "
+					    "copies with `apx analyze`)");
+	apx_model_free(m);
+	return 0;
+}
+
+APX_TEST(nvperfd_with_a_trace_keeps_the_rules)
+{
+	struct tg t[2];
+	struct apx_model *m;
+	const struct apx_finding *f;
+
+	APX_ASSERT_OK(tg_open(&t[0]));	/* apx analyze's trace: pageable copies */
+	for (uint64_t i = 0; i < 50; i++) {
+		tg_copy(&t[0], 1 * MS + i * 3 * MS, 1600 * US, APX_COPY_H2D, APX_MEM_PAGEABLE, 8000000,
+			0, 0, 7);
+		tg_kernel(&t[0], 1 * MS + i * 3 * MS + 2 * MS, 500 * US, "k", 7);
+	}
+	APX_ASSERT_OK(tg_open_nvperfd(&t[1], 496));
+	nvperfd_summary(&t[1], 496, "12.8", "9", "1000");
+	tg_finding(&t[1], "estimated", APX_SEV_INFO, 5, "a producer's own estimate");
+	m = analyse_files(t, 2);
+	APX_ASSERT(m);
+	APX_ASSERT_EQ(m->no_gpu_trace, 0);
+	APX_ASSERT_EQ(m->observed.n, 1);
+	APX_ASSERT_EQ(APX_VEC_AT(&m->observed, struct apx_an_observed, 0)->file, 1);
+	f = finding("pageable-copy");
+	APX_ASSERT(f && f->saving_estimated && f->saving_ns > 0 && !f->recorded_by);
+	APX_ASSERT_EQ(status("pageable-copy"), APX_RULE_FIRED);
+	APX_ASSERT_EQ(status("repeated-copy"), APX_RULE_NOT_MEASURED);	/* as before: no addresses */
+	APX_ASSERT_EQ(status("sync-frequency"), APX_RULE_CLEAN);
+	/* estimated savings first (the recorded one with 5 ns among them), then by severity */
+	for (size_t i = 1; i < fd.n; i++) {
+		if (fd.f[i - 1].saving_estimated == fd.f[i].saving_estimated)
+			APX_ASSERT(fd.f[i].saving_estimated ? fd.f[i - 1].saving_ns >= fd.f[i].saving_ns
+							     : fd.f[i - 1].severity >= fd.f[i].severity);
+		else
+			APX_ASSERT(fd.f[i - 1].saving_estimated);
+	}
+	APX_ASSERT(fd.f[fd.n - 1].severity == APX_SEV_INFO && !fd.f[fd.n - 1].saving_estimated);
+	f = NULL;
+	for (size_t i = 0; i < fd.n; i++)
+		if (!strcmp(fd.f[i].title, "a producer's own estimate"))
+			f = &fd.f[i];
+	APX_ASSERT(f && f->saving_estimated && f->saving_ns == 5);
+	apx_model_free(m);
+	return 0;
+}
+
+APX_TEST(nvperfd_window_stream_is_a_handle)
+{
+	struct tg t[2];
+	struct apx_model *m;
+
+	APX_ASSERT_OK(tg_open_nvperfd(&t[0], 495));
+	tg_apw(&t[0], 5 * MS, 0xffffffffffffffffull, 0x7f6df0000000ull, 8 << 20);
+	APX_ASSERT_OK(tg_open(&t[1]));
+	tg_apw(&t[1], 5 * MS, 13, 0x7f6df0000000ull, 8 << 20);
+	tg_kernel(&t[1], 6 * MS, 1 * MS, "k", 7);
+	m = analyse_files(t, 2);
+	APX_ASSERT(m);
+	APX_ASSERT_EQ(m->configs.n, 2);
+	APX_ASSERT_EQ(APX_VEC_AT(&m->configs, struct apx_an_config, 0)->stream_is_handle, 1);
+	APX_ASSERT_EQ(APX_VEC_AT(&m->configs, struct apx_an_config, 1)->stream_is_handle, 0);
+	APX_ASSERT_EQ(m->observed.n, 0);	/* no nvperfd.* key/values: not an observed process */
+	apx_model_free(m);
+	return 0;
+}
+
 APX_TEST_MAIN()

@@ -45,6 +45,27 @@ int tg_open(struct tg *t)
 	return apx_writer_add(t->w, &d);
 }
 
+int tg_open_nvperfd(struct tg *t, uint64_t pid)
+{
+	struct apx_rec h;
+	int fd;
+
+	memset(t, 0, sizeof(*t));
+	memcpy(t->path, "/tmp/apx-tg-XXXXXX", 19);
+	fd = mkstemp(t->path);
+	if (fd < 0)
+		return -1;
+	apx_rec_init(&h, APX_REC_HEADER);
+	apx_rec_set_str(&h, APX_HEADER_PRODUCER, "nvperfd");
+	apx_rec_set_str(&h, APX_HEADER_PRODUCER_VERSION, "test");
+	apx_rec_set_str(&h, APX_HEADER_ARGV, "python3 train.py");
+	h.v[APX_HEADER_CLOCK] = APX_CLOCK_MONOTONIC;
+	h.v[APX_HEADER_PID] = pid;
+	h.v[APX_HEADER_START_NS] = 1000;
+	apx_rec_set_i64(&h, APX_HEADER_RANK, -1);
+	return apx_writer_open_fd(fd, &h, NULL, &t->w);
+}
+
 static void seen(struct tg *t, uint64_t end)
 {
 	if (end > t->end_ns)
@@ -182,6 +203,67 @@ void tg_marker(struct tg *t, uint64_t start, uint64_t end, const char *name)
 	r.v[APX_MARKER_KIND] = APX_MARKER_RANGE;
 	apx_writer_add(t->w, &r);
 	seen(t, end);
+}
+
+void tg_kv(struct tg *t, const char *key, const char *value)
+{
+	struct apx_rec r;
+
+	apx_rec_init(&r, APX_REC_KV);
+	apx_rec_set_str(&r, APX_KV_KEY, key);
+	apx_rec_set_str(&r, APX_KV_VALUE, value);
+	apx_writer_add(t->w, &r);
+}
+
+void tg_metric(struct tg *t, uint64_t ts, const char *name, const char *unit, uint32_t device,
+	       uint64_t pid, double value)
+{
+	struct apx_rec r;
+	uint32_t nid, uid;
+
+	apx_rec_init(&r, APX_REC_METRIC);
+	apx_writer_intern(t->w, name, strlen(name), &nid);
+	apx_writer_intern(t->w, unit, strlen(unit), &uid);
+	r.v[APX_METRIC_TS_NS] = ts;
+	r.v[APX_METRIC_NAME] = nid;
+	r.v[APX_METRIC_UNIT] = uid;
+	r.v[APX_METRIC_DEVICE] = device;
+	r.v[APX_METRIC_PID] = pid;
+	apx_rec_set_f64(&r, APX_METRIC_VALUE, value);
+	apx_writer_add(t->w, &r);
+	seen(t, ts);
+}
+
+void tg_finding(struct tg *t, const char *rule, unsigned severity, uint64_t saving_ns,
+		const char *title)
+{
+	struct apx_rec r;
+
+	apx_rec_init(&r, APX_REC_FINDING);
+	r.v[APX_FINDING_TS_NS] = t->end_ns ? t->end_ns : 2000;
+	apx_rec_set_str(&r, APX_FINDING_RULE, rule);
+	r.v[APX_FINDING_SEVERITY] = severity;
+	r.v[APX_FINDING_SAVING_NS] = saving_ns;
+	r.v[APX_FINDING_CONFIDENCE_PCT] = 100;
+	apx_rec_set_str(&r, APX_FINDING_TITLE, title);
+	apx_writer_add(t->w, &r);
+}
+
+void tg_apw(struct tg *t, uint64_t ts, uint64_t stream, uint64_t base, uint64_t bytes)
+{
+	struct apx_rec r;
+
+	apx_rec_init(&r, APX_REC_CONFIG);
+	r.v[APX_CONFIG_TS_NS] = ts;
+	r.v[APX_CONFIG_KIND] = APX_CONFIG_APW_STREAM;
+	r.v[APX_CONFIG_STREAM] = stream;
+	r.v[APX_CONFIG_APW_BASE] = base;
+	r.v[APX_CONFIG_APW_BYTES] = bytes;
+	r.v[APX_CONFIG_APW_HIT_PPM] = 500000;
+	r.v[APX_CONFIG_APW_HIT_PROP] = APX_ACCESS_PERSISTING;
+	r.v[APX_CONFIG_APW_MISS_PROP] = APX_ACCESS_STREAMING;
+	apx_writer_add(t->w, &r);
+	seen(t, ts);
 }
 
 int tg_close(struct tg *t)

@@ -1,6 +1,7 @@
 /*
  * tracegen.h - builds small synthetic traces for analysis tests: a file with an H200-like
- * device and the kernels, copies, syncs, allocations and UVM events a test adds. Times in ns.
+ * device and the kernels, copies, syncs, allocations and UVM events a test adds, or an nvperfd
+ * summary with its key/values, METRIC samples, findings and L2 windows. Times in ns.
  */
 #ifndef APX_TEST_TRACEGEN_H
 #define APX_TEST_TRACEGEN_H
@@ -26,6 +27,14 @@ void tg_sync(struct tg *t, uint64_t start, uint64_t end, unsigned kind);
 void tg_mem(struct tg *t, uint64_t ts, unsigned op, unsigned kind, uint64_t bytes);
 void tg_uvm(struct tg *t, uint64_t start, uint64_t end, unsigned kind, uint64_t bytes);
 void tg_marker(struct tg *t, uint64_t start, uint64_t end, const char *name);
+/* An nvperfd summary instead (producer "nvperfd", no device record), of process pid. */
+int tg_open_nvperfd(struct tg *t, uint64_t pid);
+void tg_kv(struct tg *t, const char *key, const char *value);
+void tg_metric(struct tg *t, uint64_t ts, const char *name, const char *unit, uint32_t device,
+	       uint64_t pid, double value);
+void tg_finding(struct tg *t, const char *rule, unsigned severity, uint64_t saving_ns,
+		const char *title);
+void tg_apw(struct tg *t, uint64_t ts, uint64_t stream, uint64_t base, uint64_t bytes);
 /* Close the trace; the caller loads t->path and unlinks it. */
 int tg_close(struct tg *t);
 
