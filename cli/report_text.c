@@ -640,8 +640,10 @@ static void section_method(const struct out *o, const struct apx_model *m)
 				      "(libapx-watch.so: NVTX ranges to CUPTI, notices\n    a tool that "
 				      "loses CUPTI to apx) and APX_* settings; no file of yours was changed\n", f->level[0] ? f->level : "n/a");
 		else if (!strcmp(f->producer, "nvperfd"))
-			fprintf(o->f, "    observed from outside by the nvperfd daemon (/proc, NVML); nothing "
-				      "was put into the program\n");
+			fprintf(o->f, "    observed from outside by the nvperfd daemon: /proc, NVML/GPM, and eBPF "
+				      "uprobes on libcuda\n    where attached (see its section: a few us "
+				      "per probed copy or pinned allocation,\n    never on kernel "
+				      "launches); nothing was put into the program\n");
 		if (f->degraded[0])
 			block(o, "degraded", f->degraded);
 		fprintf(o->f, "    kernels replayed: no; records lost: %" PRIu64 "; clock: %s\n", lost,
