@@ -1,9 +1,10 @@
 /*
  * cmd_status.c - `apx status`: the Python processes nvperfd tracks now (pid, user, age, CPU %,
  * RSS, context switches, threads, CUDA use, and from NVML and the uprobes: GPU, GPU memory,
- * SM %, host-to-device bytes) under a line per GPU, and the recent findings, as a table or
- * JSON; with --stats, the daemon's own counters. Talks to nvperfd over its control socket
- * (lib/daemon/ctl_client.c); a user sees only their processes, root all. Called from main.c.
+ * SM %, GPU idle share, host-to-device bytes, L2 persistence) under a line per GPU, and the
+ * recent findings, as a table or JSON; with --stats, the daemon's own counters. Talks to
+ * nvperfd over its control socket (lib/daemon/ctl_client.c); a user sees only their
+ * processes, root all. Called from main.c.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -26,10 +27,13 @@ const char apx_cmd_status_usage[] =
 	"(thresholds crossed by processes that ended). You see your own processes; root sees all.\n"
 	"Above the table, a line per GPU (utilization, memory, power). GPU columns, at the last\n"
 	"sample: GPU (device index, '+' when on several), GMEM (its GPU memory), SM% (its SM\n"
-	"utilization), H2D (bytes copied host to device so far, with the share from pageable\n"
-	"memory: '1.2G 80%pg'). '-' means not known (no NVML, not on a GPU, no uprobes), never 0.\n"
+	"utilization); so far: IDLE% (share of the samples where its GPU was idle), H2D (bytes\n"
+	"copied host to device, with the share from pageable memory: '1.2G 80%pg'), L2 (the\n"
+	"persisting-L2 limit it set / access-policy windows: '16M/1w', 'no' when neither).\n"
+	"'-' means not known (no NVML, not on a GPU, no uprobes), never 0. The pageable copy\n"
+	"rate (uprobe_copy_time = yes) is in the JSON only.\n"
 	"The table fits the terminal ($COLUMNS or 100 columns when not one): on a narrow one\n"
-	"the state, CUDA, threads, peak RSS, context switches and age columns go first.\n"
+	"the state, CUDA, threads, peak RSS, context switches, age and L2 columns go first.\n"
 	"\n"
 	"  -j, --json         print JSON (schema version 1) instead of a table\n"
 	"  -s, --sort KEY     cpu (default), rss, pid, age, csw or gpu (GPU memory)\n"

@@ -32,7 +32,7 @@ const char apx_cmd_top_usage[] =
 	"w, g sort by CPU, memory, pid, age, context switches or GPU memory. Not on a terminal\n"
 	"(or with --json) it prints one table or JSON object per refresh, $COLUMNS (or 100)\n"
 	"wide. Columns as 'apx status' (see 'apx help status'): a line per GPU, then GPU, GMEM,\n"
-	"SM% and H2D per process, '-' where not known.\n"
+	"SM%, IDLE%, H2D and L2 per process, '-' where not known.\n"
 	"\n"
 	"  -d, --delay SECONDS   refresh period (default 2)\n"
 	"  -n, --iterations N    stop after N refreshes (default: until q or Ctrl-C)\n"

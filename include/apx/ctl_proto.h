@@ -61,6 +61,15 @@ enum apx_ctl_proc_field {
 	APX_CTL_PROC_GPU_COUNT,		/* devices it is on (0: none seen); "-" = no NVML */
 	APX_CTL_PROC_GPU_MEM_NOW_BYTES,	/* device memory, summed over its devices; "-" */
 	APX_CTL_PROC_SM_UTIL_PCT,	/* SM utilization, the highest of its devices; "-" */
+	/* over its life so far (the quantity of the exit-time gpu-idle finding): NVML samples
+	 * where it held a GPU whose utilization NVML gave, per device it was on; "-" = no NVML */
+	APX_CTL_PROC_GPU_SAMPLES,
+	APX_CTL_PROC_GPU_IDLE_SAMPLES,	/* ... of them, the device's utilization was 0; "-" */
+	/* from the uprobes on its libcuda; "-" = not known (no uprobes on it) */
+	APX_CTL_PROC_L2_PERSIST_BYTES,	/* the persisting-L2 limit it set last (0: none) */
+	APX_CTL_PROC_L2_WINDOWS,	/* L2 access-policy windows it set on streams */
+	APX_CTL_PROC_H2D_PAGEABLE_CALL_NS,	/* time in its pageable H2D copy calls; "-" also
+						 * when copies are not timed (uprobe_copy_time) */
 	APX_CTL_PROC__COUNT,
 };
 /* fields every daemon version sent (pid .. argv); the later ones may be absent */

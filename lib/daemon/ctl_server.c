@@ -214,11 +214,26 @@ static void gpu_now(const struct apx_daemon *d, const struct apx_gpu_proc *gp, c
 	num_or_dash(sm, cap, d->nvml && (gp->now_valid & APX_GPU_UTIL), gp->sm_now_pct);
 }
 
+/* The proc fields over its life so far (APX_CTL_PROC_GPU_SAMPLES ... _H2D_PAGEABLE_CALL_NS):
+ * the idle share from NVML, L2 persistence and the pageable H2D call time from the uprobes. */
+static void proc_life(const struct apx_daemon *d, const struct apx_proc *p, char *samples,
+		      char *idle, char *l2b, char *l2w, char *h2dns, size_t cap)
+{
+	const struct apx_up_proc_state *u = p->up;
+
+	num_or_dash(samples, cap, d->nvml != NULL, p->gpu.gpu_util_samples);
+	num_or_dash(idle, cap, d->nvml != NULL, p->gpu.gpu_idle_samples);
+	num_or_dash(l2b, cap, u != NULL, u ? u->l2_limit_bytes : 0);
+	num_or_dash(l2w, cap, u != NULL, u ? u->apw_windows : 0);
+	num_or_dash(h2dns, cap, u && u->copy_time, u ? u->h2d_ns[0] : 0);
+}
+
 static void answer_status(struct apx_daemon *d, struct apx_client *c)
 {
 	uint64_t now = apx_now_ns(), wall_off = apx_wall_ns() - now;
 	char user[64], comm[80], argv[1100], joined[APX_ARGV_MAX];
 	char pageable[24], pinned[24], gmem[24], gdev[24], gcount[24], gnow[24], sm[24];
+	char gsamples[24], gidle[24], l2b[24], l2w[24], h2dns[24];
 	const struct apx_gpu_dev *gpus;
 	size_t first, ngpus;
 
@@ -249,9 +264,10 @@ static void answer_status(struct apx_daemon *d, struct apx_client *c)
 		else
 			snprintf(gmem, sizeof(gmem), "-");
 		gpu_now(d, &p->gpu, gdev, gcount, gnow, sm, sizeof(gdev));
+		proc_life(d, p, gsamples, gidle, l2b, l2w, h2dns, sizeof(gsamples));
 		out_add(c, "proc\t%d\t%d\t%u\t%s\t%" PRIu64 "\t%" PRIu64 "\t%u\t%" PRIu64 "\t%" PRIu64
 			"\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%" PRIu64 "\t%u\t%c\t%u\t%s\t%s"
-			"\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
+			"\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n",
 			(int)p->pid, (int)p->ppid, (unsigned)p->uid, user,
 			(p->start_ns + wall_off) / 1000000, (now - p->start_ns) / 1000000,
 			p->cpu_pct_x10, p->last.utime_ns / 1000000, p->last.stime_ns / 1000000,
@@ -259,7 +275,8 @@ static void answer_status(struct apx_daemon *d, struct apx_client *c)
 			p->last.threads, p->last.state ? p->last.state : '?', p->cuda, comm, argv,
 			!d->up ? "unavailable" : !p->up ? "none" :
 			p->up->state == APX_UPS_ATTACHED ? "attached" : "detached",
-			pageable, pinned, gmem, gdev, gcount, gnow, sm);
+			pageable, pinned, gmem, gdev, gcount, gnow, sm, gsamples, gidle, l2b, l2w,
+			h2dns);
 	}
 	ngpus = apx_nvml_devices(d->nvml, &gpus);
 	for (size_t i = 0; i < ngpus; i++) {

@@ -98,8 +98,9 @@ struct apx_gpu_proc {			/* per tracked process, accumulated over its life */
 	int32_t device;			/* last device it ran on, -1 = none seen */
 	uint64_t mem_peak_bytes;
 	uint64_t sm_util_sum, util_samples;
-	uint64_t gpu_seen_samples;	/* samples where it held a GPU */
-	uint64_t gpu_idle_samples;	/* ... and the device's utilization was 0 */
+	uint64_t gpu_seen_samples;	/* samples where it held a GPU (per device it was on) */
+	uint64_t gpu_util_samples;	/* ... and NVML gave that device's utilization */
+	uint64_t gpu_idle_samples;	/* ... and it was 0 (idle share: idle / util samples) */
 	uint32_t sole_samples;		/* it was the only process on its device (GPM is ours) */
 	double gpm_sum[APX_GPM_METRICS];
 	uint32_t gpm_samples;
@@ -153,6 +154,9 @@ struct apx_up_proc_state {
 	uint64_t h2d_calls[2], h2d_bytes[2], h2d_ns[2];
 	uint64_t d2h_calls[2], d2h_bytes[2], d2h_ns[2];
 	uint64_t pin_calls, pin_bytes, pin_failed, unpin_calls;
+	/* live, and whole when cfg[] is full: the persisting-L2 limit set last (0: none), the
+	 * access-policy windows set */
+	uint64_t l2_limit_bytes, apw_windows;
 	struct apx_up_cfg_event cfg[APX_UP_CONFIG_MAX];
 	size_t ncfg;
 	uint64_t cfg_dropped;

@@ -2,8 +2,9 @@
  * metrics_http.c - nvperfd's Prometheus endpoint. With metrics_listen set, a TCP listener
  * that answers "GET /metrics" with the text exposition format 0.0.4 of what the daemon holds:
  * its own counters, each GPU's NVML and GPM readings (only those the driver gave: validity
- * bits, never a 0 for "unsupported"), and each tracked process (CPU, memory, GPU memory, copy
- * bytes from the uprobes). Names, labels and units: docs/nvperfd-metrics.md.
+ * bits, never a 0 for "unsupported"), and each tracked process (CPU, memory, GPU memory and
+ * idle share, copy bytes and the pageable rate, L2 persistence from the uprobes). Names,
+ * labels and units: docs/nvperfd-metrics.md.
  *
  * HTTP/1.0, one request per connection, then close. Opened and closed by main.c (start,
  * reload), served from main.c's epoll loop on its one thread; every socket is non-blocking.
@@ -610,7 +611,8 @@ static void proc_labels(struct apx_metrics *m, const struct apx_proc *p, uint64_
 
 enum proc_metric {
 	PM_CPU_PCT, PM_CPU_SECONDS, PM_RSS, PM_RSS_PEAK, PM_THREADS, PM_START, PM_CUDA,
-	PM_GPU_MEM, PM_GPU_MEM_PEAK, PM_GPU_SM, PM_GPU_SM_MEAN, PM__COUNT
+	PM_GPU_MEM, PM_GPU_MEM_PEAK, PM_GPU_SM, PM_GPU_SM_MEAN, PM_GPU_IDLE, PM_L2_LIMIT,
+	PM_L2_WINDOWS, PM_H2D_PAGEABLE_RATE, PM__COUNT
 };
 
 static const struct { const char *name, *type, *help; } proc_metrics[PM__COUNT] = {
@@ -635,6 +637,18 @@ static const struct { const char *name, *type, *help; } proc_metrics[PM__COUNT] 
 			"process at the last NVML sample, the highest over the GPUs it is on." },
 	[PM_GPU_SM_MEAN] = { "nvperfd_process_gpu_sm_util_mean_percent", "gauge", "Mean of the "
 			     "process's SM utilization samples from NVML, percent." },
+	[PM_GPU_IDLE] = { "nvperfd_process_gpu_idle_percent", "gauge", "Share of the NVML samples "
+			  "while the process held a GPU where that GPU's utilization was 0, over "
+			  "its life so far, percent (the gpu-idle finding's quantity)." },
+	[PM_L2_LIMIT] = { "nvperfd_process_l2_persisting_limit_bytes", "gauge", "Persisting-L2 "
+			  "limit the process set last (cuCtxSetLimit), 0 when none; from the "
+			  "uprobes." },
+	[PM_L2_WINDOWS] = { "nvperfd_process_l2_access_policy_windows_total", "counter", "L2 "
+			    "access-policy windows the process set on streams "
+			    "(cuStreamSetAttribute); from the uprobes." },
+	[PM_H2D_PAGEABLE_RATE] = { "nvperfd_process_h2d_pageable_bytes_per_second", "gauge",
+				   "Bytes of pageable host-to-device copies per second of time in "
+				   "their calls, over its life so far (uprobe_copy_time = yes)." },
 };
 
 static int proc_value(const struct apx_proc *p, enum proc_metric w, uint64_t wall_off_ns,
@@ -677,6 +691,22 @@ static int proc_value(const struct apx_proc *p, enum proc_metric w, uint64_t wal
 		if (!(p->gpu.valid & APX_GPU_UTIL) || !p->gpu.util_samples)
 			return 0;
 		*v = (double)p->gpu.sm_util_sum / (double)p->gpu.util_samples;
+		return 1;
+	case PM_GPU_IDLE:	/* not known without a sample of its GPU's utilization */
+		if (!p->gpu.gpu_util_samples)
+			return 0;
+		*v = (double)p->gpu.gpu_idle_samples * 100.0 / (double)p->gpu.gpu_util_samples;
+		return 1;
+	case PM_L2_LIMIT:
+		*v = p->up ? (double)p->up->l2_limit_bytes : 0;
+		return p->up != NULL;
+	case PM_L2_WINDOWS:
+		*v = p->up ? (double)p->up->apw_windows : 0;
+		return p->up != NULL;
+	case PM_H2D_PAGEABLE_RATE:	/* copies timed, and some made */
+		if (!p->up || !p->up->copy_time || !p->up->h2d_ns[0])
+			return 0;
+		*v = (double)p->up->h2d_bytes[0] * 1e9 / (double)p->up->h2d_ns[0];
 		return 1;
 	default:
 		return 0;

@@ -376,8 +376,10 @@ static void sample_procs(struct apx_nvml *n, struct apx_daemon *d, unsigned int 
 			gp->now_valid |= APX_GPU_MEM;
 			gp->mem_now_bytes += v2[k].usedGpuMemory;
 		}
-		if ((g->valid & APX_GPU_UTIL) && g->util_gpu_pct == 0)
-			gp->gpu_idle_samples++;
+		if (g->valid & APX_GPU_UTIL) {	/* idle share: not known without it */
+			gp->gpu_util_samples++;
+			gp->gpu_idle_samples += g->util_gpu_pct == 0;
+		}
 		if ((g->valid & APX_GPU_MEM) && g->mem_total_bytes) {
 			uint32_t pm = (uint32_t)(g->mem_used_bytes * 1000 / g->mem_total_bytes);
 

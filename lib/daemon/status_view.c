@@ -23,27 +23,35 @@ static const char *const proc_names[APX_CTL_PROC__COUNT] = {
 	"stime_ms", "rss_bytes", "rss_peak_bytes", "vol_csw", "invol_csw", "threads", "state",
 	"uses_cuda", "comm", "argv", "uprobes", "h2d_pageable_bytes", "h2d_pinned_bytes",
 	"gpu_mem_peak_bytes", "gpu_device", "gpu_count", "gpu_mem_bytes", "sm_util_pct",
+	"gpu_samples", "gpu_idle_samples", "l2_persist_bytes", "l2_windows", "h2d_pageable_call_ns",
 };
+_Static_assert(APX_CTL_PROC__COUNT <= 64, "the proc field masks are 64-bit");
+#define BIT(i) (1ull << (i))
 /* numeric fields that may be "-" on the wire: null in JSON (unknown is not 0) */
-static const uint32_t proc_nullable = 1u << APX_CTL_PROC_H2D_PAGEABLE_BYTES |
-				      1u << APX_CTL_PROC_H2D_PINNED_BYTES |
-				      1u << APX_CTL_PROC_GPU_MEM_BYTES |
-				      1u << APX_CTL_PROC_GPU_DEVICE |
-				      1u << APX_CTL_PROC_GPU_COUNT |
-				      1u << APX_CTL_PROC_GPU_MEM_NOW_BYTES |
-				      1u << APX_CTL_PROC_SM_UTIL_PCT;
-static const uint32_t proc_strings = 1u << APX_CTL_PROC_USER | 1u << APX_CTL_PROC_STATE |
-				     1u << APX_CTL_PROC_COMM | 1u << APX_CTL_PROC_ARGV |
-				     1u << APX_CTL_PROC_UPROBES;
+static const uint64_t proc_nullable = BIT(APX_CTL_PROC_H2D_PAGEABLE_BYTES) |
+				      BIT(APX_CTL_PROC_H2D_PINNED_BYTES) |
+				      BIT(APX_CTL_PROC_GPU_MEM_BYTES) |
+				      BIT(APX_CTL_PROC_GPU_DEVICE) |
+				      BIT(APX_CTL_PROC_GPU_COUNT) |
+				      BIT(APX_CTL_PROC_GPU_MEM_NOW_BYTES) |
+				      BIT(APX_CTL_PROC_SM_UTIL_PCT) |
+				      BIT(APX_CTL_PROC_GPU_SAMPLES) |
+				      BIT(APX_CTL_PROC_GPU_IDLE_SAMPLES) |
+				      BIT(APX_CTL_PROC_L2_PERSIST_BYTES) |
+				      BIT(APX_CTL_PROC_L2_WINDOWS) |
+				      BIT(APX_CTL_PROC_H2D_PAGEABLE_CALL_NS);
+static const uint64_t proc_strings = BIT(APX_CTL_PROC_USER) | BIT(APX_CTL_PROC_STATE) |
+				     BIT(APX_CTL_PROC_COMM) | BIT(APX_CTL_PROC_ARGV) |
+				     BIT(APX_CTL_PROC_UPROBES);
 static const char *const finding_names[APX_CTL_FINDING__COUNT] = {
 	"pid", "uid", "unix_ms", "severity", "rule", "title", "comm",
 };
-static const uint32_t finding_strings = 1u << APX_CTL_FINDING_RULE |
-					1u << APX_CTL_FINDING_TITLE | 1u << APX_CTL_FINDING_COMM;
+static const uint64_t finding_strings = BIT(APX_CTL_FINDING_RULE) |
+					BIT(APX_CTL_FINDING_TITLE) | BIT(APX_CTL_FINDING_COMM);
 static const char *const gpu_names[APX_CTL_GPU__COUNT] = {
 	"index", "name", "util_pct", "mem_used_bytes", "mem_total_bytes", "power_mw",
 };
-static const uint32_t gpu_strings = 1u << APX_CTL_GPU_NAME;
+static const uint64_t gpu_strings = BIT(APX_CTL_GPU_NAME);
 
 #define FIELDS_MAX 64			/* split at most this many (later ones are ignored) */
 
@@ -63,11 +71,11 @@ static int grow(void **v, size_t n, size_t *cap, size_t sz)
 
 /* n fields of a line into s[] / v[]: numbers parsed unless a string field; fields past
  * the line (an older daemon) are "-" */
-static void take(char **f, int n, int count, uint32_t strings, const char **s, uint64_t *v)
+static void take(char **f, int n, int count, uint64_t strings, const char **s, uint64_t *v)
 {
 	for (int i = 0; i < count; i++) {
 		s[i] = i < n ? f[i] : "-";
-		v[i] = i < n && !(strings & (1u << i)) ? strtoull(f[i], NULL, 10) : 0;
+		v[i] = i < n && !(strings & BIT(i)) ? strtoull(f[i], NULL, 10) : 0;
 	}
 }
 
@@ -264,12 +272,14 @@ static void put_line(FILE *f, const char *s, unsigned width)
 /*
  * The table's columns between USER and COMMAND, in display order. When the width is short,
  * they are kept in the order of keep_order[] (a prefix of it), the rest dropped: CPU and
- * memory, then the GPU columns, then age and context switches; the process state, CUDA (which
- * the GPU column mostly tells), threads and peak RSS go first. PID, USER and at least
- * CMD_MIN columns of COMMAND are always there.
+ * memory, then the GPU columns (the GPU's idle share before the copies, L2 persistence after
+ * them), then age and context switches; the process state, CUDA (which the GPU column mostly
+ * tells), threads and peak RSS go first. PID, USER and at least CMD_MIN columns of COMMAND
+ * are always there. The pageable copy rate has no column (JSON only): it needs
+ * uprobe_copy_time, off by default, and would push age and context switches out at 120.
  */
 enum col { COL_AGE, COL_CPU, COL_RSS, COL_PEAK, COL_CSW, COL_THR, COL_STATE, COL_CUDA,
-	   COL_GPU, COL_GMEM, COL_SM, COL_H2D, COL__COUNT };
+	   COL_GPU, COL_GMEM, COL_SM, COL_IDLE, COL_H2D, COL_L2, COL__COUNT };
 
 static const struct { const char *head; unsigned w; } cols[COL__COUNT] = {
 	[COL_AGE] = { "AGE", 7 },	[COL_CPU] = { "CPU%", 6 },
@@ -277,11 +287,12 @@ static const struct { const char *head; unsigned w; } cols[COL__COUNT] = {
 	[COL_CSW] = { "CSW vol/inv", 11 }, [COL_THR] = { "THR", 4 },
 	[COL_STATE] = { "S", 1 },	[COL_CUDA] = { "CUDA", 4 },
 	[COL_GPU] = { "GPU", 3 },	[COL_GMEM] = { "GMEM", 5 },
-	[COL_SM] = { "SM%", 4 },	[COL_H2D] = { "H2D", 12 },
+	[COL_SM] = { "SM%", 4 },	[COL_IDLE] = { "IDLE%", 5 },
+	[COL_H2D] = { "H2D", 12 },	[COL_L2] = { "L2", 8 },
 };
 static const enum col keep_order[COL__COUNT] = {
-	COL_CPU, COL_RSS, COL_GPU, COL_GMEM, COL_SM, COL_H2D, COL_AGE, COL_CSW, COL_PEAK,
-	COL_THR, COL_CUDA, COL_STATE,
+	COL_CPU, COL_RSS, COL_GPU, COL_GMEM, COL_SM, COL_IDLE, COL_H2D, COL_L2, COL_AGE, COL_CSW,
+	COL_PEAK, COL_THR, COL_CUDA, COL_STATE,
 };
 
 #define PID_W 7
@@ -289,12 +300,23 @@ static const enum col keep_order[COL__COUNT] = {
 #define CMD_MIN 12			/* columns of COMMAND at least */
 #define WIDTH_MIN (PID_W + 1 + USER_W + 1 + CMD_MIN)
 
+/* part of whole (> 0) in percent, rounded, but 0 and 100 only when exact */
+static uint64_t share_pct(uint64_t part, uint64_t whole)
+{
+	uint64_t pct = (uint64_t)((double)part * 100.0 / (double)whole + 0.5);
+
+	if (pct == 0 && part)
+		pct = 1;
+	if (pct >= 100 && part < whole)
+		pct = 99;
+	return pct;
+}
+
 /* H2D bytes and the pageable share: "1.2G 80%pg"; "-" when the uprobes did not say */
 static void fmt_h2d(char *buf, size_t cap, const struct apx_sv_proc *p)
 {
 	uint64_t pg = p->n[APX_CTL_PROC_H2D_PAGEABLE_BYTES];
 	uint64_t pin = p->n[APX_CTL_PROC_H2D_PINNED_BYTES];
-	uint64_t pct;
 	char b[16];
 
 	if (!known(p, APX_CTL_PROC_H2D_PAGEABLE_BYTES) ||
@@ -307,18 +329,47 @@ static void fmt_h2d(char *buf, size_t cap, const struct apx_sv_proc *p)
 		return;
 	}
 	apx_fmt_bytes(b, sizeof(b), pg + pin);
-	/* rounded, but 0 and 100 only when exact */
-	pct = (uint64_t)((double)pg * 100.0 / (double)(pg + pin) + 0.5);
-	if (pct == 0 && pg)
-		pct = 1;
-	if (pct == 100 && pin)
-		pct = 99;
-	snprintf(buf, cap, "%s %" PRIu64 "%%pg", b, pct);
+	snprintf(buf, cap, "%s %" PRIu64 "%%pg", b, share_pct(pg, pg + pin));
+}
+
+/* 1 with the idle share's samples when p's GPU idle share is known: NVML gave its device's
+ * utilization in at least one sample while p held it */
+static int idle_known(const struct apx_sv_proc *p, uint64_t *ret_idle, uint64_t *ret_samples)
+{
+	if (!known(p, APX_CTL_PROC_GPU_SAMPLES) || !known(p, APX_CTL_PROC_GPU_IDLE_SAMPLES) ||
+	    !p->n[APX_CTL_PROC_GPU_SAMPLES] ||
+	    p->n[APX_CTL_PROC_GPU_IDLE_SAMPLES] > p->n[APX_CTL_PROC_GPU_SAMPLES])
+		return 0;
+	*ret_idle = p->n[APX_CTL_PROC_GPU_IDLE_SAMPLES];
+	*ret_samples = p->n[APX_CTL_PROC_GPU_SAMPLES];
+	return 1;
+}
+
+/* L2 persistence: "3M/1w" (persisting-L2 limit set last / access-policy windows set), "0/2w"
+ * (windows without a limit: no effect), "no" (neither), "-" when the uprobes did not say */
+static void fmt_l2(char *buf, size_t cap, const struct apx_sv_proc *p)
+{
+	uint64_t limit = p->n[APX_CTL_PROC_L2_PERSIST_BYTES], win = p->n[APX_CTL_PROC_L2_WINDOWS];
+	char b[16] = "0", w[16];
+
+	if (!known(p, APX_CTL_PROC_L2_PERSIST_BYTES) || !known(p, APX_CTL_PROC_L2_WINDOWS)) {
+		snprintf(buf, cap, "-");
+		return;
+	}
+	if (!limit && !win) {
+		snprintf(buf, cap, "no");
+		return;
+	}
+	if (limit)
+		apx_fmt_bytes(b, sizeof(b), limit);
+	fmt_count(w, sizeof(w), win);
+	snprintf(buf, cap, "%s/%sw", b, w);
 }
 
 static void fmt_cell(char *buf, size_t cap, enum col c, const struct apx_sv_proc *p)
 {
 	char v[16], iv[16];
+	uint64_t idle, samples;
 
 	switch (c) {
 	case COL_AGE:
@@ -368,8 +419,17 @@ static void fmt_cell(char *buf, size_t cap, enum col c, const struct apx_sv_proc
 		else
 			snprintf(buf, cap, "-");
 		break;
+	case COL_IDLE:
+		if (idle_known(p, &idle, &samples))
+			snprintf(buf, cap, "%" PRIu64, share_pct(idle, samples));
+		else
+			snprintf(buf, cap, "-");
+		break;
 	case COL_H2D:
 		fmt_h2d(buf, cap, p);
+		break;
+	case COL_L2:
+		fmt_l2(buf, cap, p);
 		break;
 	default:
 		snprintf(buf, cap, "?");
@@ -484,6 +544,26 @@ static void json_num(FILE *f, const char *s, uint64_t v, int nullable)
 		fprintf(f, "%" PRIu64, v);
 }
 
+/* Values computed from p's fields, null when one of them is not known: the GPU's idle share
+ * in percent, and the pageable H2D rate in bytes per second of call time. */
+static void json_derived(FILE *f, const struct apx_sv_proc *p)
+{
+	uint64_t idle, samples, ns = p->n[APX_CTL_PROC_H2D_PAGEABLE_CALL_NS];
+	uint64_t pageable = p->n[APX_CTL_PROC_H2D_PAGEABLE_BYTES];
+
+	fputs(",\"gpu_idle_pct\":", f);
+	if (idle_known(p, &idle, &samples))
+		fprintf(f, "%.1f", (double)idle * 100.0 / (double)samples);
+	else
+		fputs("null", f);
+	fputs(",\"h2d_pageable_bytes_per_s\":", f);
+	if (known(p, APX_CTL_PROC_H2D_PAGEABLE_BYTES) &&
+	    known(p, APX_CTL_PROC_H2D_PAGEABLE_CALL_NS) && ns)
+		fprintf(f, "%.0f", (double)pageable * 1e9 / (double)ns);
+	else
+		fputs("null", f);
+}
+
 void apx_sv_print_json(FILE *f, const struct apx_sv *sv)
 {
 	fprintf(f, "{\"version\":1,\"processes\":[");
@@ -495,12 +575,14 @@ void apx_sv_print_json(FILE *f, const struct apx_sv *sv)
 			fprintf(f, "%s\"%s\":", k ? "," : "", proc_names[k]);
 			if (k >= p->nfields)
 				fputs("null", f);	/* an older daemon */
-			else if (proc_strings & (1u << k))
+			else if (proc_strings & BIT(k))
 				apx_json_str(f, p->s[k]);
 			else
-				json_num(f, p->s[k], p->n[k], !!(proc_nullable & (1u << k)));
+				json_num(f, p->s[k], p->n[k], !!(proc_nullable & BIT(k)));
 		}
-		fprintf(f, ",\"cpu_pct\":%.1f}", (double)p->n[APX_CTL_PROC_CPU_PCT_X10] / 10.0);
+		fprintf(f, ",\"cpu_pct\":%.1f", (double)p->n[APX_CTL_PROC_CPU_PCT_X10] / 10.0);
+		json_derived(f, p);
+		fputc('}', f);
 	}
 	fprintf(f, "],\"findings\":[");
 	for (size_t i = 0; i < sv->nfindings; i++) {
@@ -509,7 +591,7 @@ void apx_sv_print_json(FILE *f, const struct apx_sv *sv)
 		fprintf(f, "%s{", i ? "," : "");
 		for (int k = 0; k < APX_CTL_FINDING__COUNT; k++) {
 			fprintf(f, "%s\"%s\":", k ? "," : "", finding_names[k]);
-			if (finding_strings & (1u << k))
+			if (finding_strings & BIT(k))
 				apx_json_str(f, fd->s[k]);
 			else
 				fprintf(f, "%" PRIu64, fd->n[k]);
@@ -523,7 +605,7 @@ void apx_sv_print_json(FILE *f, const struct apx_sv *sv)
 		fprintf(f, "%s{", i ? "," : "");
 		for (int k = 0; k < APX_CTL_GPU__COUNT; k++) {
 			fprintf(f, "%s\"%s\":", k ? "," : "", gpu_names[k]);
-			if (gpu_strings & (1u << k))
+			if (gpu_strings & BIT(k))
 				apx_json_str(f, g->s[k]);
 			else
 				json_num(f, g->s[k], g->n[k], k != APX_CTL_GPU_INDEX);

@@ -311,6 +311,7 @@ static int write_gpu(struct apx_daemon *d, struct apx_writer *w, struct apx_proc
 	}
 	set_kv_u64(w, "nvperfd.gpu.device", (uint64_t)g->device);
 	set_kv_u64(w, "nvperfd.gpu.samples", g->gpu_seen_samples);
+	set_kv_u64(w, "nvperfd.gpu.util_samples", g->gpu_util_samples);	/* idle share: of these */
 	set_kv_u64(w, "nvperfd.gpu.idle_samples", g->gpu_idle_samples);
 	if (g->valid & APX_GPU_MEM)
 		set_kv_u64(w, "nvperfd.gpu.mem_peak_bytes", g->mem_peak_bytes);

@@ -680,7 +680,9 @@ static size_t make_findings(struct apx_daemon *d, struct apx_proc *p, uint64_t e
 		const struct apx_up_proc_state *u = p->up;
 		uint64_t pb = u->h2d_bytes[0] + u->d2h_bytes[0], pns = u->h2d_ns[0] + u->d2h_ns[0];
 		uint64_t pc = u->h2d_calls[0] + u->d2h_calls[0];
-		uint64_t limit = 0, apw = 0, apw_persist = 0, resets = 0;
+		/* the live counts (as `apx status` shows them), whole even when cfg[] is full */
+		uint64_t limit = u->l2_limit_bytes, apw = u->apw_windows;
+		uint64_t apw_persist = 0, resets = 0;
 
 		if (c->th_pageable_copy_bytes && pb >= c->th_pageable_copy_bytes) {
 			char rate[48] = "rate n/a: uprobe_copy_time = no";
@@ -697,15 +699,11 @@ static size_t make_findings(struct apx_daemon *d, struct apx_proc *p, uint64_t e
 			    "threshold %s)", a, pc, rate, b);
 		}
 		for (size_t i = 0; i < u->ncfg; i++) {
-			if (u->cfg[i].kind == APX_CONFIG_L2_PERSIST_LIMIT)
-				limit = u->cfg[i].value;
-			else if (u->cfg[i].kind == APX_CONFIG_L2_PERSIST_RESET)
+			if (u->cfg[i].kind == APX_CONFIG_L2_PERSIST_RESET)
 				resets++;
-			else if (u->cfg[i].kind == APX_CONFIG_APW_STREAM) {
-				apw++;
+			else if (u->cfg[i].kind == APX_CONFIG_APW_STREAM)
 				apw_persist += u->cfg[i].hit_prop == APX_ACCESS_PERSISTING &&
 					       u->cfg[i].bytes && u->cfg[i].hit_ppm;
-			}
 		}
 		if (c->th_l2_persist && apw_persist && !limit) {
 			ADD(2, "l2-persist", "set the persisting-L2 set-aside first: "
@@ -732,13 +730,14 @@ static size_t make_findings(struct apx_daemon *d, struct apx_proc *p, uint64_t e
 			    PRIu64 "): copy counts cover only the start of the run",
 			    u->over_rate_calls, c->uprobe_max_rate);
 	}
-	if (c->th_gpu_idle_pct && p->gpu.gpu_seen_samples >= 3 &&
-	    p->gpu.gpu_idle_samples * 100 > c->th_gpu_idle_pct * p->gpu.gpu_seen_samples)
+	/* of the samples where its GPU's utilization is known (as `apx status` shows it) */
+	if (c->th_gpu_idle_pct && p->gpu.gpu_util_samples >= 3 &&
+	    p->gpu.gpu_idle_samples * 100 > c->th_gpu_idle_pct * p->gpu.gpu_util_samples)
 		ADD(2, "gpu-idle", "see what the GPU waits for with 'apx analyze': data loading, "
 		    "host synchronization, or Python overhead between launches",
 		    "GPU %d idle in %.0f%% of the samples while the process held it (threshold %"
 		    PRIu64 "%%)", (int)p->gpu.device,
-		    100.0 * (double)p->gpu.gpu_idle_samples / (double)p->gpu.gpu_seen_samples,
+		    100.0 * (double)p->gpu.gpu_idle_samples / (double)p->gpu.gpu_util_samples,
 		    c->th_gpu_idle_pct);
 	if (c->th_sm_low_pct && (p->gpu.valid & APX_GPU_UTIL) && p->gpu.util_samples >= 3 &&
 	    p->gpu.sm_util_sum < c->th_sm_low_pct * p->gpu.util_samples)

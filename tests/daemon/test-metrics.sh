@@ -4,8 +4,9 @@
 # the exposition content type; every line of the answer parses (families together, HELP and
 # TYPE first); the daemon gauges; a tracked python3 with its pid, user and comm and values
 # checked against /proc; the GPU gauges with the stand-in's readings and none for what it does
-# not give (power); label escaping; copy bytes from the uprobes (stand-in libcuda, when BPF
-# works here); 404/405/400/431; a silent client dropped after 5 s while scrapes go on; 20
+# not give (power), the GPU's idle share of the process on it; label escaping; copy bytes,
+# the pageable H2D rate and L2 persistence from the uprobes (stand-in libcuda, when BPF works
+# here); 404/405/400/431; a silent client dropped after 5 s while scrapes go on; 20
 # connections at once (16 served, 4 refused); a client that reads slowly (several EPOLLOUT
 # writes); re-binding and closing on reload; a bind failure; a malformed address at start.
 # Needs: APX, NVPERFD, FAKENVML, FAKECUDA.
@@ -24,6 +25,7 @@ value() { grep -F "$1" "$T/m" | head -n 1 | awk '{ print $NF }'; }
 # 1. the stand-in NVML (one GPU, whose compute processes are the pids in $T/gpupids)
 : > "$T/gpupids"
 write_conf "nvml = yes
+uprobe_copy_time = yes
 metrics_listen = $A"
 LD_LIBRARY_PATH=$(dirname "$FAKENVML") APX_FAKENVML_PIDS=$T/gpupids start_daemon
 grep -q "NVML: 1 GPUs (Fake H200)" "$T/log" || fail "fake NVML not seen: $(grep NVML "$T/log")"
@@ -89,6 +91,9 @@ has "nvperfd_process_gpu_memory_bytes{$L} 536870912"
 has "nvperfd_process_gpu_memory_peak_bytes{$L} 536870912"
 has "nvperfd_process_gpu_sm_util_percent{$L} 42"
 has "nvperfd_process_gpu_sm_util_mean_percent{$L} 42"
+has "nvperfd_process_gpu_idle_percent{$L} 100"	# the stand-in's GPU is always idle
+grep -q "^nvperfd_process_\(l2_\|h2d_\).*pid=\"$P\"" "$T/m" &&
+	fail "L2 or copy rate for a process without uprobes: $(grep "pid=\"$P\"" "$T/m")"
 has "nvperfd_process_threads{$L} 1"
 has "nvperfd_process_cuda{$L} 0"
 rss=$(value "nvperfd_process_resident_memory_bytes{$L}")
@@ -160,6 +165,19 @@ if grep -q "eBPF uprobes ready" "$T/log"; then
 	has "nvperfd_process_copy_calls_total{$L,direction=\"d2h\",memory=\"pageable\"} 2"
 	has "nvperfd_process_copy_calls_total{$L,direction=\"d2h\",memory=\"pinned\"} 4"
 	has "nvperfd_uprobes_available 1"
+	# L2 persistence: the 3 MiB limit and the one window; the pageable H2D rate: its 20557
+	# bytes over the call time apx status gives (written as the endpoint writes a double)
+	has "nvperfd_process_l2_persisting_limit_bytes{$L} 3145728"
+	has "nvperfd_process_l2_access_policy_windows_total{$L} 1"
+	ns=$("$APX" status --json | grep -o "\"pid\":$F,[^}]*}" |
+	     sed -n 's/.*"h2d_pageable_call_ns":\([0-9]*\),.*/\1/p')
+	[ -n "$ns" ] && [ "$ns" -gt 0 ] || fail "no pageable H2D call time for $F"
+	rate=$("$PY" -c "
+v = 20557 * 1e9 / $ns
+print(int(v) if v == int(v) else '%.15g' % v)")
+	has "nvperfd_process_h2d_pageable_bytes_per_second{$L} $rate"
+	grep -q "^nvperfd_process_gpu_idle_percent{$L}" "$T/m" &&
+		fail "an idle share for a process NVML does not list"
 	grep -q "copy_bytes_total{pid=\"$P\"" "$T/m" && fail "copy bytes for a process without probes"
 	echo go > "$T/go"
 	wait "$F" || fail "fakecuda.py: $(cat "$T/fake.out")"

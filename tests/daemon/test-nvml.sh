@@ -3,9 +3,10 @@
 # not available, runs on, and the summary of a process says why there are no GPU metrics
 # instead of giving zeros. With a GPU driver present the test checks the other line instead.
 # Then with a stand-in libnvidia-ml.so.1 (fakenvml.c, through LD_LIBRARY_PATH): per-process
-# memory, SM utilization, GPM means, "n/a" for what the driver does not give, gpu-idle; and
-# the GPU columns of the apx status / apx top tables: the stand-in's values, "-" for a process
-# not on the GPU and for every process without NVML, lines within 80, 120 and 200 columns.
+# memory, SM utilization, GPM means, "n/a" for what the driver does not give, gpu-idle; the
+# GPU's idle share so far in apx status --json; and the GPU columns of the apx status / apx
+# top tables: the stand-in's values (IDLE% 100), "-" for a process not on the GPU and for
+# every process without NVML, lines within 80, 120 and 200 columns.
 # Needs: APX, NVPERFD, APXKV, FAKENVML.
 . "$(dirname "$0")/lib.sh"
 
@@ -21,7 +22,7 @@ WAIT_S=5 wait_for count_files "$T/state/0" "*-$P-*.apx" 1 || fail "no summary fo
 "$APXKV" "$T"/state/0/*-"$P"-*.apx > "$T/kv" || fail "apxkv"
 if grep -q "NVML not available" "$T/log"; then
 	# the GPU columns say "not known", no device line
-	grep -q "^ *$P root .* S   no   -     -    -            - python3 -c import time,$" \
+	grep -q "^ *$P root .* [0-9]   -     -    -     -            -        - python3 -c impor$" \
 		"$T/table" || fail "GPU columns without NVML: $(cat "$T/table")"
 	grep -q "^GPU" "$T/table" && fail "a device line without NVML: $(cat "$T/table")"
 	[ "$(grep -c 'NVML not available' "$T/log")" = 1 ] || fail "NVML unavailability said more than once"
@@ -59,12 +60,18 @@ wait_for tracked "$Q" || fail "$Q not tracked"
 sleep 1.5	# several samples (0.2 s), GPM pairs 110 ms apart or more
 "$APX" status --json | grep -q "\"pid\":$P,.*\"uprobes\":\"[a-z]*\",.*\"gpu_mem_peak_bytes\":536870912,\"gpu_device\":0,\"gpu_count\":1,\"gpu_mem_bytes\":536870912,\"sm_util_pct\":42," ||
 	fail "apx status lacks the GPU memory: $("$APX" status --json | grep -o "\"pid\":$P,[^}]*")"
-"$APX" status --json | grep -q "\"pid\":$Q,.*\"gpu_mem_peak_bytes\":null,\"gpu_device\":null,\"gpu_count\":0,\"gpu_mem_bytes\":null,\"sm_util_pct\":null," ||
+# the GPU's idle share so far: the stand-in's utilization is always 0, so every sample where
+# P held the GPU was idle (100 %, as the gpu-idle finding will say); no uprobes on P: L2 and
+# the pageable rate not known
+"$APX" status --json | grep -Eq "\"pid\":$P,[^}]*\"sm_util_pct\":42,\"gpu_samples\":([1-9][0-9]*),\"gpu_idle_samples\":\\1,\"l2_persist_bytes\":null,\"l2_windows\":null,\"h2d_pageable_call_ns\":null,\"cpu_pct\":[0-9.]*,\"gpu_idle_pct\":100.0,\"h2d_pageable_bytes_per_s\":null}" ||
+	fail "apx status: idle share of $P: $("$APX" status --json | grep -o "\"pid\":$P,[^}]*}")"
+"$APX" status --json | grep -q "\"pid\":$Q,[^}]*\"gpu_mem_peak_bytes\":null,\"gpu_device\":null,\"gpu_count\":0,\"gpu_mem_bytes\":null,\"sm_util_pct\":null,\"gpu_samples\":0,\"gpu_idle_samples\":0,[^}]*\"gpu_idle_pct\":null," ||
 	fail "apx status: $Q off the GPU: $("$APX" status --json | grep -o "\"pid\":$Q,[^}]*")"
 "$APX" status --json | grep -q '"gpus":\[{"index":0,"name":"Fake H200","util_pct":0,"mem_used_bytes":1073741824,"mem_total_bytes":85899345920,"power_mw":null}\]' ||
 	fail "apx status: device: $("$APX" status --json | grep -o '"gpus":.*')"
-# the tables: a device line, then the GPU columns (GPU, GMEM, SM%, H2D: no uprobes on these
-# processes, so "-"); every line within the width; columns drop from the right of the list
+# the tables: a device line, then the GPU columns (GPU, GMEM, SM%, IDLE%; H2D and L2: no
+# uprobes on these processes, so "-"); every line within the width; columns drop from the
+# right of the list
 for w in 80 120 200; do
 	COLUMNS=$w "$APX" status --sort pid > "$T/table.$w" || fail "apx status at $w"
 	awk -v w="$w" 'length > w { exit 1 }' "$T/table.$w" || fail "wider than $w: $(cat "$T/table.$w")"
@@ -72,25 +79,26 @@ for w in 80 120 200; do
 		fail "no device line at $w: $(cat "$T/table.$w")"
 done
 t200=$T/table.200 t120=$T/table.120 t80=$T/table.80
-grep -qx "    PID USER         AGE   CPU%   RSS  PEAK CSW vol/inv  THR S CUDA GPU  GMEM  SM%          H2D COMMAND" \
+grep -qx "    PID USER         AGE   CPU%   RSS  PEAK CSW vol/inv  THR S CUDA GPU  GMEM  SM% IDLE%          H2D       L2 COMMAND" \
 	"$t200" || fail "header at 200: $(cat "$t200")"
-grep -q "^ *$P root .* S   no   0  512M   42            - python3 -c import time, sys; time.sleep(30)$" "$t200" ||
+grep -q "^ *$P root .* S   no   0  512M   42   100            -        - python3 -c import time, sys; time.sleep(30)$" "$t200" ||
 	fail "$P at 200: $(cat "$t200")"
-grep -q "^ *$Q root .* S   no   -     -    -            - python3 -c import time, sys; time.sleep(30)$" "$t200" ||
+grep -q "^ *$Q root .* S   no   -     -    -     -            -        - python3 -c import time, sys; time.sleep(30)$" "$t200" ||
 	fail "$Q at 200: $(cat "$t200")"
-cmp -s <(head -n 2 "$t200") <(head -n 2 "$t120") || fail "columns at 120: $(cat "$t120")"
-grep -q "^ *$P root .* S   no   0  512M   42            - python3 -c import time,$" "$t120" ||
+grep -qx "    PID USER         AGE   CPU%   RSS  PEAK CSW vol/inv  THR GPU  GMEM  SM% IDLE%          H2D       L2 COMMAND" \
+	"$t120" || fail "header at 120: $(cat "$t120")"
+grep -q "^ *$P root .* 1   0  512M   42   100            -        - python3 -c impor$" "$t120" ||
 	fail "$P at 120: $(cat "$t120")"
-grep -qx "    PID USER         AGE   CPU%   RSS GPU  GMEM  SM%          H2D COMMAND" "$t80" ||
+grep -qx "    PID USER       CPU%   RSS GPU  GMEM  SM% IDLE%          H2D COMMAND" "$t80" ||
 	fail "header at 80: $(cat "$t80")"
-grep -q "^ *$P root  *[0-9.]*[smhd][0-9]*  *[0-9.]*  *[0-9.]*[KMG]   0  512M   42            - python3 -c imp$" "$t80" ||
+grep -q "^ *$P root  *[0-9.]*  *[0-9.]*[KMG]   0  512M   42   100            - python3 -c impor$" "$t80" ||
 	fail "$P at 80: $(cat "$t80")"
 COLUMNS=100 "$APX" status --sort gpu | sed -n 3p | grep -q "^ *$P " || fail "--sort gpu: $P not first"
 COLUMNS=80 "$APX" top -n 1 --sort gpu > "$T/top" || fail "apx top -n 1"
-sed -n 3p "$T/top" | grep -q "^ *$P root .*   0  512M   42            - python3 -c imp$" ||
+sed -n 3p "$T/top" | grep -q "^ *$P root .*   0  512M   42   100            - python3 -c impor$" ||
 	fail "apx top table: $(cat "$T/top")"
 "$PY" "$(dirname "$0")/top_pty.py" "$APX" "$P" 120 "GPU0 Fake H200  util 0%  mem 1.0/80.0 GiB  power -" \
-	"S   no   0  512M   42            - python3 -c import time," || fail "apx top on a terminal"
+	"   0  512M   42   100            -        - python3 -c impor" || fail "apx top on a terminal"
 kill "$Q"; wait "$Q" 2>/dev/null
 kill "$P"; wait "$P" 2>/dev/null
 WAIT_S=5 wait_for count_files "$T/state/0" "*-$P-*.apx" 1 || fail "no summary for $P"
@@ -99,6 +107,11 @@ for want in "nvperfd.nvml=yes" "nvperfd.gpu.device=0" "nvperfd.gpu.mem_peak_byte
 	    "nvperfd.gpu.sm_util_pct=42.0" "nvperfd.gpm.sm_util=3.00" "nvperfd.gpm.pcie_rx_mib_s=31.50"; do
 	grep -qx "kv $want" "$T/kv" || fail "expected $want; got: $(grep "nvperfd.g" "$T/kv")"
 done
+# every sample had the device's utilization, and it was 0: the three counts are equal
+n=$(sed -n 's/^kv nvperfd.gpu.samples=//p' "$T/kv")
+[ -n "$n" ] && [ "$n" -ge 3 ] && grep -qx "kv nvperfd.gpu.util_samples=$n" "$T/kv" &&
+	grep -qx "kv nvperfd.gpu.idle_samples=$n" "$T/kv" ||
+	fail "GPU sample counts: $(grep "nvperfd.gpu.*samples" "$T/kv")"
 grep -q "^kv nvperfd.gpm=device-wide, over [0-9]* samples where the process was the only one" "$T/kv" ||
 	fail "GPM attribution not said"
 grep -q "^finding gpu-idle 2 GPU 0 idle in 100% of the samples" "$T/kv" ||

@@ -1,7 +1,8 @@
 /*
  * test-status-view.c - unit test of the `apx status` / `apx top` rendering
  * (lib/daemon/status_view.c) on canned answers of the control socket: the GPU columns with
- * known values and with "-", the device line, which columns drop at 80, 100, 120 and 200
+ * known values and with "-", the GPU idle share and L2 persistence columns and the derived
+ * JSON values (idle %, pageable H2D rate), the device line, which columns drop at 80, 100, 120 and 200
  * columns (exact tables), that no line is wider than asked, an older daemon's shorter lines
  * (GPU values not known, never 0; null in JSON), a newer daemon's extra fields, the gpu sort
  * key, and untrusted bytes. Run by ctest (label daemon); needs no daemon.
@@ -19,22 +20,26 @@
 
 /* proc fields: pid ppid uid user start age cpu_x10 utime stime rss peak vol invol threads
  * state cuda comm argv | uprobes h2d_pageable h2d_pinned gpu_mem_peak | gpu_device gpu_count
- * gpu_mem_now sm_util */
+ * gpu_mem_now sm_util | gpu_samples gpu_idle_samples l2_persist_bytes l2_windows
+ * h2d_pageable_call_ns */
 #define PROC_BASE(pid, cpu, rss, argv)                                                         \
 	"proc\t" #pid "\t1\t1000\talice\t1700000000000\t3723000\t" #cpu "\t10\t2\t" #rss       \
 	"\t" #rss "\t12\t3456\t8\tR\t1\tpython3\t" argv
 
-/* a training process on GPU 1: 40 GiB now, SM 87 %, 1.5 GiB copied to the device, 80 %
- * of it from pageable memory */
+/* a training process on GPU 1: 40 GiB now, SM 87 %, idle in 10 of 40 samples, 1.5 GiB
+ * copied to the device, 80 % of it from pageable memory in 1 s of calls, a 16 MiB
+ * persisting-L2 limit and one access-policy window */
 static const char answer_new[] =
 	PROC_BASE(4242, 987, 2147483648, "/usr/bin/python3 train.py --epochs 3")
-	"\tattached\t1288490189\t322122547\t45097156608\t1\t1\t42949672960\t87\n"
+	"\tattached\t1288490189\t322122547\t45097156608\t1\t1\t42949672960\t87"
+	"\t40\t10\t16777216\t1\t1000000000\n"
 	/* a process NVML does not see on a GPU and without uprobes */
 	PROC_BASE(77, 5, 1048576, "python3 -c pass")
-	"\tnone\t-\t-\t-\t-\t0\t-\t-\n"
-	/* on two devices; everything it copied was pageable */
+	"\tnone\t-\t-\t-\t-\t0\t-\t-\t0\t0\t-\t-\t-\n"
+	/* on two devices, idle in 199 of 200 samples (99.5 %: not shown as 100); everything
+	 * it copied was pageable, copies not timed; no L2 persistence */
 	PROC_BASE(9001, 1234, 3221225472, "python3 ddp.py")
-	"\tattached\t5242880\t0\t1073741824\t0\t2\t2147483648\t100\n"
+	"\tattached\t5242880\t0\t1073741824\t0\t2\t2147483648\t100\t200\t199\t0\t0\t-\n"
 	"gpu\t0\tNVIDIA H200\t87\t43057048371\t150110060544\t312000\n"
 	"gpu\t1\tNVIDIA H200\t-\t-\t-\t-\n";
 
@@ -106,46 +111,46 @@ APX_TEST(table_200)
 	return table_is(200,
 		"GPU0 NVIDIA H200  util 87%  mem 40.1/139.8 GiB  power 312 W\n"
 		"GPU1 NVIDIA H200  util -  mem -  power -\n"
-		"    PID USER         AGE   CPU%   RSS  PEAK CSW vol/inv  THR S CUDA GPU  GMEM  SM%          H2D COMMAND\n"
-		"     77 alice      1h02m    0.5    1M    1M     12/3456    8 R  yes   -     -    -            - python3 -c pass\n"
-		"   4242 alice      1h02m   98.7  2.0G  2.0G     12/3456    8 R  yes   1   40G   87   1.5G 80%pg python3 train.py --epochs 3\n"
-		"   9001 alice      1h02m  123.4  3.0G  3.0G     12/3456    8 R  yes  0+  2.0G  100    5M 100%pg python3 ddp.py\n");
+		"    PID USER         AGE   CPU%   RSS  PEAK CSW vol/inv  THR S CUDA GPU  GMEM  SM% IDLE%          H2D       L2 COMMAND\n"
+		"     77 alice      1h02m    0.5    1M    1M     12/3456    8 R  yes   -     -    -     -            -        - python3 -c pass\n"
+		"   4242 alice      1h02m   98.7  2.0G  2.0G     12/3456    8 R  yes   1   40G   87    25   1.5G 80%pg   16M/1w python3 train.py --epochs 3\n"
+		"   9001 alice      1h02m  123.4  3.0G  3.0G     12/3456    8 R  yes  0+  2.0G  100    99    5M 100%pg       no python3 ddp.py\n");
 }
 
 APX_TEST(table_120)
 {
-	/* every column still fits: COMMAND gets what is left */
+	/* the state and CUDA go first; COMMAND gets what is left */
 	return table_is(120,
 		"GPU0 NVIDIA H200  util 87%  mem 40.1/139.8 GiB  power 312 W\n"
 		"GPU1 NVIDIA H200  util -  mem -  power -\n"
-		"    PID USER         AGE   CPU%   RSS  PEAK CSW vol/inv  THR S CUDA GPU  GMEM  SM%          H2D COMMAND\n"
-		"     77 alice      1h02m    0.5    1M    1M     12/3456    8 R  yes   -     -    -            - python3 -c pass\n"
-		"   4242 alice      1h02m   98.7  2.0G  2.0G     12/3456    8 R  yes   1   40G   87   1.5G 80%pg python3 train.py --epoch\n"
-		"   9001 alice      1h02m  123.4  3.0G  3.0G     12/3456    8 R  yes  0+  2.0G  100    5M 100%pg python3 ddp.py\n");
+		"    PID USER         AGE   CPU%   RSS  PEAK CSW vol/inv  THR GPU  GMEM  SM% IDLE%          H2D       L2 COMMAND\n"
+		"     77 alice      1h02m    0.5    1M    1M     12/3456    8   -     -    -     -            -        - python3 -c pass\n"
+		"   4242 alice      1h02m   98.7  2.0G  2.0G     12/3456    8   1   40G   87    25   1.5G 80%pg   16M/1w python3 train.py\n"
+		"   9001 alice      1h02m  123.4  3.0G  3.0G     12/3456    8  0+  2.0G  100    99    5M 100%pg       no python3 ddp.py\n");
 }
 
 APX_TEST(table_100)
 {
-	/* the state, CUDA and threads go first */
+	/* then threads, peak RSS and context switches */
 	return table_is(100,
 		"GPU0 NVIDIA H200  util 87%  mem 40.1/139.8 GiB  power 312 W\n"
 		"GPU1 NVIDIA H200  util -  mem -  power -\n"
-		"    PID USER         AGE   CPU%   RSS  PEAK CSW vol/inv GPU  GMEM  SM%          H2D COMMAND\n"
-		"     77 alice      1h02m    0.5    1M    1M     12/3456   -     -    -            - python3 -c pass\n"
-		"   4242 alice      1h02m   98.7  2.0G  2.0G     12/3456   1   40G   87   1.5G 80%pg python3 train.py\n"
-		"   9001 alice      1h02m  123.4  3.0G  3.0G     12/3456  0+  2.0G  100    5M 100%pg python3 ddp.py\n");
+		"    PID USER         AGE   CPU%   RSS GPU  GMEM  SM% IDLE%          H2D       L2 COMMAND\n"
+		"     77 alice      1h02m    0.5    1M   -     -    -     -            -        - python3 -c pass\n"
+		"   4242 alice      1h02m   98.7  2.0G   1   40G   87    25   1.5G 80%pg   16M/1w python3 train.py --\n"
+		"   9001 alice      1h02m  123.4  3.0G  0+  2.0G  100    99    5M 100%pg       no python3 ddp.py\n");
 }
 
 APX_TEST(table_80)
 {
-	/* then peak RSS and context switches; the GPU columns stay */
+	/* then age and L2; the other GPU columns stay */
 	return table_is(80,
 		"GPU0 NVIDIA H200  util 87%  mem 40.1/139.8 GiB  power 312 W\n"
 		"GPU1 NVIDIA H200  util -  mem -  power -\n"
-		"    PID USER         AGE   CPU%   RSS GPU  GMEM  SM%          H2D COMMAND\n"
-		"     77 alice      1h02m    0.5    1M   -     -    -            - python3 -c pas\n"
-		"   4242 alice      1h02m   98.7  2.0G   1   40G   87   1.5G 80%pg python3 train.\n"
-		"   9001 alice      1h02m  123.4  3.0G  0+  2.0G  100    5M 100%pg python3 ddp.py\n");
+		"    PID USER       CPU%   RSS GPU  GMEM  SM% IDLE%          H2D COMMAND\n"
+		"     77 alice       0.5    1M   -     -    -     -            - python3 -c pass\n"
+		"   4242 alice      98.7  2.0G   1   40G   87    25   1.5G 80%pg python3 train.py\n"
+		"   9001 alice     123.4  3.0G  0+  2.0G  100    99    5M 100%pg python3 ddp.py\n");
 }
 
 APX_TEST(table_narrow)
@@ -183,15 +188,17 @@ APX_TEST(old_daemon)
 	APX_ASSERT_EQ(sv.nprocs, 1);
 	APX_ASSERT_EQ(sv.ngpus, 0);
 	APX_ASSERT_STREQ(out,
-		"    PID USER         AGE   CPU%   RSS  PEAK CSW vol/inv  THR S CUDA GPU  GMEM  SM%          H2D COMMAND\n"
-		"    555 alice      1h02m   10.0    1M    1M     12/3456    8 R  yes   -     -    -            - python3 old.py\n");
+		"    PID USER         AGE   CPU%   RSS  PEAK CSW vol/inv  THR GPU  GMEM  SM% IDLE%          H2D       L2 COMMAND\n"
+		"    555 alice      1h02m   10.0    1M    1M     12/3456    8   -     -    -     -            -        - python3 old.py\n");
 	free(out);
 	apx_sv_release(&sv);
 	APX_ASSERT_OK(render(answer_old, APX_SV_SORT_CPU, 0, &out, NULL));
 	APX_ASSERT(strstr(out, "\"argv\":\"python3 old.py\",\"uprobes\":null,\"h2d_pageable_bytes\":null,"
 			       "\"h2d_pinned_bytes\":null,\"gpu_mem_peak_bytes\":null,\"gpu_device\":null,"
 			       "\"gpu_count\":null,\"gpu_mem_bytes\":null,\"sm_util_pct\":null,"
-			       "\"cpu_pct\":10.0}"));
+			       "\"gpu_samples\":null,\"gpu_idle_samples\":null,\"l2_persist_bytes\":null,"
+			       "\"l2_windows\":null,\"h2d_pageable_call_ns\":null,\"cpu_pct\":10.0,"
+			       "\"gpu_idle_pct\":null,\"h2d_pageable_bytes_per_s\":null}"));
 	APX_ASSERT(strstr(out, "],\"gpus\":[]}\n"));
 	free(out);
 	return 0;
@@ -201,7 +208,7 @@ APX_TEST(newer_daemon)
 {
 	static const char answer[] =
 		PROC_BASE(1, 0, 4096, "python3")
-		"\tnone\t-\t-\t-\t-\t0\t-\t-\tfuture1\tfuture2\n"
+		"\tnone\t-\t-\t-\t-\t0\t-\t-\t0\t0\t-\t-\t-\tfuture1\tfuture2\n"
 		"gpu\t0\tX\t1\t2\t3\t4\tfuture\n"
 		"someday\tnew kind\n";
 	struct apx_sv sv;
@@ -211,7 +218,9 @@ APX_TEST(newer_daemon)
 	APX_ASSERT_EQ(sv.nprocs, 1);
 	APX_ASSERT_EQ(sv.ngpus, 1);
 	APX_ASSERT(strstr(out, "\"gpu_count\":0,\"gpu_mem_bytes\":null,\"sm_util_pct\":null,"
-			       "\"cpu_pct\":0.0}"));
+			       "\"gpu_samples\":0,\"gpu_idle_samples\":0,\"l2_persist_bytes\":null,"
+			       "\"l2_windows\":null,\"h2d_pageable_call_ns\":null,\"cpu_pct\":0.0,"
+			       "\"gpu_idle_pct\":null,\"h2d_pageable_bytes_per_s\":null}"));
 	APX_ASSERT(strstr(out, "\"gpus\":[{\"index\":0,\"name\":\"X\",\"util_pct\":1,"
 			       "\"mem_used_bytes\":2,\"mem_total_bytes\":3,\"power_mw\":4}]"));
 	free(out);
@@ -228,11 +237,22 @@ APX_TEST(json_gpu)
 	APX_ASSERT(strstr(out, "\"uprobes\":\"attached\",\"h2d_pageable_bytes\":1288490189,"
 			       "\"h2d_pinned_bytes\":322122547,\"gpu_mem_peak_bytes\":45097156608,"
 			       "\"gpu_device\":1,\"gpu_count\":1,\"gpu_mem_bytes\":42949672960,"
-			       "\"sm_util_pct\":87,\"cpu_pct\":98.7}"));
+			       "\"sm_util_pct\":87,\"gpu_samples\":40,\"gpu_idle_samples\":10,"
+			       "\"l2_persist_bytes\":16777216,\"l2_windows\":1,"
+			       "\"h2d_pageable_call_ns\":1000000000,\"cpu_pct\":98.7,"
+			       "\"gpu_idle_pct\":25.0,\"h2d_pageable_bytes_per_s\":1288490189}"));
 	APX_ASSERT(strstr(out, "\"uprobes\":\"none\",\"h2d_pageable_bytes\":null,"
 			       "\"h2d_pinned_bytes\":null,\"gpu_mem_peak_bytes\":null,"
 			       "\"gpu_device\":null,\"gpu_count\":0,\"gpu_mem_bytes\":null,"
-			       "\"sm_util_pct\":null,"));
+			       "\"sm_util_pct\":null,\"gpu_samples\":0,\"gpu_idle_samples\":0,"
+			       "\"l2_persist_bytes\":null,\"l2_windows\":null,"
+			       "\"h2d_pageable_call_ns\":null,\"cpu_pct\":0.5,"
+			       "\"gpu_idle_pct\":null,\"h2d_pageable_bytes_per_s\":null}"));
+	/* uprobes without copy timing: no rate; no L2 persistence is a known 0 */
+	APX_ASSERT(strstr(out, "\"gpu_samples\":200,\"gpu_idle_samples\":199,"
+			       "\"l2_persist_bytes\":0,\"l2_windows\":0,"
+			       "\"h2d_pageable_call_ns\":null,\"cpu_pct\":123.4,"
+			       "\"gpu_idle_pct\":99.5,\"h2d_pageable_bytes_per_s\":null}"));
 	APX_ASSERT(strstr(out, "\"gpus\":[{\"index\":0,\"name\":\"NVIDIA H200\",\"util_pct\":87,"
 			       "\"mem_used_bytes\":43057048371,\"mem_total_bytes\":150110060544,"
 			       "\"power_mw\":312000},{\"index\":1,\"name\":\"NVIDIA H200\","
@@ -277,6 +297,42 @@ APX_TEST(h2d_share)
 	APX_ASSERT(strstr(out, "  1.0G 99%pg a\n"));
 	APX_ASSERT(strstr(out, "   1.0G 1%pg b\n"));
 	APX_ASSERT(strstr(out, "            0 c\n"));
+	free(out);
+	return 0;
+}
+
+APX_TEST(idle_and_l2)
+{
+	/* IDLE%: 0 and 100 only when exact; "-" without samples of the GPU's utilization. L2:
+	 * windows without a limit, a limit without windows, the counts compact; no copy time, or
+	 * none spent yet: no rate */
+	static const char answer[] =
+		PROC_BASE(1, 0, 4096, "a")
+		"\tattached\t0\t0\t-\t0\t1\t-\t-\t3\t3\t0\t2\t0\n"
+		PROC_BASE(2, 0, 4096, "b")
+		"\tattached\t0\t0\t-\t0\t1\t-\t-\t1000\t1\t3145728\t0\t-\n"
+		PROC_BASE(3, 0, 4096, "c")
+		"\tattached\t0\t0\t-\t0\t1\t-\t-\t1000\t0\t50331648\t12345\t-\n"
+		PROC_BASE(4, 0, 4096, "d")
+		"\tnone\t-\t-\t-\t-\t0\t-\t-\t0\t0\t-\t-\t-\n"
+		/* more idle samples than samples: a confused daemon, not shown */
+		PROC_BASE(5, 0, 4096, "e")
+		"\tnone\t-\t-\t-\t-\t0\t-\t-\t1\t2\t-\t-\t-\n";
+	char *out = NULL;
+
+	APX_ASSERT_OK(render(answer, APX_SV_SORT_PID, 100, &out, NULL));
+	APX_ASSERT(strstr(out, "   100            0     0/2w a\n"));
+	APX_ASSERT(strstr(out, "     1            0    3M/0w b\n"));
+	APX_ASSERT(strstr(out, "     0            0 48M/12kw c\n"));
+	APX_ASSERT(strstr(out, "     -            -        - d\n"));
+	APX_ASSERT(strstr(out, "     -            -        - e\n"));
+	free(out);
+	APX_ASSERT_OK(render(answer, APX_SV_SORT_PID, 0, &out, NULL));
+	APX_ASSERT(strstr(out, "\"gpu_idle_pct\":100.0,\"h2d_pageable_bytes_per_s\":null}"));
+	APX_ASSERT(strstr(out, "\"gpu_idle_pct\":0.1,\"h2d_pageable_bytes_per_s\":null}"));
+	APX_ASSERT(strstr(out, "\"gpu_idle_pct\":0.0,\"h2d_pageable_bytes_per_s\":null}"));
+	APX_ASSERT(strstr(out, "\"gpu_samples\":1,\"gpu_idle_samples\":2,"));
+	APX_ASSERT(!strstr(out, "\"gpu_idle_pct\":200"));
 	free(out);
 	return 0;
 }

@@ -4,7 +4,8 @@
 # known sizes from pinned and pageable memory; the summary must hold the counts and bytes
 # split pinned/pageable, the persisting-L2 limit and the access-policy window as CONFIG
 # records, and the findings; while it runs, apx status --json and the table show the bytes so
-# far. A second program passes uprobe_max_rate: its probes are removed and its summary says so. Exits 77 (skipped) when BPF cannot be used here.
+# far, the persisting-L2 limit and window count, and (uprobe_copy_time = yes) the pageable H2D
+# rate, none without copy timing. A second program passes uprobe_max_rate: its probes are removed and its summary says so. Exits 77 (skipped) when BPF cannot be used here.
 # Needs: APX, NVPERFD, FAKECUDA (the stand-in library), APXKV (record printer).
 . "$(dirname "$0")/lib.sh"
 
@@ -38,11 +39,27 @@ run_fake() {
 	if [ "$1" = calls ]; then	# live: apx status --json has the bytes so far
 		live() { "$APX" status --json | grep -q "\"pid\":$P,.*\"uprobes\":\"attached\",\"h2d_pageable_bytes\":20557,\"h2d_pinned_bytes\":4024,\"gpu_mem_peak_bytes\":null"; }
 		WAIT_S=5 wait_for live || fail "apx status: $("$APX" status --json | grep -o "\"pid\":$P,[^}]*")"
-		# the table: 24581 bytes host to device, 84 % of them pageable; GPU, GMEM and
-		# SM% "-" (not known), not 0: no NVML here, and on a GPU machine the stand-in
-		# libcuda puts the process on no GPU
+		# L2 persistence: the 3 MiB limit and the one window it set; the pageable H2D
+		# rate: its 20557 bytes over the time in those calls (timed: call_ns > 0), none
+		# without uprobe_copy_time; the idle share not known (no NVML here, or on a GPU
+		# machine not on a GPU: no samples)
+		J=$("$APX" status --json | grep -o "\"pid\":$P,[^}]*}")
+		gs=0
+		grep -q "NVML not available" "$T/log" && gs=null
+		if [ "${2:-}" = notime ]; then
+			ns=null rate=null
+		else
+			ns=$(echo "$J" | sed -n 's/.*"h2d_pageable_call_ns":\([0-9]*\),.*/\1/p')
+			[ -n "$ns" ] && [ "$ns" -gt 0 ] || fail "no pageable H2D call time: $J"
+			rate=$("$PY" -c "print('%.0f' % (20557 * 1e9 / $ns))")
+		fi
+		echo "$J" | grep -q "\"gpu_samples\":$gs,\"gpu_idle_samples\":$gs,\"l2_persist_bytes\":3145728,\"l2_windows\":1,\"h2d_pageable_call_ns\":$ns,\"cpu_pct\":[0-9.]*,\"gpu_idle_pct\":null,\"h2d_pageable_bytes_per_s\":$rate}$" ||
+			fail "apx status: L2 and rate of $P (call_ns $ns, rate $rate): $J"
+		# the table: 24581 bytes host to device, 84 % of them pageable; L2 3M/1w; GPU,
+		# GMEM, SM% and IDLE% "-" (not known), not 0: no NVML here, and on a GPU machine
+		# the stand-in libcuda puts the process on no GPU
 		COLUMNS=200 "$APX" status > "$T/table" || fail "apx status"
-		grep -q "^ *$P root .* yes   -     -    -    24K 84%pg python3 .*fakecuda.py" "$T/table" ||
+		grep -q "^ *$P root .* yes   -     -    -     -    24K 84%pg    3M/1w python3 .*fakecuda.py" "$T/table" ||
 			fail "apx status table: $(cat "$T/table")"
 		awk 'length > 200 { exit 1 }' "$T/table" || fail "wider than 200: $(cat "$T/table")"
 		echo go > "$T/go"

@@ -607,16 +607,20 @@ static int on_event(void *ctx, void *data, size_t len)
 		}
 		break;
 	case APX_UP_L2_LIMIT:
-		if (!e->rc)
-			cfg_add(s, e, APX_CONFIG_L2_PERSIST_LIMIT);
+		if (e->rc)
+			break;
+		s->l2_limit_bytes = e->b;	/* what `apx status` shows live */
+		cfg_add(s, e, APX_CONFIG_L2_PERSIST_LIMIT);
 		break;
 	case APX_UP_L2_RESET:
 		if (!e->rc)
 			cfg_add(s, e, APX_CONFIG_L2_PERSIST_RESET);
 		break;
 	case APX_UP_APW:
-		if (!e->rc)
-			cfg_add(s, e, APX_CONFIG_APW_STREAM);
+		if (e->rc)
+			break;
+		s->apw_windows++;
+		cfg_add(s, e, APX_CONFIG_APW_STREAM);
 		break;
 	case APX_UP_OVER_RATE:
 		if (s->state != APX_UPS_ATTACHED)
