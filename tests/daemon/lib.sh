@@ -58,8 +58,10 @@ stop_daemon() {
 	local p
 	p=$(cat "$T/pid" 2>/dev/null) || return 0
 	kill "$p"
-	# wait (bounded) until it has released its pid file lock and exited
-	for _ in $(seq 100); do kill -0 "$p" 2>/dev/null || return 0; sleep 0.05; done
+	# wait (bounded) until it has released its pid file lock and exited; with uprobes the
+	# kernel tears down each probe's perf event at exit (a grace period each), seconds on a
+	# loaded machine
+	for _ in $(seq 300); do kill -0 "$p" 2>/dev/null || return 0; sleep 0.05; done
 	fail "nvperfd did not stop on SIGTERM"
 }
 
