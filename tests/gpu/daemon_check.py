@@ -103,7 +103,8 @@ for mode in ("pageable", "pinned"):
         for p in st.get("processes", []):
             if p.get("pid") != pid:
                 continue
-            for key in ("uses_cuda", "gpu_mem_bytes", "sm_util_pct", f"h2d_{mode}_bytes"):
+            for key in ("uses_cuda", "gpu_mem_bytes", "sm_util_pct", f"h2d_{mode}_bytes",
+                        "gpu_idle_pct", "l2_persist_bytes", "l2_windows"):
                 if isinstance(p.get(key), (int, float)):
                     live[key] = max(live.get(key, 0), p[key])
         for g in st.get("gpus", []):
@@ -111,8 +112,11 @@ for mode in ("pageable", "pinned"):
                 if isinstance(v, (int, float)) and key not in ("index", "device"):
                     live["gpu." + key] = max(live.get("gpu." + key, 0), v)
     check(live.get("uses_cuda") and live.get("sm_util_pct", 0) > 0 and
-          live.get(f"h2d_{mode}_bytes", 0) > 0,
+          live.get(f"h2d_{mode}_bytes", 0) > 0 and "gpu_idle_pct" in live,
           f"{mode}: apx status showed it live (maxima over the samples): {live}")
+    want_l2 = (16 << 20, 1) if mode == "pinned" else (0, 0)
+    check((live.get("l2_persist_bytes"), live.get("l2_windows")) == want_l2,
+          f"{mode}: live L2 persistence (limit, windows) {want_l2}")
 
     # the Prometheus endpoint, scraped during the run
     prom = {}
