@@ -4,7 +4,8 @@
 # memory (the pinned run also sets an L2 access-policy window), samples `apx status --json`
 # meanwhile, then runs the same program under `apx analyze` (CUPTI) for the reference bytes,
 # then times it with and without nvperfd, started and stopped under one run, REPS (default 5)
-# times each.
+# times each. PHASES ("track reference overhead") and OVERHEAD_MODES ("pageable pinned")
+# choose parts.
 # tests/gpu/daemon_check.py compares it all. Needs root; builds nothing. Everything goes to
 # $OUT/daemon (or a temporary folder). Exit 77 (skipped) without a CUDA GPU and PyTorch.
 set -u
@@ -47,7 +48,11 @@ sample_status() {	# sample_status NAME: every 0.25 s until killed, side by side:
 	done
 }
 
+phases=${PHASES:-track reference overhead}	# what to run (all by default)
+want() { case " $phases " in *" $1 "*) return 0;; esac; return 1; }
+
 # 1. tracking: pageable, then pinned with an L2 window
+if want track; then
 start_daemon
 for run in pageable "pinned --window"; do
 	name=${run%% *}
@@ -64,28 +69,39 @@ for run in pageable "pinned --window"; do
 	"$APX" report --color never "$f" > "$out/report.$name.txt" 2>&1
 done
 stop_daemon
+fi
 
 SAMPLE_PERIOD=1 write_conf "threshold.min_runtime = 0"	# the defaults again: no endpoint
 
 # 2. the reference: the same program under the CUPTI collector
+if want reference; then
 d=$(dirname "$(find / -name 'libcupti.so.13*' 2>/dev/null | head -n 1)")
 for mode in pageable pinned; do
 	LD_LIBRARY_PATH=$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$APX" analyze --force \
 		-o "$out/cupti.$mode.apx" python3 "$TRAIN" $mode 300 > "$out/cupti.$mode.out" 2>&1
 	"$APX" report --format json "$out/cupti.$mode.apx" > "$out/cupti.$mode.json" 2>/dev/null
 done
+fi
 
-# 3. step time with and without nvperfd: one long run of the program (process-to-process
-# spread, e.g. where its pageable buffers landed, is larger than the effect), nvperfd started
-# and stopped every 4 s, REPS times; each 20-step block is labelled by what ran meanwhile
-: > "$out/toggles.txt"
-python3 "$TRAIN" pageable $((reps * 800 + 1200)) --blocks "$out/blocks.txt" \
-	> "$out/overhead.out" 2>&1 & tp=$!
-sleep 8	# start-up and warm-up: CUDA context, cuBLAS, the first blocks
-for i in $(seq "$reps"); do
-	echo "on $(date +%s.%N)" >> "$out/toggles.txt"; start_daemon; sleep 4
-	echo "off $(date +%s.%N)" >> "$out/toggles.txt"; stop_daemon; sleep 4
+# 3. step time with and without nvperfd, for each of OVERHEAD_MODES: one long run of the
+# program (two runs of it differ more than the effect), nvperfd started and stopped under it
+# REPS times (3 s each way); each 20-step block is labelled by what ran meanwhile. The
+# toggles file has the time each start and stop began and ended.
+if want overhead; then
+for mode in ${OVERHEAD_MODES:-pageable pinned}; do
+	: > "$out/toggles.$mode.txt"
+	python3 "$TRAIN" $mode 1000000 --blocks "$out/blocks.$mode.txt" \
+		> "$out/overhead.$mode.out" 2>&1 & tp=$!
+	sleep 8	# start-up and warm-up: CUDA context, cuBLAS, the first blocks
+	for i in $(seq "$reps"); do
+		echo "on_begin $(date +%s.%N)" >> "$out/toggles.$mode.txt"; start_daemon
+		echo "on $(date +%s.%N)" >> "$out/toggles.$mode.txt"; sleep 3
+		echo "off_begin $(date +%s.%N)" >> "$out/toggles.$mode.txt"; stop_daemon
+		echo "off $(date +%s.%N)" >> "$out/toggles.$mode.txt"; sleep 3
+	done
+	echo "end $(date +%s.%N)" >> "$out/toggles.$mode.txt"
+	kill $tp; wait $tp 2>/dev/null
 done
-wait $tp
-cp "$T/log" "$out/nvperfd.log"
+fi
+cp "$T/log" "$out/nvperfd.log" 2>/dev/null
 python3 "$src/tests/gpu/daemon_check.py" "$out"
