@@ -163,7 +163,7 @@ for mode in ("pageable", "pinned"):
 # on_begin] (nvperfd gone; off is when its stop returned). Each cycle's "with" blocks are
 # compared with the "without" blocks just before and just after it (the program's speed drifts
 # over seconds, more than the effect); the verdict is the median of the cycles' ratios.
-def windows(tog, blk):
+def windows(tog, blk, block_s):
     on, off, t = [], [], dict()
     first = blk[0][0] + 3.0                      # warm-up blocks left out
     prev_off = first
@@ -180,11 +180,12 @@ def windows(tog, blk):
             off.append((prev_off + 0.5, tm))
             break
     def sel(a, b):
-        return [ms for end, ms in blk if a <= end - ms * 20 / 1e3 and end <= b]
+        return [ms for end, ms in blk if a <= end - block_s(ms) and end <= b]
     return [sel(a, b) for a, b in on], [sel(a, b) for a, b in off]
 
 
-for mode in ("pageable", "pinned"):
+probe_us = None
+for mode in ("calls", "pageable", "pinned"):
     tog = [(ln.split()[0], float(ln.split()[1])) for ln in read(f"toggles.{mode}.txt").splitlines()
            if len(ln.split()) == 2]
     blk = [tuple(map(float, ln.split())) for ln in read(f"blocks.{mode}.txt").splitlines()
@@ -192,7 +193,9 @@ for mode in ("pageable", "pinned"):
     if not tog:
         print(f"      {mode}: overhead not run")
         continue
-    on, off = windows(tog, blk) if blk else ([], [])
+    # a block's duration: 20 steps of its mean step time, or 20 calls paced at 400/s
+    block_s = (lambda ms: 20 / 400) if mode == "calls" else (lambda ms: ms * 20 / 1e3)
+    on, off = windows(tog, blk, block_s) if blk else ([], [])
     ratios = []
     for i, w in enumerate(on):
         around = off[i] + off[i + 1] if i + 1 < len(off) else off[i]
@@ -200,6 +203,12 @@ for mode in ("pageable", "pinned"):
             ratios.append(statistics.median(w) / statistics.median(around))
     allw = [x for w in on for x in w]
     allwo = [x for w in off for x in w]
+    if mode == "calls" and len(allw) >= 10 and len(allwo) >= 10:
+        probe_us = (statistics.median(allw) - statistics.median(allwo)) * 1e3
+        print(f"      calls: a probed cuMemcpyHtoDAsync_v2 took {statistics.median(allw) * 1e3:.2f} us "
+              f"with nvperfd, {statistics.median(allwo) * 1e3:.2f} us without: {probe_us:+.2f} us "
+              f"per probed call ({len(allw)} / {len(allwo)} blocks of 20 calls)")
+        continue
     if len(ratios) >= 3:
         r = statistics.median(ratios)
         check(r <= 1.01, f"{mode}: step time with/without nvperfd, median of {len(ratios)} cycles: "
@@ -207,6 +216,10 @@ for mode in ("pageable", "pinned"):
               f"{statistics.median(allw):.3f} / {statistics.median(allwo):.3f} ms "
               f"({len(allw)} / {len(allwo)} blocks of 20 steps)")
         print("      cycles: " + " ".join(f"{x:.3f}" for x in ratios))
+        if probe_us is not None and allwo:
+            step = statistics.median(allwo)             # ms per step, 2 probed copies a step
+            print(f"      {mode}: 2 probed calls a step x {probe_us:.2f} us over a "
+                  f"{step:.3f} ms step = {2 * probe_us / 1e3 / step * 100:.3f} % expected")
     else:
         check(False, f"{mode}: overhead: too few cycles with blocks ({len(ratios)})")
 print(f"daemon_check: {fails} failed")

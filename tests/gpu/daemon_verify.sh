@@ -4,8 +4,8 @@
 # memory (the pinned run also sets an L2 access-policy window), samples `apx status --json`
 # meanwhile, then runs the same program under `apx analyze` (CUPTI) for the reference bytes,
 # then times it with and without nvperfd, started and stopped under one run, REPS (default 5)
-# times each. PHASES ("track reference overhead") and OVERHEAD_MODES ("pageable pinned")
-# choose parts.
+# times each, and the cost of one probed call (tests/gpu/probe_cost.py, mode "calls"). PHASES
+# ("track reference overhead") and OVERHEAD_MODES ("pageable pinned calls") choose parts.
 # tests/gpu/daemon_check.py compares it all. Needs root; builds nothing. Everything goes to
 # $OUT/daemon (or a temporary folder). Exit 77 (skipped) without a CUDA GPU and PyTorch.
 set -u
@@ -88,10 +88,15 @@ fi
 # REPS times (3 s each way); each 20-step block is labelled by what ran meanwhile. The
 # toggles file has the time each start and stop began and ended.
 if want overhead; then
-for mode in ${OVERHEAD_MODES:-pageable pinned}; do
+for mode in ${OVERHEAD_MODES:-pageable pinned calls}; do
 	: > "$out/toggles.$mode.txt"
-	python3 "$TRAIN" $mode 1000000 --blocks "$out/blocks.$mode.txt" \
-		> "$out/overhead.$mode.out" 2>&1 & tp=$!
+	if [ "$mode" = calls ]; then	# one probed call at a time: its cost in µs
+		python3 "$src/tests/gpu/probe_cost.py" --blocks "$out/blocks.$mode.txt" 400 \
+			> "$out/overhead.$mode.out" 2>&1 & tp=$!
+	else
+		python3 "$TRAIN" $mode 1000000 --blocks "$out/blocks.$mode.txt" \
+			> "$out/overhead.$mode.out" 2>&1 & tp=$!
+	fi
 	sleep 8	# start-up and warm-up: CUDA context, cuBLAS, the first blocks
 	for i in $(seq "$reps"); do
 		echo "on_begin $(date +%s.%N)" >> "$out/toggles.$mode.txt"; start_daemon
