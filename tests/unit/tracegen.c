@@ -9,9 +9,10 @@
 
 #include "base/banned.h"
 
-int tg_open(struct tg *t)
+/* A scratch file with a HEADER of producer (pid, argv or NULL) and the writer on it. */
+static int open_as(struct tg *t, const char *producer, uint64_t pid, const char *argv)
 {
-	struct apx_rec h, d;
+	struct apx_rec h;
 	int fd;
 
 	memset(t, 0, sizeof(*t));
@@ -20,13 +21,22 @@ int tg_open(struct tg *t)
 	if (fd < 0)
 		return -1;
 	apx_rec_init(&h, APX_REC_HEADER);
-	apx_rec_set_str(&h, APX_HEADER_PRODUCER, "apx-inject");
+	apx_rec_set_str(&h, APX_HEADER_PRODUCER, producer);
 	apx_rec_set_str(&h, APX_HEADER_PRODUCER_VERSION, "test");
+	if (argv)
+		apx_rec_set_str(&h, APX_HEADER_ARGV, argv);
 	h.v[APX_HEADER_CLOCK] = APX_CLOCK_MONOTONIC;
-	h.v[APX_HEADER_PID] = 100;
+	h.v[APX_HEADER_PID] = pid;
 	h.v[APX_HEADER_START_NS] = 1000;
 	apx_rec_set_i64(&h, APX_HEADER_RANK, -1);
-	if (apx_writer_open_fd(fd, &h, NULL, &t->w) < 0)
+	return apx_writer_open_fd(fd, &h, NULL, &t->w);
+}
+
+int tg_open(struct tg *t)
+{
+	struct apx_rec d;
+
+	if (open_as(t, "apx-inject", 100, NULL) < 0)
 		return -1;
 	apx_rec_init(&d, APX_REC_DEVICE);
 	apx_rec_set_str(&d, APX_DEVICE_NAME, "NVIDIA H200");
@@ -47,23 +57,7 @@ int tg_open(struct tg *t)
 
 int tg_open_nvperfd(struct tg *t, uint64_t pid)
 {
-	struct apx_rec h;
-	int fd;
-
-	memset(t, 0, sizeof(*t));
-	memcpy(t->path, "/tmp/apx-tg-XXXXXX", 19);
-	fd = mkstemp(t->path);
-	if (fd < 0)
-		return -1;
-	apx_rec_init(&h, APX_REC_HEADER);
-	apx_rec_set_str(&h, APX_HEADER_PRODUCER, "nvperfd");
-	apx_rec_set_str(&h, APX_HEADER_PRODUCER_VERSION, "test");
-	apx_rec_set_str(&h, APX_HEADER_ARGV, "python3 train.py");
-	h.v[APX_HEADER_CLOCK] = APX_CLOCK_MONOTONIC;
-	h.v[APX_HEADER_PID] = pid;
-	h.v[APX_HEADER_START_NS] = 1000;
-	apx_rec_set_i64(&h, APX_HEADER_RANK, -1);
-	return apx_writer_open_fd(fd, &h, NULL, &t->w);
+	return open_as(t, "nvperfd", pid, "python3 train.py");
 }
 
 static void seen(struct tg *t, uint64_t end)
