@@ -1,6 +1,7 @@
 /*
  * daemon.h - nvperfd's internal objects, shared by the files of the daemon (main.c event loop,
- * tracker.c, procfs.c, proc_connector.c, summary.c, ctl_server.c, dlog.c, metrics_http.c).
+ * tracker.c, procfs.c, proc_connector.c, summary.c, ctl_server.c, dlog.c, metrics_http.c,
+ * metrics_text.c).
  * Everything runs on the one thread of the epoll loop; nothing here is thread-safe.
  */
 #ifndef APX_DAEMON_DAEMON_H

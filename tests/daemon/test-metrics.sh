@@ -1,12 +1,12 @@
 #!/bin/bash
-# test-metrics.sh - nvperfd's Prometheus endpoint (metrics_listen; lib/daemon/metrics_http.c),
-# scraped by a raw-socket client (metrics.py). With the stand-in NVML of test-nvml.sh: 200 and
-# the exposition content type; every line of the answer parses (families together, HELP and
-# TYPE first); the daemon gauges; a tracked python3 with its pid, user and comm and values
-# checked against /proc; the GPU gauges with the stand-in's readings and none for what it does
-# not give (power), the GPU's idle share of the process on it; label escaping; copy bytes,
-# the pageable H2D rate and L2 persistence from the uprobes (stand-in libcuda, when BPF works
-# here); 404/405/400/431; a silent client dropped after 5 s while scrapes go on; 20
+# test-metrics.sh - nvperfd's Prometheus endpoint (metrics_listen; lib/daemon/metrics_http.c,
+# metrics_text.c), scraped by a raw-socket client (metrics.py). With the stand-in NVML of
+# test-nvml.sh: 200 and the exposition content type; every line of the answer parses (families
+# together, HELP and TYPE first); the daemon gauges; a tracked python3 with its pid, user and
+# comm and values checked against /proc; the GPU gauges with the stand-in's readings and none for
+# what it does not give (power), the GPU's idle share of the process on it; label escaping; copy
+# bytes, the pageable H2D rate and L2 persistence from the uprobes (stand-in libcuda, when BPF
+# works here); 404/405/400/431; a silent client dropped after 5 s while scrapes go on; 20
 # connections at once (16 served, 4 refused); a client that reads slowly (several EPOLLOUT
 # writes); re-binding and closing on reload; a bind failure; a malformed address at start.
 # Needs: APX, NVPERFD, FAKENVML, FAKECUDA.
