@@ -5,7 +5,8 @@
 # meanwhile, then runs the same program under `apx analyze` (CUPTI) for the reference bytes,
 # then times it with and without nvperfd, started and stopped under one run, REPS (default 5)
 # times each, and the cost of one probed call (tests/gpu/probe_cost.py, mode "calls"). PHASES
-# ("track reference overhead") and OVERHEAD_MODES ("pageable pinned calls") choose parts.
+# ("track reference overhead") and OVERHEAD_MODES ("pageable pinned calls") choose parts;
+# OVERHEAD_BIND prefixes the timed program (e.g. "taskset -c 2-7", to steady it).
 # tests/gpu/daemon_check.py compares it all. Needs root; builds nothing. Everything goes to
 # $OUT/daemon (or a temporary folder). Exit 77 (skipped) without a CUDA GPU and PyTorch.
 set -u
@@ -94,7 +95,7 @@ for mode in ${OVERHEAD_MODES:-pageable pinned calls}; do
 		python3 "$src/tests/gpu/probe_cost.py" --blocks "$out/blocks.$mode.txt" 400 \
 			> "$out/overhead.$mode.out" 2>&1 & tp=$!
 	else
-		python3 "$TRAIN" $mode 1000000 --blocks "$out/blocks.$mode.txt" \
+		${OVERHEAD_BIND:-} python3 "$TRAIN" $mode 1000000 --blocks "$out/blocks.$mode.txt" \
 			> "$out/overhead.$mode.out" 2>&1 & tp=$!
 	fi
 	sleep 8	# start-up and warm-up: CUDA context, cuBLAS, the first blocks
