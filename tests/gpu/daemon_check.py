@@ -163,9 +163,9 @@ for mode in ("pageable", "pinned"):
 # overhead: each 20-step block of a long run is "with" when it lies inside [on + 0.5 s,
 # off_begin] (nvperfd started, its probes attached) and "without" inside [off + 0.5 s, next
 # on_begin] (nvperfd gone; off is when its stop returned). Each cycle's "with" blocks are
+# compared with the "without" blocks just before and after it (the program's speed drifts
 # over seconds, more than the effect); it passes when the 95% bootstrap interval of the median
 # of the cycles' ratios is at or under 1.01.
-# over seconds, more than the effect); the verdict is the median of the cycles' ratios.
 def windows(tog, blk, block_s):
     on, off, t = [], [], dict()
     first = blk[0][0] + 3.0                      # warm-up blocks left out
