@@ -66,12 +66,9 @@ static void add_recorded(const struct apx_model *m, struct apx_findings *out)
 		snprintf(f->evidence, sizeof(f->evidence), "%.*s", (int)r->evidence_len,
 			 r->evidence ? (const char *)r->evidence : "");
 		snprintf(f->fix, sizeof(f->fix), "%.*s", (int)r->fix_len, r->fix ? (const char *)r->fix : "");
-		if (f->saving_estimated)
-			snprintf(f->model, sizeof(f->model), "recorded by the trace's producer (rule %.*s)",
-				 (int)r->rule_len, r->rule ? (const char *)r->rule : "?");
-		else
-			snprintf(f->model, sizeof(f->model), "recorded by %s (rule %.*s), which estimates no "
-				 "saving", producer, (int)r->rule_len, r->rule ? (const char *)r->rule : "?");
+		snprintf(f->model, sizeof(f->model), "recorded by %s (rule %.*s)%s", producer,
+			 (int)r->rule_len, r->rule ? (const char *)r->rule : "?",
+			 f->saving_estimated ? "" : ", which estimates no saving");
 	}
 }
 
