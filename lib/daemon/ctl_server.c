@@ -252,17 +252,9 @@ static void answer_status(struct apx_daemon *d, struct apx_client *c)
 		user_name(p->uid, user, sizeof(user));
 		apx_ctl_escape(comm, sizeof(comm), p->comm, strlen(p->comm));
 		apx_ctl_escape(argv, sizeof(argv), joined, n);
-		if (p->up) {
-			snprintf(pageable, sizeof(pageable), "%" PRIu64, p->up->h2d_bytes[0]);
-			snprintf(pinned, sizeof(pinned), "%" PRIu64, p->up->h2d_bytes[1]);
-		} else {
-			snprintf(pageable, sizeof(pageable), "-");
-			snprintf(pinned, sizeof(pinned), "-");
-		}
-		if (p->gpu.valid & APX_GPU_MEM)
-			snprintf(gmem, sizeof(gmem), "%" PRIu64, p->gpu.mem_peak_bytes);
-		else
-			snprintf(gmem, sizeof(gmem), "-");
+		num_or_dash(pageable, sizeof(pageable), p->up != NULL, p->up ? p->up->h2d_bytes[0] : 0);
+		num_or_dash(pinned, sizeof(pinned), p->up != NULL, p->up ? p->up->h2d_bytes[1] : 0);
+		num_or_dash(gmem, sizeof(gmem), p->gpu.valid & APX_GPU_MEM, p->gpu.mem_peak_bytes);
 		gpu_now(d, &p->gpu, gdev, gcount, gnow, sm, sizeof(gdev));
 		proc_life(d, p, gsamples, gidle, l2b, l2w, h2dns, sizeof(gsamples));
 		out_add(c, "proc\t%d\t%d\t%u\t%s\t%" PRIu64 "\t%" PRIu64 "\t%u\t%" PRIu64 "\t%" PRIu64
