@@ -161,9 +161,10 @@ static int feed(struct sweep *w, uint64_t s, uint64_t e, int kernel, int copy, i
 		r = on_gap(w, w->all.e, s, h2d);
 	uni_add(&w->all, s, e);
 	if (kernel) {
-		if (!w->k.open)	/* the first kernel: copies so far had nothing to hide behind */
+		if (!w->k.open)	/* the first kernel: copy time before it had nothing to hide behind
+				 * (copies arrive by start, so only the open one can reach past s) */
 			w->t->copy_before_kernels_ns = uni_total(&w->c) -
-				(w->c.open && w->c.e > s ? w->c.e - (w->c.s > s ? w->c.s : s) : 0);
+				(w->c.open && w->c.e > s ? w->c.e - s : 0);
 		if (spans_meet(w->uvm_gpu, s, e > s ? e : s + 1))	/* ran while pages migrated */
 			w->t->uvm_kernel_ns += e - s;
 		if (s < w->kmax_end)
