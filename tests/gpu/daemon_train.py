@@ -1,10 +1,12 @@
-"""daemon_train.py MODE [STEPS] - the training program of the nvperfd check on the GPU
-(tests/gpu/daemon_verify.sh): an MLP whose input batches are copied host->device each step
+"""daemon_train.py MODE [STEPS] [--rows N] [--in N] [--batches N] - the training program of
+the nvperfd check on the GPU (tests/gpu/daemon_verify.sh): an MLP whose input batches are copied host->device each step
 from pageable (MODE=pageable) or pinned (MODE=pinned) host memory; --window also sets a
 persisting-L2 limit and an access-policy window on the compute stream (cudaDeviceSetLimit,
 cudaStreamSetAttribute through ctypes); --blocks FILE writes each 20-step block's end time
-(Unix seconds) and mean step time, as it goes, for the overhead measurement. Prints the
-steady-state median step time and one APX_FACT line with the bytes it copied host->device."""
+(Unix seconds) and mean step time, as it goes, for the overhead measurement; --rows, --in and
+--batches set the batch (default 4096 rows of 4096 floats: 64 MiB copied a step) and how many
+distinct batches it cycles through (default 4). Prints its setup first, the steady-state
+median step time and one APX_FACT line with the bytes it copied host->device."""
 import ctypes
 import json
 import statistics
@@ -19,14 +21,23 @@ window = "--window" in sys.argv
 blocks = open(sys.argv[sys.argv.index("--blocks") + 1], "w") if "--blocks" in sys.argv else None
 torch.backends.cuda.matmul.allow_tf32 = True
 torch.manual_seed(0)
-B, D, NB = 4096, 4096, 4               # 64 MiB input batch + 32 KiB labels, 4 batches
+
+
+def opt_int(name, default):
+    return int(sys.argv[sys.argv.index(name) + 1]) if name in sys.argv else default
+
+
+# 4 batches of 4096 rows x 4096 floats (64 MiB, + 32 KiB labels) by default
+B, D, NB, DIN = opt_int("--rows", 4096), 4096, opt_int("--batches", 4), opt_int("--in", 4096)
+print(f"setup mode={mode} rows={B} in={DIN} batches={NB} "
+      f"h2d_mib_per_step={(B * DIN * 4 + B * 8) / 2**20:.2f}", flush=True)
 pin = mode == "pinned"
-xs = [torch.randn(B, D) for _ in range(NB)]
+xs = [torch.randn(B, DIN) for _ in range(NB)]
 ys = [torch.randint(0, 10, (B,)) for _ in range(NB)]
 if pin:
     xs = [x.pin_memory() for x in xs]
     ys = [y.pin_memory() for y in ys]
-model = torch.nn.Sequential(torch.nn.Linear(D, D), torch.nn.ReLU(), torch.nn.Linear(D, D),
+model = torch.nn.Sequential(torch.nn.Linear(DIN, D), torch.nn.ReLU(), torch.nn.Linear(D, D),
                             torch.nn.ReLU(), torch.nn.Linear(D, 10)).cuda()
 opt = torch.optim.SGD(model.parameters(), lr=1e-3)
 stream = torch.cuda.current_stream()

@@ -5,8 +5,10 @@
 # meanwhile, then runs the same program under `apx analyze` (CUPTI) for the reference bytes,
 # then times it with and without nvperfd, started and stopped under one run, REPS (default 5)
 # times each, and the cost of one probed call (tests/gpu/probe_cost.py, mode "calls"). PHASES
-# ("track reference overhead") and OVERHEAD_MODES ("pageable pinned calls") choose parts;
-# OVERHEAD_BIND prefixes the timed program (e.g. "taskset -c 2-7", to steady it).
+# ("track reference overhead") and OVERHEAD_MODES ("calls pageable-cached pinned"; also
+# "pageable", see step 3) choose parts; OVERHEAD_BIND prefixes the timed program (e.g.
+# "taskset -c 2-7"); TRAIN_ARGS are added to the timed training program's arguments (e.g.
+# "--rows 512"; tests/gpu/step_drift.py tells how steady a program is on its own).
 # tests/gpu/daemon_check.py compares it all. Needs root; builds nothing. Everything goes to
 # $OUT/daemon (or a temporary folder). Exit 77 (skipped) without a CUDA GPU and PyTorch.
 set -u
@@ -87,19 +89,26 @@ fi
 # 3. step time with and without nvperfd, for each of OVERHEAD_MODES: one long run of the
 # program (two runs of it differ more than the effect), nvperfd started and stopped under it
 # REPS times (3 s each way); each 20-step block is labelled by what ran meanwhile. The
-# toggles file has the time each start and stop began and ended.
+# toggles file has the time each start and stop began and ended. Modes: "pinned" and
+# "pageable" are the tracked programs above; "pageable-cached" copies a 4 MiB batch from
+# pageable memory each step (it stays in the CPU's cache: the 64 MiB copies of "pageable" run
+# at a host memcpy rate that switches by about 20 % every few seconds, on its own, which hides
+# 1 %); "calls" times one probed call (tests/gpu/probe_cost.py).
 if want overhead; then
-for mode in ${OVERHEAD_MODES:-pageable pinned calls}; do
+for mode in ${OVERHEAD_MODES:-calls pageable-cached pinned}; do
 	: > "$out/toggles.$mode.txt"
-	if [ "$mode" = calls ]; then	# one probed call at a time: its cost in µs
-		python3 "$src/tests/gpu/probe_cost.py" --blocks "$out/blocks.$mode.txt" 400 \
-			> "$out/overhead.$mode.out" 2>&1 & tp=$!
-	else
-		${OVERHEAD_BIND:-} python3 "$TRAIN" $mode 1000000 --blocks "$out/blocks.$mode.txt" \
-			> "$out/overhead.$mode.out" 2>&1 & tp=$!
-	fi
+	case $mode in
+	calls) prog=("$src/tests/gpu/probe_cost.py" 400);;
+	pageable-cached) prog=("$TRAIN" pageable 1000000 --rows 16384 --in 64 --batches 1);;
+	*) prog=("$TRAIN" "$mode" 1000000);;
+	esac
+	# shellcheck disable=SC2206	# TRAIN_ARGS is a word list
+	[ "$mode" = calls ] || prog+=(${TRAIN_ARGS:-})
+	# shellcheck disable=SC2086	# so is OVERHEAD_BIND
+	${OVERHEAD_BIND:-} python3 "${prog[@]}" --blocks "$out/blocks.$mode.txt" \
+		> "$out/overhead.$mode.out" 2>&1 & tp=$!
 	sleep 8	# start-up and warm-up: CUDA context, cuBLAS, the first blocks
-	for i in $(seq "$reps"); do
+	for _ in $(seq "$reps"); do
 		echo "on_begin $(date +%s.%N)" >> "$out/toggles.$mode.txt"; start_daemon
 		echo "on $(date +%s.%N)" >> "$out/toggles.$mode.txt"; sleep 3
 		echo "off_begin $(date +%s.%N)" >> "$out/toggles.$mode.txt"; stop_daemon

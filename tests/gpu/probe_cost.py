@@ -11,7 +11,9 @@ import time
 import torch
 
 out = open(sys.argv[sys.argv.index("--blocks") + 1], "w")
-rate = float(sys.argv[-1]) if sys.argv[-1].replace(".", "").isdigit() else 400.0
+pos = [a for i, a in enumerate(sys.argv[1:], 1) if not a.startswith("--") and
+       sys.argv[i - 1] != "--blocks"]
+rate = float(pos[0]) if pos else 400.0
 a = torch.ones(1).pin_memory()
 d = torch.empty(1, device="cuda")
 period = 1.0 / rate
