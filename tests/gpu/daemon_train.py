@@ -1,6 +1,7 @@
 """daemon_train.py MODE [STEPS] [--rows N] [--in N] [--batches N] - the training program of
-the nvperfd check on the GPU (tests/gpu/daemon_verify.sh): an MLP whose input batches are copied host->device each step
-from pageable (MODE=pageable) or pinned (MODE=pinned) host memory; --window also sets a
+the nvperfd check on the GPU (tests/gpu/daemon_verify.sh): an MLP whose input batches are
+copied host->device each step from pageable (MODE=pageable) or pinned (MODE=pinned) host
+memory; --window also sets a
 persisting-L2 limit and an access-policy window on the compute stream (cudaDeviceSetLimit,
 cudaStreamSetAttribute through ctypes); --blocks FILE writes each 20-step block's end time
 (Unix seconds) and mean step time, as it goes, for the overhead measurement; --rows, --in and

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""step_drift.py BLOCKS... - how much a timed program drifts on its own, without nvperfd (an
-A/A test for tests/gpu/daemon_verify.sh): the blocks files written by daemon_train.py --blocks
-are cut into 3 s windows as the overhead check would cut them, and each window's median block
-is divided by the mean of its neighbours' medians, as a "with" window is compared with the
-"without" windows around it. Prints, per file, the spread of these ratios (median absolute
-deviation from 1 and the 5..95 % range); the last line names the steadiest file."""
+"""step_drift.py BLOCKS... - how much a timed program drifts on its own (an A/A test for
+tests/gpu/daemon_verify.sh, on blocks files written by daemon_train.py --blocks, at least
+~25 s of them): the blocks are cut into 3 s windows regardless of nvperfd, and each window's
+median block is divided by the mean of its neighbours' medians, as a "with" window is compared
+with the "without" windows around it. On a run timed without nvperfd this is the check's
+noise alone; on an overhead run's blocks it mixes both states. Prints, per file, the spread of
+these ratios (median absolute deviation from 1 and the 5..95 % range); the last line names the
+steadiest file."""
 import statistics
 import sys
 
@@ -29,7 +31,7 @@ best = None
 for path in sys.argv[1:]:
     r = sorted(pseudo_ratios(path))
     if len(r) < 3:
-        print(f"{path}: too few windows")
+        print(f"{path}: too few 3 s windows (3 comparisons need 7, of 3 blocks each)")
         continue
     mad = statistics.median(abs(x - 1) for x in r)
     lo, hi = r[int(0.05 * (len(r) - 1))], r[int(0.95 * (len(r) - 1))]
