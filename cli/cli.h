@@ -6,6 +6,8 @@
 #ifndef APX_CLI_H
 #define APX_CLI_H
 
+#include <stdint.h>
+
 #define APX_EXIT_OK 0
 #define APX_EXIT_FAIL 1
 #define APX_EXIT_USAGE 2
@@ -33,6 +35,8 @@ int apx_cmd_config(int argc, char **argv);
 extern const char apx_cmd_config_usage[];
 int apx_cmd_analyze(int argc, char **argv);
 extern const char apx_cmd_analyze_usage[];
+/* analyze_calibrate.c: the collector's cost per kernel launch on this machine (cached). */
+int apx_analyze_calibrate(const char *inject_lib, const char *level, uint64_t *ret_ns);
 
 /* Print the usage of cmd to stdout (for --help) */
 void apx_cli_print_usage(const char *name);

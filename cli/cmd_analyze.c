@@ -156,6 +156,27 @@ static void preload_watch(const char *inject_lib)
 		setenv("NVTX_INJECTION64_PATH", watch, 1);
 }
 
+static int set_env_u64(const char *name, uint64_t v);
+
+/* The collector's cost per launch, for the analysis to take off launch gaps (APX_CALIBRATE=0:
+ * skip; a failure only means launch gaps are not corrected). */
+static void calibrate(const char *lib, const char *level)
+{
+	const char *want = getenv("APX_CALIBRATE");
+	uint64_t ns = 0;
+	int r;
+
+	if (want && !strcmp(want, "0"))
+		return;
+	r = apx_analyze_calibrate(lib, level, &ns);
+	if (r < 0) {
+		apx_log_warn("analyze: the collector's cost per launch was not measured (%s); launch "
+			     "gaps in the report are not corrected for it", strerror(-r));
+		return;
+	}
+	set_env_u64("APX_LAUNCH_COST_NS", ns);
+}
+
 /* Is name "<base>.<digits>"? */
 static int is_child_file(const char *name, const char *base)
 {
@@ -697,6 +718,7 @@ int apx_cmd_analyze(int argc, char **argv)
 				     prev);
 		setenv("CUDA_INJECTION64_PATH", lib, 1);
 		preload_watch(lib);
+		calibrate(lib, level);
 	} else {
 		apx_log_warn("analyze: the collector libapx-inject.so was not found (set "
 			     "APX_INJECT_LIB); GPU activity is not recorded");

@@ -1,13 +1,30 @@
-"""run.py BUILD [--rounds N] [--reps R] [--budget S] - the collector's overhead benchmark
-(issue 3). Modes: no profiler, `apx analyze` level light, light without synchronization
-records (light-nosync: prices that kind), level api, and torch.profiler (CPU+CUDA). One
-process per mode and round runs workload.py, which times every workload R times; processes
-are interleaved (each round runs every mode once, in a rotating order), so all modes see the
-same machine state. Prints each process's timings as they come, then one table: median loop
-time, ratio to no profiler, and the spread (min..max of the per-repetition ratios)."""
+"""run.py BUILD [--programs P,..] [--modes M,..] [--rounds R] [--out DIR] - the collector's
+overhead benchmark (issue 11), run on the GPU machine:
+
+    python3 bench/overhead/run.py build/gpu
+
+One process per (program, mode, round) runs programs.py; each round runs every program under
+every mode once, in an order rotated from round to round, so all modes see the same machine
+state (interleaved). A process's number is its timed loop's time per step. Per program and
+mode: ratio = step time / the no-profiler step time of the same round; the table gives the
+median of the rounds' ratios with a 95 % bootstrap interval, and the added host time per
+launch (kernels + copies + memsets per step, counted in the light trace).
+
+Modes (MODES below): none; floor (bench/overhead/floor.c: CUPTI with the same activity kinds
+and no processing); light and api (`apx analyze`); torch (torch.profiler, CPU + CUDA); nsys
+(`nsys profile -t cuda -s none`, found on PATH or in Nsight Compute's folder); and the
+per-feature variants used to price each part of the collector (light-*: one feature or kind
+off; floor-*: one CUPTI feature on). `graph` runs the tiny loop from a CUDA graph without a
+profiler: the launch-bound check compares apx's launch-bound estimate from the light trace
+with the saving the graph measures.
+
+Writes DIR/results.json (every timing) and prints the table last."""
 import argparse
+import glob
+import json
 import os
-import signal
+import random
+import shutil
 import statistics
 import subprocess
 import sys
@@ -16,71 +33,217 @@ import time
 
 ap = argparse.ArgumentParser()
 ap.add_argument("build")
-ap.add_argument("--rounds", type=int, default=2)
-ap.add_argument("--reps", type=int, default=5)
-ap.add_argument("--budget", type=float, default=170.0, help="no new round after S seconds")
-ap.add_argument("--modes", default="none,light,light-nosync,api,torch")
+ap.add_argument("--programs", default="resnet,gpt,hf,tiny")
+ap.add_argument("--modes", default="none,floor,light,api,torch,nsys")
+ap.add_argument("--rounds", type=int, default=5)
+ap.add_argument("--budget", type=float, default=0, help="no new round after S seconds (0: none)")
+ap.add_argument("--out", default=os.environ.get("OUT") or tempfile.mkdtemp(prefix="apx-bench-"))
+ap.add_argument("--keep", default="", help="copy the light traces of these programs to --out")
 args = ap.parse_args()
+
 here = os.path.dirname(os.path.abspath(__file__))
-apx = os.path.join(os.path.abspath(args.build), "apx")
-tmp = tempfile.mkdtemp(prefix="apx-bench-")
+build = os.path.abspath(args.build)
+apx = os.path.join(build, "apx")
+inject = os.path.join(build, "libapx-inject.so")
+floor = os.path.join(build, "libapx-floor.so")
+work = tempfile.mkdtemp(prefix="apx-bench-work-")
+programs = args.programs.split(",")
 modes = args.modes.split(",")
-workloads = ["resnet", "transformer", "launch"]
-res = {}        # (workload, mode) -> [seconds], in repetition order
-t_start = time.time()
+if "none" not in modes:
+    modes.insert(0, "none")
 
 
-def one(m):
+def find_nsys():
+    p = shutil.which("nsys")
+    if p:
+        return p
+    found = sorted(glob.glob("/opt/nvidia/nsight-compute/*/host/target-linux-x64/nsys"))
+    return found[-1] if found else None
+
+
+NSYS = find_nsys()
+FLOOR_LIGHT = "kernel,memcpy,p2p,memset,memory,device"
+# mode -> (how: "plain" | "apx" | "inject" | "floor" | "nsys", extra environment, apx options)
+MODES = {
+    "none": ("plain", {}, []),
+    "graph": ("plain", {}, []),
+    "torch": ("plain", {"BENCH_TORCH_PROFILER": "1"}, []),
+    "nsys": ("nsys", {}, []),
+    "floor": ("floor", {}, []),
+    "floor-light": ("floor", {"APX_FLOOR_KINDS": FLOOR_LIGHT}, []),
+    "floor-sync": ("floor", {"APX_FLOOR_KINDS": FLOOR_LIGHT + ",sync"}, []),
+    "floor-clock": ("floor", {"APX_FLOOR_KINDS": FLOOR_LIGHT, "APX_FLOOR_CLOCK": "1"}, []),
+    "floor-attrs": ("floor", {"APX_FLOOR_KINDS": FLOOR_LIGHT, "APX_FLOOR_ATTRS": "1"}, []),
+    "light": ("apx", {}, ["--level", "light"]),
+    "api": ("apx", {}, ["--level", "api"]),
+    "light-direct": ("inject", {}, []),
+    "light-oldsync": ("apx", {"APX_KINDS": "+sync,-hostsync"}, ["--level", "light"]),
+    "light-nohostsync": ("apx", {"APX_KINDS": "-hostsync"}, ["--level", "light"]),
+    "light-noclock": ("apx", {"APX_OFF": "clock"}, ["--level", "light"]),
+    "light-noattrs": ("apx", {"APX_OFF": "launch-attrs"}, ["--level", "light"]),
+    "light-nocallbacks": ("apx", {"APX_OFF": "callbacks"}, ["--level", "light"]),
+    "light-nodecode": ("apx", {"APX_OFF": "decode"}, ["--level", "light"]),
+    "light-nocpu": ("apx", {"APX_OFF": "cpu"}, ["--level", "light"]),
+    "light-nouvm": ("apx", {"APX_KINDS": "-uvm"}, ["--level", "light"]),
+    "light-nomemory": ("apx", {"APX_KINDS": "-memory"}, ["--level", "light"]),
+    "light-kernel": ("apx", {"APX_KINDS": "-memcpy,-p2p,-memset,-memory,-uvm,-hostsync"},
+                     ["--level", "light"]),
+}
+for m in modes:
+    if m not in MODES:
+        sys.exit(f"run.py: unknown mode '{m}' (known: {', '.join(MODES)})")
+
+res = {}        # (program, mode) -> {round: ms per step}
+steps_run = {}  # (program, mode) -> total steps of the process
+traces = {}     # program -> a light trace
+
+
+def one(prog, mode, rnd):
+    how, extra, opts = MODES[mode]
+    if mode == "graph" and prog != "tiny":
+        return
     env = dict(os.environ)
-    env.pop("CUDA_INJECTION64_PATH", None)
-    cmd = [sys.executable, os.path.join(here, "workload.py"), "--reps", str(args.reps)]
-    if m in ("light", "light-nosync", "api"):
-        cmd = [apx, "analyze", "-q", "--force", "-o", os.path.join(tmp, f"{m}.apx"),
-               "--level", "api" if m == "api" else "light", "--"] + cmd
-        if m == "light-nosync":
-            env["APX_KINDS"] = "-sync"
-    elif m == "torch":
-        env["BENCH_TORCH_PROFILER"] = "1"
+    for k in ("CUDA_INJECTION64_PATH", "LD_PRELOAD", "NVTX_INJECTION64_PATH", "APX_KINDS", "APX_OFF"):
+        env.pop(k, None)
+    env.update(extra)
+    env["APX_CALIBRATE"] = "0"      # measured once by the launch-bound check, not per process
+    cmd = [sys.executable, os.path.join(here, "programs.py"), prog]
+    if mode == "graph":
+        cmd.append("--graph")
+    trace = os.path.join(work, f"{prog}-{mode}-{rnd}.apx")
+    if how == "apx":
+        cmd = [apx, "analyze", "-q", "--force", "-o", trace] + opts + ["--"] + cmd
+    elif how == "inject":
+        env.update(CUDA_INJECTION64_PATH=inject, APX_OUTPUT=trace)
+    elif how == "floor":
+        env["CUDA_INJECTION64_PATH"] = floor
+    elif how == "nsys":
+        if not NSYS:
+            return
+        cmd = [NSYS, "profile", "-t", "cuda", "-s", "none", "--cpuctxsw=none", "-f", "true",
+               "-o", os.path.join(work, f"{prog}-nsys-{rnd}")] + cmd
     t0 = time.time()
     p = subprocess.run(cmd, env=env, capture_output=True, text=True)
-    got = 0
+    got = None
     for line in p.stdout.splitlines():
         if line.startswith("BENCH "):
-            _, w, _, s = line.split()
-            res.setdefault((w, m), []).append(float(s))
-            got += 1
-    print(f"  {m:13s} {time.time() - t0:6.1f} s process, {got} timings"
-          + ("" if p.returncode == 0 else f", rc {p.returncode}: {p.stderr[-500:]}"), flush=True)
+            _, _, ms, total = line.split()
+            got = float(ms)
+            res.setdefault((prog, mode), {})[rnd] = got
+            steps_run[(prog, mode)] = int(total)
+    if mode == "light" and os.path.exists(trace):
+        traces.setdefault(prog, trace)
+    elif os.path.exists(trace):
+        os.unlink(trace)
+    for f in glob.glob(os.path.join(work, f"{prog}-nsys-{rnd}*")):
+        os.unlink(f)
+    print(f"  r{rnd} {prog:7s} {mode:18s} {time.time() - t0:5.1f} s  "
+          + (f"{got:8.3f} ms/step" if got is not None else f"FAILED rc {p.returncode}: "
+             + (p.stderr or p.stdout)[-400:].replace("\n", " | ")), flush=True)
 
 
-def table():
-    print("\noverhead: timed training loop vs no profiler (median over all repetitions; spread = "
-      "min..max of per-repetition ratios)")
-    print(f"{'workload':12s} {'mode':13s} {'reps':>4s} {'loop s':>8s} {'ratio':>7s} {'spread':>15s}")
-    for w in workloads:
-        base = res.get((w, "none"), [])
-        if not base:
+def median_ci(xs, n=4000, seed=1):
+    """Median and a 95 % percentile-bootstrap interval of the median."""
+    rng = random.Random(seed)
+    meds = sorted(statistics.median(rng.choices(xs, k=len(xs))) for _ in range(n))
+    return statistics.median(xs), meds[int(0.025 * n)], meds[int(0.975 * n) - 1]
+
+
+def launches_per_step(prog):
+    """Kernels + copies + memsets per step, from the light trace (apx info's record table)."""
+    t = traces.get(prog)
+    if not t or (prog, "light") not in steps_run:
+        return None
+    out = subprocess.run([apx, "info", t], capture_output=True, text=True).stdout
+    n = 0
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) >= 3 and f[0] in ("kernel", "memcpy", "memset"):
+            n += int(f[2])
+    return n / steps_run[(prog, "light")] if n else None
+
+
+def launch_bound_check():
+    """apx's launch-bound estimate on the tiny loop vs the saving its CUDA graph measures."""
+    if "tiny" not in traces or ("tiny", "graph") not in res or ("tiny", "none") not in res:
+        return None
+    env = dict(os.environ)
+    env.pop("CUDA_INJECTION64_PATH", None)
+    # the trace under test: the tiny loop with the collector's cost per launch measured
+    t = os.path.join(work, "tiny-calibrated.apx")
+    env["XDG_CACHE_HOME"] = work
+    p = subprocess.run([apx, "analyze", "-q", "--force", "-o", t, "--", sys.executable,
+                        os.path.join(here, "programs.py"), "tiny"], env=env,
+                       capture_output=True, text=True)
+    steps = None
+    for line in p.stdout.splitlines():
+        if line.startswith("BENCH "):
+            steps = int(line.split()[3])
+    rep = subprocess.run([apx, "report", "--format", "json", t], capture_output=True, text=True)
+    try:
+        doc = json.loads(rep.stdout)
+    except ValueError:
+        return {"error": "apx report failed: " + rep.stderr[-300:]}
+    est = sum(f.get("saving_ns", 0) for f in doc.get("findings", []) if f.get("rule") == "launch-bound")
+    cost_ns = None
+    kv = subprocess.run([apx, "report", t], capture_output=True, text=True).stdout
+    for line in kv.splitlines():
+        if "cost per launch" in line:
+            cost_ns = line.strip()
+    none = statistics.median(res[("tiny", "none")].values())
+    graph = statistics.median(res[("tiny", "graph")].values())
+    if args.keep and "tiny" in args.keep.split(","):
+        shutil.copy(t, os.path.join(args.out, "tiny_light.apx"))
+    out = {"estimate_ms_per_step": est / 1e6 / steps if steps else None,
+           "measured_ms_per_step": none - graph, "steps": steps, "evidence": cost_ns}
+    if out["estimate_ms_per_step"] and out["measured_ms_per_step"] > 0:
+        out["ratio"] = out["estimate_ms_per_step"] / out["measured_ms_per_step"]
+    return out
+
+
+t_start = time.time()
+print(f"overhead: programs {programs}, modes {modes}, {args.rounds} rounds, nsys {NSYS}",
+      flush=True)
+for rnd in range(args.rounds):
+    if args.budget and rnd and time.time() - t_start > args.budget:
+        print(f"time budget spent after {rnd} rounds", flush=True)
+        break
+    order = [(p, m) for p in programs for m in modes]
+    k = rnd % len(modes)
+    order = [(p, modes[(modes.index(m) + k) % len(modes)]) for p, m in order]
+    for prog, mode in order:
+        one(prog, mode, rnd)
+
+lb = launch_bound_check()
+os.makedirs(args.out, exist_ok=True)
+for prog in (args.keep.split(",") if args.keep else []):
+    if prog in traces:
+        shutil.copy(traces[prog], os.path.join(args.out, f"{prog}_light.apx"))
+with open(os.path.join(args.out, "results.json"), "w") as f:
+    json.dump({"programs": programs, "modes": modes, "nsys": NSYS,
+               "timings_ms": {f"{p}/{m}": v for (p, m), v in res.items()},
+               "steps": {f"{p}/{m}": v for (p, m), v in steps_run.items()},
+               "launch_bound": lb}, f, indent=1)
+
+print(f"\noverhead ({time.time() - t_start:.0f} s): step time under each mode / without a "
+      "profiler, median of the rounds' ratios [95 % bootstrap interval]; us = added host time "
+      "per launch")
+for prog in programs:
+    base = res.get((prog, "none"), {})
+    if not base:
+        print(f"{prog}: no baseline")
+        continue
+    lps = launches_per_step(prog)
+    b = statistics.median(base.values())
+    print(f"{prog:7s} none {b:8.3f} ms/step" + (f", {lps:.0f} launches/step" if lps else ""))
+    for m in modes[1:]:
+        v = res.get((prog, m), {})
+        ratios = [v[r] / base[r] for r in v if r in base]
+        if not ratios:
+            print(f"        {m:18s} n/a")
             continue
-        b = statistics.median(base)
-        for m in modes:
-            v = res.get((w, m), [])
-            if not v:
-                print(f"{w:12s} {m:13s} failed")
-                continue
-            ratios = [x / y for x, y in zip(v, base)]
-            print(f"{w:12s} {m:13s} {len(v):4d} {statistics.median(v):8.3f} "
-                  f"{statistics.median(v) / b:6.3f}x {min(ratios):6.3f}..{max(ratios):6.3f}")
-
-
-signal.signal(signal.SIGTERM, lambda *a: sys.exit(1))
-try:
-    for rnd in range(args.rounds):
-        if rnd and time.time() - t_start > args.budget:
-            print(f"time budget spent after {rnd} rounds", flush=True)
-            break
-        order = modes[rnd % len(modes):] + modes[:rnd % len(modes)]
-        print(f"round {rnd + 1}: {' '.join(order)}", flush=True)
-        for m in order:
-            one(m)
-finally:
-    table()
+        med, lo, hi = median_ci(ratios)
+        us = f"{(statistics.median(v.values()) - b) * 1e3 / lps:+7.2f} us" if lps else ""
+        print(f"        {m:18s} {med:6.3f}x [{lo:5.3f}, {hi:5.3f}] n={len(ratios)} {us}")
+if lb:
+    print("launch-bound check (tiny loop):", json.dumps(lb))

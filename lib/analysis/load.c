@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "analysis/observed.h"
+#include "base/parse.h"
 
 #include "base/banned.h"
 
@@ -480,7 +481,15 @@ static int add_record(struct apx_model *m, struct apx_an_file *f, uint16_t fi,
 			snprintf(f->degraded + n, sizeof(f->degraded) - n, "%s%s", n ? "; " : "", val);
 		} else if (!strcmp(key, "level"))
 			snprintf(f->level, sizeof(f->level), "%.31s", val);
-		else if (!strcmp(key, "cuda_used"))
+		else if (!strcmp(key, "collector_launch_cost_ns")) {
+			uint64_t ns = 0;
+
+			if (apx_parse_u64(val, 1000000, &ns) == 0) {
+				f->launch_cost_ns = ns;
+				if (ns > m->launch_cost_ns)
+					m->launch_cost_ns = ns;
+			}
+		} else if (!strcmp(key, "cuda_used"))
 			f->cuda_used = !strcmp(val, "yes") || !strcmp(val, "1");
 		else if (!strcmp(key, "nvperfd.cuda"))	/* "yes" or "not seen" (libcuda not mapped) */
 			f->cuda_used = !strcmp(val, "yes");

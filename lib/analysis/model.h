@@ -52,6 +52,7 @@ struct apx_an_file {
 	int cuda_used;				/* 1 yes, 0 no, -1 unknown */
 	int has_api;				/* has API records (level api) */
 	int has_sync;
+	uint64_t launch_cost_ns;			/* collector's cost per launch (kv), 0 = unknown */
 	/* this process's GPU work */
 	uint64_t kernels, kernel_ns, copies, copy_bytes, copy_ns;
 	/* CPU, after finish: the last process-wide sample and the most threads seen */
@@ -321,6 +322,7 @@ struct apx_model {
 	uint64_t gpu_active_ns;			/* sum of each device's first..last span */
 	uint64_t warmup_end_ns;			/* start of the last kernel with a new name */
 	uint64_t steady_ns;			/* GPU active span after warm-up (rules' yardstick) */
+	uint64_t launch_cost_ns;		/* the collector's cost per launch, largest of the files */
 
 	/* after finish */
 	struct apx_an_xfer xfer[APX_COPY__COUNT][APX_MEM__COUNT];

@@ -1,23 +1,74 @@
 /*
- * collector.h - internal to libapx-inject.so: the structures shared by inject.c (CUPTI set-up,
- * callbacks, exit/fork/signal paths), encode.c (CUPTI activity records -> .apx records, on
- * the writer thread) and proc.c (process CPU facts, on the writer thread).
+ * collector.h - internal to libapx-inject.so: the collector's state, its table of sources and
+ * the two structures shared between application threads and the writer thread.
  *
- * Two side tables are written by API callbacks on application threads and read by the writer
- * thread, both preallocated and lock-free:
- *   - the host-pointer table, indexed by correlation id, holds the host address of each
- *     host<->device copy (joined with the MEMCPY activity record by correlation id);
- *   - the event ring holds rare configuration events (L2 set-aside, access-policy windows,
- *     degraded features) until the writer thread turns them into records.
+ * Who calls what (docs/collector.md, "Inside the collector"):
+ *   - inject.c: InitializeInjection, configuration, the trace file, the CUPTI subscription and
+ *     clock, then every source's start() in table order; exit and fork handling.
+ *   - the sources, one file each: src_callbacks.c (API/resource callbacks on application
+ *     threads), src_activity.c (CUPTI activity buffers: CUPTI's threads hand them over, the
+ *     writer decodes them), proc.c (CPU sampler). PM sampling, range profiling, Python stacks
+ *     and the NCCL plugin are further rows of the same table.
+ *   - writer_thread.c: the one thread that owns the .apx writer: drains the event ring and
+ *     every source, flushes the file every period.
+ *   - ring.c: the typed event ring, application threads -> writer.
+ *   - crash.c: fatal-signal handlers (async-signal-safe).
+ *
+ * Shared between application threads and the writer, both preallocated and lock-free:
+ *   - the correlation side table, indexed by correlation id: the host address of each
+ *     host<->device copy, joined with the MEMCPY activity record by correlation id;
+ *   - the event ring: host synchronizations seen by callbacks, configuration events (L2
+ *     set-aside, access-policy windows) and degraded features, until the writer encodes them.
  */
 #ifndef APX_COLLECTOR_H
 #define APX_COLLECTOR_H
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cupti.h>
+
 #include <apx/format.h>
+
+#include "collector/cq.h"
+
+/* ---- what to collect ---------------------------------------------------------------------- */
+
+/* activity kinds and callback-based record families, as a bit mask (APX_KINDS names them) */
+enum {
+	APX_K_KERNEL = 1 << 0,
+	APX_K_MEMCPY = 1 << 1,
+	APX_K_P2P = 1 << 2,
+	APX_K_MEMSET = 1 << 3,
+	APX_K_MEMORY = 1 << 4,
+	APX_K_SYNC = 1 << 5,		/* CUPTI's SYNCHRONIZATION kind (every query and wait) */
+	APX_K_UVM = 1 << 6,
+	APX_K_MARKER = 1 << 7,
+	APX_K_GRAPH = 1 << 8,
+	APX_K_API = 1 << 9,
+	APX_K_DEVICE = 1 << 10,
+	APX_K_HOSTSYNC = 1 << 11,	/* host waits (stream/event/device sync) from callbacks */
+};
+
+#define APX_LIGHT_KINDS (APX_K_KERNEL | APX_K_MEMCPY | APX_K_P2P | APX_K_MEMSET | APX_K_MEMORY | \
+			 APX_K_UVM | APX_K_DEVICE | APX_K_HOSTSYNC)
+
+/* features that APX_OFF can switch off, to price each one (bench/overhead) */
+enum {
+	APX_F_CLOCK = 1 << 0,		/* CLOCK_MONOTONIC timestamp callback */
+	APX_F_LAUNCH_ATTRS = 1 << 1,	/* per-kernel launch attributes (access-policy window) */
+	APX_F_CALLBACKS = 1 << 2,	/* every API/resource callback */
+	APX_F_DECODE = 1 << 3,		/* the writer decodes activity buffers (off: drops them) */
+	APX_F_CPU = 1 << 4,		/* the CPU sampler */
+};
+
+#define APX_HOSTPTR_SLOTS (1u << 17)
+#define APX_EVENT_SLOTS 16384u
+
+/* ---- the shared structures ---------------------------------------------------------------- */
 
 /* One host<->device copy seen by an API callback. corr is 0 while the slot is being written. */
 struct apx_hostptr_slot {
@@ -30,14 +81,15 @@ struct apx_hostptr_slot {
 enum apx_ev_kind {
 	APX_EV_CONFIG = 1,	/* fields below describe an APX_REC_CONFIG record */
 	APX_EV_DEGRADED = 2,	/* text (static storage) + err */
+	APX_EV_SYNC = 3,	/* a host synchronization: ts_ns .. end_ns, sync_kind */
 };
 
 /* One event of the ring; seq = ring position + 1 once complete. */
 struct apx_event {
 	_Atomic uint64_t seq;
 	uint32_t kind;		/* enum apx_ev_kind */
-	uint32_t cfg_kind;	/* enum apx_config_kind */
-	uint64_t ts_ns, corr, tid, device, context, stream, target, value;
+	uint32_t cfg_kind;	/* enum apx_config_kind, or enum apx_sync_kind for APX_EV_SYNC */
+	uint64_t ts_ns, end_ns, corr, tid, device, context, stream, target, value;
 	uint64_t apw_base, apw_bytes, apw_hit_ppm;
 	uint32_t apw_hit, apw_miss;
 	int32_t err;
@@ -63,16 +115,126 @@ struct apx_enc {
 	} markers[1024];
 };
 
+/* ---- the collector and its sources -------------------------------------------------------- */
+
+struct apx_collector;
+
+/*
+ * One source of records. start() runs once on the thread that initialised CUDA, after the
+ * subscription and the clock, in table order; a negative return means the source is off (it
+ * left a degraded fact). drain() runs on the writer thread on every wake-up (periodic = 0) and
+ * once per flush period (periodic = 1). stop() runs at exit on the exiting application thread,
+ * before the writer's last drain (e.g. CUPTI's forced flush). finish() runs last on the writer
+ * thread, before the END chunk. Any of them may be NULL.
+ */
+struct apx_source {
+	const char *name;
+	int (*start)(struct apx_collector *c);
+	void (*drain)(struct apx_collector *c, uint64_t now_ns, int periodic);
+	void (*stop)(struct apx_collector *c);
+	void (*finish)(struct apx_collector *c, uint64_t now_ns);
+};
+
+extern const struct apx_source apx_source_callbacks;	/* src_callbacks.c */
+extern const struct apx_source apx_source_activity;	/* src_activity.c */
+extern const struct apx_source apx_source_cpu;		/* proc.c */
+
+#define APX_NFATAL 6
+
+/*
+ * The collector's state; one instance (g_col in inject.c, STYLE §8.6: CUPTI's buffer callbacks
+ * carry no user pointer). Fields above `w` are written by InitializeInjection's thread before
+ * any callback or the writer thread can run, and are read-only afterwards; the atomics are
+ * shared as commented; `w`, `enc` and the ring's tail belong to the writer thread once started.
+ */
+struct apx_collector {
+	pid_t owner_pid;
+	unsigned kinds;			/* APX_K_* */
+	unsigned off;			/* APX_F_* switched off */
+	int api_level;
+	uint64_t period_ns, win_start_ns, win_end_ns;
+	uint64_t launch_cost_ns;	/* collector's cost per launch, measured by apx analyze */
+	CUpti_SubscriberHandle sub;
+	uint8_t *pool;			/* activity buffers (src_activity.c) */
+	size_t buf_bytes;
+	uint32_t nbufs;
+	size_t *valid;			/* per buffer: bytes CUPTI filled (set before the push) */
+	struct apx_cq free_q, full_q;
+	int efd;			/* eventfd: wakes the writer */
+	struct apx_hostptr_slot *hp;	/* correlation side table */
+	struct apx_event *ev;		/* event ring */
+	int crash_fd;			/* the trace's fd (O_APPEND), -1 once closed */
+	uint8_t crash_chunk[APX_NFATAL][160];
+	size_t crash_len[APX_NFATAL];
+	struct sigaction old_sa[APX_NFATAL];
+	int sa_installed[APX_NFATAL];
+	char path[4096];
+	int debug;			/* APX_DEBUG: a backtrace on fatal signals */
+
+	_Atomic uint64_t ev_head;	/* event ring: producers fetch_add */
+	_Atomic uint64_t cupti_dropped;	/* CUPTI's dropped count, from buffer_completed */
+	_Atomic uint64_t declined;	/* buffer requests answered with NULL */
+	_Atomic int forked;		/* set in a forked child: touch nothing */
+	_Atomic int stop;		/* writer: finish and close */
+	_Atomic int no_flush;		/* exit has begun: the writer must not call CUPTI flush */
+	_Atomic int exiting;		/* atexit ran once */
+	_Atomic int crashed;		/* a fatal signal wrote its chunk */
+	_Atomic int uvm_done;		/* unified-memory counters: configuration tried */
+	_Atomic int uvm_ok;		/* ... and accepted */
+	_Atomic int enabled;		/* activity kinds are on */
+	pthread_mutex_t flush_lock;	/* writer's periodic flush vs atexit's forced flush */
+	pthread_t writer;
+	int writer_started;
+
+	struct apx_writer *w;
+	struct apx_enc *enc;
+	uint64_t ev_tail;
+	uint64_t ev_lost;
+};
+
+/* ---- ring.c: the event ring ------------------------------------------------------------------ */
+
+/* Claim the next slot (any thread, no lock); fill it, then apx_ring_commit(). */
+struct apx_event *apx_ring_begin(struct apx_collector *c, uint64_t *ret_pos);
+void apx_ring_commit(struct apx_event *ev, uint64_t pos);
+/* A feature failed: one DEGRADED event (what = static text, err = CUPTI/CUDA code). */
+void apx_degraded(struct apx_collector *c, const char *what, int err);
+/* Writer thread: encode every complete event; lapped or torn slots are counted in ev_lost. */
+void apx_ring_drain(struct apx_collector *c);
+
+/* ---- src_activity.c, used by the writer thread's window control ---------------------------- */
+
+/* Switch the activity kinds on or off. first: report failures as degraded features. */
+void apx_activity_set_kinds(struct apx_collector *c, int on, int first);
+/* Unified-memory counters, configured at the first context creation (src_callbacks.c). */
+void apx_activity_configure_uvm(struct apx_collector *c, uint32_t device);
+
+/* ---- writer_thread.c --------------------------------------------------------------------- */
+
+void *apx_writer_main(void *collector);
+void apx_add_kv(struct apx_collector *c, const char *key, const char *value);
+
+/* ---- crash.c ------------------------------------------------------------------------------- */
+
+void apx_crash_prepare(struct apx_collector *c, const struct apx_rec *header);
+void apx_crash_install(struct apx_collector *c);
+
+/* ---- encode.c ------------------------------------------------------------------------------ */
+
 /* Encode every record of one CUPTI buffer. Returns the records seen. */
 size_t apx_enc_buffer(struct apx_enc *e, uint8_t *buf, size_t valid);
 /* Encode one ring event. */
 void apx_enc_event(struct apx_enc *e, const struct apx_event *ev);
 
-/* proc.c: a process-wide CPU sample (getrusage + /proc/self/status), and at exit one THREAD
- * record per live thread with its name. */
+/* ---- proc.c -------------------------------------------------------------------------------- */
+
+/* A process-wide CPU sample (getrusage + /proc/self/status), and at exit one THREAD record per
+ * live thread with its name. */
 void apx_proc_sample(struct apx_writer *w, uint64_t ts_ns);
 void apx_proc_threads(struct apx_writer *w, uint64_t ts_ns);
 
 uint64_t apx_mono_ns(void);
+/* One "[apx] ..." line on stderr (never from a callback). */
+void apx_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

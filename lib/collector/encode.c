@@ -469,6 +469,20 @@ void apx_enc_event(struct apx_enc *e, const struct apx_event *ev)
 		add(e, &rec);
 		return;
 	}
+	if (ev->kind == APX_EV_SYNC) {	/* a host wait timed by the callbacks at enter and exit */
+		apx_rec_init(&rec, APX_REC_SYNC);
+		rec.v[APX_SYNC_START_NS] = ev->ts_ns;
+		rec.v[APX_SYNC_END_NS] = ev->end_ns >= ev->ts_ns ? ev->end_ns : ev->ts_ns;
+		rec.v[APX_SYNC_KIND] = ev->cfg_kind < APX_SYNC_KIND__COUNT ? ev->cfg_kind : 0;
+		rec.v[APX_SYNC_CONTEXT] = ev->context;
+		rec.v[APX_SYNC_STREAM] = ev->stream;
+		rec.v[APX_SYNC_CORRELATION] = ev->corr;
+		rec.v[APX_SYNC_TID] = ev->tid;
+		add(e, &rec);
+		seen(e, rec.v[APX_SYNC_END_NS]);
+		e->others++;
+		return;
+	}
 	apx_rec_init(&rec, APX_REC_CONFIG);
 	rec.v[APX_CONFIG_TS_NS] = ev->ts_ns;
 	rec.v[APX_CONFIG_KIND] = ev->cfg_kind;

@@ -2,7 +2,8 @@
  * proc.c - process-level CPU facts for the collector, cheaply: getrusage(RUSAGE_SELF) plus
  * /proc/self/status for RSS and the thread count, sampled by the writer thread once per flush
  * period and at exit; at exit also the name of every live thread (/proc/self/task/N/comm).
- * Runs only on the collector's writer thread (it reads files and allocates nothing).
+ * Runs only on the collector's writer thread (it reads files and allocates nothing); it is
+ * the collector's "cpu" source (apx_source_cpu, collector.h).
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -90,3 +91,31 @@ void apx_proc_threads(struct apx_writer *w, uint64_t ts_ns)
 	}
 	closedir(d);
 }
+
+/* ---- the CPU sampler as a collector source ------------------------------------------------ */
+
+static int cpu_start(struct apx_collector *c)
+{
+	return c->off & APX_F_CPU ? -1 : 0;
+}
+
+static void cpu_drain(struct apx_collector *c, uint64_t now_ns, int periodic)
+{
+	if (periodic && !(c->off & APX_F_CPU))
+		apx_proc_sample(c->w, now_ns);
+}
+
+static void cpu_finish(struct apx_collector *c, uint64_t now_ns)
+{
+	if (c->off & APX_F_CPU)
+		return;
+	apx_proc_sample(c->w, now_ns);
+	apx_proc_threads(c->w, now_ns);
+}
+
+const struct apx_source apx_source_cpu = {
+	.name = "cpu",
+	.start = cpu_start,
+	.drain = cpu_drain,
+	.finish = cpu_finish,
+};

@@ -1,0 +1,189 @@
+"""programs.py NAME [--steps N] [--warmup W] [--graph] - one training program of the collector's
+overhead benchmark (bench/overhead/run.py starts one process per program and mode). Programs,
+all written like what users run:
+
+  resnet  ResNet-18-style CNN (BasicBlocks 2-2-2-2), bf16 autocast, channels_last, batch 128 of
+          3x96x96, SGD with momentum
+  gpt     6-layer GPT (d768, 12 heads, T512, batch 16, nn.MultiheadAttention, causal),
+          bf16 autocast, AdamW
+  hf      HuggingFace GPT2LMHeadModel(GPT2Config(n_layer=6)) built from its config (random
+          weights), bf16 autocast, batch 8x512, AdamW
+  tiny    tiny-kernel loop: 16 x (32x32 matmul, tanh, mul, add, softmax) + stack + sum a step;
+          --graph replays the same step from a CUDA graph (the launch-bound fix)
+
+It warms up, then times --steps steps between two synchronizations and prints one line
+  BENCH <name> <ms per step> <steps run in total>
+BENCH_TORCH_PROFILER=1 runs the timed steps under torch.profiler (CPU + CUDA activities)."""
+import argparse
+import os
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def resnet():
+    class Block(nn.Module):
+        def __init__(self, cin, cout, stride):
+            super().__init__()
+            self.c1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+            self.b1 = nn.BatchNorm2d(cout)
+            self.c2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+            self.b2 = nn.BatchNorm2d(cout)
+            self.down = None
+            if stride != 1 or cin != cout:
+                self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
+                                          nn.BatchNorm2d(cout))
+
+        def forward(self, x):
+            y = F.relu(self.b1(self.c1(x)))
+            y = self.b2(self.c2(y))
+            return F.relu(y + (self.down(x) if self.down is not None else x))
+
+    layers = [nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64), nn.ReLU(),
+              nn.MaxPool2d(3, 2, 1)]
+    cin = 64
+    for cout, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
+        layers += [Block(cin, cout, stride), Block(cout, cout, 1)]
+        cin = cout
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(512, 1000)]
+    model = nn.Sequential(*layers).cuda().to(memory_format=torch.channels_last)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    x = torch.randn(128, 3, 96, 96, device="cuda").to(memory_format=torch.channels_last)
+    y = torch.randint(0, 1000, (128,), device="cuda")
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+    return step
+
+
+def gpt():
+    d, heads, t, batch, vocab, nlayer = 768, 12, 512, 16, 16384, 6
+
+    class Layer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln1 = nn.LayerNorm(d)
+            self.attn = nn.MultiheadAttention(d, heads, batch_first=True)
+            self.ln2 = nn.LayerNorm(d)
+            self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+
+        def forward(self, x, mask):
+            h = self.ln1(x)
+            x = x + self.attn(h, h, h, attn_mask=mask, need_weights=False)[0]
+            return x + self.mlp(self.ln2(x))
+
+    class GPT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tok = nn.Embedding(vocab, d)
+            self.pos = nn.Embedding(t, d)
+            self.layers = nn.ModuleList(Layer() for _ in range(nlayer))
+            self.ln = nn.LayerNorm(d)
+            self.head = nn.Linear(d, vocab, bias=False)
+
+        def forward(self, idx, mask):
+            x = self.tok(idx) + self.pos(torch.arange(idx.shape[1], device=idx.device))
+            for layer in self.layers:
+                x = layer(x, mask)
+            return self.head(self.ln(x))
+
+    model = GPT().cuda()
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
+    idx = torch.randint(0, vocab, (batch, t), device="cuda")
+    tgt = torch.randint(0, vocab, (batch, t), device="cuda")
+    mask = torch.triu(torch.full((t, t), float("-inf"), device="cuda"), 1)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            logits = model(idx, mask)
+            loss = F.cross_entropy(logits.view(-1, vocab), tgt.view(-1))
+        loss.backward()
+        opt.step()
+    return step
+
+
+def hf():
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    model = GPT2LMHeadModel(GPT2Config(n_layer=6)).cuda()
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
+    idx = torch.randint(0, model.config.vocab_size, (8, 512), device="cuda")
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = model(input_ids=idx, labels=idx).loss
+        loss.backward()
+        opt.step()
+    return step
+
+
+def tiny(graph):
+    a = torch.randn(16, 32, 32, device="cuda")
+    b = torch.randn(16, 32, 32, device="cuda")
+    c = torch.randn(16, 32, 32, device="cuda")
+    out = torch.zeros((), device="cuda")
+
+    def body():
+        ys = [torch.softmax(torch.tanh(a[i] @ b[i]) * 0.5 + c[i], dim=-1) for i in range(16)]
+        out.copy_(torch.stack(ys).sum())
+
+    if not graph:
+        return body
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            body()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        body()
+    return g.replay
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("name", choices=["resnet", "gpt", "hf", "tiny"])
+    ap.add_argument("--steps", type=int, default=0, help="timed steps (default: per program)")
+    ap.add_argument("--warmup", type=int, default=0)
+    ap.add_argument("--graph", action="store_true")
+    a = ap.parse_args()
+    torch.backends.cudnn.benchmark = True
+    defaults = {"resnet": (120, 20), "gpt": (80, 15), "hf": (60, 15), "tiny": (1500, 200)}
+    steps = a.steps or defaults[a.name][0]
+    warmup = a.warmup or defaults[a.name][1]
+    step = tiny(a.graph) if a.name == "tiny" else globals()[a.name]()
+    for _ in range(warmup):
+        step()
+    torch.cuda.synchronize()
+    prof = None
+    if os.environ.get("BENCH_TORCH_PROFILER") == "1":
+        from torch.profiler import ProfilerActivity, profile
+
+        prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
+        prof.__enter__()
+        for _ in range(3):      # the profiler's own start-up stays out of the timed steps
+            step()
+        torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        step()
+    torch.cuda.synchronize()
+    dt = time.perf_counter() - t0
+    total = warmup + steps + (3 if prof else 0)
+    print(f"BENCH {a.name}{'-graph' if a.graph else ''} {dt / steps * 1e3:.4f} {total}",
+          flush=True)
+    if prof:    # its trace is not wanted: skip the seconds torch.profiler takes to build it
+        os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
