@@ -175,7 +175,9 @@ static int alloc_pool(struct apx_collector *c)
 	if (c->nbufs < 4)
 		c->nbufs = 4;
 	total = c->buf_bytes * c->nbufs;
-	c->pool = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	/* populated now: CUPTI writes records on application threads, which must not page-fault */
+	c->pool = mmap(NULL, total, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (c->pool == MAP_FAILED) {
 		c->pool = NULL;
 		return -1;

@@ -3,8 +3,9 @@
  * builds a CUPTI activity buffer by hand (kernel with an access-policy window, pageable H2D
  * copy whose host address was seen by the API callback, memset, pinned allocation, stream
  * sync, unified-memory migration, device), encodes it into a trace with apx_enc_buffer (as the
- * writer thread does; CUPTI's cuptiActivityGetNextRecord works without a driver), reads the
- * trace back and checks every mapped field. Run by ctest (label unit) where CUPTI is built.
+ * writer thread does; CUPTI's cuptiActivityGetNextRecord works without a driver); then puts a
+ * host synchronization into the event ring as the callbacks do (ring.c) and drains it; reads
+ * the trace back and checks every mapped field. Run by ctest (label unit) where CUPTI is built.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -138,6 +139,27 @@ int main(void)
 	enc.hp_mask = 15;
 	CHECK(apx_enc_buffer(&enc, buf, used) == 7);
 	CHECK(enc.kernels == 1 && enc.memcpys == 1 && enc.hostptr_joined == 1 && !enc.foreign);
+	{	/* a cuCtxSynchronize seen by the callbacks: enter 5000, exit 9000 */
+		static struct apx_event ring[APX_EVENT_SLOTS];
+		static struct apx_collector col;
+		struct apx_event *ev;
+		uint64_t pos;
+
+		col.ev = ring;
+		col.enc = &enc;
+		ev = apx_ring_begin(&col, &pos);
+		ev->kind = APX_EV_SYNC;
+		ev->cfg_kind = APX_SYNC_KIND_DEVICE;
+		ev->ts_ns = 5000;
+		ev->end_ns = 9000;
+		ev->context = 1;
+		ev->tid = 77;
+		ev->corr = 40;
+		apx_ring_commit(ev, pos);
+		ev = apx_ring_begin(&col, &pos);	/* claimed, never committed: not drained */
+		apx_ring_drain(&col);
+		CHECK(col.ev_tail == 1 && col.ev_lost == 0);
+	}
 	CHECK(apx_writer_close(enc.w, 20000, 0) == 0);
 
 	CHECK(apx_reader_open(path, &r, &diag) == 0);
@@ -182,6 +204,12 @@ int main(void)
 				CHECK(x->v[APX_MEMORY_BYTES] == 1u << 20);
 				break;
 			case APX_REC_SYNC:
+				if (x->v[APX_SYNC_KIND] == APX_SYNC_KIND_DEVICE) {	/* from the ring */
+					CHECK(x->v[APX_SYNC_START_NS] == 5000);
+					CHECK(x->v[APX_SYNC_END_NS] == 9000);
+					CHECK(x->v[APX_SYNC_TID] == 77 && x->v[APX_SYNC_CORRELATION] == 40);
+					break;
+				}
 				CHECK(x->v[APX_SYNC_KIND] == APX_SYNC_KIND_STREAM);
 				CHECK(x->v[APX_SYNC_STREAM] == 7 && x->v[APX_SYNC_EVENT] == 0);
 				break;
@@ -201,12 +229,12 @@ int main(void)
 		}
 	}
 	CHECK(seen[APX_REC_KERNEL] == 1 && seen[APX_REC_MEMCPY] == 1 && seen[APX_REC_MEMSET] == 1);
-	CHECK(seen[APX_REC_MEMORY] == 1 && seen[APX_REC_SYNC] == 1 && seen[APX_REC_UVM] == 1);
+	CHECK(seen[APX_REC_MEMORY] == 1 && seen[APX_REC_SYNC] == 2 && seen[APX_REC_UVM] == 1);
 	CHECK(seen[APX_REC_DEVICE] == 1);
 	apx_reader_close(r);
 	unlink(path);
 	if (failures)
 		return 1;
-	printf("ok: encoder maps 7 CUPTI record kinds onto .apx records\n");
+	printf("ok: encoder maps 7 CUPTI record kinds and a ring sync event onto .apx records\n");
 	return 0;
 }
