@@ -11,12 +11,15 @@
  * those CUPTI features apart from apx's own work. run.py compares apx with it.
  */
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <string.h>
 #include <time.h>
 
 #include <cupti.h>
+
+#include "base/banned.h"
 
 #define BUF_BYTES (4u << 20)
 #define NBUFS 16u
@@ -110,8 +113,7 @@ int InitializeInjection(void)
 		return 1;
 	if (attrs && !strcmp(attrs, "1"))
 		(void)cuptiActivityEnableLaunchAttributes(1);
-	strncpy(buf, spec, sizeof(buf) - 1);
-	buf[sizeof(buf) - 1] = 0;
+	snprintf(buf, sizeof(buf), "%s", spec);
 	for (char *save = NULL, *name = strtok_r(buf, ",", &save); name;
 	     name = strtok_r(NULL, ",", &save))
 		for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)

@@ -26,7 +26,7 @@
 #define APX_CHUNK_MAGIC 0x43585041u /* "APXC" little-endian */
 #define APX_CHUNK_PAYLOAD_MAX (16u << 20) /* a reader refuses larger chunks */
 #define APX_CHUNK_RECORDS_MAX (1u << 22)
-#define APX_REC_FIELDS_MAX 32
+#define APX_REC_FIELDS_MAX 64 /* 32 before format 1.0 readers of 2026-12; docs/format.md §4 */
 #define APX_BYTES_MAX (1u << 20) /* longest byte-string field */
 
 /* ---- record (= chunk) types --------------------------------------------------------------- */
@@ -472,7 +472,7 @@ const struct apx_rec_schema *apx_schema(unsigned type);
 
 struct apx_rec {
 	uint16_t type;
-	uint32_t present;		/* bit i: field i was in the file and this build knows it;
+	uint64_t present;		/* bit i: field i was in the file and this build knows it;
 					 * v[i] of other fields is 0 or unspecified */
 	uint64_t v[APX_REC_FIELDS_MAX];
 	const uint8_t *bytes[APX_REC_FIELDS_MAX]; /* APX_FK_BYTES fields; borrowed */
@@ -575,7 +575,7 @@ struct apx_chunk_iter {
 	uint8_t kinds[APX_REC_FIELDS_MAX];
 	uint64_t span;			/* last SPAN value (one SPAN field per type) */
 	int8_t span_field;		/* index of the SPAN field, -1 = none */
-	uint32_t bytes_mask;		/* fields of kind BYTES */
+	uint64_t bytes_mask;		/* fields of kind BYTES */
 	struct apx_rec rec;		/* the current record (also the delta state) */
 };
 

@@ -78,7 +78,7 @@ void apx_enc_state_init(struct apx_enc_state *st, const struct apx_rec_schema *s
 	for (unsigned i = 0; i < s->nfields; i++) {
 		st->kinds[i] = s->fields[i].kind;
 		if (st->kinds[i] == APX_FK_BYTES)
-			st->bytes_mask |= 1u << i;
+			st->bytes_mask |= 1ull << i;
 		if (st->kinds[i] == APX_FK_SPAN)
 			st->span_field = (int)i;
 	}
@@ -94,8 +94,8 @@ long apx_rec_max_size(const struct apx_enc_state *st, const struct apx_rec *rec)
 {
 	long n = APX_VARINT_MAX + (long)st->s->nfields * APX_VARINT_MAX;
 
-	for (uint32_t bits = st->bytes_mask; bits; bits &= bits - 1) {
-		unsigned i = (unsigned)__builtin_ctz(bits);
+	for (uint64_t bits = st->bytes_mask; bits; bits &= bits - 1) {
+		unsigned i = (unsigned)__builtin_ctzll(bits);
 
 		if (rec->v[i] > APX_BYTES_MAX)
 			return -EOVERFLOW;
@@ -108,27 +108,27 @@ uint8_t *apx_rec_encode(struct apx_enc_state *st, const struct apx_rec *rec, uin
 {
 	const unsigned n = st->s->nfields;
 	uint64_t span = 0;
-	uint32_t mask = 0;
+	uint64_t mask = 0;
 
 	for (unsigned i = 0; i < n; i++)
-		mask |= (uint32_t)(rec->v[i] != st->prev[i]) << i;
+		mask |= (uint64_t)(rec->v[i] != st->prev[i]) << i;
 	if (st->span_field >= 0) {
 		span = rec->v[st->span_field] - rec->v[0];
-		mask &= ~(1u << st->span_field);
-		mask |= (uint32_t)(span != st->prev_span) << st->span_field;
+		mask &= ~(1ull << st->span_field);
+		mask |= (uint64_t)(span != st->prev_span) << st->span_field;
 	}
 	if (st->bytes_mask) {
 		mask &= ~st->bytes_mask;
-		for (uint32_t bits = st->bytes_mask; bits; bits &= bits - 1) {
-			unsigned i = (unsigned)__builtin_ctz(bits);
+		for (uint64_t bits = st->bytes_mask; bits; bits &= bits - 1) {
+			unsigned i = (unsigned)__builtin_ctzll(bits);
 
 			if (rec->v[i] && rec->bytes[i])
-				mask |= 1u << i;
+				mask |= 1ull << i;
 		}
 	}
 	out = apx_varint_put(out, mask);
-	for (uint32_t bits = mask; bits; bits &= bits - 1) {
-		unsigned i = (unsigned)__builtin_ctz(bits);
+	for (uint64_t bits = mask; bits; bits &= bits - 1) {
+		unsigned i = (unsigned)__builtin_ctzll(bits);
 		uint64_t v = rec->v[i];
 
 		switch (st->kinds[i]) {

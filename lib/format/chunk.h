@@ -42,7 +42,7 @@ struct apx_enc_state {
 	uint64_t prev_span;
 	const struct apx_rec_schema *s;
 	uint8_t kinds[APX_REC_FIELDS_MAX];
-	uint32_t bytes_mask;		/* fields of kind BYTES */
+	uint64_t bytes_mask;		/* fields of kind BYTES */
 	int span_field;			/* -1 = none */
 };
 

@@ -478,13 +478,13 @@ int apx_chunk_iter_init(struct apx_chunk_iter *it, const struct apx_reader *r, s
 		if (f < it->known && k == APX_FK_SPAN)
 			it->span_field = (int8_t)f;
 		if (f < it->known && k == APX_FK_BYTES)
-			it->bytes_mask |= 1u << f;
+			it->bytes_mask |= 1ull << f;
 	}
 	it->p = p + nfields;
 	it->end = end;
 	it->left = ci->records;
 	apx_rec_init(&it->rec, ci->type);
-	it->rec.present = it->known == 32 ? UINT32_MAX : (1u << it->known) - 1;
+	it->rec.present = it->known == 64 ? UINT64_MAX : (1ull << it->known) - 1;
 	return 0;
 }
 
@@ -546,8 +546,8 @@ int apx_chunk_iter_next(struct apx_chunk_iter *it, struct apx_diag *diag)
 		}
 		rec->v[f] = v;
 	}
-	for (uint32_t empty = it->bytes_mask & ~(uint32_t)mask; empty; empty &= empty - 1) {
-		unsigned f = (unsigned)__builtin_ctz(empty);
+	for (uint64_t empty = it->bytes_mask & ~mask; empty; empty &= empty - 1) {
+		unsigned f = (unsigned)__builtin_ctzll(empty);
 
 		rec->v[f] = 0;
 		rec->bytes[f] = NULL;

@@ -13,7 +13,7 @@
 
 static void str(const struct apx_rec *r, unsigned f, char *buf, size_t cap)
 {
-	size_t n = (r->present & (1u << f)) && r->bytes[f] ? (size_t)r->v[f] : 0;
+	size_t n = (r->present & (1ull << f)) && r->bytes[f] ? (size_t)r->v[f] : 0;
 
 	if (n >= cap)
 		n = cap - 1;

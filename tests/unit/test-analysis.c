@@ -327,6 +327,30 @@ APX_TEST(rule_launch_bound)
 	APX_ASSERT(strstr(f->fix, "reduce-overhead"));
 	apx_model_free(m);
 
+	/* the same loop traced by a collector that costs 5 us a launch: 5 us of every gap is the
+	 * collector's, so the graph saves 20 - 5 - 1 us a gap */
+	APX_ASSERT_OK(tg_open(&t));
+	tg_kv(&t, "collector_launch_cost_ns", "5000");
+	for (uint64_t i = 0; i < 5000; i++)
+		tg_kernel(&t, 1 * MS + i * 23 * US, 3 * US, "tiny", 7);
+	m = analyse(&t);
+	APX_ASSERT(m);
+	APX_ASSERT_EQ(m->launch_cost_ns, 5000);
+	f = finding("launch-bound");
+	APX_ASSERT(f);
+	APX_ASSERT_EQ((uint64_t)f->saving_ns, 4999 * (20 - 5 - 1) * US);
+	APX_ASSERT(strstr(f->evidence, "collector's cost per launch: 5.0 us"));
+	apx_model_free(m);
+
+	/* a collector cost larger than the gaps takes them all: nothing left to save */
+	APX_ASSERT_OK(tg_open(&t));
+	tg_kv(&t, "collector_launch_cost_ns", "30000");
+	for (uint64_t i = 0; i < 5000; i++)
+		tg_kernel(&t, 1 * MS + i * 23 * US, 3 * US, "tiny", 7);
+	m = analyse(&t);
+	APX_ASSERT(m && !finding("launch-bound"));
+	apx_model_free(m);
+
 	APX_ASSERT_OK(tg_open(&t));	/* 1 ms kernels 20 us apart: not launch-bound */
 	for (uint64_t i = 0; i < 500; i++)
 		tg_kernel(&t, 1 * MS + i * 1020 * US, 1 * MS, "big", 7);

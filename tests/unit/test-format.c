@@ -153,7 +153,7 @@ APX_TEST(roundtrip_every_record_type)
 		while ((k = apx_chunk_iter_next(&it, &d)) > 0) {
 			struct apx_rec want;
 
-			APX_ASSERT_EQ(it.rec.present, (1u << apx_schema(type)->nfields) - 1);
+			APX_ASSERT_EQ(it.rec.present, (1ull << apx_schema(type)->nfields) - 1);
 			if (type == APX_REC_HEADER) {
 				apx_sample_header(&want);
 			} else if (type == APX_REC_STRINGS) {
