@@ -58,7 +58,10 @@ const char apx_cmd_analyze_usage[] =
 	"  -h, --help          show this help\n"
 	"\n"
 	"Environment: APX_INJECT_LIB overrides where libapx-inject.so is looked for (default:\n"
-	"beside the apx binary, then ../lib/apx/). Then run `apx report FILE`.\n";
+	"beside the apx binary, then ../lib/apx/); APX_CALIBRATE=0 skips measuring the\n"
+	"collector's cost per launch (cached in ~/.cache/apx/launch-cost; without it launch gaps\n"
+	"are not corrected for it); APX_KINDS and APX_OFF (docs/collector.md) pass through.\n"
+	"Then run `apx report FILE`.\n";
 
 /* -------------------------------------------------------------------------------------------- */
 
