@@ -8,7 +8,8 @@
  *
  * Results are cached per (apx version, host, level, APX_KINDS, APX_OFF, CUDA_VISIBLE_DEVICES)
  * in $XDG_CACHE_HOME/apx/launch-cost (~/.cache/apx/launch-cost), so only the first run on a
- * machine pays the two short CUDA start-ups. APX_CALIBRATE=0 skips it all.
+ * machine pays the two short CUDA start-ups. APX_CALIBRATE=0 skips it all. -ENODEV: no CUDA
+ * driver or GPU here (nothing to correct).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -116,6 +117,8 @@ static int run_tool(char *tool, char **env, uint64_t *ret_ns)
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
 	out[len] = 0;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 2)
+		return -ENODEV;		/* no CUDA driver or GPU here */
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || strncmp(out, "launch_ns ", 10))
 		return -EIO;
 	out[strcspn(out, "\n")] = 0;

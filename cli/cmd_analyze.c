@@ -172,6 +172,8 @@ static void calibrate(const char *lib, const char *level)
 	if (want && !strcmp(want, "0"))
 		return;
 	r = apx_analyze_calibrate(lib, level, &ns);
+	if (r == -ENODEV)	/* no GPU: the program will not launch kernels either */
+		return;
 	if (r < 0) {
 		apx_log_warn("analyze: the collector's cost per launch was not measured (%s); launch "
 			     "gaps in the report are not corrected for it", strerror(-r));

@@ -9,7 +9,8 @@
  * Method: an empty kernel (PTX, JIT-compiled by the driver) is launched BLOCK times while the
  * stream is held by a spinning kernel, so the GPU never throttles the launches; the host time
  * of the launch loop over BLOCK is one sample; the median of REPS samples is printed as
- * "launch_ns N". Needs only libcuda (dlopen'ed); exit 1 with a message when there is no GPU.
+ * "launch_ns N". Needs only libcuda (dlopen'ed). Exit 2 when there is no CUDA driver or GPU,
+ * 1 when the calibration itself failed (with a message either way).
  */
 #include <dlfcn.h>
 #include <stdint.h>
@@ -85,7 +86,7 @@ int main(void)
 
 	if (!lib) {
 		fprintf(stderr, "apx-calibrate: no CUDA driver (libcuda.so.1)\n");
-		return 1;
+		return 2;
 	}
 	SYM(cuInit);
 	SYM(cuDeviceGet);
@@ -108,7 +109,7 @@ int main(void)
 	    cuModuleGetFunction_fn(&spin, mod, "apx_spin") ||
 	    cuStreamCreate_fn(&s, CU_STREAM_NON_BLOCKING)) {
 		fprintf(stderr, "apx-calibrate: no usable CUDA GPU\n");
-		return 1;
+		return 2;
 	}
 	for (int i = 0; i < BLOCK; i++)		/* warm-up */
 		(void)cuLaunchKernel_fn(empty, 1, 1, 1, 32, 1, 1, 0, s, NULL, NULL);
