@@ -234,6 +234,8 @@ void apx_proc_sample(struct apx_writer *w, uint64_t ts_ns);
 void apx_proc_threads(struct apx_writer *w, uint64_t ts_ns);
 
 uint64_t apx_mono_ns(void);
+/* inject.c: an unsigned number from the environment, def when unset or not a number <= max. */
+uint64_t apx_env_u64(const char *name, uint64_t def, uint64_t max);
 /* One "[apx] ..." line on stderr (never from a callback). */
 void apx_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

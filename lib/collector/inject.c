@@ -101,7 +101,7 @@ static uint64_t CUPTIAPI timestamp_cb(void)
 	return apx_mono_ns();
 }
 
-static uint64_t env_u64(const char *name, uint64_t def, uint64_t max)
+uint64_t apx_env_u64(const char *name, uint64_t def, uint64_t max)
 {
 	const char *s = getenv(name);
 	uint64_t v;
@@ -174,12 +174,12 @@ static void configure(void)
 		g_col.kinds |= APX_K_MARKER;
 	g_col.kinds = parse_names(NAMES(kind_names), g_col.kinds, getenv("APX_KINDS"));
 	g_col.off = parse_names(NAMES(feature_names), 0, getenv("APX_OFF"));
-	g_col.period_ns = env_u64("APX_FLUSH_MS", 1000, 3600000) * 1000000ull;
+	g_col.period_ns = apx_env_u64("APX_FLUSH_MS", 1000, 3600000) * 1000000ull;
 	if (g_col.period_ns < 10000000)
 		g_col.period_ns = 10000000;
-	g_col.win_start_ns = env_u64("APX_WINDOW_START_NS", 0, UINT64_MAX);
-	g_col.win_end_ns = env_u64("APX_WINDOW_END_NS", 0, UINT64_MAX);
-	g_col.launch_cost_ns = env_u64("APX_LAUNCH_COST_NS", 0, 1000000);
+	g_col.win_start_ns = apx_env_u64("APX_WINDOW_START_NS", 0, UINT64_MAX);
+	g_col.win_end_ns = apx_env_u64("APX_WINDOW_END_NS", 0, UINT64_MAX);
+	g_col.launch_cost_ns = apx_env_u64("APX_LAUNCH_COST_NS", 0, 1000000);
 }
 
 /* ---- start-up --------------------------------------------------------------------------------- */
@@ -202,7 +202,7 @@ static size_t read_cmdline(char *buf, size_t cap)
 static int open_trace(struct apx_rec *hdr)
 {
 	const char *out = getenv("APX_OUTPUT");
-	uint64_t root = env_u64("APX_ROOT_PID", 0, UINT32_MAX);
+	uint64_t root = apx_env_u64("APX_ROOT_PID", 0, UINT32_MAX);
 	pid_t pid = getpid();
 	int fd;
 

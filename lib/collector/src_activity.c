@@ -14,8 +14,6 @@
 
 #include "collector/collector.h"
 
-#include "base/parse.h"
-
 #include "base/banned.h"
 
 /* CUPTI's buffer callbacks carry no user pointer: the collector, set once by start() */
@@ -154,22 +152,12 @@ void apx_activity_set_kinds(struct apx_collector *c, int on, int first)
 	atomic_store(&c->enabled, on);
 }
 
-static uint64_t env_u64(const char *name, uint64_t def, uint64_t max)
-{
-	const char *s = getenv(name);
-	uint64_t v;
-
-	if (!s || !*s || apx_parse_u64(s, max, &v) < 0)
-		return def;
-	return v;
-}
-
 static int alloc_pool(struct apx_collector *c)
 {
 	size_t total;
 
-	c->buf_bytes = (size_t)env_u64("APX_BUFFER_KB", 4096, 65536) * 1024;
-	c->nbufs = (uint32_t)env_u64("APX_BUFFERS", 16, 1024);
+	c->buf_bytes = (size_t)apx_env_u64("APX_BUFFER_KB", 4096, 65536) * 1024;
+	c->nbufs = (uint32_t)apx_env_u64("APX_BUFFERS", 16, 1024);
 	if (c->buf_bytes < 64 * 1024)
 		c->buf_bytes = 64 * 1024;
 	if (c->nbufs < 4)
