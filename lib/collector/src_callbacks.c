@@ -64,6 +64,8 @@ static void host_sync(struct apx_collector *c, CUpti_CallbackId cbid, const CUpt
 	unsigned kind;
 	uint64_t pos;
 
+	if (!atomic_load_explicit(&c->enabled, memory_order_relaxed))
+		return;		/* outside the --delay/--duration window, like the activity kinds */
 	if (cb->callbackSite == CUPTI_API_ENTER) {
 		*cb->correlationData = apx_mono_ns();
 		return;
