@@ -1,0 +1,849 @@
+/*
+ * store.c - builds the event store (store.h) from trace files: opens every file, resolves its
+ * entities (host, devices by UUID, streams, threads), interns names across files and appends
+ * one row per record to the columns of its type. store_sort.c then orders the columns and
+ * answers the ordered-stream and correlation queries. Called by apx export (cli/cmd_export.c)
+ * through apx_store_open(); single-threaded.
+ */
+#include "analysis/store.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/store_priv.h"
+
+#include "base/banned.h"
+
+/* ---- growable columns ---------------------------------------------------------------------- */
+
+int apx_es_grow(void **arr, size_t elem, size_t need, size_t *cap)
+{
+	size_t ncap = *cap ? *cap : 256;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need) {
+		if (ncap > SIZE_MAX / 2 / elem)
+			return -ENOMEM;
+		ncap *= 2;
+	}
+	p = realloc(*arr, ncap * elem);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = ncap;
+	return 0;
+}
+
+/* Grow every array of a column set to hold one more row (they share one capacity). */
+struct col {
+	void **arr;
+	size_t elem;
+};
+
+#define COL(a) { (void **)&(a), sizeof(*(a)) }
+#define NCOLS(c) (sizeof(c) / sizeof((c)[0]))
+
+static int cols_reserve(size_t n, size_t *cap, const struct col *cols, size_t ncols)
+{
+	size_t ncap;
+
+	if (n < *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 1024;
+	for (size_t i = 0; i < ncols; i++) {
+		void *p;
+
+		if (ncap > SIZE_MAX / cols[i].elem)
+			return -ENOMEM;
+		p = realloc(*cols[i].arr, ncap * cols[i].elem);
+		if (!p)
+			return -ENOMEM;	/* the arrays grown so far stay valid */
+		*cols[i].arr = p;
+	}
+	*cap = ncap;
+	return 0;
+}
+
+/* ---- interning ------------------------------------------------------------------------------ */
+
+static uint64_t hash_bytes(const void *p, size_t n, uint64_t h)
+{
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/* Open-addressing table of indices + 1; eq(i) says whether entry i is the key. */
+static int table_find(struct apx_es_table *t, uint64_t h, int (*eq)(const void *ctx, uint32_t i),
+		      const void *ctx, uint32_t *ret_slot, uint32_t *ret_index)
+{
+	size_t j;
+
+	if (!t->cap)
+		return -ENOENT;
+	for (j = h & (t->cap - 1); t->slot[j]; j = (j + 1) & (t->cap - 1)) {
+		if (t->hash[j] == h && eq(ctx, t->slot[j] - 1)) {
+			*ret_index = t->slot[j] - 1;
+			return 0;
+		}
+	}
+	*ret_slot = (uint32_t)j;
+	return -ENOENT;
+}
+
+static int table_insert(struct apx_es_table *t, uint64_t h, uint32_t index)
+{
+	size_t j;
+
+	if ((t->n + 1) * 2 > t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 1024;
+		uint32_t *slot = calloc(cap, sizeof(*slot));
+		uint64_t *hash = calloc(cap, sizeof(*hash));
+
+		if (!slot || !hash) {
+			free(slot);
+			free(hash);
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < t->cap; i++) {
+			if (!t->slot[i])
+				continue;
+			for (j = t->hash[i] & (cap - 1); slot[j]; j = (j + 1) & (cap - 1))
+				;
+			slot[j] = t->slot[i];
+			hash[j] = t->hash[i];
+		}
+		free(t->slot);
+		free(t->hash);
+		t->slot = slot;
+		t->hash = hash;
+		t->cap = cap;
+	}
+	for (j = h & (t->cap - 1); t->slot[j]; j = (j + 1) & (t->cap - 1))
+		;
+	t->slot[j] = index + 1;
+	t->hash[j] = h;
+	t->n++;
+	return 0;
+}
+
+struct text_key {
+	const struct apx_store *st;
+	const char *p;
+	size_t len;
+};
+
+static int text_eq(const void *ctx, uint32_t i)
+{
+	const struct text_key *k = ctx;
+	const struct apx_es_text *t = &k->st->strings[i];
+
+	return t->len == k->len && !memcmp(t->p, k->p, k->len);
+}
+
+/* The store's index of a name (text borrowed from a reader's mapping). */
+static int intern_text(struct apx_store *st, const char *p, size_t len, uint32_t *ret)
+{
+	struct apx_es_priv *pv = st->priv;
+	struct text_key key = { st, p ? p : "", p ? len : 0 };
+	uint64_t h = hash_bytes(key.p, key.len, 0xcbf29ce484222325ull);
+	uint32_t slot;
+	int r;
+
+	if (key.len > UINT32_MAX)
+		key.len = UINT32_MAX;
+	if (table_find(&pv->strings_t, h, text_eq, &key, &slot, ret) == 0)
+		return 0;
+	if ((r = apx_es_grow((void **)&st->strings, sizeof(*st->strings), st->nstrings + 1,
+			     &pv->strings_cap)) < 0 ||
+	    (r = table_insert(&pv->strings_t, h, (uint32_t)st->nstrings)) < 0)
+		return r;
+	st->strings[st->nstrings].p = key.p;
+	st->strings[st->nstrings].len = (uint32_t)key.len;
+	*ret = (uint32_t)st->nstrings++;
+	return 0;
+}
+
+/* A string field of a record, resolved through its file's string table. */
+static int intern_id(struct apx_store *st, uint16_t fi, uint64_t id, uint32_t *ret)
+{
+	size_t len = 0;
+	const char *p = id ? apx_reader_string(st->files[fi].r, id, &len) : NULL;
+
+	return intern_text(st, p, p ? len : 0, ret);
+}
+
+static struct apx_es_text rec_text(const struct apx_rec *r, unsigned f)
+{
+	struct apx_es_text t = { "", 0 };
+
+	if ((r->present >> f & 1) && r->bytes[f] && r->v[f] <= UINT32_MAX) {
+		t.p = (const char *)r->bytes[f];
+		t.len = (uint32_t)r->v[f];
+	}
+	return t;
+}
+
+struct launch_key {
+	const struct apx_store *st;
+	const struct apx_es_launch *l;
+};
+
+static int launch_eq(const void *ctx, uint32_t i)
+{
+	const struct launch_key *k = ctx;
+
+	return !memcmp(&k->st->launches[i], k->l, sizeof(*k->l));
+}
+
+static int intern_launch(struct apx_store *st, const struct apx_es_launch *l, uint32_t *ret)
+{
+	struct apx_es_priv *pv = st->priv;
+	struct launch_key key = { st, l };
+	uint64_t h = hash_bytes(l, sizeof(*l), 0x84222325cbf29ce4ull);
+	uint32_t slot;
+	int r;
+
+	if (table_find(&pv->launches_t, h, launch_eq, &key, &slot, ret) == 0)
+		return 0;
+	if ((r = apx_es_grow((void **)&st->launches, sizeof(*st->launches), st->nlaunches + 1,
+			     &pv->launches_cap)) < 0 ||
+	    (r = table_insert(&pv->launches_t, h, (uint32_t)st->nlaunches)) < 0)
+		return r;
+	st->launches[st->nlaunches] = *l;
+	*ret = (uint32_t)st->nlaunches++;
+	return 0;
+}
+
+/* ---- entities ------------------------------------------------------------------------------- */
+
+static int host_index(struct apx_store *st, struct apx_es_text name, uint32_t *ret)
+{
+	struct apx_es_priv *pv = st->priv;
+	int r;
+
+	for (size_t i = 0; i < st->nhosts; i++)
+		if (st->hosts[i].name.len == name.len && !memcmp(st->hosts[i].name.p, name.p, name.len)) {
+			*ret = (uint32_t)i;
+			return 0;
+		}
+	if ((r = apx_es_grow((void **)&st->hosts, sizeof(*st->hosts), st->nhosts + 1,
+			     &pv->hosts_cap)) < 0)
+		return r;
+	st->hosts[st->nhosts].name = name;
+	*ret = (uint32_t)st->nhosts++;
+	return 0;
+}
+
+/* The store device of (file, ordinal); created without a UUID when the file has no DEVICE
+ * record for it (yet). */
+static int device_of(struct apx_store *st, uint16_t fi, uint64_t ordinal, uint32_t *ret)
+{
+	struct apx_es_priv *pv = st->priv;
+	struct apx_es_device *d;
+	uint32_t o = ordinal < APX_ES_ORDINALS ? (uint32_t)ordinal : APX_ES_ORDINALS - 1;
+	int r;
+
+	if (pv->file_dev[fi][o]) {
+		*ret = pv->file_dev[fi][o] - 1;
+		return 0;
+	}
+	if ((r = apx_es_grow((void **)&st->devices, sizeof(*st->devices), st->ndevices + 1,
+			     &pv->devices_cap)) < 0)
+		return r;
+	d = &st->devices[st->ndevices];
+	memset(d, 0, sizeof(*d));
+	d->host = st->files[fi].host;
+	d->ordinal = o;
+	d->first_file = fi;
+	pv->file_dev[fi][o] = (uint32_t)st->ndevices + 1;
+	*ret = (uint32_t)st->ndevices++;
+	return 0;
+}
+
+/* A DEVICE record: the same GPU seen by two processes of one host is one device. */
+static int add_device(struct apx_store *st, uint16_t fi, const struct apx_rec *r)
+{
+	struct apx_es_priv *pv = st->priv;
+	struct apx_es_text uuid = rec_text(r, APX_DEVICE_UUID);
+	uint64_t ord = r->v[APX_DEVICE_ID];
+	uint32_t o = ord < APX_ES_ORDINALS ? (uint32_t)ord : APX_ES_ORDINALS - 1;
+	struct apx_es_device *d;
+	uint32_t idx;
+	int e;
+
+	if (uuid.len == 16 && !pv->file_dev[fi][o]) {
+		for (size_t i = 0; i < st->ndevices; i++) {
+			d = &st->devices[i];
+			if (d->has_uuid && d->host == st->files[fi].host &&
+			    !memcmp(d->uuid, uuid.p, 16)) {
+				pv->file_dev[fi][o] = (uint32_t)i + 1;
+				return 0;
+			}
+		}
+	}
+	if ((e = device_of(st, fi, ord, &idx)) < 0)
+		return e;
+	d = &st->devices[idx];
+	if (uuid.len == 16 && !d->has_uuid) {
+		memcpy(d->uuid, uuid.p, 16);
+		d->has_uuid = 1;
+	}
+	d->name = rec_text(r, APX_DEVICE_NAME);
+	d->mem_bytes = r->v[APX_DEVICE_MEM_BYTES];
+	d->l2_bytes = r->v[APX_DEVICE_L2_BYTES];
+	d->mem_bw_bps = r->v[APX_DEVICE_MEM_BW_BPS];
+	d->clock_khz = r->v[APX_DEVICE_CLOCK_KHZ];
+	d->sm_count = (uint32_t)r->v[APX_DEVICE_SM_COUNT];
+	d->cc_major = (uint32_t)r->v[APX_DEVICE_CC_MAJOR];
+	d->cc_minor = (uint32_t)r->v[APX_DEVICE_CC_MINOR];
+	return 0;
+}
+
+struct stream_key {
+	const struct apx_store *st;
+	uint16_t file;
+	uint32_t device;
+	uint64_t id;
+};
+
+static int stream_eq(const void *ctx, uint32_t i)
+{
+	const struct stream_key *k = ctx;
+	const struct apx_es_stream *s = &k->st->streams[i];
+
+	return s->file == k->file && s->device == k->device && s->id == k->id;
+}
+
+static int stream_of(struct apx_store *st, uint16_t fi, uint64_t ordinal, uint64_t id,
+		     uint32_t *ret)
+{
+	struct apx_es_priv *pv = st->priv;
+	struct stream_key key = { st, fi, 0, id };
+	uint32_t slot;
+	uint64_t h;
+	int r;
+
+	if ((r = device_of(st, fi, ordinal, &key.device)) < 0)
+		return r;
+	h = hash_bytes(&id, sizeof(id), ((uint64_t)fi << 32 | key.device) * 0x9e3779b97f4a7c15ull);
+	if (table_find(&pv->streams_t, h, stream_eq, &key, &slot, ret) == 0)
+		return 0;
+	if ((r = apx_es_grow((void **)&st->streams, sizeof(*st->streams), st->nstreams + 1,
+			     &pv->streams_cap)) < 0 ||
+	    (r = table_insert(&pv->streams_t, h, (uint32_t)st->nstreams)) < 0)
+		return r;
+	st->streams[st->nstreams].file = fi;
+	st->streams[st->nstreams].device = key.device;
+	st->streams[st->nstreams].id = id;
+	*ret = (uint32_t)st->nstreams++;
+	return 0;
+}
+
+struct thread_key {
+	const struct apx_store *st;
+	uint16_t file;
+	uint64_t tid;
+};
+
+static int thread_eq(const void *ctx, uint32_t i)
+{
+	const struct thread_key *k = ctx;
+
+	return k->st->threads[i].file == k->file && k->st->threads[i].tid == k->tid;
+}
+
+static int thread_of(struct apx_store *st, uint16_t fi, uint64_t tid, uint32_t *ret)
+{
+	struct apx_es_priv *pv = st->priv;
+	struct thread_key key = { st, fi, tid };
+	uint64_t h = hash_bytes(&tid, sizeof(tid), (uint64_t)(fi + 1) * 0x9e3779b97f4a7c15ull);
+	uint32_t slot;
+	int r;
+
+	if (table_find(&pv->threads_t, h, thread_eq, &key, &slot, ret) == 0)
+		return 0;
+	if ((r = apx_es_grow((void **)&st->threads, sizeof(*st->threads), st->nthreads + 1,
+			     &pv->threads_cap)) < 0 ||
+	    (r = table_insert(&pv->threads_t, h, (uint32_t)st->nthreads)) < 0)
+		return r;
+	memset(&st->threads[st->nthreads], 0, sizeof(st->threads[0]));
+	st->threads[st->nthreads].file = fi;
+	st->threads[st->nthreads].tid = tid;
+	*ret = (uint32_t)st->nthreads++;
+	return 0;
+}
+
+int apx_es_series_of(struct apx_store *st, uint16_t fi, uint32_t device, struct apx_es_text name,
+		     struct apx_es_text unit, int is_memory, uint32_t *ret)
+{
+	struct apx_es_priv *pv = st->priv;
+	struct apx_es_series *s;
+	int r;
+
+	for (size_t i = st->nseries; i-- > 0;) {	/* few series: a linear search is enough */
+		s = &st->series[i];
+		if (s->file == fi && s->device == device && s->is_memory == is_memory &&
+		    s->name.len == name.len && !memcmp(s->name.p, name.p, name.len)) {
+			*ret = (uint32_t)i;
+			return 0;
+		}
+	}
+	if (st->nseries >= APX_ES_SERIES_MAX)
+		return -E2BIG;
+	if ((r = apx_es_grow((void **)&st->series, sizeof(*st->series), st->nseries + 1,
+			     &pv->series_cap)) < 0)
+		return r;
+	s = &st->series[st->nseries];
+	s->file = fi;
+	s->device = device;
+	s->name = name;
+	s->unit = unit;
+	s->is_memory = is_memory;
+	*ret = (uint32_t)st->nseries++;
+	return 0;
+}
+
+/* ---- records --------------------------------------------------------------------------------- */
+
+/* Kept under the options? Times are the file's, already shifted. */
+static int keep(const struct apx_store *st, uint16_t fi, uint64_t start, uint64_t end)
+{
+	const struct apx_es_priv *pv = st->priv;
+
+	if (end < start)
+		end = start;
+	if (pv->opts.min_dur_ns && end - start < pv->opts.min_dur_ns)
+		goto drop;
+	if (pv->opts.from_ns && end < st->run_start_ns + pv->opts.from_ns)
+		goto drop;
+	if (pv->opts.to_ns && start >= st->run_start_ns + pv->opts.to_ns)
+		goto drop;
+	return 1;
+drop:
+	st->files[fi].skipped++;
+	return 0;
+}
+
+static uint64_t sh(const struct apx_store *st, uint16_t fi, uint64_t t)
+{
+	return (uint64_t)((int64_t)t + st->files[fi].shift_ns);
+}
+
+static int add_kernel(struct apx_store *st, uint16_t fi, const struct apx_rec *r)
+{
+	struct apx_es_kernels *k = &st->k;
+	const uint64_t *v = r->v;
+	uint64_t start = sh(st, fi, v[APX_KERNEL_START_NS]), end = sh(st, fi, v[APX_KERNEL_END_NS]);
+	struct apx_es_launch l = {
+		{ (uint32_t)v[APX_KERNEL_GRID_X], (uint32_t)v[APX_KERNEL_GRID_Y],
+		  (uint32_t)v[APX_KERNEL_GRID_Z] },
+		{ (uint32_t)v[APX_KERNEL_BLOCK_X], (uint32_t)v[APX_KERNEL_BLOCK_Y],
+		  (uint32_t)v[APX_KERNEL_BLOCK_Z] },
+		(uint32_t)v[APX_KERNEL_REGISTERS], (uint32_t)v[APX_KERNEL_STATIC_SMEM],
+		(uint32_t)v[APX_KERNEL_DYNAMIC_SMEM],
+	};
+	int e;
+
+	if (!keep(st, fi, start, end))
+		return 0;
+	if ((e = cols_reserve(k->n, &k->cap, (const struct col[]){
+				COL(k->start), COL(k->end), COL(k->corr), COL(k->stream),
+				COL(k->name), COL(k->launch) },
+				6)) < 0)
+		return e;
+	if ((e = stream_of(st, fi, v[APX_KERNEL_DEVICE], v[APX_KERNEL_STREAM], &k->stream[k->n])) < 0 ||
+	    (e = intern_id(st, fi, v[APX_KERNEL_NAME], &k->name[k->n])) < 0 ||
+	    (e = intern_launch(st, &l, &k->launch[k->n])) < 0)
+		return e;
+	k->start[k->n] = start;
+	k->end[k->n] = end < start ? start : end;
+	k->corr[k->n] = (uint32_t)v[APX_KERNEL_CORRELATION];
+	k->n++;
+	return 0;
+}
+
+static int add_copy(struct apx_store *st, uint16_t fi, const struct apx_rec *r)
+{
+	struct apx_es_copies *c = &st->c;
+	const uint64_t *v = r->v;
+	uint64_t start = sh(st, fi, v[APX_MEMCPY_START_NS]), end = sh(st, fi, v[APX_MEMCPY_END_NS]);
+	int e;
+
+	if (!keep(st, fi, start, end))
+		return 0;
+	if ((e = cols_reserve(c->n, &c->cap, (const struct col[]){
+				COL(c->start), COL(c->end), COL(c->bytes), COL(c->corr),
+				COL(c->stream), COL(c->kind), COL(c->src), COL(c->dst),
+				COL(c->flags) },
+				9)) < 0)
+		return e;
+	if ((e = stream_of(st, fi, v[APX_MEMCPY_DEVICE], v[APX_MEMCPY_STREAM], &c->stream[c->n])) < 0)
+		return e;
+	c->start[c->n] = start;
+	c->end[c->n] = end < start ? start : end;
+	c->bytes[c->n] = v[APX_MEMCPY_BYTES];
+	c->corr[c->n] = (uint32_t)v[APX_MEMCPY_CORRELATION];
+	c->kind[c->n] = (uint8_t)(v[APX_MEMCPY_COPY_KIND] < APX_COPY__COUNT ? v[APX_MEMCPY_COPY_KIND] : 0);
+	c->src[c->n] = (uint8_t)(v[APX_MEMCPY_SRC_KIND] < APX_MEM__COUNT ? v[APX_MEMCPY_SRC_KIND] : 0);
+	c->dst[c->n] = (uint8_t)(v[APX_MEMCPY_DST_KIND] < APX_MEM__COUNT ? v[APX_MEMCPY_DST_KIND] : 0);
+	c->flags[c->n] = (uint8_t)(v[APX_MEMCPY_FLAGS] & 1);
+	c->n++;
+	return 0;
+}
+
+static int add_memset(struct apx_store *st, uint16_t fi, const struct apx_rec *r)
+{
+	struct apx_es_memsets *s = &st->s;
+	const uint64_t *v = r->v;
+	uint64_t start = sh(st, fi, v[APX_MEMSET_START_NS]), end = sh(st, fi, v[APX_MEMSET_END_NS]);
+	int e;
+
+	if (!keep(st, fi, start, end))
+		return 0;
+	if ((e = cols_reserve(s->n, &s->cap, (const struct col[]){
+				COL(s->start), COL(s->end), COL(s->bytes), COL(s->corr),
+				COL(s->stream) },
+				5)) < 0)
+		return e;
+	if ((e = stream_of(st, fi, v[APX_MEMSET_DEVICE], v[APX_MEMSET_STREAM], &s->stream[s->n])) < 0)
+		return e;
+	s->start[s->n] = start;
+	s->end[s->n] = end < start ? start : end;
+	s->bytes[s->n] = v[APX_MEMSET_BYTES];
+	s->corr[s->n] = (uint32_t)v[APX_MEMSET_CORRELATION];
+	s->n++;
+	return 0;
+}
+
+static int add_api(struct apx_store *st, uint16_t fi, const struct apx_rec *r)
+{
+	struct apx_es_apis *a = &st->a;
+	const uint64_t *v = r->v;
+	uint64_t start = sh(st, fi, v[APX_API_START_NS]), end = sh(st, fi, v[APX_API_END_NS]);
+	int e;
+
+	if (!keep(st, fi, start, end))
+		return 0;
+	if ((e = cols_reserve(a->n, &a->cap, (const struct col[]){
+				COL(a->start), COL(a->end), COL(a->corr), COL(a->thread),
+				COL(a->name), COL(a->domain) },
+				6)) < 0)
+		return e;
+	if ((e = thread_of(st, fi, v[APX_API_TID], &a->thread[a->n])) < 0 ||
+	    (e = intern_id(st, fi, v[APX_API_NAME], &a->name[a->n])) < 0)
+		return e;
+	a->start[a->n] = start;
+	a->end[a->n] = end < start ? start : end;
+	a->corr[a->n] = (uint32_t)v[APX_API_CORRELATION];
+	a->domain[a->n] = (uint8_t)v[APX_API_DOMAIN];
+	a->n++;
+	return 0;
+}
+
+static int add_marker(struct apx_store *st, uint16_t fi, const struct apx_rec *r)
+{
+	struct apx_es_markers *m = &st->mk;
+	const uint64_t *v = r->v;
+	uint64_t start = sh(st, fi, v[APX_MARKER_START_NS]), end = sh(st, fi, v[APX_MARKER_END_NS]);
+	int e;
+
+	if (v[APX_MARKER_END_NS] < v[APX_MARKER_START_NS])
+		end = start;
+	if (!keep(st, fi, start, end) && end != start)
+		return 0;
+	if ((e = cols_reserve(m->n, &m->cap, (const struct col[]){
+				COL(m->start), COL(m->end), COL(m->thread), COL(m->name) },
+				4)) < 0)
+		return e;
+	if ((e = thread_of(st, fi, v[APX_MARKER_TID], &m->thread[m->n])) < 0 ||
+	    (e = intern_id(st, fi, v[APX_MARKER_NAME], &m->name[m->n])) < 0)
+		return e;
+	m->start[m->n] = start;
+	m->end[m->n] = end;
+	m->n++;
+	return 0;
+}
+
+static int add_sync(struct apx_store *st, uint16_t fi, const struct apx_rec *r)
+{
+	struct apx_es_syncs *y = &st->y;
+	const uint64_t *v = r->v;
+	uint64_t start = sh(st, fi, v[APX_SYNC_START_NS]), end = sh(st, fi, v[APX_SYNC_END_NS]);
+	unsigned kind = v[APX_SYNC_KIND] < APX_SYNC_KIND__COUNT ? (unsigned)v[APX_SYNC_KIND] : 0;
+	int e;
+
+	if (!keep(st, fi, start, end))
+		return 0;
+	if ((e = cols_reserve(y->n, &y->cap, (const struct col[]){
+				COL(y->start), COL(y->end), COL(y->thread), COL(y->stream),
+				COL(y->kind) },
+				5)) < 0)
+		return e;
+	if ((e = thread_of(st, fi, v[APX_SYNC_TID], &y->thread[y->n])) < 0)
+		return e;
+	y->stream[y->n] = UINT32_MAX;
+	if (v[APX_SYNC_STREAM] && (e = stream_of(st, fi, 0, v[APX_SYNC_STREAM], &y->stream[y->n])) < 0)
+		return e;
+	y->start[y->n] = start;
+	y->end[y->n] = end < start ? start : end;
+	y->kind[y->n] = (uint8_t)kind;
+	y->n++;
+	return 0;
+}
+
+int apx_es_add_counter(struct apx_store *st, uint64_t ts, double value, uint32_t series)
+{
+	struct apx_es_counters *c = &st->ct;
+	int e;
+
+	if ((e = cols_reserve(c->n, &c->cap, (const struct col[]){
+				COL(c->ts), COL(c->value), COL(c->series) },
+				3)) < 0)
+		return e;
+	c->ts[c->n] = ts;
+	c->value[c->n] = value;
+	c->series[c->n] = series;
+	c->n++;
+	return 0;
+}
+
+static int add_metric(struct apx_store *st, uint16_t fi, struct apx_rec *r)
+{
+	struct apx_es_text name = { "", 0 }, unit = { "", 0 };
+	uint64_t ts = sh(st, fi, r->v[APX_METRIC_TS_NS]);
+	uint32_t series, dev = UINT32_MAX;
+	size_t len;
+	const char *p;
+	int e;
+
+	if (!keep(st, fi, ts, ts))
+		return 0;
+	if ((p = apx_reader_string(st->files[fi].r, r->v[APX_METRIC_NAME], &len)) && len <= UINT32_MAX)
+		name = (struct apx_es_text){ p, (uint32_t)len };
+	if ((p = apx_reader_string(st->files[fi].r, r->v[APX_METRIC_UNIT], &len)) && len <= UINT32_MAX)
+		unit = (struct apx_es_text){ p, (uint32_t)len };
+	if ((e = device_of(st, fi, r->v[APX_METRIC_DEVICE], &dev)) < 0)
+		return e;
+	if ((e = apx_es_series_of(st, fi, dev, name, unit, 0, &series)) < 0)
+		return e == -E2BIG ? 0 : e;
+	return apx_es_add_counter(st, ts, apx_rec_f64(r, APX_METRIC_VALUE), series);
+}
+
+/* Device allocations and frees become the "device memory" series in apx_es_finish(). */
+static int add_memory(struct apx_store *st, uint16_t fi, const struct apx_rec *r)
+{
+	struct apx_es_priv *pv = st->priv;
+	const uint64_t *v = r->v;
+	struct apx_es_mem *m;
+	uint32_t dev;
+	int e;
+
+	if (v[APX_MEMORY_MEM_KIND] != APX_MEM_DEVICE)
+		return 0;
+	if ((e = device_of(st, fi, v[APX_MEMORY_DEVICE], &dev)) < 0 ||
+	    (e = apx_es_grow((void **)&pv->mem, sizeof(*pv->mem), pv->nmem + 1, &pv->mem_cap)) < 0)
+		return e;
+	m = &pv->mem[pv->nmem++];
+	m->ts = sh(st, fi, v[APX_MEMORY_TS_NS]);
+	m->bytes = v[APX_MEMORY_BYTES];
+	m->alloc = v[APX_MEMORY_OP] == APX_MEMOP_ALLOC;
+	m->file = fi;
+	m->device = dev;
+	return 0;
+}
+
+static int add_thread(struct apx_store *st, uint16_t fi, const struct apx_rec *r)
+{
+	uint32_t t;
+	int e = thread_of(st, fi, r->v[APX_THREAD_TID], &t);
+
+	if (e < 0)
+		return e;
+	st->threads[t].name = rec_text(r, APX_THREAD_NAME);
+	return 0;
+}
+
+static int add_record(struct apx_store *st, uint16_t fi, struct apx_rec *r)
+{
+	switch (r->type) {
+	case APX_REC_DEVICE: return add_device(st, fi, r);
+	case APX_REC_THREAD: return add_thread(st, fi, r);
+	case APX_REC_KERNEL: return add_kernel(st, fi, r);
+	case APX_REC_MEMCPY: return add_copy(st, fi, r);
+	case APX_REC_MEMSET: return add_memset(st, fi, r);
+	case APX_REC_API: return add_api(st, fi, r);
+	case APX_REC_MARKER: return add_marker(st, fi, r);
+	case APX_REC_SYNC: return add_sync(st, fi, r);
+	case APX_REC_METRIC: return add_metric(st, fi, r);
+	case APX_REC_MEMORY: return add_memory(st, fi, r);
+	default: return 0;
+	}
+}
+
+/* ---- files ------------------------------------------------------------------------------------ */
+
+static int open_file(struct apx_store *st, const char *path, struct apx_diag *diag)
+{
+	struct apx_es_file *f = &st->files[st->nfiles];
+	const struct apx_rec *h;
+	int r;
+
+	memset(f, 0, sizeof(*f));
+	f->path = path;
+	r = apx_reader_open(path, &f->r, diag);
+	if (r < 0)
+		return r;
+	h = apx_reader_header(f->r);
+	f->status = apx_reader_status(f->r);
+	f->pid = h->v[APX_HEADER_PID];
+	f->ppid = h->v[APX_HEADER_PPID];
+	f->rank = apx_rec_i64(h, APX_HEADER_RANK);
+	f->argv = rec_text(h, APX_HEADER_ARGV);
+	f->run_id = rec_text(h, APX_HEADER_RUN_ID);
+	if ((r = host_index(st, rec_text(h, APX_HEADER_HOSTNAME), &f->host)) < 0)
+		return r;
+	st->nfiles++;
+	return 0;
+}
+
+/* Files of other hosts are moved onto the first file's clock through their wall-clock offsets;
+ * files of one host share CLOCK_MONOTONIC and are not moved. */
+static void align_clocks(struct apx_store *st)
+{
+	int64_t ref = apx_rec_i64(apx_reader_header(st->files[0].r), APX_HEADER_REALTIME_OFFSET_NS);
+
+	st->run_start_ns = UINT64_MAX;
+	for (size_t i = 0; i < st->nfiles; i++) {
+		struct apx_es_file *f = &st->files[i];
+		const struct apx_rec *h = apx_reader_header(f->r);
+
+		if (f->host != st->files[0].host)
+			f->shift_ns = apx_rec_i64(h, APX_HEADER_REALTIME_OFFSET_NS) - ref;
+		if (h->v[APX_HEADER_START_NS] &&
+		    (uint64_t)((int64_t)h->v[APX_HEADER_START_NS] + f->shift_ns) < st->run_start_ns)
+			st->run_start_ns = (uint64_t)((int64_t)h->v[APX_HEADER_START_NS] + f->shift_ns);
+	}
+	if (st->run_start_ns == UINT64_MAX)
+		st->run_start_ns = 0;
+}
+
+static int load_file(struct apx_store *st, uint16_t fi, struct apx_diag *diag)
+{
+	struct apx_reader *rd = st->files[fi].r;
+
+	for (size_t c = 0; c < apx_reader_chunk_count(rd); c++) {
+		struct apx_chunk_iter it;
+		int r;
+
+		if (apx_chunk_iter_init(&it, rd, c, NULL) < 0)
+			continue;	/* unknown types and versions: skipped, as apx info says */
+		while ((r = apx_chunk_iter_next(&it, NULL)) > 0) {
+			int e = add_record(st, fi, &it.rec);
+
+			if (e < 0) {
+				if (diag) {
+					diag->err = e;
+					diag->offset = apx_reader_chunk(rd, c)->offset;
+					diag->chunk = (int64_t)c;
+					snprintf(diag->msg, sizeof(diag->msg),
+						 "out of memory reading chunk %zu", c);
+				}
+				return e;
+			}
+		}
+		apx_reader_release(rd, c);
+	}
+	return 0;
+}
+
+int apx_store_open(const char *const *paths, size_t npaths, const struct apx_store_opts *opts,
+		   struct apx_store **ret_store, struct apx_diag *diag)
+{
+	struct apx_store *st;
+	struct apx_es_priv *pv;
+	int r = -ENOMEM;
+
+	if (!npaths || npaths > APX_STORE_MAX_FILES)
+		return -EINVAL;
+	st = calloc(1, sizeof(*st));
+	pv = calloc(1, sizeof(*pv));
+	if (!st || !pv)
+		goto fail;
+	st->priv = pv;
+	if (opts)
+		pv->opts = *opts;
+	st->files = calloc(npaths, sizeof(*st->files));
+	pv->file_dev = calloc(npaths, sizeof(*pv->file_dev));
+	if (!st->files || !pv->file_dev)
+		goto fail;
+	for (size_t i = 0; i < npaths; i++)
+		if ((r = open_file(st, paths[i], diag)) < 0)
+			goto fail;
+	align_clocks(st);
+	for (size_t i = 0; i < st->nfiles; i++)
+		if ((r = load_file(st, (uint16_t)i, diag)) < 0)
+			goto fail;
+	if ((r = apx_es_finish(st)) < 0)
+		goto fail;
+	*ret_store = st;
+	return 0;
+fail:
+	if (st && !st->priv)
+		free(pv);
+	apx_store_free(st);
+	return r;
+}
+
+void apx_store_free(struct apx_store *st)
+{
+	struct apx_es_priv *pv;
+
+	if (!st)
+		return;
+	pv = st->priv;
+	for (size_t i = 0; i < st->nfiles; i++)
+		apx_reader_close(st->files[i].r);
+	free(st->files);
+	free(st->hosts);
+	free(st->devices);
+	free(st->streams);
+	free(st->threads);
+	free(st->strings);
+	free(st->launches);
+	free(st->series);
+	{
+		void *cols[] = { st->k.start, st->k.end, st->k.corr, st->k.stream, st->k.name,
+				 st->k.launch, st->c.start, st->c.end, st->c.bytes, st->c.corr,
+				 st->c.stream, st->c.kind, st->c.src, st->c.dst, st->c.flags,
+				 st->s.start, st->s.end, st->s.bytes, st->s.corr, st->s.stream,
+				 st->a.start, st->a.end, st->a.corr, st->a.thread, st->a.name,
+				 st->a.domain, st->mk.start, st->mk.end, st->mk.thread, st->mk.name,
+				 st->y.start, st->y.end, st->y.thread, st->y.stream, st->y.kind,
+				 st->ct.ts, st->ct.value, st->ct.series };
+
+		for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
+			free(cols[i]);
+	}
+	if (pv) {
+		struct apx_es_table *t[] = { &pv->strings_t, &pv->launches_t, &pv->streams_t,
+					     &pv->threads_t };
+
+		for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+			free(t[i]->slot);
+			free(t[i]->hash);
+		}
+		free(pv->file_dev);
+		free(pv->mem);
+		free(pv->gpu_by_corr);
+		free(pv->api_by_corr);
+		free(pv);
+	}
+	free(st);
+}

@@ -1,0 +1,219 @@
+/*
+ * store.h - the event store: every event of every .apx file of a run, kept whole, in columns
+ * per event type (kernels, copies, memsets, API calls, NVTX ranges, host synchronizations,
+ * counter samples), with the entities they belong to: files (one process each), hosts,
+ * devices keyed by (host, UUID), streams keyed by (file, device, stream id), threads keyed by
+ * (file, tid). Every column is sorted by start time; apx_store_next() walks all of them as one
+ * stream ordered by time across types and files; a correlation index per file joins an API
+ * call to the GPU work it launched.
+ *
+ * Consumers: the exporters (lib/export: Perfetto, Chrome/Kineto JSON, SQLite) read the ordered
+ * stream. Built by apx_store_open() from trace files, single-threaded; the store keeps their
+ * readers open, so names are borrowed from the files' mappings (text + length, not
+ * NUL-terminated). Nothing here logs: errors come back as negative errno with a diag.
+ */
+#ifndef APX_ANALYSIS_STORE_H
+#define APX_ANALYSIS_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <apx/format.h>
+
+#define APX_STORE_MAX_FILES 4096
+
+enum apx_es_type {
+	APX_ES_KERNEL,
+	APX_ES_COPY,
+	APX_ES_MEMSET,
+	APX_ES_API,
+	APX_ES_MARKER,
+	APX_ES_SYNC,
+	APX_ES_COUNTER,
+	APX_ES__COUNT,
+};
+
+/* A borrowed text: bytes of a file's mapping, not NUL-terminated. */
+struct apx_es_text {
+	const char *p;
+	uint32_t len;
+};
+
+struct apx_es_host {
+	struct apx_es_text name;
+};
+
+struct apx_es_file {
+	const char *path;			/* as given to apx_store_open */
+	struct apx_reader *r;
+	uint32_t host;				/* index into hosts */
+	uint64_t pid, ppid;
+	int64_t rank;				/* -1 = none */
+	int64_t shift_ns;			/* added to this file's times: aligns other hosts' clocks */
+	struct apx_es_text argv, run_id;
+	enum apx_read_status status;
+	uint64_t skipped;			/* records outside --from/--to or under --min-dur */
+};
+
+struct apx_es_device {
+	uint32_t host;
+	uint8_t uuid[16];
+	int has_uuid;				/* 0: keyed by (host, first file, ordinal) instead */
+	uint32_t ordinal;			/* the device id its first file used */
+	uint16_t first_file;
+	struct apx_es_text name;
+	uint64_t mem_bytes, l2_bytes, mem_bw_bps, clock_khz;
+	uint32_t sm_count, cc_major, cc_minor;
+};
+
+struct apx_es_stream {
+	uint16_t file;
+	uint32_t device;			/* index into devices */
+	uint64_t id;				/* CUDA stream id within its process */
+};
+
+struct apx_es_thread {
+	uint16_t file;
+	uint64_t tid;
+	struct apx_es_text name;		/* empty when the trace did not name it */
+};
+
+/* A kernel launch configuration (deduplicated: kernels point to one). */
+struct apx_es_launch {
+	uint32_t grid[3], block[3];
+	uint32_t regs, smem_static, smem_dynamic;
+};
+
+/* A time series: METRIC records of a file, or a device's memory in use (from allocations). */
+struct apx_es_series {
+	uint16_t file;
+	uint32_t device;			/* store device index, UINT32_MAX = none */
+	struct apx_es_text name, unit;
+	int is_memory;				/* bytes of device memory in use, built by the store */
+};
+
+/* Columns. Index i of every array of a type is one event. */
+struct apx_es_kernels {
+	size_t n, cap;
+	uint64_t *start, *end;
+	uint32_t *corr, *stream, *name, *launch;	/* name: string index; launch: launches[] */
+};
+
+struct apx_es_copies {
+	size_t n, cap;
+	uint64_t *start, *end, *bytes;
+	uint32_t *corr, *stream;
+	uint8_t *kind, *src, *dst, *flags;		/* enum apx_copy_kind, apx_mem_kind; bit 0 async */
+};
+
+struct apx_es_memsets {
+	size_t n, cap;
+	uint64_t *start, *end, *bytes;
+	uint32_t *corr, *stream;
+};
+
+struct apx_es_apis {
+	size_t n, cap;
+	uint64_t *start, *end;
+	uint32_t *corr, *thread, *name;		/* thread: threads[]; name: string index */
+	uint8_t *domain;			/* enum apx_api_domain */
+};
+
+struct apx_es_markers {
+	size_t n, cap;
+	uint64_t *start, *end;			/* end == start: an instant marker */
+	uint32_t *thread, *name;
+};
+
+struct apx_es_syncs {
+	size_t n, cap;
+	uint64_t *start, *end;
+	uint32_t *thread, *stream;		/* stream UINT32_MAX: not on a stream (device, event) */
+	uint8_t *kind;				/* enum apx_sync_kind */
+};
+
+struct apx_es_counters {
+	size_t n, cap;
+	uint64_t *ts;
+	double *value;
+	uint32_t *series;
+};
+
+struct apx_store_opts {
+	uint64_t from_ns, to_ns;		/* keep events overlapping [from, to) after the run's
+						 * start; to 0 = the end */
+	uint64_t min_dur_ns;			/* drop kernels, copies, memsets, API calls and
+						 * ranges shorter than this */
+};
+
+struct apx_store {
+	struct apx_es_file *files;
+	size_t nfiles;
+	struct apx_es_host *hosts;
+	size_t nhosts;
+	struct apx_es_device *devices;
+	size_t ndevices;
+	struct apx_es_stream *streams;
+	size_t nstreams;
+	struct apx_es_thread *threads;
+	size_t nthreads;
+	struct apx_es_text *strings;		/* kernel, API, marker names: interned across files */
+	size_t nstrings;
+	struct apx_es_launch *launches;
+	size_t nlaunches;
+	struct apx_es_series *series;
+	size_t nseries;
+
+	struct apx_es_kernels k;
+	struct apx_es_copies c;
+	struct apx_es_memsets s;
+	struct apx_es_apis a;
+	struct apx_es_markers mk;
+	struct apx_es_syncs y;
+	struct apx_es_counters ct;
+
+	uint64_t run_start_ns, run_end_ns;	/* earliest file start .. latest event end */
+	uint64_t events;
+
+	void *priv;				/* store.c's hash tables and capacities */
+};
+
+/* Read the files (every readable prefix; damage is recorded per file, not fatal) and build
+ * the store. -errno when a file cannot be read at all or memory runs out (diag: which file,
+ * where). opts may be NULL. */
+int apx_store_open(const char *const *paths, size_t npaths, const struct apx_store_opts *opts,
+		   struct apx_store **ret_store, struct apx_diag *diag);
+void apx_store_free(struct apx_store *st);
+
+/* Events of one type. */
+size_t apx_store_count(const struct apx_store *st, enum apx_es_type type);
+uint64_t apx_store_start(const struct apx_store *st, enum apx_es_type type, size_t i);
+uint64_t apx_store_end(const struct apx_store *st, enum apx_es_type type, size_t i);
+/* The file an event belongs to (through its stream or thread). */
+uint16_t apx_store_file_of(const struct apx_store *st, enum apx_es_type type, size_t i);
+
+/* The ordered stream: every event of every type and file by start time (ties: type order). */
+struct apx_store_iter {
+	size_t pos[APX_ES__COUNT];
+};
+void apx_store_iter_init(struct apx_store_iter *it);
+/* 1 with *ret_type and *ret_index set, 0 at the end. */
+int apx_store_next(const struct apx_store *st, struct apx_store_iter *it,
+		   enum apx_es_type *ret_type, size_t *ret_index);
+
+/* Correlation: the GPU event (kernel, copy or memset) an API call of `file` launched, and the
+ * API call that launched a GPU event. 0 with the answer, -ENOENT when there is none. The index
+ * is built on the first call (one sorted array per direction). */
+int apx_store_gpu_of_api(struct apx_store *st, size_t api, enum apx_es_type *ret_type,
+			 size_t *ret_index);
+int apx_store_api_of_gpu(struct apx_store *st, enum apx_es_type type, size_t i, size_t *ret_api);
+
+/* A string of the store (kernel, API or marker name). */
+static inline struct apx_es_text apx_store_string(const struct apx_store *st, uint32_t id)
+{
+	struct apx_es_text none = { "", 0 };
+
+	return id < st->nstrings ? st->strings[id] : none;
+}
+
+#endif

@@ -1,0 +1,56 @@
+/*
+ * store_priv.h - internal to the event store (store.c builds, store_sort.c orders and
+ * indexes): hash tables, capacities, the per-file device map and the correlation indices.
+ */
+#ifndef APX_ANALYSIS_STORE_PRIV_H
+#define APX_ANALYSIS_STORE_PRIV_H
+
+#include "analysis/store.h"
+
+#define APX_ES_ORDINALS 64		/* device ordinals per file (larger ones share the last) */
+#define APX_ES_SERIES_MAX 4096		/* time series kept (more are dropped) */
+
+/* Open addressing: slot[j] = index + 1 (0 = empty), hash[j] its full hash. */
+struct apx_es_table {
+	uint32_t *slot;
+	uint64_t *hash;
+	size_t cap, n;
+};
+
+/* A device allocation or free, before it becomes the memory series. */
+struct apx_es_mem {
+	uint64_t ts, bytes;
+	uint32_t device;
+	uint16_t file;
+	uint8_t alloc;
+};
+
+/* One row of a correlation index: (file, correlation id) -> event. */
+struct apx_es_corr {
+	uint32_t corr;
+	uint16_t file;
+	uint8_t type;
+	uint32_t index;
+};
+
+struct apx_es_priv {
+	struct apx_store_opts opts;
+	struct apx_es_table strings_t, launches_t, streams_t, threads_t;
+	size_t strings_cap, launches_cap, hosts_cap, devices_cap, streams_cap, threads_cap,
+		series_cap;
+	uint32_t (*file_dev)[APX_ES_ORDINALS];	/* per file: ordinal -> device index + 1 */
+	struct apx_es_mem *mem;
+	size_t nmem, mem_cap;
+	struct apx_es_corr *gpu_by_corr, *api_by_corr;	/* built on the first query */
+	size_t ngpu_corr, napi_corr;
+	int corr_built;
+};
+
+int apx_es_grow(void **arr, size_t elem, size_t need, size_t *cap);
+int apx_es_series_of(struct apx_store *st, uint16_t fi, uint32_t device, struct apx_es_text name,
+		     struct apx_es_text unit, int is_memory, uint32_t *ret);
+int apx_es_add_counter(struct apx_store *st, uint64_t ts, double value, uint32_t series);
+/* store_sort.c: order every column by start, build the memory series, the run's end. */
+int apx_es_finish(struct apx_store *st);
+
+#endif
