@@ -29,16 +29,26 @@ int apx_parse_u64(const char *s, uint64_t max, uint64_t *ret_v)
 
 int apx_parse_seconds_ns(const char *s, uint64_t *ret_ns)
 {
+	size_t digits = 0, dots = 0;
 	double v;
 	char *end;
 
-	if (!s || !(isdigit((unsigned char)*s) || *s == '.'))
+	/* plain decimal only: strtod alone would take "0x10", "1e3", "inf", " 5" */
+	for (const char *p = s; p && *p; p++) {
+		if (isdigit((unsigned char)*p))
+			digits++;
+		else if (*p == '.')
+			dots++;
+		else
+			return -EINVAL;
+	}
+	if (!s || !digits || dots > 1)
 		return -EINVAL;
 	errno = 0;
 	v = strtod(s, &end);
 	if (*end || errno == ERANGE || !isfinite(v))
-		return -EINVAL;
-	if (v < 0 || v > 1e9)
+		return errno == ERANGE ? -ERANGE : -EINVAL;
+	if (v > APX_SECONDS_MAX)
 		return -ERANGE;
 	*ret_ns = (uint64_t)(v * 1e9 + 0.5);
 	return 0;

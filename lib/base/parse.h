@@ -8,7 +8,10 @@
 #include <stdint.h>
 
 int apx_parse_u64(const char *s, uint64_t max, uint64_t *ret_v);
-/* Seconds as a decimal ("1.5") into nanoseconds. */
+#define APX_SECONDS_MAX 1000000000	/* about 31 years: the most apx_parse_seconds_ns takes */
+
+/* Seconds as a plain decimal ("1.5", "10", ".5": digits and at most one '.'; no sign,
+ * exponent, hex or spaces) into nanoseconds; -ERANGE above APX_SECONDS_MAX. */
 int apx_parse_seconds_ns(const char *s, uint64_t *ret_ns);
 
 #endif

@@ -197,22 +197,6 @@ int apx_ctl_split(char *line, char **fields, int max)
 	return n;
 }
 
-void apx_json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20 || c >= 0x7f)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
 int apx_ctl_fail(const char *cmd, const char *sock, int r, const char *err)
 {
 	if (r == -ENOENT || r == -ECONNREFUSED)

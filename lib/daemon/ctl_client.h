@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "base/json.h"	/* apx_json_str(), for the JSON of status/top/history */
+
 /* Escape len bytes of src into dst (always NUL-terminated): backslash, tab, newline and bytes
  * outside 0x20..0x7e become "\xNN". Stops before overflowing dst. Returns the length written. */
 size_t apx_ctl_escape(char *dst, size_t cap, const void *src, size_t len);
@@ -33,7 +35,5 @@ int apx_ctl_split(char *line, char **fields, int max);
  * -ECONNREFUSED) as "apx CMD: ..." on stderr; returns 1 (the runtime-error exit status). */
 int apx_ctl_fail(const char *cmd, const char *sock, int r, const char *err);
 
-/* Write s as a JSON string (with quotes). */
-void apx_json_str(FILE *f, const char *s);
 
 #endif

@@ -1,0 +1,50 @@
+/*
+ * json.c - JSON string writer (see json.h). Called by cli/report_json.c, cli/cmd_history.c and
+ * lib/daemon/status_view.c (apx status/top --json).
+ */
+#include "base/json.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "base/utf8.h"
+
+#include "base/banned.h"
+
+void apx_json_strn(FILE *f, const char *s, size_t len)
+{
+	const uint8_t *p = (const uint8_t *)s;
+	size_t i = 0;
+
+	fputc('"', f);
+	len = s ? strnlen(s, len) : 0;
+	while (i < len) {
+		uint32_t cp;
+		size_t n = apx_utf8_decode(p + i, len - i, &cp);
+
+		if (n == 0) {
+			fputs("\\ufffd", f);
+			i++;
+			continue;
+		}
+		if (cp == '"' || cp == '\\')
+			fprintf(f, "\\%c", (char)cp);
+		else if (cp == '\n')
+			fputs("\\n", f);
+		else if (cp == '\t')
+			fputs("\\t", f);
+		else if (cp == '\r')
+			fputs("\\r", f);
+		else if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f))
+			fprintf(f, "\\u%04x", (unsigned)cp);
+		else
+			fwrite(p + i, 1, n, f);
+		i += n;
+	}
+	fputc('"', f);
+}
+
+void apx_json_str(FILE *f, const char *s)
+{
+	apx_json_strn(f, s, s ? strlen(s) : 0);
+}
