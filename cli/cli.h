@@ -33,6 +33,8 @@ int apx_cmd_history(int argc, char **argv);
 extern const char apx_cmd_history_usage[];
 int apx_cmd_config(int argc, char **argv);
 extern const char apx_cmd_config_usage[];
+int apx_cmd_export(int argc, char **argv);
+extern const char apx_cmd_export_usage[];
 int apx_cmd_analyze(int argc, char **argv);
 extern const char apx_cmd_analyze_usage[];
 /* analyze_calibrate.c: the collector's cost per kernel launch on this machine (cached). */

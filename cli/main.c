@@ -22,6 +22,8 @@ static const struct apx_cmd commands[] = {
 	  apx_cmd_info_usage },
 	{ "report", apx_cmd_report, "explain traces: findings with estimated savings, and tables",
 	  apx_cmd_report_usage },
+	{ "export", apx_cmd_export, "write traces for Perfetto, chrome://tracing, HTA or SQLite",
+	  apx_cmd_export_usage },
 	{ "init", apx_cmd_init, "start the nvperfd daemon", apx_cmd_init_usage },
 	{ "status", apx_cmd_status, "Python processes nvperfd tracks now", apx_cmd_status_usage },
 	{ "top", apx_cmd_top, "apx status, refreshed in place", apx_cmd_top_usage },

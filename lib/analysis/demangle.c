@@ -7,21 +7,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/demangle.h"
 #include "analysis/model.h"
 
 #include "base/banned.h"
 
 char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
 
-const char *apx_kernel_display_name(const struct apx_an_name *nm, char *buf, size_t cap)
+const char *apx_demangle(const char *text, size_t len, char *buf, size_t cap)
 {
 	char mangled[4096];
 	char *d;
 	int status = 0;
 
-	if (nm->len >= 2 && nm->text[0] == '_' && nm->text[1] == 'Z' && nm->len < sizeof(mangled)) {
-		memcpy(mangled, nm->text, nm->len);
-		mangled[nm->len] = 0;
+	if (len >= 2 && text[0] == '_' && text[1] == 'Z' && len < sizeof(mangled)) {
+		memcpy(mangled, text, len);
+		mangled[len] = 0;
 		d = __cxa_demangle(mangled, NULL, NULL, &status);
 		if (d && status == 0) {
 			snprintf(buf, cap, "%s", d);
@@ -30,6 +31,11 @@ const char *apx_kernel_display_name(const struct apx_an_name *nm, char *buf, siz
 		}
 		free(d);
 	}
-	snprintf(buf, cap, "%.*s", (int)nm->len, nm->text);
+	snprintf(buf, cap, "%.*s", (int)len, text);
 	return buf;
+}
+
+const char *apx_kernel_display_name(const struct apx_an_name *nm, char *buf, size_t cap)
+{
+	return apx_demangle(nm->text, nm->len, buf, cap);
 }

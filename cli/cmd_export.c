@@ -1,0 +1,197 @@
+/*
+ * cmd_export.c - `apx export --format perfetto|chrome|sqlite [-o FILE] [--from S] [--to S]
+ * [--min-dur US] [--force] FILE...`: builds the event store of the traces (every event kept,
+ * lib/analysis/store.h) and writes it with one exporter of lib/export. Says how large the file
+ * will be before writing and warns above 500 MB (viewers give up around 1-2 GB); writes a
+ * temporary file beside the output and renames it into place, so a failed export leaves
+ * nothing behind and never replaces an existing file unless --force. Called from cli/main.c.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "analysis/store.h"
+#include "base/log.h"
+#include "base/parse.h"
+#include "cli/cli.h"
+#include "export/export.h"
+
+#include "base/banned.h"
+
+#define WARN_BYTES (500ull << 20)
+
+const char apx_cmd_export_usage[] =
+	"usage: apx export --format FORMAT [options] FILE...\n"
+	"\n"
+	"Write every event of the traces (kernels, copies, memsets, API calls, NVTX ranges, host\n"
+	"synchronizations, counters) for a viewer or a query tool:\n"
+	"  perfetto   Perfetto's native protobuf trace (ui.perfetto.dev, trace_processor)\n"
+	"  chrome     Chrome trace / Kineto JSON (chrome://tracing, Perfetto, Holistic Trace\n"
+	"             Analysis)\n"
+	"  sqlite     an nsys-like SQLite database (pandas, sqlite3; docs/export.md)\n"
+	"\n"
+	"  -F, --format FORMAT  perfetto, chrome or sqlite (required)\n"
+	"  -o, --output FILE    output file (default: the first trace's name with .perfetto-trace,\n"
+	"                       .json or .sqlite); never replaced unless --force\n"
+	"  -f, --force          replace FILE\n"
+	"      --from S         keep events that end S seconds or later after the run's start\n"
+	"      --to S           keep events that start before S seconds after the run's start\n"
+	"      --min-dur US     leave out events shorter than US microseconds\n"
+	"  -h, --help           show this help\n"
+	"\n"
+	"The file's size is said before it is written, with a warning above 500 MB: viewers give\n"
+	"up around 1-2 GB, so narrow a long run with --from/--to/--min-dur.\n";
+
+static int parse_us(const char *s, uint64_t *ret_ns)
+{
+	uint64_t v;
+
+	/* US microseconds = US millionths of a second: the seconds parser reads it as US s */
+	if (apx_parse_seconds_ns(s, &v) < 0)
+		return -EINVAL;
+	*ret_ns = v / 1000000;
+	return 0;
+}
+
+static void default_output(const char *in, const char *ext, char *out, size_t cap)
+{
+	const char *base = strrchr(in, '/') ? strrchr(in, '/') + 1 : in;
+	size_t n = strlen(base);
+
+	if (n > 4 && !strcmp(base + n - 4, ".apx"))
+		n -= 4;
+	snprintf(out, cap, "%.*s%s", (int)n, base, ext);
+}
+
+static void fmt_size(char *buf, size_t cap, uint64_t b)
+{
+	if (b >= 1000000000ull)
+		snprintf(buf, cap, "%.2f GB", (double)b / 1e9);
+	else if (b >= 1000000ull)
+		snprintf(buf, cap, "%.1f MB", (double)b / 1e6);
+	else
+		snprintf(buf, cap, "%.1f kB", (double)b / 1e3);
+}
+
+int apx_cmd_export(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'F' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "from", required_argument, NULL, 'A' },
+		{ "to", required_argument, NULL, 'B' },
+		{ "min-dur", required_argument, NULL, 'M' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const struct apx_exporter *ex = NULL;
+	struct apx_store_opts so = { 0 };
+	const char *output = NULL;
+	char outbuf[PATH_MAX], tmp[PATH_MAX + 32], a[32], b[32];
+	struct apx_diag diag = { 0 };
+	struct apx_store *st;
+	struct stat sb;
+	uint64_t est;
+	int force = 0, c, r;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":F:o:fh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'F':
+			ex = apx_exporter_find(optarg);
+			if (!ex)
+				return apx_cli_usage_error("export", "unknown --format '%s' (perfetto, "
+							   "chrome or sqlite)", optarg);
+			break;
+		case 'o':
+			output = optarg;
+			break;
+		case 'f':
+			force = 1;
+			break;
+		case 'A':
+			if (apx_parse_seconds_ns(optarg, &so.from_ns) < 0)
+				return apx_cli_usage_error("export", "--from wants seconds, not '%s'",
+							   optarg);
+			break;
+		case 'B':
+			if (apx_parse_seconds_ns(optarg, &so.to_ns) < 0 || !so.to_ns)
+				return apx_cli_usage_error("export", "--to wants seconds > 0, not '%s'",
+							   optarg);
+			break;
+		case 'M':
+			if (parse_us(optarg, &so.min_dur_ns) < 0)
+				return apx_cli_usage_error("export", "--min-dur wants microseconds, not "
+							   "'%s'", optarg);
+			break;
+		case 'h':
+			fputs(apx_cmd_export_usage, stdout);
+			return APX_EXIT_OK;
+		case ':':
+			return apx_cli_usage_error("export", "option '%s' needs a value",
+						   argv[optind - 1]);
+		default:
+			return apx_cli_usage_error("export", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (!ex)
+		return apx_cli_usage_error("export", "--format is required (perfetto, chrome or "
+					   "sqlite)");
+	if (optind >= argc)
+		return apx_cli_usage_error("export", "no trace file given");
+	if (so.to_ns && so.to_ns <= so.from_ns)
+		return apx_cli_usage_error("export", "--to must be after --from");
+	if (!output) {
+		default_output(argv[optind], ex->ext, outbuf, sizeof(outbuf));
+		output = outbuf;
+	}
+	if (!force && lstat(output, &sb) == 0) {
+		apx_log_error("export: '%s' exists; pass --force to replace it, or -o FILE", output);
+		return APX_EXIT_USAGE;
+	}
+	r = apx_store_open((const char *const *)argv + optind, (size_t)(argc - optind), &so, &st,
+			   &diag);
+	if (r < 0) {
+		apx_log_error("export: cannot read the traces: %s%s%s", strerror(-r),
+			      diag.msg[0] ? ": " : "", diag.msg);
+		return APX_EXIT_FAIL;
+	}
+	for (size_t i = 0; i < st->nfiles; i++)
+		if (st->files[i].status != APX_READ_COMPLETE)
+			apx_log_warn("export: '%s' is %s: its events up to the damage are exported",
+				     st->files[i].path,
+				     st->files[i].status == APX_READ_TRUNCATED ? "truncated" : "damaged");
+	est = ex->estimate(st);
+	fmt_size(a, sizeof(a), est);
+	fprintf(stderr, "apx export: %" PRIu64 " events to '%s' (%s, about %s)\n", st->events,
+		output, ex->name, a);
+	if (est > WARN_BYTES)
+		apx_log_warn("export: the file will be about %s; viewers give up around 1-2 GB: "
+			     "narrow it with --from/--to/--min-dur", a);
+	snprintf(tmp, sizeof(tmp), "%s.tmp-%d", output, (int)getpid());
+	r = ex->write(st, tmp, &diag);
+	apx_store_free(st);
+	if (r < 0) {
+		(void)unlink(tmp);
+		apx_log_error("export: cannot write '%s': %s", output,
+			      diag.msg[0] ? diag.msg : strerror(-r));
+		return APX_EXIT_FAIL;
+	}
+	if (rename(tmp, output) < 0) {
+		apx_log_errno(-errno, "export: cannot put '%s' in place", output);
+		(void)unlink(tmp);
+		return APX_EXIT_FAIL;
+	}
+	if (stat(output, &sb) == 0) {
+		fmt_size(b, sizeof(b), (uint64_t)sb.st_size);
+		fprintf(stderr, "apx export: wrote '%s' (%s)\n", output, b);
+	}
+	return APX_EXIT_OK;
+}

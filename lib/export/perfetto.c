@@ -1,0 +1,285 @@
+/*
+ * perfetto.c - `apx export --format perfetto`: the event store as Perfetto's native protobuf
+ * trace (a `Trace` of `TracePacket`s with TrackDescriptors and TrackEvents, field numbers of
+ * protos/perfetto/trace/perfetto_trace.proto), laid out on tracks by walk.c: a process track
+ * per file with its thread tracks, a GPU track per device with a track per stream, NVTX (GPU)
+ * projections, counter tracks; slices as SLICE_BEGIN/SLICE_END pairs in time order, flows from
+ * each launch to its GPU work, event names interned per sequence. Times are ns since the run's
+ * start. Called through the exporter table (export.c).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export/export.h"
+#include "export/pb.h"
+#include "export/walk.h"
+
+#include "base/banned.h"
+
+/* field numbers (perfetto_trace.proto) */
+enum {
+	TRACE_PACKET = 1,
+	TP_TIMESTAMP = 8, TP_SEQ_ID = 10, TP_TRACK_EVENT = 11, TP_INTERNED = 12, TP_SEQ_FLAGS = 13,
+	TP_TRACK_DESCRIPTOR = 60,
+	TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT = 5, TD_COUNTER = 8,
+	PD_PID = 1, PD_NAME = 6,
+	THD_PID = 1, THD_TID = 2, THD_NAME = 5,
+	CD_UNIT = 3, CD_UNIT_SIZE_BYTES = 3,
+	TE_DEBUG = 4, TE_TYPE = 9, TE_NAME_IID = 10, TE_TRACK = 11, TE_CATEGORIES = 22, TE_NAME = 23,
+	TE_DOUBLE_COUNTER = 44, TE_FLOW = 47, TE_FLOW_END = 48,
+	TE_BEGIN = 1, TE_END = 2, TE_INSTANT = 3, TE_COUNTER = 4,
+	DA_UINT = 3, DA_DOUBLE = 5, DA_STRING = 6, DA_NAME = 10,
+	ID_EVENT_NAMES = 2, EN_IID = 1, EN_NAME = 2,
+	SEQ_CLEARED = 1, SEQ_NEEDS_STATE = 2,
+	SEQ_ID = 1,
+};
+
+struct pf {
+	struct apx_store *st;
+	FILE *f;
+	struct apx_pb b;
+	uint8_t *interned;		/* per store string: its name iid was emitted */
+	int first;
+};
+
+/* Write the packet built in b, then empty b. */
+static int flush_packet(struct pf *p)
+{
+	uint8_t hdr[16];
+	size_t n = 0, len = p->b.n;
+
+	if (p->b.err)
+		return p->b.err;
+	hdr[n++] = TRACE_PACKET << 3 | 2;
+	do {
+		hdr[n++] = (uint8_t)((len & 0x7f) | (len >= 0x80 ? 0x80 : 0));
+		len >>= 7;
+	} while (len);
+	if (fwrite(hdr, 1, n, p->f) != n || fwrite(p->b.p, 1, p->b.n, p->f) != p->b.n)
+		return -EIO;
+	apx_pb_reset(&p->b);
+	return 0;
+}
+
+static void packet_start(struct pf *p, uint64_t ts)
+{
+	if (ts != UINT64_MAX)
+		apx_pb_uint(&p->b, TP_TIMESTAMP, ts);
+	apx_pb_uint(&p->b, TP_SEQ_ID, SEQ_ID);
+	if (p->first) {		/* interned names start afresh on this sequence */
+		apx_pb_uint(&p->b, TP_SEQ_FLAGS, SEQ_CLEARED | SEQ_NEEDS_STATE);
+		p->first = 0;
+	} else {
+		apx_pb_uint(&p->b, TP_SEQ_FLAGS, SEQ_NEEDS_STATE);
+	}
+}
+
+static int pf_track(void *ctx, const struct apx_wk_track *t)
+{
+	struct pf *p = ctx;
+
+	packet_start(p, UINT64_MAX);
+	apx_pb_begin(&p->b, TP_TRACK_DESCRIPTOR);
+	apx_pb_uint(&p->b, TD_UUID, t->uuid);
+	if (t->parent)
+		apx_pb_uint(&p->b, TD_PARENT, t->parent);
+	switch (t->kind) {
+	case APX_WK_PROCESS:
+		apx_pb_begin(&p->b, TD_PROCESS);
+		apx_pb_int(&p->b, PD_PID, (int64_t)(int32_t)t->pid);
+		apx_pb_bytes(&p->b, PD_NAME, t->name, strlen(t->name));
+		apx_pb_end(&p->b);
+		break;
+	case APX_WK_THREAD:
+		if (t->lane == 0) {
+			apx_pb_begin(&p->b, TD_THREAD);
+			apx_pb_int(&p->b, THD_PID, (int64_t)(int32_t)t->pid);
+			apx_pb_int(&p->b, THD_TID, (int64_t)t->tid);
+			apx_pb_bytes(&p->b, THD_NAME, t->name, strlen(t->name));
+			apx_pb_end(&p->b);
+			break;
+		}
+		/* further lanes are named child tracks, as below */
+		__attribute__((fallthrough));
+	default:
+		apx_pb_bytes(&p->b, TD_NAME, t->name, strlen(t->name));
+		if (t->kind == APX_WK_COUNTER) {
+			apx_pb_begin(&p->b, TD_COUNTER);
+			if (t->is_bytes)
+				apx_pb_uint(&p->b, CD_UNIT, CD_UNIT_SIZE_BYTES);
+			apx_pb_end(&p->b);
+		}
+		break;
+	}
+	apx_pb_end(&p->b);
+	return flush_packet(p);
+}
+
+static void annotation_uint(struct apx_pb *b, const char *name, uint64_t v)
+{
+	apx_pb_begin(b, TE_DEBUG);
+	apx_pb_bytes(b, DA_NAME, name, strlen(name));
+	apx_pb_uint(b, DA_UINT, v);
+	apx_pb_end(b);
+}
+
+static void annotation_str(struct apx_pb *b, const char *name, const char *v)
+{
+	apx_pb_begin(b, TE_DEBUG);
+	apx_pb_bytes(b, DA_NAME, name, strlen(name));
+	apx_pb_bytes(b, DA_STRING, v, strlen(v));
+	apx_pb_end(b);
+}
+
+static void annotations(struct pf *p, const struct apx_wk_slice *s)
+{
+	const struct apx_store *st = p->st;
+	struct apx_pb *b = &p->b;
+	char buf[64];
+
+	switch (s->type) {
+	case APX_ES_KERNEL: {
+		const struct apx_es_launch *l = &st->launches[st->k.launch[s->index]];
+
+		annotation_uint(b, "correlation", st->k.corr[s->index]);
+		annotation_uint(b, "stream", st->streams[st->k.stream[s->index]].id);
+		snprintf(buf, sizeof(buf), "[%u, %u, %u]", l->grid[0], l->grid[1], l->grid[2]);
+		annotation_str(b, "grid", buf);
+		snprintf(buf, sizeof(buf), "[%u, %u, %u]", l->block[0], l->block[1], l->block[2]);
+		annotation_str(b, "block", buf);
+		annotation_uint(b, "registers per thread", l->regs);
+		annotation_uint(b, "shared memory", (uint64_t)l->smem_static + l->smem_dynamic);
+		break;
+	}
+	case APX_ES_COPY: {
+		uint64_t d = s->end - s->start;
+
+		annotation_uint(b, "correlation", st->c.corr[s->index]);
+		annotation_uint(b, "bytes", st->c.bytes[s->index]);
+		if (d) {
+			apx_pb_begin(b, TE_DEBUG);
+			apx_pb_bytes(b, DA_NAME, "memory bandwidth (GB/s)", 23);
+			apx_pb_double(b, DA_DOUBLE, (double)st->c.bytes[s->index] / (double)d);
+			apx_pb_end(b);
+		}
+		break;
+	}
+	case APX_ES_MEMSET:
+		annotation_uint(b, "correlation", st->s.corr[s->index]);
+		annotation_uint(b, "bytes", st->s.bytes[s->index]);
+		break;
+	case APX_ES_API:
+		annotation_uint(b, "correlation", st->a.corr[s->index]);
+		break;
+	default:
+		break;
+	}
+}
+
+/* The event's name: interned for kernels (their names repeat), inline for the rest. */
+static void event_name(struct pf *p, const struct apx_wk_slice *s)
+{
+	if (s->type == APX_ES_KERNEL) {
+		uint32_t id = p->st->k.name[s->index];
+
+		apx_pb_uint(&p->b, TE_NAME_IID, (uint64_t)id + 1);
+		return;
+	}
+	apx_pb_bytes(&p->b, TE_NAME, s->name, strlen(s->name));
+}
+
+static int pf_slice(void *ctx, const struct apx_wk_slice *s)
+{
+	struct pf *p = ctx;
+
+	packet_start(p, s->start);
+	if (s->type == APX_ES_KERNEL && !p->interned[p->st->k.name[s->index]]) {
+		uint32_t id = p->st->k.name[s->index];
+
+		p->interned[id] = 1;
+		apx_pb_begin(&p->b, TP_INTERNED);
+		apx_pb_begin(&p->b, ID_EVENT_NAMES);
+		apx_pb_uint(&p->b, EN_IID, (uint64_t)id + 1);
+		apx_pb_bytes(&p->b, EN_NAME, s->name, strlen(s->name));
+		apx_pb_end(&p->b);
+		apx_pb_end(&p->b);
+	}
+	apx_pb_begin(&p->b, TP_TRACK_EVENT);
+	apx_pb_uint(&p->b, TE_TYPE, s->instant ? TE_INSTANT : TE_BEGIN);
+	apx_pb_uint(&p->b, TE_TRACK, s->track);
+	apx_pb_bytes(&p->b, TE_CATEGORIES, s->category, strlen(s->category));
+	event_name(p, s);
+	annotations(p, s);
+	if (s->flow_out)
+		apx_pb_fixed64(&p->b, TE_FLOW, s->flow_out);
+	if (s->flow_in)
+		apx_pb_fixed64(&p->b, TE_FLOW_END, s->flow_in);
+	apx_pb_end(&p->b);
+	return flush_packet(p);
+}
+
+static int pf_end(void *ctx, uint64_t track, uint64_t ts)
+{
+	struct pf *p = ctx;
+
+	packet_start(p, ts);
+	apx_pb_begin(&p->b, TP_TRACK_EVENT);
+	apx_pb_uint(&p->b, TE_TYPE, TE_END);
+	apx_pb_uint(&p->b, TE_TRACK, track);
+	apx_pb_end(&p->b);
+	return flush_packet(p);
+}
+
+static int pf_counter(void *ctx, uint64_t track, uint64_t ts, double value)
+{
+	struct pf *p = ctx;
+
+	packet_start(p, ts);
+	apx_pb_begin(&p->b, TP_TRACK_EVENT);
+	apx_pb_uint(&p->b, TE_TYPE, TE_COUNTER);
+	apx_pb_uint(&p->b, TE_TRACK, track);
+	apx_pb_double(&p->b, TE_DOUBLE_COUNTER, value);
+	apx_pb_end(&p->b);
+	return flush_packet(p);
+}
+
+static int perfetto_write(struct apx_store *st, const char *path, struct apx_diag *diag)
+{
+	struct pf p = { .st = st, .first = 1 };
+	struct apx_wk_ops ops = { &p, pf_track, pf_slice, pf_counter, pf_end };
+	int r;
+
+	p.interned = calloc(st->nstrings + 1, 1);
+	if (!p.interned)
+		return -ENOMEM;
+	r = apx_export_fopen(path, &p.f, diag);
+	if (r < 0)
+		goto out;
+	r = apx_walk(st, &ops);
+	if (r < 0 && diag && !diag->msg[0])
+		snprintf(diag->msg, sizeof(diag->msg), "%s", r == -EIO ? "write failed (disk full?)"
+								: strerror(-r));
+	if (apx_export_fclose(p.f, path, diag) < 0 && r >= 0)
+		r = -EIO;
+out:
+	apx_pb_free(&p.b);
+	free(p.interned);
+	return r;
+}
+
+/* ~60 bytes a slice begin (+ names and arguments), 20 an end, 25 a counter sample. */
+static uint64_t perfetto_estimate(const struct apx_store *st)
+{
+	return st->k.n * 150 + (st->c.n + st->s.n) * 120 + (st->a.n + st->y.n) * 90 +
+	       st->mk.n * 120 + st->ct.n * 25 + st->nstrings * 80 + 4096;
+}
+
+const struct apx_exporter apx_export_perfetto = {
+	.name = "perfetto",
+	.ext = ".perfetto-trace",
+	.summary = "Perfetto protobuf trace (ui.perfetto.dev, trace_processor)",
+	.estimate = perfetto_estimate,
+	.write = perfetto_write,
+};
