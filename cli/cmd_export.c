@@ -19,6 +19,7 @@
 #include "analysis/store.h"
 #include "base/log.h"
 #include "base/parse.h"
+#include "base/termsafe.h"
 #include "cli/cli.h"
 #include "export/export.h"
 
@@ -94,7 +95,7 @@ int apx_cmd_export(int argc, char **argv)
 	const struct apx_exporter *ex = NULL;
 	struct apx_store_opts so = { 0 };
 	const char *output = NULL;
-	char outbuf[PATH_MAX], tmp[PATH_MAX + 32], a[32], b[32];
+	char outbuf[PATH_MAX], tmp[PATH_MAX + 32], a[32], b[32], safe[PATH_MAX * 4];
 	struct apx_diag diag = { 0 };
 	struct apx_store *st;
 	struct stat sb;
@@ -152,26 +153,33 @@ int apx_cmd_export(int argc, char **argv)
 		default_output(argv[optind], ex->ext, outbuf, sizeof(outbuf));
 		output = outbuf;
 	}
+	apx_term_safe_str(safe, sizeof(safe), output);	/* file names reach the terminal escaped */
 	if (!force && lstat(output, &sb) == 0) {
-		apx_log_error("export: '%s' exists; pass --force to replace it, or -o FILE", output);
+		apx_log_error("export: '%s' exists; pass --force to replace it, or -o FILE", safe);
 		return APX_EXIT_USAGE;
 	}
 	r = apx_store_open((const char *const *)argv + optind, (size_t)(argc - optind), &so, &st,
 			   &diag);
 	if (r < 0) {
+		char m[sizeof(diag.msg) * 4];
+
 		apx_log_error("export: cannot read the traces: %s%s%s", strerror(-r),
-			      diag.msg[0] ? ": " : "", diag.msg);
+			      diag.msg[0] ? ": " : "", apx_term_safe_str(m, sizeof(m), diag.msg));
 		return APX_EXIT_FAIL;
 	}
-	for (size_t i = 0; i < st->nfiles; i++)
-		if (st->files[i].status != APX_READ_COMPLETE)
-			apx_log_warn("export: '%s' is %s: its events up to the damage are exported",
-				     st->files[i].path,
-				     st->files[i].status == APX_READ_TRUNCATED ? "truncated" : "damaged");
+	for (size_t i = 0; i < st->nfiles; i++) {
+		char in[PATH_MAX * 4];
+
+		if (st->files[i].status == APX_READ_COMPLETE)
+			continue;
+		apx_log_warn("export: '%s' is %s: its events up to the damage are exported",
+			     apx_term_safe_str(in, sizeof(in), st->files[i].path),
+			     st->files[i].status == APX_READ_TRUNCATED ? "truncated" : "damaged");
+	}
 	est = ex->estimate(st);
 	fmt_size(a, sizeof(a), est);
 	fprintf(stderr, "apx export: %" PRIu64 " events to '%s' (%s, about %s)\n", st->events,
-		output, ex->name, a);
+		safe, ex->name, a);
 	if (est > WARN_BYTES)
 		apx_log_warn("export: the file will be about %s; viewers give up around 1-2 GB: "
 			     "narrow it with --from/--to/--min-dur", a);
@@ -180,18 +188,18 @@ int apx_cmd_export(int argc, char **argv)
 	apx_store_free(st);
 	if (r < 0) {
 		(void)unlink(tmp);
-		apx_log_error("export: cannot write '%s': %s", output,
+		apx_log_error("export: cannot write '%s': %s", safe,
 			      diag.msg[0] ? diag.msg : strerror(-r));
 		return APX_EXIT_FAIL;
 	}
 	if (rename(tmp, output) < 0) {
-		apx_log_errno(-errno, "export: cannot put '%s' in place", output);
+		apx_log_errno(-errno, "export: cannot put '%s' in place", safe);
 		(void)unlink(tmp);
 		return APX_EXIT_FAIL;
 	}
 	if (stat(output, &sb) == 0) {
 		fmt_size(b, sizeof(b), (uint64_t)sb.st_size);
-		fprintf(stderr, "apx export: wrote '%s' (%s)\n", output, b);
+		fprintf(stderr, "apx export: wrote '%s' (%s)\n", safe, b);
 	}
 	return APX_EXIT_OK;
 }

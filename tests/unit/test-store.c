@@ -46,23 +46,6 @@ static int open_proc(struct tg *t, uint64_t pid)
 	return apx_writer_add(t->w, &d);
 }
 
-static void api(struct tg *t, uint64_t start, uint64_t end, uint64_t corr, uint64_t tid,
-		const char *name)
-{
-	struct apx_rec a;
-	uint32_t id;
-
-	apx_rec_init(&a, APX_REC_API);
-	apx_writer_intern(t->w, name, strlen(name), &id);
-	a.v[APX_API_START_NS] = start;
-	a.v[APX_API_END_NS] = end;
-	a.v[APX_API_DOMAIN] = APX_API_RUNTIME;
-	a.v[APX_API_CORRELATION] = corr;
-	a.v[APX_API_TID] = tid;
-	a.v[APX_API_NAME] = id;
-	apx_writer_add(t->w, &a);
-}
-
 APX_TEST(store_entities_order_and_correlation)
 {
 	struct tg a, b;
@@ -77,8 +60,8 @@ APX_TEST(store_entities_order_and_correlation)
 	/* process 100: launches k1 (corr 1) and k2 (corr 2) on stream 7, in reverse record order */
 	tg_kernel(&a, 5 * MS, 1 * MS, "k2", 7);		/* corr 1 in tracegen */
 	tg_kernel(&a, 3 * MS, 1 * MS, "k1", 7);		/* corr 2 */
-	api(&a, 4 * MS + 500 * US, 4 * MS + 510 * US, 1, 11, "cudaLaunchKernel");
-	api(&a, 2 * MS + 500 * US, 2 * MS + 510 * US, 2, 11, "cudaLaunchKernel");
+	tg_api(&a, 4 * MS + 500 * US, 4 * MS + 510 * US, 1, 11, "cudaLaunchKernel");
+	tg_api(&a, 2 * MS + 500 * US, 2 * MS + 510 * US, 2, 11, "cudaLaunchKernel");
 	tg_marker(&a, 2 * MS, 7 * MS, "step");
 	tg_mem(&a, 2 * MS, APX_MEMOP_ALLOC, APX_MEM_DEVICE, 1000);
 	tg_mem(&a, 6 * MS, APX_MEMOP_ALLOC, APX_MEM_DEVICE, 500);
@@ -87,7 +70,7 @@ APX_TEST(store_entities_order_and_correlation)
 	/* process 200 on the same host and GPU: its stream 7 is another stream */
 	APX_ASSERT_OK(open_proc(&b, 200));
 	tg_kernel(&b, 4 * MS, 2 * MS, "k1", 7);
-	api(&b, 3 * MS, 3 * MS + 10 * US, 1, 21, "cudaLaunchKernel");
+	tg_api(&b, 3 * MS, 3 * MS + 10 * US, 1, 21, "cudaLaunchKernel");
 	APX_ASSERT_OK(tg_close(&b));
 
 	paths[0] = a.path;

@@ -199,6 +199,24 @@ void tg_marker(struct tg *t, uint64_t start, uint64_t end, const char *name)
 	seen(t, end);
 }
 
+void tg_api(struct tg *t, uint64_t start, uint64_t end, uint64_t corr, uint64_t tid,
+	    const char *name)
+{
+	struct apx_rec a;
+	uint32_t id;
+
+	apx_rec_init(&a, APX_REC_API);
+	apx_writer_intern(t->w, name, strlen(name), &id);
+	a.v[APX_API_START_NS] = start;
+	a.v[APX_API_END_NS] = end;
+	a.v[APX_API_DOMAIN] = APX_API_RUNTIME;
+	a.v[APX_API_CORRELATION] = corr;
+	a.v[APX_API_TID] = tid;
+	a.v[APX_API_NAME] = id;
+	apx_writer_add(t->w, &a);
+	seen(t, end);
+}
+
 void tg_kv(struct tg *t, const char *key, const char *value)
 {
 	struct apx_rec r;

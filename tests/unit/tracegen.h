@@ -27,6 +27,9 @@ void tg_sync(struct tg *t, uint64_t start, uint64_t end, unsigned kind);
 void tg_mem(struct tg *t, uint64_t ts, unsigned op, unsigned kind, uint64_t bytes);
 void tg_uvm(struct tg *t, uint64_t start, uint64_t end, unsigned kind, uint64_t bytes);
 void tg_marker(struct tg *t, uint64_t start, uint64_t end, const char *name);
+/* A runtime API call of thread tid with correlation id corr (level api). */
+void tg_api(struct tg *t, uint64_t start, uint64_t end, uint64_t corr, uint64_t tid,
+	    const char *name);
 /* An nvperfd summary instead (producer "nvperfd", no device record), of process pid. */
 int tg_open_nvperfd(struct tg *t, uint64_t pid);
 void tg_kv(struct tg *t, const char *key, const char *value);
