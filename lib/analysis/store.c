@@ -170,13 +170,39 @@ static int intern_text(struct apx_store *st, const char *p, size_t len, uint32_t
 	return 0;
 }
 
-/* A string field of a record, resolved through its file's string table. */
+/* A string field of a record, resolved through its file's string table; ids the file used
+ * before are answered from a per-file map (kernel names repeat millions of times). */
 static int intern_id(struct apx_store *st, uint16_t fi, uint64_t id, uint32_t *ret)
 {
+	struct apx_es_sid *m = &((struct apx_es_priv *)st->priv)->file_sid[fi];
 	size_t len = 0;
-	const char *p = id ? apx_reader_string(st->files[fi].r, id, &len) : NULL;
+	const char *p;
+	int r;
 
-	return intern_text(st, p, p ? len : 0, ret);
+	if (id < m->cap && m->map[id]) {
+		*ret = m->map[id] - 1;
+		return 0;
+	}
+	p = id ? apx_reader_string(st->files[fi].r, id, &len) : NULL;
+	if ((r = intern_text(st, p, p ? len : 0, ret)) < 0)
+		return r;
+	if (id < (1u << 24)) {		/* ids are small and dense: map them */
+		if (id >= m->cap) {
+			size_t cap = m->cap ? m->cap : 256, old = m->cap;
+			uint32_t *n;
+
+			while (cap <= id)
+				cap *= 2;
+			n = realloc(m->map, cap * sizeof(*n));
+			if (!n)
+				return 0;	/* unmapped: looked up again next time */
+			memset(n + old, 0, (cap - old) * sizeof(*n));
+			m->map = n;
+			m->cap = cap;
+		}
+		m->map[id] = *ret + 1;
+	}
+	return 0;
 }
 
 static struct apx_es_text rec_text(const struct apx_rec *r, unsigned f)
@@ -781,7 +807,8 @@ int apx_store_open(const char *const *paths, size_t npaths, const struct apx_sto
 		pv->opts = *opts;
 	st->files = calloc(npaths, sizeof(*st->files));
 	pv->file_dev = calloc(npaths, sizeof(*pv->file_dev));
-	if (!st->files || !pv->file_dev)
+	pv->file_sid = calloc(npaths, sizeof(*pv->file_sid));
+	if (!st->files || !pv->file_dev || !pv->file_sid)
 		goto fail;
 	for (size_t i = 0; i < npaths; i++)
 		if ((r = open_file(st, paths[i], diag)) < 0)
@@ -839,6 +866,9 @@ void apx_store_free(struct apx_store *st)
 			free(t[i]->slot);
 			free(t[i]->hash);
 		}
+		for (size_t i = 0; pv->file_sid && i < st->nfiles; i++)
+			free(pv->file_sid[i].map);
+		free(pv->file_sid);
 		free(pv->file_dev);
 		free(pv->mem);
 		free(pv->gpu_by_corr);

@@ -93,7 +93,7 @@ static int pf_track(void *ctx, const struct apx_wk_track *t)
 		apx_pb_end(&p->b);
 		break;
 	case APX_WK_THREAD:
-		if (t->lane == 0) {
+		if (t->lane == 0 && t->tid) {	/* tid 0: not recorded, a named track instead */
 			apx_pb_begin(&p->b, TD_THREAD);
 			apx_pb_int(&p->b, THD_PID, (int64_t)(int32_t)t->pid);
 			apx_pb_int(&p->b, THD_TID, (int64_t)t->tid);

@@ -224,8 +224,10 @@ static int track_of(struct walk *w, enum apx_wk_kind kind, size_t index, uint64_
 		parent = uuid(APX_WK_PROCESS, t->file, 0);
 		if (t->name.len)
 			snprintf(base, sizeof(base), "%.*s", (int)t->name.len, t->name.p);
-		else
+		else if (t->tid)
 			snprintf(base, sizeof(base), "thread %llu", (unsigned long long)t->tid);
+		else	/* CUPTI's synchronization records name no thread */
+			snprintf(base, sizeof(base), "host thread (tid not recorded)");
 		if (kind == APX_WK_THREAD_NVTX) {
 			parent = uuid(APX_WK_THREAD, index, 0);
 			snprintf(base + strlen(base), sizeof(base) - strlen(base), " NVTX");

@@ -10,7 +10,9 @@ checked against what the traces hold and what the viewers need:
   described before use, every SLICE_BEGIN has its SLICE_END on the same track in order,
   timestamps never go back, and the slice counts equal the trace's record counts;
 - the CLI: an existing output is not replaced without --force, --from/--to narrow the export,
-  a missing folder is a clear error with exit 1.
+  a missing folder is a clear error with exit 1;
+- golden: both exports of a two-process run (tests/golden/export/) byte for byte
+  (APX_UPDATE_GOLDEN=1 rewrites them).
 Exit 0 when everything holds; prints one line per failure."""
 import json
 import os
@@ -226,6 +228,22 @@ if p.returncode != 1 or "cannot write" not in p.stderr:
     fail(f"a missing folder: exit {p.returncode}, {p.stderr.strip()[:200]}")
 if os.path.exists(os.path.join(tmp, "no")):
     fail("a failed export left something behind")
+
+# golden exports of a two-process run (both processes on one GPU): byte for byte
+golden = os.path.join(src, "tests", "golden", "export")
+pair = ["tests/fixtures/real/fork_and_subprocess.apx", "tests/fixtures/real/fork_and_subprocess.apx.979"]
+for fmt, name in (("chrome", "fork_and_subprocess.json"), ("perfetto", "fork_and_subprocess.perfetto-trace")):
+    out = os.path.join(tmp, name)
+    p = subprocess.run([apx, "export", "--format", fmt, "-o", out] + pair, cwd=src,
+                       capture_output=True, text=True)
+    want = os.path.join(golden, name)
+    if p.returncode != 0:
+        fail(f"golden {name}: exit {p.returncode}: {p.stderr[-200:]}")
+    elif os.environ.get("APX_UPDATE_GOLDEN"):
+        os.makedirs(golden, exist_ok=True)
+        open(want, "wb").write(open(out, "rb").read())
+    elif not os.path.exists(want) or open(want, "rb").read() != open(out, "rb").read():
+        fail(f"golden {name}: the export differs from {want} (APX_UPDATE_GOLDEN=1 to accept)")
 
 print(f"export-check: {n} traces, {len(failures)} failures")
 sys.exit(1 if failures else 0)
