@@ -51,9 +51,15 @@ struct walk {
 	char name[4096], tname[512];
 };
 
+/* Small numbers (short varints in the Perfetto export): 1 + lane + 64 (kind + 8 index). */
 static uint64_t uuid(enum apx_wk_kind kind, uint64_t index, uint32_t lane)
 {
-	return ((uint64_t)kind + 1) << 56 | (index & 0xffffffffffull) << 8 | (lane & 0xff);
+	return 1 + lane + LANES_MAX * ((uint64_t)kind + 8 * index);
+}
+
+uint64_t apx_wk_track_index(uint64_t track)
+{
+	return (track - 1) / LANES_MAX / 8;
 }
 
 /* ---- names ------------------------------------------------------------------------------- */

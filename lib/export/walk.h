@@ -68,6 +68,9 @@ struct apx_wk_ops {
 	int (*end)(void *ctx, uint64_t track, uint64_t ts);
 };
 
+/* The store index (thread, stream, device or series) a track id stands for. */
+uint64_t apx_wk_track_index(uint64_t track);
+
 /* Walk the whole store. Returns the first negative value a callback returned, or -ENOMEM. */
 int apx_walk(struct apx_store *st, const struct apx_wk_ops *ops);
 
