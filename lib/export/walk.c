@@ -48,6 +48,7 @@ struct walk {
 	uint64_t seq;
 	struct proj *proj;
 	size_t nproj;
+	char **demangled;		/* per store string: its kernel name for humans, lazily */
 	char name[4096], tname[512];
 };
 
@@ -464,7 +465,15 @@ static int one(struct walk *w, enum apx_es_type type, size_t i)
 				     : type == APX_ES_COPY ? st->c.stream : st->s.stream;
 
 		if (type == APX_ES_KERNEL) {
-			apx_export_kernel_name(st, st->k.name[i], w->name, sizeof(w->name));
+			uint32_t nm = st->k.name[i];
+
+			if (!w->demangled[nm]) {	/* demangling is slow: once per name */
+				apx_export_kernel_name(st, nm, w->name, sizeof(w->name));
+				w->demangled[nm] = strdup(w->name);
+				if (!w->demangled[nm])
+					return -ENOMEM;
+			}
+			s.name = w->demangled[nm];
 			s.category = "kernel";
 		} else if (type == APX_ES_COPY) {
 			apx_wk_copy_name(st, i, w->name, sizeof(w->name));
@@ -534,7 +543,8 @@ int apx_walk(struct apx_store *st, const struct apx_wk_ops *ops)
 	w.nvtx_l = calloc(st->nthreads + 1, sizeof(*w.nvtx_l));
 	w.stream_l = calloc(st->nstreams + 1, sizeof(*w.stream_l));
 	w.gpunvtx_l = calloc(st->ndevices + 1, sizeof(*w.gpunvtx_l));
-	if (!w.thread_l || !w.nvtx_l || !w.stream_l || !w.gpunvtx_l)
+	w.demangled = calloc(st->nstrings + 1, sizeof(*w.demangled));
+	if (!w.thread_l || !w.nvtx_l || !w.stream_l || !w.gpunvtx_l || !w.demangled)
 		goto out;
 	if ((r = declare_processes(&w)) < 0 || (r = project(&w)) < 0)
 		goto out;
@@ -564,6 +574,9 @@ out:
 	if (w.gpunvtx_l)
 		for (size_t t = 0; t < st->ndevices; t++)
 			free(w.gpunvtx_l[t].l);
+	for (size_t t = 0; w.demangled && t < st->nstrings; t++)
+		free(w.demangled[t]);
+	free(w.demangled);
 	free(w.thread_l);
 	free(w.nvtx_l);
 	free(w.stream_l);
