@@ -11,8 +11,10 @@ all written like what users run:
   tiny    tiny-kernel loop: 16 x (32x32 matmul, tanh, mul, add, softmax) + stack + sum a step;
           --graph replays the same step from a CUDA graph (the launch-bound fix)
 
-It warms up, then times --steps steps between two synchronizations and prints one line
-  BENCH <name> <ms per step> <steps run in total>
+It warms up, then times --blocks blocks of --steps/--blocks steps, each between two
+synchronizations, and prints one line
+  BENCH <name> <ms per step, median of the blocks> <steps run in total>
+(the median of blocks keeps one slow block - a GC pause, a flush - from moving the number).
 BENCH_TORCH_PROFILER=1 runs the timed steps under torch.profiler (CPU + CUDA activities)."""
 import argparse
 import os
@@ -155,6 +157,7 @@ def main():
     ap.add_argument("--steps", type=int, default=0, help="timed steps (default: per program)")
     ap.add_argument("--warmup", type=int, default=0)
     ap.add_argument("--graph", action="store_true")
+    ap.add_argument("--blocks", type=int, default=5)
     a = ap.parse_args()
     torch.backends.cudnn.benchmark = True
     defaults = {"resnet": (120, 20), "gpt": (80, 15), "hf": (60, 15), "tiny": (1500, 200)}
@@ -173,14 +176,18 @@ def main():
         for _ in range(3):      # the profiler's own start-up stays out of the timed steps
             step()
         torch.cuda.synchronize()
-    t0 = time.perf_counter()
-    for _ in range(steps):
-        step()
-    torch.cuda.synchronize()
-    dt = time.perf_counter() - t0
-    total = warmup + steps + (3 if prof else 0)
-    print(f"BENCH {a.name}{'-graph' if a.graph else ''} {dt / steps * 1e3:.4f} {total}",
-          flush=True)
+    per_block = max(1, steps // a.blocks)
+    times = []
+    for _ in range(a.blocks):
+        t0 = time.perf_counter()
+        for _ in range(per_block):
+            step()
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - t0) / per_block)
+    times.sort()
+    total = warmup + per_block * a.blocks + (3 if prof else 0)
+    print(f"BENCH {a.name}{'-graph' if a.graph else ''} {times[len(times) // 2] * 1e3:.4f} "
+          f"{total}", flush=True)
     if prof:    # its trace is not wanted: skip the seconds torch.profiler takes to build it
         os._exit(0)
 

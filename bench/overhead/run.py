@@ -3,9 +3,12 @@ overhead benchmark (issue 11), run on the GPU machine:
 
     python3 bench/overhead/run.py build/gpu
 
-One process per (program, mode, round) runs programs.py; each round runs every program under
-every mode once, in an order rotated from round to round, so all modes see the same machine
-state (interleaved). A process's number is its timed loop's time per step. Per program and
+One process per (program, mode, round) runs programs.py, pinned to the same CPUs (--cpus);
+each round runs every program under every mode once, in an order rotated from round to round,
+so all modes see the same machine state (interleaved). A process's number is the median time
+per step of its timed blocks. Budget: a process takes 6-16 s on the H200 machine (torch import,
+model build, warm-up, 5 blocks), so 4 programs x 6 modes x 5 rounds is about 20 minutes:
+split it over calls with --programs, or run it in the background and collect it. Per program and
 mode: ratio = step time / the no-profiler step time of the same round; the table gives the
 median of the rounds' ratios with a 95 % bootstrap interval, and the added host time per
 launch (kernels + copies + memsets per step, counted in the light trace).
@@ -39,6 +42,9 @@ ap.add_argument("--rounds", type=int, default=5)
 ap.add_argument("--budget", type=float, default=0, help="no new round after S seconds (0: none)")
 ap.add_argument("--out", default=os.environ.get("OUT") or tempfile.mkdtemp(prefix="apx-bench-"))
 ap.add_argument("--keep", default="", help="copy the light traces of these programs to --out")
+ap.add_argument("--cpus", default=os.environ.get("BENCH_CPUS", "2-9"),
+                help="taskset CPU list every process runs on ('' = no pinning): the same cores "
+                "for every mode, away from CPU 0's interrupts")
 args = ap.parse_args()
 
 here = os.path.dirname(os.path.abspath(__file__))
@@ -122,6 +128,8 @@ def one(prog, mode, rnd):
             return
         cmd = [NSYS, "profile", "-t", "cuda", "-s", "none", "--cpuctxsw=none", "-f", "true",
                "-o", os.path.join(work, f"{prog}-nsys-{rnd}")] + cmd
+    if args.cpus and shutil.which("taskset"):
+        cmd = ["taskset", "-c", args.cpus] + cmd
     t0 = time.time()
     p = subprocess.run(cmd, env=env, capture_output=True, text=True)
     got = None
