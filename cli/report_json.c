@@ -93,6 +93,34 @@ static void files(FILE *f, const struct apx_model *m)
 	fputs("]", f);
 }
 
+/* The steps of the steady state (lib/analysis/steps.c); "source": "none" when no repeating
+ * step was found. */
+static void steady_state(FILE *f, const struct apx_model *m)
+{
+	const struct apx_an_steps *st = &m->steady;
+	int first = 1;
+
+	fputs(",\"steady_state\":{", f);
+	kv_s(f, "source", apx_step_source_name(st->source), &first);
+	kv_u(f, "steps", st->count, &first);
+	if (st->source != APX_STEPS_NONE) {
+		if (st->source == APX_STEPS_KERNELS)
+			kv_u(f, "kernels_per_step", st->period, &first);
+		if (st->name[0])
+			kv_s(f, "range_name", st->name, &first);
+		kv_u(f, "first_step_ns", st->first_ns, &first);
+		kv_u(f, "last_step_end_ns", st->last_ns, &first);
+		kv_u(f, "step_median_ns", st->median_ns, &first);
+		kv_u(f, "step_p95_ns", st->p95_ns, &first);
+		kv_u(f, "step_min_ns", st->min_ns, &first);
+		kv_u(f, "step_max_ns", st->max_ns, &first);
+		kv_d(f, "gpu_busy_per_step_pct", st->busy_pct, &first);
+		kv_u(f, "startup_ns", st->setup_ns, &first);
+		kv_u(f, "teardown_ns", st->teardown_ns, &first);
+	}
+	fputs("}", f);
+}
+
 static void devices(FILE *f, const struct apx_model *m)
 {
 	fputs(",\"devices\":[", f);
@@ -492,6 +520,7 @@ void apx_report_json(FILE *f, const struct apx_model *m, const struct apx_findin
 	kv_u(f, "kernel_time_ns", m->kernel_total_ns, &first);
 	kv_u(f, "distinct_kernels", m->names.n, &first);
 	fputs("}", f);
+	steady_state(f, m);
 	devices(f, m);
 	findings(f, fd);
 	kernels(f, m);

@@ -135,6 +135,32 @@ static void processes(const struct out *o, const struct apx_model *m)
 	}
 }
 
+/* "steady state  100 steps (kernel sequence, 17 kernels a step), GPU busy 63% of a step
+ *                3.99 ms a step (p95 5.32 ms); start-up 4.67 s, teardown 465.93 ms" */
+static void steady_state_line(const struct out *o, const struct apx_model *m)
+{
+	const struct apx_an_steps *st = &m->steady;
+	char how[96], b1[32], b2[32], b3[32], b4[32];
+
+	if (st->source == APX_STEPS_NONE) {
+		fprintf(o->f, "  %-18s no repeating step found: the numbers are for the whole run\n",
+			"steady state");
+		return;
+	}
+	if (st->source == APX_STEPS_KERNELS)
+		snprintf(how, sizeof(how), "kernel sequence, %" PRIu64 " kernels a step", st->period);
+	else
+		snprintf(how, sizeof(how), "%s ranges \"%.40s\"",
+			 st->source == APX_STEPS_PROFILER ? "torch.profiler" : "NVTX", st->name);
+	fprintf(o->f, "  %-18s %" PRIu64 " steps (%s), GPU busy %.0f%% of a step\n", "steady state",
+		st->count, how, st->busy_pct);
+	fprintf(o->f, "  %-18s %s a step (p95 %s); start-up %s, teardown %s\n", "",
+		apx_fmt_ns(b1, sizeof(b1), (double)st->median_ns),
+		apx_fmt_ns(b2, sizeof(b2), (double)st->p95_ns),
+		apx_fmt_ns(b3, sizeof(b3), (double)st->setup_ns),
+		apx_fmt_ns(b4, sizeof(b4), (double)st->teardown_ns));
+}
+
 static void section_summary(const struct out *o, const struct apx_model *m,
 			    const struct apx_findings *fd)
 {
@@ -180,6 +206,7 @@ static void section_summary(const struct out *o, const struct apx_model *m,
 			pct((double)copy, (double)m->wall_ns));
 		fprintf(o->f, "  %-18s %zu launches, %s of GPU time, %zu distinct\n", "kernels", m->k.n,
 			apx_fmt_ns(b1, sizeof(b1), (double)m->kernel_total_ns), m->names.n);
+		steady_state_line(o, m);
 		for (unsigned d = APX_COPY_H2D; d <= APX_COPY_D2H; d++) {
 			const struct apx_an_xfer *pg = &m->xfer[d][APX_MEM_PAGEABLE];
 			const struct apx_an_xfer *pn = &m->xfer[d][APX_MEM_PINNED];

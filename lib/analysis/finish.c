@@ -363,6 +363,9 @@ int apx_model_finish(struct apx_model *m)
 	memory(m);
 	unified_memory(m);
 	steps(m);
+	r = apx_steps_find(m);
+	if (r < 0)
+		return r;
 	cpu_summary(m);
 	apx_observed_finish(m);
 	r = apx_timelines_build(m);

@@ -288,6 +288,26 @@ struct apx_an_xfer {
 	uint64_t sync_count;			/* not async */
 };
 
+/* The program's iterations (steps.c). source NONE: no repeating step was found, and the
+ * report speaks of the whole run. Times on the trace clock. */
+enum apx_step_source {
+	APX_STEPS_NONE,
+	APX_STEPS_PROFILER,	/* torch.profiler's ProfilerStep#N ranges */
+	APX_STEPS_NVTX,		/* the most frequent NVTX range name */
+	APX_STEPS_KERNELS,	/* the repeating kernel sequence of the busiest stream */
+};
+
+struct apx_an_steps {
+	enum apx_step_source source;
+	uint64_t count;
+	uint64_t period;			/* APX_STEPS_KERNELS: kernels a step on that stream */
+	char name[64];				/* NVTX: the range name */
+	uint64_t first_ns, last_ns, total_ns;	/* the first step's start .. the last one's end */
+	uint64_t median_ns, p95_ns, min_ns, max_ns;
+	double busy_pct;			/* median over steps of kernel time / step time */
+	uint64_t setup_ns, teardown_ns;		/* run start .. first step, last step .. run end */
+};
+
 struct apx_model {
 	struct apx_an_file files[APX_AN_MAX_FILES];
 	size_t nfiles;
@@ -333,6 +353,7 @@ struct apx_model {
 	uint64_t pinned_allocs, device_allocs;
 	uint64_t uvm_count[APX_UVM_REMOTE_MAP + 1], uvm_bytes[APX_UVM_REMOTE_MAP + 1];
 	uint64_t steps;				/* iterations, when NVTX ranges or syncs tell */
+	struct apx_an_steps steady;		/* the steady state's steps (steps.c) */
 
 	/* private: name interning */
 	uint32_t *name_hash;			/* open addressing, index+1 into names */
@@ -351,5 +372,8 @@ const struct apx_an_device *apx_model_device(const struct apx_model *m, uint32_t
 /* A kernel name for humans: demangled when it is a C++ name, into buf (demangle.c). */
 const char *apx_kernel_display_name(const struct apx_an_name *nm, char *buf, size_t cap);
 const char *apx_gap_cause_name(unsigned cause);
+/* Find the program's steps (steps.c); called by apx_model_finish with kernels in time order. */
+int apx_steps_find(struct apx_model *m);
+const char *apx_step_source_name(enum apx_step_source s);
 
 #endif

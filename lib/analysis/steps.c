@@ -1,0 +1,294 @@
+/*
+ * steps.c - the program's iterations, found without code changes (issue 12): from
+ * torch.profiler's ProfilerStep#N ranges when the trace has them, else from the most frequent
+ * NVTX range name whose ranges follow one another, else from the repeating sequence of kernel
+ * names on the busiest stream (the smallest period that the second half of the run repeats, the
+ * step starting after the longest gap of the period). Gives the step count, step time (the
+ * start of a step to the start of the next, the last one to its end: median, p95, min, max),
+ * GPU busy per step, and the start-up before the first step and the teardown
+ * after the last. Called by apx_model_finish() (finish.c) while the kernels are in time order;
+ * single-threaded; allocates only scratch arrays that it frees.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/model.h"
+
+#include "base/banned.h"
+
+#define MIN_STEPS 3
+#define MAX_PERIOD 50000	/* kernels a step at most */
+#define CANDIDATES 400		/* periods tried */
+#define SAMPLES 512		/* positions compared per period */
+#define MATCH 0.97		/* share of positions a period must repeat */
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Step times, GPU busy per step and the run's parts, from step starts s[0..n] (s[n] = the
+ * last step's end). */
+static int summarise(struct apx_model *m, const uint64_t *s, size_t n)
+{
+	struct apx_an_steps *st = &m->steady;
+	uint64_t *d = malloc(n * sizeof(*d)), *busy = malloc(n * sizeof(*busy));
+	size_t k = 0;
+
+	if (!d || !busy) {
+		free(d);
+		free(busy);
+		return -ENOMEM;
+	}
+	/* kernel time inside each step (summed over streams, at most the step's length) */
+	for (size_t i = 0; i < n; i++) {
+		uint64_t sum = 0;
+
+		while (k < m->k.n && m->k.start[k] < s[i])
+			k++;
+		for (size_t j = k; j < m->k.n && m->k.start[j] < s[i + 1]; j++)
+			sum += m->k.dur[j];
+		d[i] = s[i + 1] - s[i];
+		busy[i] = d[i] ? (sum > d[i] ? 10000 : sum * 10000 / d[i]) : 0;	/* 0.01 % */
+	}
+	st->count = n;
+	st->first_ns = s[0];
+	st->last_ns = s[n];
+	st->total_ns = s[n] - s[0];
+	qsort(d, n, sizeof(*d), cmp_u64);
+	qsort(busy, n, sizeof(*busy), cmp_u64);
+	st->min_ns = d[0];
+	st->max_ns = d[n - 1];
+	st->median_ns = d[n / 2];
+	st->p95_ns = d[(n * 95) / 100 < n ? (n * 95) / 100 : n - 1];
+	st->busy_pct = (double)busy[n / 2] / 100.0;
+	st->setup_ns = s[0] > m->run_start_ns ? s[0] - m->run_start_ns : 0;
+	st->teardown_ns = m->run_end_ns > s[n] ? m->run_end_ns - s[n] : 0;
+	free(d);
+	free(busy);
+	return 0;
+}
+
+static int is_profiler_step(const struct apx_an_marker *a)
+{
+	return a->name_len > 13 && !memcmp(a->name, "ProfilerStep#", 13);
+}
+
+static int same_name(const struct apx_an_marker *a, const struct apx_an_marker *b)
+{
+	if (is_profiler_step(a) || is_profiler_step(b))
+		return is_profiler_step(a) && is_profiler_step(b);
+	return a->name_len == b->name_len && !memcmp(a->name, b->name, a->name_len);
+}
+
+static int cmp_marker_start(const void *a, const void *b)
+{
+	const struct apx_an_marker *x = *(const struct apx_an_marker *const *)a;
+	const struct apx_an_marker *y = *(const struct apx_an_marker *const *)b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Ranges as steps: ProfilerStep#N ranges when there are enough, else the most frequent range
+ * name whose ranges follow one another without overlapping. 1 when found. */
+static int from_ranges(struct apx_model *m, int *ret_err)
+{
+	const struct apx_an_marker **r, *best = NULL;
+	size_t n = 0, best_n = 0, k = 0;
+	uint64_t *s;
+
+	if (!m->markers.n)
+		return 0;
+	r = malloc(m->markers.n * sizeof(*r));
+	if (!r) {
+		*ret_err = -ENOMEM;
+		return 0;
+	}
+	for (size_t i = 0; i < m->markers.n; i++) {
+		const struct apx_an_marker *a = APX_VEC_AT(&m->markers, struct apx_an_marker, i);
+
+		if (a->kind == APX_MARKER_RANGE && a->name && a->end > a->start)
+			r[n++] = a;
+	}
+	qsort(r, n, sizeof(*r), cmp_marker_start);
+	/* each name once (its first range), ProfilerStep#N first */
+	for (int pass = 0; pass < 2 && !best; pass++)
+		for (size_t i = 0; i < n; i++) {
+			uint64_t c = 0, last_end = 0;
+			int ok = 1, seen = 0;
+
+			if (is_profiler_step(r[i]) != (pass == 0))
+				continue;
+			for (size_t j = 0; j < i && !seen; j++)
+				seen = same_name(r[j], r[i]);
+			for (size_t j = i; j < n && ok && !seen; j++) {
+				if (!same_name(r[j], r[i]))
+					continue;
+				ok = r[j]->start >= last_end;
+				last_end = r[j]->end;
+				c++;
+			}
+			if (!seen && ok && c >= MIN_STEPS && c > best_n) {
+				best = r[i];
+				best_n = c;
+			}
+		}
+	if (!best) {
+		free(r);
+		return 0;
+	}
+	s = malloc((best_n + 1) * sizeof(*s));
+	if (!s) {
+		free(r);
+		*ret_err = -ENOMEM;
+		return 0;
+	}
+	for (size_t j = 0; j < n; j++)
+		if (same_name(r[j], best) && k < best_n) {
+			s[k++] = r[j]->start;
+			s[k] = r[j]->end;
+		}
+	m->steady.source = is_profiler_step(best) ? APX_STEPS_PROFILER : APX_STEPS_NVTX;
+	snprintf(m->steady.name, sizeof(m->steady.name), "%.*s",
+		 is_profiler_step(best) ? 13 : (int)best->name_len, best->name);
+	*ret_err = summarise(m, s, k);
+	free(s);
+	free(r);
+	return *ret_err == 0;
+}
+
+/* The share of sampled positions of seq[lo, hi) that the sequence repeats P later. */
+static double repeats(const uint32_t *seq, size_t lo, size_t hi, size_t p)
+{
+	size_t span, hit = 0, tried = 0;
+
+	if (hi <= lo + p)
+		return 0;
+	span = hi - p - lo;
+	for (size_t k = 0; k < SAMPLES; k++) {
+		size_t i = lo + span * k / SAMPLES;
+
+		hit += seq[i] == seq[i + p];
+		tried++;
+	}
+	return (double)hit / (double)tried;
+}
+
+/* The repeating sequence of kernel names on the busiest stream. 1 when found. */
+static int from_kernels(struct apx_model *m, int *ret_err)
+{
+	size_t nstreams = m->streams.n, n = 0, busiest = 0, p = 0, phase = 0, i0, first, last;
+	uint64_t *count, *s = NULL, best_gap = 0;
+	uint32_t *seq = NULL, *pos = NULL;
+	double *gap = NULL;
+	int r = 0;
+
+	if (m->k.n < MIN_STEPS * 4 || !nstreams)
+		return 0;
+	count = calloc(nstreams, sizeof(*count));
+	if (!count)
+		goto oom;
+	for (size_t i = 0; i < m->k.n; i++)
+		count[m->k.stream[i] < nstreams ? m->k.stream[i] : 0]++;
+	for (size_t i = 1; i < nstreams; i++)
+		busiest = count[i] > count[busiest] ? i : busiest;
+	seq = malloc(count[busiest] * sizeof(*seq));
+	pos = malloc(count[busiest] * sizeof(*pos));
+	if (!seq || !pos)
+		goto oom;
+	for (size_t i = 0; i < m->k.n; i++)
+		if (m->k.stream[i] == busiest) {
+			seq[n] = m->k.name[i];
+			pos[n++] = (uint32_t)i;
+		}
+	/* the smallest period the second half repeats: candidates are the next occurrences of
+	 * the kernel in the middle of the run */
+	i0 = n / 2;
+	for (size_t j = i0 + 1, tried = 0; j < n && j - i0 <= MAX_PERIOD && tried < CANDIDATES; j++) {
+		if (seq[j] != seq[i0])
+			continue;
+		tried++;
+		if (repeats(seq, n / 2, n, j - i0) >= MATCH && (n - n / 2) / (j - i0) >= 2) {
+			p = j - i0;
+			break;
+		}
+	}
+	if (!p)
+		goto out;
+	/* where a step starts: the position of the period after the longest host gap */
+	gap = calloc(p, sizeof(*gap));
+	if (!gap)
+		goto oom;
+	for (size_t i = n / 2 + 1; i < n; i++) {
+		uint64_t a = m->k.start[pos[i - 1]] + m->k.dur[pos[i - 1]], b = m->k.start[pos[i]];
+
+		gap[i % p] += b > a ? (double)(b - a) : 0;
+	}
+	for (size_t k = 0; k < p; k++)
+		if (gap[k] > (double)best_gap) {
+			best_gap = (uint64_t)gap[k];
+			phase = k;
+		}
+	/* the steps: whole periods from the phase on, back as far as they still repeat */
+	first = phase;
+	while (first + p <= i0 && repeats(seq, first, first + 2 * p, p) < MATCH)
+		first += p;
+	last = first;
+	while (last + p <= n)
+		last += p;
+	if ((last - first) / p < MIN_STEPS)
+		goto out;
+	s = malloc(((last - first) / p + 1) * sizeof(*s));
+	if (!s)
+		goto oom;
+	{
+		size_t k = 0;
+
+		for (size_t i = first; i + p <= last; i += p)
+			s[k++] = m->k.start[pos[i]];
+		s[k] = m->k.start[pos[last - 1]] + m->k.dur[pos[last - 1]];
+		m->steady.source = APX_STEPS_KERNELS;
+		m->steady.period = p;
+		r = summarise(m, s, k);
+		if (r < 0)
+			*ret_err = r;
+		else
+			r = 1;
+	}
+	goto out;
+oom:
+	*ret_err = -ENOMEM;
+	r = 0;
+out:
+	free(count);
+	free(seq);
+	free(pos);
+	free(gap);
+	free(s);
+	return r;
+}
+
+int apx_steps_find(struct apx_model *m)
+{
+	int err = 0;
+
+	memset(&m->steady, 0, sizeof(m->steady));
+	if (from_ranges(m, &err) || err)
+		return err;
+	from_kernels(m, &err);
+	return err;
+}
+
+const char *apx_step_source_name(enum apx_step_source s)
+{
+	switch (s) {
+	case APX_STEPS_PROFILER: return "profiler-steps";
+	case APX_STEPS_NVTX: return "nvtx";
+	case APX_STEPS_KERNELS: return "kernel-sequence";
+	default: return "none";
+	}
+}

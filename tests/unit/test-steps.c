@@ -1,0 +1,121 @@
+/*
+ * test-steps.c - unit tests of step detection (lib/analysis/steps.c): a repeating kernel
+ * sequence after a warm-up that differs, NVTX ranges, ProfilerStep#N ranges preferred to a more
+ * frequent NVTX name, and no step in a sequence that never repeats.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "apx-test.h"
+#include "analysis/model.h"
+#include "unit/tracegen.h"
+
+#include "base/banned.h"
+
+#define US 1000ull
+#define MS 1000000ull
+
+static struct apx_model *load(struct tg *t)
+{
+	struct apx_model *m = apx_model_new();
+
+	if (tg_close(t) < 0 || !m || apx_model_add_file(m, t->path, NULL) < 0 ||
+	    apx_model_finish(m) < 0) {
+		unlink(t->path);
+		apx_model_free(m);
+		return NULL;
+	}
+	unlink(t->path);
+	return m;
+}
+
+APX_TEST(steps_from_the_kernel_sequence)
+{
+	static const char *const warm[] = { "init_a", "init_b", "init_c", "init_d" };
+	struct apx_model *m;
+	struct tg t;
+	uint64_t ts = 1 * MS;
+
+	APX_ASSERT_OK(tg_open(&t));
+	for (int i = 0; i < 4; i++, ts += 50 * US)	/* start-up: kernels that never come back */
+		tg_kernel(&t, ts, 20 * US, warm[i], 7);
+	for (int s = 0; s < 60; s++) {		/* 60 steps: fwd, bwd, opt, then 300 us on the host */
+		tg_kernel(&t, ts, 100 * US, "fwd", 7);
+		tg_kernel(&t, ts + 110 * US, 200 * US, "bwd", 7);
+		tg_kernel(&t, ts + 320 * US, 80 * US, "opt", 7);
+		ts += 700 * US;
+	}
+	m = load(&t);
+	APX_ASSERT(m);
+	APX_ASSERT(m->steady.source == APX_STEPS_KERNELS);
+	APX_ASSERT_EQ(m->steady.period, 3);
+	APX_ASSERT(m->steady.count >= 58 && m->steady.count <= 60);
+	APX_ASSERT_EQ(m->steady.median_ns, 700 * US);	/* start of a step to the next one */
+	/* 380 us of kernels in a 700 us step */
+	APX_ASSERT(m->steady.busy_pct > 54.0 && m->steady.busy_pct < 55.0);
+	APX_ASSERT(m->steady.setup_ns >= 200 * US);	/* the warm-up kernels are not a step */
+	apx_model_free(m);
+	return 0;
+}
+
+APX_TEST(steps_from_nvtx_and_profiler_ranges)
+{
+	struct apx_model *m;
+	struct tg t;
+
+	APX_ASSERT_OK(tg_open(&t));
+	for (int s = 0; s < 10; s++)
+		tg_marker(&t, 1 * MS + s * 2 * MS, 1 * MS + s * 2 * MS + 1500 * US, "train_step");
+	for (int s = 0; s < 3; s++)
+		tg_marker(&t, 30 * MS + s * MS, 30 * MS + s * MS + 500 * US, "eval");
+	tg_kernel(&t, 2 * MS, 100 * US, "k", 7);
+	m = load(&t);
+	APX_ASSERT(m);
+	APX_ASSERT(m->steady.source == APX_STEPS_NVTX);
+	APX_ASSERT_STREQ(m->steady.name, "train_step");
+	APX_ASSERT_EQ(m->steady.count, 10);
+	APX_ASSERT_EQ(m->steady.median_ns, 2 * MS);	/* a step: its start to the next one's */
+	apx_model_free(m);
+
+	/* torch.profiler's steps win over a more frequent range name */
+	APX_ASSERT_OK(tg_open(&t));
+	for (int s = 0; s < 4; s++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "ProfilerStep#%d", s + 5);
+		tg_marker(&t, 1 * MS + s * 3 * MS, 1 * MS + s * 3 * MS + 2 * MS, name);
+	}
+	for (int s = 0; s < 12; s++)
+		tg_marker(&t, 1 * MS + s * MS, 1 * MS + s * MS + 100 * US, "forward");
+	tg_kernel(&t, 2 * MS, 100 * US, "k", 7);
+	m = load(&t);
+	APX_ASSERT(m);
+	APX_ASSERT(m->steady.source == APX_STEPS_PROFILER);
+	APX_ASSERT_EQ(m->steady.count, 4);
+	APX_ASSERT_EQ(m->steady.median_ns, 3 * MS);
+	apx_model_free(m);
+	return 0;
+}
+
+APX_TEST(no_steps_in_a_sequence_that_never_repeats)
+{
+	struct apx_model *m;
+	struct tg t;
+
+	APX_ASSERT_OK(tg_open(&t));
+	for (int i = 0; i < 200; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "kernel_%d", i);
+		tg_kernel(&t, 1 * MS + (uint64_t)i * 50 * US, 20 * US, name, 7);
+	}
+	m = load(&t);
+	APX_ASSERT(m);
+	APX_ASSERT(m->steady.source == APX_STEPS_NONE);
+	APX_ASSERT_EQ(m->steady.count, 0);
+	apx_model_free(m);
+	return 0;
+}
+
+APX_TEST_MAIN()
