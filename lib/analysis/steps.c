@@ -23,6 +23,7 @@
 #define CANDIDATES 400		/* periods tried */
 #define SAMPLES 512		/* positions compared per period */
 #define MATCH 0.97		/* share of positions a period must repeat */
+#define WINDOW (1u << 20)	/* kernels looked at, at the start and at the end */
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -31,12 +32,18 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static int cmp_u16(const void *a, const void *b)
+{
+	return (int)*(const uint16_t *)a - (int)*(const uint16_t *)b;
+}
+
 /* Step times, GPU busy per step and the run's parts, from step starts s[0..n] (s[n] = the
  * last step's end). */
 static int summarise(struct apx_model *m, const uint64_t *s, size_t n)
 {
 	struct apx_an_steps *st = &m->steady;
-	uint64_t *d = malloc(n * sizeof(*d)), *busy = malloc(n * sizeof(*busy));
+	uint64_t *d = malloc(n * sizeof(*d));
+	uint16_t *busy = malloc(n * sizeof(*busy));	/* 0.01 % */
 	size_t k = 0;
 
 	if (!d || !busy) {
@@ -53,14 +60,14 @@ static int summarise(struct apx_model *m, const uint64_t *s, size_t n)
 		for (size_t j = k; j < m->k.n && m->k.start[j] < s[i + 1]; j++)
 			sum += m->k.dur[j];
 		d[i] = s[i + 1] - s[i];
-		busy[i] = d[i] ? (sum > d[i] ? 10000 : sum * 10000 / d[i]) : 0;	/* 0.01 % */
+		busy[i] = (uint16_t)(d[i] ? (sum > d[i] ? 10000 : sum * 10000 / d[i]) : 0);
 	}
 	st->count = n;
 	st->first_ns = s[0];
 	st->last_ns = s[n];
 	st->total_ns = s[n] - s[0];
 	qsort(d, n, sizeof(*d), cmp_u64);
-	qsort(busy, n, sizeof(*busy), cmp_u64);
+	qsort(busy, n, sizeof(*busy), cmp_u16);
 	st->min_ns = d[0];
 	st->max_ns = d[n - 1];
 	st->median_ns = d[n / 2];
@@ -161,10 +168,12 @@ static int from_ranges(struct apx_model *m, int *ret_err)
 	return *ret_err == 0;
 }
 
-/* The share of sampled positions of seq[lo, hi) that the sequence repeats P later. */
-static double repeats(const uint32_t *seq, size_t lo, size_t hi, size_t p)
+/* The share of sampled positions of window[lo, hi) that the name sequence repeats p later
+ * (window: indices into the model's kernels). */
+static double repeats(const struct apx_model *m, const uint32_t *win, size_t lo, size_t hi,
+		      size_t p)
 {
-	size_t span, hit = 0, tried = 0;
+	size_t span, hit = 0;
 
 	if (hi <= lo + p)
 		return 0;
@@ -172,19 +181,57 @@ static double repeats(const uint32_t *seq, size_t lo, size_t hi, size_t p)
 	for (size_t k = 0; k < SAMPLES; k++) {
 		size_t i = lo + span * k / SAMPLES;
 
-		hit += seq[i] == seq[i + p];
-		tried++;
+		hit += m->k.name[win[i]] == m->k.name[win[i + p]];
 	}
-	return (double)hit / (double)tried;
+	return (double)hit / SAMPLES;
+}
+
+/* The first and the last WINDOW kernels of stream b (indices into the model's kernels), so
+ * that 10 million kernels need no copy of their own. */
+struct windows {
+	uint32_t *head, *tail;
+	size_t nhead, ntail, n;			/* n: kernels of the stream */
+};
+
+static int windows_fill(const struct apx_model *m, size_t b, struct windows *w)
+{
+	size_t cap = WINDOW, t = 0;
+
+	memset(w, 0, sizeof(*w));
+	w->head = malloc(cap * sizeof(*w->head));
+	w->tail = malloc(cap * sizeof(*w->tail));
+	if (!w->head || !w->tail)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->k.n; i++) {
+		if (m->k.stream[i] != b)
+			continue;
+		if (w->nhead < cap)
+			w->head[w->nhead++] = (uint32_t)i;
+		w->tail[t] = (uint32_t)i;	/* a ring: the last cap kernels */
+		t = (t + 1) % cap;
+		w->n++;
+	}
+	w->ntail = w->n < cap ? w->n : cap;
+	if (w->n > cap) {			/* unroll the ring into time order */
+		uint32_t *o = malloc(cap * sizeof(*o));
+
+		if (!o)
+			return -ENOMEM;
+		for (size_t k = 0; k < cap; k++)
+			o[k] = w->tail[(t + k) % cap];
+		free(w->tail);
+		w->tail = o;
+	}
+	return 0;
 }
 
 /* The repeating sequence of kernel names on the busiest stream. 1 when found. */
 static int from_kernels(struct apx_model *m, int *ret_err)
 {
-	size_t nstreams = m->streams.n, n = 0, busiest = 0, p = 0, phase = 0, i0, first, last;
-	uint64_t *count, *s = NULL, best_gap = 0;
-	uint32_t *seq = NULL, *pos = NULL;
-	double *gap = NULL;
+	size_t nstreams = m->streams.n, busiest = 0, p = 0, phase = 0, i0, t0, first, nsteps;
+	uint64_t *count = NULL, *s = NULL;
+	struct windows w = { 0 };
+	double *gap = NULL, best = -1;
 	int r = 0;
 
 	if (m->k.n < MIN_STEPS * 4 || !nstreams)
@@ -196,23 +243,18 @@ static int from_kernels(struct apx_model *m, int *ret_err)
 		count[m->k.stream[i] < nstreams ? m->k.stream[i] : 0]++;
 	for (size_t i = 1; i < nstreams; i++)
 		busiest = count[i] > count[busiest] ? i : busiest;
-	seq = malloc(count[busiest] * sizeof(*seq));
-	pos = malloc(count[busiest] * sizeof(*pos));
-	if (!seq || !pos)
+	if (windows_fill(m, busiest, &w) < 0)
 		goto oom;
-	for (size_t i = 0; i < m->k.n; i++)
-		if (m->k.stream[i] == busiest) {
-			seq[n] = m->k.name[i];
-			pos[n++] = (uint32_t)i;
-		}
-	/* the smallest period the second half repeats: candidates are the next occurrences of
-	 * the kernel in the middle of the run */
-	i0 = n / 2;
-	for (size_t j = i0 + 1, tried = 0; j < n && j - i0 <= MAX_PERIOD && tried < CANDIDATES; j++) {
-		if (seq[j] != seq[i0])
+	/* the smallest period the second half repeats (of the tail window): candidates are the
+	 * next occurrences of the kernel in its middle */
+	i0 = w.ntail / 2;
+	for (size_t j = i0 + 1, tried = 0; j < w.ntail && j - i0 <= MAX_PERIOD && tried < CANDIDATES;
+	     j++) {
+		if (m->k.name[w.tail[j]] != m->k.name[w.tail[i0]])
 			continue;
 		tried++;
-		if (repeats(seq, n / 2, n, j - i0) >= MATCH && (n - n / 2) / (j - i0) >= 2) {
+		if (j - i0 >= 2 && repeats(m, w.tail, w.ntail / 2, w.ntail, j - i0) >= MATCH &&
+		    (w.ntail - w.ntail / 2) / (j - i0) >= 2) {
 			p = j - i0;
 			break;
 		}
@@ -223,50 +265,57 @@ static int from_kernels(struct apx_model *m, int *ret_err)
 	gap = calloc(p, sizeof(*gap));
 	if (!gap)
 		goto oom;
-	for (size_t i = n / 2 + 1; i < n; i++) {
-		uint64_t a = m->k.start[pos[i - 1]] + m->k.dur[pos[i - 1]], b = m->k.start[pos[i]];
+	t0 = w.n - w.ntail;			/* the tail window's first kernel of the stream */
+	for (size_t i = w.ntail / 2 + 1; i < w.ntail; i++) {
+		uint64_t a = m->k.start[w.tail[i - 1]] + m->k.dur[w.tail[i - 1]];
+		uint64_t b = m->k.start[w.tail[i]];
 
-		gap[i % p] += b > a ? (double)(b - a) : 0;
+		gap[(t0 + i) % p] += b > a ? (double)(b - a) : 0;
 	}
 	for (size_t k = 0; k < p; k++)
-		if (gap[k] > (double)best_gap) {
-			best_gap = (uint64_t)gap[k];
+		if (gap[k] > best) {
+			best = gap[k];
 			phase = k;
 		}
-	/* the steps: whole periods from the phase on, back as far as they still repeat */
+	/* the steps: whole periods from the phase on, from the first that repeats the next */
 	first = phase;
-	while (first + p <= i0 && repeats(seq, first, first + 2 * p, p) < MATCH)
+	while (first + 2 * p <= w.nhead && repeats(m, w.head, first, first + 2 * p, p) < MATCH)
 		first += p;
-	last = first;
-	while (last + p <= n)
-		last += p;
-	if ((last - first) / p < MIN_STEPS)
+	nsteps = (w.n - first) / p;
+	if (nsteps < MIN_STEPS)
 		goto out;
-	s = malloc(((last - first) / p + 1) * sizeof(*s));
+	s = malloc((nsteps + 1) * sizeof(*s));
 	if (!s)
 		goto oom;
 	{
-		size_t k = 0;
+		size_t j = 0, k = 0, lastk = 0;
 
-		for (size_t i = first; i + p <= last; i += p)
-			s[k++] = m->k.start[pos[i]];
-		s[k] = m->k.start[pos[last - 1]] + m->k.dur[pos[last - 1]];
-		m->steady.source = APX_STEPS_KERNELS;
-		m->steady.period = p;
-		r = summarise(m, s, k);
-		if (r < 0)
-			*ret_err = r;
-		else
-			r = 1;
+		for (size_t i = 0; i < m->k.n; i++) {	/* every p-th kernel of the stream */
+			if (m->k.stream[i] != busiest)
+				continue;
+			if (j >= first && (j - first) % p == 0 && k < nsteps)
+				s[k++] = m->k.start[i];
+			if (j == first + nsteps * p - 1)
+				lastk = i;
+			j++;
+		}
+		s[nsteps] = m->k.start[lastk] + m->k.dur[lastk];
 	}
+	m->steady.source = APX_STEPS_KERNELS;
+	m->steady.period = p;
+	r = summarise(m, s, nsteps);
+	if (r < 0)
+		*ret_err = r;
+	else
+		r = 1;
 	goto out;
 oom:
 	*ret_err = -ENOMEM;
 	r = 0;
 out:
 	free(count);
-	free(seq);
-	free(pos);
+	free(w.head);
+	free(w.tail);
 	free(gap);
 	free(s);
 	return r;
