@@ -176,6 +176,9 @@ static const struct {
 	  offsetof(struct apx_stats, tracked_total) },
 	{ "nvperfd_untracked_cap_total", "Python processes left untracked because max_tracked "
 	  "processes were tracked already.", offsetof(struct apx_stats, untracked_cap) },
+	{ "nvperfd_untracked_user_cap_total", "Python processes left untracked because their "
+	  "user had max_tracked_per_user processes tracked already.",
+	  offsetof(struct apx_stats, untracked_user_cap) },
 	{ "nvperfd_samples_total", "/proc samples taken of tracked processes.",
 	  offsetof(struct apx_stats, samples) },
 	{ "nvperfd_summaries_total", "Summary files written.", offsetof(struct apx_stats, summaries) },
@@ -183,6 +186,9 @@ static const struct {
 	  offsetof(struct apx_stats, summary_errors) },
 	{ "nvperfd_summaries_pruned_total", "Old summary files removed (max_summaries, "
 	  "max_state_bytes).", offsetof(struct apx_stats, summaries_pruned) },
+	{ "nvperfd_summary_rescans_total", "Listings of a user's summary folder (the first "
+	  "summary of a uid, or the folder changed by someone else).",
+	  offsetof(struct apx_stats, summary_rescans) },
 	{ "nvperfd_notices_total", "Notices of crossed thresholds (log, terminal).",
 	  offsetof(struct apx_stats, notices) },
 	{ "nvperfd_config_reloads_total", "Machine config files loaded after start.",
@@ -198,9 +204,13 @@ static const struct {
 	{ "nvperfd_metrics_bad_requests_total", "Metrics requests answered 400, 404, 405 or 431.",
 	  offsetof(struct apx_stats, metrics_bad) },
 	{ "nvperfd_metrics_refused_total", "Metrics connections refused with 503 (16 open "
-	  "already).", offsetof(struct apx_stats, metrics_refused) },
-	{ "nvperfd_metrics_timeouts_total", "Metrics connections closed 5 s after they were "
-	  "accepted, unfinished.", offsetof(struct apx_stats, metrics_timeouts) },
+	  "already, none of them done, silent, or partial or slow for 250 ms).",
+	  offsetof(struct apx_stats, metrics_refused) },
+	{ "nvperfd_metrics_evicted_total", "Silent or slow metrics connections closed to give "
+	  "their slot to a new one (16 open already).", offsetof(struct apx_stats, metrics_evicted) },
+	{ "nvperfd_metrics_timeouts_total", "Metrics connections closed unfinished: no whole "
+	  "request within 2 s (408), or no whole answer taken within 5 s.",
+	  offsetof(struct apx_stats, metrics_timeouts) },
 	{ "nvperfd_metrics_slow_writes_total", "Metrics answers that did not fit in the socket at "
 	  "once (written over several EPOLLOUT events).", offsetof(struct apx_stats, metrics_slow) },
 };
