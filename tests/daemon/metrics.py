@@ -1,8 +1,9 @@
 # metrics.py - the HTTP client of test-metrics.sh (raw sockets: no curl needed). Each command
 # prints what the shell test asserts on and exits 1 with a message when the exchange itself is
 # wrong. ADDR is "127.0.0.1:PORT" or "[::1]:PORT".
-#   scrape ADDR [PATH]     GET; prints "status CODE", "type CONTENT-TYPE", then the body's
-#                          sample lines; checks the body against the exposition format 0.0.4
+#   scrape ADDR [PATH [RAW]] GET; prints "status CODE", "type CONTENT-TYPE", then the body's
+#                          sample lines; checks the body against the exposition format 0.0.4;
+#                          the whole body into the file RAW
 #   raw ADDR TEXT          sends TEXT (Python escapes allowed, e.g. \r\n), prints the status line
 #   idle ADDR              a client that sends nothing; a scrape meanwhile must succeed; prints
 #                          the seconds until the daemon dropped it and what it said then
@@ -133,8 +134,11 @@ def check_format(body):
     return samples
 
 
-def cmd_scrape(addr, path="/metrics"):
+def cmd_scrape(addr, path="/metrics", raw=None):
     code, hdr, body = get(addr, path)
+    if raw:
+        with open(raw, "wb") as f:
+            f.write(body)
     print("status %d" % code)
     print("type %s" % hdr.get("content-type", ""))
     if code == 200:

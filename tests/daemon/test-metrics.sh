@@ -19,7 +19,7 @@ PORT=$($M port) || fail "no free port"
 A=127.0.0.1:$PORT
 
 # scrape [PATH]: the answer's sample lines in $T/m (status and type on the first two lines)
-scrape() { $M scrape "$A" "${1:-/metrics}" > "$T/m" || fail "scrape: $(cat "$T/m")"; }
+scrape() { $M scrape "$A" "${1:-/metrics}" "$T/m.raw" > "$T/m" || fail "scrape: $(cat "$T/m")"; }
 has() { grep -qxF "$1" "$T/m" || fail "expected the line '$1'; got:
 $(grep -F "${2:-${1%%[{ ]*}}" "$T/m" | head -n 20)"; }
 value() { grep -F "$1" "$T/m" | head -n 1 | awk '{ print $NF }'; }
@@ -66,10 +66,13 @@ n=$(value "nvperfd_tracked_processes ")
 [ "$(value "nvperfd_process_events_total ")" -gt 0 ] || fail "no process events counted"
 [ "$(value "nvperfd_samples_total ")" -gt 0 ] || fail "no samples counted"
 # the GPU: the stand-in's readings, exactly; power is unsupported there, so absent
-G='gpu="0",uuid="GPU-00000000-fake"'
-has "nvperfd_gpu_info{$G,name=\"Fake H200\"} 1"
+# (labels as dcgm-exporter names them: gpu, UUID, modelName)
+G='gpu="0",UUID="GPU-00000000-fake",modelName="Fake H200"'
+has "nvperfd_gpu_info{$G} 1"
 has "nvperfd_gpu_utilization_percent{$G} 0"
 has "nvperfd_gpu_memory_utilization_percent{$G} 5"
+has "nvperfd_gpu_utilization_ratio{$G} 0"
+has "nvperfd_gpu_memory_utilization_ratio{$G} 0.05"
 has "nvperfd_gpu_memory_used_bytes{$G} 1073741824"
 has "nvperfd_gpu_memory_total_bytes{$G} 85899345920"
 has "nvperfd_gpu_sm_clock_hertz{$G} 1980000000"
@@ -84,6 +87,9 @@ has "nvperfd_gpu_gpm_dram_bw_util_percent{$G} 15"
 has "nvperfd_gpu_gpm_fp64_util_percent{$G} 16.5"
 has "nvperfd_gpu_gpm_fp32_util_percent{$G} 18"
 has "nvperfd_gpu_gpm_fp16_util_percent{$G} 19.5"
+has "nvperfd_gpu_gpm_sm_util_ratio{$G} 0.03"
+has "nvperfd_gpu_gpm_dram_bw_util_ratio{$G} 0.15"
+has "nvperfd_gpu_gpm_fp16_util_ratio{$G} 0.195"
 has "nvperfd_gpu_nvlink_rx_bytes_per_second{$G} 94371840"	# 90 MiB/s
 has "nvperfd_gpu_nvlink_tx_bytes_per_second{$G} 95944704"	# 91.5 MiB/s
 grep -q "power" "$T/m" && fail "power exported, though the stand-in does not give it: $(grep power "$T/m")"
@@ -94,6 +100,9 @@ has "nvperfd_process_gpu_memory_peak_bytes{$L} 536870912"
 has "nvperfd_process_gpu_sm_util_percent{$L} 42"
 has "nvperfd_process_gpu_sm_util_mean_percent{$L} 42"
 has "nvperfd_process_gpu_idle_percent{$L} 100"	# the stand-in's GPU is always idle
+has "nvperfd_process_gpu_sm_util_ratio{$L} 0.42"
+has "nvperfd_process_gpu_sm_util_mean_ratio{$L} 0.42"
+has "nvperfd_process_gpu_idle_ratio{$L} 1"
 grep -q "^nvperfd_process_\(l2_\|h2d_\).*pid=\"$P\"" "$T/m" &&
 	fail "L2 or copy rate for a process without uprobes: $(grep "pid=\"$P\"" "$T/m")"
 has "nvperfd_process_threads{$L} 1"
@@ -104,6 +113,19 @@ prss=$(( $(awk '/^VmRSS:/ { print $2 }' "/proc/$P/status") * 1024 ))
 	fail "rss $rss, /proc says $prss"
 cpu=$(value "nvperfd_process_cpu_percent{$L}")
 awk -v c="$cpu" 'BEGIN { exit !(c != "" && c >= 0 && c < 50) }' || fail "cpu % of a sleeping process: $cpu"
+cr=$(value "nvperfd_process_cpu_ratio{$L}")
+awk -v c="$cpu" -v r="$cr" 'BEGIN { d = c / 100 - r; exit !(r != "" && d < 1e-9 && d > -1e-9) }' ||
+	fail "cpu ratio $cr beside cpu percent $cpu"
+# Prometheus conventions over the whole answer: every counter ends in _total, every _percent
+# gauge has its _ratio twin with as many series, no family in a non-base unit
+awk '/^# TYPE / && $4 == "counter" && $3 !~ /_total$/ { print "counter " $3; bad = 1 }
+     END { exit bad }' "$T/m.raw" || fail "counters without _total"
+for f in $(awk '/^# TYPE .*_percent gauge$/ { print $3 }' "$T/m.raw"); do
+	a=$(grep -c "^$f{" "$T/m.raw"); b=$(grep -c "^${f%_percent}_ratio{" "$T/m.raw")
+	[ "$a" = "$b" ] || fail "$f: $a series, ${f%_percent}_ratio: $b"
+done
+grep -E '^# TYPE nvperfd_[a-z0-9_]*_(milli[a-z]*|micro[a-z]*|kilo[a-z]*|mega[a-z]*|mib|kib|ms|us|ns|mhz|mw|kbps)( |_)' "$T/m.raw" &&
+	fail "a family in a non-base unit"
 start=$(value "nvperfd_process_start_time_seconds{$L}")
 pstart=$("$PY" -c "
 import os
