@@ -117,45 +117,58 @@ static void client_drain(struct apx_daemon *d, struct apx_client *c)
 
 static int client_flush(struct apx_client *c);
 
+/* A client for fd, in the epoll set and on the list (refused: counted apart); NULL when it
+ * cannot be (the caller closes fd). */
+static struct apx_client *client_add(struct apx_daemon *d, int fd, const struct ucred *cred,
+				     int refused)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct apx_client *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->fd = fd;
+	c->uid = cred->uid;
+	c->pid = cred->pid;
+	c->refused = refused;
+	c->since_ns = apx_now_ns();
+	ev.data.ptr = c;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		free(c);
+		return NULL;
+	}
+	c->next = d->clients;
+	d->clients = c;
+	if (refused)
+		d->nctl_refused++;
+	else
+		d->nclients++;
+	return c;
+}
+
 /* Over max_clients (or the uid's share): "err too many clients", drained like any answer
  * while fewer than REFUSED_MAX are, else closed at once. */
 static void refuse(struct apx_daemon *d, int fd, const struct ucred *cred)
 {
 	static const char busy[] = "err\ttoo many clients; try again\nend\n";
-	struct epoll_event ev = { .events = EPOLLIN };
 	struct apx_client *c = NULL;
+	char *out;
 
 	d->st.clients_refused++;
 	(void)apx_sock_discard(fd);
-	if (d->nctl_refused < REFUSED_MAX)
-		c = calloc(1, sizeof(*c));
-	if (c)
-		c->out = malloc(sizeof(busy) - 1);
-	if (!c || !c->out) {
-		if (c)
-			free(c);
+	out = d->nctl_refused < REFUSED_MAX ? malloc(sizeof(busy) - 1) : NULL;
+	if (out)
+		c = client_add(d, fd, cred, 1);
+	if (!c) {
+		free(out);
 		(void)!send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
 		(void)shutdown(fd, SHUT_WR);
 		close(fd);
 		return;
 	}
-	memcpy(c->out, busy, sizeof(busy) - 1);
+	memcpy(out, busy, sizeof(busy) - 1);
+	c->out = out;
 	c->outlen = c->outcap = sizeof(busy) - 1;
-	c->fd = fd;
-	c->uid = cred->uid;
-	c->pid = cred->pid;
-	c->refused = 1;
-	c->since_ns = apx_now_ns();
-	ev.data.ptr = c;
-	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
-		free(c->out);
-		free(c);
-		close(fd);
-		return;
-	}
-	c->next = d->clients;
-	d->clients = c;
-	d->nctl_refused++;
 	if (client_flush(c) == 1)
 		client_drain(d, c);
 	else
@@ -173,8 +186,7 @@ void apx_ctl_accept(struct apx_daemon *d)
 	for (;;) {
 		struct ucred cred;
 		socklen_t clen = sizeof(cred);
-		struct epoll_event ev = { 0 };
-		struct apx_client *c, *it;
+		struct apx_client *it;
 		size_t same = 0, per_uid;
 		int fd = accept4(d->ctlfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
@@ -191,25 +203,10 @@ void apx_ctl_accept(struct apx_daemon *d)
 			refuse(d, fd, &cred);
 			continue;
 		}
-		c = calloc(1, sizeof(*c));
-		if (!c) {
+		if (!client_add(d, fd, &cred, 0)) {
 			close(fd);
 			continue;
 		}
-		c->fd = fd;
-		c->uid = cred.uid;
-		c->pid = cred.pid;
-		c->since_ns = apx_now_ns();
-		ev.events = EPOLLIN;
-		ev.data.ptr = c;
-		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
-			close(fd);
-			free(c);
-			continue;
-		}
-		c->next = d->clients;
-		d->clients = c;
-		d->nclients++;
 		d->st.clients_total++;
 	}
 }
