@@ -1,8 +1,9 @@
 #!/bin/bash
 # man-options.sh - the man pages say what --help says: every option (short and long) on an
 # option line of `apx help CMD` appears in the "apx CMD" section of docs/man/apx.1, every option
-# of `nvperfd --help` in docs/man/nvperfd.8, every command of `apx --help` has a section, and
-# both pages format without a groff warning. Also the bash completion offers exactly the
+# of `nvperfd --help` in docs/man/nvperfd.8, every command of `apx --help` has a section, every
+# key of packaging/nvperfd.conf is in nvperfd.conf.5, and the pages format without a groff
+# warning. Also the bash completion offers exactly the
 # options of each command's help. Run by ctest (label install). Needs APX, SRC; NVPERFD if built.
 set -u
 fails=0
@@ -44,8 +45,12 @@ if [ -n "${NVPERFD:-}" ]; then
 	done
 	grep -q '^\.SH OVERHEAD' "$SRC/docs/man/nvperfd.8" || bad "nvperfd.8 has no OVERHEAD section"
 fi
+# every key of the packaged example config is in nvperfd.conf(5)
+for k in $(sed -n 's/^#\([a-z_.]*\) = .*/\1/p' "$SRC/packaging/nvperfd.conf"); do
+	plain "$SRC/docs/man/nvperfd.conf.5" | grep -q "^\.BR $k " || bad "nvperfd.conf.5: key $k missing"
+done
 if command -v groff >/dev/null; then
-	for m in apx.1 nvperfd.8; do
+	for m in apx.1 nvperfd.8 nvperfd.conf.5; do
 		w=$(groff -man -Tutf8 -ww -z "$SRC/docs/man/$m" 2>&1)
 		[ -z "$w" ] || bad "groff warnings in $m: $w"
 	done

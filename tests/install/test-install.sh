@@ -45,7 +45,8 @@ expect_files() {
 	if [ -e "$BUILD/nvperfd" ]; then
 		for f in usr/sbin/nvperfd usr/lib/systemd/system/nvperfd.service \
 			 etc/logrotate.d/nvperfd etc/rsyslog.d/30-nvperfd.conf \
-			 usr/share/man/man8/nvperfd.8 usr/share/doc/apx/examples/nvperfd.conf; do
+			 usr/share/man/man8/nvperfd.8 usr/share/man/man5/nvperfd.conf.5 \
+			 usr/share/doc/apx/examples/nvperfd.conf; do
 			[ -f "$r/$f" ] || fail "not installed: /$f"
 		done
 		grep -qx "ExecStart=/usr/sbin/nvperfd --foreground" "$r/usr/lib/systemd/system/nvperfd.service" ||
@@ -94,7 +95,8 @@ deb)
 	done
 	if [ -e "$BUILD/nvperfd" ]; then
 		for f in ./usr/sbin/nvperfd ./usr/lib/systemd/system/nvperfd.service \
-			 ./etc/logrotate.d/nvperfd ./etc/rsyslog.d/30-nvperfd.conf ./usr/share/man/man8/nvperfd.8; do
+			 ./etc/logrotate.d/nvperfd ./etc/rsyslog.d/30-nvperfd.conf ./usr/share/man/man8/nvperfd.8 \
+			 ./usr/share/man/man5/nvperfd.conf.5; do
 			grep -qx "$f" "$T/list" || fail "$f not in the .deb"
 		done
 		dpkg-deb --ctrl-tarfile "$deb" | tar -xO ./conffiles > "$T/conffiles" 2>/dev/null ||
