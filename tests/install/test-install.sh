@@ -107,6 +107,27 @@ deb)
 	dpkg-deb -x "$deb" "$T/root" || fail "dpkg-deb -x"
 	expect_files "$T/root"
 	run_installed "$T/root"
+	# dpkg itself installs it (maintainer scripts, conffiles) into a private root and database,
+	# the binaries run from there, and a purge leaves nothing (and nothing of the host touched:
+	# the scripts act under DPKG_ROOT). Its dependencies are not in that empty database.
+	if command -v dpkg >/dev/null; then
+		I=$T/instdir A=$T/admin
+		mkdir -p "$I" "$A/updates" "$A/info" && : > "$A/status" && : > "$A/available"
+		mkdir -p "$I/var/lib/nvperfd/0" && : > "$I/var/lib/nvperfd/0/x.apx"
+		dpk() { dpkg --instdir="$I" --admindir="$A" --force-depends --force-not-root \
+			     --force-script-chrootless "$@"; }
+		dpk -i "$deb" > "$T/dpkg.log" 2>&1 || fail "dpkg -i: $(tail -n 5 "$T/dpkg.log")"
+		[ "$(dpkg-query --admindir="$A" -W -f='${Status}' apx)" = "install ok installed" ] ||
+			fail "dpkg status: $(dpkg-query --admindir="$A" -W -f='${Status}' apx)"
+		if [ -e "$BUILD/nvperfd" ]; then
+			dpkg-query --admindir="$A" -W -f='${Conffiles}' apx | grep -q "/etc/logrotate.d/nvperfd" ||
+				fail "conffiles not recorded by dpkg"
+		fi
+		run_installed "$I"
+		dpk -P apx > "$T/dpkg.log" 2>&1 || fail "dpkg -P: $(tail -n 5 "$T/dpkg.log")"
+		left=$(cd "$I" && find . -type f)
+		[ -z "$left" ] || fail "left after dpkg -P: $left"
+	fi
 	echo "ok: $(basename "$deb"), $(grep -c '[^/]$' "$T/list") files, Depends: $(dpkg-deb -f "$deb" Depends)"
 	;;
 *)
