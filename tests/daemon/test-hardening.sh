@@ -12,7 +12,8 @@ RAW="$PY $(dirname "$0")/ctlraw.py"
 stat_of() { "$APX" status --stats | awk -v k="$1" '$1 == k { print $2 }'; }
 
 # 1. an explicitly named config that does not exist: exit 1, the file named, nothing started
-out=$("$NVPERFD" --foreground --config "$T/nonexistent.conf" 2>&1); rc=$?
+# (in the foreground, bounded: a daemon that starts anyway must fail the test, not hang it)
+out=$(timeout 10 "$NVPERFD" --foreground --config "$T/nonexistent.conf" 2>&1); rc=$?
 [ $rc = 1 ] || fail "nvperfd --config missing: exit $rc ($out)"
 echo "$out" | grep -q "$T/nonexistent.conf: cannot open: No such file or directory (named with --config" ||
 	fail "nvperfd --config missing: $out"
