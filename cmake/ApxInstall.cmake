@@ -11,9 +11,8 @@ install(FILES ${CMAKE_SOURCE_DIR}/docs/man/apx.1 DESTINATION ${CMAKE_INSTALL_MAN
 install(FILES ${CMAKE_SOURCE_DIR}/packaging/apx.bash-completion
 	DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME apx)
 install(FILES ${CMAKE_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
-foreach(doc format report report-schema collector nvperfd nvperfd.conf nvperfd-metrics)
-	install(FILES ${CMAKE_SOURCE_DIR}/docs/${doc}.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
-endforeach()
+file(GLOB apx_docs ${CMAKE_SOURCE_DIR}/docs/*.md)	# the format spec, report, nvperfd...
+install(FILES ${apx_docs} DESTINATION ${CMAKE_INSTALL_DOCDIR})
 
 # ---- the .deb (cpack -G DEB in the build folder; a release build: cmake -B build/release) ----
 set(CPACK_GENERATOR DEB)
