@@ -49,6 +49,9 @@ static const struct apx_conf_key keys[] = {
 	  0, 86400 * NS, "processes that ran less than this leave no summary file" },
 	{ "max_tracked", APX_CT_COUNT, APX_CONF_MACHINE, OFF(max_tracked), 0, 1, 65536,
 	  "most processes tracked at once; more are counted and ignored" },
+	{ "max_tracked_per_user", APX_CT_COUNT, APX_CONF_MACHINE, OFF(max_tracked_per_user), 0, 0,
+	  65536, "most processes of one non-root user tracked at once (0 = a quarter of "
+	  "max_tracked)" },
 	{ "max_clients", APX_CT_COUNT, APX_CONF_MACHINE, OFF(max_clients), 0, 1, 1024,
 	  "most control-socket clients at once (a quarter of it per user)" },
 	{ "max_summaries", APX_CT_COUNT, APX_CONF_MACHINE, OFF(max_summaries), 0, 1, 100000,
@@ -122,6 +125,7 @@ void apx_conf_defaults(struct apx_conf *c)
 	c->cuda_recheck_max_ns = 60 * NS;
 	c->summary_min_runtime_ns = NS;
 	c->max_tracked = 1024;
+	c->max_tracked_per_user = 0;
 	c->max_clients = 64;
 	c->max_summaries = 200;
 	c->max_summary_bytes = 4u << 20;
@@ -565,7 +569,10 @@ int apx_conf_load(const char *path, enum apx_conf_scope scope, uid_t owner,
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
 		r = -errno;
-		fail(err, "%s: cannot open: %s", path, strerror(errno));
+		if (r == -ELOOP)
+			fail(err, "%s: refused: a symbolic link (expected a regular file)", path);
+		else
+			fail(err, "%s: cannot open: %s", path, strerror(errno));
 		return r;
 	}
 	if (fstat(fd, &st) < 0) {
@@ -573,7 +580,9 @@ int apx_conf_load(const char *path, enum apx_conf_scope scope, uid_t owner,
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		r = fail(err, "%s: expected a regular file", path);
+		r = fail(err, "%s: refused: expected a regular file (it is a %s)", path,
+			 S_ISFIFO(st.st_mode) ? "FIFO" : S_ISDIR(st.st_mode) ? "folder" :
+			 S_ISSOCK(st.st_mode) ? "socket" : "device");
 		goto out;
 	}
 	if (owner != (uid_t)-1 && st.st_uid != owner) {

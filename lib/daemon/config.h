@@ -52,6 +52,7 @@ struct apx_conf {
 	uint64_t cuda_recheck_max_ns;
 	uint64_t summary_min_runtime_ns;
 	uint64_t max_tracked;
+	uint64_t max_tracked_per_user;	/* non-root uids; 0 = max_tracked / 4 */
 	uint64_t max_clients;
 	uint64_t max_summaries;			/* per user */
 	uint64_t max_summary_bytes;

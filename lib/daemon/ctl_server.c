@@ -5,7 +5,10 @@
  * (SO_PEERCRED) decide what a client sees: its own uid's processes, or everything for root
  * (the device-wide "gpu" lines go to everyone, as nvidia-smi shows them to any user).
  * Caps: max_clients in all, a quarter of it per uid, APX_CTL_REQUEST_MAX per request,
- * APX_CTL_RESPONSE_MAX per answer, 10 s per client.
+ * APX_CTL_RESPONSE_MAX per answer, 10 s per client. Every answer (errors and the "too many
+ * clients" refusal included) ends with shutdown(SHUT_WR), then what the client still sends is
+ * read and dropped until it closes (at most DRAIN_NS): closing with unread bytes would reset
+ * the connection (sock_drain.c).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -31,6 +34,8 @@
 #include "base/banned.h"
 
 #define CLIENT_TIMEOUT_NS (10ull * 1000000000ull)
+#define DRAIN_NS 1000000000ull		/* reading after the answer, until the client closes */
+#define REFUSED_MAX 16			/* refused clients drained at once (then closed at once) */
 
 struct apx_client {
 	struct apx_client *next;
@@ -43,6 +48,9 @@ struct apx_client {
 	char *out;
 	size_t outlen, outoff, outcap;
 	int overflow;
+	int refused;			/* answered "too many clients": not in nclients */
+	int draining;			/* answer sent, SHUT_WR done: reading until EOF */
+	uint64_t drain_until_ns;
 };
 
 int apx_ctl_listen(struct apx_daemon *d)
@@ -86,8 +94,85 @@ static void client_close(struct apx_daemon *d, struct apx_client *c)
 	epoll_ctl(d->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	free(c->out);
+	if (c->refused)
+		d->nctl_refused--;
+	else
+		d->nclients--;
 	free(c);
-	d->nclients--;
+}
+
+/* The answer is out: FIN, then read until the client closes. */
+static void client_drain(struct apx_daemon *d, struct apx_client *c)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = c };
+
+	(void)shutdown(c->fd, SHUT_WR);
+	if (apx_sock_discard(c->fd) || epoll_ctl(d->epfd, EPOLL_CTL_MOD, c->fd, &ev) < 0) {
+		client_close(d, c);
+		return;
+	}
+	c->draining = 1;
+	c->drain_until_ns = apx_now_ns() + DRAIN_NS;
+}
+
+static int client_flush(struct apx_client *c);
+
+/* A client for fd, in the epoll set and on the list (refused: counted apart); NULL when it
+ * cannot be (the caller closes fd). */
+static struct apx_client *client_add(struct apx_daemon *d, int fd, const struct ucred *cred,
+				     int refused)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct apx_client *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->fd = fd;
+	c->uid = cred->uid;
+	c->pid = cred->pid;
+	c->refused = refused;
+	c->since_ns = apx_now_ns();
+	ev.data.ptr = c;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		free(c);
+		return NULL;
+	}
+	c->next = d->clients;
+	d->clients = c;
+	if (refused)
+		d->nctl_refused++;
+	else
+		d->nclients++;
+	return c;
+}
+
+/* Over max_clients (or the uid's share): "err too many clients", drained like any answer
+ * while fewer than REFUSED_MAX are, else closed at once. */
+static void refuse(struct apx_daemon *d, int fd, const struct ucred *cred)
+{
+	static const char busy[] = "err\ttoo many clients; try again\nend\n";
+	struct apx_client *c = NULL;
+	char *out;
+
+	d->st.clients_refused++;
+	(void)apx_sock_discard(fd);
+	out = d->nctl_refused < REFUSED_MAX ? malloc(sizeof(busy) - 1) : NULL;
+	if (out)
+		c = client_add(d, fd, cred, 1);
+	if (!c) {
+		free(out);
+		(void)!send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+		(void)shutdown(fd, SHUT_WR);
+		close(fd);
+		return;
+	}
+	memcpy(out, busy, sizeof(busy) - 1);
+	c->out = out;
+	c->outlen = c->outcap = sizeof(busy) - 1;
+	if (client_flush(c) == 1)
+		client_drain(d, c);
+	else
+		client_close(d, c);	/* 37 bytes that do not fit: the client is gone */
 }
 
 void apx_ctl_close_all(struct apx_daemon *d)
@@ -101,8 +186,7 @@ void apx_ctl_accept(struct apx_daemon *d)
 	for (;;) {
 		struct ucred cred;
 		socklen_t clen = sizeof(cred);
-		struct epoll_event ev = { 0 };
-		struct apx_client *c, *it;
+		struct apx_client *it;
 		size_t same = 0, per_uid;
 		int fd = accept4(d->ctlfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
@@ -114,34 +198,15 @@ void apx_ctl_accept(struct apx_daemon *d)
 		}
 		per_uid = d->conf.max_clients / 4 ? d->conf.max_clients / 4 : 1;
 		for (it = d->clients; it; it = it->next)
-			same += it->uid == cred.uid;
+			same += it->uid == cred.uid && !it->refused;
 		if (d->nclients >= d->conf.max_clients || (cred.uid != 0 && same >= per_uid)) {
-			static const char busy[] = "err\ttoo many clients; try again\nend\n";
-
-			d->st.clients_refused++;
-			(void)!send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+			refuse(d, fd, &cred);
+			continue;
+		}
+		if (!client_add(d, fd, &cred, 0)) {
 			close(fd);
 			continue;
 		}
-		c = calloc(1, sizeof(*c));
-		if (!c) {
-			close(fd);
-			continue;
-		}
-		c->fd = fd;
-		c->uid = cred.uid;
-		c->pid = cred.pid;
-		c->since_ns = apx_now_ns();
-		ev.events = EPOLLIN;
-		ev.data.ptr = c;
-		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
-			close(fd);
-			free(c);
-			continue;
-		}
-		c->next = d->clients;
-		d->clients = c;
-		d->nclients++;
 		d->st.clients_total++;
 	}
 }
@@ -375,9 +440,11 @@ static void answer_stats(struct apx_daemon *d, struct apx_client *c)
 	STAT("rescans", s->rescans);
 	STAT("tracked_total", s->tracked_total);
 	STAT("untracked_cap", s->untracked_cap);
+	STAT("untracked_user_cap", s->untracked_user_cap);
 	STAT("summaries", s->summaries);
 	STAT("summary_errors", s->summary_errors);
 	STAT("summaries_pruned", s->summaries_pruned);
+	STAT("summary_rescans", s->summary_rescans);
 	STAT("clients_total", s->clients_total);
 	STAT("clients_refused", s->clients_refused);
 	STAT("notices", s->notices);
@@ -456,9 +523,16 @@ void apx_ctl_event(struct apx_daemon *d, struct apx_client *c, uint32_t events)
 	char *nl;
 	int r;
 
+	if (c->draining) {
+		if (apx_sock_discard(c->fd))
+			client_close(d, c);	/* the client closed: done */
+		return;
+	}
 	if (c->out) {
 		r = client_flush(c);
-		if (r != 0)
+		if (r == 1)
+			client_drain(d, c);
+		else if (r < 0)
 			client_close(d, c);
 		return;
 	}
@@ -497,7 +571,10 @@ void apx_ctl_event(struct apx_daemon *d, struct apx_client *c, uint32_t events)
 	}
 	r = client_flush(c);
 	if (r != 0) {
-		client_close(d, c);
+		if (r == 1)
+			client_drain(d, c);
+		else
+			client_close(d, c);
 		return;
 	}
 	ev.events = EPOLLOUT;
@@ -513,7 +590,7 @@ void apx_ctl_expire(struct apx_daemon *d)
 
 	for (; c; c = next) {
 		next = c->next;
-		if (now - c->since_ns > CLIENT_TIMEOUT_NS)
+		if (now - c->since_ns > CLIENT_TIMEOUT_NS || (c->draining && now > c->drain_until_ns))
 			client_close(d, c);
 	}
 }

@@ -261,8 +261,11 @@ struct apx_stats {
 	uint64_t enobufs, rescans, tracked_total, untracked_cap, summaries, summary_errors;
 	uint64_t summaries_pruned, clients_total, clients_refused, notices, config_reloads;
 	uint64_t config_errors, samples, cuda_checks, batch_periods;
+	uint64_t summary_rescans;	/* summary folders listed (summary_index.c) */
+	uint64_t untracked_user_cap;	/* not tracked: max_tracked_per_user (tracker.c) */
 	/* Prometheus endpoint (metrics_http.c) */
 	uint64_t metrics_scrapes, metrics_bad, metrics_refused, metrics_timeouts, metrics_slow;
+	uint64_t metrics_evicted;	/* silent/slow connections closed for a new one */
 };
 
 struct apx_daemon {
@@ -275,6 +278,8 @@ struct apx_daemon {
 	uint64_t last_rescan_ns;
 	int rescan_pending;		/* an overrun asked for a rescan (at most one per 100 ms) */
 	int conf_wd;
+	int conf_present;		/* the machine file was there at the last load */
+	int conf_from_file;		/* the config in force is a file's (else: the defaults) */
 	int foreground;
 	pid_t self;			/* getpid(), cached */
 	int stopping;
@@ -291,10 +296,13 @@ struct apx_daemon {
 	struct apx_user_conf users[APX_USERS_MAX];
 	struct apx_client *clients;
 	size_t nclients;
+	size_t nctl_refused;		/* refused clients being drained (ctl_server.c) */
 	struct apx_stats st;
 	struct apx_uprobes *up;		/* NULL: BPF unavailable (said once at start) */
 	struct apx_nvml *nvml;		/* NULL: NVML unavailable (said once at start) */
 	struct apx_metrics *metrics;	/* Prometheus endpoint; NULL: off or bind failed */
+	struct apx_sumidx *sumidx;	/* summary folder index (summary_index.c), lazily */
+	uint64_t sumidx_clock;
 	char up_why[200], nvml_why[200];
 };
 
@@ -314,7 +322,8 @@ void apx_tracker_rescan(struct apx_daemon *d);
 struct apx_proc *apx_tracker_find(struct apx_daemon *d, pid_t pid);
 /* Config of a uid (machine defaults + its file), loading it on first use. */
 const struct apx_conf *apx_user_conf(struct apx_daemon *d, uid_t uid);
-void apx_user_conf_changed(struct apx_daemon *d, int wd, const char *name);
+/* An inotify event (mask) on entry name of the folder watched as wd: re-read what it names. */
+void apx_user_conf_changed(struct apx_daemon *d, int wd, const char *name, uint32_t mask);
 
 /* The probes of p were over its rate cap and are now detached (called by uprobes.c). */
 void apx_tracker_up_over_rate(struct apx_daemon *d, struct apx_proc *p, uint64_t calls);
@@ -343,8 +352,14 @@ void apx_ctl_event(struct apx_daemon *d, struct apx_client *c, uint32_t events);
 void apx_ctl_close_all(struct apx_daemon *d);
 void apx_ctl_expire(struct apx_daemon *d);	/* drop clients older than 10 s */
 
-/* inotify events on a config folder that mean "re-read the file" (IN_ATTRIB: owner or mode) */
-#define APX_CONF_WATCH_MASK (IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_ATTRIB)
+/* inotify events watched on a config folder (IN_ATTRIB: owner or mode; IN_CREATE: a symlink,
+ * FIFO or hard link planted as the file, which no IN_CLOSE_WRITE follows) */
+#define APX_CONF_WATCH_MASK (IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | \
+			     IN_ATTRIB | IN_CREATE)
+/* 1 when an event of that mask on the config file at path means "read it again" (conf_watch.c):
+ * every event but IN_CREATE of a regular file, whose IN_CLOSE_WRITE follows (reading it at
+ * IN_CREATE would take a half-written file). */
+int apx_conf_event_rereads(uint32_t mask, const char *path);
 
 /* epoll data tags: pointers to these identify the fd */
 enum apx_ep_tag {
@@ -352,9 +367,18 @@ enum apx_ep_tag {
 	APX_EP_METRICS, APX_EP_METRICS_TIMER,	/* metrics_http.c (connections: APX_EP_METRICS_CONN) */
 };
 
+/* ---- ending connections (sock_drain.c) ---------------------------------------------------- */
+
+/* Read and discard what the peer sends (at most 32 KiB a call): 1 when it closed its side or
+ * the socket failed (close it now), 0 while more may come. */
+int apx_sock_discard(int fd);
+
 /* ---- logging (dlog.c) --------------------------------------------------------------------- */
 
 enum { APX_LOG_ERR = 3, APX_LOG_WARNING = 4, APX_LOG_NOTICE = 5, APX_LOG_INFO = 6, APX_LOG_DEBUG = 7 };
+/* or'ed into the level: also to syslog when the config says syslog = no (what an administrator
+ * must not miss: the config file gone or rejected) */
+#define APX_LOG_SYSLOG 0x100
 
 int apx_dlog_open(const struct apx_conf *c, int to_stderr);
 void apx_dlog_reopen(const struct apx_conf *c);

@@ -106,15 +106,21 @@ void apx_dlog(int level, const char *fmt, ...)
 	struct timespec ts;
 	struct tm tm;
 	va_list ap;
-	int n;
+	int n, loud = level & APX_LOG_SYSLOG;
 
+	level &= ~APX_LOG_SYSLOG;
 	if (level > log_level)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (log_syslog)
+	if (log_syslog) {
 		syslog(level, "%s", msg);
+	} else if (loud) {	/* syslog = no: this one line all the same */
+		openlog("nvperfd", LOG_PID, LOG_LOCAL3);
+		syslog(level, "%s", msg);
+		closelog();
+	}
 	clock_gettime(CLOCK_REALTIME, &ts);
 	gmtime_r(&ts.tv_sec, &tm);
 	n = snprintf(line, sizeof(line), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ nvperfd[%d]: %s: %s\n",

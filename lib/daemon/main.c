@@ -31,6 +31,7 @@
 
 #include "daemon/daemon.h"
 #include "daemon/metrics_http.h"
+#include "daemon/summary_index.h"
 
 #include "base/banned.h"
 
@@ -40,7 +41,8 @@ static const char usage[] =
 	"The apx daemon: tracks every Python process on the machine from /proc and the netlink\n"
 	"process connector, and leaves a summary .apx file for each when it ends.\n"
 	"\n"
-	"  -c, --config PATH  machine config (default " APX_CONF_MACHINE_PATH ")\n"
+	"  -c, --config PATH  machine config (default " APX_CONF_MACHINE_PATH "; a file named\n"
+	"                     here must exist)\n"
 	"  -f, --foreground   do not daemonize (systemd, debugging)\n"
 	"  -e, --stderr       also log to stderr\n"
 	"  -h, --help         this help\n"
@@ -124,22 +126,47 @@ static void metrics_apply(struct apx_daemon *d, const char *addr)
 		apx_dlog(APX_LOG_INFO, "metrics: listening on %s", apx_metrics_addr(d->metrics));
 }
 
+/* The machine file is gone (deleted, moved away) or was never there. Once loaded, a config is
+ * never swapped for the built-in defaults behind the administrator's back (the log, the state
+ * folder and the metrics endpoint would move): the one in force stays, the current log and
+ * syslog say so loudly, and the file is read again when it comes back (inotify). */
+static void conf_gone(struct apx_daemon *d, const char *why)
+{
+	if (!d->conf_present) {
+		apx_dlog(APX_LOG_INFO, "config '%s' still absent (%s): keeping %s", d->conf_path,
+			 why, d->conf_from_file ? "the configuration loaded last" :
+			 "the built-in defaults");
+		return;
+	}
+	d->conf_present = 0;
+	d->st.config_errors++;
+	apx_dlog(APX_LOG_ERR | APX_LOG_SYSLOG, "config '%s' is gone (%s: deleted or moved away): "
+		 "keeping the configuration loaded last, not the built-in defaults; it is read "
+		 "again when a file comes back at that path", d->conf_path, why);
+}
+
 static void reload_conf(struct apx_daemon *d, const char *why)
 {
 	struct apx_conf c;
 	struct apx_conf_error err = { 0 };
 	int r;
 
+	watch_conf(d);		/* the folder may have been re-created */
 	apx_conf_defaults(&c);
 	r = apx_conf_load(d->conf_path, APX_CONF_MACHINE, (uid_t)-1, &c, &err);
-	if (r < 0 && r != -ENOENT) {
+	if (r == -ENOENT) {
+		conf_gone(d, why);
+		return;
+	}
+	if (r < 0) {
 		char esc[600];
 
 		d->st.config_errors++;
-		apx_dlog(APX_LOG_ERR, "config rejected (%s), keeping the previous one: %s", why,
-			 apx_dlog_esc(esc, sizeof(esc), err.msg, strlen(err.msg)));
+		apx_dlog(APX_LOG_ERR | APX_LOG_SYSLOG, "config rejected (%s), keeping the previous "
+			 "one: %s", why, apx_dlog_esc(esc, sizeof(esc), err.msg, strlen(err.msg)));
 		return;
 	}
+	d->conf_present = d->conf_from_file = 1;
 	d->st.config_reloads++;
 	if (strcmp(c.socket_path, d->conf.socket_path) || strcmp(c.pid_file, d->conf.pid_file))
 		apx_dlog(APX_LOG_WARNING, "socket and pid_file changes apply after a restart");
@@ -157,8 +184,9 @@ static void reload_conf(struct apx_daemon *d, const char *why)
 		metrics_apply(d, c.metrics_listen);
 	d->conf = c;
 	forget_users(d);	/* per-user configs sit on the machine defaults: re-read lazily */
-	apx_dlog(APX_LOG_INFO, "config %s (%s)%s", r == -ENOENT ? "absent, defaults in force" :
-		 "loaded", why, "; applies to processes that start from now on");
+	apx_summary_index_forget(d);	/* state_dir or the limits may have changed */
+	apx_dlog(APX_LOG_INFO, "config loaded (%s); applies to processes that start from now on",
+		 why);
 }
 
 static void on_inotify(struct apx_daemon *d)
@@ -178,7 +206,8 @@ static void on_inotify(struct apx_daemon *d)
 			const char *name = ev->len ? ev->name : "";
 
 			/* one folder may hold the machine file and users' files: same wd */
-			if (ev->wd == d->conf_wd && !strcmp(name, base))
+			if (ev->wd == d->conf_wd && !strcmp(name, base) &&
+			    apx_conf_event_rereads(ev->mask, d->conf_path))
 				reload = 1;
 			if (ev->mask & IN_IGNORED) {
 				for (size_t i = 0; i < APX_USERS_MAX; i++)
@@ -187,7 +216,7 @@ static void on_inotify(struct apx_daemon *d)
 				if (ev->wd == d->conf_wd)
 					d->conf_wd = -1;
 			} else if (ev->len) {
-				apx_user_conf_changed(d, ev->wd, name);
+				apx_user_conf_changed(d, ev->wd, name, ev->mask);
 			}
 			p += sizeof(*ev) + ev->len;
 		}
@@ -492,9 +521,14 @@ static int setup(struct apx_daemon *d, char *msg, size_t cap)
 	r = drop_caps(d->up != NULL);
 	if (r < 0)
 		apx_dlog(APX_LOG_WARNING, "cannot drop capabilities: %s", strerror(-r));
-	apx_dlog(APX_LOG_INFO, "nvperfd %s started: pid %d, config '%s', socket '%s', state '%s', "
-		 "sampling every %.3f s, %zu Python processes found", APX_VERSION, (int)getpid(),
-		 d->conf_path, d->conf.socket_path, d->conf.state_dir,
+	if (!d->conf_present)
+		apx_dlog(APX_LOG_WARNING | APX_LOG_SYSLOG, "no config at '%s': running on the "
+			 "built-in defaults (nvperfd.conf(5)); a file created there is read at once",
+			 d->conf_path);
+	apx_dlog(APX_LOG_INFO, "nvperfd %s started: pid %d, config '%s'%s, socket '%s', state "
+		 "'%s', sampling every %.3f s, %zu Python processes found", APX_VERSION,
+		 (int)getpid(), d->conf_path, d->conf_present ? "" : " (absent: defaults)",
+		 d->conf.socket_path, d->conf.state_dir,
 		 (double)d->conf.sample_period_ns / 1e9, d->nprocs);
 	return 0;
 }
@@ -642,7 +676,7 @@ int main(int argc, char **argv)
 	struct apx_daemon *d;
 	struct apx_conf_error err = { 0 };
 	char msg[600] = "";
-	int c, r, ready_fd = -1, to_stderr = 0;
+	int c, r, ready_fd = -1, to_stderr = 0, named = 0;
 
 	static struct apx_daemon daemon_state;	/* the one daemon; main's, loop thread only */
 
@@ -659,6 +693,7 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			snprintf(d->conf_path, sizeof(d->conf_path), "%s", optarg);
+			named = 1;
 			break;
 		case 'f':
 			d->foreground = 1;
@@ -683,10 +718,17 @@ int main(int argc, char **argv)
 	}
 	apx_conf_defaults(&d->conf);
 	r = apx_conf_load(d->conf_path, APX_CONF_MACHINE, (uid_t)-1, &d->conf, &err);
+	if (r == -ENOENT && named) {	/* a config named on purpose must be there */
+		fprintf(stderr, "nvperfd: %s (named with --config; without --config nvperfd "
+			"reads " APX_CONF_MACHINE_PATH " and runs on the built-in defaults when it "
+			"is absent)\n", err.msg);
+		return 1;
+	}
 	if (r < 0 && r != -ENOENT) {
 		fprintf(stderr, "nvperfd: %s\n", err.msg);
 		return 1;
 	}
+	d->conf_present = d->conf_from_file = r == 0;
 	if (!d->foreground) {
 		r = daemonize(&ready_fd);
 		if (r < 0) {
@@ -718,6 +760,8 @@ int main(int argc, char **argv)
 	(void)unlink(d->conf.socket_path);
 	(void)unlink(d->conf.pid_file);
 	apx_tracker_free(d);
+	apx_summary_index_forget(d);
+	free(d->sumidx);
 	apx_uprobes_close(d->up);
 	apx_nvml_close(d->nvml);
 	apx_dlog_close();

@@ -5,9 +5,14 @@
  *
  * HTTP/1.0, one request per connection, then close. Opened and closed by main.c (start,
  * reload), served from main.c's epoll loop on its one thread; every socket is non-blocking.
- * Bounds: APX_METRICS_CONN_MAX connections (the next ones get 503 and are closed at accept),
- * APX_METRICS_REQUEST_MAX bytes of request (431 beyond), APX_METRICS_TIMEOUT_NS for the whole
- * life of a connection (a timerfd armed at the earliest deadline closes late ones), and the
+ * Bounds: APX_METRICS_CONN_MAX connections; when they are all taken, a new one takes the slot
+ * of one that is done (draining), else of the oldest silent one (idle connections renewed in
+ * a loop cannot lock scrapes out), else of the oldest partial or slow one older than
+ * APX_METRICS_EVICT_AGE_NS, and only when there is none gets a 503; APX_METRICS_REQUEST_MAX bytes of request (431 beyond); APX_METRICS_IDLE_NS to send
+ * a whole request (408 after) and APX_METRICS_TIMEOUT_NS for the whole life of a connection (a
+ * timerfd armed at the earliest deadline closes late ones). Every answer, 503 included, ends
+ * with shutdown(SHUT_WR) and the connection is read (and what comes discarded) until the client
+ * closes or APX_METRICS_DRAIN_NS, so that close() never resets an answer away. And the
  * answer built into its slot's buffer behind the room kept for the status line and headers
  * (metrics_text.c grows it to at most APX_METRICS_RESPONSE_MAX and cuts the text at a line
  * beyond), kept for the slot's next connection, then written as the socket takes it
@@ -20,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -38,14 +44,18 @@
 					 * it): what a client that does not read can hold there */
 #define PAUSE_NS NS			/* listener off this long after accept failed (EMFILE) */
 
-enum conn_state { CONN_FREE = 0, CONN_READ, CONN_WRITE };
+#define LINGER_MAX 16			/* slots of refused (503) connections being drained */
+#define SLOTS (APX_METRICS_CONN_MAX + LINGER_MAX)
+
+enum conn_state { CONN_FREE = 0, CONN_READ, CONN_WRITE, CONN_DRAIN };
 
 struct conn {
 	int fd;
 	int state;			/* enum conn_state */
 	uint32_t gen;			/* in the epoll tag: bumped at each accept */
 	uint8_t slow;			/* needed EPOLLOUT (counted once) */
-	uint64_t deadline_ns;
+	uint64_t accepted_ns;
+	uint64_t deadline_ns;		/* of its state: request, answer, drain */
 	struct apx_mtext_buf out;	/* HDR_ROOM, then the body; kept for the slot's next use */
 	size_t outoff, outlen;
 	size_t inlen;
@@ -57,10 +67,10 @@ struct apx_metrics {
 	int paused;			/* accept failed: listener off until resume_ns */
 	uint64_t resume_ns;
 	uint64_t timer_at;		/* the timerfd is armed for this; 0 = disarmed */
-	size_t nconns;
+	size_t nconns;			/* of the first APX_METRICS_CONN_MAX slots */
 	char addr[80];
 	struct apx_mtext_users users;	/* uid -> name, for metrics_text.c */
-	struct conn conns[APX_METRICS_CONN_MAX];
+	struct conn conns[SLOTS];	/* [APX_METRICS_CONN_MAX..]: refused ones, draining */
 };
 
 /* ---- the listener --------------------------------------------------------------------------- */
@@ -102,7 +112,7 @@ int apx_metrics_open(struct apx_daemon *d, const char *addr, struct apx_metrics 
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
-	for (size_t i = 0; i < APX_METRICS_CONN_MAX; i++) {
+	for (size_t i = 0; i < SLOTS; i++) {
 		m->conns[i].fd = -1;
 		m->conns[i].gen = gen0;
 	}
@@ -153,24 +163,14 @@ static void timer_arm(struct apx_metrics *m, uint64_t at_ns)
 	m->timer_at = at_ns;
 }
 
-/* Read what the client sent beyond its request, so that close() does not answer it with a
- * reset that could make the client drop the response. Bounded. */
-static void drain_input(int fd)
-{
-	char scratch[2048];
-
-	for (int i = 0; i < 8; i++)
-		if (recv(fd, scratch, sizeof(scratch), MSG_DONTWAIT) <= 0)
-			break;
-}
-
 static void conn_close(struct apx_daemon *d, struct apx_metrics *m, struct conn *c)
 {
 	(void)epoll_ctl(d->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
 	c->fd = -1;
 	c->state = CONN_FREE;
-	m->nconns--;
+	if (c < m->conns + APX_METRICS_CONN_MAX)
+		m->nconns--;
 	if (c->out.cap > OUT_KEEP) {
 		free(c->out.data);
 		c->out.data = NULL;
@@ -182,7 +182,7 @@ void apx_metrics_close(struct apx_daemon *d, struct apx_metrics *m)
 {
 	if (!m)
 		return;
-	for (size_t i = 0; i < APX_METRICS_CONN_MAX; i++) {
+	for (size_t i = 0; i < SLOTS; i++) {
 		if (m->conns[i].state != CONN_FREE)
 			conn_close(d, m, &m->conns[i]);
 		free(m->conns[i].out.data);
@@ -306,7 +306,30 @@ static uint64_t conn_tag(const struct apx_metrics *m, const struct conn *c)
 	return APX_EP_METRICS_CONN | ((uint64_t)c->gen << 8) | (uint64_t)(c - m->conns);
 }
 
-/* Write what the socket takes; done: close. */
+static void deadline(struct apx_metrics *m, struct conn *c, uint64_t at_ns)
+{
+	c->deadline_ns = at_ns;
+	if (!m->timer_at || m->timer_at > at_ns)
+		timer_arm(m, at_ns);
+}
+
+/* The answer is out: send FIN, then read until the client closes (its request may still be
+ * arriving: closing with unread bytes would reset the connection, and the client could lose
+ * the answer), at most APX_METRICS_DRAIN_NS. */
+static void conn_drain(struct apx_daemon *d, struct apx_metrics *m, struct conn *c)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = conn_tag(m, c) };
+
+	(void)shutdown(c->fd, SHUT_WR);
+	if (apx_sock_discard(c->fd) || epoll_ctl(d->epfd, EPOLL_CTL_MOD, c->fd, &ev) < 0) {
+		conn_close(d, m, c);
+		return;
+	}
+	c->state = CONN_DRAIN;
+	deadline(m, c, apx_now_ns() + APX_METRICS_DRAIN_NS);
+}
+
+/* Write what the socket takes; done: drain, then close. */
 static void conn_write(struct apx_daemon *d, struct apx_metrics *m, struct conn *c)
 {
 	while (c->outoff < c->outlen) {
@@ -333,8 +356,7 @@ static void conn_write(struct apx_daemon *d, struct apx_metrics *m, struct conn 
 		}
 		c->outoff += (size_t)n;
 	}
-	drain_input(c->fd);
-	conn_close(d, m, c);
+	conn_drain(d, m, c);
 }
 
 static void conn_read(struct apx_daemon *d, struct apx_metrics *m, struct conn *c)
@@ -362,17 +384,104 @@ static void conn_read(struct apx_daemon *d, struct apx_metrics *m, struct conn *
 	if (!complete && c->inlen < APX_METRICS_REQUEST_MAX)
 		return;		/* wait for the rest */
 	handle(d, m, c, complete);
-	if (c->state == CONN_WRITE)
+	if (c->state == CONN_WRITE) {
+		c->deadline_ns = c->accepted_ns + APX_METRICS_TIMEOUT_NS;	/* later: no re-arm */
 		conn_write(d, m, c);
+	}
+}
+
+/* Nothing read from it and nothing waiting: a connection that has not said a word. */
+static int silent(const struct conn *c)
+{
+	int waiting = 0;
+
+	return c->state == CONN_READ && c->inlen == 0 &&
+	       ioctl(c->fd, FIONREAD, &waiting) == 0 && waiting == 0;
+}
+
+/* All slots are taken: the one a new connection may have. A done (draining) one; else the
+ * oldest silent one (16 idle connections renewed in a loop cannot lock scrapes out: a scrape
+ * sends its request at once, so it is never the oldest silent one); else the oldest with a
+ * partial request or a slow reader, if older than APX_METRICS_EVICT_AGE_NS (a burst of new
+ * connections cannot push each other out). None: the caller answers 503. */
+static struct conn *victim(struct apx_metrics *m, uint64_t now)
+{
+	struct conn *quiet = NULL, *slow = NULL;
+
+	for (size_t i = 0; i < APX_METRICS_CONN_MAX; i++) {
+		struct conn *c = &m->conns[i];
+
+		if (c->state == CONN_DRAIN)
+			return c;
+		if (silent(c)) {
+			if (!quiet || c->accepted_ns < quiet->accepted_ns)
+				quiet = c;
+		} else if ((c->state == CONN_READ || (c->state == CONN_WRITE && c->slow)) &&
+			   now - c->accepted_ns >= APX_METRICS_EVICT_AGE_NS &&
+			   (!slow || c->accepted_ns < slow->accepted_ns)) {
+			slow = c;
+		}
+	}
+	return quiet ? quiet : slow;
+}
+
+static struct conn *free_slot(struct apx_metrics *m, size_t from, size_t to)
+{
+	for (size_t k = from; k < to; k++)
+		if (m->conns[k].state == CONN_FREE)
+			return &m->conns[k];
+	return NULL;
+}
+
+static int conn_start(struct apx_daemon *d, struct apx_metrics *m, struct conn *c, int fd,
+		      uint64_t now)
+{
+	int sndbuf = CONN_SNDBUF;
+
+	c->fd = fd;
+	c->state = CONN_READ;
+	c->gen++;
+	c->slow = 0;
+	c->inlen = c->outoff = c->outlen = 0;
+	c->accepted_ns = now;
+	(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+	if (ep_add(d, fd, EPOLLIN, conn_tag(m, c)) < 0) {
+		c->fd = -1;
+		c->state = CONN_FREE;
+		return -1;
+	}
+	if (c < m->conns + APX_METRICS_CONN_MAX)
+		m->nconns++;
+	deadline(m, c, now + APX_METRICS_IDLE_NS);
+	return 0;
+}
+
+/* No slot: a 503, then drained in a linger slot like any answer (or closed at once when those
+ * are all in use too). */
+static void refuse(struct apx_daemon *d, struct apx_metrics *m, int fd, uint64_t now)
+{
+	static const char busy[] = "HTTP/1.0 503 Service Unavailable\r\n"
+		"Content-Type: text/plain; charset=utf-8\r\nContent-Length: 21\r\n"
+		"Retry-After: 1\r\nConnection: close\r\n\r\ntoo many connections\n";
+	struct conn *c = free_slot(m, APX_METRICS_CONN_MAX, SLOTS);
+
+	d->st.metrics_refused++;
+	(void)apx_sock_discard(fd);
+	(void)!send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (!c || conn_start(d, m, c, fd, now) < 0) {
+		(void)shutdown(fd, SHUT_WR);
+		close(fd);
+		return;
+	}
+	conn_drain(d, m, c);
 }
 
 static void on_accept(struct apx_daemon *d, struct apx_metrics *m)
 {
-	int sndbuf = CONN_SNDBUF;
-
 	for (int i = 0; i < ACCEPT_BURST; i++) {
 		int fd = accept4(m->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		struct conn *c = NULL;
+		uint64_t now = apx_now_ns();
+		struct conn *c;
 
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
@@ -390,35 +499,17 @@ static void on_accept(struct apx_daemon *d, struct apx_metrics *m)
 			}
 			return;
 		}
-		if (m->nconns >= APX_METRICS_CONN_MAX) {
-			static const char busy[] = "HTTP/1.0 503 Service Unavailable\r\n"
-				"Content-Type: text/plain; charset=utf-8\r\nContent-Length: 21\r\n"
-				"Connection: close\r\n\r\ntoo many connections\n";
-
-			d->st.metrics_refused++;
-			(void)!send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-			close(fd);
+		c = free_slot(m, 0, APX_METRICS_CONN_MAX);
+		if (!c && (c = victim(m, now))) {
+			d->st.metrics_evicted++;
+			conn_close(d, m, c);
+		}
+		if (!c) {
+			refuse(d, m, fd, now);
 			continue;
 		}
-		for (size_t k = 0; k < APX_METRICS_CONN_MAX && !c; k++)
-			if (m->conns[k].state == CONN_FREE)
-				c = &m->conns[k];
-		c->fd = fd;
-		c->state = CONN_READ;
-		c->gen++;
-		c->slow = 0;
-		c->inlen = c->outoff = c->outlen = 0;
-		c->deadline_ns = apx_now_ns() + APX_METRICS_TIMEOUT_NS;
-		(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
-		if (ep_add(d, fd, EPOLLIN, conn_tag(m, c)) < 0) {
+		if (conn_start(d, m, c, fd, now) < 0)
 			close(fd);
-			c->fd = -1;
-			c->state = CONN_FREE;
-			continue;
-		}
-		m->nconns++;
-		if (!m->timer_at)	/* else armed for an earlier deadline, re-armed then */
-			timer_arm(m, c->deadline_ns);
 	}
 }
 
@@ -439,17 +530,26 @@ static void on_timer(struct apx_daemon *d, struct apx_metrics *m)
 		m->paused = 0;
 		(void)epoll_ctl(d->epfd, EPOLL_CTL_MOD, m->lfd, &ev);
 	}
-	for (size_t i = 0; i < APX_METRICS_CONN_MAX; i++) {
+	for (size_t i = 0; i < SLOTS; i++) {
 		struct conn *c = &m->conns[i];
 
 		if (c->state == CONN_FREE)
 			continue;
 		if (c->deadline_ns <= now) {
-			d->st.metrics_timeouts++;
-			if (c->state == CONN_READ)
+			if (c->state == CONN_READ) {
+				d->st.metrics_timeouts++;
 				(void)!send(c->fd, late, sizeof(late) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
-			conn_close(d, m, c);
-			continue;
+				conn_drain(d, m, c);
+				if (c->state == CONN_DRAIN)
+					c->deadline_ns = now + APX_METRICS_DRAIN_NS;
+			} else {
+				if (c->state == CONN_WRITE)
+					d->st.metrics_timeouts++;
+				conn_close(d, m, c);
+				continue;
+			}
+			if (c->state == CONN_FREE)
+				continue;
 		}
 		if (!next || c->deadline_ns < next)
 			next = c->deadline_ns;
@@ -476,13 +576,15 @@ void apx_metrics_event(struct apx_daemon *d, uint64_t tag, uint32_t events)
 		on_timer(d, m);
 		return;
 	}
-	if ((tag & 0xff) >= APX_METRICS_CONN_MAX)
+	if ((tag & 0xff) >= SLOTS)
 		return;
 	c = &m->conns[tag & 0xff];
 	if (c->state == CONN_FREE || c->gen != (uint32_t)(tag >> 8))
 		return;		/* left over from a connection closed earlier in this batch */
 	if (c->state == CONN_READ)
 		conn_read(d, m, c);
-	else
+	else if (c->state == CONN_WRITE)
 		conn_write(d, m, c);
+	else if (apx_sock_discard(c->fd))
+		conn_close(d, m, c);	/* the client closed: done */
 }

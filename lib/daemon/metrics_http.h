@@ -12,10 +12,16 @@
 struct apx_daemon;
 struct apx_metrics;
 
-#define APX_METRICS_CONN_MAX 16			/* connections at once; more get 503 */
+#define APX_METRICS_CONN_MAX 16			/* connections at once (then eviction, 503) */
 #define APX_METRICS_REQUEST_MAX 4096		/* request line + headers; more gets 431 */
 #define APX_METRICS_RESPONSE_MAX (4u << 20)	/* answer cut (at a line) beyond this */
 #define APX_METRICS_TIMEOUT_NS (5ull * 1000000000ull)	/* a connection's whole life */
+#define APX_METRICS_IDLE_NS (2ull * 1000000000ull)	/* to send a whole request (408) */
+#define APX_METRICS_EVICT_AGE_NS 250000000ull	/* a partial or slow one older than this
+						 * gives its slot to a new connection when all are
+						 * taken (a silent one: at any age) */
+#define APX_METRICS_DRAIN_NS 1000000000ull	/* reading after the answer, until the client
+						 * closes (no reset) */
 
 /* epoll tag of a connection: this bit, the slot in bits 0-7 and its generation in 8-39 (an
  * event left over from a closed connection never reaches the slot's next one). Heap pointers

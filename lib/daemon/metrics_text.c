@@ -3,7 +3,9 @@
  * what the daemon holds: its own counters, each GPU's NVML and GPM readings (only those the
  * driver gave: validity bits, never a 0 for "unsupported"), and each tracked process (CPU,
  * memory, GPU memory and idle share, copy bytes and the pageable rate, L2 persistence from the
- * uprobes). Names, labels and units: docs/nvperfd-metrics.md.
+ * uprobes). Names, labels and units: docs/nvperfd-metrics.md (Prometheus conventions: base
+ * units, counters end in _total, a _ratio twin beside each _percent gauge, dcgm-exporter's GPU
+ * label names).
  *
  * Called by metrics_http.c, on main.c's one thread, for each scrape (and for the one-line body
  * of an error answer). The text goes into the connection's buffer after the room the caller
@@ -176,6 +178,9 @@ static const struct {
 	  offsetof(struct apx_stats, tracked_total) },
 	{ "nvperfd_untracked_cap_total", "Python processes left untracked because max_tracked "
 	  "processes were tracked already.", offsetof(struct apx_stats, untracked_cap) },
+	{ "nvperfd_untracked_user_cap_total", "Python processes left untracked because their "
+	  "user had max_tracked_per_user processes tracked already.",
+	  offsetof(struct apx_stats, untracked_user_cap) },
 	{ "nvperfd_samples_total", "/proc samples taken of tracked processes.",
 	  offsetof(struct apx_stats, samples) },
 	{ "nvperfd_summaries_total", "Summary files written.", offsetof(struct apx_stats, summaries) },
@@ -183,6 +188,9 @@ static const struct {
 	  offsetof(struct apx_stats, summary_errors) },
 	{ "nvperfd_summaries_pruned_total", "Old summary files removed (max_summaries, "
 	  "max_state_bytes).", offsetof(struct apx_stats, summaries_pruned) },
+	{ "nvperfd_summary_rescans_total", "Listings of a user's summary folder (the first "
+	  "summary of a uid, or the folder changed by someone else).",
+	  offsetof(struct apx_stats, summary_rescans) },
 	{ "nvperfd_notices_total", "Notices of crossed thresholds (log, terminal).",
 	  offsetof(struct apx_stats, notices) },
 	{ "nvperfd_config_reloads_total", "Machine config files loaded after start.",
@@ -198,9 +206,13 @@ static const struct {
 	{ "nvperfd_metrics_bad_requests_total", "Metrics requests answered 400, 404, 405 or 431.",
 	  offsetof(struct apx_stats, metrics_bad) },
 	{ "nvperfd_metrics_refused_total", "Metrics connections refused with 503 (16 open "
-	  "already).", offsetof(struct apx_stats, metrics_refused) },
-	{ "nvperfd_metrics_timeouts_total", "Metrics connections closed 5 s after they were "
-	  "accepted, unfinished.", offsetof(struct apx_stats, metrics_timeouts) },
+	  "already, none of them done, silent, or partial or slow for 250 ms).",
+	  offsetof(struct apx_stats, metrics_refused) },
+	{ "nvperfd_metrics_evicted_total", "Silent or slow metrics connections closed to give "
+	  "their slot to a new one (16 open already).", offsetof(struct apx_stats, metrics_evicted) },
+	{ "nvperfd_metrics_timeouts_total", "Metrics connections closed unfinished: no whole "
+	  "request within 2 s (408), or no whole answer taken within 5 s.",
+	  offsetof(struct apx_stats, metrics_timeouts) },
 	{ "nvperfd_metrics_slow_writes_total", "Metrics answers that did not fit in the socket at "
 	  "once (written over several EPOLLOUT events).", offsetof(struct apx_stats, metrics_slow) },
 };
@@ -329,41 +341,65 @@ static const struct {
 	  "second sent.", 1048576.0 },
 };
 
+/* DCGM exporter's label names (gpu, UUID, modelName), so that dashboards and alerts written
+ * for dcgm-exporter's series join with these; UUID is left out when NVML gave none. */
 static void dev_labels(const struct apx_gpu_dev *g, size_t i, char *buf, size_t cap)
 {
-	char uuid[sizeof(g->uuid) * 5];
+	char uuid[sizeof(g->uuid) * 5], name[sizeof(g->name) * 5];
 
 	label_esc(uuid, sizeof(uuid), g->uuid, sizeof(g->uuid));
+	label_esc(name, sizeof(name), g->name, sizeof(g->name));
 	if (uuid[0])
-		snprintf(buf, cap, "gpu=\"%zu\",uuid=\"%s\"", i, uuid);
+		snprintf(buf, cap, "gpu=\"%zu\",UUID=\"%s\",modelName=\"%s\"", i, uuid, name);
 	else
-		snprintf(buf, cap, "gpu=\"%zu\"", i);
+		snprintf(buf, cap, "gpu=\"%zu\",modelName=\"%s\"", i, name);
+}
+
+/* Prometheus wants ratios 0-1: each _percent gauge has a _ratio twin (the percent / 100),
+ * written right after it. 1 and the twin's name and help when name ends in _percent. */
+struct twin {
+	char name[96], help[160];
+};
+
+static int ratio_twin(const char *name, struct twin *t)
+{
+	size_t n = strlen(name);
+
+	if (n < 8 || strcmp(name + n - 8, "_percent"))
+		return 0;
+	snprintf(t->name, sizeof(t->name), "%.*s_ratio", (int)(n - 8), name);
+	snprintf(t->help, sizeof(t->help), "%s as a ratio (the percent / 100).", name);
+	return 1;
 }
 
 static void render_gpus(struct apx_daemon *d, struct apx_mtext *o)
 {
 	const struct apx_gpu_dev *g;
 	size_t n = apx_nvml_devices(d->nvml, &g);
-	char lbl[1024], name[sizeof(g->name) * 5], all[sizeof(lbl) + sizeof(name) + 16];
+	char lbl[1024];
+	struct twin tw;
 	double v;
 
 	if (!n)
 		return;
-	family(o, "nvperfd_gpu_info", "gauge", "Always 1, one per GPU that NVML shows; the name "
-	       "label is the model.");
+	family(o, "nvperfd_gpu_info", "gauge", "Always 1, one per GPU that NVML shows (labels gpu, "
+	       "UUID, modelName as dcgm-exporter's).");
 	for (size_t i = 0; i < n; i++) {
 		dev_labels(&g[i], i, lbl, sizeof(lbl));
-		label_esc(name, sizeof(name), g[i].name, sizeof(g[i].name));
-		snprintf(all, sizeof(all), "%s,name=\"%s\"", lbl, name);
-		put_u(o, all, 1);
+		put_u(o, lbl, 1);
 	}
 	for (int w = 0; w < DM__COUNT; w++) {
-		family(o, dev_metrics[w].name, "gauge", dev_metrics[w].help);
-		for (size_t i = 0; i < n; i++) {
-			if (!dev_value(&g[i], (enum dev_metric)w, &v))
-				continue;
-			dev_labels(&g[i], i, lbl, sizeof(lbl));
-			put_f(o, lbl, v);
+		int twins = ratio_twin(dev_metrics[w].name, &tw);
+
+		for (int r = 0; r <= twins; r++) {
+			family(o, r ? tw.name : dev_metrics[w].name, "gauge",
+			       r ? tw.help : dev_metrics[w].help);
+			for (size_t i = 0; i < n; i++) {
+				if (!dev_value(&g[i], (enum dev_metric)w, &v))
+					continue;
+				dev_labels(&g[i], i, lbl, sizeof(lbl));
+				put_f(o, lbl, r ? v / 100.0 : v);
+			}
 		}
 	}
 	for (size_t e = 0; e < sizeof(gpm_export) / sizeof(gpm_export[0]); e++) {
@@ -374,12 +410,16 @@ static void render_gpus(struct apx_daemon *d, struct apx_mtext *o)
 				break;
 		if (k == APX_GPM_METRICS)
 			continue;
-		family(o, gpm_export[e].name, "gauge", gpm_export[e].help);
-		for (size_t i = 0; i < n; i++) {
-			if (!(g[i].valid & APX_GPU_GPM) || !(g[i].gpm_valid & (1u << k)))
-				continue;
-			dev_labels(&g[i], i, lbl, sizeof(lbl));
-			put_f(o, lbl, g[i].gpm[k] * gpm_export[e].scale);
+		for (int r = 0; r <= ratio_twin(gpm_export[e].name, &tw); r++) {
+			family(o, r ? tw.name : gpm_export[e].name, "gauge",
+			       r ? tw.help : gpm_export[e].help);
+			for (size_t i = 0; i < n; i++) {
+				if (!(g[i].valid & APX_GPU_GPM) || !(g[i].gpm_valid & (1u << k)))
+					continue;
+				dev_labels(&g[i], i, lbl, sizeof(lbl));
+				v = g[i].gpm[k] * gpm_export[e].scale;
+				put_f(o, lbl, r ? v / 100.0 : v);
+			}
 		}
 	}
 }
@@ -534,12 +574,18 @@ static void render_procs(struct apx_daemon *d, struct apx_mtext_users *users,
 	double v;
 
 	for (int w = 0; w < PM__COUNT; w++) {
-		family(o, proc_metrics[w].name, proc_metrics[w].type, proc_metrics[w].help);
-		for (const struct apx_proc *p = d->procs; p && !o->full; p = p->next) {
-			if (!proc_value(p, (enum proc_metric)w, wall_off, &v))
-				continue;
-			proc_labels(users, p, now, lbl, sizeof(lbl));
-			put_f(o, lbl, v);
+		struct twin tw;
+		int twins = ratio_twin(proc_metrics[w].name, &tw);
+
+		for (int r = 0; r <= twins; r++) {
+			family(o, r ? tw.name : proc_metrics[w].name, proc_metrics[w].type,
+			       r ? tw.help : proc_metrics[w].help);
+			for (const struct apx_proc *p = d->procs; p && !o->full; p = p->next) {
+				if (!proc_value(p, (enum proc_metric)w, wall_off, &v))
+					continue;
+				proc_labels(users, p, now, lbl, sizeof(lbl));
+				put_f(o, lbl, r ? v / 100.0 : v);
+			}
 		}
 	}
 	/* from the eBPF uprobes on its libcuda: only processes they were attached to */

@@ -23,6 +23,7 @@
 #include <apx/version.h>
 
 #include "daemon/daemon.h"
+#include "daemon/summary_index.h"
 
 #include "base/banned.h"
 
@@ -89,78 +90,6 @@ int apx_state_dir_open(struct apx_daemon *d, uid_t uid, int create)
 		return -EPERM;
 	}
 	return fd;
-}
-
-struct entry {
-	char name[128];
-	uint64_t mtime_ns, bytes;
-};
-
-static int cmp_entry(const void *a, const void *b)
-{
-	const struct entry *x = a, *y = b;
-
-	if (x->mtime_ns != y->mtime_ns)
-		return x->mtime_ns < y->mtime_ns ? -1 : 1;
-	return strcmp(x->name, y->name);
-}
-
-/* Remove the oldest summaries until the folder holds at most max files and max_bytes. */
-static int prune(int dfd, uint64_t max, uint64_t max_bytes, uint64_t *ret_removed)
-{
-	int fd = fcntl(dfd, F_DUPFD_CLOEXEC, 0);
-	DIR *dir;
-	struct dirent *de;
-	struct entry *v = NULL;
-	size_t n = 0, cap = 0;
-	uint64_t total = 0, removed = 0;
-
-	if (fd < 0)
-		return -errno;
-	dir = fdopendir(fd);
-	if (!dir) {
-		close(fd);
-		return -ENOMEM;
-	}
-	rewinddir(dir);
-	while ((de = readdir(dir))) {
-		size_t len = strlen(de->d_name);
-		struct stat st;
-
-		if (len < 5 || len >= sizeof(v->name) || strcmp(de->d_name + len - 4, ".apx") ||
-		    de->d_name[0] == '.')
-			continue;
-		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
-			continue;
-		if (n == 65536)
-			break;	/* a folder stuffed by its user: prune what was seen */
-		if (n == cap) {
-			size_t nc = cap ? cap * 2 : 64;
-			struct entry *nv = reallocarray(v, nc, sizeof(*nv));
-
-			if (!nv)
-				break;
-			v = nv;
-			cap = nc;
-		}
-		memcpy(v[n].name, de->d_name, len + 1);
-		v[n].mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
-		v[n].bytes = (uint64_t)st.st_size;
-		total += v[n].bytes;
-		n++;
-	}
-	closedir(dir);
-	if (n)
-		qsort(v, n, sizeof(*v), cmp_entry);
-	for (size_t i = 0; i + 1 < n && (n - i > max || total > max_bytes); i++) {
-		if (unlinkat(dfd, v[i].name, 0) == 0) {
-			total -= v[i].bytes;
-			removed++;
-		}
-	}
-	free(v);
-	*ret_removed = removed;
-	return 0;
 }
 
 static void set_kv(struct apx_writer *w, const char *k, const char *val)
@@ -478,6 +407,8 @@ int apx_summary_write(struct apx_daemon *d, struct apx_proc *p, int exit_code, i
 	dfd = apx_state_dir_open(d, p->uid, 1);
 	if (dfd < 0)
 		return dfd;
+	/* before the .part file changes the folder: list it only when it is not as we left it */
+	(void)apx_summary_index_begin(d, p->uid, dfd);
 	/* a name safe to show: start time, pid, comm reduced to [A-Za-z0-9._-] */
 	for (size_t i = 0; i < sizeof(comm); i++) {
 		char ch = p->comm[i];
@@ -545,7 +476,14 @@ int apx_summary_write(struct apx_daemon *d, struct apx_proc *p, int exit_code, i
 			snprintf(final, sizeof(final), "%s.apx", name);
 		r = renameat2(dfd, tmp, dfd, final, RENAME_NOREPLACE);
 		if (r == 0) {
+			struct stat st;
+
 			snprintf(ret_path, cap, "%s/%u/%s", d->conf.state_dir, (unsigned)p->uid, final);
+			if (fstatat(dfd, final, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+			    apx_summary_index_commit(d, p->uid, dfd, final, (uint64_t)st.st_size,
+						     (uint64_t)st.st_mtim.tv_sec * 1000000000ull +
+						     (uint64_t)st.st_mtim.tv_nsec, &removed) == 0)
+				d->st.summaries_pruned += removed;
 			break;
 		}
 		r = -errno;
@@ -554,8 +492,6 @@ int apx_summary_write(struct apx_daemon *d, struct apx_proc *p, int exit_code, i
 	}
 	if (r < 0)
 		goto fail;
-	if (prune(dfd, d->conf.max_summaries, d->conf.max_state_bytes, &removed) == 0)
-		d->st.summaries_pruned += removed;
 	goto out;
 fail:
 	(void)unlinkat(dfd, tmp, 0);

@@ -196,12 +196,13 @@ const struct apx_conf *apx_user_conf(struct apx_daemon *d, uid_t uid)
 	return &u->cfg;
 }
 
-void apx_user_conf_changed(struct apx_daemon *d, int wd, const char *name)
+void apx_user_conf_changed(struct apx_daemon *d, int wd, const char *name, uint32_t mask)
 {
 	for (size_t i = 0; i < APX_USERS_MAX; i++) {
 		struct apx_user_conf *u = &d->users[i];
 
-		if (u->used && u->wd == wd && (!name || !strcmp(name, u->name)))
+		if (u->used && u->wd == wd && (!name || !strcmp(name, u->name)) &&
+		    apx_conf_event_rereads(mask, u->path))
 			user_load(d, u);
 	}
 }
@@ -269,6 +270,29 @@ void apx_tracker_up_over_rate(struct apx_daemon *d, struct apx_proc *p, uint64_t
 		 p->cfg.uprobe_max_rate);
 }
 
+static uint64_t per_user_cap(const struct apx_daemon *d)
+{
+	uint64_t cap = d->conf.max_tracked_per_user;
+
+	if (!cap)
+		cap = d->conf.max_tracked / 4 ? d->conf.max_tracked / 4 : 1;
+	return cap;
+}
+
+/* One user must not fill max_tracked for the whole machine. The walk runs only once the table
+ * holds that many processes of anyone. */
+static int user_at_cap(const struct apx_daemon *d, uid_t uid)
+{
+	uint64_t cap = per_user_cap(d), n = 0;
+
+	if (d->nprocs < cap)
+		return 0;
+	for (const struct apx_proc *p = d->procs; p; p = p->next)
+		if (p->uid == uid && ++n >= cap)
+			return 1;
+	return 0;
+}
+
 static int track(struct apx_daemon *d, pid_t pid, const char *comm)
 {
 	struct apx_pstat s;
@@ -290,6 +314,13 @@ static int track(struct apx_daemon *d, pid_t pid, const char *comm)
 			apx_dlog(APX_LOG_WARNING, "max_tracked (%" PRIu64 ") reached: pid %d not "
 				 "tracked (%" PRIu64 " so far)", d->conf.max_tracked, (int)pid,
 				 d->st.untracked_cap);
+		return -EMFILE;
+	}
+	if (s.uid != 0 && user_at_cap(d, s.uid)) {
+		if (d->st.untracked_user_cap++ % 1000 == 0)
+			apx_dlog(APX_LOG_WARNING, "max_tracked_per_user (%" PRIu64 ") reached by uid "
+				 "%u: pid %d not tracked (%" PRIu64 " so far, all users)",
+				 per_user_cap(d), (unsigned)s.uid, (int)pid, d->st.untracked_user_cap);
 		return -EMFILE;
 	}
 	p = calloc(1, sizeof(*p));

@@ -1,12 +1,17 @@
 # metrics.py - the HTTP client of test-metrics.sh (raw sockets: no curl needed). Each command
 # prints what the shell test asserts on and exits 1 with a message when the exchange itself is
 # wrong. ADDR is "127.0.0.1:PORT" or "[::1]:PORT".
-#   scrape ADDR [PATH]     GET; prints "status CODE", "type CONTENT-TYPE", then the body's
-#                          sample lines; checks the body against the exposition format 0.0.4
+#   scrape ADDR [PATH [RAW]] GET; prints "status CODE", "type CONTENT-TYPE", then the body's
+#                          sample lines; checks the body against the exposition format 0.0.4;
+#                          the whole body into the file RAW
 #   raw ADDR TEXT          sends TEXT (Python escapes allowed, e.g. \r\n), prints the status line
 #   idle ADDR              a client that sends nothing; a scrape meanwhile must succeed; prints
 #                          the seconds until the daemon dropped it and what it said then
 #   concurrent ADDR N      N connections at once, then N requests; prints "ok K refused R"
+#                          (refused: a whole 503 answer then EOF; a reset is an error)
+#   lockout ADDR N S       N silent connections, each re-opened as soon as the daemon closes
+#                          it, for S seconds, while scraping every 0.2 s; prints
+#                          "scrapes ok K failed F"
 #   slow ADDR              a client with a tiny receive buffer that reads late and slowly;
 #                          checks the whole answer arrives intact
 #   port                   a free TCP port on 127.0.0.1
@@ -129,8 +134,11 @@ def check_format(body):
     return samples
 
 
-def cmd_scrape(addr, path="/metrics"):
+def cmd_scrape(addr, path="/metrics", raw=None):
     code, hdr, body = get(addr, path)
+    if raw:
+        with open(raw, "wb") as f:
+            f.write(body)
     print("status %d" % code)
     print("type %s" % hdr.get("content-type", ""))
     if code == 200:
@@ -168,20 +176,25 @@ def cmd_idle(addr):
 
 
 def cmd_concurrent(addr, n):
-    socks = [connect(addr) for _ in range(n)]
-    time.sleep(0.5)  # the daemon has accepted (or refused) them all before any request
+    socks = []
+    for _ in range(n):  # each starts its request: not silent, so not evicted for the next
+        s = connect(addr)
+        s.sendall(b"GET /metrics HTTP/1.0\r\n")
+        socks.append(s)
+    time.sleep(0.5)  # the daemon has accepted (or refused) them all before any request ends
     res = [None] * n
 
     def one(i):
         s = socks[i]
         try:
-            s.sendall(b"GET /metrics HTTP/1.0\r\n\r\n")
+            s.sendall(b"\r\n")
             data = read_all(s)
-        except (ConnectionResetError, BrokenPipeError):
-            res[i] = "refused"
+        except (ConnectionResetError, BrokenPipeError) as e:
+            res[i] = "reset (%s)" % e
             return
         if data.startswith(b"HTTP/1.0 503 "):
-            res[i] = "refused"
+            code, hdr, body = split(data)
+            res[i] = "refused" if body == b"too many connections\n" else "bad 503 %r" % data
             return
         code, _, body = split(data)
         check_format(body)
@@ -197,6 +210,44 @@ def cmd_concurrent(addr, n):
     if bad:
         die("answers: %s" % bad)
     print("ok %d refused %d" % (res.count("ok"), res.count("refused")))
+
+
+def cmd_lockout(addr, n, seconds):
+    stop = time.monotonic() + seconds
+    socks = [connect(addr) for _ in range(n)]
+    for s in socks:
+        s.setblocking(False)
+    time.sleep(0.3)
+    ok = failed = 0
+    errors = []
+    while time.monotonic() < stop:
+        for i, s in enumerate(socks):  # re-open the ones the daemon closed
+            try:
+                gone = s.recv(4096) == b""
+            except BlockingIOError:
+                gone = False
+            except OSError:
+                gone = True
+            if gone:
+                s.close()
+                socks[i] = connect(addr)
+                socks[i].setblocking(False)
+        try:
+            code, _, body = get(addr)
+            if code == 200 and body.endswith(b"nvperfd_metrics_truncated 0\n"):
+                ok += 1
+            else:
+                failed += 1
+                errors.append(code)
+        except OSError as e:
+            failed += 1
+            errors.append(str(e))
+        time.sleep(0.2)
+    for s in socks:
+        s.close()
+    print("scrapes ok %d failed %d" % (ok, failed))
+    if errors:
+        print("errors: %s" % errors[:5])
 
 
 def cmd_slow(addr):
@@ -229,6 +280,7 @@ def cmd_refused(addr):
 if __name__ == "__main__":
     cmds = {"scrape": cmd_scrape, "raw": cmd_raw, "idle": cmd_idle, "slow": cmd_slow,
             "concurrent": lambda a, n: cmd_concurrent(a, int(n)), "port": cmd_port,
+            "lockout": lambda a, n, t: cmd_lockout(a, int(n), float(t)),
             "refused": cmd_refused}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
         die("usage: see the top of this file")

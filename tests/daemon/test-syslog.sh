@@ -2,7 +2,8 @@
 # test-syslog.sh - nvperfd logs to syslog with facility LOCAL3: a listener bound to /dev/log
 # (made by this test when the machine has no syslog daemon; skipped when one owns /dev/log)
 # must receive the daemon's lines with priority LOCAL3 (19 * 8 + severity), tagged nvperfd,
-# including the line of an ended Python process.
+# including the line of an ended Python process, and the "config is gone" line even with
+# syslog = no.
 . "$(dirname "$0")/lib.sh"
 
 if [ -e /dev/log ]; then
@@ -45,5 +46,15 @@ bad=$(grep -v '^$' "$T/syslog.txt" | grep -vE '^<15[2-9]>.*nvperfd\[[0-9]+\]: ' 
 bad=$bad$(grep 'nvperfd\[' "$T/syslog.txt" | grep -vE '^<15[2-9]>')
 [ -z "$bad" ] || fail "syslog lines without facility LOCAL3 or tag: $bad"
 grep -q "^<158>.*ended" "$T/syslog.txt" || fail "the process line is not LOCAL3.info"
+stop_daemon
+
+# the machine config deleted while running, with syslog = no: that line reaches syslog all the
+# same (LOCAL3.err), besides the current log
+write_conf
+start_daemon
+rm "$CONF"
+gone() { grep -q "^<155>.*nvperfd\[[0-9]*\]: config '$CONF' is gone" "$T/syslog.txt"; }
+WAIT_S=5 wait_for gone || fail "config deletion not in syslog: $(tail -n 3 "$T/syslog.txt")"
+grep -q "is gone" "$T/log" || fail "config deletion not in the log file"
 stop_daemon
 echo "ok: $(grep -c . "$T/syslog.txt") syslog lines, all LOCAL3, tagged nvperfd"
