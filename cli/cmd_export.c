@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "analysis/store.h"
+#include "base/fmt.h"
 #include "base/log.h"
 #include "base/parse.h"
 #include "base/termsafe.h"
@@ -68,16 +69,6 @@ static void default_output(const char *in, const char *ext, char *out, size_t ca
 	if (n > 4 && !strcmp(base + n - 4, ".apx"))
 		n -= 4;
 	snprintf(out, cap, "%.*s%s", (int)n, base, ext);
-}
-
-static void fmt_size(char *buf, size_t cap, uint64_t b)
-{
-	if (b >= 1000000000ull)
-		snprintf(buf, cap, "%.2f GB", (double)b / 1e9);
-	else if (b >= 1000000ull)
-		snprintf(buf, cap, "%.1f MB", (double)b / 1e6);
-	else
-		snprintf(buf, cap, "%.1f kB", (double)b / 1e3);
 }
 
 int apx_cmd_export(int argc, char **argv)
@@ -177,7 +168,7 @@ int apx_cmd_export(int argc, char **argv)
 			     st->files[i].status == APX_READ_TRUNCATED ? "truncated" : "damaged");
 	}
 	est = ex->estimate(st);
-	fmt_size(a, sizeof(a), est);
+	apx_fmt_size(a, sizeof(a), (double)est);
 	fprintf(stderr, "apx export: %" PRIu64 " events to '%s' (%s, about %s)\n", st->events,
 		safe, ex->name, a);
 	if (est > WARN_BYTES)
@@ -198,7 +189,7 @@ int apx_cmd_export(int argc, char **argv)
 		return APX_EXIT_FAIL;
 	}
 	if (stat(output, &sb) == 0) {
-		fmt_size(b, sizeof(b), (uint64_t)sb.st_size);
+		apx_fmt_size(b, sizeof(b), (double)sb.st_size);
 		fprintf(stderr, "apx export: wrote '%s' (%s)\n", safe, b);
 	}
 	return APX_EXIT_OK;
