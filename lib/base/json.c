@@ -20,7 +20,17 @@ void apx_json_strn(FILE *f, const char *s, size_t len)
 	len = s ? strnlen(s, len) : 0;
 	while (i < len) {
 		uint32_t cp;
-		size_t n = apx_utf8_decode(p + i, len - i, &cp);
+		size_t n, run = i;
+
+		/* a run of printable ASCII goes out at once (kernel names are long) */
+		while (run < len && p[run] >= 0x20 && p[run] < 0x7f && p[run] != '"' && p[run] != '\\')
+			run++;
+		if (run > i) {
+			fwrite(p + i, 1, run - i, f);
+			i = run;
+			continue;
+		}
+		n = apx_utf8_decode(p + i, len - i, &cp);
 
 		if (n == 0) {
 			fputs("\\ufffd", f);

@@ -77,14 +77,36 @@ static int remember(struct ch *c, uint64_t uuid, uint64_t pid, uint64_t tid)
 
 static void sep(struct ch *c)
 {
-	fputs(c->first ? "\n" : ",\n", c->f);
+	fputs_unlocked(c->first ? "\n" : ",\n", c->f);
 	c->first = 0;
+}
+
+/* The hot path writes without fprintf: 10 million kernels are ~100 million fields. */
+static void put(FILE *f, const char *s)
+{
+	fputs_unlocked(s, f);
+}
+
+static void put_u64(FILE *f, uint64_t v)
+{
+	char b[24];
+	int n = 0;
+
+	do {
+		b[sizeof(b) - 1 - n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	fwrite_unlocked(b + sizeof(b) - n, 1, (size_t)n, f);
 }
 
 /* ns as microseconds with three decimals: exact */
 static void us(FILE *f, uint64_t ns)
 {
-	fprintf(f, "%" PRIu64 ".%03" PRIu64, ns / 1000, ns % 1000);
+	char frac[5] = { '.', (char)('0' + ns / 100 % 10), (char)('0' + ns / 10 % 10),
+			 (char)('0' + ns % 10), 0 };
+
+	put_u64(f, ns / 1000);
+	put(f, frac);
 }
 
 static void meta(struct ch *c, const char *what, uint64_t pid, uint64_t tid, int with_tid,
@@ -142,7 +164,10 @@ static int ch_track(void *ctx, const struct apx_wk_track *t)
 
 static void arg_u(struct ch *c, const char *key, uint64_t v, int *first)
 {
-	fprintf(c->f, "%s\"%s\": %" PRIu64, *first ? "" : ", ", key, v);
+	put(c->f, *first ? "\"" : ", \"");
+	put(c->f, key);
+	put(c->f, "\": ");
+	put_u64(c->f, v);
 	*first = 0;
 }
 
@@ -164,8 +189,15 @@ static void args(struct ch *c, const struct apx_wk_slice *s)
 		arg_u(c, "correlation", st->k.corr[i], &first);
 		arg_u(c, "registers per thread", l->regs, &first);
 		arg_u(c, "shared memory", (uint64_t)l->smem_static + l->smem_dynamic, &first);
-		fprintf(c->f, ", \"grid\": [%u, %u, %u], \"block\": [%u, %u, %u]", l->grid[0],
-			l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2]);
+		put(c->f, ", \"grid\": [");
+		for (int d = 0; d < 3; d++) {
+			put_u64(c->f, l->grid[d]);
+			put(c->f, d < 2 ? ", " : "], \"block\": [");
+		}
+		for (int d = 0; d < 3; d++) {
+			put_u64(c->f, l->block[d]);
+			put(c->f, d < 2 ? ", " : "]");
+		}
 		break;
 	}
 	case APX_ES_COPY:
@@ -208,10 +240,15 @@ static int ch_slice(void *ctx, const struct apx_wk_slice *s)
 	struct slot *t = lookup(c, s->track);
 
 	sep(c);
-	fprintf(c->f, "{\"ph\": \"%s\", \"cat\": \"%s\", \"name\": ", s->instant ? "i" : "X",
-		s->category);
+	put(c->f, s->instant ? "{\"ph\": \"i\", \"cat\": \"" : "{\"ph\": \"X\", \"cat\": \"");
+	put(c->f, s->category);
+	put(c->f, "\", \"name\": ");
 	apx_json_str(c->f, s->name);
-	fprintf(c->f, ", \"pid\": %" PRIu64 ", \"tid\": %" PRIu64 ", \"ts\": ", t->pid, t->tid);
+	put(c->f, ", \"pid\": ");
+	put_u64(c->f, t->pid);
+	put(c->f, ", \"tid\": ");
+	put_u64(c->f, t->tid);
+	put(c->f, ", \"ts\": ");
 	us(c->f, s->start);
 	if (s->instant) {
 		fputs(", \"s\": \"t\"", c->f);
@@ -297,6 +334,7 @@ static int chrome_write(struct apx_store *st, const char *path, struct apx_diag 
 
 	if (r < 0)
 		return r;
+	setvbuf(c.f, NULL, _IOFBF, 1 << 20);
 	header(&c);
 	r = apx_walk(st, &ops);
 	fputs("\n]\n}\n", c.f);

@@ -65,7 +65,8 @@ static int flush_packet(struct pf *p)
 		hdr[n++] = (uint8_t)((len & 0x7f) | (len >= 0x80 ? 0x80 : 0));
 		len >>= 7;
 	} while (len);
-	if (fwrite(hdr, 1, n, p->f) != n || fwrite(p->b.p, 1, p->b.n, p->f) != p->b.n)
+	if (fwrite_unlocked(hdr, 1, n, p->f) != n ||
+	    fwrite_unlocked(p->b.p, 1, p->b.n, p->f) != p->b.n)
 		return -EIO;
 	apx_pb_reset(&p->b);
 	return 0;
@@ -150,6 +151,33 @@ static void annotation_str(struct apx_pb *b, unsigned name, const char *v)
 	apx_pb_end(b);
 }
 
+/* "[132, 1, 1]" without snprintf (two a kernel) */
+static const char *dims(char *buf, const uint32_t d[3])
+{
+	char *o = buf;
+
+	*o++ = '[';
+	for (int i = 0; i < 3; i++) {
+		char t[12];
+		int n = 0;
+		uint32_t v = d[i];
+
+		do {
+			t[n++] = (char)('0' + v % 10);
+			v /= 10;
+		} while (v);
+		while (n)
+			*o++ = t[--n];
+		if (i < 2) {
+			*o++ = ',';
+			*o++ = ' ';
+		}
+	}
+	*o++ = ']';
+	*o = 0;
+	return buf;
+}
+
 static void annotations(struct pf *p, const struct apx_wk_slice *s)
 {
 	const struct apx_store *st = p->st;
@@ -162,10 +190,8 @@ static void annotations(struct pf *p, const struct apx_wk_slice *s)
 
 		annotation_uint(b, AN_CORRELATION, st->k.corr[s->index]);
 		annotation_uint(b, AN_STREAM, st->streams[st->k.stream[s->index]].id);
-		snprintf(buf, sizeof(buf), "[%u, %u, %u]", l->grid[0], l->grid[1], l->grid[2]);
-		annotation_str(b, AN_GRID, buf);
-		snprintf(buf, sizeof(buf), "[%u, %u, %u]", l->block[0], l->block[1], l->block[2]);
-		annotation_str(b, AN_BLOCK, buf);
+		annotation_str(b, AN_GRID, dims(buf, l->grid));
+		annotation_str(b, AN_BLOCK, dims(buf, l->block));
 		annotation_uint(b, AN_REGISTERS, l->regs);
 		annotation_uint(b, AN_SMEM, (uint64_t)l->smem_static + l->smem_dynamic);
 		break;
@@ -274,6 +300,7 @@ static int perfetto_write(struct apx_store *st, const char *path, struct apx_dia
 	r = apx_export_fopen(path, &p.f, diag);
 	if (r < 0)
 		goto out;
+	setvbuf(p.f, NULL, _IOFBF, 1 << 20);
 	r = apx_walk(st, &ops);
 	if (r < 0 && diag && !diag->msg[0])
 		snprintf(diag->msg, sizeof(diag->msg), "%s", r == -EIO ? "write failed (disk full?)"
