@@ -479,7 +479,8 @@ void apx_enc_event(struct apx_enc *e, const struct apx_event *ev)
 		rec.v[APX_SYNC_CORRELATION] = ev->corr;
 		rec.v[APX_SYNC_TID] = ev->tid;
 		add(e, &rec);
-		seen(e, rec.v[APX_SYNC_END_NS]);
+		if (rec.v[APX_SYNC_END_NS] > e->last_ts)	/* our own clock: no foreign-clock check */
+			e->last_ts = rec.v[APX_SYNC_END_NS];
 		e->others++;
 		return;
 	}

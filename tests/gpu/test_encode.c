@@ -137,6 +137,13 @@ int main(void)
 	CHECK(apx_writer_open_fd(fd, &hdr, NULL, &enc.w) == 0);
 	enc.hp = hp;
 	enc.hp_mask = 15;
+	{	/* a host sync before any activity buffer: our clock, not a foreign one */
+		struct apx_event early = { .kind = APX_EV_SYNC, .cfg_kind = APX_SYNC_KIND_STREAM,
+					   .ts_ns = 100, .end_ns = 200 };
+
+		apx_enc_event(&enc, &early);
+		CHECK(enc.foreign_clock == 0);
+	}
 	CHECK(apx_enc_buffer(&enc, buf, used) == 7);
 	CHECK(enc.kernels == 1 && enc.memcpys == 1 && enc.hostptr_joined == 1 && !enc.foreign);
 	{	/* a cuCtxSynchronize seen by the callbacks: enter 5000, exit 9000 */
@@ -210,6 +217,10 @@ int main(void)
 					CHECK(x->v[APX_SYNC_TID] == 77 && x->v[APX_SYNC_CORRELATION] == 40);
 					break;
 				}
+				if (x->v[APX_SYNC_START_NS] == 100) {	/* the early one */
+					CHECK(x->v[APX_SYNC_END_NS] == 200);
+					break;
+				}
 				CHECK(x->v[APX_SYNC_KIND] == APX_SYNC_KIND_STREAM);
 				CHECK(x->v[APX_SYNC_STREAM] == 7 && x->v[APX_SYNC_EVENT] == 0);
 				break;
@@ -229,7 +240,7 @@ int main(void)
 		}
 	}
 	CHECK(seen[APX_REC_KERNEL] == 1 && seen[APX_REC_MEMCPY] == 1 && seen[APX_REC_MEMSET] == 1);
-	CHECK(seen[APX_REC_MEMORY] == 1 && seen[APX_REC_SYNC] == 2 && seen[APX_REC_UVM] == 1);
+	CHECK(seen[APX_REC_MEMORY] == 1 && seen[APX_REC_SYNC] == 3 && seen[APX_REC_UVM] == 1);
 	CHECK(seen[APX_REC_DEVICE] == 1);
 	apx_reader_close(r);
 	unlink(path);
