@@ -14,6 +14,7 @@
 #include "base/fmt.h"
 
 #define APX_FINDINGS_MAX 64
+#define APX_RULES_MAX 32		/* rules in the table (rules.c checks at compile time) */
 
 enum apx_severity { APX_SEV_INFO = 1, APX_SEV_WARNING = 2, APX_SEV_CRITICAL = 3 };
 
@@ -45,8 +46,9 @@ struct apx_rule_result {
 struct apx_findings {
 	struct apx_finding f[APX_FINDINGS_MAX];
 	size_t n;
-	struct apx_rule_result results[32];
+	struct apx_rule_result results[APX_RULES_MAX];
 	size_t nresults;
+	size_t recorded_dropped;	/* recorded findings left out: no room after the rules' */
 };
 
 struct apx_rule {
