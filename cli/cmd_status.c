@@ -129,7 +129,10 @@ int apx_cmd_status(int argc, char **argv)
 	if (json) {
 		apx_sv_print_json(stdout, &sv);
 	} else {
-		apx_sv_print_table(stdout, &sv, apx_sv_width(1), 0);
+		FILE *out = apx_cli_term_open();	/* commands of other users' processes */
+
+		apx_sv_print_table(out, &sv, apx_sv_width(1), 0);
+		apx_cli_term_close(out);
 	}
 	apx_sv_release(&sv);
 	return APX_EXIT_OK;

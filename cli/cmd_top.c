@@ -120,6 +120,7 @@ int apx_cmd_top(int argc, char **argv)
 		struct pollfd p = { 0, POLLIN, 0 };
 		struct timespec now;
 		int64_t left_ms;
+		FILE *out;
 
 		if (r < 0) {
 			if (interactive)
@@ -149,11 +150,14 @@ int apx_cmd_top(int argc, char **argv)
 			 * "... more" line, and room left at the bottom */
 			rows = ws.ws_row > 8 + sv.ngpus ? ws.ws_row - 8 - sv.ngpus : 1;
 			printf("\033[H\033[2J%.*s\n\n", (int)ws.ws_col, head);
-			apx_sv_print_table(stdout, &sv, ws.ws_col, rows);
+			out = apx_cli_term_open();	/* other processes' commands, escaped */
+			apx_sv_print_table(out, &sv, ws.ws_col, rows);
 		} else {
-			apx_sv_print_table(stdout, &sv, apx_sv_width(1), 0);
-			putchar('\n');
+			out = apx_cli_term_open();
+			apx_sv_print_table(out, &sv, apx_sv_width(1), 0);
+			fputc('\n', out);
 		}
+		apx_cli_term_close(out);
 		fflush(stdout);
 		apx_sv_release(&sv);
 		if (iters && i + 1 >= iters)

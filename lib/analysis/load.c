@@ -175,7 +175,7 @@ static void copy_bytes(char *dst, size_t cap, const struct apx_rec *r, unsigned 
 				break;
 			c = nul_as;
 		}
-		dst[o++] = (unsigned char)c < 0x20 ? '?' : c;
+		dst[o++] = c;	/* kept as is: every output escapes it (json.c, termsafe.c) */
 	}
 	dst[o] = 0;
 }
