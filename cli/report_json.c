@@ -509,7 +509,7 @@ void apx_report_json(FILE *f, const struct apx_model *m, const struct apx_findin
 	kv_u(f, "gpu_busy_ns", busy, &first);
 	kv_u(f, "warmup_end_ns", m->warmup_end_ns, &first);
 	kv_u(f, "steady_ns", m->steady_ns, &first);
-	kv_d(f, "gpu_busy_pct", m->wall_ns ? 100.0 * (double)busy / (double)m->wall_ns : 0, &first);
+	kv_d(f, "gpu_busy_pct", apx_gpu_time_pct(m, busy), &first);
 	kv_u(f, "kernels", m->k.n, &first);
 	kv_u(f, "kernel_time_ns", m->kernel_total_ns, &first);
 	kv_u(f, "distinct_kernels", m->names.n, &first);

@@ -209,9 +209,8 @@ static void section_summary(const struct out *o, const struct apx_model *m,
 			any_cuda ? "none recorded" : "none: the program did not use CUDA");
 	} else {
 		fprintf(o->f, "  %-18s %.1f%% of the run (%s); kernels %.1f%%, copies %.1f%%\n",
-			"GPU busy", pct((double)busy, (double)m->wall_ns),
-			apx_fmt_ns(b1, sizeof(b1), (double)busy), pct((double)kern, (double)m->wall_ns),
-			pct((double)copy, (double)m->wall_ns));
+			"GPU busy", apx_gpu_time_pct(m, busy), apx_fmt_ns(b1, sizeof(b1), (double)busy),
+			apx_gpu_time_pct(m, kern), apx_gpu_time_pct(m, copy));
 		fprintf(o->f, "  %-18s %zu launches, %s of GPU time, %zu distinct\n", "kernels", m->k.n,
 			apx_fmt_ns(b1, sizeof(b1), (double)m->kernel_total_ns), m->names.n);
 		steady_state_line(o, m);

@@ -130,6 +130,8 @@ struct apx_finding *apx_finding_add(struct apx_findings *out, const struct apx_m
 	f->saving_estimated = 1;
 	f->severity = severity;
 	f->saving_ns = saving_ns > 0 ? saving_ns : 0;
+	if (f->saving_ns > (double)m->wall_ns)	/* nothing saves more than the run took */
+		f->saving_ns = (double)m->wall_ns;
 	f->saving_pct = m->wall_ns ? 100.0 * f->saving_ns / (double)m->wall_ns : 0;
 	f->confidence_pct = confidence_pct;
 	return f;
