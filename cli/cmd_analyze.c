@@ -33,6 +33,7 @@
 
 #include "base/log.h"
 #include "base/parse.h"
+#include "base/termsafe.h"
 #include "cli/cli.h"
 #include "cli/run_files.h"
 
@@ -535,6 +536,7 @@ static void print_xfer(const struct summary *s, int dir)
 static void print_summary(const char *path, const struct run_info *ri, int nchild)
 {
 	struct summary s = { 0 };
+	char safe[4 * 256 + 1];
 	double wall = (double)(ri->end_ns - ri->start_ns) / 1e9;
 	const char *rel = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 
@@ -581,11 +583,12 @@ static void print_summary(const char *path, const struct run_info *ri, int nchil
 		fprintf(stderr, "apx: CPU %.2f s user + %.2f s system (%.1f cores on average), "
 			"peak RSS %s\n", user, sys, wall > 0 ? (user + sys) / wall : 0.0, rss);
 	}
+	/* what the traces say is escaped: the program wrote them */
 	if (s.degraded[0])
-		fprintf(stderr, "apx: degraded: %s\n", s.degraded);
+		fprintf(stderr, "apx: degraded: %s\n", apx_term_safe_str(safe, sizeof(safe), s.degraded));
 	if (s.crash[0])
 		fprintf(stderr, "apx: the program crashed (%s); the trace is kept up to then\n",
-			s.crash);
+			apx_term_safe_str(safe, sizeof(safe), s.crash));
 	fprintf(stderr, "apx: trace %s", path);
 	if (nchild)
 		fprintf(stderr, " (+%d file%s %s.<pid> from child processes)", nchild,

@@ -28,7 +28,22 @@ mkdir "$t/run" && cp "$fix/sample.apx" "$t/run/data.apx" && mkfifo "$t/run/data.
 to "$apx" report -s summary "$t/run/data.apx" >"$t/out" 2>"$t/err"; rc=$?
 [ $rc -eq 1 ] && grep -q "data.apx.123: not a regular file (a FIFO)" "$t/err" &&
 	grep -q "1 file;" "$t/out" || no "report with a FIFO FILE.<pid>: exit $rc"
-rm -f "$t/run/data.apx"
+# apx history: a daemon (here a stand-in on a socket) lists a FIFO planted among summaries
+cp "$fix/sample.apx" "$t/run/good.apx"
+python3 - "$t/sock" "$t/run/data.apx.123" "$t/run/good.apx" <<'PY' &
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1]); s.listen(1)
+c, _ = s.accept(); c.recv(256)
+c.sendall(("ok\n" + "".join("summary\t0\t1\t10\t%s\n" % p for p in sys.argv[2:]) + "end\n").encode())
+c.close()
+PY
+i=0; while [ ! -S "$t/sock" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+to "$apx" history --socket "$t/sock" >"$t/out" 2>"$t/err"; rc=$?
+[ $rc -eq 1 ] && grep -q "data.apx.123: not a regular file (a FIFO)" "$t/err" &&
+	grep -q "good.apx" "$t/out" || no "history with a FIFO listed: exit $rc: $(cat "$t/err")"
+wait
+rm -f "$t/run/data.apx" "$t/run/good.apx"
 to "$apx" analyze -q -o "$t/run/data.apx" -- true 2>"$t/err"; rc=$?
 [ $rc -eq 0 ] || no "analyze with a FIFO FILE.<pid> beside its output: exit $rc"
 to "$apx" analyze -o "$t/run/x.apx" -- true 2>"$t/err" || no "analyze summary"
@@ -116,7 +131,10 @@ to "$apx" analyze typo.py 2>"$t/err"; rc=$?
 to "$apx" analyze -- no-such-command-apx 2>"$t/err"; rc=$?
 [ $rc -eq 127 ] && grep -q "cannot run 'no-such-command-apx'" "$t/err" && [ ! -e data.apx ] ||
 	no "analyze of a command that cannot start: exit $rc, $(ls)"
-to "$apx" analyze -q -- true || no "analyze after failed starts (refused: exists?)"
+to "$apx" analyze -q -- true 2>/dev/null || no "analyze after failed starts (refused: exists?)"
+cp "$h" h.apx.77	# the summary reads a FILE.<pid>: what it prints from it is escaped
+to "$apx" analyze -o h.apx -- true 2>"$t/err" || no "analyze with a hostile FILE.<pid>"
+clean "$t/err" && grep -q 'degraded: no \\x1b\[5mNVTX' "$t/err" || no "analyze summary printed raw"
 cp "$fix/real/fork_and_subprocess.apx" run.apx
 cp "$fix/real/fork_and_subprocess.apx.979" run.apx.979
 cp "$fix/sample.apx" run.apx.5		# an apx trace, of another run
