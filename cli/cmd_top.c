@@ -120,7 +120,7 @@ int apx_cmd_top(int argc, char **argv)
 		struct pollfd p = { 0, POLLIN, 0 };
 		struct timespec now;
 		int64_t left_ms;
-		FILE *out;
+		FILE *out = stdout;
 
 		if (r < 0) {
 			if (interactive)

@@ -559,9 +559,10 @@ uint16_t apx_reader_minor(const struct apx_reader *r);
 uint64_t apx_reader_size(const struct apx_reader *r);
 size_t apx_reader_chunk_count(const struct apx_reader *r);	/* good chunks */
 const struct apx_chunk_info *apx_reader_chunk(const struct apx_reader *r, size_t i);
-/* A hint that chunk i will not be read again soon. The reader holds its own copy of the file
- * (a file that changes under it cannot fault it), so this does nothing today; pointers into
- * the chunk stay valid until apx_reader_close. */
+/* Chunk i will not be read again: the reader gives back the memory of its copy of the chunk
+ * (files opened with apx_reader_open), so a large trace is not resident all at once. After it,
+ * iterating the chunk fails (-ESTALE) and pointers into it (bytes fields) are invalid: only
+ * release chunks whose records were copied out. */
 void apx_reader_release(const struct apx_reader *r, size_t i);
 /* Text of a string id, with its length; NULL when unknown. Loads the table on first call. */
 const char *apx_reader_string(struct apx_reader *r, uint64_t id, size_t *ret_len);

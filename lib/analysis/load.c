@@ -549,7 +549,10 @@ int apx_model_add_reader(struct apx_model *m, const char *name, struct apx_reade
 		}
 		if (k < 0)
 			chunk_damaged(f, &d, apx_reader_chunk(rd, c)->records - done);
-		if (apx_reader_chunk(rd, c)->type != APX_REC_STRINGS)
+		/* the model keeps pointers into strings, findings and key/values: kept */
+		if (apx_reader_chunk(rd, c)->type != APX_REC_STRINGS &&
+		    apx_reader_chunk(rd, c)->type != APX_REC_FINDING &&
+		    apx_reader_chunk(rd, c)->type != APX_REC_KV)
 			apx_reader_release(rd, c);
 	}
 	if (f->cuda_used < 0 && (m->k.n || m->copies.n))

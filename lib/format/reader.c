@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -33,7 +34,10 @@ struct str_ref {
 struct apx_reader {
 	const uint8_t *base;
 	size_t size;
-	int owned;			/* base is the reader's copy of the file (freed at close) */
+	int owned;			/* base is the reader's copy of the file: an anonymous mapping
+					 * of size bytes, unmapped at close */
+	uint8_t *released;		/* per chunk: its pages were given back (apx_reader_release);
+					 * allocated with the index, written through a const reader */
 	uint16_t minor;
 	struct apx_chunk_info *chunks;
 	size_t nchunks, cap;
@@ -63,10 +67,21 @@ static int diag_set(struct apx_diag *d, int err, uint64_t off, int64_t chunk, co
 	return err;
 }
 
+/* Give back the pages wholly inside chunk i of the reader's copy: the resident size of a large
+ * trace stays near what is being read (bench/report). The chunk cannot be iterated again. */
 void apx_reader_release(const struct apx_reader *r, size_t i)
 {
-	(void)r;	/* the reader holds a copy of the file: nothing to give back per chunk */
-	(void)i;
+	uint64_t page = 4096, from, to, a, b;
+
+	if (!r->owned || i >= r->nchunks || !r->released)
+		return;
+	from = r->chunks[i].offset;
+	to = from + APX_CHUNK_HDR_SIZE + r->chunks[i].payload_len;
+	a = (from + page - 1) / page * page;
+	b = to / page * page;
+	r->released[i] = 1;
+	if (b > a)
+		madvise((void *)(uintptr_t)(r->base + a), b - a, MADV_DONTNEED);
 }
 
 static int index_add(struct apx_reader *r, const struct apx_chunk_info *ci)
@@ -74,10 +89,16 @@ static int index_add(struct apx_reader *r, const struct apx_chunk_info *ci)
 	if (r->nchunks == r->cap) {
 		size_t cap = r->cap ? r->cap * 2 : 64;
 		struct apx_chunk_info *c = reallocarray(r->chunks, cap, sizeof(*c));
+		uint8_t *rel;
 
 		if (!c)
 			return -ENOMEM;
 		r->chunks = c;
+		rel = realloc(r->released, cap);
+		if (!rel)
+			return -ENOMEM;
+		memset(rel + r->cap, 0, cap - r->cap);
+		r->released = rel;
 		r->cap = cap;
 	}
 	r->chunks[r->nchunks++] = *ci;
@@ -315,7 +336,9 @@ static int read_all(int fd, uint64_t size, uint8_t **ret_buf, struct apx_diag *d
 	uint8_t *buf;
 	uint64_t off = 0;
 
-	if (size > SIZE_MAX || !(buf = malloc((size_t)size)))
+	buf = size > SIZE_MAX ? MAP_FAILED : mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE,
+						 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED)
 		return diag_set(diag, -ENOMEM, 0, -1, "cannot allocate %llu bytes to read the file",
 				(unsigned long long)size);
 	while (off < size) {
@@ -326,7 +349,7 @@ static int read_all(int fd, uint64_t size, uint8_t **ret_buf, struct apx_diag *d
 		if (n <= 0) {
 			int k = n < 0 ? -errno : -EIO;
 
-			free(buf);
+			munmap(buf, (size_t)size);
 			if (n < 0)
 				return diag_set(diag, k, off, -1, "read error at offset %llu: %s",
 						(unsigned long long)off, strerror(-k));
@@ -344,7 +367,7 @@ static int read_all(int fd, uint64_t size, uint8_t **ret_buf, struct apx_diag *d
 int apx_reader_open(const char *path, struct apx_reader **ret_r, struct apx_diag *diag)
 {
 	struct stat st;
-	uint8_t *buf;
+	uint8_t *buf = NULL;
 	int fd, k;
 
 	/* O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below) */
@@ -370,9 +393,10 @@ int apx_reader_open(const char *path, struct apx_reader **ret_r, struct apx_diag
 	close(fd);
 	if (k < 0)
 		return k;
+	mprotect(buf, (size_t)st.st_size, PROT_READ);	/* the copy is read-only from here */
 	k = reader_new(buf, (size_t)st.st_size, 1, ret_r, diag);
 	if (k < 0)
-		free(buf);
+		munmap(buf, (size_t)st.st_size);
 	return k;
 }
 
@@ -381,7 +405,8 @@ void apx_reader_close(struct apx_reader *r)
 	if (!r)
 		return;
 	if (r->owned)
-		free((void *)(uintptr_t)r->base);
+		munmap((void *)(uintptr_t)r->base, r->size);
+	free(r->released);
 	free(r->chunks);
 	free(r->strs);
 	free(r);
@@ -475,6 +500,9 @@ int apx_chunk_iter_init(struct apx_chunk_iter *it, const struct apx_reader *r, s
 
 	if (!ci)
 		return diag_set(diag, -EINVAL, 0, (int64_t)i, "no chunk %zu", i);
+	if (r->released && r->released[i])
+		return diag_set(diag, -ESTALE, ci->offset, (int64_t)i,
+				"chunk %zu was released (apx_reader_release) and cannot be read again", i);
 	s = apx_schema(ci->type);
 	if (!s)
 		return diag_set(diag, -ENOTSUP, ci->offset, (int64_t)i,

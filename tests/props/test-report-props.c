@@ -66,7 +66,7 @@ static int check_run(const char *path, unsigned *ret_models)
 	struct apx_findings *fd = calloc(1, sizeof(*fd));
 	struct apx_model *m = apx_model_new();
 	struct apx_diag d = { 0 };
-	char child[4200], why[512];
+	char child[8192 + 8], why[512];
 	struct stat st;
 	int bad = 0;
 
