@@ -263,7 +263,8 @@ int apx_cmd_history(int argc, char **argv)
 	int c, json = 0, r, bad = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "jn:d:S:h", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":jn:d:S:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json = 1;
@@ -282,6 +283,9 @@ int apx_cmd_history(int argc, char **argv)
 		case 'h':
 			apx_cli_print_usage("history");
 			return APX_EXIT_OK;
+		case ':':
+			return apx_cli_usage_error("history", "option '%s' needs a value",
+						   argv[optind - 1]);
 		default:
 			return apx_cli_usage_error("history", "unknown option '%s'", argv[optind - 1]);
 		}

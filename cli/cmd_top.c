@@ -68,7 +68,8 @@ int apx_cmd_top(int argc, char **argv)
 	int c, json = 0, key = APX_SV_SORT_CPU, interactive, rc = APX_EXIT_OK;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "d:n:s:jS:h", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":d:n:s:jS:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			if (apx_parse_seconds_ns(optarg, &delay_ns) < 0 || delay_ns < 100000000ull)
@@ -95,6 +96,9 @@ int apx_cmd_top(int argc, char **argv)
 		case 'h':
 			apx_cli_print_usage("top");
 			return APX_EXIT_OK;
+		case ':':
+			return apx_cli_usage_error("top", "option '%s' needs a value",
+						   argv[optind - 1]);
 		default:
 			return apx_cli_usage_error("top", "unknown option '%s'", argv[optind - 1]);
 		}

@@ -153,6 +153,10 @@ to "$apx" analyze --duration 0x10 x.py 2>"$t/err"; rc=$?
 to "$apx" analyze --delay 2000000000 x.py 2>"$t/err"; grep -q "at most 1000000000 seconds" "$t/err" || no "--delay range"
 to "$apx" report --format 2>"$t/err"; rc=$?
 [ $rc -eq 2 ] && grep -q "option '--format' needs a value" "$t/err" || no "report --format without a value"
+for c in "history -n" "status --sort" "top --delay"; do
+	to "$apx" $c 2>"$t/err"; rc=$?
+	[ $rc -eq 2 ] && grep -q "needs a value" "$t/err" || no "apx $c without a value: exit $rc"
+done
 cd "$t" || exit 1
 
 # --- colour: only on a terminal, never with NO_COLOR
