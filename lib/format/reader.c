@@ -1,8 +1,8 @@
 /*
  * reader.c - the .apx reader (API in include/apx/format.h): reads a regular file into memory
  * with pread (or takes a buffer), checks the preamble, then walks every chunk checking its
- * header and payload CRC32C, and builds the chunk index. On the first bad byte it stops, keeps every chunk before it and
- * records where and what in r->damage. Records are decoded lazily by the chunk iterator, with
+ * header and payload CRC32C, and builds the chunk index. On the first bad byte it stops, keeps
+ * every chunk before it and records where and what in r->damage. Records are decoded lazily by the chunk iterator, with
  * every length checked against the bytes left. Input is untrusted (fuzzed: tests/fuzz/).
  * Used by the apx command, analysis and tests; one reader may be iterated from several
  * threads once apx_reader_string() has been called once.
