@@ -585,7 +585,8 @@ static void print_summary(const char *path, const struct run_info *ri, int nchil
 	}
 	/* what the traces say is escaped: the program wrote them */
 	if (s.degraded[0])
-		fprintf(stderr, "apx: degraded: %s\n", apx_term_safe_str(safe, sizeof(safe), s.degraded));
+		fprintf(stderr, "apx: degraded: %s\n",
+			apx_term_safe_str(safe, sizeof(safe), s.degraded));
 	if (s.crash[0])
 		fprintf(stderr, "apx: the program crashed (%s); the trace is kept up to then\n",
 			apx_term_safe_str(safe, sizeof(safe), s.crash));
@@ -630,7 +631,8 @@ static int seconds_opt(const char *opt, const char *arg, int positive, uint64_t 
 		apx_cli_usage_error("analyze", "%s takes seconds as a decimal number (e.g. 1.5), "
 				    "not '%s'", opt, arg);
 	else if (positive && !*ret_ns)
-		apx_cli_usage_error("analyze", "%s must be more than 0 seconds, not '%s'", opt, arg);
+		apx_cli_usage_error("analyze", "%s must be more than 0 seconds, not '%s'", opt,
+				    arg);
 	else
 		return 0;
 	return -EINVAL;
@@ -644,15 +646,15 @@ static int output_path(const char *output, char *path, size_t cap)
 	int r = absolute_path(output, path, cap);
 
 	if (r == -EINVAL)
-		apx_log_error("analyze: -o '%s' names a folder: give a file name (e.g. -o %sdata.apx)",
-			      output, output);
+		apx_log_error("analyze: -o '%s' names a folder: give a file name "
+			      "(e.g. -o %sdata.apx)", output, output);
 	else if (r == -ENOENT || r == -ENOTDIR)
 		apx_log_error("analyze: cannot write '%s': its folder does not exist", output);
 	else if (r < 0)
 		apx_log_errno(r, "analyze: cannot write '%s'", output);
 	else if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-		apx_log_error("analyze: -o '%s' is a folder: give a file name (e.g. -o %s/data.apx)",
-			      output, output);
+		apx_log_error("analyze: -o '%s' is a folder: give a file name "
+			      "(e.g. -o %s/data.apx)", output, output);
 	else
 		return 0;
 	return -EINVAL;

@@ -41,9 +41,9 @@ const char apx_cmd_history_usage[] =
 	"  -S, --socket PATH  the daemon's socket (default $NVPERFD_SOCKET or /run/nvperfd.sock)\n"
 	"  -h, --help         show this help\n"
 	"\n"
-	"Exit status: 0 ok (also when there is no summary yet); 1 error, or a listed file could not\n"
-	"be read as a trace (it is named on stderr; a FIFO or device is never opened for reading);\n"
-	"2 usage error.\n";
+	"Exit status: 0 ok (also when there is no summary yet); 1 error, or a listed file\n"
+	"could not be read as a trace (named on stderr; a FIFO or device is never opened\n"
+	"for reading); 2 usage error.\n";
 
 struct hist {
 	char *path;
@@ -214,11 +214,12 @@ static void print_json(const struct hist *v, size_t n)
 static void print_table(FILE *out, const struct hist *v, size_t n)
 {
 	if (!n) {
-		fprintf(out, "(no summary yet: nvperfd writes one when a tracked Python process ends)\n");
+		fprintf(out, "(no summary yet: nvperfd writes one when a tracked Python process "
+			     "ends)\n");
 		return;
 	}
-	fprintf(out, "%-16s %7s %7s %5s %7s %6s %2s %-22s %s\n", "WHEN", "PID", "DUR", "EXIT", "CPU",
-	       "PEAK", "F", "COMMAND", "FILE");
+	fprintf(out, "%-16s %7s %7s %5s %7s %6s %2s %-22s %s\n", "WHEN", "PID", "DUR", "EXIT",
+		"CPU", "PEAK", "F", "COMMAND", "FILE");
 	for (size_t i = 0; i < n; i++) {
 		const struct hist *h = &v[i];
 		time_t t = (time_t)(h->mtime_ms / 1000);
@@ -228,8 +229,8 @@ static void print_table(FILE *out, const struct hist *v, size_t n)
 		if (localtime_r(&t, &tm))
 			strftime(when, sizeof(when), "%Y-%m-%d %H:%M", &tm);
 		if (!h->ok) {
-			fprintf(out, "%-16s %7s %7s %5s %7s %6s %2s %-22s %s\n", when, "?", "?", "?", "?",
-			       "?", "?", "(unreadable)", h->path);
+			fprintf(out, "%-16s %7s %7s %5s %7s %6s %2s %-22s %s\n", when, "?", "?", "?",
+				"?", "?", "?", "(unreadable)", h->path);
 			continue;
 		}
 		apx_fmt_age(dur, sizeof(dur), h->end_ns > h->start_ns ?
@@ -240,9 +241,9 @@ static void print_table(FILE *out, const struct hist *v, size_t n)
 			snprintf(ex, sizeof(ex), "sig%d", (int)-h->exit_status);
 		else
 			snprintf(ex, sizeof(ex), "%d", (int)h->exit_status);
-		fprintf(out, "%-16s %7" PRIu64 " %7s %5s %7s %6s %2" PRIu64 " %-22.22s %s%s\n", when,
-		       h->pid, dur, ex, cpu, peak, h->findings, h->cmd, h->path,
-		       h->ok == 2 ? " (incomplete)" : "");
+		fprintf(out, "%-16s %7" PRIu64 " %7s %5s %7s %6s %2" PRIu64 " %-22.22s %s%s\n",
+			when, h->pid, dur, ex, cpu, peak, h->findings, h->cmd, h->path,
+			h->ok == 2 ? " (incomplete)" : "");
 	}
 }
 

@@ -456,7 +456,8 @@ static void nvperfd(FILE *f, const struct apx_model *m)
 					fputs("null", f);
 				key(f, "why", &fi);
 				if (c->call_ns.has || !c->call_ns.text)
-					apx_json_str(f, c->call_ns.has ? "" : "call time not in the summary");
+					apx_json_str(f, c->call_ns.has ? ""
+							: "call time not in the summary");
 				else
 					apx_json_strn(f, c->call_ns.text, c->call_ns.len);
 				fputc('}', f);

@@ -84,7 +84,8 @@ int apx_intern_name(struct apx_model *m, const char *text, size_t len, uint32_t 
 	nm.len = (uint32_t)len;
 	for (j = hash_name(&nm) & (m->name_hash_cap - 1); m->name_hash[j];
 	     j = (j + 1) & (m->name_hash_cap - 1)) {
-		const struct apx_an_name *o = APX_VEC_AT(&m->names, struct apx_an_name, m->name_hash[j] - 1);
+		const struct apx_an_name *o = APX_VEC_AT(&m->names, struct apx_an_name,
+							 m->name_hash[j] - 1);
 
 		if (o->len == len && !memcmp(o->text, text, len)) {
 			*ret = m->name_hash[j] - 1;

@@ -201,7 +201,8 @@ static int add_kernel(struct apx_model *m, struct apx_reader *rd, const struct a
 	k->dur[k->n] = sat32(v[APX_KERNEL_END_NS] >= v[APX_KERNEL_START_NS]
 				     ? v[APX_KERNEL_END_NS] - v[APX_KERNEL_START_NS] : 0);
 	k->name[k->n] = name;
-	k->stream[k->n] = apx_intern_stream(m, (uint32_t)v[APX_KERNEL_DEVICE], v[APX_KERNEL_STREAM]);
+	k->stream[k->n] = apx_intern_stream(m, (uint32_t)v[APX_KERNEL_DEVICE],
+					    v[APX_KERNEL_STREAM]);
 	k->n++;
 	nm = APX_VEC_AT(&m->names, struct apx_an_name, name);
 	if (!nm->count++) {	/* launch configuration of the first launch */

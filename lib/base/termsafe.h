@@ -18,9 +18,10 @@ const char *apx_term_safe(char *out, size_t cap, const char *s, size_t len);
 const char *apx_term_safe_str(char *out, size_t cap, const char *s);
 
 /* A stream whose bytes reach dst escaped as above, except '\n' (whole reports are written
- * through it; a tab from a trace would break the tables' columns: escaped). Characters split between writes are put together. Closing it flushes
- * into dst and leaves dst open; NULL on ENOMEM. To write something trusted (a colour
- * sequence), fflush() the filter, then write to dst. */
+ * through it; a tab from a trace would break the tables' columns: escaped). Characters split
+ * between writes are put together. Closing it flushes into dst and leaves dst open; NULL on
+ * ENOMEM. To write something trusted (a colour sequence), fflush() the filter, then write to
+ * dst. */
 FILE *apx_term_filter_open(FILE *dst);
 
 /* Whether colour is wanted on fd: a terminal, and NO_COLOR unset or empty (no-color.org). */

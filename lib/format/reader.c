@@ -2,8 +2,8 @@
  * reader.c - the .apx reader (API in include/apx/format.h): reads a regular file into memory
  * with pread (or takes a buffer), checks the preamble, then walks every chunk checking its
  * header and payload CRC32C, and builds the chunk index. On the first bad byte it stops, keeps
- * every chunk before it and records where and what in r->damage. Records are decoded lazily by the chunk iterator, with
- * every length checked against the bytes left. Input is untrusted (fuzzed: tests/fuzz/).
+ * every chunk before it and records where and what in r->damage. Records are decoded lazily
+ * by the chunk iterator, with every length checked against the bytes left. Input is untrusted (fuzzed: tests/fuzz/).
  * Used by the apx command, analysis and tests; one reader may be iterated from several
  * threads once apx_reader_string() has been called once.
  */
@@ -34,10 +34,11 @@ struct str_ref {
 struct apx_reader {
 	const uint8_t *base;
 	size_t size;
-	int owned;			/* base is the reader's copy of the file: an anonymous mapping
-					 * of size bytes, unmapped at close */
-	uint8_t *released;		/* per chunk: its pages were given back (apx_reader_release);
-					 * allocated with the index, written through a const reader */
+	/* owned: base is the reader's copy of the file, an anonymous mapping of size bytes
+	 * unmapped at close; released[i]: chunk i's pages were given back (apx_reader_release),
+	 * allocated with the index, written through a const reader */
+	int owned;
+	uint8_t *released;
 	uint16_t minor;
 	struct apx_chunk_info *chunks;
 	size_t nchunks, cap;
