@@ -54,9 +54,10 @@ const char *apx_term_safe(char *out, size_t cap, const char *s, size_t len)
 	const uint8_t *p = (const uint8_t *)s;
 	size_t o = 0, i = 0;
 
-	while (i < len && p[i]) {
+	len = strnlen(s, len);	/* stop at a NUL */
+	while (i < len) {
 		char e[ESC_MAX];
-		size_t olen, used = escape_step(p + i, strnlen(s + i, len - i), 0, e, &olen);
+		size_t olen, used = escape_step(p + i, len - i, 0, e, &olen);
 
 		if (o + olen + 1 > cap)
 			break;
