@@ -439,6 +439,8 @@ static void record_span(const struct apx_rec *r, uint64_t *lo, uint64_t *hi)
 		return;
 	a = r->v[0];
 	b = s->nfields > 1 && s->fields[1].kind == APX_FK_SPAN ? r->v[1] : a;
+	if (b < a)	/* an end before its start: the record is an instant (the timelines' view) */
+		b = a;
 	if (a < *lo)
 		*lo = a;
 	if (b > *hi)
