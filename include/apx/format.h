@@ -560,9 +560,9 @@ uint64_t apx_reader_size(const struct apx_reader *r);
 size_t apx_reader_chunk_count(const struct apx_reader *r);	/* good chunks */
 const struct apx_chunk_info *apx_reader_chunk(const struct apx_reader *r, size_t i);
 /* Chunk i will not be read again: the reader gives back the memory of its copy of the chunk
- * (files opened with apx_reader_open), so a large trace is not resident all at once. After it,
- * iterating the chunk fails (-ESTALE) and pointers into it (bytes fields) are invalid: only
- * release chunks whose records were copied out. */
+ * (files opened with apx_reader_open), so a large trace is not resident all at once. Chunks of
+ * types with bytes fields (strings, findings, key/values...) are kept: pointers into them stay
+ * valid until apx_reader_close. Iterating a released chunk again fails (-ESTALE). */
 void apx_reader_release(const struct apx_reader *r, size_t i);
 /* Text of a string id, with its length; NULL when unknown. Loads the table on first call. */
 const char *apx_reader_string(struct apx_reader *r, uint64_t id, size_t *ret_len);

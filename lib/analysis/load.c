@@ -552,11 +552,7 @@ int apx_model_add_reader(struct apx_model *m, const char *name, struct apx_reade
 		}
 		if (k < 0)
 			chunk_damaged(f, &d, apx_reader_chunk(rd, c)->records - done);
-		/* the model keeps pointers into strings, findings and key/values: kept */
-		if (apx_reader_chunk(rd, c)->type != APX_REC_STRINGS &&
-		    apx_reader_chunk(rd, c)->type != APX_REC_FINDING &&
-		    apx_reader_chunk(rd, c)->type != APX_REC_KV)
-			apx_reader_release(rd, c);
+		apx_reader_release(rd, c);	/* chunks with strings are kept by the reader */
 	}
 	if (f->cuda_used < 0 && (m->k.n || m->copies.n))
 		f->cuda_used = 1;

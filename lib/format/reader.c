@@ -68,13 +68,28 @@ static int diag_set(struct apx_diag *d, int err, uint64_t off, int64_t chunk, co
 	return err;
 }
 
+/* Whether records of the type carry bytes fields (pointers into the chunk reach callers). */
+static int has_bytes(unsigned type)
+{
+	const struct apx_rec_schema *s = apx_schema(type);
+
+	if (!s)
+		return 1;
+	for (unsigned f = 0; f < s->nfields; f++)
+		if (s->fields[f].kind == APX_FK_BYTES)
+			return 1;
+	return 0;
+}
+
 /* Give back the pages wholly inside chunk i of the reader's copy: the resident size of a large
- * trace stays near what is being read (bench/report). The chunk cannot be iterated again. */
+ * trace stays near what is being read (bench/report). Only chunks whose records are numbers
+ * (kernels, copies, syncs...): strings and other bytes fields may still be pointed to, so
+ * those chunks stay. A released chunk cannot be iterated again. */
 void apx_reader_release(const struct apx_reader *r, size_t i)
 {
 	uint64_t page = 4096, from, to, a, b;
 
-	if (!r->owned || i >= r->nchunks || !r->released)
+	if (!r->owned || i >= r->nchunks || !r->released || has_bytes(r->chunks[i].type))
 		return;
 	from = r->chunks[i].offset;
 	to = from + APX_CHUNK_HDR_SIZE + r->chunks[i].payload_len;
