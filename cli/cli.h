@@ -7,6 +7,7 @@
 #define APX_CLI_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #define APX_EXIT_OK 0
 #define APX_EXIT_FAIL 1
@@ -44,5 +45,11 @@ int apx_analyze_calibrate(const char *inject_lib, const char *level, uint64_t *r
 void apx_cli_print_usage(const char *name);
 /* "apx NAME: MSG; see 'apx help NAME'" on stderr, returns APX_EXIT_USAGE. */
 int apx_cli_usage_error(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Text from traces, file names or other processes reaches stdout escaped (base/termsafe.h):
+ * write it to the stream apx_cli_term_open() returns (stdout itself if the filter cannot be
+ * made), then apx_cli_term_close() it. main.c. */
+FILE *apx_cli_term_open(void);
+void apx_cli_term_close(FILE *f);
 
 #endif

@@ -13,6 +13,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -32,7 +33,9 @@
 
 #include "base/log.h"
 #include "base/parse.h"
+#include "base/termsafe.h"
 #include "cli/cli.h"
+#include "cli/run_files.h"
 
 #include "base/banned.h"
 
@@ -47,7 +50,8 @@ const char apx_cmd_analyze_usage[] =
 	"\n"
 	"  -o, --output FILE   trace file (default data.apx); other processes of the run that\n"
 	"                      use CUDA write FILE.<pid> beside it\n"
-	"  -f, --force         replace FILE (and FILE.<pid> files of an earlier run)\n"
+	"  -f, --force         replace FILE, and the FILE.<pid> traces of its run (other files\n"
+	"                      named FILE.<pid> are kept, and said so)\n"
 	"  -l, --level LEVEL   light (default): kernels, copies, memsets, allocations,\n"
 	"                      synchronizations, unified memory, L2 settings;\n"
 	"                      api: also every CUDA runtime and driver API call\n"
@@ -56,6 +60,9 @@ const char apx_cmd_analyze_usage[] =
 	"      --python PATH   Python interpreter for script.py (default: $APX_PYTHON or python3)\n"
 	"  -q, --quiet         no summary\n"
 	"  -h, --help          show this help\n"
+	"\n"
+	"A script that does not exist, or a command that cannot be started, leaves no trace\n"
+	"(exit 1 and 127). --delay and --duration take plain decimal seconds (e.g. 1.5).\n"
 	"\n"
 	"Environment: APX_INJECT_LIB overrides where libapx-inject.so is looked for (default:\n"
 	"beside the apx binary, then ../lib/apx/); APX_CALIBRATE=0 skips measuring the\n"
@@ -182,19 +189,6 @@ static void calibrate(const char *lib, const char *level)
 	set_env_u64("APX_LAUNCH_COST_NS", ns);
 }
 
-/* Is name "<base>.<digits>"? */
-static int is_child_file(const char *name, const char *base)
-{
-	size_t n = strlen(base);
-
-	if (strncmp(name, base, n) || name[n] != '.' || !name[n + 1])
-		return 0;
-	for (const char *p = name + n + 1; *p; p++)
-		if (*p < '0' || *p > '9')
-			return 0;
-	return 1;
-}
-
 /* Calls fn(dir, name) for every FILE.<pid> beside path; returns how many. */
 static int for_child_files(const char *path, void (*fn)(const char *full, void *arg), void *arg)
 {
@@ -211,7 +205,7 @@ static int for_child_files(const char *path, void (*fn)(const char *full, void *
 	if (!d)
 		return 0;
 	while ((de = readdir(d))) {
-		if (!is_child_file(de->d_name, base))
+		if (!apx_run_is_child_name(de->d_name, base))
 			continue;
 		snprintf(full, sizeof(full), "%s/%s", dir, de->d_name);
 		if (fn)
@@ -222,10 +216,21 @@ static int for_child_files(const char *path, void (*fn)(const char *full, void *
 	return count;
 }
 
-static void unlink_one(const char *full, void *arg)
+/* --force: remove FILE.<pid> only when it is an apx trace of a run (its header has a run id)
+ * and, when the FILE being replaced had one, of that run: a file that merely has the name is
+ * left alone, and said so. */
+static void unlink_run_file(const char *full, void *arg)
 {
-	(void)arg;
-	(void)unlink(full);
+	const char *want = arg;
+	char got[128];
+	struct apx_diag d = { 0 };
+
+	if (apx_run_id_of(full, got, sizeof(got), &d) < 0)
+		apx_log_warn("analyze: kept '%s': not an apx trace (%s)", full, d.msg);
+	else if (!got[0] || (want[0] && strcmp(got, want)))
+		apx_log_warn("analyze: kept '%s': not a trace of the run being replaced", full);
+	else if (unlink(full) < 0)
+		apx_log_errno(-errno, "analyze: cannot remove '%s'", full);
 }
 
 /* ---- the fallback trace (the process never initialised CUDA) ------------------------------- */
@@ -531,6 +536,7 @@ static void print_xfer(const struct summary *s, int dir)
 static void print_summary(const char *path, const struct run_info *ri, int nchild)
 {
 	struct summary s = { 0 };
+	char safe[4 * 256 + 1];
 	double wall = (double)(ri->end_ns - ri->start_ns) / 1e9;
 	const char *rel = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 
@@ -577,11 +583,13 @@ static void print_summary(const char *path, const struct run_info *ri, int nchil
 		fprintf(stderr, "apx: CPU %.2f s user + %.2f s system (%.1f cores on average), "
 			"peak RSS %s\n", user, sys, wall > 0 ? (user + sys) / wall : 0.0, rss);
 	}
+	/* what the traces say is escaped: the program wrote them */
 	if (s.degraded[0])
-		fprintf(stderr, "apx: degraded: %s\n", s.degraded);
+		fprintf(stderr, "apx: degraded: %s\n",
+			apx_term_safe_str(safe, sizeof(safe), s.degraded));
 	if (s.crash[0])
 		fprintf(stderr, "apx: the program crashed (%s); the trace is kept up to then\n",
-			s.crash);
+			apx_term_safe_str(safe, sizeof(safe), s.crash));
 	fprintf(stderr, "apx: trace %s", path);
 	if (nchild)
 		fprintf(stderr, " (+%d file%s %s.<pid> from child processes)", nchild,
@@ -611,6 +619,64 @@ static int set_env_u64(const char *name, uint64_t v)
 	return setenv(name, buf, 1);
 }
 
+/* --delay / --duration: a plain decimal number of seconds; a message naming what is wrong. */
+static int seconds_opt(const char *opt, const char *arg, int positive, uint64_t *ret_ns)
+{
+	int r = apx_parse_seconds_ns(arg, ret_ns);
+
+	if (r == -ERANGE)
+		apx_cli_usage_error("analyze", "%s takes at most %d seconds, not '%s'", opt,
+				    APX_SECONDS_MAX, arg);
+	else if (r < 0)
+		apx_cli_usage_error("analyze", "%s takes seconds as a decimal number (e.g. 1.5), "
+				    "not '%s'", opt, arg);
+	else if (positive && !*ret_ns)
+		apx_cli_usage_error("analyze", "%s must be more than 0 seconds, not '%s'", opt,
+				    arg);
+	else
+		return 0;
+	return -EINVAL;
+}
+
+/* Where the trace goes: an absolute path whose folder exists and which is not a folder;
+ * otherwise says why. */
+static int output_path(const char *output, char *path, size_t cap)
+{
+	struct stat st;
+	int r = absolute_path(output, path, cap);
+
+	if (r == -EINVAL)
+		apx_log_error("analyze: -o '%s' names a folder: give a file name "
+			      "(e.g. -o %sdata.apx)", output, output);
+	else if (r == -ENOENT || r == -ENOTDIR)
+		apx_log_error("analyze: cannot write '%s': its folder does not exist", output);
+	else if (r < 0)
+		apx_log_errno(r, "analyze: cannot write '%s'", output);
+	else if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		apx_log_error("analyze: -o '%s' is a folder: give a file name "
+			      "(e.g. -o %s/data.apx)", output, output);
+	else
+		return 0;
+	return -EINVAL;
+}
+
+/* The script apx analyze runs must be there before anything starts: a typo must not leave a
+ * trace behind (nor start Python to say so). */
+static int check_script(const char *script)
+{
+	struct stat st;
+
+	if (stat(script, &st) < 0) {
+		apx_log_errno(-errno, "analyze: cannot run '%s'", script);
+		return -ENOENT;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		apx_log_error("analyze: cannot run '%s': it is a folder", script);
+		return -EISDIR;
+	}
+	return 0;
+}
+
 int apx_cmd_analyze(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -627,12 +693,13 @@ int apx_cmd_analyze(int argc, char **argv)
 	const char *output = "data.apx", *level = "light", *python = getenv("APX_PYTHON");
 	uint64_t delay_ns = 0, duration_ns = 0;
 	int force = 0, quiet = 0, c, nchild;
-	char path[PATH_MAX], lib[PATH_MAX], run_id[96];
+	char path[PATH_MAX], lib[PATH_MAX], run_id[96], old_run[128];
 	struct run_info ri = { 0 };
 	struct sigaction sa, old_int, old_quit, old_term, old_hup;
 	struct stat st;
 	char **targv;
-	int targc, have_lib, command_mode;
+	int targc, have_lib, command_mode, exec_pipe[2], exec_errno = 0;
+	ssize_t n;
 	pid_t pid;
 
 	opterr = 0;
@@ -651,14 +718,12 @@ int apx_cmd_analyze(int argc, char **argv)
 			level = optarg;
 			break;
 		case 'D':
-			if (apx_parse_seconds_ns(optarg, &delay_ns) < 0)
-				return apx_cli_usage_error("analyze", "--delay wants seconds, not '%s'",
-							   optarg);
+			if (seconds_opt("--delay", optarg, 0, &delay_ns) < 0)
+				return APX_EXIT_USAGE;
 			break;
 		case 'U':
-			if (apx_parse_seconds_ns(optarg, &duration_ns) < 0 || !duration_ns)
-				return apx_cli_usage_error("analyze", "--duration wants seconds > 0, "
-							   "not '%s'", optarg);
+			if (seconds_opt("--duration", optarg, 1, &duration_ns) < 0)
+				return APX_EXIT_USAGE;
 			break;
 		case 'P':
 			python = optarg;
@@ -682,23 +747,26 @@ int apx_cmd_analyze(int argc, char **argv)
 	if (!python || !*python)
 		python = "python3";
 
-	if (absolute_path(output, path, sizeof(path)) < 0) {
-		apx_log_error("analyze: cannot write '%s': its folder does not exist", output);
+	if (output_path(output, path, sizeof(path)) < 0 ||
+	    (!command_mode && check_script(argv[optind]) < 0))
 		return APX_EXIT_FAIL;
-	}
+	old_run[0] = 0;
 	if (lstat(path, &st) == 0) {
+		struct apx_diag d;
+
 		if (!force) {
 			apx_log_error("analyze: '%s' exists; pass --force to replace it, or -o FILE",
 				      output);
 			return APX_EXIT_USAGE;
 		}
+		(void)apx_run_id_of(path, old_run, sizeof(old_run), &d);	/* "" if none */
 		if (unlink(path) < 0) {
 			apx_log_errno(-errno, "analyze: cannot remove '%s'", output);
 			return APX_EXIT_FAIL;
 		}
 	}
 	if (force)
-		for_child_files(path, unlink_one, NULL);
+		for_child_files(path, unlink_run_file, old_run);
 
 	targc = argc - optind + (command_mode ? 0 : 1);
 	targv = calloc((size_t)targc + 1, sizeof(*targv));
@@ -747,22 +815,30 @@ int apx_cmd_analyze(int argc, char **argv)
 	sigaction(SIGTERM, &sa, &old_term);
 	sigaction(SIGHUP, &sa, &old_hup);
 	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		apx_log_errno(-errno, "analyze: cannot fork");
+	/* exec_pipe: closed by a successful exec (O_CLOEXEC); a failed one writes its errno */
+	if (pipe2(exec_pipe, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
+		apx_log_errno(-errno, "analyze: cannot start the program");
 		free(targv);
 		return APX_EXIT_FAIL;
 	}
 	if (pid == 0) {
+		int e;
+
+		close(exec_pipe[0]);
 		sigaction(SIGINT, &old_int, NULL);
 		sigaction(SIGQUIT, &old_quit, NULL);
 		sigaction(SIGTERM, &old_term, NULL);
 		sigaction(SIGHUP, &old_hup, NULL);
 		set_env_u64("APX_ROOT_PID", (uint64_t)getpid());
 		execvp(targv[0], targv);
-		fprintf(stderr, "apx analyze: cannot run '%s': %s\n", targv[0], strerror(errno));
+		e = errno;
+		(void)!write(exec_pipe[1], &e, sizeof(e));
 		_exit(127);
 	}
+	close(exec_pipe[1]);
+	while ((n = read(exec_pipe[0], &exec_errno, sizeof(exec_errno))) < 0 && errno == EINTR)
+		;
+	close(exec_pipe[0]);
 	child_pid = pid;
 	while (wait4(pid, &ri.status, 0, &ri.ru) < 0) {
 		if (errno != EINTR) {
@@ -778,6 +854,13 @@ int apx_cmd_analyze(int argc, char **argv)
 	sigaction(SIGTERM, &old_term, NULL);
 	sigaction(SIGHUP, &old_hup, NULL);
 
+	if (n == (ssize_t)sizeof(exec_errno)) {
+		/* the program never started: no trace (a fallback would make the next run
+		 * refuse with "exists") and no summary */
+		apx_log_errno(-exec_errno, "analyze: cannot run '%s'", targv[0]);
+		free(targv);
+		return 127;
+	}
 	ri.argv = targv;
 	ri.argc = targc;
 	ri.pid = pid;

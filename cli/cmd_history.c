@@ -20,6 +20,7 @@
 #include <apx/format.h>
 
 #include "base/parse.h"
+#include "base/termsafe.h"
 #include "cli/cli.h"
 #include "daemon/config.h"
 #include "daemon/ctl_client.h"
@@ -40,7 +41,9 @@ const char apx_cmd_history_usage[] =
 	"  -S, --socket PATH  the daemon's socket (default $NVPERFD_SOCKET or /run/nvperfd.sock)\n"
 	"  -h, --help         show this help\n"
 	"\n"
-	"Exit status: 0 ok (also when there is no summary yet); 1 error; 2 usage error.\n";
+	"Exit status: 0 ok (also when there is no summary yet); 1 error, or a listed file\n"
+	"could not be read as a trace (named on stderr; a FIFO or device is never opened\n"
+	"for reading); 2 usage error.\n";
 
 struct hist {
 	char *path;
@@ -70,21 +73,24 @@ static void bytes_text(char *out, size_t cap, const struct apx_rec *r, unsigned 
 	for (size_t i = 0; i < n && o + 1 < cap; i++) {
 		unsigned char ch = r->bytes[f][i];
 
-		out[o++] = ch == 0 ? ' ' : (ch < 0x20 || ch >= 0x7f) ? '?' : (char)ch;
+		out[o++] = ch == 0 ? ' ' : (char)ch;	/* escaped when printed */
 	}
 	while (o && out[o - 1] == ' ')
 		o--;
 	out[o] = 0;
 }
 
-static void read_summary(struct hist *h)
+/* Returns -errno (diag says why) when the file cannot be read as a trace. */
+static int read_summary(struct hist *h, struct apx_diag *ret_diag)
 {
 	struct apx_reader *r;
 	const struct apx_rec *hd;
 	struct apx_diag diag;
+	int k;
 
-	if (apx_reader_open(h->path, &r, &diag) < 0)
-		return;
+	k = apx_reader_open(h->path, &r, ret_diag);
+	if (k < 0)
+		return k;
 	hd = apx_reader_header(r);
 	h->pid = hd->v[APX_HEADER_PID];
 	h->uid = hd->v[APX_HEADER_UID];
@@ -123,6 +129,7 @@ static void read_summary(struct hist *h)
 	}
 	h->ok = apx_reader_status(r) == APX_READ_COMPLETE ? 1 : 2;
 	apx_reader_close(r);
+	return 0;
 }
 
 static int add(struct hist **v, size_t *n, size_t *cap, const char *path, uint64_t mtime_ms,
@@ -202,14 +209,17 @@ static void print_json(const struct hist *v, size_t n)
 	printf("]}\n");
 }
 
-static void print_table(const struct hist *v, size_t n)
+/* The table, written through the terminal filter by the caller: commands and file names
+ * come from other users' processes and folders. */
+static void print_table(FILE *out, const struct hist *v, size_t n)
 {
 	if (!n) {
-		printf("(no summary yet: nvperfd writes one when a tracked Python process ends)\n");
+		fprintf(out, "(no summary yet: nvperfd writes one when a tracked Python process "
+			     "ends)\n");
 		return;
 	}
-	printf("%-16s %7s %7s %5s %7s %6s %2s %-22s %s\n", "WHEN", "PID", "DUR", "EXIT", "CPU",
-	       "PEAK", "F", "COMMAND", "FILE");
+	fprintf(out, "%-16s %7s %7s %5s %7s %6s %2s %-22s %s\n", "WHEN", "PID", "DUR", "EXIT",
+		"CPU", "PEAK", "F", "COMMAND", "FILE");
 	for (size_t i = 0; i < n; i++) {
 		const struct hist *h = &v[i];
 		time_t t = (time_t)(h->mtime_ms / 1000);
@@ -219,8 +229,8 @@ static void print_table(const struct hist *v, size_t n)
 		if (localtime_r(&t, &tm))
 			strftime(when, sizeof(when), "%Y-%m-%d %H:%M", &tm);
 		if (!h->ok) {
-			printf("%-16s %7s %7s %5s %7s %6s %2s %-22s %s\n", when, "?", "?", "?", "?",
-			       "?", "?", "(unreadable)", h->path);
+			fprintf(out, "%-16s %7s %7s %5s %7s %6s %2s %-22s %s\n", when, "?", "?", "?",
+				"?", "?", "?", "(unreadable)", h->path);
 			continue;
 		}
 		apx_fmt_age(dur, sizeof(dur), h->end_ns > h->start_ns ?
@@ -231,9 +241,9 @@ static void print_table(const struct hist *v, size_t n)
 			snprintf(ex, sizeof(ex), "sig%d", (int)-h->exit_status);
 		else
 			snprintf(ex, sizeof(ex), "%d", (int)h->exit_status);
-		printf("%-16s %7" PRIu64 " %7s %5s %7s %6s %2" PRIu64 " %-22.22s %s%s\n", when,
-		       h->pid, dur, ex, cpu, peak, h->findings, h->cmd, h->path,
-		       h->ok == 2 ? " (incomplete)" : "");
+		fprintf(out, "%-16s %7" PRIu64 " %7s %5s %7s %6s %2" PRIu64 " %-22.22s %s%s\n",
+			when, h->pid, dur, ex, cpu, peak, h->findings, h->cmd, h->path,
+			h->ok == 2 ? " (incomplete)" : "");
 	}
 }
 
@@ -251,10 +261,11 @@ int apx_cmd_history(int argc, char **argv)
 	struct hist *v = NULL;
 	size_t n = 0, cap = 0, total;
 	uint64_t count = 20;
-	int c, json = 0, r;
+	int c, json = 0, r, bad = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "jn:d:S:h", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":jn:d:S:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json = 1;
@@ -273,6 +284,9 @@ int apx_cmd_history(int argc, char **argv)
 		case 'h':
 			apx_cli_print_usage("history");
 			return APX_EXIT_OK;
+		case ':':
+			return apx_cli_usage_error("history", "option '%s' needs a value",
+						   argv[optind - 1]);
 		default:
 			return apx_cli_usage_error("history", "unknown option '%s'", argv[optind - 1]);
 		}
@@ -327,14 +341,27 @@ int apx_cmd_history(int argc, char **argv)
 		qsort(v, n, sizeof(*v), cmp_hist);
 	if (count && n > count)
 		n = count;
-	for (size_t i = 0; i < n; i++)
-		read_summary(&v[i]);
-	if (json)
+	for (size_t i = 0; i < n; i++) {
+		struct apx_diag d = { 0 };
+		char name[4096];
+
+		r = read_summary(&v[i], &d);
+		if (r < 0 && r != -ENOENT) {	/* e.g. a FIFO planted in the folder (not: gone) */
+			fprintf(stderr, "apx history: %s: %s\n",
+				apx_term_safe_str(name, sizeof(name), v[i].path), d.msg);
+			bad = 1;
+		}
+	}
+	if (json) {
 		print_json(v, n);
-	else
-		print_table(v, n);
+	} else {
+		FILE *out = apx_cli_term_open();
+
+		print_table(out, v, n);
+		apx_cli_term_close(out);
+	}
 	for (size_t i = 0; i < total; i++)
 		free(v[i].path);
 	free(v);
-	return APX_EXIT_OK;
+	return bad ? APX_EXIT_FAIL : APX_EXIT_OK;
 }

@@ -14,6 +14,7 @@
 
 #include <apx/format.h>
 
+#include "base/termsafe.h"
 #include "cli/cli.h"
 
 #include "base/banned.h"
@@ -46,26 +47,26 @@ struct info_result {
 	uint64_t skipped_chunks;	/* of unknown type or version */
 };
 
+/* A bytes field of the header, NULs (argv separators) as sep, escaped for the terminal. */
 static void print_bytes_field(const struct apx_rec *h, unsigned f, const char *sep)
 {
-	const uint8_t *p = h->bytes[f];
+	const char *p = (const char *)h->bytes[f];
 	size_t n = h->v[f];
+	char buf[4 * 4096 + 1];
 
 	if (!p || !n) {
 		fputs("n/a", stdout);
 		return;
 	}
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = p[i];
+	while (n) {
+		size_t len = strnlen(p, n);
 
-		if (c == 0) {
-			if (i + 1 < n)
-				fputs(sep, stdout);
-		} else if (c < 0x20 || c == 0x7f) {
-			printf("\\x%02x", c);
-		} else {
-			putchar(c);
-		}
+		fputs(apx_term_safe(buf, sizeof(buf), p, len), stdout);
+		if (len + 1 < n)
+			fputs(sep, stdout);
+		len += len < n;	/* the NUL */
+		p += len;
+		n -= len;
 	}
 }
 
@@ -98,6 +99,7 @@ static void print_header(const struct apx_reader *r)
 {
 	const struct apx_rec *h = apx_reader_header(r);
 	int64_t off = apx_rec_i64(h, APX_HEADER_REALTIME_OFFSET_NS);
+	uint64_t mag = off < 0 ? 0 - (uint64_t)off : (uint64_t)off;	/* INT64_MIN too */
 
 	printf("  format     apx %d.%u\n", APX_FORMAT_MAJOR, apx_reader_minor(r));
 	printf("  producer   ");
@@ -123,9 +125,9 @@ static void print_header(const struct apx_reader *r)
 		if (apx_rec_i64(h, APX_HEADER_RANK) >= 0)
 			printf(", rank %" PRId64, apx_rec_i64(h, APX_HEADER_RANK));
 	}
-	printf("\n  clock      %s; wall time = trace time %s %" PRId64 ".%09" PRId64 " s\n",
-	       clock_name(h->v[APX_HEADER_CLOCK]), off < 0 ? "-" : "+",
-	       (off < 0 ? -off : off) / 1000000000, (off < 0 ? -off : off) % 1000000000);
+	printf("\n  clock      %s; wall time = trace time %s %" PRIu64 ".%09" PRIu64 " s\n",
+	       clock_name(h->v[APX_HEADER_CLOCK]), off < 0 ? "-" : "+", mag / 1000000000,
+	       mag % 1000000000);
 }
 
 /* Index of the field holding the end time of a record type (its SPAN field), or -1. */
@@ -257,21 +259,23 @@ static int info_one(const char *path, int show_chunks, int quiet)
 	enum apx_read_status st;
 	const struct apx_diag *dmg;
 	size_t nchunks;
+	char name[4096];
 	int k, ret;
 
+	apx_term_safe_str(name, sizeof(name), path);	/* file names are printed escaped */
 	k = apx_reader_open(path, &r, &diag);
 	if (k < 0) {
 		if (diag.chunk >= 0)
 			fprintf(stderr, "apx info: %s: %s (chunk %" PRId64 ", offset %" PRIu64 ")\n",
-				path, diag.msg, diag.chunk, diag.offset);
+				name, diag.msg, diag.chunk, diag.offset);
 		else
-			fprintf(stderr, "apx info: %s: %s\n", path, diag.msg);
+			fprintf(stderr, "apx info: %s: %s\n", name, diag.msg);
 		return 1;
 	}
 	res = calloc(1, sizeof(*res));
 	if (!res) {
 		apx_reader_close(r);
-		fprintf(stderr, "apx info: %s: out of memory\n", path);
+		fprintf(stderr, "apx info: %s: out of memory\n", name);
 		return 1;
 	}
 	scan_records(r, res);
@@ -279,10 +283,10 @@ static int info_one(const char *path, int show_chunks, int quiet)
 	ret = st != APX_READ_COMPLETE || res->bad;
 	nchunks = apx_reader_chunk_count(r) + (st == APX_READ_COMPLETE);	/* + END */
 	if (quiet) {
-		printf("%s: %s, %zu chunks, %" PRIu64 " bytes\n", path,
+		printf("%s: %s, %zu chunks, %" PRIu64 " bytes\n", name,
 		       res->bad ? "DAMAGED" : status_word(st), nchunks, apx_reader_size(r));
 	} else {
-		printf("%s: %s, %zu chunks, %" PRIu64 " bytes\n", path,
+		printf("%s: %s, %zu chunks, %" PRIu64 " bytes\n", name,
 		       res->bad && st == APX_READ_COMPLETE ? "DAMAGED" : status_word(st), nchunks,
 		       apx_reader_size(r));
 		print_header(r);
@@ -290,16 +294,20 @@ static int info_one(const char *path, int show_chunks, int quiet)
 		print_counts(res);
 		if (show_chunks)
 			print_chunks(r);
-		if (!ret)
+		if (!ret && !res->skipped_chunks)
 			printf("\n  checks     all %zu chunk checksums and all records valid\n", nchunks);
+		else if (!ret)
+			printf("\n  checks     all %zu chunk checksums valid; the records of %" PRIu64
+			       " chunks were not checked (skipped: a newer writer's)\n", nchunks,
+			       res->skipped_chunks);
 	}
 	fflush(stdout);
 	dmg = apx_reader_damage(r);
 	if (dmg)
-		fprintf(stderr, "apx info: %s: %s: %s\n", path, status_word(st), dmg->msg);
+		fprintf(stderr, "apx info: %s: %s: %s\n", name, status_word(st), dmg->msg);
 	if (res->bad)
 		fprintf(stderr, "apx info: %s: DAMAGED: %s (%d chunks with undecodable records)\n",
-			path, res->diag.msg, res->bad);
+			name, res->diag.msg, res->bad);
 	free(res);
 	apx_reader_close(r);
 	return ret;

@@ -11,12 +11,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/log.h"
 #include "base/parse.h"
+#include "base/termsafe.h"
 #include "cli/cli.h"
 #include "cli/report.h"
+#include "cli/run_files.h"
 
 #include "base/banned.h"
 
@@ -32,13 +35,16 @@ const char apx_cmd_report_usage[] =
 	"  -s, --section NAME   print only this section (repeatable, or comma-separated):\n"
 	"                       summary findings nvperfd kernels transfers sync idle memory\n"
 	"                       streams nvtx l2 uvm cpu checks method\n"
-	"      --color WHEN     auto (default: on a terminal), always, never\n"
+	"      --color WHEN     auto (default: on a terminal, and NO_COLOR unset), always, never\n"
 	"      --single         read only the files named (by default FILE also brings the\n"
-	"                       FILE.<pid> files apx analyze wrote for the run's other processes)\n"
+	"                       FILE.<pid> files apx analyze wrote for the run's other processes;\n"
+	"                       a file named twice, or also brought along, is read once)\n"
 	"  -h, --help           show this help\n"
 	"\n"
-	"Exit status: 0 report printed; 1 a file could not be read at all (the others are still\n"
-	"reported) or was damaged; 2 usage error.\n";
+	"Names, findings and file names from traces are printed with control characters escaped.\n"
+	"Exit status: 0 report printed; 1 a file could not be read at all (not a regular file, not\n"
+	"a trace: the others are still reported) or was damaged (records lost: the message says\n"
+	"where); 2 usage error.\n";
 
 static const char *const section_names[APX_SEC__COUNT] = {
 	"summary", "findings", "nvperfd", "kernels", "transfers", "sync", "idle", "memory",
@@ -58,29 +64,46 @@ int apx_report_section_parse(const char *name)
 	return -1;
 }
 
-/* The run id in a trace's header ("" when none or unreadable). */
-static void run_id_of(const char *path, char *buf, size_t cap)
-{
-	struct apx_reader *r;
-	struct apx_diag d;
-	const struct apx_rec *h;
+/* The files already in the model, by identity: naming a run's FILE.<pid> beside FILE (as a
+ * shell glob does) must not count it twice. */
+struct seen {
+	dev_t dev[APX_AN_MAX_FILES];
+	ino_t ino[APX_AN_MAX_FILES];
+	size_t n;
+};
 
-	buf[0] = 0;
-	if (apx_reader_open(path, &r, &d) < 0)
-		return;
-	h = apx_reader_header(r);
-	if (h->bytes[APX_HEADER_RUN_ID])
-		snprintf(buf, cap, "%.*s", (int)h->v[APX_HEADER_RUN_ID], (const char *)h->bytes[APX_HEADER_RUN_ID]);
-	apx_reader_close(r);
+/* 1 when path is a file already read (and then nothing is added), else 0 (and it is noted). */
+static int seen_before(struct seen *s, const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return 0;	/* opening it says why */
+	for (size_t i = 0; i < s->n; i++)
+		if (s->dev[i] == st.st_dev && s->ino[i] == st.st_ino)
+			return 1;
+	if (s->n < APX_AN_MAX_FILES) {
+		s->dev[s->n] = st.st_dev;
+		s->ino[s->n++] = st.st_ino;
+	}
+	return 0;
+}
+
+/* "apx report: FILE: MSG" on stderr, the file name escaped (it may come from a directory). */
+static void file_error(const char *path, const char *msg, const char *tail)
+{
+	char name[4096];
+
+	fprintf(stderr, "apx report: %s: %s%s\n", apx_term_safe_str(name, sizeof(name), path), msg,
+		tail);
 }
 
 /* Add FILE.<pid> files beside path (just loaded as the model's last file) that belong to the
  * same run (same run id). */
-static void add_related(struct apx_model *m, const char *path, int *bad)
+static void add_related(struct apx_model *m, const char *path, struct seen *seen, int *bad)
 {
 	char dirbuf[4096], basebuf[4096], want[64], got[128], full[8192];
 	const char *dir, *base;
-	size_t blen;
 	struct dirent *e;
 	DIR *d;
 
@@ -88,23 +111,25 @@ static void add_related(struct apx_model *m, const char *path, int *bad)
 	snprintf(basebuf, sizeof(basebuf), "%s", path);
 	dir = dirname(dirbuf);
 	base = basename(basebuf);
-	blen = strlen(base);
 	snprintf(want, sizeof(want), "%s", m->files[m->nfiles - 1].run_id);
 	if (!want[0] || !(d = opendir(dir)))
 		return;
 	while ((e = readdir(d)) && m->nfiles < APX_AN_MAX_FILES) {
-		const char *p = e->d_name + blen + 1;
 		struct apx_diag dg = { 0 };
 
-		if (strncmp(e->d_name, base, blen) || e->d_name[blen] != '.' || !*p ||
-		    strspn(p, "0123456789") != strlen(p))
+		if (!apx_run_is_child_name(e->d_name, base))
 			continue;
 		snprintf(full, sizeof(full), "%s/%s", dir, e->d_name);
-		run_id_of(full, got, sizeof(got));
-		if (strcmp(got, want))
+		if (apx_run_id_of(full, got, sizeof(got), &dg) < 0) {
+			/* named like one of the run's files, but not a trace (e.g. a FIFO) */
+			file_error(full, dg.msg, "; not read");
+			*bad = 1;
+			continue;
+		}
+		if (strcmp(got, want) || seen_before(seen, full))
 			continue;
 		if (apx_model_add_file(m, full, &dg) < 0) {
-			fprintf(stderr, "apx report: %s: %s\n", full, dg.msg);
+			file_error(full, dg.msg, "");
 			*bad = 1;
 		}
 	}
@@ -140,12 +165,13 @@ int apx_cmd_report(int argc, char **argv)
 	char *default_file[] = { default_name };
 	struct apx_findings *fd = NULL;
 	struct apx_model *m;
+	struct seen seen = { .n = 0 };
 	int c, bad = 0, r;
 	char **files;
 	int nfiles;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "f:n:s:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":f:n:s:h", opts, NULL)) != -1) {
 		uint64_t v;
 
 		switch (c) {
@@ -190,7 +216,7 @@ int apx_cmd_report(int argc, char **argv)
 	if (!o.sections)
 		o.sections = (1u << APX_SEC__COUNT) - 1;
 	if (o.color < 0)
-		o.color = isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+		o.color = apx_term_color_auto(STDOUT_FILENO);
 	files = optind < argc ? argv + optind : default_file;
 	nfiles = optind < argc ? argc - optind : 1;
 	m = apx_model_new();
@@ -198,18 +224,27 @@ int apx_cmd_report(int argc, char **argv)
 		return apx_log_errno(-ENOMEM, "report"), APX_EXIT_FAIL;
 	for (int i = 0; i < nfiles; i++) {
 		struct apx_diag d = { 0 };
+		size_t first = m->nfiles;
 
+		if (seen_before(&seen, files[i]))
+			continue;	/* already read (as one of the run's FILE.<pid>) */
 		r = apx_model_add_file(m, files[i], &d);
 		if (r < 0) {
-			fprintf(stderr, "apx report: %s: %s\n", files[i], d.msg[0] ? d.msg : strerror(-r));
-			bad = 1;
-		} else if (m->files[m->nfiles - 1].status != APX_READ_COMPLETE) {
-			fprintf(stderr, "apx report: %s: %s; reporting what is readable\n", files[i],
-				m->files[m->nfiles - 1].damage);
+			file_error(files[i], d.msg[0] ? d.msg : strerror(-r), "");
 			bad = 1;
 		}
 		if (!single && r == 0)
-			add_related(m, files[i], &bad);
+			add_related(m, files[i], &seen, &bad);
+		for (size_t k = first; k < m->nfiles; k++) {
+			const struct apx_an_file *af = &m->files[k];
+
+			if (af->status != APX_READ_COMPLETE) {
+				file_error(af->path, af->damage, af->records_unreadable ?
+					   "; its unreadable records are left out, reporting the rest"
+					   : "; reporting what is readable");
+				bad = 1;
+			}
+		}
 	}
 	if (m->nfiles > (size_t)nfiles)
 		fprintf(stderr, "apx report: %zu files of the run (the other processes' FILE.<pid>; "
@@ -227,10 +262,17 @@ int apx_cmd_report(int argc, char **argv)
 		return APX_EXIT_FAIL;
 	}
 	apx_rules_run(m, fd);
-	if (!strcmp(format, "json"))
-		apx_report_json(stdout, m, fd, &o);
-	else
-		apx_report_text(stdout, m, fd, &o);
+	if (!strcmp(format, "json")) {
+		apx_report_json(stdout, m, fd, &o);	/* strings escaped by base/json.c */
+	} else {
+		/* Kernel names, findings, file names... come from traces: the text reaches the
+		 * terminal through the escaping filter; colour goes around it. */
+		FILE *out = apx_cli_term_open();
+
+		o.color_out = stdout;
+		apx_report_text(out, m, fd, &o);
+		apx_cli_term_close(out);
+	}
 	fflush(stdout);
 	free(fd);
 	apx_model_free(m);

@@ -92,7 +92,8 @@ int apx_cmd_status(int argc, char **argv)
 	int c, json = 0, stats = 0, key = APX_SV_SORT_CPU, r;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "js:S:h", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":js:S:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json = 1;
@@ -112,6 +113,9 @@ int apx_cmd_status(int argc, char **argv)
 		case 'h':
 			apx_cli_print_usage("status");
 			return APX_EXIT_OK;
+		case ':':
+			return apx_cli_usage_error("status", "option '%s' needs a value",
+						   argv[optind - 1]);
 		default:
 			return apx_cli_usage_error("status", "unknown option '%s'", argv[optind - 1]);
 		}
@@ -129,7 +133,10 @@ int apx_cmd_status(int argc, char **argv)
 	if (json) {
 		apx_sv_print_json(stdout, &sv);
 	} else {
-		apx_sv_print_table(stdout, &sv, apx_sv_width(1), 0);
+		FILE *out = apx_cli_term_open();	/* commands of other users' processes */
+
+		apx_sv_print_table(out, &sv, apx_sv_width(1), 0);
+		apx_cli_term_close(out);
 	}
 	apx_sv_release(&sv);
 	return APX_EXIT_OK;

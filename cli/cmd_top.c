@@ -68,7 +68,8 @@ int apx_cmd_top(int argc, char **argv)
 	int c, json = 0, key = APX_SV_SORT_CPU, interactive, rc = APX_EXIT_OK;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "d:n:s:jS:h", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":d:n:s:jS:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			if (apx_parse_seconds_ns(optarg, &delay_ns) < 0 || delay_ns < 100000000ull)
@@ -95,6 +96,9 @@ int apx_cmd_top(int argc, char **argv)
 		case 'h':
 			apx_cli_print_usage("top");
 			return APX_EXIT_OK;
+		case ':':
+			return apx_cli_usage_error("top", "option '%s' needs a value",
+						   argv[optind - 1]);
 		default:
 			return apx_cli_usage_error("top", "unknown option '%s'", argv[optind - 1]);
 		}
@@ -120,6 +124,7 @@ int apx_cmd_top(int argc, char **argv)
 		struct pollfd p = { 0, POLLIN, 0 };
 		struct timespec now;
 		int64_t left_ms;
+		FILE *out = stdout;
 
 		if (r < 0) {
 			if (interactive)
@@ -149,11 +154,14 @@ int apx_cmd_top(int argc, char **argv)
 			 * "... more" line, and room left at the bottom */
 			rows = ws.ws_row > 8 + sv.ngpus ? ws.ws_row - 8 - sv.ngpus : 1;
 			printf("\033[H\033[2J%.*s\n\n", (int)ws.ws_col, head);
-			apx_sv_print_table(stdout, &sv, ws.ws_col, rows);
+			out = apx_cli_term_open();	/* other processes' commands, escaped */
+			apx_sv_print_table(out, &sv, ws.ws_col, rows);
 		} else {
-			apx_sv_print_table(stdout, &sv, apx_sv_width(1), 0);
-			putchar('\n');
+			out = apx_cli_term_open();
+			apx_sv_print_table(out, &sv, apx_sv_width(1), 0);
+			fputc('\n', out);
 		}
+		apx_cli_term_close(out);
 		fflush(stdout);
 		apx_sv_release(&sv);
 		if (iters && i + 1 >= iters)

@@ -10,6 +10,8 @@
 #include <apx/format.h>
 #include <apx/version.h>
 
+#include "base/termsafe.h"
+
 #include "base/log.h"
 #include "cli/cli.h"
 
@@ -48,6 +50,20 @@ static void print_help(FILE *f)
 	for (size_t i = 0; i < NCOMMANDS; i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fprintf(f, "\n'apx help COMMAND' (or 'apx COMMAND --help') describes one command.\n");
+}
+
+FILE *apx_cli_term_open(void)
+{
+	FILE *f = apx_term_filter_open(stdout);
+
+	return f ? f : stdout;
+}
+
+void apx_cli_term_close(FILE *f)
+{
+	if (f != stdout)
+		fclose(f);
+	fflush(stdout);
 }
 
 void apx_cli_print_usage(const char *name)

@@ -34,6 +34,9 @@ struct apx_report_opts {
 	unsigned top;			/* rows of the long tables */
 	unsigned sections;		/* bit per enum apx_report_section */
 	int color;
+	/* where colour sequences go: the terminal itself, past the filter that escapes the
+	 * report's text (base/termsafe.h) */
+	FILE *color_out;
 };
 
 const char *apx_report_section_name(unsigned s);

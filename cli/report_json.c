@@ -4,35 +4,14 @@
  * Numbers are raw (ns, bytes); strings are escaped. Called by cmd_report.c.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "base/json.h"
 #include "cli/report.h"
 
 #include "base/banned.h"
-
-static void jstr(FILE *f, const char *s, size_t n)
-{
-	fputc('"', f);
-	for (size_t i = 0; i < n && s[i]; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c == '\n')
-			fputs("\\n", f);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
-static void js(FILE *f, const char *s)
-{
-	jstr(f, s, strlen(s));
-}
 
 static void key(FILE *f, const char *k, int *first)
 {
@@ -49,13 +28,24 @@ static void kv_u(FILE *f, const char *k, uint64_t v, int *first)
 static void kv_d(FILE *f, const char *k, double v, int *first)
 {
 	key(f, k, first);
-	fprintf(f, "%.6g", v);
+	if (isfinite(v))
+		fprintf(f, "%.6g", v);
+	else
+		fputs("null", f);
+}
+
+/* A quantity the schema gives as an integer (ns, bytes/s) held as a double: rounded, never
+ * printed in exponent form. */
+static void kv_i(FILE *f, const char *k, double v, int *first)
+{
+	key(f, k, first);
+	fprintf(f, "%" PRIu64, v > 0 && v < 1.8e19 ? (uint64_t)(v + 0.5) : (uint64_t)0);
 }
 
 static void kv_s(FILE *f, const char *k, const char *v, int *first)
 {
 	key(f, k, first);
-	js(f, v);
+	apx_json_str(f, v);
 }
 
 static void files(FILE *f, const struct apx_model *m)
@@ -83,6 +73,7 @@ static void files(FILE *f, const struct apx_model *m)
 		kv_s(f, "degraded", a->degraded, &first);
 		kv_u(f, "records", a->records, &first);
 		kv_u(f, "records_lost", lost, &first);
+		kv_u(f, "records_unreadable", a->records_unreadable, &first);
 		kv_u(f, "kernels", a->kernels, &first);
 		kv_u(f, "kernel_time_ns", a->kernel_ns, &first);
 		kv_u(f, "copies", a->copies, &first);
@@ -140,7 +131,7 @@ static void devices(FILE *f, const struct apx_model *m)
 		kv_u(f, "l2_bytes", d->l2_bytes, &first);
 		kv_u(f, "persisting_l2_max_bytes", d->persist_l2_max, &first);
 		kv_u(f, "memory_bandwidth_bps", d->bw_bps, &first);
-		kv_d(f, "link_peak_bps", apx_link_peak_bps(m, d->id), &first);
+		kv_i(f, "link_peak_bps", apx_link_peak_bps(m, d->id), &first);
 		fputc('}', f);
 	}
 	fputs("]", f);
@@ -159,7 +150,7 @@ static void findings(FILE *f, const struct apx_findings *fd)
 		kv_s(f, "severity", a->severity == APX_SEV_CRITICAL ? "critical"
 				    : a->severity == APX_SEV_WARNING ? "warning" : "info", &first);
 		kv_s(f, "title", a->title, &first);
-		kv_d(f, "saving_ns", a->saving_ns, &first);
+		kv_i(f, "saving_ns", a->saving_ns, &first);
 		kv_d(f, "saving_pct", a->saving_pct, &first);
 		key(f, "saving_estimated", &first);
 		fputs(a->saving_estimated ? "true" : "false", f);
@@ -199,7 +190,7 @@ static void kernels(FILE *f, const struct apx_model *m)
 		fputs(n++ ? ",{" : "{", f);
 		kv_s(f, "name", apx_kernel_display_name(a, name, sizeof(name)), &first);
 		key(f, "mangled", &first);
-		jstr(f, a->text, a->len);
+		apx_json_strn(f, a->text, a->len);
 		kv_u(f, "count", a->count, &first);
 		kv_u(f, "total_ns", a->total_ns, &first);
 		kv_u(f, "mean_ns", a->total_ns / a->count, &first);
@@ -340,7 +331,7 @@ static void memory_streams(FILE *f, const struct apx_model *m)
 
 		fputs(i ? ",{" : "{", f);
 		key(f, "name", &fi);
-		jstr(f, r->name, r->name_len);
+		apx_json_strn(f, r->name, r->name_len);
 		kv_u(f, "count", r->count, &fi);
 		kv_u(f, "wall_ns", r->wall_ns, &fi);
 		kv_u(f, "gpu_ns", r->gpu_ns, &fi);
@@ -413,7 +404,10 @@ static void kv_obs(FILE *f, const char *k, const struct apx_an_obs_val *v, int *
 static void kv_g(FILE *f, const char *k, double v, int *first)
 {
 	key(f, k, first);
-	fprintf(f, "%.15g", v);
+	if (isfinite(v))
+		fprintf(f, "%.15g", v);
+	else
+		fputs("null", f);
 }
 
 /* What nvperfd observed of each process (docs/report-schema.md, "nvperfd"). */
@@ -435,9 +429,9 @@ static void nvperfd(FILE *f, const struct apx_model *m)
 
 			if (k > o->kv_first)
 				fputc(',', f);
-			jstr(f, kv->key, kv->key_len);
+			apx_json_strn(f, kv->key, kv->key_len);
 			fputc(':', f);
-			jstr(f, kv->val, kv->val_len);
+			apx_json_strn(f, kv->val, kv->val_len);
 		}
 		fputs("}", f);
 		kv_u(f, "kvs_dropped", o->kvs_dropped, &first);
@@ -462,9 +456,10 @@ static void nvperfd(FILE *f, const struct apx_model *m)
 					fputs("null", f);
 				key(f, "why", &fi);
 				if (c->call_ns.has || !c->call_ns.text)
-					js(f, c->call_ns.has ? "" : "call time not in the summary");
+					apx_json_str(f, c->call_ns.has ? ""
+							: "call time not in the summary");
 				else
-					jstr(f, c->call_ns.text, c->call_ns.len);
+					apx_json_strn(f, c->call_ns.text, c->call_ns.len);
 				fputc('}', f);
 			}
 		}
@@ -475,9 +470,9 @@ static void nvperfd(FILE *f, const struct apx_model *m)
 
 			fputs(k > o->series_first ? ",{" : "{", f);
 			key(f, "name", &fi);
-			jstr(f, s->name ? s->name : "", s->name_len);
+			apx_json_strn(f, s->name ? s->name : "", s->name_len);
 			key(f, "unit", &fi);
-			jstr(f, s->unit ? s->unit : "", s->unit_len);
+			apx_json_strn(f, s->unit ? s->unit : "", s->unit_len);
 			kv_u(f, "device", s->device, &fi);
 			kv_u(f, "pid", s->pid, &fi);
 			kv_u(f, "samples", s->count, &fi);
@@ -515,7 +510,7 @@ void apx_report_json(FILE *f, const struct apx_model *m, const struct apx_findin
 	kv_u(f, "gpu_busy_ns", busy, &first);
 	kv_u(f, "warmup_end_ns", m->warmup_end_ns, &first);
 	kv_u(f, "steady_ns", m->steady_ns, &first);
-	kv_d(f, "gpu_busy_pct", m->wall_ns ? 100.0 * (double)busy / (double)m->wall_ns : 0, &first);
+	kv_d(f, "gpu_busy_pct", apx_gpu_time_pct(m, busy), &first);
 	kv_u(f, "kernels", m->k.n, &first);
 	kv_u(f, "kernel_time_ns", m->kernel_total_ns, &first);
 	kv_u(f, "distinct_kernels", m->names.n, &first);

@@ -20,26 +20,34 @@ struct out {
 	const struct apx_report_opts *o;
 };
 
-static const char *bold(const struct out *o)
+/* Colour sequences are ours, not the trace's: they go straight to the terminal (o->color_out),
+ * past the filter that escapes everything written to o->f (cmd_report.c). */
+static void color(const struct out *o, const char *sgr)
 {
-	return o->o->color ? "\033[1m" : "";
+	if (!o->o->color || !o->o->color_out)
+		return;
+	fflush(o->f);
+	fputs(sgr, o->o->color_out);
 }
 
-static const char *reset(const struct out *o)
+static void reset(const struct out *o)
 {
-	return o->o->color ? "\033[0m" : "";
+	color(o, "\033[0m");
 }
 
-static const char *sev_color(const struct out *o, int sev)
+static void sev_color(const struct out *o, int sev)
 {
-	if (!o->o->color)
-		return "";
-	return sev == APX_SEV_CRITICAL ? "\033[1;31m" : sev == APX_SEV_WARNING ? "\033[1;33m" : "\033[1;36m";
+	color(o, sev == APX_SEV_CRITICAL ? "\033[1;31m" : sev == APX_SEV_WARNING ? "\033[1;33m"
+										  : "\033[1;36m");
 }
 
 static void heading(const struct out *o, const char *title)
 {
-	fprintf(o->f, "\n%s%s%s\n", bold(o), title, reset(o));
+	fputc('\n', o->f);
+	color(o, "\033[1m");
+	fputs(title, o->f);
+	reset(o);
+	fputc('\n', o->f);
 }
 
 void apx_text_heading(FILE *out, const struct apx_report_opts *o, const char *title)
@@ -201,9 +209,8 @@ static void section_summary(const struct out *o, const struct apx_model *m,
 			any_cuda ? "none recorded" : "none: the program did not use CUDA");
 	} else {
 		fprintf(o->f, "  %-18s %.1f%% of the run (%s); kernels %.1f%%, copies %.1f%%\n",
-			"GPU busy", pct((double)busy, (double)m->wall_ns),
-			apx_fmt_ns(b1, sizeof(b1), (double)busy), pct((double)kern, (double)m->wall_ns),
-			pct((double)copy, (double)m->wall_ns));
+			"GPU busy", apx_gpu_time_pct(m, busy), apx_fmt_ns(b1, sizeof(b1), (double)busy),
+			apx_gpu_time_pct(m, kern), apx_gpu_time_pct(m, copy));
 		fprintf(o->f, "  %-18s %zu launches, %s of GPU time, %zu distinct\n", "kernels", m->k.n,
 			apx_fmt_ns(b1, sizeof(b1), (double)m->kernel_total_ns), m->names.n);
 		steady_state_line(o, m);
@@ -239,8 +246,11 @@ static void section_summary(const struct out *o, const struct apx_model *m,
 				 f->saving_pct);
 		else
 			snprintf(b2, sizeof(b2), "saving not estimated");
-		fprintf(o->f, "  %-18s %zu. %s%-8s%s %s: %.40s\n", i ? "" : "top findings", i + 1,
-			sev_color(o, f->severity), sev_name(f->severity), reset(o), b2, f->title);
+		fprintf(o->f, "  %-18s %zu. ", i ? "" : "top findings", i + 1);
+		sev_color(o, f->severity);
+		fprintf(o->f, "%-8s", sev_name(f->severity));
+		reset(o);
+		fprintf(o->f, " %s: %.40s\n", b2, f->title);
 	}
 	processes(o, m);
 }
@@ -256,8 +266,11 @@ static void section_findings(const struct out *o, const struct apx_findings *fd)
 		const struct apx_finding *f = &fd->f[i];
 		int col = snprintf(NULL, 0, "  [%zu] %s ", i + 1, sev_name(f->severity));
 
-		fprintf(o->f, "\n  [%zu] %s%s%s ", i + 1, sev_color(o, f->severity),
-			sev_name(f->severity), reset(o));
+		fprintf(o->f, "\n  [%zu] ", i + 1);
+		sev_color(o, f->severity);
+		fputs(sev_name(f->severity), o->f);
+		reset(o);
+		fputc(' ', o->f);
 		apx_text_wrap(o->f, col, 6, f->title);
 		if (f->saving_estimated)
 			fprintf(o->f, "    %-10s %s (%.1f%% of the run), confidence %d%%, rule %s\n",
@@ -271,6 +284,9 @@ static void section_findings(const struct out *o, const struct apx_findings *fd)
 		block(o, "evidence", f->evidence);
 		block(o, "fix", f->fix);
 	}
+	if (fd->recorded_dropped)
+		fprintf(o->f, "\n  (%zu more findings recorded in the files are not shown: the report "
+			      "keeps %d)\n", fd->recorded_dropped, APX_FINDINGS_MAX);
 }
 
 static int cmp_name_total(const void *a, const void *b)
@@ -673,7 +689,11 @@ static void section_method(const struct out *o, const struct apx_model *m)
 				      "launches); nothing was put into the program\n");
 		if (f->degraded[0])
 			block(o, "degraded", f->degraded);
-		fprintf(o->f, "    kernels replayed: no; records lost: %" PRIu64 "; clock: %s\n", lost,
+		fprintf(o->f, "    kernels replayed: no; records lost: %" PRIu64, lost);
+		if (f->records_unreadable)
+			fprintf(o->f, " dropped by the producer, %" PRIu64 " unreadable (damaged chunks, "
+				      "left out)", f->records_unreadable);
+		fprintf(o->f, "; clock: %s\n",
 			f->clock == APX_CLOCK_MONOTONIC ? "CLOCK_MONOTONIC" : "other");
 		fprintf(o->f, "    file %s\n",
 			f->status == APX_READ_COMPLETE ? "complete"

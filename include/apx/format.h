@@ -541,7 +541,8 @@ struct apx_chunk_info {
 
 struct apx_reader;
 
-/* Open and validate every chunk's checksums. Returns 0 when at least the preamble and the
+/* Open a regular file (anything else is refused without blocking: -EINVAL, -EISDIR), read it
+ * into memory and validate every chunk's checksums. Returns 0 when at least the preamble and the
  * header chunk are good (see apx_reader_status for the rest), negative errno when the file is
  * unusable (-ENOTSUP: unknown major version; -EBADMSG: not an apx file or header damaged). */
 int apx_reader_open(const char *path, struct apx_reader **ret_r, struct apx_diag *diag);
@@ -558,8 +559,10 @@ uint16_t apx_reader_minor(const struct apx_reader *r);
 uint64_t apx_reader_size(const struct apx_reader *r);
 size_t apx_reader_chunk_count(const struct apx_reader *r);	/* good chunks */
 const struct apx_chunk_info *apx_reader_chunk(const struct apx_reader *r, size_t i);
-/* A hint that chunk i will not be read again soon: its pages leave the resident set (they are
- * re-read on the next access; pointers into the chunk stay valid). */
+/* Chunk i will not be read again: the reader gives back the memory of its copy of the chunk
+ * (files opened with apx_reader_open), so a large trace is not resident all at once. Chunks of
+ * types with bytes fields (strings, findings, key/values...) are kept: pointers into them stay
+ * valid until apx_reader_close. Iterating a released chunk again fails (-ESTALE). */
 void apx_reader_release(const struct apx_reader *r, size_t i);
 /* Text of a string id, with its length; NULL when unknown. Loads the table on first call. */
 const char *apx_reader_string(struct apx_reader *r, uint64_t id, size_t *ret_len);
@@ -579,7 +582,8 @@ struct apx_chunk_iter {
 	struct apx_rec rec;		/* the current record (also the delta state) */
 };
 
-/* Start iterating chunk i. -ENOTSUP: chunk version or field kinds unknown (skip it). */
+/* Start iterating chunk i. -ENOTSUP: chunk type, version or the kind of a field added later
+ * unknown (skip it); -EBADMSG: a damaged field table (the chunk's records are lost). */
 int apx_chunk_iter_init(struct apx_chunk_iter *it, const struct apx_reader *r, size_t i,
 			struct apx_diag *diag);
 /* 1 with it->rec filled, 0 at the end of the chunk, -EBADMSG on undecodable bytes. */

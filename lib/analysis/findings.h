@@ -14,6 +14,7 @@
 #include "base/fmt.h"
 
 #define APX_FINDINGS_MAX 64
+#define APX_RULES_MAX 32		/* rules in the table (rules.c checks at compile time) */
 
 enum apx_severity { APX_SEV_INFO = 1, APX_SEV_WARNING = 2, APX_SEV_CRITICAL = 3 };
 
@@ -45,8 +46,9 @@ struct apx_rule_result {
 struct apx_findings {
 	struct apx_finding f[APX_FINDINGS_MAX];
 	size_t n;
-	struct apx_rule_result results[32];
+	struct apx_rule_result results[APX_RULES_MAX];
 	size_t nresults;
+	size_t recorded_dropped;	/* recorded findings left out: no room after the rules' */
 };
 
 struct apx_rule {
@@ -73,6 +75,9 @@ void apx_text_append(char *buf, size_t cap, const char *fmt, ...) __attribute__(
 /* Shared measurements used by several rules (measure.c). */
 /* Host<->device link peak in bytes/s for a device (PCIe gen x width), 0 if unknown. */
 double apx_link_peak_bps(const struct apx_model *m, uint32_t device);
+/* GPU time summed over devices (busy, kernel or copy time) as % of the run: of the wall time
+ * of every device with activity (a mean over them), 0-100. */
+double apx_gpu_time_pct(const struct apx_model *m, uint64_t ns);
 /* Achieved bytes/s of pinned copies in one direction (0 if too few bytes to tell). */
 double apx_pinned_rate_bps(const struct apx_model *m, unsigned copy_kind);
 

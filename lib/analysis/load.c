@@ -1,6 +1,7 @@
 /*
  * load.c - reads .apx files into the analysis model (model.h): one pass over every chunk of
- * each file, records appended to the model's arrays, kernel names interned across files.
+ * each file, records appended to the model's arrays, kernel names and streams interned across
+ * files (intern.c).
  * Called by apx report through apx_model_add_file(); single-threaded.
  */
 #include "analysis/model.h"
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/intern.h"
 #include "analysis/observed.h"
 #include "base/parse.h"
 
@@ -79,6 +81,7 @@ void apx_model_free(struct apx_model *m)
 	free(m->k.name);
 	free(m->k.stream);
 	free(m->name_hash);
+	free(m->stream_hash);
 	free(m);
 }
 
@@ -103,87 +106,6 @@ static struct apx_an_device *device_get(struct apx_model *m, uint32_t id)
 	memset(d, 0, sizeof(*d));
 	d->id = id;
 	return d;
-}
-
-/* ---- names and streams ------------------------------------------------------------------- */
-
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
-	return h;
-}
-
-static int name_hash_grow(struct apx_model *m)
-{
-	size_t cap = m->name_hash_cap ? m->name_hash_cap * 2 : 1024;
-	uint32_t *t = calloc(cap, sizeof(*t));
-
-	if (!t)
-		return -ENOMEM;
-	for (size_t i = 0; i < m->names.n; i++) {
-		const struct apx_an_name *nm = APX_VEC_AT(&m->names, struct apx_an_name, i);
-		size_t j = hash_bytes(nm->text, nm->len) & (cap - 1);
-
-		while (t[j])
-			j = (j + 1) & (cap - 1);
-		t[j] = (uint32_t)i + 1;
-	}
-	free(m->name_hash);
-	m->name_hash = t;
-	m->name_hash_cap = cap;
-	return 0;
-}
-
-/* Global index of a kernel name (text borrowed from a reader's mapping). */
-static int name_intern(struct apx_model *m, const char *text, size_t len, uint32_t *ret)
-{
-	struct apx_an_name nm = { 0 };
-	size_t j;
-	int r;
-
-	if (!text) {
-		text = "(unknown kernel)";
-		len = strlen(text);
-	}
-	if ((m->names.n + 1) * 2 > m->name_hash_cap && (r = name_hash_grow(m)) < 0)
-		return r;
-	for (j = hash_bytes(text, len) & (m->name_hash_cap - 1); m->name_hash[j];
-	     j = (j + 1) & (m->name_hash_cap - 1)) {
-		const struct apx_an_name *o = APX_VEC_AT(&m->names, struct apx_an_name, m->name_hash[j] - 1);
-
-		if (o->len == len && !memcmp(o->text, text, len)) {
-			*ret = m->name_hash[j] - 1;
-			return 0;
-		}
-	}
-	nm.text = text;
-	nm.len = (uint32_t)len;
-	nm.min_ns = UINT64_MAX;
-	nm.occupancy = -1;
-	r = apx_vec_push(&m->names, &nm);
-	if (r < 0)
-		return r;
-	m->name_hash[j] = (uint32_t)m->names.n;
-	*ret = (uint32_t)m->names.n - 1;
-	return 0;
-}
-
-static uint16_t stream_index(struct apx_model *m, uint32_t device, uint64_t id)
-{
-	struct apx_an_stream s = { device, id, 0, 0, 0 };
-
-	for (size_t i = m->streams.n; i-- > 0;) {
-		const struct apx_an_stream *o = APX_VEC_AT(&m->streams, struct apx_an_stream, i);
-
-		if (o->device == device && o->id == id)
-			return (uint16_t)i;
-	}
-	if (m->streams.n >= UINT16_MAX || apx_vec_push(&m->streams, &s) < 0)
-		return 0;	/* beyond 65535 streams, share the first slot */
-	return (uint16_t)(m->streams.n - 1);
 }
 
 static int kernels_grow(struct apx_an_kernels *k, size_t cap)
@@ -253,7 +175,7 @@ static void copy_bytes(char *dst, size_t cap, const struct apx_rec *r, unsigned 
 				break;
 			c = nul_as;
 		}
-		dst[o++] = (unsigned char)c < 0x20 ? '?' : c;
+		dst[o++] = c;	/* kept as is: every output escapes it (json.c, termsafe.c) */
 	}
 	dst[o] = 0;
 }
@@ -273,13 +195,14 @@ static int add_kernel(struct apx_model *m, struct apx_reader *rd, const struct a
 	struct apx_an_name *nm;
 	int e;
 
-	if ((e = kernels_reserve(k)) < 0 || (e = name_intern(m, text, len, &name)) < 0)
+	if ((e = kernels_reserve(k)) < 0 || (e = apx_intern_name(m, text, len, &name)) < 0)
 		return e;
 	k->start[k->n] = v[APX_KERNEL_START_NS];
 	k->dur[k->n] = sat32(v[APX_KERNEL_END_NS] >= v[APX_KERNEL_START_NS]
 				     ? v[APX_KERNEL_END_NS] - v[APX_KERNEL_START_NS] : 0);
 	k->name[k->n] = name;
-	k->stream[k->n] = stream_index(m, (uint32_t)v[APX_KERNEL_DEVICE], v[APX_KERNEL_STREAM]);
+	k->stream[k->n] = apx_intern_stream(m, (uint32_t)v[APX_KERNEL_DEVICE],
+					    v[APX_KERNEL_STREAM]);
 	k->n++;
 	nm = APX_VEC_AT(&m->names, struct apx_an_name, name);
 	if (!nm->count++) {	/* launch configuration of the first launch */
@@ -340,7 +263,7 @@ static int add_record(struct apx_model *m, struct apx_an_file *f, uint16_t fi,
 		};
 		if (v[APX_MEMCPY_END_NS] < v[APX_MEMCPY_START_NS])
 			c.dur = 0;
-		c.stream = stream_index(m, c.device, v[APX_MEMCPY_STREAM]);
+		c.stream = apx_intern_stream(m, c.device, v[APX_MEMCPY_STREAM]);
 		f->copies++;
 		f->copy_bytes += c.bytes;
 		f->copy_ns += c.dur;
@@ -354,7 +277,7 @@ static int add_record(struct apx_model *m, struct apx_an_file *f, uint16_t fi,
 			.kind = (uint8_t)(v[APX_MEMSET_MEM_KIND] & 0xff),
 			.async = (uint8_t)(v[APX_MEMSET_FLAGS] & 1), .device = (uint32_t)v[APX_MEMSET_DEVICE],
 		};
-		s.stream = stream_index(m, s.device, v[APX_MEMSET_STREAM]);
+		s.stream = apx_intern_stream(m, s.device, v[APX_MEMSET_STREAM]);
 		return apx_vec_push(&m->memsets, &s);
 	}
 	case APX_REC_SYNC: {
@@ -516,6 +439,8 @@ static void record_span(const struct apx_rec *r, uint64_t *lo, uint64_t *hi)
 		return;
 	a = r->v[0];
 	b = s->nfields > 1 && s->fields[1].kind == APX_FK_SPAN ? r->v[1] : a;
+	if (b < a)	/* an end before its start: the record is an instant (the timelines' view) */
+		b = a;
 	if (a < *lo)
 		*lo = a;
 	if (b > *hi)
@@ -542,58 +467,92 @@ static void read_header(struct apx_an_file *f)
 	f->cuda_used = -1;
 }
 
+/* A chunk's records that cannot be read: the file is damaged there (the first such place is
+ * its damage message when the reader found none), and they count as unreadable. */
+static void chunk_damaged(struct apx_an_file *f, const struct apx_diag *d, uint32_t lost)
+{
+	f->records_unreadable += lost;
+	if (f->damage[0])
+		return;
+	f->status = APX_READ_DAMAGED;
+	snprintf(f->damage, sizeof(f->damage), "%s", d->msg);
+}
+
+static int oom(struct apx_diag *diag, const struct apx_an_file *f, size_t chunk)
+{
+	const struct apx_chunk_info *ci = apx_reader_chunk(f->reader, chunk);
+
+	snprintf(diag->msg, sizeof(diag->msg), "out of memory at chunk %zu (%s) at offset %llu",
+		 chunk, ci ? apx_rec_type_name(ci->type) : "?",
+		 ci ? (unsigned long long)ci->offset : 0ull);
+	diag->chunk = (int64_t)chunk;
+	diag->offset = ci ? ci->offset : 0;
+	return diag->err = -ENOMEM;
+}
+
 int apx_model_add_file(struct apx_model *m, const char *path, struct apx_diag *diag)
 {
-	struct apx_an_file *f;
 	struct apx_reader *rd;
+	int r;
+
+	r = apx_reader_open(path, &rd, diag);
+	if (r < 0)
+		return r;
+	return apx_model_add_reader(m, path, rd, diag);
+}
+
+int apx_model_add_reader(struct apx_model *m, const char *name, struct apx_reader *rd,
+			 struct apx_diag *diag)
+{
+	struct apx_an_file *f;
 	uint16_t fi;
 	int r;
 
 	if (m->nfiles == APX_AN_MAX_FILES) {
+		apx_reader_close(rd);
 		snprintf(diag->msg, sizeof(diag->msg), "more than %d files", APX_AN_MAX_FILES);
 		return diag->err = -E2BIG;
 	}
-	r = apx_reader_open(path, &rd, diag);
-	if (r < 0)
-		return r;
 	fi = (uint16_t)m->nfiles;
 	f = &m->files[m->nfiles++];
 	memset(f, 0, sizeof(*f));
-	f->path = strdup(path);
+	f->path = strdup(name);
 	f->reader = rd;
 	if (!f->path)
-		return -ENOMEM;
+		return oom(diag, f, 0);
 	f->status = apx_reader_status(rd);
 	if (apx_reader_damage(rd))
 		snprintf(f->damage, sizeof(f->damage), "%s", apx_reader_damage(rd)->msg);
 	read_header(f);
 	r = kernels_presize(m, rd);
 	if (r < 0)
-		return r;
+		return oom(diag, f, 0);
 	for (size_t c = 0; c < apx_reader_chunk_count(rd); c++) {
 		struct apx_chunk_iter it;
 		struct apx_diag d;
+		uint32_t done = 0;
 		int k;
 
-		if (apx_chunk_iter_init(&it, rd, c, &d) < 0) {
-			f->skipped_chunks++;
+		if ((k = apx_chunk_iter_init(&it, rd, c, &d)) < 0) {
+			if (k == -ENOTSUP)
+				f->skipped_chunks++;	/* a newer writer's: skipped whole */
+			else
+				chunk_damaged(f, &d, apx_reader_chunk(rd, c)->records);
 			continue;
 		}
 		while ((k = apx_chunk_iter_next(&it, &d)) > 0) {
+			done++;
 			f->records++;
 			record_span(&it.rec, &f->first_ns, &f->last_ns);
 			if (it.rec.type == APX_REC_CPU && it.rec.v[APX_CPU_TS_NS] > f->last_ns)
 				f->last_ns = it.rec.v[APX_CPU_TS_NS];
 			r = add_record(m, f, fi, &it.rec);
 			if (r < 0)
-				return r;
+				return oom(diag, f, c);
 		}
-		if (k < 0 && !f->damage[0]) {
-			f->status = APX_READ_DAMAGED;
-			snprintf(f->damage, sizeof(f->damage), "%s", d.msg);
-		}
-		if (apx_reader_chunk(rd, c)->type != APX_REC_STRINGS)
-			apx_reader_release(rd, c);
+		if (k < 0)
+			chunk_damaged(f, &d, apx_reader_chunk(rd, c)->records - done);
+		apx_reader_release(rd, c);	/* chunks with strings are kept by the reader */
 	}
 	if (f->cuda_used < 0 && (m->k.n || m->copies.n))
 		f->cuda_used = 1;

@@ -1,7 +1,8 @@
 /*
  * measure.c - measurements several rules share: the host<->device link's peak bandwidth and
  * the bandwidth pinned copies achieved in the same trace (the "what pinned would give" of the
- * pageable-copy rule). Called by rules; pure functions of the model.
+ * pageable-copy rule), and GPU time as a share of the run. Called by rules and the report's
+ * outputs; pure functions of the model.
  */
 #include "analysis/findings.h"
 
@@ -35,4 +36,12 @@ double apx_pinned_rate_bps(const struct apx_model *m, unsigned copy_kind)
 	if (x->bytes < (1u << 20) || !x->dur_ns || x->max_bytes < (256u << 10))
 		return 0;
 	return (double)x->bytes / ((double)x->dur_ns / 1e9);
+}
+
+double apx_gpu_time_pct(const struct apx_model *m, uint64_t ns)
+{
+	double cap = (double)m->wall_ns * (double)(m->timelines.n > 1 ? m->timelines.n : 1);
+	double p = cap > 0 ? 100.0 * (double)ns / cap : 0;
+
+	return p > 100 ? 100 : p;
 }

@@ -47,7 +47,9 @@ struct apx_an_file {
 	int64_t realtime_offset_ns;
 	uint64_t clock;
 	uint64_t first_ns, last_ns;		/* span of its timed records */
-	uint64_t records, skipped_chunks;
+	uint64_t records, skipped_chunks;	/* read; chunks of a newer writer skipped */
+	uint64_t records_unreadable;		/* in damaged chunks (bad field table, bytes
+						 * that do not decode): lost to the report */
 	uint64_t lost[APX_LOSS_OTHER + 1];	/* by enum apx_loss_source */
 	int cuda_used;				/* 1 yes, 0 no, -1 unknown */
 	int has_api;				/* has API records (level api) */
@@ -355,15 +357,21 @@ struct apx_model {
 	uint64_t steps;				/* iterations, when NVTX ranges or syncs tell */
 	struct apx_an_steps steady;		/* the steady state's steps (steps.c) */
 
-	/* private: name interning */
+	/* private: interning (intern.c) */
 	uint32_t *name_hash;			/* open addressing, index+1 into names */
 	size_t name_hash_cap;
+	uint32_t *stream_hash;			/* open addressing, index+1 into streams */
+	size_t stream_hash_cap;
 };
 
 struct apx_model *apx_model_new(void);
 /* Reads one trace. Damaged or truncated files are used up to the damage (recorded in the
  * file's entry); -errno only when the file cannot be read at all (diag says why). */
 int apx_model_add_file(struct apx_model *m, const char *path, struct apx_diag *diag);
+/* The same for an open reader, which the model takes over (closed with it, also on error);
+ * name stands for its path (fuzzing, tests). */
+int apx_model_add_reader(struct apx_model *m, const char *name, struct apx_reader *rd,
+			 struct apx_diag *diag);
 /* Sort, aggregate and build timelines. */
 int apx_model_finish(struct apx_model *m);
 void apx_model_free(struct apx_model *m);

@@ -48,7 +48,9 @@ static int cmp_saving(const void *a, const void *b)
 }
 
 /* Findings the producer wrote (nvperfd's summaries) join the ranking as they are; a saving of
- * 0 is one the producer did not estimate (nvperfd's findings are thresholds it saw crossed). */
+ * 0 is one the producer did not estimate (nvperfd's findings are thresholds it saw crossed).
+ * They are added after the rules ran, into the room the rules left: a run of many summaries
+ * cannot push a rule's finding out of the cap (the ones left out are counted). */
 static void add_recorded(const struct apx_model *m, struct apx_findings *out)
 {
 	for (size_t i = 0; i < m->recorded.n; i++) {
@@ -58,8 +60,10 @@ static void add_recorded(const struct apx_model *m, struct apx_findings *out)
 		struct apx_finding *f = apx_finding_add(out, m, "recorded", r->severity ? r->severity : 1,
 							(double)r->saving_ns, r->confidence_pct);
 
-		if (!f)
+		if (!f) {
+			out->recorded_dropped = m->recorded.n - i;
 			return;
+		}
 		f->recorded_by = producer;
 		f->saving_estimated = r->saving_ns > 0;
 		snprintf(f->title, sizeof(f->title), "%.*s", (int)r->title_len, r->title ? (const char *)r->title : "");
@@ -85,10 +89,13 @@ void apx_rules_run(const struct apx_model *m, struct apx_findings *out)
 {
 	char untraced[200];
 
+	size_t nrules;
+
+	_Static_assert(sizeof(rules) / sizeof(rules[0]) <= APX_RULES_MAX, "results[] too small");
 	memset(out, 0, sizeof(*out));
 	untraced_why(m, untraced, sizeof(untraced));
-	add_recorded(m, out);
-	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]) && out->nresults < APX_RULES_MAX;
+	     i++) {
 		struct apx_rule_result *res = &out->results[out->nresults++];
 
 		res->rule = rules[i].id;
@@ -100,6 +107,11 @@ void apx_rules_run(const struct apx_model *m, struct apx_findings *out)
 		}
 		res->status = rules[i].run(m, out, res->why, sizeof(res->why));
 	}
+	nrules = out->n;
+	add_recorded(m, out);
+	/* ties rank recorded findings first, in file order, then the rules' */
+	for (size_t i = 0; i < out->n; i++)
+		out->f[i].order = (unsigned)(i < nrules ? out->n - nrules + i : i - nrules);
 	qsort(out->f, out->n, sizeof(out->f[0]), cmp_saving);
 }
 
@@ -118,6 +130,8 @@ struct apx_finding *apx_finding_add(struct apx_findings *out, const struct apx_m
 	f->saving_estimated = 1;
 	f->severity = severity;
 	f->saving_ns = saving_ns > 0 ? saving_ns : 0;
+	if (f->saving_ns > (double)m->wall_ns)	/* nothing saves more than the run took */
+		f->saving_ns = (double)m->wall_ns;
 	f->saving_pct = m->wall_ns ? 100.0 * f->saving_ns / (double)m->wall_ns : 0;
 	f->confidence_pct = confidence_pct;
 	return f;

@@ -18,7 +18,7 @@
 
 /* Escape the character at p (n > 0 bytes left) into out; returns the bytes consumed, its
  * output length in *ret_olen. */
-static size_t escape_step(const uint8_t *p, size_t n, int keep_ws, char out[ESC_MAX],
+static size_t escape_step(const uint8_t *p, size_t n, int keep_nl, char out[ESC_MAX],
 			  size_t *ret_olen)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -32,7 +32,7 @@ static size_t escape_step(const uint8_t *p, size_t n, int keep_ws, char out[ESC_
 		*ret_olen = 4;
 		return 1;
 	}
-	if ((cp < 0x20 && !(keep_ws && (cp == '\n' || cp == '\t'))) || cp == 0x7f) {
+	if ((cp < 0x20 && !(keep_nl && cp == '\n')) || cp == 0x7f) {
 		memcpy(out, "\\x", 2);
 		out[2] = hex[cp >> 4];
 		out[3] = hex[cp & 15];
@@ -54,9 +54,10 @@ const char *apx_term_safe(char *out, size_t cap, const char *s, size_t len)
 	const uint8_t *p = (const uint8_t *)s;
 	size_t o = 0, i = 0;
 
-	while (i < len && p[i]) {
+	len = strnlen(s, len);	/* stop at a NUL */
+	while (i < len) {
 		char e[ESC_MAX];
-		size_t olen, used = escape_step(p + i, strnlen(s + i, len - i), 0, e, &olen);
+		size_t olen, used = escape_step(p + i, len - i, 0, e, &olen);
 
 		if (o + olen + 1 > cap)
 			break;

@@ -12,15 +12,16 @@
 #include <stdio.h>
 
 /* Escape len bytes of s (stopping at a NUL) into out (cap > 0 bytes, always terminated,
- * never cut inside an escape or a character). '\n' and '\t' are escaped too. Returns out. */
+ * never cut inside an escape or a character). '\n' is escaped too. Returns out. */
 const char *apx_term_safe(char *out, size_t cap, const char *s, size_t len);
 /* The same for a NUL-terminated string. */
 const char *apx_term_safe_str(char *out, size_t cap, const char *s);
 
-/* A stream whose bytes reach dst escaped as above, except '\n' and '\t' (whole reports are
- * written through it). Characters split between writes are put together. Closing it flushes
- * into dst and leaves dst open; NULL on ENOMEM. To write something trusted (a colour
- * sequence), fflush() the filter, then write to dst. */
+/* A stream whose bytes reach dst escaped as above, except '\n' (whole reports are written
+ * through it; a tab from a trace would break the tables' columns: escaped). Characters split
+ * between writes are put together. Closing it flushes into dst and leaves dst open; NULL on
+ * ENOMEM. To write something trusted (a colour sequence), fflush() the filter, then write to
+ * dst. */
 FILE *apx_term_filter_open(FILE *dst);
 
 /* Whether colour is wanted on fd: a terminal, and NO_COLOR unset or empty (no-color.org). */

@@ -1,9 +1,9 @@
 /*
- * reader.c - the .apx reader (API in include/apx/format.h): maps a file (or takes a buffer),
- * checks the preamble, then walks every chunk checking its header and payload CRC32C, and
- * builds the chunk index. On the first bad byte it stops, keeps every chunk before it and
- * records where and what in r->damage. Records are decoded lazily by the chunk iterator, with
- * every length checked against the bytes left. Input is untrusted (fuzzed: tests/fuzz/).
+ * reader.c - the .apx reader (API in include/apx/format.h): reads a regular file into memory
+ * with pread (or takes a buffer), checks the preamble, then walks every chunk checking its
+ * header and payload CRC32C, and builds the chunk index. On the first bad byte it stops, keeps
+ * every chunk before it and records where and what in r->damage. Records are decoded lazily
+ * by the chunk iterator, with every length checked against the bytes left. Input is untrusted (fuzzed: tests/fuzz/).
  * Used by the apx command, analysis and tests; one reader may be iterated from several
  * threads once apx_reader_string() has been called once.
  */
@@ -26,8 +26,6 @@
 
 #include "base/banned.h"
 
-#define APX_POPULATE_MAX (1ull << 30)	/* map files up to 1 GiB resident at open */
-
 struct str_ref {
 	const char *p;
 	uint32_t len;
@@ -36,7 +34,11 @@ struct str_ref {
 struct apx_reader {
 	const uint8_t *base;
 	size_t size;
-	int mapped;
+	/* owned: base is the reader's copy of the file, an anonymous mapping of size bytes
+	 * unmapped at close; released[i]: chunk i's pages were given back (apx_reader_release),
+	 * allocated with the index, written through a const reader */
+	int owned;
+	uint8_t *released;
 	uint16_t minor;
 	struct apx_chunk_info *chunks;
 	size_t nchunks, cap;
@@ -66,22 +68,36 @@ static int diag_set(struct apx_diag *d, int err, uint64_t off, int64_t chunk, co
 	return err;
 }
 
-/* Let the kernel take back the pages wholly inside [from, to) of a file mapping: they stay
- * mapped and re-read from the page cache on the next access, so pointers stay valid; this
- * only keeps the resident size of large traces down (bench/report). */
-static void drop_pages(const struct apx_reader *r, uint64_t from, uint64_t to)
+/* Whether records of the type carry bytes fields (pointers into the chunk reach callers). */
+static int has_bytes(unsigned type)
 {
-	uint64_t page = 4096, a = (from + page - 1) / page * page, b = to / page * page;
+	const struct apx_rec_schema *s = apx_schema(type);
 
-	if (r->mapped && b > a)
-		madvise((void *)(uintptr_t)(r->base + a), b - a, MADV_DONTNEED);
+	if (!s)
+		return 1;
+	for (unsigned f = 0; f < s->nfields; f++)
+		if (s->fields[f].kind == APX_FK_BYTES)
+			return 1;
+	return 0;
 }
 
+/* Give back the pages wholly inside chunk i of the reader's copy: the resident size of a large
+ * trace stays near what is being read (bench/report). Only chunks whose records are numbers
+ * (kernels, copies, syncs...): strings and other bytes fields may still be pointed to, so
+ * those chunks stay. A released chunk cannot be iterated again. */
 void apx_reader_release(const struct apx_reader *r, size_t i)
 {
-	if (i < r->nchunks)
-		drop_pages(r, r->chunks[i].offset, r->chunks[i].offset + APX_CHUNK_HDR_SIZE +
-						       r->chunks[i].payload_len);
+	uint64_t page = 4096, from, to, a, b;
+
+	if (!r->owned || i >= r->nchunks || !r->released || has_bytes(r->chunks[i].type))
+		return;
+	from = r->chunks[i].offset;
+	to = from + APX_CHUNK_HDR_SIZE + r->chunks[i].payload_len;
+	a = (from + page - 1) / page * page;
+	b = to / page * page;
+	r->released[i] = 1;
+	if (b > a)
+		madvise((void *)(uintptr_t)(r->base + a), b - a, MADV_DONTNEED);
 }
 
 static int index_add(struct apx_reader *r, const struct apx_chunk_info *ci)
@@ -89,10 +105,16 @@ static int index_add(struct apx_reader *r, const struct apx_chunk_info *ci)
 	if (r->nchunks == r->cap) {
 		size_t cap = r->cap ? r->cap * 2 : 64;
 		struct apx_chunk_info *c = reallocarray(r->chunks, cap, sizeof(*c));
+		uint8_t *rel;
 
 		if (!c)
 			return -ENOMEM;
 		r->chunks = c;
+		rel = realloc(r->released, cap);
+		if (!rel)
+			return -ENOMEM;
+		memset(rel + r->cap, 0, cap - r->cap);
+		r->released = rel;
 		r->cap = cap;
 	}
 	r->chunks[r->nchunks++] = *ci;
@@ -170,6 +192,15 @@ static int scan_chunks(struct apx_reader *r, uint64_t off)
 				 h.records, APX_CHUNK_PAYLOAD_MAX, APX_CHUNK_RECORDS_MAX, idx);
 			return 0;
 		}
+		if (h.records > h.payload_len) {	/* a record takes at least one byte */
+			r->status = APX_READ_DAMAGED;
+			diag_set(&r->damage, -EBADMSG, off, (int64_t)idx,
+				 "chunk %zu (%s) at offset %llu declares %u records in a %u-byte "
+				 "payload (each needs at least a byte); chunks from %zu on are lost",
+				 idx, apx_rec_type_name(h.type), (unsigned long long)off, h.records,
+				 h.payload_len, idx);
+			return 0;
+		}
 		if (h.payload_len > left - APX_CHUNK_HDR_SIZE) {
 			r->status = APX_READ_DAMAGED;
 			diag_set(&r->damage, -EBADMSG, off, (int64_t)idx,
@@ -181,8 +212,6 @@ static int scan_chunks(struct apx_reader *r, uint64_t off)
 			return 0;
 		}
 		crc = apx_crc32c(r->base + off + APX_CHUNK_HDR_SIZE, h.payload_len);
-		if (r->size > APX_POPULATE_MAX)
-			drop_pages(r, off, off + APX_CHUNK_HDR_SIZE + h.payload_len);
 		if (crc != h.payload_crc) {
 			r->status = APX_READ_DAMAGED;
 			diag_set(&r->damage, -EBADMSG, off, (int64_t)idx,
@@ -282,7 +311,7 @@ static int reader_load(struct apx_reader *r, struct apx_diag *diag)
 	return 0;
 }
 
-static int reader_new(const void *buf, size_t len, int mapped, struct apx_reader **ret_r,
+static int reader_new(const void *buf, size_t len, int owned, struct apx_reader **ret_r,
 		      struct apx_diag *diag)
 {
 	struct apx_reader *r = calloc(1, sizeof(*r));
@@ -292,10 +321,10 @@ static int reader_new(const void *buf, size_t len, int mapped, struct apx_reader
 		return diag_set(diag, -ENOMEM, 0, -1, "out of memory");
 	r->base = buf;
 	r->size = len;
-	r->mapped = mapped;
+	r->owned = owned;
 	k = reader_load(r, diag);
 	if (k < 0) {
-		r->mapped = 0;	/* caller unmaps on failure */
+		r->owned = 0;	/* the caller frees its buffer on failure */
 		apx_reader_close(r);
 		return k;
 	}
@@ -309,13 +338,56 @@ int apx_reader_open_mem(const void *buf, size_t len, struct apx_reader **ret_r,
 	return reader_new(buf, len, 0, ret_r, diag);
 }
 
+static const char *file_kind(mode_t m)
+{
+	return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISSOCK(m) ? "a socket"
+	       : S_ISCHR(m) ? "a character device" : S_ISBLK(m) ? "a block device" : "not a file";
+}
+
+/* Read the whole file into memory with pread: the reader then works on its own copy, so a
+ * file that shrinks or changes while it is read cannot fault (SIGBUS on a mapping) or change
+ * what was checked. */
+static int read_all(int fd, uint64_t size, uint8_t **ret_buf, struct apx_diag *diag)
+{
+	uint8_t *buf;
+	uint64_t off = 0;
+
+	buf = size > SIZE_MAX ? MAP_FAILED : mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE,
+						 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED)
+		return diag_set(diag, -ENOMEM, 0, -1, "cannot allocate %llu bytes to read the file",
+				(unsigned long long)size);
+	while (off < size) {
+		ssize_t n = pread(fd, buf + off, (size_t)(size - off), (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int k = n < 0 ? -errno : -EIO;
+
+			munmap(buf, (size_t)size);
+			if (n < 0)
+				return diag_set(diag, k, off, -1, "read error at offset %llu: %s",
+						(unsigned long long)off, strerror(-k));
+			return diag_set(diag, k, off, -1,
+					"the file shrank while it was read: %llu bytes when opened, "
+					"it ends at offset %llu", (unsigned long long)size,
+					(unsigned long long)off);
+		}
+		off += (uint64_t)n;
+	}
+	*ret_buf = buf;
+	return 0;
+}
+
 int apx_reader_open(const char *path, struct apx_reader **ret_r, struct apx_diag *diag)
 {
 	struct stat st;
-	void *map;
+	uint8_t *buf = NULL;
 	int fd, k;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below) */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return diag_set(diag, -errno, 0, -1, "cannot open: %s", strerror(errno));
 	if (fstat(fd, &st) < 0) {
@@ -326,23 +398,21 @@ int apx_reader_open(const char *path, struct apx_reader **ret_r, struct apx_diag
 	if (!S_ISREG(st.st_mode)) {
 		close(fd);
 		return diag_set(diag, S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL, 0, -1,
-				"not a regular file");
+				"not a regular file (%s): traces are read from regular files only",
+				file_kind(st.st_mode));
 	}
 	if (st.st_size == 0) {
 		close(fd);
 		return diag_set(diag, -EBADMSG, 0, -1, "not an apx file: the file is empty");
 	}
-	/* Every page is read at open (checksums): fault small files in at once; for large ones
-	 * the checksum pass lets pages go behind it (drop_pages) to bound the resident size. */
-	map = mmap(NULL, (size_t)st.st_size, PROT_READ,
-		   MAP_PRIVATE | ((uint64_t)st.st_size <= APX_POPULATE_MAX ? MAP_POPULATE : 0), fd, 0);
-	k = errno;
+	k = read_all(fd, (uint64_t)st.st_size, &buf, diag);
 	close(fd);
-	if (map == MAP_FAILED)
-		return diag_set(diag, -k, 0, -1, "cannot map: %s", strerror(k));
-	k = reader_new(map, (size_t)st.st_size, 1, ret_r, diag);
 	if (k < 0)
-		munmap(map, (size_t)st.st_size);
+		return k;
+	mprotect(buf, (size_t)st.st_size, PROT_READ);	/* the copy is read-only from here */
+	k = reader_new(buf, (size_t)st.st_size, 1, ret_r, diag);
+	if (k < 0)
+		munmap(buf, (size_t)st.st_size);
 	return k;
 }
 
@@ -350,8 +420,9 @@ void apx_reader_close(struct apx_reader *r)
 {
 	if (!r)
 		return;
-	if (r->mapped)
+	if (r->owned)
 		munmap((void *)(uintptr_t)r->base, r->size);
+	free(r->released);
 	free(r->chunks);
 	free(r->strs);
 	free(r);
@@ -445,6 +516,9 @@ int apx_chunk_iter_init(struct apx_chunk_iter *it, const struct apx_reader *r, s
 
 	if (!ci)
 		return diag_set(diag, -EINVAL, 0, (int64_t)i, "no chunk %zu", i);
+	if (r->released && r->released[i])
+		return diag_set(diag, -ESTALE, ci->offset, (int64_t)i,
+				"chunk %zu was released (apx_reader_release) and cannot be read again", i);
 	s = apx_schema(ci->type);
 	if (!s)
 		return diag_set(diag, -ENOTSUP, ci->offset, (int64_t)i,
@@ -457,7 +531,9 @@ int apx_chunk_iter_init(struct apx_chunk_iter *it, const struct apx_reader *r, s
 	end = p + ci->payload_len;
 	if (p >= end || *p > APX_REC_FIELDS_MAX || (size_t)(end - p) < 1u + *p)
 		return diag_set(diag, -EBADMSG, ci->offset + APX_CHUNK_HDR_SIZE, (int64_t)i,
-				"chunk %zu (%s): field table missing or too long", i, s->name);
+				"chunk %zu (%s, %u records) at offset %llu: field table missing or "
+				"too long: the chunk's records cannot be read", i, s->name, ci->records,
+				(unsigned long long)ci->offset);
 	nfields = *p++;
 	memset(it, 0, offsetof(struct apx_chunk_iter, rec));
 	it->r = r;
@@ -468,12 +544,21 @@ int apx_chunk_iter_init(struct apx_chunk_iter *it, const struct apx_reader *r, s
 	for (unsigned f = 0; f < nfields; f++) {
 		uint8_t k = p[f];
 
-		if (k == 0 || k >= APX_FK__COUNT || (f < it->known && k != s->fields[f].kind))
+		/* A field this build knows, in a chunk of the version it reads, has the kind of
+		 * the schema: anything else is damage, not a newer writer (-EBADMSG). A field
+		 * added later may be of a kind this build cannot decode: the chunk is skipped. */
+		if (k == 0 || (f < it->known && k != s->fields[f].kind))
+			return diag_set(diag, -EBADMSG, ci->offset + APX_CHUNK_HDR_SIZE + 1 + f,
+					(int64_t)i,
+					"chunk %zu (%s, %u records) at offset %llu: field %u is stored as "
+					"kind %u, the format says %u: the chunk's records cannot be read",
+					i, s->name, ci->records, (unsigned long long)ci->offset, f, k,
+					f < s->nfields ? s->fields[f].kind : 0);
+		if (k >= APX_FK__COUNT)
 			return diag_set(diag, -ENOTSUP, ci->offset + APX_CHUNK_HDR_SIZE + 1 + f,
 					(int64_t)i,
-					"chunk %zu (%s): field %u is stored as kind %u, this apx expects %u: "
-					"skipped",
-					i, s->name, f, k, f < s->nfields ? s->fields[f].kind : 0);
+					"chunk %zu (%s): field %u has kind %u, unknown to this apx: skipped",
+					i, s->name, f, k);
 		it->kinds[f] = k;
 		if (f < it->known && k == APX_FK_SPAN)
 			it->span_field = (int8_t)f;

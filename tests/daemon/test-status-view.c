@@ -355,4 +355,21 @@ APX_TEST(untrusted_text)
 	return 0;
 }
 
+APX_TEST(json_keeps_utf8)
+{
+	/* UTF-8 arrives escaped byte by byte on the wire; the JSON keeps it as UTF-8 (one writer,
+	 * base/json.c), escapes controls as \u00XX and never turns bytes into mojibake */
+	static const char answer[] =
+		"proc\t1\t1\t0\tj\\xc3\\xb6rg\t0\t0\t0\t0\t0\t0\t0\t0\t0\t1\tR\t0\tpython3\t"
+		"python3 caf\\xc3\\xa9.py \\xe2\\x9c\\x93\\x1b\\xff\n";
+	char *out = NULL;
+
+	APX_ASSERT_OK(render(answer, APX_SV_SORT_PID, 0, &out, NULL));
+	APX_ASSERT(strstr(out, "\"j\xc3\xb6rg\""));
+	APX_ASSERT(strstr(out, "\"python3 caf\xc3\xa9.py \xe2\x9c\x93\\u001b\\ufffd\""));
+	APX_ASSERT(!strstr(out, "\\u00c3"));
+	free(out);
+	return 0;
+}
+
 APX_TEST_MAIN()

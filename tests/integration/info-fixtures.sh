@@ -36,7 +36,12 @@ while IFS='	' read -r name want msg; do
 		echo "FAIL: $name: message lacks: $msg"; cat "$tmp/err"; fail=1
 	fi
 done <"$fix/corrupt/EXPECTED"
-[ $n -ge 12 ] || { echo "FAIL: only $n fixtures listed"; fail=1; }
+[ $n -ge 16 ] || { echo "FAIL: only $n fixtures listed"; fail=1; }
+
+# skipped chunks are not "all records valid"
+"$apx" info "$fix/corrupt/unknown-chunk-type.apx" >"$tmp/out" 2>&1
+grep -q "all records valid" "$tmp/out" && { echo "FAIL: skipped chunks called valid"; fail=1; }
+grep -q "the records of 1 chunks were not checked" "$tmp/out" || { echo "FAIL: skipped chunks not said"; fail=1; }
 
 # usage errors exit 2, help and version exit 0
 "$apx" info >/dev/null 2>&1; [ $? -eq 2 ] || { echo "FAIL: apx info without FILE"; fail=1; }

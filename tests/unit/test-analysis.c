@@ -4,6 +4,8 @@
  * does not, with the saving checked against the model the rule states.
  */
 #include <math.h>
+#include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -588,6 +590,66 @@ APX_TEST(findings_are_ranked_by_saving)
 	for (size_t i = 1; i < fd.n; i++)
 		APX_ASSERT(fd.f[i - 1].saving_ns >= fd.f[i].saving_ns);
 	APX_ASSERT_EQ(fd.nresults, 12);
+	apx_model_free(m);
+	return 0;
+}
+
+APX_TEST(recorded_findings_cannot_push_rules_out)
+{
+	struct tg t;
+	struct apx_model *m;
+	size_t rules = 0, recorded = 0;
+
+	/* a trace where the UVM rule fires, plus 100 findings a producer recorded */
+	APX_ASSERT_OK(tg_open(&t));
+	for (uint64_t i = 0; i < 10; i++) {
+		tg_kernel(&t, 1 * MS + i * 7 * MS, 2 * MS, "ampere_sgemm_128x64_nn", 7);
+		tg_uvm(&t, 1 * MS + i * 7 * MS, 1 * MS + i * 7 * MS + 100 * US, APX_UVM_GPU_FAULT, 4096);
+	}
+	for (int i = 0; i < 100; i++)
+		tg_finding(&t, "gpu-idle", APX_SEV_WARNING, 0, "recorded");
+	m = analyse(&t);
+	APX_ASSERT(m);
+	APX_ASSERT_EQ(fd.n, APX_FINDINGS_MAX);
+	for (size_t i = 0; i < fd.n; i++) {
+		rules += !fd.f[i].recorded_by;
+		recorded += fd.f[i].recorded_by != NULL;
+	}
+	APX_ASSERT(finding("unified-memory") != NULL);
+	APX_ASSERT(rules >= 1);
+	APX_ASSERT_EQ(recorded, APX_FINDINGS_MAX - rules);
+	APX_ASSERT_EQ(fd.recorded_dropped, 100 - recorded);
+	APX_ASSERT(fd.nresults <= APX_RULES_MAX);
+	apx_model_free(m);
+	return 0;
+}
+
+APX_TEST(many_streams_are_hashed)
+{
+	struct tg t;
+	struct apx_model *m;
+	struct timespec a, b;
+	double s;
+
+	/* 200,000 kernels, each on its own stream: the linear lookup took 16 s */
+	APX_ASSERT_OK(tg_open(&t));
+	for (uint64_t i = 0; i < 200000; i++)
+		tg_kernel(&t, 1 * MS + i * 2 * US, 1 * US, "k", 1000 + i);
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	m = analyse(&t);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	APX_ASSERT(m);
+	s = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+	/* the first 65535 streams have their own slot, the rest share slot 0 */
+	APX_ASSERT_EQ(m->streams.n, 65535);
+	for (size_t i = 0; i < 65535; i += 997) {
+		const struct apx_an_stream *st = APX_VEC_AT(&m->streams, struct apx_an_stream, i);
+
+		APX_ASSERT_EQ(st->id, 1000 + i);
+		APX_ASSERT_EQ(st->kernels, i ? 1 : 1 + 200000 - 65535);
+	}
+	fprintf(stderr, "    200000 kernels on their own streams: model in %.2f s\n", s);
+	APX_ASSERT(s < 20);	/* ASan build on a loaded machine; linear is minutes here */
 	apx_model_free(m);
 	return 0;
 }

@@ -1,0 +1,158 @@
+/*
+ * test-report-props.c - the report's invariants (report_props.h) on every committed real
+ * trace (each .apx in tests/fixtures/real, each with its run's FILE.<pid>), on the sample, and on
+ * deterministic mutations of each: bytes flipped in one chunk then every checksum recomputed
+ * (so the damage reaches the decoders and the report), and cuts at chunk-inner offsets.
+ * Usage: test-report-props FIXTURES_DIR [MUTATIONS_PER_TRACE]. Called by ctest.
+ */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "props/report_props.h"
+
+#include "base/banned.h"
+
+static uint8_t *slurp(const char *path, size_t *ret_len)
+{
+	FILE *f = fopen(path, "rb");
+	struct stat st;
+	uint8_t *buf;
+
+	if (!f || fstat(fileno(f), &st) < 0 || !(buf = malloc((size_t)st.st_size + 1)) ||
+	    fread(buf, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
+		if (f)
+			fclose(f);
+		return NULL;
+	}
+	fclose(f);
+	*ret_len = (size_t)st.st_size;
+	return buf;
+}
+
+static uint64_t rng(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* Check the report of one trace (buf, len); 1 when it broke an invariant. */
+static int check_one(const char *what, const uint8_t *buf, size_t len, unsigned *ret_models)
+{
+	struct apx_findings *fd = calloc(1, sizeof(*fd));
+	struct apx_model *m;
+	char why[512];
+	int bad = 0;
+
+	if (fd && apx_props_model(buf, len, &m, fd) == 0) {
+		(*ret_models)++;
+		if (apx_props_check(m, fd, why, sizeof(why)) < 0) {
+			fprintf(stderr, "FAIL: %s: %s\n", what, why);
+			bad = 1;
+		}
+		apx_model_free(m);
+	}
+	free(fd);
+	return bad;
+}
+
+/* The real traces of a run together (FILE and FILE.<pid>), through the file path. */
+static int check_run(const char *path, unsigned *ret_models)
+{
+	struct apx_findings *fd = calloc(1, sizeof(*fd));
+	struct apx_model *m = apx_model_new();
+	struct apx_diag d = { 0 };
+	char child[8192 + 8], why[512];
+	struct stat st;
+	int bad = 0;
+
+	if (!fd || !m || apx_model_add_file(m, path, &d) < 0) {
+		fprintf(stderr, "FAIL: %s: cannot read: %s\n", path, d.msg);
+		bad = 1;
+		goto out;
+	}
+	snprintf(child, sizeof(child), "%s.979", path);	/* fork_and_subprocess's child */
+	if (stat(child, &st) == 0 && apx_model_add_file(m, child, &d) < 0)
+		bad = 1;
+	if (apx_model_finish(m) < 0) {
+		bad = 1;
+		goto out;
+	}
+	apx_rules_run(m, fd);
+	(*ret_models)++;
+	if (apx_props_check(m, fd, why, sizeof(why)) < 0) {
+		fprintf(stderr, "FAIL: %s: %s\n", path, why);
+		bad = 1;
+	}
+out:
+	apx_model_free(m);
+	free(fd);
+	return bad;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned mutations = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 10) : 12, models = 0;
+	unsigned traces = 0, fails = 0;
+	char dir[4096], path[8192], what[8400];
+	struct dirent **ents;
+	uint64_t seed = 0x9e3779b97f4a7c15ull;
+	int n;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: test-report-props FIXTURES_DIR [MUTATIONS]\n");
+		return 2;
+	}
+	snprintf(dir, sizeof(dir), "%s/real", argv[1]);
+	n = scandir(dir, &ents, NULL, alphasort);
+	if (n < 0) {
+		perror(dir);
+		return 1;
+	}
+	for (int i = -1; i < n; i++) {
+		const char *name = i < 0 ? "sample.apx" : ents[i]->d_name;
+		size_t len, nl = strlen(name);
+		uint8_t *orig, *buf;
+
+		if (nl < 5 || strcmp(name + nl - 4, ".apx"))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", i < 0 ? argv[1] : dir, name);
+		if (!(orig = slurp(path, &len)) || !(buf = malloc(len))) {
+			fprintf(stderr, "FAIL: cannot read %s\n", path);
+			return 1;
+		}
+		traces++;
+		if (i >= 0)	/* the committed real traces: their run as apx report reads it */
+			fails += check_run(path, &models);
+		else		/* the synthetic sample: 9 devices, odd values */
+			fails += check_one(name, orig, len, &models);
+		for (unsigned k = 0; k < mutations; k++) {
+			size_t cut = len, at = 16 + rng(&seed) % (len - 16);
+			unsigned flips = 1 + rng(&seed) % 8;
+
+			memcpy(buf, orig, len);
+			if (k % 4 == 3) {
+				cut = 16 + rng(&seed) % (len - 16);	/* a cut, resealed up to it */
+			} else {
+				for (unsigned b = 0; b < flips; b++)
+					buf[(at + rng(&seed) % 64) % len] ^= (uint8_t)(1u << rng(&seed) % 8);
+			}
+			apx_props_reseal(buf, cut);
+			snprintf(what, sizeof(what), "%s mutation %u (%s at %zu)", name, k,
+				 k % 4 == 3 ? "cut" : "bit flips", k % 4 == 3 ? cut : at);
+			fails += check_one(what, buf, cut, &models);
+		}
+		free(orig);
+		free(buf);
+	}
+	for (int i = 0; i < n; i++)
+		free(ents[i]);
+	free(ents);
+	printf("report-props: %u traces, %u reports checked (%u mutations each), %u failed\n",
+	       traces, models, mutations, fails);
+	return fails || traces < 20 ? 1 : 0;
+}
