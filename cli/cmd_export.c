@@ -1,7 +1,7 @@
 /*
  * cmd_export.c - `apx export --format perfetto|chrome|sqlite [-o FILE] [--from S] [--to S]
- * [--min-dur US] [--force] FILE...`: builds the event store of the traces (every event kept,
- * lib/analysis/store.h) and writes it with one exporter of lib/export. Says how large the file
+ * [--min-dur US] [--single] [--force] FILE...`: builds the event store of the traces (every
+ * event kept, lib/analysis/store.h; FILE brings its run's FILE.<pid> along, as in apx report) and writes it with one exporter of lib/export. Says how large the file
  * will be before writing and warns above 500 MB (viewers give up around 1-2 GB); writes a
  * temporary file beside the output and renames it into place, so a failed export leaves
  * nothing behind and never replaces an existing file unless --force. Called from cli/main.c.
@@ -22,6 +22,7 @@
 #include "base/parse.h"
 #include "base/termsafe.h"
 #include "cli/cli.h"
+#include "cli/run_files.h"
 #include "export/export.h"
 
 #include "base/banned.h"
@@ -42,6 +43,8 @@ const char apx_cmd_export_usage[] =
 	"  -o, --output FILE    output file (default: the first trace's name with .perfetto-trace,\n"
 	"                       .json or .sqlite); never replaced unless --force\n"
 	"  -f, --force          replace FILE\n"
+	"      --single         export only the files named (by default FILE also brings the\n"
+	"                       FILE.<pid> files of its run, as apx report does)\n"
 	"      --from S         keep events that end S seconds or later after the run's start\n"
 	"      --to S           keep events that start before S seconds after the run's start\n"
 	"      --min-dur US     leave out events shorter than US microseconds\n"
@@ -71,6 +74,79 @@ static void default_output(const char *in, const char *ext, char *out, size_t ca
 	snprintf(out, cap, "%.*s%s", (int)n, base, ext);
 }
 
+struct list {
+	char **p;
+	size_t n, cap;
+};
+
+static int push(const char *path, void *ctx)
+{
+	struct list *l = ctx;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 16;
+		char **n = realloc(l->p, cap * sizeof(*n));
+
+		if (!n)
+			return -1;
+		l->p = n;
+		l->cap = cap;
+	}
+	l->p[l->n] = strdup(path);
+	return l->p[l->n] ? (l->n++, 0) : -1;
+}
+
+static void child_error(const char *full, const char *why, void *ctx)
+{
+	char name[PATH_MAX * 4];
+
+	(void)ctx;
+	apx_log_warn("export: '%s': %s; not read", apx_term_safe_str(name, sizeof(name), full), why);
+}
+
+static int push_new(const char *path, void *ctx)
+{
+	static struct apx_run_seen seen;	/* one command: one list */
+
+	return apx_run_seen_before(&seen, path) ? 0 : push(path, ctx);
+}
+
+static void free_paths(char **p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(p[i]);
+	free(p);
+}
+
+/* The files to read: the named ones once each, and (unless single) their runs' FILE.<pid>. */
+static int collect(char **named, size_t n, int single, char ***ret, size_t *ret_n)
+{
+	struct list l = { 0 };
+
+	for (size_t i = 0; i < n; i++) {
+		char id[128];
+		size_t before = l.n;
+
+		if (push_new(named[i], &l) < 0)
+			goto oom;
+		if (single || l.n == before || apx_run_id_of(named[i], id, sizeof(id), NULL) < 0)
+			continue;	/* a file that cannot be read: apx_store_open says why */
+		apx_run_children(named[i], id, push_new, child_error, &l);
+	}
+	if (l.n > APX_STORE_MAX_FILES) {
+		apx_log_error("export: %zu files; at most %d", l.n, APX_STORE_MAX_FILES);
+		free_paths(l.p, l.n);
+		return -E2BIG;
+	}
+	*ret = l.p;
+	*ret_n = l.n;
+	return 0;
+oom:
+	free_paths(l.p, l.n);
+	apx_log_errno(-ENOMEM, "export");
+	return -ENOMEM;
+}
+
 int apx_cmd_export(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -80,6 +156,7 @@ int apx_cmd_export(int argc, char **argv)
 		{ "from", required_argument, NULL, 'A' },
 		{ "to", required_argument, NULL, 'B' },
 		{ "min-dur", required_argument, NULL, 'M' },
+		{ "single", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -91,7 +168,9 @@ int apx_cmd_export(int argc, char **argv)
 	struct apx_store *st;
 	struct stat sb;
 	uint64_t est;
-	int force = 0, c, r;
+	int force = 0, single = 0, c, r;
+	char **paths;
+	size_t npaths;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":F:o:fh", opts, NULL)) != -1) {
@@ -123,6 +202,9 @@ int apx_cmd_export(int argc, char **argv)
 				return apx_cli_usage_error("export", "--min-dur wants microseconds, not "
 							   "'%s'", optarg);
 			break;
+		case 'S':
+			single = 1;
+			break;
 		case 'h':
 			fputs(apx_cmd_export_usage, stdout);
 			return APX_EXIT_OK;
@@ -149,11 +231,17 @@ int apx_cmd_export(int argc, char **argv)
 		apx_log_error("export: '%s' exists; pass --force to replace it, or -o FILE", safe);
 		return APX_EXIT_USAGE;
 	}
-	r = apx_store_open((const char *const *)argv + optind, (size_t)(argc - optind), &so, &st,
-			   &diag);
+	r = collect(argv + optind, (size_t)(argc - optind), single, &paths, &npaths);
+	if (r < 0)
+		return APX_EXIT_FAIL;
+	if (npaths > (size_t)(argc - optind))
+		fprintf(stderr, "apx export: %zu files of the run (the other processes' FILE.<pid>; "
+			"--single exports only the named ones)\n", npaths);
+	r = apx_store_open((const char *const *)paths, npaths, &so, &st, &diag);
 	if (r < 0) {
 		char m[sizeof(diag.msg) * 4];
 
+		free_paths(paths, npaths);
 		apx_log_error("export: cannot read the traces: %s%s%s", strerror(-r),
 			      diag.msg[0] ? ": " : "", apx_term_safe_str(m, sizeof(m), diag.msg));
 		return APX_EXIT_FAIL;
@@ -177,6 +265,7 @@ int apx_cmd_export(int argc, char **argv)
 	snprintf(tmp, sizeof(tmp), "%s.tmp-%d", output, (int)getpid());
 	r = ex->write(st, tmp, &diag);
 	apx_store_free(st);
+	free_paths(paths, npaths);	/* the store borrowed them */
 	if (r < 0) {
 		(void)unlink(tmp);
 		apx_log_error("export: cannot write '%s': %s", safe,

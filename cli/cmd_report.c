@@ -4,14 +4,11 @@
  * JSON form (report_json.c). Damaged or truncated traces are reported up to the damage, and
  * the report says what was lost. Called from cli/main.c.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/log.h"
@@ -64,31 +61,6 @@ int apx_report_section_parse(const char *name)
 	return -1;
 }
 
-/* The files already in the model, by identity: naming a run's FILE.<pid> beside FILE (as a
- * shell glob does) must not count it twice. */
-struct seen {
-	dev_t dev[APX_AN_MAX_FILES];
-	ino_t ino[APX_AN_MAX_FILES];
-	size_t n;
-};
-
-/* 1 when path is a file already read (and then nothing is added), else 0 (and it is noted). */
-static int seen_before(struct seen *s, const char *path)
-{
-	struct stat st;
-
-	if (stat(path, &st) < 0)
-		return 0;	/* opening it says why */
-	for (size_t i = 0; i < s->n; i++)
-		if (s->dev[i] == st.st_dev && s->ino[i] == st.st_ino)
-			return 1;
-	if (s->n < APX_AN_MAX_FILES) {
-		s->dev[s->n] = st.st_dev;
-		s->ino[s->n++] = st.st_ino;
-	}
-	return 0;
-}
-
 /* "apx report: FILE: MSG" on stderr, the file name escaped (it may come from a directory). */
 static void file_error(const char *path, const char *msg, const char *tail)
 {
@@ -98,42 +70,43 @@ static void file_error(const char *path, const char *msg, const char *tail)
 		tail);
 }
 
+struct related {
+	struct apx_model *m;
+	struct apx_run_seen *seen;
+	int *bad;
+};
+
+static int add_one_related(const char *full, void *ctx)
+{
+	struct related *rl = ctx;
+	struct apx_diag dg = { 0 };
+
+	if (rl->m->nfiles >= APX_AN_MAX_FILES)
+		return 1;
+	if (apx_run_seen_before(rl->seen, full))
+		return 0;
+	if (apx_model_add_file(rl->m, full, &dg) < 0) {
+		file_error(full, dg.msg, "");
+		*rl->bad = 1;
+	}
+	return 0;
+}
+
+static void related_error(const char *full, const char *why, void *ctx)
+{
+	file_error(full, why, "; not read");
+	*((struct related *)ctx)->bad = 1;
+}
+
 /* Add FILE.<pid> files beside path (just loaded as the model's last file) that belong to the
  * same run (same run id). */
-static void add_related(struct apx_model *m, const char *path, struct seen *seen, int *bad)
+static void add_related(struct apx_model *m, const char *path, struct apx_run_seen *seen, int *bad)
 {
-	char dirbuf[4096], basebuf[4096], want[64], got[128], full[8192];
-	const char *dir, *base;
-	struct dirent *e;
-	DIR *d;
+	struct related rl = { m, seen, bad };
+	char want[64];
 
-	snprintf(dirbuf, sizeof(dirbuf), "%s", path);
-	snprintf(basebuf, sizeof(basebuf), "%s", path);
-	dir = dirname(dirbuf);
-	base = basename(basebuf);
 	snprintf(want, sizeof(want), "%s", m->files[m->nfiles - 1].run_id);
-	if (!want[0] || !(d = opendir(dir)))
-		return;
-	while ((e = readdir(d)) && m->nfiles < APX_AN_MAX_FILES) {
-		struct apx_diag dg = { 0 };
-
-		if (!apx_run_is_child_name(e->d_name, base))
-			continue;
-		snprintf(full, sizeof(full), "%s/%s", dir, e->d_name);
-		if (apx_run_id_of(full, got, sizeof(got), &dg) < 0) {
-			/* named like one of the run's files, but not a trace (e.g. a FIFO) */
-			file_error(full, dg.msg, "; not read");
-			*bad = 1;
-			continue;
-		}
-		if (strcmp(got, want) || seen_before(seen, full))
-			continue;
-		if (apx_model_add_file(m, full, &dg) < 0) {
-			file_error(full, dg.msg, "");
-			*bad = 1;
-		}
-	}
-	closedir(d);
+	apx_run_children(path, want, add_one_related, related_error, &rl);
 }
 
 static int add_sections(struct apx_report_opts *o, const char *arg)
@@ -165,7 +138,7 @@ int apx_cmd_report(int argc, char **argv)
 	char *default_file[] = { default_name };
 	struct apx_findings *fd = NULL;
 	struct apx_model *m;
-	struct seen seen = { .n = 0 };
+	static struct apx_run_seen seen;	/* large: not on the stack */
 	int c, bad = 0, r;
 	char **files;
 	int nfiles;
@@ -226,7 +199,7 @@ int apx_cmd_report(int argc, char **argv)
 		struct apx_diag d = { 0 };
 		size_t first = m->nfiles;
 
-		if (seen_before(&seen, files[i]))
+		if (apx_run_seen_before(&seen, files[i]))
 			continue;	/* already read (as one of the run's FILE.<pid>) */
 		r = apx_model_add_file(m, files[i], &d);
 		if (r < 0) {

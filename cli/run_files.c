@@ -1,11 +1,14 @@
 /*
  * run_files.c - naming and identifying the files of one apx analyze run (see run_files.h).
- * Called by cmd_analyze.c and cmd_report.c.
+ * Called by cmd_analyze.c, cmd_report.c and cmd_export.c.
  */
 #include "cli/run_files.h"
 
+#include <dirent.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/banned.h"
 
@@ -35,4 +38,52 @@ int apx_run_id_of(const char *path, char *buf, size_t cap, struct apx_diag *d)
 			 (const char *)h->bytes[APX_HEADER_RUN_ID]);
 	apx_reader_close(r);
 	return 0;
+}
+
+int apx_run_seen_before(struct apx_run_seen *s, const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) < 0)
+		return 0;	/* opening it says why */
+	for (size_t i = 0; i < s->n; i++)
+		if (s->dev[i] == st.st_dev && s->ino[i] == st.st_ino)
+			return 1;
+	if (s->n < APX_RUN_SEEN_MAX) {
+		s->dev[s->n] = st.st_dev;
+		s->ino[s->n++] = st.st_ino;
+	}
+	return 0;
+}
+
+void apx_run_children(const char *path, const char *run_id,
+		      int (*fn)(const char *full, void *ctx),
+		      void (*err)(const char *full, const char *why, void *ctx), void *ctx)
+{
+	char dirbuf[4096], basebuf[4096], got[128], full[8192];
+	const char *dir, *base;
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(dirbuf, sizeof(dirbuf), "%s", path);
+	snprintf(basebuf, sizeof(basebuf), "%s", path);
+	dir = dirname(dirbuf);
+	base = basename(basebuf);
+	if (!run_id[0] || !(d = opendir(dir)))
+		return;
+	while ((e = readdir(d))) {
+		struct apx_diag dg = { 0 };
+
+		if (!apx_run_is_child_name(e->d_name, base))
+			continue;
+		snprintf(full, sizeof(full), "%s/%s", dir, e->d_name);
+		if (apx_run_id_of(full, got, sizeof(got), &dg) < 0) {
+			if (err)	/* named like one of the run's files, but not a trace */
+				err(full, dg.msg, ctx);
+			continue;
+		}
+		if (!strcmp(got, run_id) && fn(full, ctx))
+			break;
+	}
+	closedir(d);
 }

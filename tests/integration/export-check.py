@@ -200,7 +200,7 @@ for f in sorted(os.listdir(fixtures)):
     counts = record_counts(path)
     for fmt, check in (("chrome", check_chrome), ("perfetto", check_perfetto)):
         out = os.path.join(tmp, f"{f}.{fmt}")
-        p = export(fmt, path, out)
+        p = export(fmt, path, out, "--single")	# this file's records only
         if p.returncode != 0:
             fail(f"{f}: apx export --format {fmt} exit {p.returncode}: {p.stderr[-300:]}")
             continue
@@ -228,6 +228,17 @@ if p.returncode != 1 or "cannot write" not in p.stderr:
     fail(f"a missing folder: exit {p.returncode}, {p.stderr.strip()[:200]}")
 if os.path.exists(os.path.join(tmp, "no")):
     fail("a failed export left something behind")
+
+# FILE brings its run's FILE.<pid> along (and --single does not)
+fs = os.path.join(fixtures, "fork_and_subprocess.apx")
+p1 = export("chrome", fs, os.path.join(tmp, "fs-auto.json"))
+p2 = export("chrome", fs, os.path.join(tmp, "fs-single.json"), "--single")
+pids = lambda f: {e["pid"] for e in json.load(open(f))["traceEvents"] if e.get("ph") == "M"
+                  and e.get("name") == "process_name" and e["pid"] > 100}
+if p1.returncode or p2.returncode:
+    fail(f"export of a run: exit {p1.returncode} / {p2.returncode}")
+elif len(pids(os.path.join(tmp, "fs-auto.json"))) != 2 or len(pids(os.path.join(tmp, "fs-single.json"))) != 1:
+    fail("FILE did not bring its FILE.<pid> (or --single did not keep it out)")
 
 # golden exports of a two-process run (both processes on one GPU): byte for byte
 golden = os.path.join(src, "tests", "golden", "export")
