@@ -37,7 +37,8 @@ const char apx_cmd_export_usage[] =
 	"  perfetto   Perfetto's native protobuf trace (ui.perfetto.dev, trace_processor)\n"
 	"  chrome     Chrome trace / Kineto JSON (chrome://tracing, Perfetto, Holistic Trace\n"
 	"             Analysis)\n"
-	"  sqlite     an nsys-like SQLite database (pandas, sqlite3; docs/export.md)\n"
+	"  sqlite     an nsys-like SQLite database (pandas, sqlite3; docs/export.md); only\n"
+	"             when apx was built with libsqlite3-dev\n"
 	"\n"
 	"  -F, --format FORMAT  perfetto, chrome or sqlite (required)\n"
 	"  -o, --output FILE    output file (default: the first trace's name with .perfetto-trace,\n"
@@ -177,6 +178,12 @@ int apx_cmd_export(int argc, char **argv)
 		switch (c) {
 		case 'F':
 			ex = apx_exporter_find(optarg);
+			if (!ex && !strcmp(optarg, "sqlite")) {
+				apx_log_error("export: --format sqlite is not built into this apx: it "
+					      "was built without libsqlite3 (install libsqlite3-dev, "
+					      "e.g. with scripts/setup, and rebuild)");
+				return APX_EXIT_FAIL;
+			}
 			if (!ex)
 				return apx_cli_usage_error("export", "unknown --format '%s' (perfetto, "
 							   "chrome or sqlite)", optarg);
