@@ -1,0 +1,242 @@
+#!/usr/bin/env python3
+"""export-sqlite.py - `apx export --format sqlite`, checked with python3's sqlite3 module:
+every committed real trace (tests/fixtures/real) exported, its row counts equal to the record
+counts `apx info` reads from the file and its kernel time equal to what `apx report --format
+json` says; a trace whose every number is known (export-gen) exported and each example query
+of docs/export.md run on it against the exact answer (and, where the real traces have the
+data, against `apx report`); the schema in docs/export.md equal to the database's; bad output
+paths, an existing output and --from/--to. Built without libsqlite3, it checks that the format
+says it is not built in. Called by ctest: APX EXPORT_GEN SRCDIR HAVE_SQLITE (1 or 0).
+"""
+import glob
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+apx, gen, src, have = sys.argv[1:5]
+fails = []
+
+
+def check(ok, what):
+    if not ok:
+        fails.append(what)
+    return ok
+
+
+def run(*args):
+    return subprocess.run([apx, *args], capture_output=True, text=True)
+
+
+def export(trace, out, *extra):
+    r = run("export", "--format", "sqlite", "-o", out, *extra, trace)
+    check(r.returncode == 0, f"export {os.path.basename(trace)}: exit {r.returncode}: {r.stderr}")
+    return sqlite3.connect(out) if r.returncode == 0 else None
+
+
+def count(db, table):
+    return db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+
+
+def info_counts(trace):
+    """Record counts per type, as `apx info` reads them from the file."""
+    out = run("info", trace).stdout
+    return {m[0]: int(m[1]) for m in re.findall(r"^  (\w+) +\d+ +(\d+) +\d+", out, re.M)}
+
+
+def doc_blocks():
+    text = open(os.path.join(src, "docs", "export.md")).read()
+    blocks = re.findall(r"```sql\n(.*?)```", text, re.S)
+    queries = {}
+    for b in blocks:
+        m = re.match(r"-- query: (\S+)\n", b)
+        if m:
+            queries[m.group(1)] = b
+    schema = [b for b in blocks if b.startswith("CREATE TABLE META")]
+    return queries, schema[0] if schema else ""
+
+
+TABLES = {  # apx info record type -> table holding one row per record
+    "kernel": "CUPTI_ACTIVITY_KIND_KERNEL",
+    "memcpy": "CUPTI_ACTIVITY_KIND_MEMCPY",
+    "memset": "CUPTI_ACTIVITY_KIND_MEMSET",
+    "api": "CUPTI_ACTIVITY_KIND_RUNTIME",
+    "marker": "NVTX_EVENTS",
+    "sync": "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+}
+
+
+def real_traces(tmp):
+    traces = sorted(glob.glob(os.path.join(src, "tests/fixtures/real/*.apx*")))
+    check(len(traces) >= 20, f"only {len(traces)} real traces")
+    for t in traces:
+        name = os.path.basename(t)
+        db = export(t, os.path.join(tmp, name + ".sqlite"))
+        if not db:
+            continue
+        want = info_counts(t)
+        for rec, table in TABLES.items():
+            got = count(db, table)
+            check(got == want.get(rec, 0), f"{name}: {table} has {got} rows, the file "
+                  f"{want.get(rec, 0)} {rec} records")
+        rep = json.loads(run("report", "--single", "--format", "json", t).stdout)["run"]
+        kt = db.execute("SELECT COALESCE(SUM(end - start), 0) FROM "
+                        "CUPTI_ACTIVITY_KIND_KERNEL").fetchone()[0]
+        check(kt == rep["kernel_time_ns"], f"{name}: kernel time {kt} ns, apx report "
+              f"{rep['kernel_time_ns']} ns")
+        check(count(db, "PROCESSES") >= 1, f"{name}: no process")
+        bad = db.execute("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k LEFT JOIN "
+                         "TARGET_INFO_GPU g ON g.id = k.deviceId LEFT JOIN StringIds s "
+                         "ON s.id = k.shortName WHERE g.id IS NULL OR s.id IS NULL").fetchone()[0]
+        check(bad == 0, f"{name}: {bad} kernels without their GPU or name")
+        pids = db.execute("SELECT DISTINCT globalTid / 0x1000000 % 0x1000000 FROM THREADS "
+                          "UNION SELECT DISTINCT globalPid / 0x1000000 % 0x1000000 FROM "
+                          "CUPTI_ACTIVITY_KIND_KERNEL").fetchall()
+        known = {r[0] for r in db.execute("SELECT pid FROM PROCESSES")}
+        check({p[0] for p in pids} <= known, f"{name}: globalPid/globalTid do not decode to "
+              f"the pids of PROCESSES")
+        db.close()
+    return len(traces)
+
+
+EXPECTED = {  # on the export-gen trace
+    "top-kernels": [("Kernel2", 2, 10000, 5000.0), ("reduce_kernel", 3, 3000, 1000.0),
+                    ("triton_poi_fused_add_0", 1, 2000, 2000.0)],
+    "kernel-launches": [(10500, "cudaLaunchKernel", "Kernel2", 500, 5000),
+                        (16500, "cudaLaunchKernel", "Kernel2", 500, 5000),
+                        (22500, "cudaLaunchKernel", "reduce_kernel", 500, 1000),
+                        (24500, "cudaLaunchKernel", "reduce_kernel", 500, 1000),
+                        (26500, "cudaLaunchKernel", "reduce_kernel", 500, 1000),
+                        (29500, "cuLaunchKernel", "triton_poi_fused_add_0", 500, 2000)],
+    "copies": [("Host-to-Device", "Pinned", "Device", 1, 2097152, 100000, 20.97152),
+               ("Device-to-Host", "Device", "Pinned", 1, 1048576, 50000, 20.97152),
+               ("Host-to-Device", "Pageable", "Device", 1, 1048576, 100000, 10.48576)],
+    "nvtx-ranges": [("step", 2, 200000, 100000.0, 100000), ("forward", 1, 30000, 30000.0, 30000)],
+}
+
+
+def known_trace(tmp, queries, schema):
+    trace = os.path.join(tmp, "known.apx")
+    r = subprocess.run([gen, trace], capture_output=True, text=True)
+    if not check(r.returncode == 0, f"export-gen: {r.stderr}"):
+        return
+    db = export(trace, os.path.join(tmp, "known.sqlite"))
+    if not db:
+        return
+    check(set(queries) == set(EXPECTED), f"docs/export.md queries {sorted(queries)}, the test "
+          f"knows {sorted(EXPECTED)}")
+    for name, sql in queries.items():
+        try:
+            rows = db.execute(sql).fetchall()
+        except sqlite3.Error as e:
+            check(False, f"query {name}: {e}")
+            continue
+        want = EXPECTED.get(name)
+        check(want is None or [tuple(round(v, 6) if isinstance(v, float) else v for v in row)
+                               for row in rows] == want,
+              f"query {name}: {rows}, want {want}")
+    got = "\n\n".join(s + ";" for (s,) in db.execute(
+        "SELECT sql FROM sqlite_master WHERE sql NOT NULL ORDER BY rowid"))
+    check(got.strip() == schema.strip(), "docs/export.md's schema differs from the database's:\n"
+          + got)
+    one = lambda sql: db.execute(sql).fetchone()
+    check(one("SELECT pid, ppid, rank, host, argv FROM PROCESSES") ==
+          (4242, 1, 0, "node1", "python3 train.py"), "PROCESSES row")
+    check(one("SELECT COUNT(*), MIN(globalTid / 0x1000000 % 0x1000000), MIN(globalTid % 0x1000000)"
+              " FROM CUPTI_ACTIVITY_KIND_RUNTIME") == (10, 4242, 4242), "RUNTIME globalTid")
+    check(one("SELECT COUNT(*) FROM ThreadNames t JOIN StringIds s ON s.id = t.nameId AND "
+              "s.value = 'pt_autograd_0' AND t.globalTid % 0x1000000 = 4250") == (1,),
+          "ThreadNames")
+    check(one("SELECT eventClass, COUNT(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE eventClass = 1")
+          == (1, 1), "one driver call (eventClass 1)")
+    check(one("SELECT value, start, end FROM NVTX_EVENTS JOIN StringIds ON id = textId WHERE "
+              "eventType = 34") == ("checkpoint", 150000, None), "NVTX mark")
+    check(db.execute("SELECT syncType, streamId, end - start FROM "
+                     "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION ORDER BY start").fetchall() ==
+          [(3, 7, 2000), (4, None, 5000)], "syncs")
+    check(one("SELECT bytes, end - start, correlationId FROM CUPTI_ACTIVITY_KIND_MEMSET") ==
+          (4096, 1000, 110), "memset")
+    check(db.execute("SELECT e.ts, e.value FROM COUNTER_EVENTS e JOIN COUNTER_SERIES s ON "
+                     "s.id = e.seriesId AND s.name = 'device memory' ORDER BY e.ts").fetchall()
+          == [(1000, 1048576.0), (190000, 0.0)], "device memory counter")
+    check(one("SELECT id, name, uuid, smCount, computeMajor, host FROM TARGET_INFO_GPU") ==
+          (0, "NVIDIA H200", "GPU-c39704c6-151c-ae1e-5e5a-ac5cf5c93cbf", 132, 9, "node1"),
+          "TARGET_INFO_GPU")
+    check(one("SELECT value FROM META WHERE key = 'input'") == (trace,), "META input")
+    check(one("SELECT s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON "
+              "s.id = k.demangledName LIMIT 1")[0].startswith("void cutlass::Kernel2<"),
+          "demangledName")
+    db.close()
+
+    # --from/--to keep what overlaps [100 us, 150 us): no kernel, the three copies
+    db = export(trace, os.path.join(tmp, "window.sqlite"), "--from", "0.0001", "--to", "0.00015")
+    if db:
+        check((count(db, "CUPTI_ACTIVITY_KIND_KERNEL"), count(db, "CUPTI_ACTIVITY_KIND_MEMCPY"))
+              == (0, 3), "--from/--to")
+        db.close()
+    # output paths
+    r = run("export", "-F", "sqlite", "-o", os.path.join(tmp, "none", "x.sqlite"), trace)
+    check(r.returncode == 1 and "cannot write" in r.stderr and
+          "No such file or directory" in r.stderr, f"missing folder: {r.returncode} {r.stderr}")
+    ro = os.path.join(tmp, "ro")
+    os.mkdir(ro, 0o555)
+    out = "/sys/kernel/apx-export-test.sqlite" if os.geteuid() == 0 else os.path.join(ro, "x.sqlite")
+    r = run("export", "-F", "sqlite", "-o", out, trace)
+    check(r.returncode == 1 and "cannot write" in r.stderr and "Permission denied" in r.stderr,
+          f"read-only folder: {r.returncode} {r.stderr}")
+    r = run("export", "-F", "sqlite", "-o", os.path.join(tmp, "known.sqlite"), trace)
+    check(r.returncode == 2 and "exists" in r.stderr, f"existing output: {r.returncode} {r.stderr}")
+    r = run("export", "-F", "sqlite", "--force", "-o", os.path.join(tmp, "known.sqlite"), trace)
+    check(r.returncode == 0, f"--force: {r.returncode} {r.stderr}")
+    check(not glob.glob(os.path.join(tmp, "*.tmp-*")), "temporary files left behind")
+
+
+def queries_on_real(tmp, queries):
+    """The example queries agree with apx report on the real traces that have the data."""
+    fx = os.path.join(src, "tests/fixtures/real")
+    for name, fixture in (("top-kernels", "nvtx_ranges.apx"), ("nvtx-ranges", "nvtx_ranges.apx"),
+                          ("copies", "pageable_h2d.apx")):
+        t = os.path.join(fx, fixture)
+        db = sqlite3.connect(os.path.join(tmp, fixture + ".sqlite"))
+        rep = json.loads(run("report", "--single", "--format", "json", t).stdout)
+        rows = db.execute(queries[name]).fetchall()
+        if name == "top-kernels":
+            want = sorted(k["total_ns"] for k in rep["kernels"])
+            check(sorted(r[2] for r in rows) == want, f"{fixture}: top-kernels {rows} vs {want}")
+        elif name == "nvtx-ranges":
+            want = [(n["name"], n["count"], n["wall_ns"]) for n in rep["nvtx"]]
+            check([r[:3] for r in rows] == want, f"{fixture}: nvtx-ranges {rows} vs {want}")
+        else:
+            f = rep["files"][0]
+            check((sum(r[4] for r in rows), sum(r[5] for r in rows)) ==
+                  (f["copy_bytes"], f["copy_time_ns"]), f"{fixture}: copies {rows} vs {f}")
+        db.close()
+
+
+def main():
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = os.path.join(src, "tests/fixtures/real/nvtx_ranges.apx")
+        if have != "1":
+            r = run("export", "--format", "sqlite", "-o", os.path.join(tmp, "x.sqlite"), trace)
+            check(r.returncode == 1 and "not built into this apx" in r.stderr,
+                  f"without libsqlite3: exit {r.returncode}: {r.stderr}")
+            check(not os.listdir(tmp), "without libsqlite3: a file was written")
+        else:
+            queries, schema = doc_blocks()
+            n = real_traces(tmp)
+            known_trace(tmp, queries, schema)
+            if set(queries) >= {"top-kernels", "nvtx-ranges", "copies"}:
+                queries_on_real(tmp, queries)
+    for f in fails:
+        print("FAIL:", f)
+    if not fails:
+        print("export-sqlite: " + ("the format says it is not built in" if have != "1" else
+              f"{n} real traces and the known trace exported; counts, kernel time, "
+              f"{len(EXPECTED)} documented queries and the schema as expected"))
+    return 1 if fails else 0
+
+
+sys.exit(main())
