@@ -1,19 +1,23 @@
 /*
- * sqlite.h - what the SQLite exporter (sqlite.c) shares with its two helpers: the schema it
+ * sqlite.h - what the SQLite exporter (sqlite.c) shares with its helpers: the schema it
  * creates (sqlite_schema.c: tables in the shape `nsys export --type sqlite` writes, apx's own
- * tables, the enum lookup tables, the indices; docs/export.md shows the same text) and the
- * kernel base names of the shortName column (kname.c). Internal to lib/export.
+ * tables, the enum lookup tables, the indices; docs/export.md shows the same text), batched
+ * inserts (sqlite_rows.c) and the kernel base names of the shortName column (kname.c).
+ * Internal to lib/export; single-threaded.
  */
 #ifndef APX_EXPORT_SQLITE_H
 #define APX_EXPORT_SQLITE_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
 
 /* CREATE TABLE statements, in the order they are run; NULL-terminated. */
 extern const char *const apx_sq_tables[];
 /* INSERT statements that fill the ENUM_* lookup tables; NULL-terminated. */
 extern const char *const apx_sq_enums[];
-/* CREATE INDEX statements, run after the rows are in; NULL-terminated. */
+/* CREATE INDEX statements (start, correlationId), run before the rows; NULL-terminated. */
 extern const char *const apx_sq_indices[];
 
 /* nsys's ids for apx's enums (ENUM_CUDA_MEMCPY_OPER, ENUM_CUDA_MEM_KIND). */
@@ -24,5 +28,65 @@ unsigned apx_sq_mem_kind(unsigned apx_mem_kind);
  * template arguments or parameters ("void at::native::reduce_kernel<512, 1>(...)" ->
  * "reduce_kernel"). A name that is not C++ comes back whole. */
 const char *apx_sq_short_name(const char *name, char *buf, size_t cap);
+
+/* Rows of one table, inserted APX_SQ_BATCH at a time by one prepared multi-row INSERT (the
+ * per-statement work of SQLite is most of the cost of a narrow row). Put a row's columns
+ * with apx_sq_put_*, end it with apx_sq_row; texts must stay valid until the rows are in
+ * (apx_sq_flush puts them in at once). */
+#define APX_SQ_BATCH 64
+
+struct apx_sq_cell {
+	int kind;			/* SQLITE_INTEGER, SQLITE_FLOAT, SQLITE_TEXT, SQLITE_NULL */
+	int len;
+	union {
+		int64_t i;
+		double d;
+		const char *p;
+	} u;
+};
+
+struct apx_sq_tab {
+	sqlite3_stmt *one, *many;
+	int ncols, n;			/* n: rows waiting in cells */
+	struct apx_sq_cell *cells;	/* APX_SQ_BATCH rows of ncols */
+};
+
+/* Prepare the INSERTs of table (ncols columns). 0, or the SQLite result code. */
+int apx_sq_tab_open(sqlite3 *db, struct apx_sq_tab *t, const char *table, int ncols);
+void apx_sq_tab_close(struct apx_sq_tab *t);
+
+static inline struct apx_sq_cell *apx_sq_cell(struct apx_sq_tab *t, int col)
+{
+	return &t->cells[t->n * t->ncols + col];
+}
+
+static inline void apx_sq_put_i(struct apx_sq_tab *t, int col, int64_t v)
+{
+	*apx_sq_cell(t, col) = (struct apx_sq_cell){ .kind = SQLITE_INTEGER, .u.i = v };
+}
+
+static inline void apx_sq_put_null(struct apx_sq_tab *t, int col)
+{
+	apx_sq_cell(t, col)->kind = SQLITE_NULL;
+}
+
+static inline void apx_sq_put_d(struct apx_sq_tab *t, int col, double v)
+{
+	*apx_sq_cell(t, col) = (struct apx_sq_cell){ .kind = SQLITE_FLOAT, .u.d = v };
+}
+
+static inline void apx_sq_put_t(struct apx_sq_tab *t, int col, const char *p, size_t len)
+{
+	*apx_sq_cell(t, col) = (struct apx_sq_cell){ .kind = SQLITE_TEXT, .len = (int)len,
+						    .u.p = p };
+}
+
+/* n integers from column first; bit i of nulls set: column first + i is NULL instead. */
+void apx_sq_put_ints(struct apx_sq_tab *t, int first, int n, const int64_t *v, uint32_t nulls);
+
+/* End the row and insert the batch when it is full; insert the rows waiting (at the end, or
+ * before the texts they point to change). 0, or the SQLite result code of a failed insert. */
+int apx_sq_row(struct apx_sq_tab *t);
+int apx_sq_flush(struct apx_sq_tab *t);
 
 #endif
