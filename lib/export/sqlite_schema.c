@@ -15,6 +15,16 @@
 
 #define T(x) x "\n"
 
+/* The first columns of nsys's tables of GPU work (copies and memsets; the kernels' have notes) */
+#define GPU_WORK \
+	T("    start          INTEGER NOT NULL,") \
+	T("    end            INTEGER NOT NULL,") \
+	T("    deviceId       INTEGER NOT NULL,") \
+	T("    contextId      INTEGER,") \
+	T("    streamId       INTEGER NOT NULL,") \
+	T("    correlationId  INTEGER,") \
+	T("    globalPid      INTEGER,")
+
 const char *const apx_sq_tables[] = {
 	"CREATE TABLE META (\n"
 	T("    key            TEXT NOT NULL,  -- apx_version, schema, input, run_start_ns, ...")
@@ -79,13 +89,7 @@ const char *const apx_sq_tables[] = {
 	"    dynamicSharedMemory INTEGER NOT NULL  -- bytes per block\n)",
 
 	"CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (\n"
-	T("    start          INTEGER NOT NULL,")
-	T("    end            INTEGER NOT NULL,")
-	T("    deviceId       INTEGER NOT NULL,")
-	T("    contextId      INTEGER,")
-	T("    streamId       INTEGER NOT NULL,")
-	T("    correlationId  INTEGER,")
-	T("    globalPid      INTEGER,")
+	GPU_WORK
 	T("    bytes          INTEGER NOT NULL,")
 	T("    copyKind       INTEGER NOT NULL,  -- ENUM_CUDA_MEMCPY_OPER(id)")
 	T("    srcKind        INTEGER,        -- ENUM_CUDA_MEM_KIND(id)")
@@ -93,13 +97,7 @@ const char *const apx_sq_tables[] = {
 	"    async          INTEGER         -- 1: cudaMemcpyAsync and the like\n)",
 
 	"CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (\n"
-	T("    start          INTEGER NOT NULL,")
-	T("    end            INTEGER NOT NULL,")
-	T("    deviceId       INTEGER NOT NULL,")
-	T("    contextId      INTEGER,")
-	T("    streamId       INTEGER NOT NULL,")
-	T("    correlationId  INTEGER,")
-	T("    globalPid      INTEGER,")
+	GPU_WORK
 	T("    value          INTEGER,        -- NULL: not kept")
 	T("    bytes          INTEGER NOT NULL,")
 	"    memKind        INTEGER         -- NULL: not kept\n)",

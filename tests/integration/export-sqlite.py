@@ -206,6 +206,10 @@ def queries_on_real(tmp, queries):
         if name == "top-kernels":
             want = sorted(k["total_ns"] for k in rep["kernels"])
             check(sorted(r[2] for r in rows) == want, f"{fixture}: top-kernels {rows} vs {want}")
+            # base names past return types, scopes, "(anonymous namespace)" and templates
+            names = {"Kernel2", "elementwise_kernel", "reduce_kernel",
+                     "distribution_elementwise_grid_stride_kernel"}
+            check({r[0] for r in rows} == names, f"{fixture}: shortName {rows}")
         elif name == "nvtx-ranges":
             want = [(n["name"], n["count"], n["wall_ns"]) for n in rep["nvtx"]]
             check([r[:3] for r in rows] == want, f"{fixture}: nvtx-ranges {rows} vs {want}")
