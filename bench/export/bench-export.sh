@@ -20,7 +20,8 @@ for fmt in perfetto chrome sqlite; do
 	out=$dir/apx-bench-export.out
 	rm -f "$out"
 	if ! /usr/bin/time -f '%e %U %S %M' -o "$dir/apx-bench-export.time" \
-		"$build/apx" export --format "$fmt" -o "$out" "$trace" 2>"$dir/apx-bench-export.err"; then
+		"$build/apx" export --format "$fmt" -o "$out" "$trace" \
+		2>"$dir/apx-bench-export.err"; then
 		if grep -q "not built into" "$dir/apx-bench-export.err"; then
 			printf '  %-9s %s\n' "$fmt" "not built into this apx"
 			continue
@@ -33,7 +34,7 @@ for fmt in perfetto chrome sqlite; do
 	printf '  %-9s %9s %9.2f %10.1f %12s %12.0f\n' "$fmt" "$secs" \
 		"$(echo "$user $sys" | awk '{print $1 + $2}')" \
 		"$(stat -c %s "$out" | awk '{print $1 / 1e6}')" \
-		"$(echo "$est" | awk '{m = $2 == "GB" ? 1000 : $2 == "kB" ? 0.001 : 1; print $1 * m}')" \
+		"$(echo "$est" | awk '{print $1 * ($2 == "GB" ? 1000 : $2 == "kB" ? 0.001 : 1)}')" \
 		"$(echo "$rss" | awk '{print $1 / 1000}')"
 	rm -f "$out" "$dir/apx-bench-export.time"
 done

@@ -68,7 +68,7 @@ struct sq {
 	struct xstr *xs;
 	size_t xcap, xn;
 	uint32_t next_id;
-	uint32_t *kdem, *kshort;	/* per store string: StringIds of its demangled, base name */
+	uint32_t *kdem, *kshort;	/* per store string: StringIds of demangled, short name */
 	char dem[16384], base[4096];
 };
 
