@@ -74,7 +74,7 @@ def real_traces(tmp):
     check(len(traces) >= 20, f"only {len(traces)} real traces")
     for t in traces:
         name = os.path.basename(t)
-        db = export(t, os.path.join(tmp, name + ".sqlite"))
+        db = export(t, os.path.join(tmp, name + ".sqlite"), "--single")
         if not db:
             continue
         want = info_counts(t)
@@ -98,6 +98,18 @@ def real_traces(tmp):
         known = {r[0] for r in db.execute("SELECT pid FROM PROCESSES")}
         check({p[0] for p in pids} <= known, f"{name}: globalPid/globalTid do not decode to "
               f"the pids of PROCESSES")
+        db.close()
+    # a run of two processes: FILE brings FILE.<pid>, each with its file index in globalPid
+    t = os.path.join(src, "tests/fixtures/real/fork_and_subprocess.apx")
+    db = export(t, os.path.join(tmp, "two.sqlite"))
+    if db:
+        want = [info_counts(f).get("kernel", 0) for f in (t, t + ".979")]
+        got = db.execute("SELECT globalPid >> 48, globalPid / 0x1000000 % 0x1000000, COUNT(*) "
+                         "FROM CUPTI_ACTIVITY_KIND_KERNEL GROUP BY 1 ORDER BY 1").fetchall()
+        procs = db.execute("SELECT globalPid >> 48, pid FROM PROCESSES ORDER BY 1").fetchall()
+        check(len(procs) == 2 and [(g[0], g[1]) for g in got] == procs and
+              [g[2] for g in got] == want, f"two processes: kernels {got}, processes {procs}, "
+              f"want {want}")
         db.close()
     return len(traces)
 
