@@ -2,7 +2,8 @@
 """kineto-import.py - `apx report trace.json` on the real Kineto traces of tests/fixtures/kineto
 (ctest kineto-import): the kernel count and total kernel time, the copies, syncs and NVTX ranges
 apx reports equal what the JSON says (computed here from the JSON with Python, independently of
-apx), the report names what the JSON lacks, and bad input (truncated, wrong types, huge numbers,
+apx), apx's own `apx export --format chrome` of the H200 traces reads back to the same
+kernels, copies and top finding, the report names what the JSON lacks, and bad input (truncated, wrong types, huge numbers,
 deep nesting, a FIFO, ...) exits 1 naming the file and the place.
 
 usage: kineto-import.py APX SRCDIR
@@ -110,6 +111,27 @@ try:
           "text report: repeated-copy not measured without host addresses")
     r = subprocess.run([APX, "help", "report"], capture_output=True, text=True)
     check("Kineto" in r.stdout + r.stderr, "apx help report mentions Kineto JSON")
+
+    # round trip: apx's own Kineto-shaped export of the H200 traces reads back to the same
+    # kernels, copies and top finding as the .apx trace itself
+    for ex in ("pageable_h2d", "launch_bound", "sync_every_step", "copies_serial"):
+        src = os.path.join(SRC, "tests", "fixtures", "real", ex + ".apx")
+        out = os.path.join(tmp, ex + ".json")
+        r = subprocess.run([APX, "export", "--format", "chrome", "-o", out, src],
+                           capture_output=True, text=True, timeout=120)
+        check(r.returncode == 0, f"{ex}: apx export --format chrome ({r.stderr.strip()})")
+        a = report(src, "--format", "json", "--single")
+        b = report(out, "--format", "json")
+        check(a.returncode == 0 and b.returncode == 0, f"{ex}: both reports exit 0")
+        if a.returncode or b.returncode:
+            continue
+        ra, rb = json.loads(a.stdout), json.loads(b.stdout)
+        ga, gb = got(ra), got(rb)
+        for k in ("kernels", "kernel_ns", "copies", "copy_bytes"):
+            check(ga[k] == gb[k], f"{ex}: round trip {k}: {gb[k]} == {ga[k]} (.apx)")
+        top = lambda rep: rep["findings"][0]["rule"] if rep["findings"] else None
+        check(top(ra) == top(rb), f"{ex}: round trip top finding {top(rb)} == {top(ra)}")
+        print(f"ok: {ex}: round trip {gb['kernels']} kernels, top finding {top(rb)}")
 
     # bad input: exit 1, the file named, the place named
     with open(plain, "rb") as f:
