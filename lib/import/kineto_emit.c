@@ -81,17 +81,35 @@ static uint64_t async_flag(struct apx_ki *ki, const struct apx_kev *ev)
 	return (f & APX_KI_CORR_ASYNC) ? 1 : 0;
 }
 
-static int kernel(struct apx_ki *ki, const struct apx_kev *ev, struct apx_rec *rec)
+/* Kernels, copies and memsets share their first six fields: start, end, device, context,
+ * stream, correlation (include/apx/format.h). */
+_Static_assert(APX_KERNEL_START_NS == 0 && APX_KERNEL_END_NS == 1 && APX_KERNEL_DEVICE == 2 &&
+	       APX_KERNEL_CONTEXT == 3 && APX_KERNEL_STREAM == 4 && APX_KERNEL_CORRELATION == 5 &&
+	       APX_MEMCPY_DEVICE == 2 && APX_MEMCPY_CONTEXT == 3 && APX_MEMCPY_STREAM == 4 &&
+	       APX_MEMCPY_CORRELATION == 5 && APX_MEMSET_DEVICE == 2 && APX_MEMSET_CONTEXT == 3 &&
+	       APX_MEMSET_STREAM == 4 && APX_MEMSET_CORRELATION == 5, "GPU records' common fields");
+
+static int gpu_rec(struct apx_ki *ki, const struct apx_kev *ev, struct apx_rec *rec,
+		   unsigned type)
 {
 	uint64_t *v = rec->v;
 
-	apx_rec_init(rec, APX_REC_KERNEL);
+	apx_rec_init(rec, type);
 	if (span(ki, ev, &v[APX_KERNEL_START_NS], &v[APX_KERNEL_END_NS]) < 0)
 		return -EOVERFLOW;
 	v[APX_KERNEL_DEVICE] = device_of(ev);
 	v[APX_KERNEL_CONTEXT] = arg_or(ev, APX_KARG_CONTEXT, 0);
 	v[APX_KERNEL_STREAM] = stream_of(ev);
 	v[APX_KERNEL_CORRELATION] = arg_or(ev, APX_KARG_CORRELATION, 0);
+	return 0;
+}
+
+static int kernel(struct apx_ki *ki, const struct apx_kev *ev, struct apx_rec *rec)
+{
+	uint64_t *v = rec->v;
+
+	if (gpu_rec(ki, ev, rec, APX_REC_KERNEL) < 0)
+		return -EOVERFLOW;
 	for (int i = 0; i < 3; i++) {	/* 0: not in the trace */
 		v[APX_KERNEL_GRID_X + i] = has(ev, APX_KARG_GRID) ? (uint64_t)ev->arg[APX_KARG_GRID + i] : 0;
 		v[APX_KERNEL_BLOCK_X + i] = has(ev, APX_KARG_BLOCK) ? (uint64_t)ev->arg[APX_KARG_BLOCK + i]
@@ -108,14 +126,9 @@ static int memcpy_rec(struct apx_ki *ki, const struct apx_kev *ev, struct apx_re
 	uint64_t *v = rec->v;
 	unsigned kind, src, dst;
 
-	apx_rec_init(rec, APX_REC_MEMCPY);
-	if (span(ki, ev, &v[APX_MEMCPY_START_NS], &v[APX_MEMCPY_END_NS]) < 0)
+	if (gpu_rec(ki, ev, rec, APX_REC_MEMCPY) < 0)
 		return -EOVERFLOW;
 	apx_kname_memcpy(ev->name, &kind, &src, &dst);
-	v[APX_MEMCPY_DEVICE] = device_of(ev);
-	v[APX_MEMCPY_CONTEXT] = arg_or(ev, APX_KARG_CONTEXT, 0);
-	v[APX_MEMCPY_STREAM] = stream_of(ev);
-	v[APX_MEMCPY_CORRELATION] = arg_or(ev, APX_KARG_CORRELATION, 0);
 	v[APX_MEMCPY_COPY_KIND] = kind;
 	v[APX_MEMCPY_SRC_KIND] = src;
 	v[APX_MEMCPY_DST_KIND] = dst;
@@ -131,13 +144,8 @@ static int memset_rec(struct apx_ki *ki, const struct apx_kev *ev, struct apx_re
 {
 	uint64_t *v = rec->v;
 
-	apx_rec_init(rec, APX_REC_MEMSET);
-	if (span(ki, ev, &v[APX_MEMSET_START_NS], &v[APX_MEMSET_END_NS]) < 0)
+	if (gpu_rec(ki, ev, rec, APX_REC_MEMSET) < 0)
 		return -EOVERFLOW;
-	v[APX_MEMSET_DEVICE] = device_of(ev);
-	v[APX_MEMSET_CONTEXT] = arg_or(ev, APX_KARG_CONTEXT, 0);
-	v[APX_MEMSET_STREAM] = stream_of(ev);
-	v[APX_MEMSET_CORRELATION] = arg_or(ev, APX_KARG_CORRELATION, 0);
 	v[APX_MEMSET_BYTES] = arg_or(ev, APX_KARG_BYTES, 0);
 	v[APX_MEMSET_MEM_KIND] = apx_kname_mem_kind(ev->name);
 	v[APX_MEMSET_FLAGS] = async_flag(ki, ev);

@@ -20,9 +20,19 @@ static int kv(struct apx_ki *ki, const char *key, const char *value)
 	return apx_writer_add(ki->w, &rec);
 }
 
-int apx_ki_facts(struct apx_ki *ki)
+/* "N what" as a degraded value, when n is not 0. */
+static int counted(struct apx_ki *ki, uint64_t n, const char *what)
 {
 	char buf[256];
+
+	if (!n)
+		return 0;
+	snprintf(buf, sizeof(buf), "%llu %s", (unsigned long long)n, what);
+	return kv(ki, "degraded", buf);
+}
+
+int apx_ki_facts(struct apx_ki *ki)
+{
 	int r;
 
 	if ((r = kv(ki, "imported_from", "kineto-json")) < 0 ||
@@ -41,18 +51,11 @@ int apx_ki_facts(struct apx_ki *ki)
 		r = kv(ki, "degraded", "deviceProperties lack L2 size, memory bandwidth, PCIe link");
 	if (r < 0)
 		return r;
-	if (ki->copies_no_host_kind) {
-		snprintf(buf, sizeof(buf), "%llu copies without a host memory kind (pageable or pinned)",
-			 (unsigned long long)ki->copies_no_host_kind);
-		if ((r = kv(ki, "degraded", buf)) < 0)
-			return r;
-	}
-	if (ki->async_unknown) {
-		snprintf(buf, sizeof(buf), "%llu copies/memsets without their API call: taken as "
-			 "asynchronous", (unsigned long long)ki->async_unknown);
-		if ((r = kv(ki, "degraded", buf)) < 0)
-			return r;
-	}
+	if ((r = counted(ki, ki->copies_no_host_kind, "copies without a host memory kind (pageable "
+					      "or pinned)")) < 0 ||
+	    (r = counted(ki, ki->async_unknown, "copies/memsets without their API call: taken as "
+					       "asynchronous")) < 0)
+		return r;
 	if (!ki->cupti_syncs && ki->api_syncs)
 		r = kv(ki, "degraded", "host syncs from cudaXSynchronize calls only (no cuda_sync "
 				       "records)");
@@ -60,10 +63,5 @@ int apx_ki_facts(struct apx_ki *ki)
 		r = kv(ki, "degraded", "no CUDA API calls or cuda_sync records: host syncs unknown");
 	if (r < 0)
 		return r;
-	if (ki->negative_dur) {
-		snprintf(buf, sizeof(buf), "%llu events with a negative duration taken as 0",
-			 (unsigned long long)ki->negative_dur);
-		r = kv(ki, "degraded", buf);
-	}
-	return r;
+	return counted(ki, ki->negative_dur, "events with a negative duration taken as 0");
 }
