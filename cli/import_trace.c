@@ -29,7 +29,8 @@ int apx_cli_add_trace(struct apx_model *m, const char *path, struct apx_diag *d)
 	fd = memfd_create("apx-kineto", MFD_CLOEXEC);
 	if (fd < 0 || (wfd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0) {
 		r = -errno;
-		snprintf(d->msg, sizeof(d->msg), "cannot create the converted trace: %s", strerror(errno));
+		snprintf(d->msg, sizeof(d->msg), "cannot create the converted trace: %s",
+			 strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return r;

@@ -54,8 +54,8 @@ int apx_jp_fail(struct apx_jp *jp, size_t off, int err, const char *fmt, ...)
 		jp->diag->err = err;
 		jp->diag->offset = off;
 		jp->diag->chunk = -1;
-		snprintf(jp->diag->msg, sizeof(jp->diag->msg), "line %zu, column %zu (byte %zu): %s",
-			 line, col, off, what);
+		snprintf(jp->diag->msg, sizeof(jp->diag->msg),
+			 "line %zu, column %zu (byte %zu): %s", line, col, off, what);
 	}
 	return err;
 }
