@@ -80,10 +80,10 @@ static int row_id(struct apx_ki *ki, const struct apx_jp_tok *tok, const char *w
 static int bad_arg(struct apx_kev *ev, const struct apx_jp_tok *v, const char *what,
 		   const char *why)
 {
-	if (!ev->bad_off)
+	if (!ev->bad_off) {	/* the first one is said */
 		snprintf(ev->bad, sizeof(ev->bad), "%s: %s", what, why);
-	if (!ev->bad_off)
 		ev->bad_off = v->off ? v->off : 1;
+	}
 	return 0;
 }
 
