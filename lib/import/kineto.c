@@ -2,7 +2,8 @@
  * kineto.c - the Kineto importer's entry points (kineto.h): tells a JSON trace from an .apx
  * file, reads it (kineto_input.c), runs pass 1 to learn the header's facts, opens an
  * apx_writer on the caller's fd with that header, runs pass 2 to write the records, then the
- * threads and the facts, and closes the writer. Called by cli/report_import.c and the fuzzer.
+ * threads and the facts, and closes the writer. Called by cli/import_trace.c, tests/unit/test-import.c and
+ * tests/fuzz/fuzz-kineto.c.
  */
 #include "import/kineto.h"
 

@@ -3,7 +3,7 @@
  * zlib) and writes the same events as an .apx trace, so that apx report explains it with its
  * normal model and rules (docs/report.md, "Kineto JSON traces"). What the JSON cannot say
  * (host addresses of copies, unified memory, ...) is written as `degraded` key/values, which
- * the report prints. Called by cli/report_import.c; nothing here logs.
+ * the report prints. Called by cli/import_trace.c; nothing here logs.
  */
 #ifndef APX_IMPORT_KINETO_H
 #define APX_IMPORT_KINETO_H

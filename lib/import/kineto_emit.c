@@ -210,7 +210,6 @@ int apx_ki_emit(struct apx_ki *ki, const struct apx_kev *ev)
 	struct apx_rec rec;
 	int r;
 
-	ki->events++;
 	if (ev->ph != 'X')
 		return 0;
 	if (!ev->has_ts)
@@ -223,7 +222,7 @@ int apx_ki_emit(struct apx_ki *ki, const struct apx_kev *ev)
 		unsigned kind = apx_kname_sync_kind(ev->sync_kind[0] ? ev->sync_kind : ev->name);
 		int64_t s = has(ev, APX_KARG_STREAM) ? ev->arg[APX_KARG_STREAM] : 0;
 
-		/* -1 / 0xffffffff: not a stream wait */
+		/* stream -1 / 0xffffffff: the wait was on no one stream (context, event) */
 		return sync_rec(ki, ev, kind, s < 0 || s == UINT32_MAX ? 0 : (uint64_t)s, 0);
 	}
 	switch (ev->cat) {
@@ -241,15 +240,12 @@ int apx_ki_emit(struct apx_ki *ki, const struct apx_kev *ev)
 		r = api(ki, ev, &rec);
 		break;
 	default:
-		if (ev->cat == APX_KCAT_ANNOTATION || (ev->pid_num && !strncmp(ev->name, "ProfilerStep#", 13))) {
+		if (ev->cat == APX_KCAT_ANNOTATION ||
+		    (ev->pid_num && !strncmp(ev->name, "ProfilerStep#", 13))) {
 			r = marker(ki, ev, &rec);
 			break;
 		}
-		if (ev->cat == APX_KCAT_CPU_OP)
-			ki->cpu_ops++;
-		else
-			ki->skipped++;
-		return 0;
+		return 0;	/* cpu_op, python_function, flows...: not mapped */
 	}
 	return r < 0 ? r : apx_writer_add(ki->w, &rec);
 }

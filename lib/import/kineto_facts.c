@@ -40,8 +40,8 @@ int apx_ki_facts(struct apx_ki *ki)
 						 ? "yes" : "no")) < 0)
 		return r;
 	/* always missing from Kineto JSON */
-	if ((r = kv(ki, "degraded", "Kineto JSON (torch.profiler) lacks host addresses of copies, "
-				    "unified memory, allocations, CPU samples, L2 settings")) < 0 ||
+	if ((r = kv(ki, "degraded", "Kineto JSON lacks host addresses of copies, unified memory, "
+				    "allocations, CPU samples, L2 settings")) < 0 ||
 	    (r = kv(ki, "degraded", "torch.profiler's own cost per launch is unknown (not taken "
 				    "off launch gaps)")) < 0)
 		return r;

@@ -132,7 +132,12 @@ int apx_ki_read_file(const char *path, char **ret_buf, size_t *ret_len, struct a
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return fail(diag, -errno, strerror(errno));
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		close(fd);
+		return fail(diag, r, strerror(-r));
+	}
+	if (!S_ISREG(st.st_mode)) {
 		snprintf(msg, sizeof(msg), "not a regular file (%s): traces are read from regular "
 			 "files only", kind_of(st.st_mode));
 		close(fd);

@@ -99,8 +99,8 @@ struct apx_ki {
 	struct apx_ki_corr *corr;	/* open addressing, cap a power of two */
 	size_t ncorr, corr_cap;
 	/* counts (pass 1 counts what shapes the facts; pass 2 what was written) */
-	uint64_t events, kernels, copies, memsets, api, cupti_syncs, api_syncs, markers, cpu_ops;
-	uint64_t copies_no_host_kind, async_unknown, negative_dur, skipped;
+	uint64_t kernels, copies, memsets, api, cupti_syncs, api_syncs, markers;
+	uint64_t copies_no_host_kind, async_unknown, negative_dur;
 };
 
 /* kineto_event.c: parse the event starting with tok (an OBJECT) into ev. */
