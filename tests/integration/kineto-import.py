@@ -102,6 +102,8 @@ try:
         for fact in ("host addresses of copies", "unified memory", "own cost per launch"):
             check(fact in degraded, f"{name}: the report says the JSON lacks {fact!r}")
         check(rep["files"][0]["producer"].startswith("torch.profiler"), f"{name}: producer")
+        status = {c["rule"]: c["status"] for c in rep["checks"]}
+        check(status["unified-memory"] == "not_measured", f"{name}: unified-memory not measured")
         print(f"ok: {name}: {have}")
     # the text report names the missing facts, and what a rule could not measure
     r = report(first)
