@@ -82,6 +82,7 @@ int apx_kineto_import_mem(const char *json, size_t len, int fd, struct apx_diag 
 		close(fd);
 		return -ENOMEM;
 	}
+	diag->msg[0] = 0;
 	ki->diag = diag;
 	ki->pass = 1;
 	r = apx_ki_walk(ki, json, len);
@@ -92,6 +93,8 @@ int apx_kineto_import_mem(const char *json, size_t len, int fd, struct apx_diag 
 	header(ki, &h, version, sizeof(version));
 	r = apx_writer_open_fd(fd, &h, NULL, &ki->w);
 	if (r < 0) {
+		if (r == -ENOMEM || r == -EINVAL)
+			close(fd);	/* failed before taking it (a write error closes it) */
 		snprintf(diag->msg, sizeof(diag->msg), "cannot write the converted trace: %s",
 			 strerror(-r));
 		goto out;
