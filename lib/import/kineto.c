@@ -52,14 +52,14 @@ int apx_kineto_detect(const char *path)
 	return 0;
 }
 
-static void header(const struct apx_ki *ki, struct apx_rec *h, char *version, size_t cap)
+static void header(const struct apx_ki *ki, struct apx_rec *h)
 {
 	int64_t start;
 
 	apx_rec_init(h, APX_REC_HEADER);
-	apx_rec_set_str(h, APX_HEADER_PRODUCER, "torch.profiler (Kineto JSON)");
-	snprintf(version, cap, "schema %lld", (long long)ki->schema);
-	apx_rec_set_str(h, APX_HEADER_PRODUCER_VERSION, ki->schema ? version : NULL);
+	/* the report's "written by torch.profiler (Kineto JSON)" */
+	apx_rec_set_str(h, APX_HEADER_PRODUCER, "torch.profiler");
+	apx_rec_set_str(h, APX_HEADER_PRODUCER_VERSION, "(Kineto JSON)");
 	/* Kineto's ts are wall-clock microseconds (since baseTimeNanoseconds when present) */
 	h->v[APX_HEADER_CLOCK] = APX_CLOCK_REALTIME;
 	h->v[APX_HEADER_PID] = ki->has_pid ? (uint64_t)ki->pid : 0;
@@ -74,7 +74,6 @@ int apx_kineto_import_mem(const char *json, size_t len, int fd, struct apx_diag 
 {
 	struct apx_ki *ki = calloc(1, sizeof(*ki));
 	struct apx_rec h;
-	char version[32];
 	int64_t end = 0;
 	int r;
 
@@ -90,7 +89,7 @@ int apx_kineto_import_mem(const char *json, size_t len, int fd, struct apx_diag 
 		close(fd);
 		goto out;
 	}
-	header(ki, &h, version, sizeof(version));
+	header(ki, &h);
 	r = apx_writer_open_fd(fd, &h, NULL, &ki->w);
 	if (r < 0) {
 		if (r == -ENOMEM || r == -EINVAL)

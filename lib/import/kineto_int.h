@@ -85,7 +85,7 @@ struct apx_ki {
 	int pass;			/* 1 scan, 2 emit */
 	/* top-level facts */
 	int has_base, has_devprops, has_rank;
-	int64_t base_ns, rank, schema;
+	int64_t base_ns, rank;
 	uint32_t ndevices;
 	uint64_t devices_used;		/* bit d: device d < 64 has GPU events (pass 1) */
 	/* from the events (pass 1) */

@@ -1,7 +1,7 @@
 /*
  * kineto_walk.c - one pass over a Kineto trace's top-level object: traceEvents (each element
  * parsed by kineto_event.c, then handed to the pass: kineto_scan.c or kineto_emit.c),
- * baseTimeNanoseconds, distributedInfo.rank, schemaVersion and deviceProperties; every other
+ * baseTimeNanoseconds, distributedInfo.rank and deviceProperties; every other
  * member is skipped; a top-level array is taken as the events alone (Chrome's array format).
  * Called twice by kineto.c.
  */
@@ -70,8 +70,6 @@ static int member(struct apx_ki *ki, const struct apx_jp_tok *k, const struct ap
 		ki->has_base = 1;
 		return apx_ki_int(ki, v, "baseTimeNanoseconds", 0, NS_MAX, &ki->base_ns);
 	}
-	if (p1 && apx_jp_is(k, "schemaVersion") && v->type == APX_JP_NUMBER)
-		return apx_ki_int(ki, v, "schemaVersion", 0, 1000000, &ki->schema);
 	if (p1 && apx_jp_is(k, "distributedInfo"))
 		return distributed(ki, v);
 	return apx_jp_skip(&ki->jp, v);

@@ -80,7 +80,7 @@ try:
     fixtures = sorted(glob.glob(os.path.join(FIX, "*.json.gz")))
     check(len(fixtures) >= 3, "at least 3 Kineto fixtures")
     # the same trace as plain .json, and under a name without .json (found by its content)
-    first = os.path.join(FIX, "hta-alexnet-a100.json.gz")
+    first = os.path.join(FIX, "alexnet.json.gz")
     plain = os.path.join(tmp, "alexnet.json")
     with gzip.open(first, "rb") as f, open(plain, "wb") as o:
         o.write(f.read())
