@@ -205,6 +205,29 @@ static int marker(struct apx_ki *ki, const struct apx_kev *ev, struct apx_rec *r
 	return name_id(ki, ev, &v[APX_MARKER_NAME]);
 }
 
+/* The args each category's records take (an unreadable one is an error only there). */
+static uint32_t args_used(enum apx_kcat cat)
+{
+	const uint32_t gpu = 1u << APX_KARG_DEVICE | 1u << APX_KARG_CONTEXT | 1u << APX_KARG_STREAM |
+			     1u << APX_KARG_CORRELATION | 1u << APX_KARG_ARGS;
+
+	switch (cat) {
+	case APX_KCAT_KERNEL:
+		return gpu | 1u << APX_KARG_REGISTERS | 1u << APX_KARG_SMEM | 1u << APX_KARG_GRID |
+		       1u << APX_KARG_BLOCK;
+	case APX_KCAT_MEMCPY:
+	case APX_KCAT_MEMSET:
+		return gpu | 1u << APX_KARG_BYTES;
+	case APX_KCAT_SYNC:
+		return gpu;
+	case APX_KCAT_RUNTIME:
+	case APX_KCAT_DRIVER:
+		return 1u << APX_KARG_CORRELATION | 1u << APX_KARG_CBID | 1u << APX_KARG_ARGS;
+	default:
+		return 0;
+	}
+}
+
 int apx_ki_emit(struct apx_ki *ki, const struct apx_kev *ev)
 {
 	struct apx_rec rec;
@@ -215,9 +238,11 @@ int apx_ki_emit(struct apx_ki *ki, const struct apx_kev *ev)
 	if (!ev->has_ts)
 		return apx_jp_fail(&ki->jp, ev->off, -EBADMSG, "a complete (\"ph\": \"X\") event "
 				   "without \"ts\"");
-	if (ev->bad_off && ev->cat != APX_KCAT_OTHER && ev->cat != APX_KCAT_ANNOTATION &&
-	    ev->cat != APX_KCAT_CPU_OP)
-		return apx_jp_fail(&ki->jp, ev->bad_off, -EBADMSG, "%s", ev->bad);
+	if (ev->bad_args & args_used(ev->cat)) {
+		unsigned a = (unsigned)__builtin_ctz(ev->bad_args & args_used(ev->cat));
+
+		return apx_jp_fail(&ki->jp, ev->bad_off[a], -EBADMSG, "%s", ev->bad[a]);
+	}
 	if (ev->cat == APX_KCAT_SYNC) {
 		unsigned kind = apx_kname_sync_kind(ev->sync_kind[0] ? ev->sync_kind : ev->name);
 		int64_t s = has(ev, APX_KARG_STREAM) ? ev->arg[APX_KARG_STREAM] : 0;

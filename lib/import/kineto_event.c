@@ -77,12 +77,13 @@ static int row_id(struct apx_ki *ki, const struct apx_jp_tok *tok, const char *w
 
 /* A known arg that cannot be read: remembered, and an error only if the event is mapped
  * (CPU-side events carry args of their own under the same names, e.g. Triton's "grid"). */
-static int bad_arg(struct apx_kev *ev, const struct apx_jp_tok *v, const char *what,
-		   const char *why)
+static int bad_arg(struct apx_kev *ev, const struct apx_jp_tok *v, unsigned arg,
+		   const char *what, const char *why)
 {
-	if (!ev->bad_off) {	/* the first one is said */
-		snprintf(ev->bad, sizeof(ev->bad), "%s: %s", what, why);
-		ev->bad_off = v->off ? v->off : 1;
+	if (!(ev->bad_args & 1u << arg)) {	/* the first problem of each arg is said */
+		snprintf(ev->bad[arg], sizeof(ev->bad[arg]), "%s: %s", what, why);
+		ev->bad_off[arg] = v->off;
+		ev->bad_args |= 1u << arg;
 	}
 	return 0;
 }
@@ -96,7 +97,7 @@ static int dims(struct apx_ki *ki, struct apx_kev *ev, const struct apx_jp_tok *
 	int r;
 
 	if (open->type != APX_JP_ARRAY)
-		return bad_arg(ev, open, what, "an array expected") + apx_jp_skip(&ki->jp, open);
+		return bad_arg(ev, open, first, what, "an array expected") + apx_jp_skip(&ki->jp, open);
 	for (;;) {
 		int64_t v;
 
@@ -106,7 +107,7 @@ static int dims(struct apx_ki *ki, struct apx_kev *ev, const struct apx_jp_tok *
 			break;
 		if (t.type != APX_JP_NUMBER || apx_jp_scaled(&t, 0, &v) < 0 || v < 0 ||
 		    v > UINT32_MAX) {
-			bad_arg(ev, &t, what, "numbers from 0 to 4294967295 expected");
+			bad_arg(ev, &t, first, what, "numbers from 0 to 4294967295 expected");
 			if ((r = apx_jp_skip(&ki->jp, &t)) < 0)
 				return r;
 			continue;
@@ -141,9 +142,9 @@ static int num_arg(struct apx_ki *ki, struct apx_kev *ev, const struct apx_jp_to
 	int64_t x;
 
 	if (v->type != APX_JP_NUMBER)
-		return bad_arg(ev, v, what, "a number expected") + apx_jp_skip(&ki->jp, v);
+		return bad_arg(ev, v, num_args[i].arg, what, "a number expected") + apx_jp_skip(&ki->jp, v);
 	if (apx_jp_scaled(v, 0, &x) < 0 || x < num_args[i].lo || x > num_args[i].hi)
-		return bad_arg(ev, v, what, "out of range");
+		return bad_arg(ev, v, num_args[i].arg, what, "out of range");
 	ev->arg[num_args[i].arg] = x;
 	ev->have |= 1u << num_args[i].arg;
 	return 0;
@@ -156,7 +157,7 @@ static int parse_args(struct apx_ki *ki, struct apx_kev *ev, const struct apx_jp
 	int r;
 
 	if (open->type != APX_JP_OBJECT)
-		return bad_arg(ev, open, "args", "an object expected") + apx_jp_skip(&ki->jp, open);
+		return bad_arg(ev, open, APX_KARG_ARGS, "args", "an object expected") + apx_jp_skip(&ki->jp, open);
 	while ((r = apx_jp_next(&ki->jp, &k)) > 0 && k.type == APX_JP_KEY) {
 		size_t i;
 
@@ -195,7 +196,7 @@ int apx_kev_parse(struct apx_ki *ki, const struct apx_jp_tok *tok, struct apx_ke
 	ev->name_len = 0;
 	ev->has_ts = ev->has_dur = ev->pid_num = ev->tid_num = 0;
 	ev->have = 0;
-	ev->bad_off = 0;
+	ev->bad_args = 0;
 	ev->off = tok->off;
 	if (tok->type != APX_JP_OBJECT)
 		return wrong_type(ki, tok, "traceEvents element", "an object");

@@ -40,6 +40,7 @@ enum apx_karg {			/* numeric args of an event */
 	APX_KARG_GRID,		/* 3 values */
 	APX_KARG_BLOCK = APX_KARG_GRID + 3,
 	APX_KARG__COUNT = APX_KARG_BLOCK + 3,
+	APX_KARG_ARGS = APX_KARG__COUNT,	/* "args" itself (in bad_args only) */
 };
 
 /* One element of traceEvents, as far as the importer reads it. */
@@ -58,8 +59,11 @@ struct apx_kev {
 	int64_t arg[APX_KARG__COUNT];
 	char sync_kind[32];		/* args.cuda_sync_kind */
 	char meta_name[256];		/* args.name of a "M" event */
-	size_t bad_off;			/* an arg of the wrong type or out of range (0 none): */
-	char bad[160];			/* an error only where the event is mapped (kineto_emit.c) */
+	/* args of the wrong type or out of range: an error only where the event's mapping uses
+	 * them (kineto_emit.c); bit i of bad_args: enum apx_karg i, with its place and message */
+	uint32_t bad_args;
+	size_t bad_off[APX_KARG_ARGS + 1];
+	char bad[APX_KARG_ARGS + 1][96];
 };
 
 struct apx_ki_thread {
