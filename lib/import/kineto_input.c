@@ -59,7 +59,8 @@ static int read_all(int fd, char *buf, size_t len)
 static int gunzip(const char *in, size_t in_len, char **ret_buf, size_t *ret_len,
 		  struct apx_diag *diag)
 {
-	size_t cap = in_len * 4 + 4096, len = 0;
+	size_t cap = in_len < APX_KINETO_INPUT_MAX / 4 ? in_len * 4 + 4096 : APX_KINETO_INPUT_MAX;
+	size_t len = 0;
 	char *out = malloc(cap), msg[200];
 	z_stream z = { 0 };
 	int zr = Z_OK;
