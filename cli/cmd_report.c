@@ -15,6 +15,7 @@
 #include "base/parse.h"
 #include "base/termsafe.h"
 #include "cli/cli.h"
+#include "cli/import_trace.h"
 #include "cli/report.h"
 #include "cli/run_files.h"
 
@@ -25,7 +26,9 @@ const char apx_cmd_report_usage[] =
 	"                  [--single] [FILE...]\n"
 	"\n"
 	"Explain one or more traces (default: data.apx): what is slow, why, what to change and\n"
-	"what it would save. Several files (a run's processes) are analysed together.\n"
+	"what it would save. Several files (a run's processes) are analysed together. A FILE\n"
+	"may also be a torch.profiler (Kineto) JSON trace, .json or .json.gz: apx converts it and\n"
+	"says what such traces lack (docs/report.md).\n"
 	"\n"
 	"  -f, --format FMT     text (default) or json (schema: docs/report-schema.md)\n"
 	"  -n, --top N          rows in the long tables (default 15)\n"
@@ -201,7 +204,7 @@ int apx_cmd_report(int argc, char **argv)
 
 		if (apx_run_seen_before(&seen, files[i]))
 			continue;	/* already read (as one of the run's FILE.<pid>) */
-		r = apx_model_add_file(m, files[i], &d);
+		r = apx_cli_add_trace(m, files[i], &d);	/* .apx, or Kineto JSON converted */
 		if (r < 0) {
 			file_error(files[i], d.msg[0] ? d.msg : strerror(-r), "");
 			bad = 1;

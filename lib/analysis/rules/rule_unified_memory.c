@@ -9,6 +9,7 @@
 #include "analysis/findings.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "base/banned.h"
 
@@ -28,8 +29,16 @@ APX_RULE_DECL(unified_memory)
 	mig_bytes = m->uvm_bytes[APX_UVM_MIGRATE_H2D] + m->uvm_bytes[APX_UVM_MIGRATE_D2H];
 	faults = m->uvm_count[APX_UVM_CPU_FAULT] + m->uvm_count[APX_UVM_GPU_FAULT];
 	thrash = m->uvm_count[APX_UVM_THRASHING];
-	if (!events)
-		return APX_RULE_CLEAN;
+	if (!events) {
+		/* torch.profiler's JSON has no unified-memory records (lib/import/kineto_facts.c):
+		 * nothing there is not "ok" */
+		for (size_t i = 0; i < m->nfiles; i++)
+			if (strncmp(m->files[i].producer, "torch.profiler", 14))
+				return APX_RULE_CLEAN;
+		snprintf(why, why_len, "a torch.profiler (Kineto JSON) trace has no unified-memory "
+				       "records (trace with apx analyze)");
+		return m->nfiles ? APX_RULE_NOT_MEASURED : APX_RULE_CLEAN;
+	}
 	if (m->gpu.uvm_kernel_ns + m->gpu.uvm_idle_ns > stall)
 		stall = m->gpu.uvm_kernel_ns + m->gpu.uvm_idle_ns;
 	f = apx_finding_add(out, m, "unified-memory",

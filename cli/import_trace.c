@@ -1,0 +1,56 @@
+/*
+ * import_trace.c - apx report's hook for traces of other profilers: a torch.profiler
+ * (Kineto) JSON trace is converted by lib/import into an .apx trace in an anonymous memory
+ * file (memfd), which the model then reads through its normal path (/proc/self/fd/N), named
+ * after the JSON file. Called by cli/cmd_report.c for each file on the command line.
+ */
+#include "cli/import_trace.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "import/kineto.h"
+
+#include "base/banned.h"
+
+int apx_cli_add_trace(struct apx_model *m, const char *path, struct apx_diag *d)
+{
+	char fdpath[64];
+	size_t before = m->nfiles;
+	int fd, wfd, r;
+
+	if (!apx_kineto_detect(path))
+		return apx_model_add_file(m, path, d);
+	fd = memfd_create("apx-kineto", MFD_CLOEXEC);
+	if (fd < 0 || (wfd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0) {
+		r = -errno;
+		snprintf(d->msg, sizeof(d->msg), "cannot create the converted trace: %s",
+			 strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return r;
+	}
+	r = apx_kineto_import(path, wfd, d);	/* takes wfd */
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
+	r = apx_model_add_file(m, fdpath, d);
+	close(fd);	/* the reader holds its own reference */
+	if (m->nfiles > before) {
+		struct apx_an_file *f = &m->files[m->nfiles - 1];
+		char *name = strdup(path);
+
+		if (name) {
+			free(f->path);
+			f->path = name;
+		}
+	}
+	return r;
+}
