@@ -194,10 +194,18 @@ static void section_summary(const struct out *o, const struct apx_model *m,
 				apx_fmt_size(b1, sizeof(b1), (double)d->mem_bytes),
 				apx_fmt_size(b2, sizeof(b2), (double)d->l2_bytes));
 	}
-	for (size_t i = 0; i < m->nfiles; i++)
-		if (m->files[i].degraded[0])
-			fprintf(o->f, "  %-18s pid %" PRIu64 ": %.70s\n", "not collected", m->files[i].pid,
-				m->files[i].degraded);
+	for (size_t i = 0; i < m->nfiles; i++) {
+		char pid[32];
+		int room;
+
+		if (!m->files[i].degraded[0])
+			continue;
+		/* "  not collected      pid N: " then what fits in 100 columns */
+		snprintf(pid, sizeof(pid), "%" PRIu64, m->files[i].pid);
+		room = 100 - 21 - 4 - (int)strlen(pid) - 2;
+		fprintf(o->f, "  %-18s pid %s: %.*s\n", "not collected", pid, room > 0 ? room : 0,
+			m->files[i].degraded);
+	}
 	if (m->no_gpu_trace) {
 		/* nvperfd summaries only: the "GPU (observed)" line below says what was seen */
 	} else if (!m->k.n && !m->copies.n) {
