@@ -82,6 +82,7 @@ void apx_model_free(struct apx_model *m)
 	free(m->k.stream);
 	free(m->name_hash);
 	free(m->stream_hash);
+	free(m->sid_name);
 	free(m);
 }
 
@@ -185,17 +186,56 @@ static uint32_t sat32(uint64_t v)
 	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
 }
 
-static int add_kernel(struct apx_model *m, struct apx_reader *rd, const struct apx_rec *r)
+/* The name index of a kernel name string id of file fi. Kernel names repeat millions of times:
+ * each id of the file being read is interned once and remembered. */
+static int kernel_name(struct apx_model *m, uint16_t fi, struct apx_reader *rd, uint64_t id,
+		       uint32_t *ret)
+{
+	size_t len = 0;
+	const char *text;
+	int e;
+
+	if (m->sid_file != (size_t)fi + 1) {	/* another file: its ids mean other strings */
+		if (m->sid_name)
+			memset(m->sid_name, 0, m->sid_cap * sizeof(*m->sid_name));
+		m->sid_file = (size_t)fi + 1;
+	}
+	if (id < m->sid_cap && m->sid_name[id]) {
+		*ret = m->sid_name[id] - 1;
+		return 0;
+	}
+	text = apx_reader_string(rd, id, &len);
+	if ((e = apx_intern_name(m, text, len, ret)) < 0)
+		return e;
+	if (id < (1u << 22)) {		/* ids are dense; a larger one is looked up each time */
+		if (id >= m->sid_cap) {
+			size_t cap = m->sid_cap ? m->sid_cap : 1024, old = m->sid_cap;
+			uint32_t *t;
+
+			while (cap <= id)
+				cap *= 2;
+			t = realloc(m->sid_name, cap * sizeof(*t));
+			if (!t)
+				return 0;	/* not remembered: interned again next time */
+			memset(t + old, 0, (cap - old) * sizeof(*t));
+			m->sid_name = t;
+			m->sid_cap = cap;
+		}
+		m->sid_name[id] = *ret + 1;
+	}
+	return 0;
+}
+
+static int add_kernel(struct apx_model *m, uint16_t fi, struct apx_reader *rd,
+		      const struct apx_rec *r)
 {
 	const uint64_t *v = r->v;
 	struct apx_an_kernels *k = &m->k;
-	size_t len = 0;
-	const char *text = apx_reader_string(rd, v[APX_KERNEL_NAME], &len);
 	uint32_t name;
 	struct apx_an_name *nm;
 	int e;
 
-	if ((e = kernels_reserve(k)) < 0 || (e = apx_intern_name(m, text, len, &name)) < 0)
+	if ((e = kernels_reserve(k)) < 0 || (e = kernel_name(m, fi, rd, v[APX_KERNEL_NAME], &name)) < 0)
 		return e;
 	k->start[k->n] = v[APX_KERNEL_START_NS];
 	k->dur[k->n] = sat32(v[APX_KERNEL_END_NS] >= v[APX_KERNEL_START_NS]
@@ -249,7 +289,7 @@ static int add_record(struct apx_model *m, struct apx_an_file *f, uint16_t fi,
 		f->kernels++;
 		if (v[APX_KERNEL_END_NS] > v[APX_KERNEL_START_NS])
 			f->kernel_ns += v[APX_KERNEL_END_NS] - v[APX_KERNEL_START_NS];
-		return add_kernel(m, f->reader, r);
+		return add_kernel(m, fi, f->reader, r);
 	case APX_REC_MEMCPY: {
 		struct apx_an_copy c = {
 			.start = v[APX_MEMCPY_START_NS], .bytes = v[APX_MEMCPY_BYTES],

@@ -362,6 +362,8 @@ struct apx_model {
 	size_t name_hash_cap;
 	uint32_t *stream_hash;			/* open addressing, index+1 into streams */
 	size_t stream_hash_cap;
+	uint32_t *sid_name;			/* the file being read: string id -> name index+1 */
+	size_t sid_cap, sid_file;		/* sid_file: that file's index + 1 */
 };
 
 struct apx_model *apx_model_new(void);

@@ -81,7 +81,11 @@ static int bad_arg(struct apx_kev *ev, const struct apx_jp_tok *v, unsigned arg,
 		   const char *what, const char *why)
 {
 	if (!(ev->bad_args & 1u << arg)) {	/* the first problem of each arg is said */
-		snprintf(ev->bad[arg], sizeof(ev->bad[arg]), "%s: %s", what, why);
+		size_t cap = sizeof(ev->bad[arg]), w = strnlen(what, cap / 2);
+
+		/* the arg's name first, then as much of the reason as fits */
+		memcpy(ev->bad[arg], what, w);
+		snprintf(ev->bad[arg] + w, cap - w, ": %s", why);
 		ev->bad_off[arg] = v->off;
 		ev->bad_args |= 1u << arg;
 	}
