@@ -183,9 +183,17 @@ static void cache_put(const char *path, const char *key, uint64_t ns)
 		return;
 	snprintf(dir, sizeof(dir), "%s", path);
 	slash = strrchr(dir, '/');
-	if (slash) {
+	if (slash) {	/* ~/.cache/apx: both levels may be missing on a fresh account */
+		char *up;
+
 		*slash = 0;
-		(void)mkdir(dir, 0700);	/* .../apx; its parent usually exists */
+		up = strrchr(dir, '/');
+		if (up && up != dir) {
+			*up = 0;
+			(void)mkdir(dir, 0700);
+			*up = '/';
+		}
+		(void)mkdir(dir, 0700);
 	}
 	f = fopen(path, "ae");
 	if (!f)
