@@ -169,7 +169,8 @@ static void findings(FILE *f, const struct apx_findings *fd)
 		kv_s(f, "rule", r->rule, &first);
 		kv_s(f, "title", r->title, &first);
 		kv_s(f, "status", r->status == APX_RULE_FIRED ? "finding"
-				  : r->status == APX_RULE_CLEAN ? "ok" : "not_measured", &first);
+				  : r->status == APX_RULE_CLEAN ? "ok"
+				  : r->status == APX_RULE_MINOR ? "minor" : "not_measured", &first);
 		kv_s(f, "why", r->why, &first);
 		fputc('}', f);
 	}

@@ -657,7 +657,8 @@ static void section_checks(const struct out *o, const struct apx_findings *fd)
 		char line[sizeof(r->why) + 256];
 		int col = fprintf(o->f, "  %-16s %-14s ", r->rule,
 				  r->status == APX_RULE_FIRED ? "finding"
-				  : r->status == APX_RULE_CLEAN ? "ok" : "not measured");
+				  : r->status == APX_RULE_CLEAN ? "ok"
+				  : r->status == APX_RULE_MINOR ? "minor" : "not measured");
 
 		snprintf(line, sizeof(line), "%s%s%s", r->title, r->why[0] ? ": " : "", r->why);
 		if (col + (int)strlen(line) <= W) {

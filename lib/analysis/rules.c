@@ -85,6 +85,45 @@ static void untraced_why(const struct apx_model *m, char *buf, size_t cap)
 			 m->nfiles > 1 ? "nvperfd summaries" : "an nvperfd summary");
 }
 
+#define MINOR_FLOOR_NS 1e6	/* a run without steps: findings under 1 ms are minor */
+
+/* A finding whose estimated saving is under 1 % of a step (steps x 1 % of the median step
+ * time, over the run) is taken out of the findings; its rule's check says what it would save.
+ * Savings of 0 are kept: they are findings the rule does not estimate (memory capacity). */
+static void demote_minor(const struct apx_model *m, struct apx_findings *out)
+{
+	const struct apx_an_steps *st = &m->steady;
+	double floor = st->count ? 0.01 * (double)st->median_ns * (double)st->count : MINOR_FLOOR_NS;
+	size_t k = 0;
+
+	for (size_t i = 0; i < out->n; i++) {
+		struct apx_finding *f = &out->f[i];
+		char b1[32], b2[32];
+
+		if (!(f->saving_ns > 0 && f->saving_ns < floor)) {
+			out->f[k++] = *f;
+			continue;
+		}
+		for (size_t r = 0; r < out->nresults; r++) {
+			struct apx_rule_result *res = &out->results[r];
+
+			if (strcmp(res->rule, f->rule) || res->status != APX_RULE_FIRED)
+				continue;
+			res->status = APX_RULE_MINOR;
+			if (st->count)
+				snprintf(res->why, sizeof(res->why), "would save %s a step, under 1%% of a "
+					 "step (%s)", apx_fmt_ns(b1, sizeof(b1), f->saving_ns /
+								 (double)st->count),
+					 apx_fmt_ns(b2, sizeof(b2), (double)st->median_ns));
+			else
+				snprintf(res->why, sizeof(res->why), "would save %s, under %s",
+					 apx_fmt_ns(b1, sizeof(b1), f->saving_ns),
+					 apx_fmt_ns(b2, sizeof(b2), MINOR_FLOOR_NS));
+		}
+	}
+	out->n = k;
+}
+
 void apx_rules_run(const struct apx_model *m, struct apx_findings *out)
 {
 	char untraced[200];
@@ -107,6 +146,7 @@ void apx_rules_run(const struct apx_model *m, struct apx_findings *out)
 		}
 		res->status = rules[i].run(m, out, res->why, sizeof(res->why));
 	}
+	demote_minor(m, out);
 	nrules = out->n;
 	add_recorded(m, out);
 	/* ties rank recorded findings first, in file order, then the rules' */

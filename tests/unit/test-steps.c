@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "apx-test.h"
+#include "analysis/findings.h"
 #include "analysis/model.h"
 #include "unit/tracegen.h"
 
@@ -114,6 +115,57 @@ APX_TEST(no_steps_in_a_sequence_that_never_repeats)
 	APX_ASSERT(m);
 	APX_ASSERT(m->steady.source == APX_STEPS_NONE);
 	APX_ASSERT_EQ(m->steady.count, 0);
+	apx_model_free(m);
+	return 0;
+}
+
+/* A finding under 1 % of a step is a "minor" check, not a finding; a larger one stays. */
+APX_TEST(findings_under_one_percent_of_a_step_are_minor)
+{
+	static struct apx_findings fd;
+	struct apx_model *m;
+	struct tg t;
+	uint64_t ts = 1 * MS;
+	int minor = 0;
+
+	APX_ASSERT_OK(tg_open(&t));
+	/* 100 steps of 10 ms with a 70 us synchronous memset each: 7 ms in all, over the rule's
+	 * own 0.5 % but under 1 % of a step (100 us) a step */
+	for (int s = 0; s < 100; s++) {
+		tg_kernel(&t, ts, 8 * MS, "fwd", 7);
+		tg_kernel(&t, ts + 8 * MS + 100 * US, 1 * MS, "opt", 7);
+		tg_memset(&t, ts + 9 * MS + 200 * US, 70 * US, 0);
+		ts += 10 * MS;
+	}
+	m = load(&t);
+	APX_ASSERT(m && m->steady.count >= 98);
+	apx_rules_run(m, &fd);
+	for (size_t i = 0; i < fd.n; i++)
+		APX_ASSERT(strcmp(fd.f[i].rule, "sync-copy"));	/* 70 us < 1 % of a 10 ms step */
+	for (size_t r = 0; r < fd.nresults; r++)
+		if (!strcmp(fd.results[r].rule, "sync-copy")) {
+			APX_ASSERT(fd.results[r].status == APX_RULE_MINOR);
+			APX_ASSERT(strstr(fd.results[r].why, "under 1% of a step"));
+			minor = 1;
+		}
+	APX_ASSERT(minor);
+	apx_model_free(m);
+
+	APX_ASSERT_OK(tg_open(&t));	/* the same with 200 us memsets (2 % a step): a finding */
+	ts = 1 * MS;
+	for (int s = 0; s < 100; s++) {
+		tg_kernel(&t, ts, 8 * MS, "fwd", 7);
+		tg_kernel(&t, ts + 8 * MS + 100 * US, 1 * MS, "opt", 7);
+		tg_memset(&t, ts + 9 * MS + 200 * US, 200 * US, 0);
+		ts += 10 * MS;
+	}
+	m = load(&t);
+	APX_ASSERT(m);
+	apx_rules_run(m, &fd);
+	minor = 0;
+	for (size_t i = 0; i < fd.n; i++)
+		minor |= !strcmp(fd.f[i].rule, "sync-copy");
+	APX_ASSERT(minor);
 	apx_model_free(m);
 	return 0;
 }
