@@ -119,25 +119,32 @@ APX_TEST(no_steps_in_a_sequence_that_never_repeats)
 	return 0;
 }
 
+/* 100 steps of 10 ms with a synchronous memset of memset_ns each. */
+static struct apx_model *steps_with_memsets(uint64_t memset_ns)
+{
+	struct tg t;
+	uint64_t ts = 1 * MS;
+
+	if (tg_open(&t) < 0)
+		return NULL;
+	for (int s = 0; s < 100; s++) {
+		tg_kernel(&t, ts, 8 * MS, "fwd", 7);
+		tg_kernel(&t, ts + 8 * MS + 100 * US, 1 * MS, "opt", 7);
+		tg_memset(&t, ts + 9 * MS + 200 * US, memset_ns, 0);
+		ts += 10 * MS;
+	}
+	return load(&t);
+}
+
 /* A finding under 1 % of a step is a "minor" check, not a finding; a larger one stays. */
 APX_TEST(findings_under_one_percent_of_a_step_are_minor)
 {
 	static struct apx_findings fd;
 	struct apx_model *m;
-	struct tg t;
-	uint64_t ts = 1 * MS;
 	int minor = 0;
 
-	APX_ASSERT_OK(tg_open(&t));
-	/* 100 steps of 10 ms with a 70 us synchronous memset each: 7 ms in all, over the rule's
-	 * own 0.5 % but under 1 % of a step (100 us) a step */
-	for (int s = 0; s < 100; s++) {
-		tg_kernel(&t, ts, 8 * MS, "fwd", 7);
-		tg_kernel(&t, ts + 8 * MS + 100 * US, 1 * MS, "opt", 7);
-		tg_memset(&t, ts + 9 * MS + 200 * US, 70 * US, 0);
-		ts += 10 * MS;
-	}
-	m = load(&t);
+	/* 70 us a step: 7 ms in all, over the rule's own 0.5 % but under 1 % of a step */
+	m = steps_with_memsets(70 * US);
 	APX_ASSERT(m && m->steady.count >= 98);
 	apx_rules_run(m, &fd);
 	for (size_t i = 0; i < fd.n; i++)
@@ -151,15 +158,7 @@ APX_TEST(findings_under_one_percent_of_a_step_are_minor)
 	APX_ASSERT(minor);
 	apx_model_free(m);
 
-	APX_ASSERT_OK(tg_open(&t));	/* the same with 200 us memsets (2 % a step): a finding */
-	ts = 1 * MS;
-	for (int s = 0; s < 100; s++) {
-		tg_kernel(&t, ts, 8 * MS, "fwd", 7);
-		tg_kernel(&t, ts + 8 * MS + 100 * US, 1 * MS, "opt", 7);
-		tg_memset(&t, ts + 9 * MS + 200 * US, 200 * US, 0);
-		ts += 10 * MS;
-	}
-	m = load(&t);
+	m = steps_with_memsets(200 * US);	/* 2 % of a step: a finding */
 	APX_ASSERT(m);
 	apx_rules_run(m, &fd);
 	minor = 0;
