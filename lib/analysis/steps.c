@@ -92,20 +92,30 @@ static int same_name(const struct apx_an_marker *a, const struct apx_an_marker *
 	return a->name_len == b->name_len && !memcmp(a->name, b->name, a->name_len);
 }
 
-static int cmp_marker_start(const void *a, const void *b)
+/* By name (every ProfilerStep#N one name, first), then by start. */
+static int cmp_marker_name_start(const void *a, const void *b)
 {
 	const struct apx_an_marker *x = *(const struct apx_an_marker *const *)a;
 	const struct apx_an_marker *y = *(const struct apx_an_marker *const *)b;
+	int px = is_profiler_step(x), py = is_profiler_step(y), c;
 
+	if (px != py)
+		return py - px;
+	if (!px) {
+		c = memcmp(x->name, y->name, x->name_len < y->name_len ? x->name_len : y->name_len);
+		if (c || x->name_len != y->name_len)
+			return c ? c : x->name_len < y->name_len ? -1 : 1;
+	}
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
 /* Ranges as steps: ProfilerStep#N ranges when there are enough, else the most frequent range
- * name whose ranges follow one another without overlapping. 1 when found. */
+ * name whose ranges follow one another without overlapping. The ranges are sorted by name and
+ * start, so each name is one run of the array. 1 when found. */
 static int from_ranges(struct apx_model *m, int *ret_err)
 {
-	const struct apx_an_marker **r, *best = NULL;
-	size_t n = 0, best_n = 0, k = 0;
+	const struct apx_an_marker **r;
+	size_t n = 0, best = 0, best_n = 0;
 	uint64_t *s;
 
 	if (!m->markers.n)
@@ -121,30 +131,25 @@ static int from_ranges(struct apx_model *m, int *ret_err)
 		if (a->kind == APX_MARKER_RANGE && a->name && a->end > a->start)
 			r[n++] = a;
 	}
-	qsort(r, n, sizeof(*r), cmp_marker_start);
-	/* each name once (its first range), ProfilerStep#N first */
-	for (int pass = 0; pass < 2 && !best; pass++)
-		for (size_t i = 0; i < n; i++) {
-			uint64_t c = 0, last_end = 0;
-			int ok = 1, seen = 0;
+	qsort(r, n, sizeof(*r), cmp_marker_name_start);
+	for (size_t i = 0, j; i < n; i = j) {	/* one name: r[i, j) */
+		int ok = 1;
 
-			if (is_profiler_step(r[i]) != (pass == 0))
-				continue;
-			for (size_t j = 0; j < i && !seen; j++)
-				seen = same_name(r[j], r[i]);
-			for (size_t j = i; j < n && ok && !seen; j++) {
-				if (!same_name(r[j], r[i]))
-					continue;
-				ok = r[j]->start >= last_end;
-				last_end = r[j]->end;
-				c++;
-			}
-			if (!seen && ok && c >= MIN_STEPS && c > best_n) {
-				best = r[i];
-				best_n = c;
-			}
+		for (j = i + 1; j < n && same_name(r[j], r[i]); j++)
+			ok &= r[j]->start >= r[j - 1]->end;
+		if (!ok || j - i < MIN_STEPS)
+			continue;
+		if (is_profiler_step(r[i])) {	/* sorted first: torch.profiler's steps win */
+			best = i;
+			best_n = j - i;
+			break;
 		}
-	if (!best) {
+		if (j - i > best_n) {
+			best = i;
+			best_n = j - i;
+		}
+	}
+	if (!best_n) {
 		free(r);
 		return 0;
 	}
@@ -154,15 +159,13 @@ static int from_ranges(struct apx_model *m, int *ret_err)
 		*ret_err = -ENOMEM;
 		return 0;
 	}
-	for (size_t j = 0; j < n; j++)
-		if (same_name(r[j], best) && k < best_n) {
-			s[k++] = r[j]->start;
-			s[k] = r[j]->end;
-		}
-	m->steady.source = is_profiler_step(best) ? APX_STEPS_PROFILER : APX_STEPS_NVTX;
+	for (size_t k = 0; k < best_n; k++)
+		s[k] = r[best + k]->start;
+	s[best_n] = r[best + best_n - 1]->end;
+	m->steady.source = is_profiler_step(r[best]) ? APX_STEPS_PROFILER : APX_STEPS_NVTX;
 	snprintf(m->steady.name, sizeof(m->steady.name), "%.*s",
-		 is_profiler_step(best) ? 13 : (int)best->name_len, best->name);
-	*ret_err = summarise(m, s, k);
+		 is_profiler_step(r[best]) ? 13 : (int)r[best]->name_len, r[best]->name);
+	*ret_err = summarise(m, s, best_n);
 	free(s);
 	free(r);
 	return *ret_err == 0;
