@@ -82,7 +82,7 @@ void apx_model_free(struct apx_model *m)
 	free(m->k.stream);
 	free(m->name_hash);
 	free(m->stream_hash);
-	free(m->sid_name);
+	apx_sidmap_free(&m->sid_name);
 	free(m);
 }
 
@@ -196,33 +196,15 @@ static int kernel_name(struct apx_model *m, uint16_t fi, struct apx_reader *rd, 
 	int e;
 
 	if (m->sid_file != (size_t)fi + 1) {	/* another file: its ids mean other strings */
-		if (m->sid_name)
-			memset(m->sid_name, 0, m->sid_cap * sizeof(*m->sid_name));
+		apx_sidmap_clear(&m->sid_name);
 		m->sid_file = (size_t)fi + 1;
 	}
-	if (id < m->sid_cap && m->sid_name[id]) {
-		*ret = m->sid_name[id] - 1;
+	if (apx_sidmap_get(&m->sid_name, id, ret))
 		return 0;
-	}
 	text = apx_reader_string(rd, id, &len);
 	if ((e = apx_intern_name(m, text, len, ret)) < 0)
 		return e;
-	if (id < (1u << 22)) {		/* ids are dense; a larger one is looked up each time */
-		if (id >= m->sid_cap) {
-			size_t cap = m->sid_cap ? m->sid_cap : 1024, old = m->sid_cap;
-			uint32_t *t;
-
-			while (cap <= id)
-				cap *= 2;
-			t = realloc(m->sid_name, cap * sizeof(*t));
-			if (!t)
-				return 0;	/* not remembered: interned again next time */
-			memset(t + old, 0, (cap - old) * sizeof(*t));
-			m->sid_name = t;
-			m->sid_cap = cap;
-		}
-		m->sid_name[id] = *ret + 1;
-	}
+	apx_sidmap_put(&m->sid_name, id, *ret);
 	return 0;
 }
 

@@ -15,6 +15,8 @@
 
 #include <apx/format.h>
 
+#include "analysis/sidmap.h"
+
 #define APX_AN_MAX_FILES 256
 #define APX_AN_MAX_DEVICES 64
 
@@ -362,8 +364,8 @@ struct apx_model {
 	size_t name_hash_cap;
 	uint32_t *stream_hash;			/* open addressing, index+1 into streams */
 	size_t stream_hash_cap;
-	uint32_t *sid_name;			/* the file being read: string id -> name index+1 */
-	size_t sid_cap, sid_file;		/* sid_file: that file's index + 1 */
+	struct apx_sidmap sid_name;		/* the file being read: string id -> name index */
+	size_t sid_file;			/* that file's index + 1 */
 };
 
 struct apx_model *apx_model_new(void);

@@ -174,34 +174,17 @@ static int intern_text(struct apx_store *st, const char *p, size_t len, uint32_t
  * before are answered from a per-file map (kernel names repeat millions of times). */
 static int intern_id(struct apx_store *st, uint16_t fi, uint64_t id, uint32_t *ret)
 {
-	struct apx_es_sid *m = &((struct apx_es_priv *)st->priv)->file_sid[fi];
+	struct apx_sidmap *m = &((struct apx_es_priv *)st->priv)->file_sid[fi];
 	size_t len = 0;
 	const char *p;
 	int r;
 
-	if (id < m->cap && m->map[id]) {
-		*ret = m->map[id] - 1;
+	if (apx_sidmap_get(m, id, ret))
 		return 0;
-	}
 	p = id ? apx_reader_string(st->files[fi].r, id, &len) : NULL;
 	if ((r = intern_text(st, p, p ? len : 0, ret)) < 0)
 		return r;
-	if (id < (1u << 24)) {		/* ids are small and dense: map them */
-		if (id >= m->cap) {
-			size_t cap = m->cap ? m->cap : 256, old = m->cap;
-			uint32_t *n;
-
-			while (cap <= id)
-				cap *= 2;
-			n = realloc(m->map, cap * sizeof(*n));
-			if (!n)
-				return 0;	/* unmapped: looked up again next time */
-			memset(n + old, 0, (cap - old) * sizeof(*n));
-			m->map = n;
-			m->cap = cap;
-		}
-		m->map[id] = *ret + 1;
-	}
+	apx_sidmap_put(m, id, *ret);
 	return 0;
 }
 
@@ -867,7 +850,7 @@ void apx_store_free(struct apx_store *st)
 			free(t[i]->hash);
 		}
 		for (size_t i = 0; pv->file_sid && i < st->nfiles; i++)
-			free(pv->file_sid[i].map);
+			apx_sidmap_free(&pv->file_sid[i]);
 		free(pv->file_sid);
 		free(pv->file_dev);
 		free(pv->mem);

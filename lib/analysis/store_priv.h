@@ -5,6 +5,7 @@
 #ifndef APX_ANALYSIS_STORE_PRIV_H
 #define APX_ANALYSIS_STORE_PRIV_H
 
+#include "analysis/sidmap.h"
 #include "analysis/store.h"
 
 #define APX_ES_ORDINALS 64		/* device ordinals per file (larger ones share the last) */
@@ -39,10 +40,7 @@ struct apx_es_priv {
 	size_t strings_cap, launches_cap, hosts_cap, devices_cap, streams_cap, threads_cap,
 		series_cap;
 	uint32_t (*file_dev)[APX_ES_ORDINALS];	/* per file: ordinal -> device index + 1 */
-	struct apx_es_sid {			/* per file: string id -> store string + 1 */
-		uint32_t *map;
-		size_t cap;
-	} *file_sid;
+	struct apx_sidmap *file_sid;		/* per file: string id -> store string */
 	struct apx_es_mem *mem;
 	size_t nmem, mem_cap;
 	struct apx_es_corr *gpu_by_corr, *api_by_corr;	/* built on the first query */
