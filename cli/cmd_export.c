@@ -78,6 +78,7 @@ static void default_output(const char *in, const char *ext, char *out, size_t ca
 struct list {
 	char **p;
 	size_t n, cap;
+	struct apx_run_seen *seen;	/* the files already in the list, by identity */
 };
 
 static int push(const char *path, void *ctx)
@@ -107,9 +108,9 @@ static void child_error(const char *full, const char *why, void *ctx)
 
 static int push_new(const char *path, void *ctx)
 {
-	static struct apx_run_seen seen;	/* one command: one list */
+	struct list *l = ctx;
 
-	return apx_run_seen_before(&seen, path) ? 0 : push(path, ctx);
+	return apx_run_seen_before(l->seen, path) ? 0 : push(path, ctx);
 }
 
 static void free_paths(char **p, size_t n)
@@ -122,7 +123,8 @@ static void free_paths(char **p, size_t n)
 /* The files to read: the named ones once each, and (unless single) their runs' FILE.<pid>. */
 static int collect(char **named, size_t n, int single, char ***ret, size_t *ret_n)
 {
-	struct list l = { 0 };
+	static struct apx_run_seen seen;	/* large: not on the stack */
+	struct list l = { .seen = &seen };
 
 	for (size_t i = 0; i < n; i++) {
 		char id[128];

@@ -139,6 +139,11 @@ extern const struct apx_source apx_source_callbacks;	/* src_callbacks.c */
 extern const struct apx_source apx_source_activity;	/* src_activity.c */
 extern const struct apx_source apx_source_cpu;		/* proc.c */
 
+/* The table: the sources in start order (inject.c defines it and starts them; the writer
+ * thread drains and finishes them). */
+extern const struct apx_source *const apx_sources[];
+extern const size_t apx_nsources;
+
 #define APX_NFATAL 6
 
 /*

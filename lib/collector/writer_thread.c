@@ -17,10 +17,6 @@
 
 #include "base/banned.h"
 
-/* the sources in start order; inject.c starts them, this thread drains and finishes them */
-extern const struct apx_source *const apx_sources[];
-extern const size_t apx_nsources;
-
 void apx_add_kv(struct apx_collector *c, const char *key, const char *value)
 {
 	struct apx_rec rec;
