@@ -1,10 +1,10 @@
 #!/bin/bash
 # full.sh BUILD start|collect - the whole overhead benchmark of issue 11 on the GPU machine,
-# which takes longer than one device call may (about 20 minutes): `start` launches run.py for
-# all four programs and six modes, 5 rounds, and launch_check.sh after it, detached (setsid) so
-# that it outlives the call, logging to /tmp/apx-overhead/; `collect` waits for it (up to
-# 9 minutes a call: call it again while it says "running") and copies the table and the raw
-# results to $OUT. The device machine must stay held between the calls (call again within its
+# which takes longer than one device call may (about 17 minutes): `start` launches run.py for
+# all four programs and six modes, 5 rounds (with run.py's launch-bound check at the end),
+# detached (setsid) so that it outlives the call, logging to /tmp/apx-overhead/; `collect`
+# waits for it (up to 9 minutes a call: call it again while it says "running") and copies the
+# table, the raw results and the light traces to $OUT. The device machine must stay held between the calls (call again within its
 # warm period).
 set -u
 build=$(cd "$1" && pwd)
@@ -18,9 +18,8 @@ start)
 		export LD_LIBRARY_PATH=$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 	fi
 	setsid bash -c "PYTHONUNBUFFERED=1 python3 '$here/run.py' '$build' --out '$dir' \
-		--modes none,floor,light,api,torch,nsys,graph --rounds 5 >'$dir/run.log' 2>&1; \
-		OUT='$dir/lb' PIN='taskset -c 2-9' bash '$here/launch_check.sh' '$build' 5 \
-		>'$dir/launch_check.log' 2>&1; touch '$dir/done'" </dev/null >/dev/null 2>&1 &
+		--modes none,floor,light,api,torch,nsys,graph --rounds 5 --keep resnet,gpt,hf,tiny \
+		>'$dir/run.log' 2>&1; touch '$dir/done'" </dev/null >/dev/null 2>&1 &
 	echo "started; logs in $dir"
 	;;
 collect)
@@ -33,10 +32,8 @@ collect)
 		echo "running: call collect again"
 		exit 3
 	fi
-	cp "$dir/run.log" "$dir/launch_check.log" "$dir/results.json" "${OUT:-.}/" 2>/dev/null
-	cp "$dir/lb/tiny_light.apx" "${OUT:-.}/" 2>/dev/null
+	cp "$dir/run.log" "$dir/results.json" "$dir"/*.apx "${OUT:-.}/" 2>/dev/null
 	sed -n '/^overhead (/,$p' "$dir/run.log"
-	cat "$dir/launch_check.log"
 	;;
 *)
 	echo "usage: full.sh BUILD start|collect" >&2

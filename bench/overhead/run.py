@@ -7,7 +7,8 @@ One process per (program, mode, round) runs programs.py, pinned to the same CPUs
 each round runs every program under every mode once, in an order rotated from round to round,
 so all modes see the same machine state (interleaved). A process's number is the median time
 per step of its timed blocks. Budget: a process takes 6-16 s on the H200 machine (torch import,
-model build, warm-up, 5 blocks), so 4 programs x 6 modes x 5 rounds is about 20 minutes:
+model build, warm-up, 5 blocks), so 4 programs x 6 modes x 5 rounds (api on the transformer only) is about 17
+minutes:
 split it over calls with --programs, or run it in the background and collect it. Per program and
 mode: ratio = step time / the no-profiler step time of the same round; the table gives the
 median of the rounds' ratios with a 95 % bootstrap interval, and the added host time per
@@ -41,6 +42,8 @@ ap.add_argument("--modes", default="none,floor,light,api,torch,nsys")
 ap.add_argument("--rounds", type=int, default=5)
 ap.add_argument("--budget", type=float, default=0, help="no new round after S seconds (0: none)")
 ap.add_argument("--out", default=os.environ.get("OUT") or tempfile.mkdtemp(prefix="apx-bench-"))
+ap.add_argument("--api-programs", default="gpt",
+                help="programs the api mode runs for (it is priced on the transformer only)")
 ap.add_argument("--keep", default="", help="copy the light traces of these programs to --out")
 ap.add_argument("--cpus", default=os.environ.get("BENCH_CPUS", "2-9"),
                 help="taskset CPU list every process runs on ('' = no pinning): the same cores "
@@ -107,6 +110,8 @@ traces = {}     # program -> a light trace
 def one(prog, mode, rnd):
     how, extra, opts = MODES[mode]
     if mode == "graph" and prog != "tiny":
+        return
+    if mode == "api" and prog not in args.api_programs.split(","):
         return
     env = dict(os.environ)
     for k in ("CUDA_INJECTION64_PATH", "LD_PRELOAD", "NVTX_INJECTION64_PATH", "APX_KINDS", "APX_OFF"):
@@ -201,7 +206,7 @@ def launch_bound_check():
     none = statistics.median(res[("tiny", "none")].values())
     graph = statistics.median(res[("tiny", "graph")].values())
     if args.keep and "tiny" in args.keep.split(","):
-        shutil.copy(t, os.path.join(args.out, "tiny_light.apx"))
+        shutil.copy(t, os.path.join(args.out, "tiny_calibrated.apx"))
     out = {"estimate_ms_per_step": est / 1e6 / steps if steps else None,
            "measured_ms_per_step": none - graph, "steps": steps, "evidence": cost_ns}
     if out["estimate_ms_per_step"] and out["measured_ms_per_step"] > 0:
