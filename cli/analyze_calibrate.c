@@ -39,8 +39,7 @@ extern char **environ;
 
 #define CALIBRATE_TIMEOUT_MS 60000
 
-/* Environment for apx-calibrate: ours without the collector's variables, plus extra. */
-static char **child_env(char *const *extra, size_t nextra)
+char **apx_tool_env(char *const *extra, size_t nextra)
 {
 	static const char *const drop[] = { "CUDA_INJECTION64_PATH=", "LD_PRELOAD=",
 					    "NVTX_INJECTION64_PATH=", "APX_OUTPUT=", "APX_ROOT_PID=",
@@ -221,7 +220,7 @@ int apx_analyze_calibrate(const char *inject_lib, const char *level, uint64_t *r
 	snprintf(tool, sizeof(tool), "%.*s/apx-calibrate", (int)(slash - inject_lib), inject_lib);
 	if (access(tool, X_OK) < 0)
 		return -ENOENT;
-	env = child_env(NULL, 0);
+	env = apx_tool_env(NULL, 0);
 	if (!env)
 		return -ENOMEM;
 	r = run_tool(tool, env, &plain);
@@ -238,7 +237,7 @@ int apx_analyze_calibrate(const char *inject_lib, const char *level, uint64_t *r
 		static char flush_env[] = "APX_FLUSH_MS=60000";
 		char *extra[] = { lib_env, level_env, out_env, flush_env };
 
-		env = child_env(extra, 4);
+		env = apx_tool_env(extra, 4);
 	}
 	if (!env) {
 		(void)rmdir(dir);

@@ -40,6 +40,19 @@ int apx_cmd_analyze(int argc, char **argv);
 extern const char apx_cmd_analyze_usage[];
 /* analyze_calibrate.c: the collector's cost per kernel launch on this machine (cached). */
 int apx_analyze_calibrate(const char *inject_lib, const char *level, uint64_t *ret_ns);
+/* Environment for a helper tool run by apx analyze (apx-calibrate, apx-metrics): ours without
+ * the collector's variables, plus extra (calloc'd array; free it, not its strings). */
+char **apx_tool_env(char *const *extra, size_t nextra);
+
+/* analyze_metrics.c: --metrics[=SET], --metrics-list, --metrics-frequency (PM sampling). */
+struct apx_metrics_opts {
+	const char *spec;		/* set name or list; NULL: no metrics */
+	unsigned hz;			/* 0: default */
+};
+/* Check the options with apx-metrics (beside inject_lib) against this machine's GPU and put
+ * them into the program's environment; "help" lists the sets and the GPU's metrics. Returns
+ * an exit status; *stop = 1 when apx must exit with it now (help, or a metric refused). */
+int apx_analyze_metrics(const char *inject_lib, const struct apx_metrics_opts *m, int *stop);
 
 /* Print the usage of cmd to stdout (for --help) */
 void apx_cli_print_usage(const char *name);

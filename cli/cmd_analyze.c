@@ -36,6 +36,7 @@
 #include "base/termsafe.h"
 #include "cli/cli.h"
 #include "cli/run_files.h"
+#include "collector/pm_sets.h"
 
 #include "base/banned.h"
 
@@ -58,6 +59,12 @@ const char apx_cmd_analyze_usage[] =
 	"      --delay S       start collecting S seconds after the program starts\n"
 	"      --duration S    stop collecting S seconds after collection started\n"
 	"      --python PATH   Python interpreter for script.py (default: $APX_PYTHON or python3)\n"
+	"      --metrics[=SET] device metrics by PM sampling, every device the program uses:\n"
+	"                      SET summary (default: SM/GR active, warp occupancy, tensor pipe,\n"
+	"                      DRAM and PCIe bytes) or throughput; --metrics help lists the\n"
+	"                      sets and this GPU's metrics\n"
+	"      --metrics-list M,...  your own metrics (CUPTI names, one pass together)\n"
+	"      --metrics-frequency HZ  samples per second (default 1000, at most 10000)\n"
 	"  -q, --quiet         no summary\n"
 	"  -h, --help          show this help\n"
 	"\n"
@@ -686,12 +693,16 @@ int apx_cmd_analyze(int argc, char **argv)
 		{ "delay", required_argument, NULL, 'D' },
 		{ "duration", required_argument, NULL, 'U' },
 		{ "python", required_argument, NULL, 'P' },
+		{ "metrics", optional_argument, NULL, 'M' },
+		{ "metrics-list", required_argument, NULL, 'L' },
+		{ "metrics-frequency", required_argument, NULL, 'F' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *output = "data.apx", *level = "light", *python = getenv("APX_PYTHON");
-	uint64_t delay_ns = 0, duration_ns = 0;
+	uint64_t delay_ns = 0, duration_ns = 0, hz;
+	struct apx_metrics_opts metrics = { 0 };
 	int force = 0, quiet = 0, c, nchild;
 	char path[PATH_MAX], lib[PATH_MAX], run_id[96], old_run[128];
 	struct run_info ri = { 0 };
@@ -728,6 +739,21 @@ int apx_cmd_analyze(int argc, char **argv)
 		case 'P':
 			python = optarg;
 			break;
+		case 'M':	/* --metrics, --metrics=SET, and --metrics help */
+			metrics.spec = optarg ? optarg : "summary";
+			if (!optarg && optind < argc && !strcmp(argv[optind], "help"))
+				metrics.spec = argv[optind++];
+			break;
+		case 'L':
+			metrics.spec = optarg;
+			break;
+		case 'F':
+			if (apx_parse_u64(optarg, APX_PM_HZ_MAX, &hz) < 0 || !hz)
+				return apx_cli_usage_error("analyze", "--metrics-frequency takes a whole "
+							   "number of Hz from 1 to %u, not '%s'",
+							   APX_PM_HZ_MAX, optarg);
+			metrics.hz = (unsigned)hz;
+			break;
 		case 'q':
 			quiet = 1;
 			break;
@@ -740,6 +766,15 @@ int apx_cmd_analyze(int argc, char **argv)
 		default:
 			return apx_cli_usage_error("analyze", "unknown option '%s'", argv[optind - 1]);
 		}
+	}
+	if (metrics.hz && !metrics.spec)
+		return apx_cli_usage_error("analyze", "--metrics-frequency needs --metrics or "
+					   "--metrics-list");
+	if (metrics.spec && !strcmp(metrics.spec, "help")) {
+		int stop;
+
+		have_lib = find_inject_lib(lib, sizeof(lib)) == 0;
+		return apx_analyze_metrics(have_lib ? lib : NULL, &metrics, &stop);
 	}
 	if (optind >= argc)
 		return apx_cli_usage_error("analyze", "no script or command given");
@@ -789,6 +824,12 @@ int apx_cmd_analyze(int argc, char **argv)
 		if (prev && *prev && strcmp(prev, lib) && strcmp(prev, "none"))
 			apx_log_warn("analyze: replacing CUDA_INJECTION64_PATH='%s' by apx's collector",
 				     prev);
+		int stop, rc = apx_analyze_metrics(lib, &metrics, &stop);
+
+		if (stop) {
+			free(targv);
+			return rc;
+		}
 		setenv("CUDA_INJECTION64_PATH", lib, 1);
 		preload_watch(lib);
 		calibrate(lib, level);

@@ -16,7 +16,8 @@ launch (kernels + copies + memsets per step, counted in the light trace).
 
 Modes (MODES below): none; floor (bench/overhead/floor.c: CUPTI with the same activity kinds
 and no processing); light and api (`apx analyze`); torch (torch.profiler, CPU + CUDA); nsys
-(`nsys profile -t cuda -s none`, found on PATH or in Nsight Compute's folder); and the
+(`nsys profile -t cuda -s none`, found on PATH or in Nsight Compute's folder); metrics (light
+with `--metrics`: PM sampling of the summary set at 1 kHz, issue 13); and the
 per-feature variants used to price each part of the collector (light-*: one feature or kind
 off; floor-*: one CUPTI feature on). `graph` runs the tiny loop from a CUDA graph without a
 profiler: the launch-bound check compares apx's launch-bound estimate from the light trace
@@ -85,6 +86,7 @@ MODES = {
     "floor-attrs": ("floor", {"APX_FLOOR_KINDS": FLOOR_LIGHT, "APX_FLOOR_ATTRS": "1"}, []),
     "light": ("apx", {}, ["--level", "light"]),
     "api": ("apx", {}, ["--level", "api"]),
+    "metrics": ("apx", {}, ["--level", "light", "--metrics"]),     # + PM sampling, 1 kHz
     "light-direct": ("inject", {}, []),
     "light-oldsync": ("apx", {"APX_KINDS": "+sync,-hostsync"}, ["--level", "light"]),
     "light-nohostsync": ("apx", {"APX_KINDS": "-hostsync"}, ["--level", "light"]),

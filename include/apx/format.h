@@ -377,6 +377,7 @@ enum apx_metric_field {
 	APX_METRIC_PID,			/* 0 = device-wide */
 	APX_METRIC_VALUE,		/* f64 */
 	APX_METRIC_UNIT,		/* string id */
+	APX_METRIC_END_NS,		/* span: end of the sample's interval (PM sampling) */
 	APX_METRIC__COUNT,
 };
 

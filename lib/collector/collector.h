@@ -7,8 +7,8 @@
  *     clock, then every source's start() in table order; exit and fork handling.
  *   - the sources, one file each: src_callbacks.c (API/resource callbacks on application
  *     threads), src_activity.c (CUPTI activity buffers: CUPTI's threads hand them over, the
- *     writer decodes them), proc.c (CPU sampler). PM sampling, range profiling, Python stacks
- *     and the NCCL plugin are further rows of the same table.
+ *     writer decodes them), proc.c (CPU sampler), src_pmsampling.c (device metrics, writer
+ *     side). Range profiling, Python stacks and the NCCL plugin are further rows of the table.
  *   - writer_thread.c: the one thread that owns the .apx writer: drains the event ring and
  *     every source, flushes the file every period.
  *   - ring.c: the typed event ring, application threads -> writer.
@@ -138,6 +138,11 @@ struct apx_source {
 extern const struct apx_source apx_source_callbacks;	/* src_callbacks.c */
 extern const struct apx_source apx_source_activity;	/* src_activity.c */
 extern const struct apx_source apx_source_cpu;		/* proc.c */
+extern const struct apx_source apx_source_pmsampling;	/* src_pmsampling.c */
+
+/* src_pmsampling.c: a context exists on device (context-creation callback, any thread): the
+ * writer enables PM sampling there when metrics were asked for. Lock-free, allocates nothing. */
+void apx_pm_device_seen(uint32_t device);
 
 /* The table: the sources in start order (inject.c defines it and starts them; the writer
  * thread drains and finishes them). */

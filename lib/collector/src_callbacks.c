@@ -12,7 +12,8 @@
  *     process, which costs far more than the waits it reports (docs/collector.md, "Cost");
  *   - L2 persistence: cuCtxSetLimit(PERSISTING_L2), cuCtxResetPersistingL2Cache, stream and
  *     graph-node access-policy windows, and (level api) windows given as launch attributes;
- *   - the first context creation, which configures the unified-memory counters.
+ *   - context creations: the first configures the unified-memory counters; each marks its
+ *     device for PM sampling (src_pmsampling.c) when metrics were asked for.
  */
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -248,9 +249,11 @@ static void on_resource(struct apx_collector *c, CUpti_CallbackId cbid, const CU
 	if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
 		uint32_t dev = 0;
 
-		if ((c->kinds & APX_K_UVM) && !atomic_load(&c->uvm_done) &&
-		    cuptiGetDeviceId(rd->context, &dev) == CUPTI_SUCCESS)
+		if (cuptiGetDeviceId(rd->context, &dev) != CUPTI_SUCCESS)
+			return;
+		if ((c->kinds & APX_K_UVM) && !atomic_load(&c->uvm_done))
 			apx_activity_configure_uvm(c, dev);
+		apx_pm_device_seen(dev);
 		return;
 	}
 	if (cbid == CUPTI_CBID_RESOURCE_STREAM_ATTRIBUTE_CHANGED) {

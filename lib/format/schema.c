@@ -228,6 +228,7 @@ static const struct apx_field_desc metric_fields[] = {
 	[APX_METRIC_PID] = { "pid", APX_FK_UINT },
 	[APX_METRIC_VALUE] = { "value", APX_FK_F64 },
 	[APX_METRIC_UNIT] = { "unit", APX_FK_UINT },
+	[APX_METRIC_END_NS] = { "end_ns", APX_FK_SPAN },
 };
 
 static const struct apx_field_desc counter_fields[] = {

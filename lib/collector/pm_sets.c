@@ -1,0 +1,123 @@
+/*
+ * pm_sets.c - the named metric sets of `apx analyze --metrics` and the parser of a metric
+ * specification (pm_sets.h). The sets hold only metrics that GH100's PM sampler collects in
+ * one pass together (checked with the CUPTI host API by ctest metrics-host: PM sampling
+ * refuses multi-pass configurations), modelled on the GPU-metric sets of seed 001 §2.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "collector/pm_sets.h"
+
+#include "base/banned.h"
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+static const struct apx_pm_metric summary[] = {
+	{ "gr__cycles_active.avg.pct_of_peak_sustained_elapsed", "GR active", "%" },
+	{ "sm__cycles_active.avg.pct_of_peak_sustained_elapsed", "SM active", "%" },
+	{ "sm__warps_active.avg.pct_of_peak_sustained_elapsed", "warp occupancy", "%" },
+	{ "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed", "tensor pipe", "%" },
+	{ "dram__bytes_read.sum.per_second", "DRAM read", "B/s" },
+	{ "dram__bytes_write.sum.per_second", "DRAM write", "B/s" },
+	{ "pcie__read_bytes.sum.per_second", "PCIe read", "B/s" },
+	{ "pcie__write_bytes.sum.per_second", "PCIe write", "B/s" },
+};
+
+static const struct apx_pm_metric throughput[] = {
+	{ "sm__cycles_active.avg.pct_of_peak_sustained_elapsed", "SM active", "%" },
+	{ "sm__issue_active.avg.pct_of_peak_sustained_elapsed", "SM issue active", "%" },
+	{ "sm__inst_executed.avg.pct_of_peak_sustained_elapsed", "instructions", "%" },
+	{ "dram__throughput.avg.pct_of_peak_sustained_elapsed", "DRAM throughput", "%" },
+	{ "dram__bytes_read.sum.per_second", "DRAM read", "B/s" },
+	{ "dram__bytes_write.sum.per_second", "DRAM write", "B/s" },
+	{ "lts__t_sectors.sum.per_second", "L2 sectors", "sector/s" },
+	{ "lts__t_sectors_srcunit_tex.sum.per_second", "L2 sectors from L1", "sector/s" },
+	{ "pcie__throughput.avg.pct_of_peak_sustained_elapsed", "PCIe throughput", "%" },
+};
+
+static const struct apx_pm_set sets[] = {
+	{ "summary", "SM/GR active, warp occupancy, tensor pipe, DRAM and PCIe bytes", summary,
+	  N(summary) },
+	{ "throughput", "SM issue and instruction rates, DRAM, L2 and PCIe throughput", throughput,
+	  N(throughput) },
+};
+
+const struct apx_pm_set *apx_pm_sets(size_t *ret_n)
+{
+	*ret_n = N(sets);
+	return sets;
+}
+
+static int name_char(char ch)
+{
+	return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+	       ch == '_' || ch == '.';
+}
+
+static int parse_list(const char *text, struct apx_pm_spec *out, char *err, size_t errlen)
+{
+	const char *p = text;
+	char *dst = out->buf;
+
+	out->set = "custom";
+	while (*p) {
+		size_t len = 0;
+
+		while (p[len] && p[len] != ',')
+			len++;
+		if (!len) {
+			snprintf(err, errlen, "empty metric name in the list");
+			return -1;
+		}
+		for (size_t i = 0; i < len; i++)
+			if (!name_char(p[i])) {
+				snprintf(err, errlen, "metric %zu of the list: character 0x%02x is not "
+					 "part of a metric name (letters, digits, '_' and '.')",
+					 out->n + 1, (unsigned)(unsigned char)p[i]);
+				return -1;
+			}
+		if (len >= APX_PM_NAME_MAX) {
+			snprintf(err, errlen, "metric %zu of the list is longer than %d bytes",
+				 out->n + 1, APX_PM_NAME_MAX - 1);
+			return -1;
+		}
+		if (out->n == APX_PM_METRICS_MAX) {
+			snprintf(err, errlen, "more than %d metrics", APX_PM_METRICS_MAX);
+			return -1;
+		}
+		if (!memchr(p, '.', len)) {
+			snprintf(err, errlen, "'%.*s' is neither a metric set (%s, %s) nor a metric "
+				 "name (names look like dram__bytes_read.sum)", (int)len, p,
+				 sets[0].name, sets[1].name);
+			return -1;
+		}
+		memcpy(dst, p, len);
+		dst[len] = '\0';
+		out->m[out->n++] = (struct apx_pm_metric){ dst, dst, "" };
+		dst += len + 1;
+		p += len;
+		if (*p == ',' && !*++p) {
+			snprintf(err, errlen, "empty metric name at the end of the list");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int apx_pm_spec_parse(const char *text, struct apx_pm_spec *out, char *err, size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	if (!text || !*text) {
+		snprintf(err, errlen, "no metric set or metric names given");
+		return -1;
+	}
+	for (size_t i = 0; i < N(sets); i++)
+		if (!strcmp(text, sets[i].name)) {
+			out->set = sets[i].name;
+			memcpy(out->m, sets[i].metrics, sets[i].n * sizeof(sets[i].metrics[0]));
+			out->n = sets[i].n;
+			return 0;
+		}
+	return parse_list(text, out, err, errlen);
+}
