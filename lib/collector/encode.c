@@ -6,6 +6,7 @@
  * table filled by the API callbacks (joined by correlation id). CUPTI enums that apx mirrors
  * one to one (memory kinds, sync types) are copied after a range check.
  */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -311,9 +312,29 @@ static void enc_uvm(struct apx_enc *e, const CUpti_ActivityUnifiedMemoryCounter3
 	e->others++;
 }
 
+/* The most L2 a context can set aside for persisting accesses (CUPTI's device record does not
+ * carry it): the driver's attribute, through the libcuda the program has loaded (the collector
+ * links none). 0 when it cannot be asked. Writer thread, once per device record. */
+static uint64_t persist_l2_max(uint32_t device)
+{
+	static CUresult (*get)(int *, CUdevice_attribute, CUdevice);
+	static int looked;
+	int v = 0;
+
+	if (!looked) {
+		looked = 1;
+		*(void **)&get = dlsym(RTLD_DEFAULT, "cuDeviceGetAttribute");
+	}
+	if (!get || get(&v, CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE, (CUdevice)device) !=
+	    CUDA_SUCCESS || v < 0)
+		return 0;
+	return (uint64_t)v;
+}
+
 static void enc_device(struct apx_enc *e, const CUpti_ActivityDevice5 *d)
 {
 	struct apx_rec rec;
+	uint64_t persist;
 
 	apx_rec_init(&rec, APX_REC_DEVICE);
 	rec.v[APX_DEVICE_ID] = d->id;
@@ -333,6 +354,8 @@ static void enc_device(struct apx_enc *e, const CUpti_ActivityDevice5 *d)
 	rec.v[APX_DEVICE_WARP_SIZE] = d->numThreadsPerWarp;
 	rec.v[APX_DEVICE_SMEM_PER_BLOCK_OPTIN] = d->maxSharedMemoryPerBlock;
 	rec.v[APX_DEVICE_MIG] = d->isMigEnabled ? 1 : 0;
+	if ((persist = persist_l2_max(d->id)) != 0)
+		rec.v[APX_DEVICE_PERSIST_L2_MAX_BYTES] = persist;
 	add(e, &rec);
 }
 
