@@ -1,7 +1,9 @@
 /*
  * analyze_metrics.c - `apx analyze --metrics[=SET] [--metrics-list M,...]
  * [--metrics-frequency HZ]`: device metrics by CUPTI PM sampling (issue 13; the collector's
- * src_pmsampling.c does the sampling). Called by cmd_analyze.c before the program starts: the
+ * src_pmsampling.c does the sampling), and `--replay [--kernels REGEX] [--replay-max N]`:
+ * per-kernel counters by kernel replay (src_replay.c). The two exclude each other (one
+ * profiling session per device). Called by cmd_analyze.c before the program starts: the
  * specification is parsed here (pm_sets.c) and then checked by apx-metrics (beside
  * libapx-inject.so) against this machine's GPU, so that an unknown, absent or multi-pass
  * metric is refused with its name and reason before anything runs. Without a GPU here the
@@ -10,6 +12,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <regex.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +68,30 @@ int apx_analyze_metrics(const char *inject_lib, const struct apx_metrics_opts *m
 	char err[400], hz[16];
 
 	*stop = 0;
+	if (m->replay) {
+		regex_t re;
+
+		*stop = 1;
+		if (m->spec)
+			return apx_cli_usage_error("analyze", "--replay and --metrics cannot run "
+						   "together: a device has one profiling session");
+		if (m->kernels) {
+			if (regcomp(&re, m->kernels, REG_EXTENDED | REG_NOSUB))
+				return apx_cli_usage_error("analyze", "--kernels: not an extended "
+							   "regular expression");
+			regfree(&re);
+			setenv("APX_REPLAY_KERNELS", m->kernels, 1);
+		}
+		snprintf(hz, sizeof(hz), "%u", m->replay_max ? m->replay_max : 5);
+		setenv("APX_REPLAY_MAX", hz, 1);
+		setenv("APX_REPLAY", "1", 1);
+		*stop = 0;
+		return APX_EXIT_OK;
+	}
+	if (m->kernels || m->replay_max) {
+		*stop = 1;
+		return apx_cli_usage_error("analyze", "--kernels and --replay-max need --replay");
+	}
 	if (!m->spec)
 		return APX_EXIT_OK;
 	if (!strcmp(m->spec, "help")) {

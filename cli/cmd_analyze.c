@@ -65,6 +65,11 @@ const char apx_cmd_analyze_usage[] =
 	"                      sets and this GPU's metrics\n"
 	"      --metrics-list M,...  your own metrics (CUPTI names, one pass together)\n"
 	"      --metrics-frequency HZ  samples per second (default 1000, at most 10000)\n"
+	"      --replay        per-kernel counters (occupancy, throughput, hit rates, DRAM\n"
+	"                      bytes, warp stalls) by replaying a sample of launches of each\n"
+	"                      kernel: the first N, then launches 2N, 4N, ... (slow for those)\n"
+	"      --kernels REGEX replay only kernels whose symbol name matches (extended regex)\n"
+	"      --replay-max N  N of --replay (default 5)\n"
 	"  -q, --quiet         no summary\n"
 	"  -h, --help          show this help\n"
 	"\n"
@@ -696,6 +701,9 @@ int apx_cmd_analyze(int argc, char **argv)
 		{ "metrics", optional_argument, NULL, 'M' },
 		{ "metrics-list", required_argument, NULL, 'L' },
 		{ "metrics-frequency", required_argument, NULL, 'F' },
+		{ "replay", no_argument, NULL, 'R' },
+		{ "kernels", required_argument, NULL, 'K' },
+		{ "replay-max", required_argument, NULL, 'N' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -754,6 +762,18 @@ int apx_cmd_analyze(int argc, char **argv)
 							   APX_PM_HZ_MAX, optarg);
 			metrics.hz = (unsigned)hz;
 			break;
+		case 'R':
+			metrics.replay = 1;
+			break;
+		case 'K':
+			metrics.kernels = optarg;
+			break;
+		case 'N':
+			if (apx_parse_u64(optarg, 1000000, &hz) < 0 || !hz)
+				return apx_cli_usage_error("analyze", "--replay-max takes a whole number "
+							   "from 1 to 1000000, not '%s'", optarg);
+			metrics.replay_max = (unsigned)hz;
+			break;
 		case 'q':
 			quiet = 1;
 			break;
@@ -770,7 +790,7 @@ int apx_cmd_analyze(int argc, char **argv)
 	if (metrics.hz && !metrics.spec)
 		return apx_cli_usage_error("analyze", "--metrics-frequency needs --metrics or "
 					   "--metrics-list");
-	if (metrics.spec && !strcmp(metrics.spec, "help")) {
+	if (metrics.spec && !strcmp(metrics.spec, "help") && !metrics.replay) {
 		int stop;
 
 		have_lib = find_inject_lib(lib, sizeof(lib)) == 0;

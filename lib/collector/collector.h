@@ -8,7 +8,8 @@
  *   - the sources, one file each: src_callbacks.c (API/resource callbacks on application
  *     threads), src_activity.c (CUPTI activity buffers: CUPTI's threads hand them over, the
  *     writer decodes them), proc.c (CPU sampler), src_pmsampling.c (device metrics, writer
- *     side). Range profiling, Python stacks and the NCCL plugin are further rows of the table.
+ *     side), src_replay.c (kernel replay with the range profiler). Python stacks and the
+ *     NCCL plugin are further rows of the table.
  *   - writer_thread.c: the one thread that owns the .apx writer: drains the event ring and
  *     every source, flushes the file every period.
  *   - ring.c: the typed event ring, application threads -> writer.
@@ -82,6 +83,8 @@ enum apx_ev_kind {
 	APX_EV_CONFIG = 1,	/* fields below describe an APX_REC_CONFIG record */
 	APX_EV_DEGRADED = 2,	/* text (static storage) + err */
 	APX_EV_SYNC = 3,	/* a host synchronization: ts_ns .. end_ns, sync_kind */
+	APX_EV_COUNTER = 4,	/* a replayed kernel's counter: corr, device, cfg_kind = metric
+				 * of the replay set, value = f64 bits, target = passes */
 };
 
 /* One event of the ring; seq = ring position + 1 once complete. */
@@ -139,10 +142,17 @@ extern const struct apx_source apx_source_callbacks;	/* src_callbacks.c */
 extern const struct apx_source apx_source_activity;	/* src_activity.c */
 extern const struct apx_source apx_source_cpu;		/* proc.c */
 extern const struct apx_source apx_source_pmsampling;	/* src_pmsampling.c */
+extern const struct apx_source apx_source_replay;	/* src_replay.c */
 
 /* src_pmsampling.c: a context exists on device (context-creation callback, any thread): the
  * writer enables PM sampling there when metrics were asked for. Lock-free, allocates nothing. */
 void apx_pm_device_seen(uint32_t device);
+
+/* src_replay.c (apx analyze --replay): whether launches must be seen; a new context (enables
+ * the range profiler on it); a launch callback, enter and exit (application threads). */
+int apx_replay_wanted(void);
+void apx_replay_context(CUcontext ctx, uint32_t device);
+void apx_replay_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb);
 
 /* The table: the sources in start order (inject.c defines it and starts them; the writer
  * thread drains and finishes them). */

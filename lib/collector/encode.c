@@ -13,6 +13,7 @@
 #include <cupti.h>
 
 #include "collector/collector.h"
+#include "collector/pm_sets.h"
 
 #include "base/banned.h"
 
@@ -490,6 +491,28 @@ void apx_enc_event(struct apx_enc *e, const struct apx_event *ev)
 		apx_rec_set_str(&rec, APX_KV_KEY, "degraded");
 		apx_rec_set_bytes(&rec, APX_KV_VALUE, msg, n > 0 ? (size_t)n : 0);
 		add(e, &rec);
+		return;
+	}
+	if (ev->kind == APX_EV_COUNTER) {	/* a replayed kernel's counter (src_replay.c) */
+		static uint32_t ids[APX_PM_METRICS_MAX];
+		const struct apx_pm_set *set = apx_pm_replay_set();
+		double v;
+
+		if (ev->cfg_kind >= set->n)
+			return;
+		if (!ids[ev->cfg_kind])
+			(void)apx_writer_intern(e->w, set->metrics[ev->cfg_kind].name,
+						strlen(set->metrics[ev->cfg_kind].name),
+						&ids[ev->cfg_kind]);
+		memcpy(&v, &ev->value, sizeof(v));
+		apx_rec_init(&rec, APX_REC_COUNTER);
+		rec.v[APX_COUNTER_CORRELATION] = ev->corr;
+		rec.v[APX_COUNTER_NAME] = ids[ev->cfg_kind];
+		apx_rec_set_f64(&rec, APX_COUNTER_VALUE, v);
+		rec.v[APX_COUNTER_DEVICE] = ev->device;
+		rec.v[APX_COUNTER_PASSES] = ev->target;
+		add(e, &rec);
+		e->others++;
 		return;
 	}
 	if (ev->kind == APX_EV_SYNC) {	/* a host wait timed by the callbacks at enter and exit */

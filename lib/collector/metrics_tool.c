@@ -5,8 +5,9 @@
  * `apx analyze --metrics help` runs `apx-metrics sets` and `apx-metrics list`.
  *
  *   apx-metrics sets                         the named sets and their metrics
- *   apx-metrics check [--chip C] [--device N] [--quiet-no-gpu] SPEC
- *                                            a set or a list of metric names
+ *   apx-metrics check [--chip C] [--device N] [--quiet-no-gpu] SPEC|--replay
+ *                                            a set or a list of metric names, or the
+ *                                            replay set (range profiler: its passes)
  *   apx-metrics list [--chip C] [--device N] the chip's base metrics, with unit and meaning
  *
  * Without --chip the chip is the local GPU's (device N, default 0), whose counter-availability
@@ -32,6 +33,7 @@
 static const char usage[] =
 	"usage: apx-metrics sets\n"
 	"       apx-metrics check [--chip CHIP] [--device N] [--quiet-no-gpu] SET|METRIC[,...]\n"
+	"       apx-metrics check [--chip CHIP] [--device N] --replay\n"
 	"       apx-metrics list [--chip CHIP] [--device N]\n";
 
 /* Make device n's primary context current (libcuda is loaded at run time only). */
@@ -109,7 +111,7 @@ int main(int argc, char **argv)
 	const char *chip = NULL, *spec_text = NULL, *cmd = argc > 1 ? argv[1] : "";
 	uint8_t *avail = NULL;
 	char err[400];
-	int device = 0, rc, quiet_no_gpu = 0;
+	int device = 0, rc, quiet_no_gpu = 0, replay = 0;
 	uint64_t dev;
 
 	if (!strcmp(cmd, "sets") && argc == 2)
@@ -121,6 +123,8 @@ int main(int argc, char **argv)
 	for (int i = 2; i < argc; i++) {
 		if (!strcmp(argv[i], "--quiet-no-gpu"))
 			quiet_no_gpu = 1;
+		else if (!strcmp(argv[i], "--replay") && !strcmp(cmd, "check"))
+			replay = 1;
 		else if (!strcmp(argv[i], "--chip") && i + 1 < argc)
 			chip = argv[++i];
 		else if (!strcmp(argv[i], "--device") && i + 1 < argc &&
@@ -133,7 +137,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (!strcmp(cmd, "check") && !spec_text) {
+	if (!strcmp(cmd, "check") && !spec_text == !replay) {
 		fputs(usage, stderr);
 		return 2;
 	}
@@ -161,21 +165,28 @@ int main(int argc, char **argv)
 		struct apx_pm_spec spec;
 		struct apx_pm_host h;
 
-		if (apx_pm_spec_parse(spec_text, &spec, err, sizeof(err))) {
+		if (replay) {
+			const struct apx_pm_set *set = apx_pm_replay_set();
+
+			spec.set = set->name;
+			memcpy(spec.m, set->metrics, set->n * sizeof(set->metrics[0]));
+			spec.n = set->n;
+		} else if (apx_pm_spec_parse(spec_text, &spec, err, sizeof(err))) {
 			free(avail);
 			fprintf(stderr, "apx-metrics: %s\n", err);
 			return 1;
 		}
 		int own = avail != NULL;
 
-		rc = apx_pm_host_config(&h, chip, avail, &spec, err, sizeof(err));
+		rc = apx_pm_host_config(&h, replay ? APX_PM_RANGE : APX_PM_SAMPLER, chip, avail,
+					&spec, err, sizeof(err));
 		free(avail);
 		if (rc) {
 			fprintf(stderr, "apx-metrics: %s\n", err);
 			return 1;
 		}
-		printf("ok: %s: %zu metrics, %zu pass on %s%s\n", spec.set, spec.n, h.passes, chip,
-		       own ? " (this device's counters)" : "");
+		printf("ok: %s: %zu metrics, %zu pass%s on %s%s\n", spec.set, spec.n, h.passes,
+		       h.passes == 1 ? "" : "es", chip, own ? " (this device's counters)" : "");
 		apx_pm_host_free(&h);
 	}
 	return 0;

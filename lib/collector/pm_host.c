@@ -25,11 +25,13 @@ const char *apx_pm_result_name(int r)
 	return s;
 }
 
-static int host_new(struct CUpti_Profiler_Host_Object **obj, const char *chip, const uint8_t *avail)
+static int host_new(struct CUpti_Profiler_Host_Object **obj, enum apx_pm_profiler kind,
+		    const char *chip, const uint8_t *avail)
 {
 	CUpti_Profiler_Host_Initialize_Params p = { .structSize = CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE };
 
-	p.profilerType = CUPTI_PROFILER_TYPE_PM_SAMPLING;
+	p.profilerType = kind == APX_PM_RANGE ? CUPTI_PROFILER_TYPE_RANGE_PROFILER
+					      : CUPTI_PROFILER_TYPE_PM_SAMPLING;
 	p.pChipName = chip;
 	p.pCounterAvailabilityImage = avail;
 	if (cuptiProfilerHostInitialize(&p) != CUPTI_SUCCESS)
@@ -88,15 +90,15 @@ static int configure(struct CUpti_Profiler_Host_Object *obj, const char **names,
 }
 
 /* Why one metric alone is refused, into err; 0 when it alone is fine. */
-static int blame_one(const char *chip, const uint8_t *avail, const char *name, char *err,
-		     size_t errlen)
+static int blame_one(enum apx_pm_profiler kind, const char *chip, const uint8_t *avail,
+		     const char *name, char *err, size_t errlen)
 {
 	struct CUpti_Profiler_Host_Object *obj = NULL;
 	uint8_t *img = NULL;
 	size_t size = 0, passes = 0;
 	int r;
 
-	if (host_new(&obj, chip, avail))
+	if (host_new(&obj, kind, chip, avail))
 		return 0;
 	r = configure(obj, &name, 1, &img, &size, &passes);
 	host_del(obj);
@@ -112,7 +114,7 @@ static int blame_one(const char *chip, const uint8_t *avail, const char *name, c
 			 chip, apx_pm_result_name(r));
 		return -1;
 	}
-	if (passes > 1) {
+	if (kind == APX_PM_SAMPLER && passes > 1) {
 		snprintf(err, errlen, "metric '%s' needs %zu passes on %s; PM sampling collects "
 			 "single-pass metrics only (per-kernel replay can take it)", name, passes,
 			 chip);
@@ -121,24 +123,26 @@ static int blame_one(const char *chip, const uint8_t *avail, const char *name, c
 	return 0;
 }
 
-int apx_pm_host_config(struct apx_pm_host *h, const char *chip, const uint8_t *avail,
-		       const struct apx_pm_spec *spec, char *err, size_t errlen)
+int apx_pm_host_config(struct apx_pm_host *h, enum apx_pm_profiler kind, const char *chip,
+		       const uint8_t *avail, const struct apx_pm_spec *spec, char *err,
+		       size_t errlen)
 {
 	int r;
 
 	memset(h, 0, sizeof(*h));
+	h->kind = kind;
 	for (size_t i = 0; i < spec->n; i++)
 		h->names[i] = spec->m[i].name;
 	h->n = spec->n;
-	if (host_new(&h->obj, chip, avail)) {
+	if (host_new(&h->obj, kind, chip, avail)) {
 		snprintf(err, errlen, "the CUPTI profiler host does not know chip '%s'", chip);
 		return -1;
 	}
 	r = configure(h->obj, h->names, h->n, &h->config, &h->config_size, &h->passes);
-	if (!r && h->passes == 1)
+	if (!r && (h->passes == 1 || kind == APX_PM_RANGE))
 		return 0;
 	for (size_t i = 0; i < h->n; i++)
-		if (blame_one(chip, avail, h->names[i], err, errlen)) {
+		if (blame_one(kind, chip, avail, h->names[i], err, errlen)) {
 			apx_pm_host_free(h);
 			return -1;
 		}
@@ -185,7 +189,7 @@ long apx_pm_host_list(const char *chip, const uint8_t *avail,
 	struct CUpti_Profiler_Host_Object *obj = NULL;
 	long n = 0;
 
-	if (host_new(&obj, chip, avail)) {
+	if (host_new(&obj, APX_PM_SAMPLER, chip, avail)) {
 		snprintf(err, errlen, "the CUPTI profiler host does not know chip '%s'", chip);
 		return -1;
 	}

@@ -43,6 +43,46 @@ static const struct apx_pm_set sets[] = {
 	  N(throughput) },
 };
 
+#define STALL(r, what) \
+	{ "smsp__average_warp_latency_issue_stalled_" r ".ratio", "stall: " what, "cycles/inst" }
+
+/* What `apx analyze --replay` measures per replayed launch (range profiler, kernel replay): 12
+ * passes on GH100 (ctest metrics-host), the metrics of issue 13 item 2. The stall ratios are
+ * cycles per issued instruction that warps spent stalled for each reason. */
+static const struct apx_pm_metric replay[] = {
+	{ "gpu__time_duration.sum", "duration", "ns" },
+	{ "sm__warps_active.avg.pct_of_peak_sustained_active", "achieved occupancy", "%" },
+	{ "sm__throughput.avg.pct_of_peak_sustained_elapsed", "SM throughput", "%" },
+	{ "dram__throughput.avg.pct_of_peak_sustained_elapsed", "DRAM throughput", "%" },
+	{ "l1tex__t_sector_hit_rate.pct", "L1/shared hit rate", "%" },
+	{ "lts__t_sector_hit_rate.pct", "L2 hit rate", "%" },
+	{ "dram__bytes_read.sum", "DRAM read", "B" },
+	{ "dram__bytes_write.sum", "DRAM write", "B" },
+	{ "l1tex__data_bank_conflicts_pipe_lsu_mem_shared.sum", "shared bank conflicts", "" },
+	{ "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed", "tensor pipe", "%" },
+	{ "smsp__inst_executed.sum", "warp instructions", "" },
+	STALL("long_scoreboard", "global memory (long scoreboard)"),
+	STALL("short_scoreboard", "shared memory (short scoreboard)"),
+	STALL("mio_throttle", "shared memory queue (MIO throttle)"),
+	STALL("lg_throttle", "local/global queue (LG throttle)"),
+	STALL("barrier", "barrier"),
+	STALL("membar", "memory barrier"),
+	STALL("math_pipe_throttle", "math pipe throttle"),
+	STALL("wait", "fixed latency (wait)"),
+	STALL("not_selected", "not selected"),
+	STALL("selected", "selected (issuing)"),
+	STALL("no_instruction", "no instruction"),
+	STALL("dispatch_stall", "dispatch"),
+};
+
+const struct apx_pm_set *apx_pm_replay_set(void)
+{
+	static const struct apx_pm_set set = { "replay", "per-kernel counters by kernel replay",
+					       replay, N(replay) };
+
+	return &set;
+}
+
 const struct apx_pm_set *apx_pm_sets(size_t *ret_n)
 {
 	*ret_n = N(sets);

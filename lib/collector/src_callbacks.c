@@ -13,7 +13,9 @@
  *   - L2 persistence: cuCtxSetLimit(PERSISTING_L2), cuCtxResetPersistingL2Cache, stream and
  *     graph-node access-policy windows, and (level api) windows given as launch attributes;
  *   - context creations: the first configures the unified-memory counters; each marks its
- *     device for PM sampling (src_pmsampling.c) when metrics were asked for.
+ *     device for PM sampling (src_pmsampling.c) and enables kernel replay on the context
+ *     (src_replay.c) when they were asked for;
+ *   - with --replay, every kernel launch (cuLaunchKernel[Ex]), handed to src_replay.c.
  */
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -234,8 +236,13 @@ static void on_driver(struct apx_collector *c, CUpti_CallbackId cbid, const CUpt
 		return;
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
-		if (cb->callbackSite == CUPTI_API_ENTER)
+		if (c->api_level && cb->callbackSite == CUPTI_API_ENTER)
 			on_launch_ex(c, cb);
+		apx_replay_launch(cbid, cb);
+		return;
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+		apx_replay_launch(cbid, cb);
 		return;
 	default:
 		if (cb->callbackSite == CUPTI_API_EXIT)
@@ -254,6 +261,7 @@ static void on_resource(struct apx_collector *c, CUpti_CallbackId cbid, const CU
 		if ((c->kinds & APX_K_UVM) && !atomic_load(&c->uvm_done))
 			apx_activity_configure_uvm(c, dev);
 		apx_pm_device_seen(dev);
+		apx_replay_context(rd->context, dev);
 		return;
 	}
 	if (cbid == CUPTI_CBID_RESOURCE_STREAM_ATTRIBUTE_CHANGED) {
@@ -307,6 +315,10 @@ static const CUpti_CallbackId sync_cbids[] = {
 static const CUpti_CallbackId api_cbids[] = {
 	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
 };
+static const CUpti_CallbackId launch_cbids[] = {
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+};
 
 static int enable_all(struct apx_collector *c, const CUpti_CallbackId *ids, size_t n,
 		      const char *what)
@@ -348,6 +360,9 @@ static int callbacks_start(struct apx_collector *c)
 	if (c->api_level)
 		(void)enable_all(c, api_cbids, N(api_cbids),
 				 "api: cuLaunchKernelEx callback refused, no launch-attribute windows");
+	if (apx_replay_wanted())
+		(void)enable_all(c, launch_cbids, N(launch_cbids),
+				 "replay: a launch callback was refused, no kernel is replayed");
 	return 0;
 }
 

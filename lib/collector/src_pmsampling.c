@@ -152,7 +152,8 @@ static void enable(struct apx_collector *c, uint32_t i)
 		off(c, i, "no counter availability", r);
 		return;
 	}
-	r = apx_pm_host_config(&d->host, chip.pChipName, avail, &pm.spec, err, sizeof(err));
+	r = apx_pm_host_config(&d->host, APX_PM_SAMPLER, chip.pChipName, avail, &pm.spec, err,
+			       sizeof(err));
 	free(avail);
 	if (r) {
 		off(c, i, err, 0);

@@ -1,7 +1,8 @@
 #!/bin/bash
 # run_all.sh BUILD SRC - the collector on a real GPU: runs every example under `apx analyze`,
 # checks each trace with `apx info` and tests/gpu/check_facts.py, then the agreement check
-# with torch.profiler (agree.py) and the PM-sampling check (metrics_check.py). Builds nothing. Logs and traces go to $OUT (or a temporary
+# with torch.profiler (agree.py), the PM-sampling check (metrics_check.py) and kernel replay
+# against ncu (replay_check.py). Builds nothing. Logs and traces go to $OUT (or a temporary
 # folder), bundled as gpu-results.tar.gz. Exit 77 (skipped) without a CUDA GPU and PyTorch.
 set -u
 build=$(cd "$1" && pwd) src=$(cd "$2" && pwd)
@@ -63,5 +64,7 @@ python3 "$src/tests/gpu/agree.py" "$build" "$work" 2>&1 | tee "$out/agree.log"
 arc=${PIPESTATUS[0]}
 python3 "$src/tests/gpu/metrics_check.py" "$build" "$work/metrics" 2>&1 | tee "$out/metrics.log"
 mrc=${PIPESTATUS[0]}
+python3 "$src/tests/gpu/replay_check.py" "$build" "$work/replay" 2>&1 | tee "$out/replay.log"
+[ "${PIPESTATUS[0]}" = 0 ] || mrc=1
 tar -czf "$out/gpu-results.tar.gz" -C "$out" work 2>/dev/null && rm -rf "$work"
 [ "$rc" = 0 ] && [ "$arc" = 0 ] && [ "$mrc" = 0 ] && [ -z "${holder_failed:-}" ]

@@ -144,6 +144,16 @@ int main(void)
 		apx_enc_event(&enc, &early);
 		CHECK(enc.foreign_clock == 0);
 	}
+	{	/* a replayed kernel's L2 hit rate (src_replay.c), metric 5 of the replay set */
+		double v = 82.75;
+		struct apx_event ev = { .kind = APX_EV_COUNTER, .cfg_kind = 5, .corr = 11,
+					.device = 0, .target = 13 };
+
+		memcpy(&ev.value, &v, sizeof(v));
+		apx_enc_event(&enc, &ev);
+		ev.cfg_kind = 999;		/* not a metric of the set: dropped */
+		apx_enc_event(&enc, &ev);
+	}
 	CHECK(apx_enc_buffer(&enc, buf, used) == 7);
 	CHECK(enc.kernels == 1 && enc.memcpys == 1 && enc.hostptr_joined == 1 && !enc.foreign);
 	{	/* a cuCtxSynchronize seen by the callbacks: enter 5000, exit 9000 */
@@ -202,6 +212,12 @@ int main(void)
 				CHECK(x->v[APX_MEMCPY_HOST_ADDR] == 0x7f0000400000ull);
 				CHECK(x->v[APX_MEMCPY_STREAM] == 7 && x->v[APX_MEMCPY_COPY_COUNT] == 1);
 				break;
+			case APX_REC_COUNTER:
+				name = apx_reader_string(r, x->v[APX_COUNTER_NAME], &len);
+				CHECK(name && len == 26 && !memcmp(name, "lts__t_sector_hit_rate.pct", 26));
+				CHECK(apx_rec_f64(x, APX_COUNTER_VALUE) == 82.75);
+				CHECK(x->v[APX_COUNTER_CORRELATION] == 11 && x->v[APX_COUNTER_PASSES] == 13);
+				break;
 			case APX_REC_MEMSET:
 				CHECK(x->v[APX_MEMSET_BYTES] == 4096 && x->v[APX_MEMSET_FLAGS] == 1);
 				break;
@@ -241,7 +257,7 @@ int main(void)
 	}
 	CHECK(seen[APX_REC_KERNEL] == 1 && seen[APX_REC_MEMCPY] == 1 && seen[APX_REC_MEMSET] == 1);
 	CHECK(seen[APX_REC_MEMORY] == 1 && seen[APX_REC_SYNC] == 3 && seen[APX_REC_UVM] == 1);
-	CHECK(seen[APX_REC_DEVICE] == 1);
+	CHECK(seen[APX_REC_DEVICE] == 1 && seen[APX_REC_COUNTER] == 1);
 	apx_reader_close(r);
 	unlink(path);
 	if (failures)

@@ -34,6 +34,8 @@ expect "multi-pass metric refused with its pass count" 1 \
 expect "single-pass metrics that need passes together" 1 "need 2 passes together" -- \
 	"$tool" check --chip GH100 sm__issue_active.avg.pct_of_peak_sustained_elapsed,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_elapsed
 expect "unknown chip" 1 "does not know chip 'XX999'" -- "$tool" check --chip XX999 summary
+expect "the replay set: 23 metrics, 12 passes of the range profiler" 0 \
+	"ok: replay: 23 metrics, 12 passes on GH100" -- "$tool" check --chip GH100 --replay
 expect "list of a chip's metrics" 0 "base metrics on GH100" -- "$tool" list --chip GH100
 cd "$tmp" || exit 1
 expect "analyze: unknown set refused before running" 2 \
@@ -44,6 +46,12 @@ expect "analyze: frequency out of range" 2 "from 1 to 10000, not '20000'" -- \
 	"$apx" analyze --metrics --metrics-frequency 20000 -- true
 expect "analyze: frequency without metrics" 2 "needs --metrics" -- \
 	"$apx" analyze --metrics-frequency 100 -- true
+expect "analyze: replay and metrics together refused" 2 "cannot run together" -- \
+	"$apx" analyze --replay --metrics -- true
+expect "analyze: --kernels without --replay" 2 "need --replay" -- "$apx" analyze --kernels gemm -- true
+expect "analyze: bad --kernels regex" 2 "not an extended regular expression" -- \
+	"$apx" analyze --replay --kernels 'gemm(' -- true
+expect "analyze: --replay-max 0" 2 "from 1 to 1000000, not '0'" -- "$apx" analyze --replay --replay-max 0 -- true
 expect "analyze --metrics help lists the sets" 0 "throughput: SM issue" -- "$apx" analyze --metrics help
 if [ -e data.apx ]; then echo "FAIL: a refused run left data.apx"; fail=1; fi
 expect "analyze --metrics runs the program (no GPU: nothing sampled)" 0 "trace" -- \
