@@ -67,7 +67,7 @@ static struct rp_state {
 	struct rp_ctx ctx[RP_CONTEXTS];
 	struct rp_func fn[RP_FUNCS];
 	_Atomic uint64_t replays, kernels, spent_ns, failed, table_full;
-	_Atomic int said;
+	_Atomic int said, profiler_init;
 } rp;
 
 /* Per application thread: the range this thread opened at API enter, for its API exit. */
@@ -132,9 +132,12 @@ void apx_replay_context(CUcontext ctx, uint32_t device)
 		fail_once("replay: more contexts than apx tracks; later ones are not replayed", 0);
 		return;
 	}
-	if ((r = (int)cuptiProfilerInitialize(&ip)) != CUPTI_SUCCESS) {
-		fail_once("replay: cuptiProfilerInitialize failed", r);
-		return;
+	if (!atomic_load(&rp.profiler_init)) {	/* once per process (contexts come one by one) */
+		if ((r = (int)cuptiProfilerInitialize(&ip)) != CUPTI_SUCCESS) {
+			fail_once("replay: cuptiProfilerInitialize failed", r);
+			return;
+		}
+		atomic_store(&rp.profiler_init, 1);
 	}
 	cn.deviceIndex = device;
 	if ((r = (int)cuptiDeviceGetChipName(&cn)) != CUPTI_SUCCESS) {
