@@ -1,7 +1,9 @@
 /*
  * rule_input_pipeline.c - the input pipeline starves the GPU: idle gaps that end with a
  * host-to-device copy (the next batch arrived late). Saving: those gaps, which prefetching
- * batches in DataLoader workers into pinned memory hides.
+ * batches in DataLoader workers into pinned memory hides. When the trace shows the process
+ * had no child processes at all, the same gaps are rule_dataloader_workers.c's finding (its
+ * cause is named: no workers) and this rule leaves them to it: one finding per idle time.
  */
 #include "analysis/findings.h"
 
@@ -18,6 +20,10 @@ APX_RULE_DECL(input_pipeline)
 
 	if (!active || (double)idle < 0.05 * (double)active)
 		return APX_RULE_CLEAN;
+	if (apx_child_processes(m) == 0) {
+		snprintf(why, why_len, "the same gaps are dataloader-workers' finding (no workers)");
+		return APX_RULE_CLEAN;
+	}
 	f = apx_finding_add(out, m, "input-pipeline",
 			    (double)idle > 0.25 * (double)active ? APX_SEV_CRITICAL : APX_SEV_WARNING,
 			    (double)idle, 60);
@@ -37,7 +43,5 @@ APX_RULE_DECL(input_pipeline)
 		 "  DataLoader(ds, batch_size=..., num_workers=8, pin_memory=True, prefetch_factor=4,\n"
 		 "             persistent_workers=True)\n"
 		 "  x = x.to('cuda', non_blocking=True)");
-	(void)why;
-	(void)why_len;
 	return APX_RULE_FIRED;
 }
