@@ -54,6 +54,15 @@ static enum apx_rule_status status(const char *rule)
 #define MS 1000000ull
 #define US 1000ull
 
+/* Every rule of the table reports a result. */
+static size_t nrules(void)
+{
+	size_t n;
+
+	(void)apx_rules(&n);
+	return n;
+}
+
 APX_TEST(timeline_union_concurrency_overlap)
 {
 	struct tg t;
@@ -589,7 +598,7 @@ APX_TEST(findings_are_ranked_by_saving)
 	APX_ASSERT(fd.n >= 3);
 	for (size_t i = 1; i < fd.n; i++)
 		APX_ASSERT(fd.f[i - 1].saving_ns >= fd.f[i].saving_ns);
-	APX_ASSERT_EQ(fd.nresults, 12);
+	APX_ASSERT_EQ(fd.nresults, nrules());
 	apx_model_free(m);
 	return 0;
 }
@@ -788,7 +797,7 @@ APX_TEST(nvperfd_only_checks_not_measured)
 	nvperfd_summary(&t[0], 495, "12.8", "9", "1000");
 	m = analyse_files(t, 1);
 	APX_ASSERT(m);
-	APX_ASSERT_EQ(fd.nresults, 12);
+	APX_ASSERT_EQ(fd.nresults, nrules());
 	for (size_t i = 0; i < fd.nresults; i++) {
 		APX_ASSERT_EQ(fd.results[i].status, APX_RULE_NOT_MEASURED);
 		APX_ASSERT_STREQ(fd.results[i].why, why);

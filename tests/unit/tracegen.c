@@ -171,6 +171,71 @@ void tg_mem(struct tg *t, uint64_t ts, unsigned op, unsigned kind, uint64_t byte
 	seen(t, ts);
 }
 
+void tg_kernel_graph(struct tg *t, uint64_t start, uint64_t dur, const char *name,
+		     uint64_t graph_id)
+{
+	struct apx_rec k;
+	uint32_t id;
+
+	apx_rec_init(&k, APX_REC_KERNEL);
+	apx_writer_intern(t->w, name, strlen(name), &id);
+	k.v[APX_KERNEL_START_NS] = start;
+	k.v[APX_KERNEL_END_NS] = start + dur;
+	k.v[APX_KERNEL_STREAM] = 7;
+	k.v[APX_KERNEL_CORRELATION] = ++t->corr;
+	k.v[APX_KERNEL_NAME] = id;
+	k.v[APX_KERNEL_GRID_X] = k.v[APX_KERNEL_GRID_Y] = k.v[APX_KERNEL_GRID_Z] = 1;
+	k.v[APX_KERNEL_BLOCK_X] = 256;
+	k.v[APX_KERNEL_BLOCK_Y] = k.v[APX_KERNEL_BLOCK_Z] = 1;
+	k.v[APX_KERNEL_GRAPH_ID] = graph_id;
+	k.v[APX_KERNEL_GRAPH_NODE_ID] = t->corr;
+	apx_writer_add(t->w, &k);
+	seen(t, start + dur);
+}
+
+void tg_mem_at(struct tg *t, uint64_t ts, unsigned op, unsigned kind, uint64_t bytes,
+	       uint64_t addr)
+{
+	struct apx_rec r;
+
+	apx_rec_init(&r, APX_REC_MEMORY);
+	r.v[APX_MEMORY_TS_NS] = ts;
+	r.v[APX_MEMORY_OP] = op;
+	r.v[APX_MEMORY_MEM_KIND] = kind;
+	r.v[APX_MEMORY_BYTES] = bytes;
+	r.v[APX_MEMORY_ADDRESS] = addr;
+	apx_writer_add(t->w, &r);
+	seen(t, ts);
+}
+
+void tg_cpu(struct tg *t, uint64_t ts, uint64_t rss)
+{
+	struct apx_rec r;
+
+	apx_rec_init(&r, APX_REC_CPU);
+	r.v[APX_CPU_TS_NS] = ts;
+	r.v[APX_CPU_PID] = 100;
+	r.v[APX_CPU_UTIME_NS] = ts / 2;
+	r.v[APX_CPU_RSS_BYTES] = rss;
+	r.v[APX_CPU_RSS_PEAK_BYTES] = rss;
+	r.v[APX_CPU_THREADS] = 8;
+	apx_writer_add(t->w, &r);
+}
+
+void tg_process(struct tg *t, uint64_t ts, uint64_t pid, uint64_t ppid, const char *comm)
+{
+	struct apx_rec r;
+
+	apx_rec_init(&r, APX_REC_PROCESS);
+	r.v[APX_PROCESS_PID] = pid;
+	r.v[APX_PROCESS_PPID] = ppid;
+	r.v[APX_PROCESS_START_NS] = ts;
+	apx_rec_set_str(&r, APX_PROCESS_COMM, comm);
+	r.v[APX_PROCESS_USES_CUDA] = 2;
+	apx_writer_add(t->w, &r);
+	seen(t, ts);
+}
+
 void tg_uvm(struct tg *t, uint64_t start, uint64_t end, unsigned kind, uint64_t bytes)
 {
 	struct apx_rec r;
