@@ -465,8 +465,9 @@ static int add_record(struct apx_model *m, struct apx_an_file *f, uint16_t fi,
 		};
 
 		copy_bytes(p.comm, sizeof(p.comm), r, APX_PROCESS_COMM, ' ');
-		if (p.pid == f->pid)
-			f->has_proc_tree = 1;
+		if (p.pid == f->pid && !strcmp(f->producer, "apx-inject"))
+			f->has_proc_tree = 1;	/* the collector lists children (proc.c); others
+						 * (nvperfd, the Kineto import) name the process only */
 		return apx_vec_push(&m->procs, &p);
 	}
 	case APX_REC_GRAPH: {

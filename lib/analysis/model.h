@@ -56,8 +56,8 @@ struct apx_an_file {
 	int cuda_used;				/* 1 yes, 0 no, -1 unknown */
 	int has_api;				/* has API records (level api) */
 	int has_sync;
-	int has_proc_tree;			/* a PROCESS record names the file's own process: its
-						 * producer looked for child processes (procs) */
+	int has_proc_tree;			/* the collector's PROCESS record of the file's own
+						 * process: it looked for child processes (procs) */
 	uint64_t launch_cost_ns;			/* collector's cost per launch (kv), 0 = unknown */
 	/* this process's GPU work */
 	uint64_t kernels, kernel_ns, copies, copy_bytes, copy_ns;
