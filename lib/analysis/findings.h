@@ -73,6 +73,9 @@ struct apx_finding *apx_finding_add(struct apx_findings *out, const struct apx_m
 				    int confidence_pct);
 /* Append a formatted line to a finding text field (evidence, fix). */
 void apx_text_append(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The evidence line of the idle gaps ended by a host-to-device copy (input-pipeline,
+ * dataloader-workers). */
+void apx_data_gaps_evidence(const struct apx_model *m, struct apx_finding *f);
 
 /* Host cost of one eager PyTorch op on a CUDA tensor (Python, the dispatcher, the launch): a
  * few microseconds on a current server CPU; rules that remove launches save this per launch. */

@@ -195,3 +195,14 @@ void apx_text_append(char *buf, size_t cap, const char *fmt, ...)
 	vsnprintf(buf + len, cap - len, fmt, ap);
 	va_end(ap);
 }
+
+void apx_data_gaps_evidence(const struct apx_model *m, struct apx_finding *f)
+{
+	uint64_t idle = m->gpu.idle_by_cause[APX_GAP_DATA], gaps = m->gpu.gaps_by_cause[APX_GAP_DATA];
+	char b1[32], b2[32];
+
+	apx_text_append(f->evidence, sizeof(f->evidence),
+			"%llu gaps ending in a host-to-device copy, %s in all (mean %s)\n",
+			(unsigned long long)gaps, apx_fmt_ns(b1, sizeof(b1), (double)idle),
+			apx_fmt_ns(b2, sizeof(b2), gaps ? (double)idle / (double)gaps : 0));
+}

@@ -7,11 +7,11 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "analysis/findings.h"
 #include "analysis/model.h"
 #include "apx-test.h"
+#include "unit/rulecheck.h"
 #include "unit/tracegen.h"
 
 #include "base/banned.h"
@@ -22,37 +22,19 @@
 
 static struct apx_findings fd;
 
-/* Close t, build the model, run the rules into fd. NULL on failure. */
 static struct apx_model *analyse(struct tg *t)
 {
-	struct apx_model *m = apx_model_new();
-	struct apx_diag d;
-
-	if (tg_close(t) < 0 || !m || apx_model_add_file(m, t->path, &d) < 0 ||
-	    apx_model_finish(m) < 0) {
-		unlink(t->path);
-		apx_model_free(m);
-		return NULL;
-	}
-	unlink(t->path);
-	apx_rules_run(m, &fd);
-	return m;
+	return rc_analyse(t, &fd);
 }
 
 static const struct apx_finding *finding(const char *rule)
 {
-	for (size_t i = 0; i < fd.n; i++)
-		if (!strcmp(fd.f[i].rule, rule))
-			return &fd.f[i];
-	return NULL;
+	return rc_finding(&fd, rule);
 }
 
 static const struct apx_rule_result *result(const char *rule)
 {
-	for (size_t i = 0; i < fd.nresults; i++)
-		if (!strcmp(fd.results[i].rule, rule))
-			return &fd.results[i];
-	return NULL;
+	return rc_result(&fd, rule);
 }
 
 #define GEMM "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1"

@@ -89,7 +89,9 @@ void tg_kernel_cfg(struct tg *t, uint64_t start, uint64_t dur, const char *name,
 	seen(t, start + dur);
 }
 
-void tg_kernel(struct tg *t, uint64_t start, uint64_t dur, const char *name, uint64_t stream)
+/* A kernel record of one block of 256 threads, in CUDA graph graph_id (0 none). */
+static void kernel_rec(struct tg *t, uint64_t start, uint64_t dur, const char *name,
+		       uint64_t stream, uint64_t graph_id)
 {
 	struct apx_rec k;
 	uint32_t id;
@@ -105,8 +107,15 @@ void tg_kernel(struct tg *t, uint64_t start, uint64_t dur, const char *name, uin
 	k.v[APX_KERNEL_BLOCK_Y] = k.v[APX_KERNEL_BLOCK_Z] = 1;
 	k.v[APX_KERNEL_GRID_X] = k.v[APX_KERNEL_GRID_Y] = k.v[APX_KERNEL_GRID_Z] = 1;
 	k.v[APX_KERNEL_REGISTERS] = 32;
+	k.v[APX_KERNEL_GRAPH_ID] = graph_id;
+	k.v[APX_KERNEL_GRAPH_NODE_ID] = graph_id ? t->corr : 0;
 	apx_writer_add(t->w, &k);
 	seen(t, start + dur);
+}
+
+void tg_kernel(struct tg *t, uint64_t start, uint64_t dur, const char *name, uint64_t stream)
+{
+	kernel_rec(t, start, dur, name, stream, 0);
 }
 
 void tg_copy(struct tg *t, uint64_t start, uint64_t dur, unsigned kind, unsigned host_kind,
@@ -174,23 +183,7 @@ void tg_mem(struct tg *t, uint64_t ts, unsigned op, unsigned kind, uint64_t byte
 void tg_kernel_graph(struct tg *t, uint64_t start, uint64_t dur, const char *name,
 		     uint64_t graph_id)
 {
-	struct apx_rec k;
-	uint32_t id;
-
-	apx_rec_init(&k, APX_REC_KERNEL);
-	apx_writer_intern(t->w, name, strlen(name), &id);
-	k.v[APX_KERNEL_START_NS] = start;
-	k.v[APX_KERNEL_END_NS] = start + dur;
-	k.v[APX_KERNEL_STREAM] = 7;
-	k.v[APX_KERNEL_CORRELATION] = ++t->corr;
-	k.v[APX_KERNEL_NAME] = id;
-	k.v[APX_KERNEL_GRID_X] = k.v[APX_KERNEL_GRID_Y] = k.v[APX_KERNEL_GRID_Z] = 1;
-	k.v[APX_KERNEL_BLOCK_X] = 256;
-	k.v[APX_KERNEL_BLOCK_Y] = k.v[APX_KERNEL_BLOCK_Z] = 1;
-	k.v[APX_KERNEL_GRAPH_ID] = graph_id;
-	k.v[APX_KERNEL_GRAPH_NODE_ID] = t->corr;
-	apx_writer_add(t->w, &k);
-	seen(t, start + dur);
+	kernel_rec(t, start, dur, name, 7, graph_id);
 }
 
 void tg_mem_at(struct tg *t, uint64_t ts, unsigned op, unsigned kind, uint64_t bytes,

@@ -18,9 +18,8 @@
 
 APX_RULE_DECL(dataloader_workers)
 {
-	uint64_t idle = m->gpu.idle_by_cause[APX_GAP_DATA], gaps = m->gpu.gaps_by_cause[APX_GAP_DATA];
+	uint64_t idle = m->gpu.idle_by_cause[APX_GAP_DATA];
 	uint64_t active = m->steady_ns;
-	char b1[32], b2[32];
 	struct apx_finding *f;
 	long kids;
 
@@ -46,10 +45,7 @@ APX_RULE_DECL(dataloader_workers)
 	snprintf(f->model, sizeof(f->model),
 		 "worker processes make the next batches while the GPU computes: saving = the "
 		 "idle gaps ended by a host-to-device copy");
-	apx_text_append(f->evidence, sizeof(f->evidence),
-			"%llu gaps ending in a host-to-device copy, %s in all (mean %s)\n",
-			(unsigned long long)gaps, apx_fmt_ns(b1, sizeof(b1), (double)idle),
-			apx_fmt_ns(b2, sizeof(b2), gaps ? (double)idle / (double)gaps : 0));
+	apx_data_gaps_evidence(m, f);
 	apx_text_append(f->evidence, sizeof(f->evidence),
 			"the training process had no child processes (the collector lists them)\n");
 	snprintf(f->fix, sizeof(f->fix),

@@ -13,9 +13,8 @@
 
 APX_RULE_DECL(input_pipeline)
 {
-	uint64_t idle = m->gpu.idle_by_cause[APX_GAP_DATA], gaps = m->gpu.gaps_by_cause[APX_GAP_DATA];
+	uint64_t idle = m->gpu.idle_by_cause[APX_GAP_DATA];
 	uint64_t active = m->steady_ns;
-	char b1[32], b2[32];
 	struct apx_finding *f;
 
 	if (!active || (double)idle < 0.05 * (double)active)
@@ -34,10 +33,7 @@ APX_RULE_DECL(input_pipeline)
 	snprintf(f->model, sizeof(f->model),
 		 "idle gaps ended by a host-to-device copy close when the next batch is prefetched: "
 		 "saving = those gaps");
-	apx_text_append(f->evidence, sizeof(f->evidence),
-			"%llu gaps ending in a host-to-device copy, %s in all (mean %s)\n",
-			(unsigned long long)gaps, apx_fmt_ns(b1, sizeof(b1), (double)idle),
-			apx_fmt_ns(b2, sizeof(b2), gaps ? (double)idle / (double)gaps : 0));
+	apx_data_gaps_evidence(m, f);
 	snprintf(f->fix, sizeof(f->fix),
 		 "Prepare batches ahead of the GPU:\n"
 		 "  DataLoader(ds, batch_size=..., num_workers=8, pin_memory=True, prefetch_factor=4,\n"
