@@ -80,7 +80,7 @@ APX_RULE_DECL(optimizer_foreach)
 				apx_fmt_ns(b2, sizeof(b2), (double)top->steady_ns));
 	snprintf(f->fix, sizeof(f->fix),
 		 "Step all parameters with list kernels:\n"
-		 "  opt = torch.optim.AdamW(model.parameters(), lr=..., fused=True)   # or foreach=True\n"
+		 "  opt = torch.optim.AdamW(model.parameters(), fused=True)  # or foreach=True\n"
 		 "(foreach is the default on CUDA unless foreach=False was passed or the parameters\n"
 		 "are not all CUDA tensors; a hand-written update loop can use torch._foreach_* ops)");
 	(void)why;

@@ -201,26 +201,29 @@ APX_RULE_DECL(redundant_replication)
 	snprintf(f->title, sizeof(f->title), "%s held twice: in host memory and on the GPU",
 		 apx_fmt_size(b1, sizeof(b1), (double)held));
 	snprintf(f->model, sizeof(f->model), "a memory cost, not a speed-up: the host copies of "
-		 "data the GPU holds (%s pinned)", apx_fmt_size(b2, sizeof(b2), (double)pinned));
+		 "data the GPU holds");
+	if (pinned)
+		apx_text_append(f->model, sizeof(f->model), " (%s of them pinned)",
+				apx_fmt_size(b2, sizeof(b2), (double)pinned));
 	apx_text_append(f->evidence, sizeof(f->evidence),
-			"%llu host buffers copied to the GPU and kept, %s in all%s%s\n",
-			(unsigned long long)n, apx_fmt_size(b1, sizeof(b1), (double)held),
+			"%llu host buffer%s copied to the GPU and kept, %s in all%s%s\n",
+			(unsigned long long)n, n > 1 ? "s" : "", apx_fmt_size(b1, sizeof(b1), (double)held),
 			peak_rss ? "; process peak RSS " : "",
 			peak_rss ? apx_fmt_size(b3, sizeof(b3), (double)peak_rss) : "");
 	for (size_t t = 0; t < TOP && top[t]; t++)
 		apx_text_append(f->evidence, sizeof(f->evidence),
-				"  %s %s at 0x%llx, copied at %s: %s\n",
+				"  %s %s (0x%llx), copied at %s: %s\n",
 				apx_fmt_size(b1, sizeof(b1), (double)top[t]->bytes),
 				top[t]->src == APX_MEM_PINNED ? "pinned" : "pageable",
 				(unsigned long long)top[t]->host_addr,
 				apx_fmt_ns(b2, sizeof(b2), (double)(top[t]->start - m->run_start_ns)),
-				top[t]->src == APX_MEM_PINNED ? "its allocation is never freed"
-							      : "the RSS did not drop after the copy");
+				top[t]->src == APX_MEM_PINNED ? "never freed" : "RSS did not drop");
 	snprintf(f->fix, sizeof(f->fix),
 		 "Keep one copy: drop the host tensor once it is on the GPU,\n"
-		 "  x_gpu = x.to('cuda'); del x            # and any list/dict that refers to it\n"
-		 "  model.load_state_dict(sd); del sd      # before or after model.cuda()\n"
-		 "or create it on the device: torch.load(f, map_location='cuda'), torch.randn(...,\n"
-		 "device='cuda'); pin_memory() only small staging buffers, not whole datasets.");
+		 "  x_gpu = x.to('cuda'); del x        # and any list or dict that refers to it\n"
+		 "  model.load_state_dict(sd); del sd  # a state_dict kept after loading\n"
+		 "or make it on the device: torch.load(f, map_location='cuda'),\n"
+		 "  torch.randn(..., device='cuda')\n"
+		 "and pin_memory() only small staging buffers, not whole datasets.");
 	return APX_RULE_FIRED;
 }
