@@ -166,20 +166,6 @@ void tg_sync(struct tg *t, uint64_t start, uint64_t end, unsigned kind)
 	seen(t, end);
 }
 
-void tg_mem(struct tg *t, uint64_t ts, unsigned op, unsigned kind, uint64_t bytes)
-{
-	struct apx_rec r;
-
-	apx_rec_init(&r, APX_REC_MEMORY);
-	r.v[APX_MEMORY_TS_NS] = ts;
-	r.v[APX_MEMORY_OP] = op;
-	r.v[APX_MEMORY_MEM_KIND] = kind;
-	r.v[APX_MEMORY_BYTES] = bytes;
-	r.v[APX_MEMORY_ADDRESS] = 0x7f0000000000ull + ts;
-	apx_writer_add(t->w, &r);
-	seen(t, ts);
-}
-
 void tg_kernel_graph(struct tg *t, uint64_t start, uint64_t dur, const char *name,
 		     uint64_t graph_id)
 {
@@ -199,6 +185,11 @@ void tg_mem_at(struct tg *t, uint64_t ts, unsigned op, unsigned kind, uint64_t b
 	r.v[APX_MEMORY_ADDRESS] = addr;
 	apx_writer_add(t->w, &r);
 	seen(t, ts);
+}
+
+void tg_mem(struct tg *t, uint64_t ts, unsigned op, unsigned kind, uint64_t bytes)
+{
+	tg_mem_at(t, ts, op, kind, bytes, 0x7f0000000000ull + ts);
 }
 
 void tg_cpu(struct tg *t, uint64_t ts, uint64_t rss)
