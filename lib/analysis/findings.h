@@ -73,6 +73,13 @@ struct apx_finding *apx_finding_add(struct apx_findings *out, const struct apx_m
 				    int confidence_pct);
 /* Append a formatted line to a finding text field (evidence, fix). */
 void apx_text_append(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The evidence line of the idle gaps ended by a host-to-device copy (input-pipeline,
+ * dataloader-workers). */
+void apx_data_gaps_evidence(const struct apx_model *m, struct apx_finding *f);
+
+/* Host cost of one eager PyTorch op on a CUDA tensor (Python, the dispatcher, the launch): a
+ * few microseconds on a current server CPU; rules that remove launches save this per launch. */
+#define APX_HOST_OP_NS 4000.0
 
 /* Shared measurements used by several rules (measure.c). */
 /* Host<->device link peak in bytes/s for a device (PCIe gen x width), 0 if unknown. */
@@ -82,6 +89,13 @@ double apx_link_peak_bps(const struct apx_model *m, uint32_t device);
 double apx_gpu_time_pct(const struct apx_model *m, uint64_t ns);
 /* Achieved bytes/s of pinned copies in one direction (0 if too few bytes to tell). */
 double apx_pinned_rate_bps(const struct apx_model *m, unsigned copy_kind);
+/* Whether the n bytes at s (a kernel name: not NUL-terminated) contain needle. */
+int apx_text_has(const char *s, size_t n, const char *needle);
+int apx_name_has(const struct apx_an_name *nm, const char *needle);
+/* Child processes of the process that ran the GPU work (DataLoader workers, subprocesses):
+ * from the collector's process records and the run's other files; -1 when the trace cannot
+ * tell (no process records: a collector that did not look, or no GPU work). */
+long apx_child_processes(const struct apx_model *m);
 
 #define APX_RULE_DECL(name)                                                                    \
 	enum apx_rule_status apx_rule_##name(const struct apx_model *m, struct apx_findings *out, \
@@ -99,5 +113,10 @@ APX_RULE_DECL(repeated_copy);
 APX_RULE_DECL(fp32_matmul);
 APX_RULE_DECL(small_copies);
 APX_RULE_DECL(input_pipeline);
+APX_RULE_DECL(redundant_replication);
+APX_RULE_DECL(graph_recapture);
+APX_RULE_DECL(optimizer_foreach);
+APX_RULE_DECL(zero_grad_memset);
+APX_RULE_DECL(dataloader_workers);
 
 #endif

@@ -187,6 +187,46 @@ static int name_aggregates(struct apx_model *m)
 	return 0;
 }
 
+/* ---- the steady state's launches per name ----------------------------------------------- */
+
+/* Launches of each name inside the steps (first step's start .. last step's end), and its
+ * longest run of back-to-back launches on one stream there: `for p in params: p.grad.zero_()`
+ * or a per-parameter optimizer is a run as long as the parameter list. Needs the kernels in
+ * time order with their streams (before apx_model_finish frees them). */
+static int steady_launches(struct apx_model *m)
+{
+	const struct apx_an_kernels *k = &m->k;
+	const struct apx_an_steps *st = &m->steady;
+	uint32_t *last, *run;
+
+	if (!st->count || !k->n || !m->streams.n)
+		return 0;
+	last = malloc(m->streams.n * sizeof(*last));
+	run = calloc(m->streams.n, sizeof(*run));
+	if (!last || !run) {
+		free(last);
+		free(run);
+		return -ENOMEM;
+	}
+	memset(last, 0xff, m->streams.n * sizeof(*last));
+	for (size_t i = 0; i < k->n; i++) {
+		struct apx_an_name *nm = APX_VEC_AT(&m->names, struct apx_an_name, k->name[i]);
+		uint16_t s = k->stream[i];
+
+		if (k->start[i] < st->first_ns || k->start[i] >= st->last_ns)
+			continue;
+		nm->steady_count++;
+		nm->steady_ns += k->dur[i];
+		run[s] = last[s] == k->name[i] ? run[s] + 1 : 1;
+		last[s] = k->name[i];
+		if (run[s] > nm->max_burst)
+			nm->max_burst = run[s];
+	}
+	free(last);
+	free(run);
+	return 0;
+}
+
 /* ---- transfers, syncs, memory, unified memory -------------------------------------------- */
 
 static unsigned host_kind(const struct apx_an_copy *c)
@@ -364,6 +404,8 @@ int apx_model_finish(struct apx_model *m)
 	unified_memory(m);
 	steps(m);
 	r = apx_steps_find(m);
+	if (r == 0)
+		r = steady_launches(m);
 	if (r < 0)
 		return r;
 	cpu_summary(m);

@@ -51,6 +51,8 @@ struct apx_model *apx_model_new(void)
 	m->markers.size = sizeof(struct apx_an_marker);
 	m->api.size = sizeof(struct apx_an_api);
 	m->recorded.size = sizeof(struct apx_an_recorded);
+	m->procs.size = sizeof(struct apx_an_proc);
+	m->graphs.size = sizeof(struct apx_an_graph);
 	m->kvs.size = sizeof(struct apx_an_kv);
 	m->series.size = sizeof(struct apx_an_series);
 	m->observed.size = sizeof(struct apx_an_observed);
@@ -66,7 +68,7 @@ void apx_model_free(struct apx_model *m)
 	struct apx_vec *vecs[] = { &m->names, &m->streams, &m->copies, &m->memsets, &m->syncs,
 				   &m->mem_events, &m->configs, &m->uvm, &m->cpu, &m->markers,
 				   &m->api, &m->gaps, &m->timelines, &m->ranges, &m->recorded,
-				   &m->kvs, &m->series, &m->observed };
+				   &m->kvs, &m->series, &m->observed, &m->procs, &m->graphs };
 
 	if (!m)
 		return;
@@ -208,6 +210,49 @@ static int kernel_name(struct apx_model *m, uint16_t fi, struct apx_reader *rd, 
 	return 0;
 }
 
+/* The graph (fi, id), made when new. NULL on no memory. */
+static struct apx_an_graph *graph_get(struct apx_model *m, uint16_t fi, uint64_t id, uint64_t ts)
+{
+	struct apx_an_graph g = { .id = id, .file = fi, .first_ns = ts, .last_ns = ts };
+	struct apx_an_graph *h;
+
+	if (m->graph_hint < m->graphs.n) {	/* a graph's kernels mostly come one after another */
+		h = APX_VEC_AT(&m->graphs, struct apx_an_graph, m->graph_hint);
+		if (h->id == id && h->file == fi)
+			return h;
+	}
+	for (size_t i = m->graphs.n; i-- > 0;) {
+		h = APX_VEC_AT(&m->graphs, struct apx_an_graph, i);
+		if (h->id == id && h->file == fi) {
+			m->graph_hint = i;
+			return h;
+		}
+	}
+	if (apx_vec_push(&m->graphs, &g) < 0)
+		return NULL;
+	m->graph_hint = m->graphs.n - 1;
+	return APX_VEC_AT(&m->graphs, struct apx_an_graph, m->graph_hint);
+}
+
+/* A kernel that ran as a node of a graph joins the graph's aggregate. */
+static int graph_kernel(struct apx_model *m, uint16_t fi, const uint64_t *v, uint32_t name)
+{
+	struct apx_an_graph *g = graph_get(m, fi, v[APX_KERNEL_GRAPH_ID], v[APX_KERNEL_START_NS]);
+	uint64_t h = ((uint64_t)name + 1) * 0x9e3779b97f4a7c15ull;
+
+	if (!g)
+		return -ENOMEM;
+	g->kernels++;
+	g->kernel_ns += v[APX_KERNEL_END_NS] > v[APX_KERNEL_START_NS]
+				? v[APX_KERNEL_END_NS] - v[APX_KERNEL_START_NS] : 0;
+	g->sig += h ^ (h >> 29);	/* a sum: the order the records come in does not matter */
+	if (v[APX_KERNEL_START_NS] < g->first_ns)
+		g->first_ns = v[APX_KERNEL_START_NS];
+	if (v[APX_KERNEL_END_NS] > g->last_ns)
+		g->last_ns = v[APX_KERNEL_END_NS];
+	return 0;
+}
+
 static int add_kernel(struct apx_model *m, uint16_t fi, struct apx_reader *rd,
 		      const struct apx_rec *r)
 {
@@ -226,6 +271,8 @@ static int add_kernel(struct apx_model *m, uint16_t fi, struct apx_reader *rd,
 	k->stream[k->n] = apx_intern_stream(m, (uint32_t)v[APX_KERNEL_DEVICE],
 					    v[APX_KERNEL_STREAM]);
 	k->n++;
+	if (v[APX_KERNEL_GRAPH_ID] && (e = graph_kernel(m, fi, v, name)) < 0)
+		return e;
 	nm = APX_VEC_AT(&m->names, struct apx_an_name, name);
 	if (!nm->count++) {	/* launch configuration of the first launch */
 		nm->device = (uint32_t)v[APX_KERNEL_DEVICE];
@@ -410,6 +457,29 @@ static int add_record(struct apx_model *m, struct apx_an_file *f, uint16_t fi,
 							    ? v[APX_FINDING_CONFIDENCE_PCT] : 100),
 		};
 		return apx_vec_push(&m->recorded, &fd);
+	}
+	case APX_REC_PROCESS: {
+		struct apx_an_proc p = {
+			.pid = v[APX_PROCESS_PID], .ppid = v[APX_PROCESS_PPID],
+			.start_ns = v[APX_PROCESS_START_NS], .file = fi,
+		};
+
+		copy_bytes(p.comm, sizeof(p.comm), r, APX_PROCESS_COMM, ' ');
+		if (p.pid == f->pid && !strcmp(f->producer, "apx-inject"))
+			f->has_proc_tree = 1;	/* the collector lists children (proc.c); others
+						 * (nvperfd, the Kineto import) name the process only */
+		return apx_vec_push(&m->procs, &p);
+	}
+	case APX_REC_GRAPH: {
+		struct apx_an_graph *g;
+
+		if (v[APX_GRAPH_KIND] != APX_GRAPH_LAUNCH || !v[APX_GRAPH_GRAPH_ID])
+			return 0;
+		g = graph_get(m, fi, v[APX_GRAPH_GRAPH_ID], v[APX_GRAPH_START_NS]);
+		if (!g)
+			return -ENOMEM;
+		g->launches++;
+		return 0;
 	}
 	case APX_REC_LOSS:
 		if (v[APX_LOSS_SOURCE] <= APX_LOSS_OTHER)

@@ -1,10 +1,13 @@
 /*
  * measure.c - measurements several rules share: the host<->device link's peak bandwidth and
  * the bandwidth pinned copies achieved in the same trace (the "what pinned would give" of the
- * pageable-copy rule), and GPU time as a share of the run. Called by rules and the report's
- * outputs; pure functions of the model.
+ * pageable-copy rule), and GPU time as a share of the run; kernel-name matching and the
+ * process tree (DataLoader workers) for the rules. Called by rules and the report's outputs;
+ * pure functions of the model.
  */
 #include "analysis/findings.h"
+
+#include <string.h>
 
 #include "base/banned.h"
 
@@ -44,4 +47,53 @@ double apx_gpu_time_pct(const struct apx_model *m, uint64_t ns)
 	double p = cap > 0 ? 100.0 * (double)ns / cap : 0;
 
 	return p > 100 ? 100 : p;
+}
+
+int apx_text_has(const char *s, size_t n, const char *needle)
+{
+	size_t k = strlen(needle);
+
+	for (size_t i = 0; i + k <= n; i++)
+		if (!memcmp(s + i, needle, k))
+			return 1;
+	return 0;
+}
+
+int apx_name_has(const struct apx_an_name *nm, const char *needle)
+{
+	return nm->text && apx_text_has(nm->text, nm->len, needle);
+}
+
+/* The process with the most GPU kernels (the training loop's), or -1 when no file has any. */
+static long main_file(const struct apx_model *m)
+{
+	long best = -1;
+
+	for (size_t i = 0; i < m->nfiles; i++)
+		if (m->files[i].kernels && (best < 0 || m->files[i].kernels > m->files[best].kernels))
+			best = (long)i;
+	return best;
+}
+
+long apx_child_processes(const struct apx_model *m)
+{
+	long fi = main_file(m), n = 0;
+	uint64_t pid;
+
+	if (fi < 0)
+		return -1;
+	pid = m->files[fi].pid;
+	for (size_t i = 0; i < m->nfiles; i++)	/* children that used CUDA wrote their own file */
+		n += i != (size_t)fi && pid && m->files[i].ppid == pid;
+	for (size_t i = 0; i < m->procs.n; i++) {
+		const struct apx_an_proc *p = APX_VEC_AT(&m->procs, struct apx_an_proc, i);
+		int own_file = 0;
+
+		if (p->ppid != pid || p->pid == pid)
+			continue;
+		for (size_t j = 0; j < m->nfiles && !own_file; j++)
+			own_file = m->files[j].pid == p->pid;
+		n += !own_file;
+	}
+	return n || m->files[fi].has_proc_tree ? n : -1;
 }

@@ -56,6 +56,8 @@ struct apx_an_file {
 	int cuda_used;				/* 1 yes, 0 no, -1 unknown */
 	int has_api;				/* has API records (level api) */
 	int has_sync;
+	int has_proc_tree;			/* the collector's PROCESS record of the file's own
+						 * process: it looked for child processes (procs) */
 	uint64_t launch_cost_ns;			/* collector's cost per launch (kv), 0 = unknown */
 	/* this process's GPU work */
 	uint64_t kernels, kernel_ns, copies, copy_bytes, copy_ns;
@@ -96,6 +98,9 @@ struct apx_an_name {
 	const char *text;			/* not NUL-terminated: use len */
 	uint32_t len;
 	uint64_t count, total_ns, min_ns, max_ns, p50_ns, p95_ns;
+	uint64_t steady_count;			/* launches inside the steady state's steps */
+	uint64_t steady_ns;			/* their time */
+	uint32_t max_burst;			/* most launches of it in a row on one stream, there */
 	uint32_t device;
 	uint32_t grid[3], block[3], regs, smem_static, smem_dynamic;
 	double occupancy;			/* theoretical, 0..1; < 0 = not computable */
@@ -168,6 +173,22 @@ struct apx_an_range {
 	const char *name;
 	uint32_t name_len;
 	uint64_t count, wall_ns, gpu_ns;
+};
+
+/* A process a PROCESS record names: the collector's own process and its children (DataLoader
+ * workers, subprocesses: proc.c), or nvperfd's process. */
+struct apx_an_proc {
+	uint64_t pid, ppid, start_ns;		/* start_ns: first seen */
+	uint16_t file;
+	char comm[32];
+};
+
+/* One CUDA graph of a file (its graph id), from the kernels that ran as its nodes and the
+ * graph launch records. sig: a hash of the multiset of its kernels' names (equal for two
+ * captures of the same code). */
+struct apx_an_graph {
+	uint64_t id, first_ns, last_ns, kernels, kernel_ns, sig, launches;
+	uint16_t file;
 };
 
 /* A finding the producer wrote into the trace (nvperfd's summaries). Text borrowed from the
@@ -274,6 +295,9 @@ struct apx_an_timeline {
 	uint64_t copy_busy_ns;			/* union of copies only */
 	uint64_t overlap_ns;			/* copies overlapped with kernels */
 	uint64_t copy_before_kernels_ns;	/* copy time before the first kernel (setup) */
+	uint64_t hd_copy_busy_ns;		/* union of host<->device copies only (H2D, D2H) */
+	uint64_t hd_overlap_ns;			/* host<->device copies overlapped with kernels */
+	uint64_t hd_before_kernels_ns;		/* host<->device copy time before the first kernel */
 	uint64_t concurrent_ns;			/* two or more kernels in flight */
 	uint64_t idle_ns;			/* last - first - busy */
 	uint64_t idle_by_cause[APX_GAP__COUNT];
@@ -333,6 +357,8 @@ struct apx_model {
 	struct apx_vec markers;			/* struct apx_an_marker */
 	struct apx_vec api;			/* struct apx_an_api */
 	struct apx_vec recorded;		/* struct apx_an_recorded */
+	struct apx_vec procs;			/* struct apx_an_proc */
+	struct apx_vec graphs;			/* struct apx_an_graph, by file then first use */
 	struct apx_vec kvs;			/* struct apx_an_kv: nvperfd.*, by file */
 	struct apx_vec series;			/* struct apx_an_series, by file */
 	struct apx_vec observed;		/* struct apx_an_observed, after finish */
@@ -366,6 +392,7 @@ struct apx_model {
 	size_t stream_hash_cap;
 	struct apx_sidmap sid_name;		/* the file being read: string id -> name index */
 	size_t sid_file;			/* that file's index + 1 */
+	size_t graph_hint;			/* graphs: the one the last graph kernel joined */
 };
 
 struct apx_model *apx_model_new(void);

@@ -24,6 +24,13 @@ static const struct apx_rule rules[] = {
 	{ "fp32-matmul", "float32 matrix work not on tensor cores", apx_rule_fp32_matmul },
 	{ "small-copies", "many small copies", apx_rule_small_copies },
 	{ "input-pipeline", "the input pipeline starving the GPU", apx_rule_input_pipeline },
+	{ "redundant-replication", "the same data held in host and device memory",
+	  apx_rule_redundant_replication },
+	{ "graph-recapture", "a CUDA graph captured again every iteration", apx_rule_graph_recapture },
+	{ "optimizer-foreach", "an optimizer without foreach/fused kernels", apx_rule_optimizer_foreach },
+	{ "zero-grad-memset", "gradients zeroed by kernels every step", apx_rule_zero_grad_memset },
+	{ "dataloader-workers", "no DataLoader worker processes while the GPU waits for data",
+	  apx_rule_dataloader_workers },
 };
 
 const struct apx_rule *apx_rules(size_t *ret_n)
@@ -187,4 +194,15 @@ void apx_text_append(char *buf, size_t cap, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf + len, cap - len, fmt, ap);
 	va_end(ap);
+}
+
+void apx_data_gaps_evidence(const struct apx_model *m, struct apx_finding *f)
+{
+	uint64_t idle = m->gpu.idle_by_cause[APX_GAP_DATA], gaps = m->gpu.gaps_by_cause[APX_GAP_DATA];
+	char b1[32], b2[32];
+
+	apx_text_append(f->evidence, sizeof(f->evidence),
+			"%llu gaps ending in a host-to-device copy, %s in all (mean %s)\n",
+			(unsigned long long)gaps, apx_fmt_ns(b1, sizeof(b1), (double)idle),
+			apx_fmt_ns(b2, sizeof(b2), gaps ? (double)idle / (double)gaps : 0));
 }

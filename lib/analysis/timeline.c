@@ -79,7 +79,7 @@ struct sweep {
 	const uint64_t *sync_ends;
 	size_t nsync;
 	const struct spans *uvm_gpu, *uvm_host;	/* GPU-side / host-side unified-memory activity */
-	struct uni all, kc, k, c, conc;
+	struct uni all, kc, k, c, conc, hc, khc;	/* hc, khc: host<->device copies only */
 	uint64_t kmax_end;
 };
 
@@ -150,7 +150,8 @@ static int on_gap(struct sweep *w, uint64_t a, uint64_t b, int next_h2d)
 	return 0;
 }
 
-/* Feed one interval of the device (in start order) to every tracker. */
+/* Feed one interval of the device (in start order) to every tracker. copy: 1 a copy between
+ * device memories (D2D, P2P...), 2 a copy between host and device (H2D, D2H). */
 static int feed(struct sweep *w, uint64_t s, uint64_t e, int kernel, int copy, int h2d)
 {
 	int r = 0;
@@ -161,10 +162,14 @@ static int feed(struct sweep *w, uint64_t s, uint64_t e, int kernel, int copy, i
 		r = on_gap(w, w->all.e, s, h2d);
 	uni_add(&w->all, s, e);
 	if (kernel) {
-		if (!w->k.open)	/* the first kernel: copy time before it had nothing to hide behind
-				 * (copies arrive by start, so only the open one can reach past s) */
+		if (!w->k.open) {	/* the first kernel: copy time before it had nothing to hide
+					 * behind (copies arrive by start: only the open one can reach
+					 * past s) */
 			w->t->copy_before_kernels_ns = uni_total(&w->c) -
 				(w->c.open && w->c.e > s ? w->c.e - s : 0);
+			w->t->hd_before_kernels_ns = uni_total(&w->hc) -
+				(w->hc.open && w->hc.e > s ? w->hc.e - s : 0);
+		}
 		if (spans_meet(w->uvm_gpu, s, e > s ? e : s + 1))	/* ran while pages migrated */
 			w->t->uvm_kernel_ns += e - s;
 		if (s < w->kmax_end)
@@ -173,10 +178,15 @@ static int feed(struct sweep *w, uint64_t s, uint64_t e, int kernel, int copy, i
 			w->kmax_end = e;
 		uni_add(&w->k, s, e);
 		uni_add(&w->kc, s, e);
+		uni_add(&w->khc, s, e);
 	}
 	if (copy) {
 		uni_add(&w->c, s, e);
 		uni_add(&w->kc, s, e);
+	}
+	if (copy == 2) {
+		uni_add(&w->hc, s, e);
+		uni_add(&w->khc, s, e);
 	}
 	if (w->t->first_ns == 0 || s < w->t->first_ns)
 		w->t->first_ns = s;
@@ -211,7 +221,8 @@ static int build_device(struct apx_model *m, uint32_t dev, const uint64_t *sync_
 			ki++;
 		} else if (cs <= ss) {
 			if (cp[ci].device == dev)
-				r = feed(&w, cs, cs + cp[ci].dur, 0, 1,
+				r = feed(&w, cs, cs + cp[ci].dur, 0,
+					 cp[ci].kind == APX_COPY_H2D || cp[ci].kind == APX_COPY_D2H ? 2 : 1,
 					 cp[ci].kind != APX_COPY_H2D ? 0 : cp[ci].src == APX_MEM_PAGEABLE ? 2 : 1);
 			ci++;
 		} else {
@@ -228,6 +239,8 @@ static int build_device(struct apx_model *m, uint32_t dev, const uint64_t *sync_
 	t.kernel_busy_ns = uni_total(&w.k);
 	t.copy_busy_ns = uni_total(&w.c);
 	t.overlap_ns = t.kernel_busy_ns + t.copy_busy_ns - uni_total(&w.kc);
+	t.hd_copy_busy_ns = uni_total(&w.hc);
+	t.hd_overlap_ns = t.kernel_busy_ns + t.hd_copy_busy_ns - uni_total(&w.khc);
 	t.concurrent_ns = uni_total(&w.conc);
 	t.idle_ns = t.last_ns - t.first_ns - t.busy_ns;
 	t.before_ns = t.first_ns > m->run_start_ns ? t.first_ns - m->run_start_ns : 0;
@@ -347,6 +360,9 @@ int apx_timelines_build(struct apx_model *m)
 		g->copy_busy_ns += t->copy_busy_ns;
 		g->overlap_ns += t->overlap_ns;
 		g->copy_before_kernels_ns += t->copy_before_kernels_ns;
+		g->hd_copy_busy_ns += t->hd_copy_busy_ns;
+		g->hd_overlap_ns += t->hd_overlap_ns;
+		g->hd_before_kernels_ns += t->hd_before_kernels_ns;
 		g->concurrent_ns += t->concurrent_ns;
 		g->idle_ns += t->idle_ns;
 		g->idle_before_pageable_ns += t->idle_before_pageable_ns;

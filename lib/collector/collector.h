@@ -249,9 +249,11 @@ void apx_enc_event(struct apx_enc *e, const struct apx_event *ev);
 /* ---- proc.c -------------------------------------------------------------------------------- */
 
 /* A process-wide CPU sample (getrusage + /proc/self/status), and at exit one THREAD record per
- * live thread with its name. */
+ * live thread with its name. apx_proc_children: a PROCESS record for this process the first
+ * time, then one per child process not seen before (writer thread only). */
 void apx_proc_sample(struct apx_writer *w, uint64_t ts_ns);
 void apx_proc_threads(struct apx_writer *w, uint64_t ts_ns);
+void apx_proc_children(struct apx_writer *w, uint64_t ts_ns);
 
 uint64_t apx_mono_ns(void);
 /* inject.c: an unsigned number from the environment, def when unset or not a number <= max. */

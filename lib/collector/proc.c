@@ -2,11 +2,16 @@
  * proc.c - process-level CPU facts for the collector, cheaply: getrusage(RUSAGE_SELF) plus
  * /proc/self/status for RSS and the thread count, sampled by the writer thread once per flush
  * period and at exit; at exit also the name of every live thread (/proc/self/task/N/comm).
+ * The process tree: a PROCESS record for this process at the first sample (its presence tells
+ * the report that children were looked for) and one for each child process the first time a
+ * sample sees it (/proc/self/task/N/children: DataLoader workers, subprocesses), so that
+ * children which never use CUDA (and so write no trace of their own) are in the trace too.
  * Runs only on the collector's writer thread (it reads files and allocates nothing); it is
  * the collector's "cpu" source (apx_source_cpu, collector.h).
  */
 #include <dirent.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -92,6 +97,71 @@ void apx_proc_threads(struct apx_writer *w, uint64_t ts_ns)
 	closedir(d);
 }
 
+/* A PROCESS record: pid, its parent, when first seen, its comm. */
+static void add_process(struct apx_writer *w, uint64_t ts_ns, uint64_t pid, uint64_t ppid)
+{
+	char path[48], comm[64];
+	struct apx_rec rec;
+	ssize_t len;
+
+	apx_rec_init(&rec, APX_REC_PROCESS);
+	rec.v[APX_PROCESS_PID] = pid;
+	rec.v[APX_PROCESS_PPID] = ppid;
+	rec.v[APX_PROCESS_START_NS] = ts_ns;
+	rec.v[APX_PROCESS_USES_CUDA] = 2;
+	snprintf(path, sizeof(path), "/proc/%llu/comm", (unsigned long long)pid);
+	len = apx_read_small(path, comm, sizeof(comm));
+	if (len > 0 && comm[len - 1] == '\n')
+		comm[--len] = 0;
+	if (len > 0)
+		apx_rec_set_bytes(&rec, APX_PROCESS_COMM, comm, (size_t)len);
+	(void)apx_writer_add(w, &rec);
+}
+
+#define CHILDREN_MAX 256	/* children remembered (more are written again at each sample) */
+
+/* This process at the first call, then every child not seen before. Writer thread only. */
+void apx_proc_children(struct apx_writer *w, uint64_t ts_ns)
+{
+	static uint64_t seen[CHILDREN_MAX];
+	static unsigned nseen;
+	static int self_done;
+	uint64_t self = (uint64_t)getpid();
+	DIR *d;
+	struct dirent *de;
+
+	if (!self_done) {
+		add_process(w, ts_ns, self, (uint64_t)getppid());
+		self_done = 1;
+	}
+	if (!(d = opendir("/proc/self/task")))
+		return;
+	while ((de = readdir(d))) {
+		char path[64 + sizeof(de->d_name)], buf[4096], *p, *end;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/children", de->d_name);
+		if (apx_read_small(path, buf, sizeof(buf)) <= 0)
+			continue;
+		for (p = buf;; p = end) {
+			unsigned long long pid = strtoull(p, &end, 10);
+			unsigned i;
+
+			if (end == p || !pid)
+				break;
+			for (i = 0; i < nseen && seen[i] != pid; i++)
+				;
+			if (i < nseen)
+				continue;
+			if (nseen < CHILDREN_MAX)
+				seen[nseen++] = pid;
+			add_process(w, ts_ns, pid, self);
+		}
+	}
+	closedir(d);
+}
+
 /* ---- the CPU sampler as a collector source ------------------------------------------------ */
 
 static int cpu_start(struct apx_collector *c)
@@ -101,8 +171,10 @@ static int cpu_start(struct apx_collector *c)
 
 static void cpu_drain(struct apx_collector *c, uint64_t now_ns, int periodic)
 {
-	if (periodic && !(c->off & APX_F_CPU))
+	if (periodic && !(c->off & APX_F_CPU)) {
 		apx_proc_sample(c->w, now_ns);
+		apx_proc_children(c->w, now_ns);
+	}
 }
 
 static void cpu_finish(struct apx_collector *c, uint64_t now_ns)
@@ -110,6 +182,7 @@ static void cpu_finish(struct apx_collector *c, uint64_t now_ns)
 	if (c->off & APX_F_CPU)
 		return;
 	apx_proc_sample(c->w, now_ns);
+	apx_proc_children(c->w, now_ns);
 	apx_proc_threads(c->w, now_ns);
 }
 

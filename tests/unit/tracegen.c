@@ -89,7 +89,9 @@ void tg_kernel_cfg(struct tg *t, uint64_t start, uint64_t dur, const char *name,
 	seen(t, start + dur);
 }
 
-void tg_kernel(struct tg *t, uint64_t start, uint64_t dur, const char *name, uint64_t stream)
+/* A kernel record of one block of 256 threads, in CUDA graph graph_id (0 none). */
+static void kernel_rec(struct tg *t, uint64_t start, uint64_t dur, const char *name,
+		       uint64_t stream, uint64_t graph_id)
 {
 	struct apx_rec k;
 	uint32_t id;
@@ -105,8 +107,15 @@ void tg_kernel(struct tg *t, uint64_t start, uint64_t dur, const char *name, uin
 	k.v[APX_KERNEL_BLOCK_Y] = k.v[APX_KERNEL_BLOCK_Z] = 1;
 	k.v[APX_KERNEL_GRID_X] = k.v[APX_KERNEL_GRID_Y] = k.v[APX_KERNEL_GRID_Z] = 1;
 	k.v[APX_KERNEL_REGISTERS] = 32;
+	k.v[APX_KERNEL_GRAPH_ID] = graph_id;
+	k.v[APX_KERNEL_GRAPH_NODE_ID] = graph_id ? t->corr : 0;
 	apx_writer_add(t->w, &k);
 	seen(t, start + dur);
+}
+
+void tg_kernel(struct tg *t, uint64_t start, uint64_t dur, const char *name, uint64_t stream)
+{
+	kernel_rec(t, start, dur, name, stream, 0);
 }
 
 void tg_copy(struct tg *t, uint64_t start, uint64_t dur, unsigned kind, unsigned host_kind,
@@ -157,7 +166,14 @@ void tg_sync(struct tg *t, uint64_t start, uint64_t end, unsigned kind)
 	seen(t, end);
 }
 
-void tg_mem(struct tg *t, uint64_t ts, unsigned op, unsigned kind, uint64_t bytes)
+void tg_kernel_graph(struct tg *t, uint64_t start, uint64_t dur, const char *name,
+		     uint64_t graph_id)
+{
+	kernel_rec(t, start, dur, name, 7, graph_id);
+}
+
+void tg_mem_at(struct tg *t, uint64_t ts, unsigned op, unsigned kind, uint64_t bytes,
+	       uint64_t addr)
 {
 	struct apx_rec r;
 
@@ -166,7 +182,40 @@ void tg_mem(struct tg *t, uint64_t ts, unsigned op, unsigned kind, uint64_t byte
 	r.v[APX_MEMORY_OP] = op;
 	r.v[APX_MEMORY_MEM_KIND] = kind;
 	r.v[APX_MEMORY_BYTES] = bytes;
-	r.v[APX_MEMORY_ADDRESS] = 0x7f0000000000ull + ts;
+	r.v[APX_MEMORY_ADDRESS] = addr;
+	apx_writer_add(t->w, &r);
+	seen(t, ts);
+}
+
+void tg_mem(struct tg *t, uint64_t ts, unsigned op, unsigned kind, uint64_t bytes)
+{
+	tg_mem_at(t, ts, op, kind, bytes, 0x7f0000000000ull + ts);
+}
+
+void tg_cpu(struct tg *t, uint64_t ts, uint64_t rss)
+{
+	struct apx_rec r;
+
+	apx_rec_init(&r, APX_REC_CPU);
+	r.v[APX_CPU_TS_NS] = ts;
+	r.v[APX_CPU_PID] = 100;
+	r.v[APX_CPU_UTIME_NS] = ts / 2;
+	r.v[APX_CPU_RSS_BYTES] = rss;
+	r.v[APX_CPU_RSS_PEAK_BYTES] = rss;
+	r.v[APX_CPU_THREADS] = 8;
+	apx_writer_add(t->w, &r);
+}
+
+void tg_process(struct tg *t, uint64_t ts, uint64_t pid, uint64_t ppid, const char *comm)
+{
+	struct apx_rec r;
+
+	apx_rec_init(&r, APX_REC_PROCESS);
+	r.v[APX_PROCESS_PID] = pid;
+	r.v[APX_PROCESS_PPID] = ppid;
+	r.v[APX_PROCESS_START_NS] = ts;
+	apx_rec_set_str(&r, APX_PROCESS_COMM, comm);
+	r.v[APX_PROCESS_USES_CUDA] = 2;
 	apx_writer_add(t->w, &r);
 	seen(t, ts);
 }

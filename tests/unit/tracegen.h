@@ -20,11 +20,21 @@ int tg_open(struct tg *t);	/* a new temporary file with header + device 0 */
 void tg_kernel(struct tg *t, uint64_t start, uint64_t dur, const char *name, uint64_t stream);
 void tg_kernel_cfg(struct tg *t, uint64_t start, uint64_t dur, const char *name, uint32_t block,
 		   uint32_t regs, uint32_t smem);
+/* A kernel that ran as a node of CUDA graph graph_id (stream 7). */
+void tg_kernel_graph(struct tg *t, uint64_t start, uint64_t dur, const char *name,
+		     uint64_t graph_id);
 void tg_copy(struct tg *t, uint64_t start, uint64_t dur, unsigned kind, unsigned host_kind,
 	     uint64_t bytes, int async, uint64_t host_addr, uint64_t stream);
 void tg_memset(struct tg *t, uint64_t start, uint64_t dur, int async);
 void tg_sync(struct tg *t, uint64_t start, uint64_t end, unsigned kind);
 void tg_mem(struct tg *t, uint64_t ts, unsigned op, unsigned kind, uint64_t bytes);
+/* An allocation or free at a given address, of device 0. */
+void tg_mem_at(struct tg *t, uint64_t ts, unsigned op, unsigned kind, uint64_t bytes,
+	       uint64_t addr);
+/* A process-wide CPU sample of process 100 with its resident set. */
+void tg_cpu(struct tg *t, uint64_t ts, uint64_t rss);
+/* A PROCESS record (the collector's process tree). */
+void tg_process(struct tg *t, uint64_t ts, uint64_t pid, uint64_t ppid, const char *comm);
 void tg_uvm(struct tg *t, uint64_t start, uint64_t end, unsigned kind, uint64_t bytes);
 void tg_marker(struct tg *t, uint64_t start, uint64_t end, const char *name);
 /* A runtime API call of thread tid with correlation id corr (level api). */

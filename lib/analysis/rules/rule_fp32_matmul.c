@@ -3,44 +3,41 @@
  * cores (cuBLAS/CUTLASS "sgemm" kernels, or gemm kernels with an f32 math signature and no
  * tf32/f16/bf16 in their name). Saving: their time x (1 - 1/3): TF32 tensor cores run dense
  * fp32 GEMMs several times faster (about 7x peak on Hopper); 3x is the conservative figure.
+ * Only GEMMs big enough for the math to matter count: a kernel name says nothing of the matrix
+ * sizes, but its time does. A GEMM whose launches take under MIN_GEMM_NS on average is a small
+ * one (32x32x32 is 65 kFLOP, ~4 us on an H200, nearly all of it fixed cost: launch, prologue,
+ * one wave of tiles, epilogue); tensor cores shorten only the multiply-adds, so TF32 or bf16
+ * saves close to nothing there. At 10 us a SIMT fp32 GEMM does ~0.5 GFLOP (~50 TFLOP/s on
+ * Hopper), past the size (~512^3) where the tensor-core math rate starts to show.
  */
 #include "analysis/findings.h"
 
 #include <stdio.h>
-#include <string.h>
 
 #include "base/banned.h"
 
-static int contains(const char *s, size_t n, const char *needle)
-{
-	size_t k = strlen(needle);
-
-	for (size_t i = 0; i + k <= n; i++)
-		if (!memcmp(s + i, needle, k))
-			return 1;
-	return 0;
-}
+#define MIN_GEMM_NS 10000.0	/* mean time of a launch below which a GEMM is too small */
 
 static int is_fp32_simt_gemm(const struct apx_an_name *nm)
 {
 	static const char *const tensor[] = { "tf32", "1688", "16816", "hmma", "bf16", "f16", "h884",
 					      "h1688", "h16816", "gmma", "wgmma", "xmma_gemm_f16",
 					      "i8", "e4m3", "e5m2" };
-	int gemm = contains(nm->text, nm->len, "sgemm") ||
-		   ((contains(nm->text, nm->len, "gemm") || contains(nm->text, nm->len, "GEMM")) &&
-		    contains(nm->text, nm->len, "f32f32"));
+	int gemm = apx_name_has(nm, "sgemm") ||
+		   ((apx_name_has(nm, "gemm") || apx_name_has(nm, "GEMM")) &&
+		    apx_name_has(nm, "f32f32"));
 
 	if (!gemm)
 		return 0;
 	for (size_t i = 0; i < sizeof(tensor) / sizeof(tensor[0]); i++)
-		if (contains(nm->text, nm->len, tensor[i]))
+		if (apx_name_has(nm, tensor[i]))
 			return 0;
 	return 1;
 }
 
 APX_RULE_DECL(fp32_matmul)
 {
-	uint64_t total = 0, count = 0;
+	uint64_t total = 0, count = 0, small = 0, small_ns = 0;
 	const struct apx_an_name *top = NULL;
 	char b1[32], b2[32], name[512];
 	struct apx_finding *f;
@@ -50,13 +47,24 @@ APX_RULE_DECL(fp32_matmul)
 
 		if (!nm->count || !is_fp32_simt_gemm(nm))
 			continue;
+		if ((double)nm->total_ns < MIN_GEMM_NS * (double)nm->count) {
+			small += nm->count;
+			small_ns += nm->total_ns;
+			continue;
+		}
 		total += nm->total_ns;
 		count += nm->count;
 		if (!top || nm->total_ns > top->total_ns)
 			top = nm;
 	}
-	if (!count || (m->kernel_total_ns && (double)total < 0.05 * (double)m->kernel_total_ns))
+	if (!count || (m->kernel_total_ns && (double)total < 0.05 * (double)m->kernel_total_ns)) {
+		if (small)
+			snprintf(why, why_len, "%llu fp32 GEMM launches left out: under %.0f us each "
+				 "(%s in all), too small for tensor cores to matter",
+				 (unsigned long long)small, MIN_GEMM_NS / 1000.0,
+				 apx_fmt_ns(b1, sizeof(b1), (double)small_ns));
 		return APX_RULE_CLEAN;
+	}
 	f = apx_finding_add(out, m, "fp32-matmul", APX_SEV_WARNING, (double)total * 2.0 / 3.0, 50);
 	if (!f)
 		return APX_RULE_FIRED;
@@ -76,7 +84,9 @@ APX_RULE_DECL(fp32_matmul)
 		 "  torch.backends.cuda.matmul.allow_tf32 = True   # or:\n"
 		 "  torch.set_float32_matmul_precision('high')\n"
 		 "or run the model in bf16: with torch.autocast('cuda', dtype=torch.bfloat16): ...");
-	(void)why;
-	(void)why_len;
+	if (small)
+		apx_text_append(f->evidence, sizeof(f->evidence),
+				"left out: %llu launches of fp32 GEMMs under %.0f us each (too small)\n",
+				(unsigned long long)small, MIN_GEMM_NS / 1000.0);
 	return APX_RULE_FIRED;
 }

@@ -1,7 +1,9 @@
 /*
  * rule_input_pipeline.c - the input pipeline starves the GPU: idle gaps that end with a
  * host-to-device copy (the next batch arrived late). Saving: those gaps, which prefetching
- * batches in DataLoader workers into pinned memory hides.
+ * batches in DataLoader workers into pinned memory hides. When the trace shows the process
+ * had no child processes at all, the same gaps are rule_dataloader_workers.c's finding (its
+ * cause is named: no workers) and this rule leaves them to it: one finding per idle time.
  */
 #include "analysis/findings.h"
 
@@ -11,13 +13,16 @@
 
 APX_RULE_DECL(input_pipeline)
 {
-	uint64_t idle = m->gpu.idle_by_cause[APX_GAP_DATA], gaps = m->gpu.gaps_by_cause[APX_GAP_DATA];
+	uint64_t idle = m->gpu.idle_by_cause[APX_GAP_DATA];
 	uint64_t active = m->steady_ns;
-	char b1[32], b2[32];
 	struct apx_finding *f;
 
 	if (!active || (double)idle < 0.05 * (double)active)
 		return APX_RULE_CLEAN;
+	if (apx_child_processes(m) == 0) {
+		snprintf(why, why_len, "the same gaps are dataloader-workers' finding (no workers)");
+		return APX_RULE_CLEAN;
+	}
 	f = apx_finding_add(out, m, "input-pipeline",
 			    (double)idle > 0.25 * (double)active ? APX_SEV_CRITICAL : APX_SEV_WARNING,
 			    (double)idle, 60);
@@ -28,16 +33,11 @@ APX_RULE_DECL(input_pipeline)
 	snprintf(f->model, sizeof(f->model),
 		 "idle gaps ended by a host-to-device copy close when the next batch is prefetched: "
 		 "saving = those gaps");
-	apx_text_append(f->evidence, sizeof(f->evidence),
-			"%llu gaps ending in a host-to-device copy, %s in all (mean %s)\n",
-			(unsigned long long)gaps, apx_fmt_ns(b1, sizeof(b1), (double)idle),
-			apx_fmt_ns(b2, sizeof(b2), gaps ? (double)idle / (double)gaps : 0));
+	apx_data_gaps_evidence(m, f);
 	snprintf(f->fix, sizeof(f->fix),
 		 "Prepare batches ahead of the GPU:\n"
 		 "  DataLoader(ds, batch_size=..., num_workers=8, pin_memory=True, prefetch_factor=4,\n"
 		 "             persistent_workers=True)\n"
 		 "  x = x.to('cuda', non_blocking=True)");
-	(void)why;
-	(void)why_len;
 	return APX_RULE_FIRED;
 }

@@ -1,0 +1,41 @@
+/*
+ * rulecheck.c - runs the rules on a synthetic trace for the rule tests (see rulecheck.h).
+ */
+#include "unit/rulecheck.h"
+
+#include <string.h>
+#include <unistd.h>
+
+#include "base/banned.h"
+
+struct apx_model *rc_analyse(struct tg *t, struct apx_findings *fd)
+{
+	struct apx_model *m = apx_model_new();
+	struct apx_diag d;
+
+	if (tg_close(t) < 0 || !m || apx_model_add_file(m, t->path, &d) < 0 ||
+	    apx_model_finish(m) < 0) {
+		unlink(t->path);
+		apx_model_free(m);
+		return NULL;
+	}
+	unlink(t->path);
+	apx_rules_run(m, fd);
+	return m;
+}
+
+const struct apx_finding *rc_finding(const struct apx_findings *fd, const char *rule)
+{
+	for (size_t i = 0; i < fd->n; i++)
+		if (!strcmp(fd->f[i].rule, rule))
+			return &fd->f[i];
+	return NULL;
+}
+
+const struct apx_rule_result *rc_result(const struct apx_findings *fd, const char *rule)
+{
+	for (size_t i = 0; i < fd->nresults; i++)
+		if (!strcmp(fd->results[i].rule, rule))
+			return &fd->results[i];
+	return NULL;
+}

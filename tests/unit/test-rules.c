@@ -1,0 +1,428 @@
+/*
+ * test-rules.c - the rules of issue 12 (item 5) on synthetic training loops written with the
+ * project's writer (tracegen.c): each rule fires on a trace that plants its problem the way a
+ * PyTorch program makes it, with the saving checked against the model the rule states, and
+ * stays silent on the twin trace of the fixed program. Also the two categories fixed there:
+ * device-to-device copies are no copy-overlap finding, tiny fp32 GEMMs no fp32-matmul one.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis/findings.h"
+#include "analysis/model.h"
+#include "apx-test.h"
+#include "unit/rulecheck.h"
+#include "unit/tracegen.h"
+
+#include "base/banned.h"
+
+#define US 1000ull
+#define MS 1000000ull
+#define MIB (1ull << 20)
+
+static struct apx_findings fd;
+
+static struct apx_model *analyse(struct tg *t)
+{
+	return rc_analyse(t, &fd);
+}
+
+static const struct apx_finding *finding(const char *rule)
+{
+	return rc_finding(&fd, rule);
+}
+
+static const struct apx_rule_result *result(const char *rule)
+{
+	return rc_result(&fd, rule);
+}
+
+#define GEMM "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1"
+#define FILL "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, " \
+	     "std::array<char*, 1ul> >(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)"
+#define ADDCDIV "void at::native::vectorized_elementwise_kernel<4, at::native::AddcdivFunctor<" \
+		"float, float>, std::array<char*, 4ul> >(int, at::native::AddcdivFunctor<float, " \
+		"float>, std::array<char*, 4ul>)"
+#define FUSED "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::" \
+	      "FusedOptimizerTensorListMetadata<4>, at::native::(anonymous namespace)::" \
+	      "FusedAdamMathFunctor<float, 4, (at::native::ADAM_MODE)1, false>, double, double>"
+
+/* The single-tensor AdamW step (torch/optim/adam.py, _single_tensor_adam) for nparams tensors
+ * from ts: mul_ (weight decay), lerp_, mul_, addcmul_, sqrt, div, add_, addcdiv_ each, 3 us
+ * kernels 4 us apart (the host dispatching them). Returns the end. */
+static uint64_t adamw_single(struct tg *t, uint64_t ts, int nparams)
+{
+	static const char *const ops[] = {
+		"void at::native::vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<float, "
+		"float, float, at::native::binary_internal::MulFunctor<float> > >",
+		"void at::native::vectorized_elementwise_kernel<4, at::native::lerp_kernel_scalar_"
+		"weight(at::TensorIteratorBase&, c10::Scalar const&)::{lambda()#1}>",
+		"void at::native::vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<float, "
+		"float, float, at::native::binary_internal::MulFunctor<float> > >",
+		"void at::native::vectorized_elementwise_kernel<4, at::native::AddcmulFunctor<float, "
+		"float> >",
+		"void at::native::vectorized_elementwise_kernel<4, at::native::sqrt_kernel_cuda(at::"
+		"TensorIteratorBase&)::{lambda()#2}>",
+		"void at::native::vectorized_elementwise_kernel<4, at::native::BUnaryFunctor<float, "
+		"float, float, at::native::binary_internal::DivFunctor<float> > >",
+		"void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctorOnSelf_add<"
+		"float> >",
+		ADDCDIV,
+	};
+
+	for (int p = 0; p < nparams; p++)
+		for (size_t o = 0; o < sizeof(ops) / sizeof(ops[0]); o++, ts += 7 * US)
+			tg_kernel(t, ts, 3 * US, ops[o], 7);
+	return ts;
+}
+
+/* One training step from ts on stream 7: forward and backward GEMMs; the caller adds what
+ * comes before (zero_grad) and after (the optimizer). Returns the end. */
+static uint64_t fwd_bwd(struct tg *t, uint64_t ts)
+{
+	for (int l = 0; l < 4; l++, ts += 420 * US)
+		tg_kernel(t, ts, 400 * US, GEMM, 7);
+	for (int l = 0; l < 4; l++, ts += 820 * US)
+		tg_kernel(t, ts, 800 * US, "void cutlass::Kernel2<cutlass_90_tensorop_bf16_s16816gemm_"
+			  "bf16_128x128_64x3_nn_align8>(cutlass_90_tensorop_bf16_s16816gemm)", 7);
+	return ts;
+}
+
+APX_TEST(rule_optimizer_foreach)
+{
+	const struct apx_finding *f;
+	struct apx_model *m;
+	struct tg t;
+	uint64_t ts = 10 * MS;
+
+	APX_ASSERT_OK(tg_open(&t));	/* AdamW(foreach=False) over 40 tensors, 20 steps */
+	for (int s = 0; s < 20; s++) {
+		uint64_t s0 = ts;
+
+		ts = adamw_single(&t, fwd_bwd(&t, ts), 40) + 200 * US;
+		tg_marker(&t, s0, ts, "train_step");
+	}
+	m = analyse(&t);
+	APX_ASSERT(m);
+	APX_ASSERT_EQ(m->steady.count, 20);
+	f = finding("optimizer-foreach");
+	APX_ASSERT(f);
+	/* 40 tensors x 8 launches x 4 us, every step */
+	APX_ASSERT_EQ((uint64_t)f->saving_ns, 40ull * 8 * 4000 * 20);
+	APX_ASSERT(strstr(f->title, "40 parameter tensors"));
+	APX_ASSERT(strstr(f->evidence, "no multi_tensor_apply_kernel ran"));
+	APX_ASSERT(strstr(f->fix, "fused=True"));
+	apx_model_free(m);
+
+	APX_ASSERT_OK(tg_open(&t));	/* the fixed program: AdamW(fused=True) */
+	ts = 10 * MS;
+	for (int s = 0; s < 20; s++) {
+		uint64_t s0 = ts;
+
+		ts = fwd_bwd(&t, ts);
+		tg_kernel(&t, ts, 60 * US, FUSED, 7);
+		ts += 260 * US;
+		tg_marker(&t, s0, ts, "train_step");
+	}
+	m = analyse(&t);
+	APX_ASSERT(m && !finding("optimizer-foreach"));
+	APX_ASSERT_EQ(result("optimizer-foreach")->status, APX_RULE_CLEAN);
+	apx_model_free(m);
+	return 0;
+}
+
+APX_TEST(rule_zero_grad_memset)
+{
+	const struct apx_finding *f;
+	struct apx_model *m;
+	struct tg t;
+	uint64_t ts = 10 * MS;
+
+	APX_ASSERT_OK(tg_open(&t));	/* zero_grad(set_to_none=False): 40 fills back to back */
+	for (int s = 0; s < 20; s++) {
+		uint64_t s0 = ts;
+
+		for (int p = 0; p < 40; p++, ts += 5 * US)
+			tg_kernel(&t, ts, 2 * US, FILL, 7);
+		ts = fwd_bwd(&t, ts) + 300 * US;
+		tg_marker(&t, s0, ts, "train_step");
+	}
+	m = analyse(&t);
+	APX_ASSERT(m);
+	f = finding("zero-grad-memset");
+	APX_ASSERT(f);
+	/* a step: 40 launches x 4 us of the host + 40 x 2 us of GPU time */
+	APX_ASSERT_EQ((uint64_t)f->saving_ns, (40ull * 4000 + 40ull * 2000) * 20);
+	APX_ASSERT(strstr(f->evidence, "up to 40 in a row"));
+	APX_ASSERT(strstr(f->fix, "set_to_none=True"));
+	apx_model_free(m);
+
+	APX_ASSERT_OK(tg_open(&t));	/* the same with cudaMemset: 20 memsets a step */
+	ts = 10 * MS;
+	for (int s = 0; s < 20; s++) {
+		uint64_t s0 = ts;
+
+		for (int p = 0; p < 20; p++, ts += 5 * US)
+			tg_memset(&t, ts, 2 * US, 1);
+		ts = fwd_bwd(&t, ts) + 300 * US;
+		tg_marker(&t, s0, ts, "train_step");
+	}
+	m = analyse(&t);
+	APX_ASSERT(m);
+	f = finding("zero-grad-memset");
+	APX_ASSERT(f && strstr(f->evidence, "memsets: 20 a step"));
+	APX_ASSERT_EQ((uint64_t)f->saving_ns, (20ull * 4000 + 20ull * 2000) * 20);
+	apx_model_free(m);
+
+	/* set_to_none=True: no zeroing; the forward fills a mask in each of 12 layers (a
+	 * torch.full per layer, between the GEMMs): fills, but never a run of them */
+	APX_ASSERT_OK(tg_open(&t));
+	ts = 10 * MS;
+	for (int s = 0; s < 20; s++) {
+		uint64_t s0 = ts;
+
+		for (int l = 0; l < 12; l++, ts += 120 * US) {
+			tg_kernel(&t, ts, 2 * US, FILL, 7);
+			tg_kernel(&t, ts + 10 * US, 100 * US, GEMM, 7);
+		}
+		ts = fwd_bwd(&t, ts) + 300 * US;
+		tg_marker(&t, s0, ts, "train_step");
+	}
+	m = analyse(&t);
+	APX_ASSERT(m && !finding("zero-grad-memset"));
+	apx_model_free(m);
+	return 0;
+}
+
+APX_TEST(rule_graph_recapture)
+{
+	const struct apx_finding *f;
+	struct apx_model *m;
+	struct tg t;
+	uint64_t ts = 10 * MS;
+
+	/* torch.cuda.graph() inside the loop: a new graph each step, 2 ms of GPU idle while the
+	 * host captures and instantiates it */
+	APX_ASSERT_OK(tg_open(&t));
+	for (int s = 0; s < 10; s++) {
+		ts += 2 * MS;
+		for (int k = 0; k < 20; k++, ts += 55 * US)
+			tg_kernel_graph(&t, ts, 50 * US, k % 2 ? "fwd_kernel" : GEMM, 1000 + s);
+	}
+	m = analyse(&t);
+	APX_ASSERT(m);
+	APX_ASSERT_EQ(m->graphs.n, 10);
+	f = finding("graph-recapture");
+	APX_ASSERT(f);
+	/* the gaps before the 9 graphs after the first: 2 ms + the 5 us between kernels */
+	APX_ASSERT_EQ((uint64_t)f->saving_ns, 9 * (2 * MS + 5 * US));
+	APX_ASSERT(strstr(f->title, "20 kernels was captured 10 times"));
+	apx_model_free(m);
+
+	APX_ASSERT_OK(tg_open(&t));	/* captured once, replayed each step */
+	ts = 10 * MS;
+	for (int s = 0; s < 10; s++) {
+		ts += 100 * US;
+		for (int k = 0; k < 20; k++, ts += 55 * US)
+			tg_kernel_graph(&t, ts, 50 * US, k % 2 ? "fwd_kernel" : GEMM, 1000);
+	}
+	m = analyse(&t);
+	APX_ASSERT(m && !finding("graph-recapture"));
+	apx_model_free(m);
+
+	/* torch.compile per input shape: 4 graphs of other kernels, each replayed 25 times */
+	APX_ASSERT_OK(tg_open(&t));
+	ts = 10 * MS;
+	for (int s = 0; s < 100; s++) {
+		ts += 100 * US;
+		for (int k = 0; k < 20; k++, ts += 55 * US)
+			tg_kernel_graph(&t, ts, 50 * US, k % 2 ? "fwd_kernel" : GEMM, 1000 + s % 4);
+	}
+	m = analyse(&t);
+	APX_ASSERT(m && !finding("graph-recapture"));
+	apx_model_free(m);
+	return 0;
+}
+
+/* A loop of 20 steps from 2 s to ~3 s after a 1 GiB host buffer (pinned or pageable) was
+ * copied to a 1 GiB device allocation at 1 s; CPU samples every 0.5 s with the RSS rss_after
+ * from the copy on (rss_before before it). */
+static void replica_trace(struct tg *t, unsigned kind, uint64_t rss_before, uint64_t rss_after)
+{
+	uint64_t host = 0x7f1000000000ull, ts = 2000 * MS;
+
+	if (kind == APX_MEM_PINNED)
+		tg_mem_at(t, 500 * MS, APX_MEMOP_ALLOC, APX_MEM_PINNED, 1024 * MIB, host);
+	tg_mem_at(t, 990 * MS, APX_MEMOP_ALLOC, APX_MEM_DEVICE, 1024 * MIB, 0x7f9000000000ull);
+	tg_copy(t, 1000 * MS, 80 * MS, APX_COPY_H2D, kind, 1024 * MIB, 0, host, 7);
+	for (uint64_t s = 500; s <= 3500; s += 500)
+		tg_cpu(t, s * MS, s <= 1000 ? rss_before : rss_after);
+	for (int s = 0; s < 20; s++, ts += 50 * MS)
+		tg_kernel(t, ts, 40 * MS, GEMM, 7);
+}
+
+APX_TEST(rule_redundant_replication)
+{
+	const struct apx_finding *f;
+	struct apx_model *m;
+	struct tg t;
+
+	APX_ASSERT_OK(tg_open(&t));	/* X_gpu = X.cuda() with X kept: the RSS stays */
+	replica_trace(&t, APX_MEM_PAGEABLE, 3000 * MIB, 3010 * MIB);
+	m = analyse(&t);
+	APX_ASSERT(m);
+	f = finding("redundant-replication");
+	APX_ASSERT(f && f->saving_ns == 0 && f->severity == APX_SEV_WARNING);
+	APX_ASSERT(strstr(f->title, "1.07 GB held twice"));
+	APX_ASSERT(strstr(f->evidence, "pageable (0x7f1000000000)"));
+	APX_ASSERT(strstr(f->fix, "del x"));
+	apx_model_free(m);
+
+	APX_ASSERT_OK(tg_open(&t));	/* del X after the copy: the RSS drops by the buffer */
+	replica_trace(&t, APX_MEM_PAGEABLE, 3000 * MIB, 1990 * MIB);
+	m = analyse(&t);
+	APX_ASSERT(m && !finding("redundant-replication"));
+	apx_model_free(m);
+
+	APX_ASSERT_OK(tg_open(&t));	/* a dataset pinned whole, copied over, kept pinned */
+	replica_trace(&t, APX_MEM_PINNED, 3000 * MIB, 3000 * MIB);
+	m = analyse(&t);
+	APX_ASSERT(m);
+	f = finding("redundant-replication");
+	APX_ASSERT(f && strstr(f->evidence, "pinned (0x7f1000000000), copied at 1000.00 ms: never freed"));
+	apx_model_free(m);
+
+	APX_ASSERT_OK(tg_open(&t));	/* the same, the pinned buffer freed after the copy */
+	replica_trace(&t, APX_MEM_PINNED, 3000 * MIB, 3000 * MIB);
+	tg_mem_at(&t, 1200 * MS, APX_MEMOP_FREE, APX_MEM_PINNED, 1024 * MIB, 0x7f1000000000ull);
+	m = analyse(&t);
+	APX_ASSERT(m && !finding("redundant-replication"));
+	apx_model_free(m);
+
+	/* a pinned staging buffer: 64 MiB copied every step into one device buffer */
+	APX_ASSERT_OK(tg_open(&t));
+	tg_mem_at(&t, 500 * MS, APX_MEMOP_ALLOC, APX_MEM_PINNED, 64 * MIB, 0x7f1000000000ull);
+	tg_mem_at(&t, 990 * MS, APX_MEMOP_ALLOC, APX_MEM_DEVICE, 64 * MIB, 0x7f9000000000ull);
+	for (int s = 0; s < 20; s++) {
+		tg_copy(&t, 1000 * MS + s * 50 * MS, 6 * MS, APX_COPY_H2D, APX_MEM_PINNED, 64 * MIB,
+			1, 0x7f1000000000ull, 7);
+		tg_kernel(&t, 1010 * MS + s * 50 * MS, 30 * MS, GEMM, 7);
+	}
+	m = analyse(&t);
+	APX_ASSERT(m && !finding("redundant-replication"));
+	apx_model_free(m);
+	return 0;
+}
+
+/* 20 steps that wait 3 ms for the host to make the batch, copy it (pinned), then compute
+ * 2 ms; the process tree as given. */
+static void loader_trace(struct tg *t, int tree, int workers)
+{
+	uint64_t ts = 10 * MS;
+
+	if (tree)
+		tg_process(t, 1 * MS, 100, 1, "python3");
+	for (int w = 0; w < workers; w++)
+		tg_process(t, 2 * MS, 101 + (uint64_t)w, 100, "pt_data_worker");
+	for (int s = 0; s < 20; s++) {
+		uint64_t s0 = ts;
+
+		ts += 3 * MS;
+		tg_copy(t, ts, 100 * US, APX_COPY_H2D, APX_MEM_PINNED, 4 * MIB, 1, 0x7f2000000000ull, 7);
+		tg_kernel(t, ts + 100 * US, 2 * MS, GEMM, 7);
+		ts += 2100 * US;
+		tg_marker(t, s0, ts, "train_step");
+	}
+}
+
+APX_TEST(rule_dataloader_workers)
+{
+	const struct apx_finding *f;
+	struct apx_model *m;
+	struct tg t;
+
+	APX_ASSERT_OK(tg_open(&t));	/* DataLoader(num_workers=0): no child process */
+	loader_trace(&t, 1, 0);
+	m = analyse(&t);
+	APX_ASSERT(m);
+	f = finding("dataloader-workers");
+	APX_ASSERT(f);
+	APX_ASSERT_EQ((uint64_t)f->saving_ns, 19 * 3 * MS);	/* the first batch is warm-up */
+	APX_ASSERT(strstr(f->fix, "num_workers=8"));
+	/* the same gaps are not input-pipeline's too */
+	APX_ASSERT(!finding("input-pipeline"));
+	APX_ASSERT(strstr(result("input-pipeline")->why, "dataloader-workers"));
+	apx_model_free(m);
+
+	APX_ASSERT_OK(tg_open(&t));	/* 4 workers, but the GPU still waits: not this rule's */
+	loader_trace(&t, 1, 4);
+	m = analyse(&t);
+	APX_ASSERT(m && !finding("dataloader-workers") && finding("input-pipeline"));
+	apx_model_free(m);
+
+	APX_ASSERT_OK(tg_open(&t));	/* no process records: cannot tell */
+	loader_trace(&t, 0, 0);
+	m = analyse(&t);
+	APX_ASSERT(m && !finding("dataloader-workers") && finding("input-pipeline"));
+	APX_ASSERT_EQ(result("dataloader-workers")->status, APX_RULE_NOT_MEASURED);
+	apx_model_free(m);
+	return 0;
+}
+
+APX_TEST(copy_overlap_leaves_device_copies_out)
+{
+	struct apx_model *m;
+	struct tg t;
+
+	/* .contiguous() / torch.cat on the compute stream: D2D copies between kernels */
+	APX_ASSERT_OK(tg_open(&t));
+	for (uint64_t i = 0; i < 20; i++) {
+		tg_copy(&t, MS + i * 5 * MS, 2 * MS, APX_COPY_D2D, APX_MEM_DEVICE, 500000000, 1, 0, 7);
+		tg_kernel(&t, MS + i * 5 * MS + 2 * MS, 3 * MS, GEMM, 7);
+	}
+	m = analyse(&t);
+	APX_ASSERT(m && !finding("copy-overlap"));
+	apx_model_free(m);
+
+	APX_ASSERT_OK(tg_open(&t));	/* the same with host-to-device copies fires */
+	for (uint64_t i = 0; i < 20; i++) {
+		uint64_t at = MS + i * 5 * MS;
+
+		tg_copy(&t, at, 2 * MS, APX_COPY_H2D, APX_MEM_PINNED, 50000000, 1, 0, 7);
+		tg_copy(&t, at + 2 * MS, 1 * MS, APX_COPY_D2D, APX_MEM_DEVICE, 50000000, 1, 0, 7);
+		tg_kernel(&t, at + 3 * MS, 2 * MS, GEMM, 7);
+	}
+	m = analyse(&t);
+	APX_ASSERT(m && finding("copy-overlap"));
+	APX_ASSERT_EQ((uint64_t)finding("copy-overlap")->saving_ns, 38 * MS);
+	APX_ASSERT(strstr(finding("copy-overlap")->evidence, "20.00 ms of device-to-device copies"));
+	apx_model_free(m);
+	return 0;
+}
+
+APX_TEST(fp32_matmul_leaves_tiny_gemms_out)
+{
+	struct apx_model *m;
+	struct tg t;
+
+	APX_ASSERT_OK(tg_open(&t));	/* 32x32 fp32 GEMMs: 4 us each, most of the GPU time */
+	for (uint64_t i = 0; i < 500; i++)
+		tg_kernel(&t, MS + i * 20 * US, 4 * US, "ampere_sgemm_32x32_sliced1x4_nn", 7);
+	tg_kernel(&t, 10 * MS + 1 * MS, 500 * US, "vectorized_elementwise_kernel", 7);
+	m = analyse(&t);
+	APX_ASSERT(m && !finding("fp32-matmul"));
+	APX_ASSERT(strstr(result("fp32-matmul")->why, "500 fp32 GEMM launches left out"));
+	apx_model_free(m);
+
+	APX_ASSERT_OK(tg_open(&t));	/* 4096^2 fp32 GEMMs: 2.7 ms each */
+	for (uint64_t i = 0; i < 20; i++)
+		tg_kernel(&t, MS + i * 3 * MS, 2700 * US, "sm80_xmma_gemm_f32f32_f32f32_f32_nn_n_tilesize256x"
+			  "128x8_stage3_warpsize4x2x1_ffma_aligna4_alignc4_execute_kernel__5x_cublas", 7);
+	m = analyse(&t);
+	APX_ASSERT(m && finding("fp32-matmul"));
+	APX_ASSERT_EQ((uint64_t)finding("fp32-matmul")->saving_ns, 20 * 2700 * US * 2 / 3);
+	apx_model_free(m);
+	return 0;
+}
+
+APX_TEST_MAIN()
