@@ -221,6 +221,8 @@ static int steady_launches(struct apx_model *m)
 		last[s] = k->name[i];
 		if (run[s] > nm->max_burst)
 			nm->max_burst = run[s];
+		if (run[s] == APX_LONG_RUN)
+			nm->long_bursts++;
 	}
 	free(last);
 	free(run);

@@ -93,6 +93,10 @@ struct apx_an_stream {
 	uint64_t kernels, copies, busy_ns;
 };
 
+/* Back-to-back launches of one kernel that make a loop over parameters (finish.c counts the
+ * runs that reach it; rules read them). */
+#define APX_LONG_RUN 8
+
 /* One kernel name across all files, with its aggregate (after finish). */
 struct apx_an_name {
 	const char *text;			/* not NUL-terminated: use len */
@@ -101,6 +105,7 @@ struct apx_an_name {
 	uint64_t steady_count;			/* launches inside the steady state's steps */
 	uint64_t steady_ns;			/* their time */
 	uint32_t max_burst;			/* most launches of it in a row on one stream, there */
+	uint32_t long_bursts;			/* runs of it there that reached APX_LONG_RUN */
 	uint32_t device;
 	uint32_t grid[3], block[3], regs, smem_static, smem_dynamic;
 	double occupancy;			/* theoretical, 0..1; < 0 = not computable */

@@ -157,7 +157,8 @@ APX_TEST(rule_zero_grad_memset)
 	APX_ASSERT(strstr(f->fix, "set_to_none=True"));
 	apx_model_free(m);
 
-	APX_ASSERT_OK(tg_open(&t));	/* the same with cudaMemset: 20 memsets a step */
+	/* memsets every step (embedding backward, workspaces) are not zero_grad: silent */
+	APX_ASSERT_OK(tg_open(&t));
 	ts = 10 * MS;
 	for (int s = 0; s < 20; s++) {
 		uint64_t s0 = ts;
@@ -168,10 +169,27 @@ APX_TEST(rule_zero_grad_memset)
 		tg_marker(&t, s0, ts, "train_step");
 	}
 	m = analyse(&t);
-	APX_ASSERT(m);
-	f = finding("zero-grad-memset");
-	APX_ASSERT(f && strstr(f->evidence, "memsets: 20 a step"));
-	APX_ASSERT_EQ((uint64_t)f->saving_ns, (20ull * 4000 + 20ull * 2000) * 20);
+	APX_ASSERT(m && !finding("zero-grad-memset"));
+	apx_model_free(m);
+
+	/* AdamW creating its state at the first step (154 zeros_like in a row, once) and 23
+	 * scattered fills a step (the GPT bench trace): silent */
+	APX_ASSERT_OK(tg_open(&t));
+	ts = 10 * MS;
+	for (int s = 0; s < 20; s++) {
+		uint64_t s0 = ts;
+
+		for (int p = 0; s == 0 && p < 154; p++, ts += 5 * US)
+			tg_kernel(&t, ts, 2 * US, FILL, 7);
+		for (int l = 0; l < 23; l++, ts += 120 * US) {
+			tg_kernel(&t, ts, 2 * US, FILL, 7);
+			tg_kernel(&t, ts + 10 * US, 100 * US, GEMM, 7);
+		}
+		ts = fwd_bwd(&t, ts) + 300 * US;
+		tg_marker(&t, s0, ts, "train_step");
+	}
+	m = analyse(&t);
+	APX_ASSERT(m && !finding("zero-grad-memset"));
 	apx_model_free(m);
 
 	/* set_to_none=True: no zeroing; the forward fills a mask in each of 12 layers (a

@@ -3,9 +3,12 @@
  * set_to_none=False) or model.zero_grad() in old code runs p.grad.zero_() for each parameter,
  * one fill kernel (at::native::FillFunctor) each, back to back, where set_to_none=True (the
  * default since PyTorch 2.0) launches nothing: the next backward writes the gradients instead
- * of adding to zeros. Seen from the trace: in the steps, a run of MIN_BURST or more fill
- * kernels in a row on one stream, every step; or MIN_MEMSETS or more memsets a step (zeroing
- * with cudaMemset).
+ * of adding to zeros. Seen from the trace: in the steps, a run of APX_LONG_RUN or more fill
+ * kernels in a row on one stream in at least 80 % of the steps. A single long run (Adam
+ * creating its state at the first step: zeros_like per parameter) or fills spread through
+ * the step (masks, torch.zeros of activations) are not zero_grad. Memsets are not counted:
+ * PyTorch's zero_grad never uses cudaMemset, and the memsets a step does run (embedding
+ * backward, workspaces) stay with set_to_none=True.
  *
  * Saving per step: those launches x APX_HOST_OP_NS (the host's cost of each zero_()) + their
  * GPU time.
@@ -16,16 +19,15 @@
 
 #include "base/banned.h"
 
-#define MIN_BURST 8		/* fills in a row: a loop over parameters, not a zeros() */
-#define MIN_MEMSETS 16		/* memsets a step */
+#define EVERY_STEP 0.8		/* share of the steps with a long run of fills */
 
 APX_RULE_DECL(zero_grad_memset)
 {
 	const struct apx_an_steps *st = &m->steady;
 	const struct apx_an_name *top = NULL;
-	uint64_t fills = 0, fill_ns = 0, nms = 0, ms_ns = 0;
-	double burst, per_step_fills, launches, gpu_ns, saving;
-	char b1[32], b2[32];
+	uint64_t fills = 0, fill_ns = 0;
+	double per_step_fills, launches, gpu_ns, saving;
+	char b1[32];
 	struct apx_finding *f;
 
 	if (!st->count)
@@ -37,26 +39,15 @@ APX_RULE_DECL(zero_grad_memset)
 			continue;
 		fills += nm->steady_count;
 		fill_ns += nm->steady_ns;
-		if (!top || nm->max_burst > top->max_burst)
+		if (!top || nm->long_bursts > top->long_bursts)
 			top = nm;
 	}
-	for (size_t i = 0; i < m->memsets.n; i++) {
-		const struct apx_an_memset *s = APX_VEC_AT(&m->memsets, struct apx_an_memset, i);
-
-		if (s->start >= st->first_ns && s->start < st->last_ns) {
-			nms++;
-			ms_ns += s->dur;
-		}
-	}
-	per_step_fills = (double)fills / (double)st->count;
-	burst = top && top->max_burst >= MIN_BURST && per_step_fills >= MIN_BURST ? top->max_burst : 0;
-	if ((double)nms / (double)st->count < MIN_MEMSETS)
-		nms = ms_ns = 0;
-	if (!burst && !nms)
+	if (!top || (double)top->long_bursts < EVERY_STEP * (double)st->count)
 		return APX_RULE_CLEAN;
-	/* the fills of the run (the zero_() loop), and every memset */
-	launches = burst + (double)nms / (double)st->count;
-	gpu_ns = (burst ? (double)fill_ns * burst / (double)fills : 0) + (double)ms_ns / (double)st->count;
+	per_step_fills = (double)fills / (double)st->count;
+	/* the fills of the zero_() loop: one run a step, at most as long as the longest */
+	launches = per_step_fills < top->max_burst ? per_step_fills : top->max_burst;
+	gpu_ns = (double)fill_ns / (double)st->count * launches / per_step_fills;
 	saving = (launches * APX_HOST_OP_NS + gpu_ns) * (double)st->count;
 	f = apx_finding_add(out, m, "zero-grad-memset", APX_SEV_WARNING, saving, 60);
 	if (!f)
@@ -66,17 +57,12 @@ APX_RULE_DECL(zero_grad_memset)
 	snprintf(f->model, sizeof(f->model),
 		 "set_to_none=True launches nothing: saving = zeroing launches x %.0f us host cost "
 		 "+ their GPU time, per step", APX_HOST_OP_NS / 1000.0);
-	if (burst)
-		apx_text_append(f->evidence, sizeof(f->evidence),
-				"fill kernels: %.0f a step, up to %.0f in a row (one per parameter "
-				"tensor), %s a step on the GPU\n", per_step_fills, burst,
-				apx_fmt_ns(b1, sizeof(b1), (double)fill_ns / (double)st->count));
-	if (nms)
-		apx_text_append(f->evidence, sizeof(f->evidence), "memsets: %.0f a step, %s a step\n",
-				(double)nms / (double)st->count,
-				apx_fmt_ns(b2, sizeof(b2), (double)ms_ns / (double)st->count));
-	apx_text_append(f->evidence, sizeof(f->evidence), "over %llu steps\n",
-			(unsigned long long)st->count);
+	apx_text_append(f->evidence, sizeof(f->evidence),
+			"fill kernels: %.0f a step, up to %u in a row (one per parameter tensor), "
+			"a run of %d or more in %u of %llu steps, %s a step on the GPU\n",
+			per_step_fills, top->max_burst, APX_LONG_RUN, top->long_bursts,
+			(unsigned long long)st->count,
+			apx_fmt_ns(b1, sizeof(b1), (double)fill_ns / (double)st->count));
 	snprintf(f->fix, sizeof(f->fix),
 		 "Drop the gradients instead of zeroing them:\n"
 		 "  optimizer.zero_grad(set_to_none=True)   # the default since PyTorch 2.0\n"
