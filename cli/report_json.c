@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/json.h"
+#include "base/unit.h"
 #include "cli/report.h"
 
 #include "base/banned.h"
@@ -137,6 +138,52 @@ static void devices(FILE *f, const struct apx_model *m)
 	fputs("]", f);
 }
 
+/* A finding's typed numbers: "metrics" [{key, value, unit}] and "evidence_table" ({columns
+ * [{key, unit}], rows [[label, numbers...]]} or null). */
+static void finding_metrics(FILE *f, const struct apx_finding *a)
+{
+	const struct apx_evidence *t = &a->table;
+
+	fputs(",\"metrics\":[", f);
+	for (unsigned i = 0; i < a->nmetrics; i++) {
+		const struct apx_metric *mt = &a->metrics[i];
+
+		fputs(i ? ",{\"key\":" : "{\"key\":", f);
+		apx_json_str(f, mt->key);
+		fputs(",\"value\":", f);
+		apx_json_num(f, mt->value, apx_unit_is_integer(mt->unit));
+		fputs(",\"unit\":", f);
+		apx_json_str(f, apx_unit_name(mt->unit));
+		fputc('}', f);
+	}
+	fputs("],\"evidence_table\":", f);
+	if (!t->ncols) {
+		fputs("null", f);
+		return;
+	}
+	fputs("{\"columns\":[{\"key\":", f);
+	apx_json_str(f, t->label_key);
+	fputs(",\"unit\":\"text\"}", f);
+	for (unsigned c = 0; c < t->ncols; c++) {
+		fputs(",{\"key\":", f);
+		apx_json_str(f, t->col[c].key);
+		fputs(",\"unit\":", f);
+		apx_json_str(f, apx_unit_name(t->col[c].unit));
+		fputc('}', f);
+	}
+	fputs("],\"rows\":[", f);
+	for (unsigned r = 0; r < t->nrows; r++) {
+		fputs(r ? ",[" : "[", f);
+		apx_json_str(f, t->row[r].label);
+		for (unsigned c = 0; c < t->ncols; c++) {
+			fputc(',', f);
+			apx_json_num(f, t->row[r].v[c], apx_unit_is_integer(t->col[c].unit));
+		}
+		fputc(']', f);
+	}
+	fputs("]}", f);
+}
+
 static void findings(FILE *f, const struct apx_findings *fd)
 {
 	fputs(",\"findings\":[", f);
@@ -158,6 +205,7 @@ static void findings(FILE *f, const struct apx_findings *fd)
 		kv_s(f, "evidence", a->evidence, &first);
 		kv_s(f, "fix", a->fix, &first);
 		kv_u(f, "confidence_pct", (uint64_t)a->confidence_pct, &first);
+		finding_metrics(f, a);
 		fputc('}', f);
 	}
 	fputs("],\"checks\":[", f);

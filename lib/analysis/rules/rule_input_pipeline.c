@@ -32,6 +32,9 @@ APX_RULE_DECL(input_pipeline)
 			"%llu gaps ending in a host-to-device copy, %s in all (mean %s)\n",
 			(unsigned long long)gaps, apx_fmt_ns(b1, sizeof(b1), (double)idle),
 			apx_fmt_ns(b2, sizeof(b2), gaps ? (double)idle / (double)gaps : 0));
+	apx_finding_metric(f, "gaps", (double)gaps, APX_UNIT_COUNT);
+	apx_finding_metric(f, "idle_ns", (double)idle, APX_UNIT_NS);
+	apx_finding_metric(f, "active_ns", (double)active, APX_UNIT_NS);
 	snprintf(f->fix, sizeof(f->fix),
 		 "Prepare batches ahead of the GPU:\n"
 		 "  DataLoader(ds, batch_size=..., num_workers=8, pin_memory=True, prefetch_factor=4,\n"
