@@ -34,8 +34,12 @@ const char *apx_unit_fmt(char *buf, size_t cap, unsigned unit, double v)
 		return apx_fmt_ns(buf, cap, v);
 	case APX_UNIT_BYTES:
 		return apx_fmt_size(buf, cap, v);
-	case APX_UNIT_BYTES_PER_S:
-		return apx_fmt_rate(buf, cap, v, 1e9);	/* v bytes in one second */
+	case APX_UNIT_BYTES_PER_S: {
+		char b[32];
+
+		snprintf(buf, cap, "%s/s", apx_fmt_size(b, sizeof(b), v));
+		return buf;
+	}
 	case APX_UNIT_PCT:
 		snprintf(buf, cap, "%.1f%%", v);
 		return buf;

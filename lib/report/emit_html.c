@@ -29,7 +29,7 @@ static const char css[] =
 	"table{border-collapse:collapse;margin:4px 0 10px;font-size:13px}"
 	"th,td{border-bottom:1px solid #e6e9ee;padding:3px 8px;text-align:right;white-space:nowrap}"
 	"th{background:#f0f2f5;font-weight:600}td.t,th.t{text-align:left;white-space:normal;"
-	"max-width:520px;word-break:break-all}"
+	"min-width:120px;max-width:640px;word-break:break-all}"
 	".na{color:#98a0ad}.note{color:#4a5263;margin:4px 0}"
 	".finding{border-left:5px solid #3b82c4;padding:6px 12px;margin:12px 0;background:#fafbfc}"
 	".finding.critical{border-color:#d03b3b}.finding.warning{border-color:#e0a020}"
@@ -168,14 +168,13 @@ static void section(FILE *out, const struct apx_rdoc *d, unsigned s)
 
 		if (t->plot)
 			apx_html_plot(out, t);
-		if (!t->plot_only) {
+		if (!t->plot_only && t->nrows) {
 			if (!t->plot) {
 				fputs("<h3>", out);
 				apx_html_str(out, t->title);
 				fputs("</h3>\n", out);
 			}
-			if (t->nrows)
-				table(out, t);
+			table(out, t);
 		}
 		if (t->note && t->note[0]) {
 			fputs("<p class=\"note\">", out);
