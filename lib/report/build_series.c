@@ -284,6 +284,18 @@ static void series_table(struct apx_rdoc *d, const struct apx_store *st, uint32_
 	}
 }
 
+/* The unit of a metric series, from the unit text its producer wrote. */
+static unsigned metric_unit(const struct apx_es_text *u)
+{
+	if (u->len == 5 && !memcmp(u->p, "bytes", 5))
+		return APX_UNIT_BYTES;
+	if ((u->len == 1 && u->p[0] == '%') || (u->len == 3 && !memcmp(u->p, "pct", 3)))
+		return APX_UNIT_PCT;
+	if (u->len == 2 && !memcmp(u->p, "ns", 2))
+		return APX_UNIT_NS;
+	return APX_UNIT_RATIO;
+}
+
 static void memory_and_metrics(struct apx_rdoc *d, const struct apx_store *st)
 {
 	unsigned nmetrics = 0, nmem = 0;
@@ -308,7 +320,7 @@ static void memory_and_metrics(struct apx_rdoc *d, const struct apx_store *st)
 				 s->name.p, (int)s->unit.len, s->unit.p);
 			snprintf(key, sizeof(key), "metric_%u", nmetrics + 1);
 			series_table(d, st, i, APX_SEC_SUMMARY, apx_rdoc_strdup(d, key, strlen(key)),
-				     apx_rdoc_strdup(d, title, strlen(title)), APX_UNIT_RATIO);
+				     apx_rdoc_strdup(d, title, strlen(title)), metric_unit(&s->unit));
 			nmetrics++;
 		}
 	}
