@@ -23,22 +23,55 @@ static const char *status_word(enum apx_read_status s)
 	return s == APX_READ_COMPLETE ? "complete" : s == APX_READ_TRUNCATED ? "truncated" : "damaged";
 }
 
+static const struct apx_rcol run_cols[] = {
+	{ "files", "files", APX_UNIT_COUNT },
+	{ "pid", "main pid", APX_UNIT_ID },
+	{ "wall_ns", "wall time", APX_UNIT_NS },
+	{ "gpu_busy_ns", "GPU busy", APX_UNIT_NS },
+	{ "gpu_busy_pct", "GPU busy %", APX_UNIT_PCT },
+	{ "kernels", "kernels", APX_UNIT_COUNT },
+	{ "kernel_time_ns", "kernel time", APX_UNIT_NS },
+	{ "distinct_kernels", "distinct", APX_UNIT_COUNT },
+	{ "host", "host", APX_UNIT_TEXT },
+	{ "command", "command", APX_UNIT_TEXT },
+};
+static const struct apx_rcol steady_state_cols[] = {
+	{ "source", "steps from", APX_UNIT_TEXT },
+	{ "steps", "steps", APX_UNIT_COUNT },
+	{ "step_median_ns", "step (median)", APX_UNIT_NS },
+	{ "step_p95_ns", "step (p95)", APX_UNIT_NS },
+	{ "gpu_busy_per_step_pct", "GPU busy a step", APX_UNIT_PCT },
+	{ "startup_ns", "start-up", APX_UNIT_NS },
+	{ "teardown_ns", "teardown", APX_UNIT_NS },
+};
+static const struct apx_rcol devices_cols[] = {
+	{ "id", "device", APX_UNIT_ID },
+	{ "name", "name", APX_UNIT_TEXT },
+	{ "sm_count", "SMs", APX_UNIT_COUNT },
+	{ "cc_major", "cc major", APX_UNIT_COUNT },
+	{ "cc_minor", "cc minor", APX_UNIT_COUNT },
+	{ "memory_bytes", "memory", APX_UNIT_BYTES },
+	{ "l2_bytes", "L2", APX_UNIT_BYTES },
+	{ "link_peak_bps", "host link peak", APX_UNIT_BYTES_PER_S },
+};
+static const struct apx_rcol processes_cols[] = {
+	{ "pid", "pid", APX_UNIT_ID },
+	{ "kernels", "kernels", APX_UNIT_COUNT },
+	{ "kernel_time_ns", "kernel time", APX_UNIT_NS },
+	{ "copies", "copies", APX_UNIT_COUNT },
+	{ "copy_bytes", "copied", APX_UNIT_BYTES },
+	{ "copy_time_ns", "copy time", APX_UNIT_NS },
+	{ "degraded", "not collected", APX_UNIT_TEXT },
+	{ "command", "command", APX_UNIT_TEXT },
+};
+
 static void summary(struct apx_rdoc *d)
 {
 	const struct apx_model *m = d->m;
 	const struct apx_an_steps *st = &m->steady;
 	struct apx_rtable *t = apx_rdoc_table(d, APX_SEC_SUMMARY, "run", "Run");
 
-	apx_rtable_col(t, "files", "files", APX_UNIT_COUNT);
-	apx_rtable_col(t, "pid", "main pid", APX_UNIT_ID);
-	apx_rtable_col(t, "wall_ns", "wall time", APX_UNIT_NS);
-	apx_rtable_col(t, "gpu_busy_ns", "GPU busy", APX_UNIT_NS);
-	apx_rtable_col(t, "gpu_busy_pct", "GPU busy %", APX_UNIT_PCT);
-	apx_rtable_col(t, "kernels", "kernels", APX_UNIT_COUNT);
-	apx_rtable_col(t, "kernel_time_ns", "kernel time", APX_UNIT_NS);
-	apx_rtable_col(t, "distinct_kernels", "distinct", APX_UNIT_COUNT);
-	apx_rtable_col(t, "host", "host", APX_UNIT_TEXT);
-	apx_rtable_col(t, "command", "command", APX_UNIT_TEXT);
+	APX_RTABLE_SET_COLS(t, run_cols);
 	if (apx_rtable_row(t) == 0) {
 		apx_rtable_u64(t, 0, m->nfiles);
 		apx_rtable_u64(t, 1, m->nfiles ? m->files[0].pid : 0);
@@ -55,13 +88,7 @@ static void summary(struct apx_rdoc *d)
 	}
 
 	t = apx_rdoc_table(d, APX_SEC_SUMMARY, "steady_state", "Steady state");
-	apx_rtable_col(t, "source", "steps from", APX_UNIT_TEXT);
-	apx_rtable_col(t, "steps", "steps", APX_UNIT_COUNT);
-	apx_rtable_col(t, "step_median_ns", "step (median)", APX_UNIT_NS);
-	apx_rtable_col(t, "step_p95_ns", "step (p95)", APX_UNIT_NS);
-	apx_rtable_col(t, "gpu_busy_per_step_pct", "GPU busy a step", APX_UNIT_PCT);
-	apx_rtable_col(t, "startup_ns", "start-up", APX_UNIT_NS);
-	apx_rtable_col(t, "teardown_ns", "teardown", APX_UNIT_NS);
+	APX_RTABLE_SET_COLS(t, steady_state_cols);
 	if (apx_rtable_row(t) == 0) {
 		apx_rtable_str(d, t, 0, apx_step_source_name(st->source));
 		apx_rtable_u64(t, 1, st->count);
@@ -78,14 +105,7 @@ static void summary(struct apx_rdoc *d)
 			      "no repeating step found: the numbers are for the whole run");
 
 	t = apx_rdoc_table(d, APX_SEC_SUMMARY, "devices", "GPUs");
-	apx_rtable_col(t, "id", "device", APX_UNIT_ID);
-	apx_rtable_col(t, "name", "name", APX_UNIT_TEXT);
-	apx_rtable_col(t, "sm_count", "SMs", APX_UNIT_COUNT);
-	apx_rtable_col(t, "cc_major", "cc major", APX_UNIT_COUNT);
-	apx_rtable_col(t, "cc_minor", "cc minor", APX_UNIT_COUNT);
-	apx_rtable_col(t, "memory_bytes", "memory", APX_UNIT_BYTES);
-	apx_rtable_col(t, "l2_bytes", "L2", APX_UNIT_BYTES);
-	apx_rtable_col(t, "link_peak_bps", "host link peak", APX_UNIT_BYTES_PER_S);
+	APX_RTABLE_SET_COLS(t, devices_cols);
 	for (size_t i = 0; i < m->ndevices; i++) {
 		const struct apx_an_device *dv = &m->devices[i];
 
@@ -102,14 +122,7 @@ static void summary(struct apx_rdoc *d)
 	}
 
 	t = apx_rdoc_table(d, APX_SEC_SUMMARY, "processes", "Processes");
-	apx_rtable_col(t, "pid", "pid", APX_UNIT_ID);
-	apx_rtable_col(t, "kernels", "kernels", APX_UNIT_COUNT);
-	apx_rtable_col(t, "kernel_time_ns", "kernel time", APX_UNIT_NS);
-	apx_rtable_col(t, "copies", "copies", APX_UNIT_COUNT);
-	apx_rtable_col(t, "copy_bytes", "copied", APX_UNIT_BYTES);
-	apx_rtable_col(t, "copy_time_ns", "copy time", APX_UNIT_NS);
-	apx_rtable_col(t, "degraded", "not collected", APX_UNIT_TEXT);
-	apx_rtable_col(t, "command", "command", APX_UNIT_TEXT);
+	APX_RTABLE_SET_COLS(t, processes_cols);
 	for (size_t i = 0; i < m->nfiles; i++) {
 		const struct apx_an_file *f = &m->files[i];
 
@@ -169,16 +182,20 @@ static struct apx_rtable *evidence_table(struct apx_rdoc *d, const struct apx_fi
 	return t;
 }
 
+static const struct apx_rcol finding_metrics_cols[] = {
+	{ "rank", "#", APX_UNIT_COUNT },
+	{ "rule", "rule", APX_UNIT_TEXT },
+	{ "key", "metric", APX_UNIT_TEXT },
+	{ "value", "value", APX_UNIT_RATIO },
+	{ "unit", "unit", APX_UNIT_TEXT },
+};
+
 /* Every finding's metrics in one table, a row each (CSV: one table for all findings). */
 static void metrics_long(struct apx_rdoc *d)
 {
 	struct apx_rtable *t = apx_rdoc_table(d, APX_SEC_FINDINGS, "metrics", "Finding metrics");
 
-	apx_rtable_col(t, "rank", "#", APX_UNIT_COUNT);
-	apx_rtable_col(t, "rule", "rule", APX_UNIT_TEXT);
-	apx_rtable_col(t, "key", "metric", APX_UNIT_TEXT);
-	apx_rtable_col(t, "value", "value", APX_UNIT_RATIO);
-	apx_rtable_col(t, "unit", "unit", APX_UNIT_TEXT);
+	APX_RTABLE_SET_COLS(t, finding_metrics_cols);
 	if (!t)
 		return;
 	t->plot_only = 1;	/* the HTML shows each finding's metrics with the finding */
@@ -197,18 +214,22 @@ static void metrics_long(struct apx_rdoc *d)
 	}
 }
 
+static const struct apx_rcol findings_cols[] = {
+	{ "rank", "#", APX_UNIT_COUNT },
+	{ "severity", "severity", APX_UNIT_TEXT },
+	{ "rule", "rule", APX_UNIT_TEXT },
+	{ "saving_ns", "saving", APX_UNIT_NS },
+	{ "saving_pct", "of the run", APX_UNIT_PCT },
+	{ "confidence_pct", "confidence", APX_UNIT_PCT },
+	{ "title", "finding", APX_UNIT_TEXT },
+};
+
 static void findings(struct apx_rdoc *d)
 {
 	const struct apx_findings *fd = d->fd;
 	struct apx_rtable *t = apx_rdoc_table(d, APX_SEC_FINDINGS, "findings", "Findings");
 
-	apx_rtable_col(t, "rank", "#", APX_UNIT_COUNT);
-	apx_rtable_col(t, "severity", "severity", APX_UNIT_TEXT);
-	apx_rtable_col(t, "rule", "rule", APX_UNIT_TEXT);
-	apx_rtable_col(t, "saving_ns", "saving", APX_UNIT_NS);
-	apx_rtable_col(t, "saving_pct", "of the run", APX_UNIT_PCT);
-	apx_rtable_col(t, "confidence_pct", "confidence", APX_UNIT_PCT);
-	apx_rtable_col(t, "title", "finding", APX_UNIT_TEXT);
+	APX_RTABLE_SET_COLS(t, findings_cols);
 	if (t)
 		t->plot_only = 1;	/* HTML: the findings' cards say the same */
 	d->sec[APX_SEC_FINDINGS].has_findings = 1;
@@ -244,15 +265,19 @@ static void findings(struct apx_rdoc *d)
 			      "shown: the report keeps %d", fd->recorded_dropped, APX_FINDINGS_MAX);
 }
 
+static const struct apx_rcol checks_cols[] = {
+	{ "rule", "rule", APX_UNIT_TEXT },
+	{ "status", "status", APX_UNIT_TEXT },
+	{ "title", "check", APX_UNIT_TEXT },
+	{ "why", "why", APX_UNIT_TEXT },
+};
+
 static void checks(struct apx_rdoc *d)
 {
 	const struct apx_findings *fd = d->fd;
 	struct apx_rtable *t = apx_rdoc_table(d, APX_SEC_CHECKS, "checks", "Checks");
 
-	apx_rtable_col(t, "rule", "rule", APX_UNIT_TEXT);
-	apx_rtable_col(t, "status", "status", APX_UNIT_TEXT);
-	apx_rtable_col(t, "title", "check", APX_UNIT_TEXT);
-	apx_rtable_col(t, "why", "why", APX_UNIT_TEXT);
+	APX_RTABLE_SET_COLS(t, checks_cols);
 	for (size_t i = 0; i < fd->nresults; i++) {
 		const struct apx_rule_result *r = &fd->results[i];
 
@@ -267,22 +292,26 @@ static void checks(struct apx_rdoc *d)
 	}
 }
 
+static const struct apx_rcol files_cols[] = {
+	{ "path", "file", APX_UNIT_TEXT },
+	{ "pid", "pid", APX_UNIT_ID },
+	{ "producer", "written by", APX_UNIT_TEXT },
+	{ "producer_version", "version", APX_UNIT_TEXT },
+	{ "level", "level", APX_UNIT_TEXT },
+	{ "status", "status", APX_UNIT_TEXT },
+	{ "records", "records", APX_UNIT_COUNT },
+	{ "records_lost", "lost", APX_UNIT_COUNT },
+	{ "records_unreadable", "unreadable", APX_UNIT_COUNT },
+	{ "damage", "damage", APX_UNIT_TEXT },
+	{ "degraded", "degraded", APX_UNIT_TEXT },
+};
+
 static void method(struct apx_rdoc *d)
 {
 	const struct apx_model *m = d->m;
 	struct apx_rtable *t = apx_rdoc_table(d, APX_SEC_METHOD, "files", "Trace files");
 
-	apx_rtable_col(t, "path", "file", APX_UNIT_TEXT);
-	apx_rtable_col(t, "pid", "pid", APX_UNIT_ID);
-	apx_rtable_col(t, "producer", "written by", APX_UNIT_TEXT);
-	apx_rtable_col(t, "producer_version", "version", APX_UNIT_TEXT);
-	apx_rtable_col(t, "level", "level", APX_UNIT_TEXT);
-	apx_rtable_col(t, "status", "status", APX_UNIT_TEXT);
-	apx_rtable_col(t, "records", "records", APX_UNIT_COUNT);
-	apx_rtable_col(t, "records_lost", "lost", APX_UNIT_COUNT);
-	apx_rtable_col(t, "records_unreadable", "unreadable", APX_UNIT_COUNT);
-	apx_rtable_col(t, "damage", "damage", APX_UNIT_TEXT);
-	apx_rtable_col(t, "degraded", "degraded", APX_UNIT_TEXT);
+	APX_RTABLE_SET_COLS(t, files_cols);
 	for (size_t i = 0; i < m->nfiles; i++) {
 		const struct apx_an_file *f = &m->files[i];
 		uint64_t lost = 0;
@@ -307,23 +336,30 @@ static void method(struct apx_rdoc *d)
 		      "records and callbacks (docs/report.md, \"How this was measured\")");
 }
 
+static const struct apx_rcol series_cols[] = {
+	{ "pid", "pid", APX_UNIT_ID },
+	{ "name", "series", APX_UNIT_TEXT },
+	{ "unit", "unit", APX_UNIT_TEXT },
+	{ "device", "device", APX_UNIT_ID },
+	{ "samples", "samples", APX_UNIT_COUNT },
+	{ "min", "min", APX_UNIT_RATIO },
+	{ "mean", "mean", APX_UNIT_RATIO },
+	{ "max", "max", APX_UNIT_RATIO },
+};
+static const struct apx_rcol values_cols[] = {
+	{ "pid", "pid", APX_UNIT_ID },
+	{ "key", "key", APX_UNIT_TEXT },
+	{ "value", "value", APX_UNIT_TEXT },
+};
+
 static void nvperfd(struct apx_rdoc *d)
 {
 	const struct apx_model *m = d->m;
 	struct apx_rtable *t = apx_rdoc_table(d, APX_SEC_NVPERFD, "series", "Time series");
 	struct apx_rtable *kv = apx_rdoc_table(d, APX_SEC_NVPERFD, "values", "Key/values");
 
-	apx_rtable_col(t, "pid", "pid", APX_UNIT_ID);
-	apx_rtable_col(t, "name", "series", APX_UNIT_TEXT);
-	apx_rtable_col(t, "unit", "unit", APX_UNIT_TEXT);
-	apx_rtable_col(t, "device", "device", APX_UNIT_ID);
-	apx_rtable_col(t, "samples", "samples", APX_UNIT_COUNT);
-	apx_rtable_col(t, "min", "min", APX_UNIT_RATIO);
-	apx_rtable_col(t, "mean", "mean", APX_UNIT_RATIO);
-	apx_rtable_col(t, "max", "max", APX_UNIT_RATIO);
-	apx_rtable_col(kv, "pid", "pid", APX_UNIT_ID);
-	apx_rtable_col(kv, "key", "key", APX_UNIT_TEXT);
-	apx_rtable_col(kv, "value", "value", APX_UNIT_TEXT);
+	APX_RTABLE_SET_COLS(t, series_cols);
+	APX_RTABLE_SET_COLS(kv, values_cols);
 	for (size_t i = 0; i < m->observed.n; i++) {
 		const struct apx_an_observed *o = APX_VEC_AT(&m->observed, struct apx_an_observed, i);
 		uint64_t pid = m->files[o->file].pid;

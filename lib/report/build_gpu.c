@@ -28,6 +28,23 @@ static double pct(double part, double whole)
 	return whole > 0 ? 100.0 * part / whole : 0;
 }
 
+static const struct apx_rcol kernels_cols[] = {
+	{ "name", "kernel", APX_UNIT_TEXT },
+	{ "total_ns", "total", APX_UNIT_NS },
+	{ "share_pct", "time%", APX_UNIT_PCT },
+	{ "count", "count", APX_UNIT_COUNT },
+	{ "mean_ns", "mean", APX_UNIT_NS },
+	{ "p50_ns", "p50", APX_UNIT_NS },
+	{ "p95_ns", "p95", APX_UNIT_NS },
+	{ "max_ns", "max", APX_UNIT_NS },
+	{ "grid", "grid", APX_UNIT_TEXT },
+	{ "block", "block", APX_UNIT_TEXT },
+	{ "registers", "regs", APX_UNIT_COUNT },
+	{ "static_smem_bytes", "smem", APX_UNIT_BYTES },
+	{ "dynamic_smem_bytes", "dynsmem", APX_UNIT_BYTES },
+	{ "occupancy_pct", "occupancy", APX_UNIT_PCT },
+};
+
 void apx_rdoc_build_kernels(struct apx_rdoc *d)
 {
 	const struct apx_model *m = d->m;
@@ -36,20 +53,7 @@ void apx_rdoc_build_kernels(struct apx_rdoc *d)
 	size_t n = 0;
 	char name[4096], b[32];
 
-	apx_rtable_col(t, "name", "kernel", APX_UNIT_TEXT);
-	apx_rtable_col(t, "total_ns", "total", APX_UNIT_NS);
-	apx_rtable_col(t, "share_pct", "time%", APX_UNIT_PCT);
-	apx_rtable_col(t, "count", "count", APX_UNIT_COUNT);
-	apx_rtable_col(t, "mean_ns", "mean", APX_UNIT_NS);
-	apx_rtable_col(t, "p50_ns", "p50", APX_UNIT_NS);
-	apx_rtable_col(t, "p95_ns", "p95", APX_UNIT_NS);
-	apx_rtable_col(t, "max_ns", "max", APX_UNIT_NS);
-	apx_rtable_col(t, "grid", "grid", APX_UNIT_TEXT);
-	apx_rtable_col(t, "block", "block", APX_UNIT_TEXT);
-	apx_rtable_col(t, "registers", "regs", APX_UNIT_COUNT);
-	apx_rtable_col(t, "static_smem_bytes", "smem", APX_UNIT_BYTES);
-	apx_rtable_col(t, "dynamic_smem_bytes", "dynsmem", APX_UNIT_BYTES);
-	apx_rtable_col(t, "occupancy_pct", "occupancy", APX_UNIT_PCT);
+	APX_RTABLE_SET_COLS(t, kernels_cols);
 	if (t) {
 		t->plot = APX_PLOT_BARS;
 		t->plot_x = 0;
@@ -96,6 +100,27 @@ void apx_rdoc_build_kernels(struct apx_rdoc *d)
 	free(top);
 }
 
+static const struct apx_rcol transfers_cols[] = {
+	{ "direction", "dir", APX_UNIT_TEXT },
+	{ "host_memory", "host memory", APX_UNIT_TEXT },
+	{ "count", "count", APX_UNIT_COUNT },
+	{ "bytes", "bytes", APX_UNIT_BYTES },
+	{ "min_bytes", "min", APX_UNIT_BYTES },
+	{ "max_bytes", "max", APX_UNIT_BYTES },
+	{ "time_ns", "time", APX_UNIT_NS },
+	{ "mean_ns", "mean", APX_UNIT_NS },
+	{ "rate_bytes_per_s", "bandwidth", APX_UNIT_BYTES_PER_S },
+	{ "peak_pct", "%peak", APX_UNIT_PCT },
+	{ "small_count", "< 64 kB", APX_UNIT_COUNT },
+	{ "synchronous_count", "synchronous", APX_UNIT_COUNT },
+};
+static const struct apx_rcol copy_sizes_cols[] = {
+	{ "bytes", "size", APX_UNIT_BYTES },
+	{ "rate_bytes_per_s", "bandwidth", APX_UNIT_BYTES_PER_S },
+	{ "direction", "dir", APX_UNIT_TEXT },
+	{ "host_memory", "host memory", APX_UNIT_TEXT },
+};
+
 void apx_rdoc_build_transfers(struct apx_rdoc *d)
 {
 	const struct apx_model *m = d->m;
@@ -104,18 +129,7 @@ void apx_rdoc_build_transfers(struct apx_rdoc *d)
 	double peak = m->ndevices ? apx_link_peak_bps(m, m->devices[0].id) : 0;
 	size_t step;
 
-	apx_rtable_col(t, "direction", "dir", APX_UNIT_TEXT);
-	apx_rtable_col(t, "host_memory", "host memory", APX_UNIT_TEXT);
-	apx_rtable_col(t, "count", "count", APX_UNIT_COUNT);
-	apx_rtable_col(t, "bytes", "bytes", APX_UNIT_BYTES);
-	apx_rtable_col(t, "min_bytes", "min", APX_UNIT_BYTES);
-	apx_rtable_col(t, "max_bytes", "max", APX_UNIT_BYTES);
-	apx_rtable_col(t, "time_ns", "time", APX_UNIT_NS);
-	apx_rtable_col(t, "mean_ns", "mean", APX_UNIT_NS);
-	apx_rtable_col(t, "rate_bytes_per_s", "bandwidth", APX_UNIT_BYTES_PER_S);
-	apx_rtable_col(t, "peak_pct", "%peak", APX_UNIT_PCT);
-	apx_rtable_col(t, "small_count", "< 64 kB", APX_UNIT_COUNT);
-	apx_rtable_col(t, "synchronous_count", "synchronous", APX_UNIT_COUNT);
+	APX_RTABLE_SET_COLS(t, transfers_cols);
 	for (unsigned dir = 0; dir < APX_COPY__COUNT; dir++) {
 		for (unsigned k = 0; k < APX_MEM__COUNT; k++) {
 			const struct apx_an_xfer *x = &m->xfer[dir][k];
@@ -149,10 +163,7 @@ void apx_rdoc_build_transfers(struct apx_rdoc *d)
 		apx_rdoc_note(d, APX_SEC_TRANSFERS, "host link peak: %.1f GB/s per direction", peak / 1e9);
 	/* each copy: size against bandwidth (the plot shows whether small copies are slow) */
 	s = apx_rdoc_table(d, APX_SEC_TRANSFERS, "copy_sizes", "Transfer size vs bandwidth");
-	apx_rtable_col(s, "bytes", "size", APX_UNIT_BYTES);
-	apx_rtable_col(s, "rate_bytes_per_s", "bandwidth", APX_UNIT_BYTES_PER_S);
-	apx_rtable_col(s, "direction", "dir", APX_UNIT_TEXT);
-	apx_rtable_col(s, "host_memory", "host memory", APX_UNIT_TEXT);
+	APX_RTABLE_SET_COLS(s, copy_sizes_cols);
 	if (!s)
 		return;
 	s->plot = APX_PLOT_SCATTER;
@@ -174,15 +185,19 @@ void apx_rdoc_build_transfers(struct apx_rdoc *d)
 		s->note = apx_rdoc_strdup(d, "every copy is not drawn: an even sample of them", 47);
 }
 
+static const struct apx_rcol sync_kinds_cols[] = {
+	{ "kind", "kind", APX_UNIT_TEXT },
+	{ "count", "count", APX_UNIT_COUNT },
+	{ "host_blocked_ns", "host blocked", APX_UNIT_NS },
+	{ "mean_ns", "mean", APX_UNIT_NS },
+};
+
 void apx_rdoc_build_sync(struct apx_rdoc *d)
 {
 	const struct apx_model *m = d->m;
 	struct apx_rtable *t = apx_rdoc_table(d, APX_SEC_SYNC, "kinds", "Synchronization");
 
-	apx_rtable_col(t, "kind", "kind", APX_UNIT_TEXT);
-	apx_rtable_col(t, "count", "count", APX_UNIT_COUNT);
-	apx_rtable_col(t, "host_blocked_ns", "host blocked", APX_UNIT_NS);
-	apx_rtable_col(t, "mean_ns", "mean", APX_UNIT_NS);
+	APX_RTABLE_SET_COLS(t, sync_kinds_cols);
 	if (!m->syncs.n && !m->sync_implicit_count) {
 		apx_rdoc_note(d, APX_SEC_SYNC, "no synchronization records");
 		return;
@@ -206,6 +221,18 @@ void apx_rdoc_build_sync(struct apx_rdoc *d)
 		      (double)m->sync_total_ns / 1e6, pct((double)m->sync_total_ns, (double)m->wall_ns));
 }
 
+static const struct apx_rcol idle_devices_cols[] = {
+	{ "device", "device", APX_UNIT_ID },
+	{ "span_ns", "active span", APX_UNIT_NS },
+	{ "busy_ns", "busy", APX_UNIT_NS },
+	{ "busy_pct", "busy %", APX_UNIT_PCT },
+	{ "idle_ns", "idle", APX_UNIT_NS },
+	{ "idle_pct", "idle %", APX_UNIT_PCT },
+	{ "gaps", "gaps", APX_UNIT_COUNT },
+	{ "before_first_ns", "before first activity", APX_UNIT_NS },
+	{ "after_last_ns", "after last activity", APX_UNIT_NS },
+};
+
 void apx_rdoc_build_idle(struct apx_rdoc *d)
 {
 	const struct apx_model *m = d->m;
@@ -214,15 +241,7 @@ void apx_rdoc_build_idle(struct apx_rdoc *d)
 	static const char *const keys[APX_GAP__COUNT] = { "warmup_ns", "launch_ns", "sync_ns",
 							  "data_ns", "unknown_ns" };
 
-	apx_rtable_col(t, "device", "device", APX_UNIT_ID);
-	apx_rtable_col(t, "span_ns", "active span", APX_UNIT_NS);
-	apx_rtable_col(t, "busy_ns", "busy", APX_UNIT_NS);
-	apx_rtable_col(t, "busy_pct", "busy %", APX_UNIT_PCT);
-	apx_rtable_col(t, "idle_ns", "idle", APX_UNIT_NS);
-	apx_rtable_col(t, "idle_pct", "idle %", APX_UNIT_PCT);
-	apx_rtable_col(t, "gaps", "gaps", APX_UNIT_COUNT);
-	apx_rtable_col(t, "before_first_ns", "before first activity", APX_UNIT_NS);
-	apx_rtable_col(t, "after_last_ns", "after last activity", APX_UNIT_NS);
+	APX_RTABLE_SET_COLS(t, idle_devices_cols);
 	apx_rtable_col(c, "device", "device", APX_UNIT_ID);
 	for (unsigned k = 0; k < APX_GAP__COUNT; k++)
 		apx_rtable_col(c, keys[k], apx_gap_cause_name(k), APX_UNIT_NS);
@@ -258,6 +277,16 @@ void apx_rdoc_build_idle(struct apx_rdoc *d)
 	}
 }
 
+static const struct apx_rcol memory_cols[] = {
+	{ "device_peak_bytes", "device peak", APX_UNIT_BYTES },
+	{ "device_total_bytes", "device memory", APX_UNIT_BYTES },
+	{ "device_peak_pct", "peak %", APX_UNIT_PCT },
+	{ "device_allocations", "allocations", APX_UNIT_COUNT },
+	{ "device_end_bytes", "at the end", APX_UNIT_BYTES },
+	{ "pinned_peak_bytes", "pinned peak", APX_UNIT_BYTES },
+	{ "pinned_allocations", "pinned allocations", APX_UNIT_COUNT },
+};
+
 void apx_rdoc_build_memory(struct apx_rdoc *d)
 {
 	const struct apx_model *m = d->m;
@@ -266,13 +295,7 @@ void apx_rdoc_build_memory(struct apx_rdoc *d)
 
 	for (size_t i = 0; i < m->ndevices; i++)
 		total += m->devices[i].mem_bytes;
-	apx_rtable_col(t, "device_peak_bytes", "device peak", APX_UNIT_BYTES);
-	apx_rtable_col(t, "device_total_bytes", "device memory", APX_UNIT_BYTES);
-	apx_rtable_col(t, "device_peak_pct", "peak %", APX_UNIT_PCT);
-	apx_rtable_col(t, "device_allocations", "allocations", APX_UNIT_COUNT);
-	apx_rtable_col(t, "device_end_bytes", "at the end", APX_UNIT_BYTES);
-	apx_rtable_col(t, "pinned_peak_bytes", "pinned peak", APX_UNIT_BYTES);
-	apx_rtable_col(t, "pinned_allocations", "pinned allocations", APX_UNIT_COUNT);
+	APX_RTABLE_SET_COLS(t, memory_cols);
 	if (!m->mem_events.n) {
 		apx_rdoc_note(d, APX_SEC_MEMORY, "no allocation records");
 		return;
@@ -290,22 +313,29 @@ void apx_rdoc_build_memory(struct apx_rdoc *d)
 	apx_rtable_u64(t, 6, m->pinned_allocs);
 }
 
+static const struct apx_rcol streams_cols[] = {
+	{ "device", "device", APX_UNIT_ID },
+	{ "stream", "stream", APX_UNIT_ID },
+	{ "kernels", "kernels", APX_UNIT_COUNT },
+	{ "copies", "copies", APX_UNIT_COUNT },
+	{ "busy_ns", "busy", APX_UNIT_NS },
+};
+static const struct apx_rcol overlap_cols[] = {
+	{ "device", "device", APX_UNIT_ID },
+	{ "concurrent_kernels_ns", "2+ kernels in flight", APX_UNIT_NS },
+	{ "concurrent_pct", "of kernel time", APX_UNIT_PCT },
+	{ "copy_compute_overlap_ns", "copies under kernels", APX_UNIT_NS },
+	{ "overlap_pct", "of copy time", APX_UNIT_PCT },
+};
+
 void apx_rdoc_build_streams(struct apx_rdoc *d)
 {
 	const struct apx_model *m = d->m;
 	struct apx_rtable *t = apx_rdoc_table(d, APX_SEC_STREAMS, "streams", "Streams");
 	struct apx_rtable *o = apx_rdoc_table(d, APX_SEC_STREAMS, "overlap", "Overlap");
 
-	apx_rtable_col(t, "device", "device", APX_UNIT_ID);
-	apx_rtable_col(t, "stream", "stream", APX_UNIT_ID);
-	apx_rtable_col(t, "kernels", "kernels", APX_UNIT_COUNT);
-	apx_rtable_col(t, "copies", "copies", APX_UNIT_COUNT);
-	apx_rtable_col(t, "busy_ns", "busy", APX_UNIT_NS);
-	apx_rtable_col(o, "device", "device", APX_UNIT_ID);
-	apx_rtable_col(o, "concurrent_kernels_ns", "2+ kernels in flight", APX_UNIT_NS);
-	apx_rtable_col(o, "concurrent_pct", "of kernel time", APX_UNIT_PCT);
-	apx_rtable_col(o, "copy_compute_overlap_ns", "copies under kernels", APX_UNIT_NS);
-	apx_rtable_col(o, "overlap_pct", "of copy time", APX_UNIT_PCT);
+	APX_RTABLE_SET_COLS(t, streams_cols);
+	APX_RTABLE_SET_COLS(o, overlap_cols);
 	if (!m->streams.n)
 		apx_rdoc_note(d, APX_SEC_STREAMS, "no streams");
 	for (size_t i = 0; i < m->streams.n && i < d->top; i++) {
@@ -332,16 +362,20 @@ void apx_rdoc_build_streams(struct apx_rdoc *d)
 	}
 }
 
+static const struct apx_rcol ranges_cols[] = {
+	{ "name", "range", APX_UNIT_TEXT },
+	{ "count", "count", APX_UNIT_COUNT },
+	{ "wall_ns", "wall", APX_UNIT_NS },
+	{ "gpu_ns", "GPU", APX_UNIT_NS },
+	{ "gpu_pct", "GPU%", APX_UNIT_PCT },
+};
+
 void apx_rdoc_build_nvtx(struct apx_rdoc *d)
 {
 	const struct apx_model *m = d->m;
 	struct apx_rtable *t = apx_rdoc_table(d, APX_SEC_NVTX, "ranges", "NVTX ranges");
 
-	apx_rtable_col(t, "name", "range", APX_UNIT_TEXT);
-	apx_rtable_col(t, "count", "count", APX_UNIT_COUNT);
-	apx_rtable_col(t, "wall_ns", "wall", APX_UNIT_NS);
-	apx_rtable_col(t, "gpu_ns", "GPU", APX_UNIT_NS);
-	apx_rtable_col(t, "gpu_pct", "GPU%", APX_UNIT_PCT);
+	APX_RTABLE_SET_COLS(t, ranges_cols);
 	if (!m->ranges.n)
 		apx_rdoc_note(d, APX_SEC_NVTX, "no NVTX ranges (torch.cuda.nvtx.range_push/pop, emit_nvtx)");
 	for (size_t i = 0; i < m->ranges.n && i < d->top; i++) {
@@ -372,21 +406,25 @@ static const char *prop_word(unsigned p)
 										      : "normal";
 }
 
+static const struct apx_rcol l2_settings_cols[] = {
+	{ "kind", "kind", APX_UNIT_TEXT },
+	{ "device", "device", APX_UNIT_ID },
+	{ "stream", "stream", APX_UNIT_ID },
+	{ "value", "value", APX_UNIT_COUNT },
+	{ "base", "base", APX_UNIT_TEXT },
+	{ "bytes", "bytes", APX_UNIT_BYTES },
+	{ "hit_ratio", "hit ratio", APX_UNIT_RATIO },
+	{ "hit_prop", "hits", APX_UNIT_TEXT },
+	{ "miss_prop", "misses", APX_UNIT_TEXT },
+};
+
 void apx_rdoc_build_l2(struct apx_rdoc *d)
 {
 	const struct apx_model *m = d->m;
 	struct apx_rtable *t = apx_rdoc_table(d, APX_SEC_L2, "settings", "L2 settings");
 	char b[32];
 
-	apx_rtable_col(t, "kind", "kind", APX_UNIT_TEXT);
-	apx_rtable_col(t, "device", "device", APX_UNIT_ID);
-	apx_rtable_col(t, "stream", "stream", APX_UNIT_ID);
-	apx_rtable_col(t, "value", "value", APX_UNIT_COUNT);
-	apx_rtable_col(t, "base", "base", APX_UNIT_TEXT);
-	apx_rtable_col(t, "bytes", "bytes", APX_UNIT_BYTES);
-	apx_rtable_col(t, "hit_ratio", "hit ratio", APX_UNIT_RATIO);
-	apx_rtable_col(t, "hit_prop", "hits", APX_UNIT_TEXT);
-	apx_rtable_col(t, "miss_prop", "misses", APX_UNIT_TEXT);
+	APX_RTABLE_SET_COLS(t, l2_settings_cols);
 	for (size_t i = 0; i < m->ndevices; i++)
 		if (m->devices[i].known)
 			apx_rdoc_note(d, APX_SEC_L2, "device %u: L2 %.1f MB, up to %.1f MB can be set "
@@ -414,6 +452,12 @@ void apx_rdoc_build_l2(struct apx_rdoc *d)
 			      "window was set");
 }
 
+static const struct apx_rcol uvm_events_cols[] = {
+	{ "kind", "kind", APX_UNIT_TEXT },
+	{ "count", "count", APX_UNIT_COUNT },
+	{ "bytes", "bytes", APX_UNIT_BYTES },
+};
+
 void apx_rdoc_build_uvm(struct apx_rdoc *d)
 {
 	static const char *const kinds[] = { "", "CPU page faults", "GPU page faults",
@@ -423,9 +467,7 @@ void apx_rdoc_build_uvm(struct apx_rdoc *d)
 	const struct apx_model *m = d->m;
 	struct apx_rtable *t = apx_rdoc_table(d, APX_SEC_UVM, "events", "Unified-memory events");
 
-	apx_rtable_col(t, "kind", "kind", APX_UNIT_TEXT);
-	apx_rtable_col(t, "count", "count", APX_UNIT_COUNT);
-	apx_rtable_col(t, "bytes", "bytes", APX_UNIT_BYTES);
+	APX_RTABLE_SET_COLS(t, uvm_events_cols);
 	if (!m->uvm.n) {
 		apx_rdoc_note(d, APX_SEC_UVM, "no unified-memory events");
 		return;
@@ -439,20 +481,24 @@ void apx_rdoc_build_uvm(struct apx_rdoc *d)
 	}
 }
 
+static const struct apx_rcol cpu_cols[] = {
+	{ "pid", "pid", APX_UNIT_ID },
+	{ "wall_ns", "wall", APX_UNIT_NS },
+	{ "user_ns", "user", APX_UNIT_NS },
+	{ "system_ns", "system", APX_UNIT_NS },
+	{ "cpu_pct", "cpu%", APX_UNIT_PCT },
+	{ "voluntary_switches", "vol.csw", APX_UNIT_COUNT },
+	{ "involuntary_switches", "invol.csw", APX_UNIT_COUNT },
+	{ "threads_max", "threads", APX_UNIT_COUNT },
+	{ "peak_rss_bytes", "peak RSS", APX_UNIT_BYTES },
+};
+
 void apx_rdoc_build_cpu(struct apx_rdoc *d)
 {
 	const struct apx_model *m = d->m;
 	struct apx_rtable *t = apx_rdoc_table(d, APX_SEC_CPU, "processes", "CPU");
 
-	apx_rtable_col(t, "pid", "pid", APX_UNIT_ID);
-	apx_rtable_col(t, "wall_ns", "wall", APX_UNIT_NS);
-	apx_rtable_col(t, "user_ns", "user", APX_UNIT_NS);
-	apx_rtable_col(t, "system_ns", "system", APX_UNIT_NS);
-	apx_rtable_col(t, "cpu_pct", "cpu%", APX_UNIT_PCT);
-	apx_rtable_col(t, "voluntary_switches", "vol.csw", APX_UNIT_COUNT);
-	apx_rtable_col(t, "involuntary_switches", "invol.csw", APX_UNIT_COUNT);
-	apx_rtable_col(t, "threads_max", "threads", APX_UNIT_COUNT);
-	apx_rtable_col(t, "peak_rss_bytes", "peak RSS", APX_UNIT_BYTES);
+	APX_RTABLE_SET_COLS(t, cpu_cols);
 	for (size_t i = 0; i < m->nfiles; i++) {
 		const struct apx_an_file *f = &m->files[i];
 		const struct apx_an_cpu *last = &f->cpu_last;

@@ -172,6 +172,13 @@ static void windows_fill(struct windows *w, const struct apx_store *st)
 		add_busy(w, cs, ce);
 }
 
+static const struct apx_rcol busy_per_step_cols[] = {
+	{ "step", "step", APX_UNIT_COUNT },
+	{ "start_ns", "start (since the run's start)", APX_UNIT_NS },
+	{ "duration_ns", "duration", APX_UNIT_NS },
+	{ "gpu_busy_pct", "GPU busy", APX_UNIT_PCT },
+};
+
 static void busy_per_step(struct apx_rdoc *d, const struct apx_store *st)
 {
 	const struct apx_an_steps *s = &d->m->steady;
@@ -209,10 +216,7 @@ static void busy_per_step(struct apx_rdoc *d, const struct apx_store *st)
 			   s->source == APX_STEPS_NONE ? "GPU busy over time (no steps found: the "
 							 "GPU's span in equal windows)"
 						       : "GPU busy per step");
-	apx_rtable_col(t, "step", "step", APX_UNIT_COUNT);
-	apx_rtable_col(t, "start_ns", "start (since the run's start)", APX_UNIT_NS);
-	apx_rtable_col(t, "duration_ns", "duration", APX_UNIT_NS);
-	apx_rtable_col(t, "gpu_busy_pct", "GPU busy", APX_UNIT_PCT);
+	APX_RTABLE_SET_COLS(t, busy_per_step_cols);
 	if (!t)
 		goto out;
 	t->plot = APX_PLOT_LINE;
@@ -353,6 +357,13 @@ static void lane_name(char *buf, size_t cap, const struct apx_store *st, uint32_
 			 (unsigned long long)s->id);
 }
 
+static const struct apx_rcol step_timeline_cols[] = {
+	{ "lane", "stream", APX_UNIT_TEXT },
+	{ "start_ns", "start (in the step)", APX_UNIT_NS },
+	{ "duration_ns", "duration", APX_UNIT_NS },
+	{ "name", "name", APX_UNIT_TEXT },
+};
+
 /* The kernels and copies of the middle step, per stream. */
 static void step_timeline(struct apx_rdoc *d, const struct apx_store *st)
 {
@@ -377,10 +388,7 @@ static void step_timeline(struct apx_rdoc *d, const struct apx_store *st)
 	snprintf(title, sizeof(title), "One step's timeline (%.3f ms from +%.3f s): kernels and "
 		 "copies per stream", (double)len / 1e6, (double)(ws - st->run_start_ns) / 1e9);
 	t = apx_rdoc_table(d, APX_SEC_STREAMS, "step_timeline", apx_rdoc_strdup(d, title, strlen(title)));
-	apx_rtable_col(t, "lane", "stream", APX_UNIT_TEXT);
-	apx_rtable_col(t, "start_ns", "start (in the step)", APX_UNIT_NS);
-	apx_rtable_col(t, "duration_ns", "duration", APX_UNIT_NS);
-	apx_rtable_col(t, "name", "name", APX_UNIT_TEXT);
+	APX_RTABLE_SET_COLS(t, step_timeline_cols);
 	if (!t)
 		return;
 	t->plot = APX_PLOT_TIMELINE;

@@ -160,6 +160,12 @@ void apx_rtable_col(struct apx_rtable *t, const char *key, const char *title, un
 	t->ncols++;
 }
 
+void apx_rtable_cols(struct apx_rtable *t, const struct apx_rcol *cols, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		apx_rtable_col(t, cols[i].key, cols[i].title, cols[i].unit);
+}
+
 int apx_rtable_row(struct apx_rtable *t)
 {
 	struct apx_rcell *row;

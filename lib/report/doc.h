@@ -144,6 +144,9 @@ struct apx_rdoc *apx_rdoc_new(const struct apx_model *m, const struct apx_findin
 struct apx_rtable *apx_rdoc_table(struct apx_rdoc *d, unsigned s, const char *key,
 				  const char *title);
 void apx_rtable_col(struct apx_rtable *t, const char *key, const char *title, unsigned unit);
+/* Columns from a static table of them. */
+void apx_rtable_cols(struct apx_rtable *t, const struct apx_rcol *cols, size_t n);
+#define APX_RTABLE_SET_COLS(t, cols) apx_rtable_cols(t, cols, sizeof(cols) / sizeof(cols[0]))
 /* A new row (all cells n/a); -ENOMEM. Then set its cells by column index. */
 int apx_rtable_row(struct apx_rtable *t);
 void apx_rtable_num(struct apx_rtable *t, unsigned col, double v);

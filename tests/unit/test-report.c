@@ -212,18 +212,25 @@ static struct apx_rdoc *hostile_doc(const struct apx_model *m, const struct apx_
 	return d;
 }
 
-APX_TEST(csv_quotes_and_replaces)
+/* What an emitter writes of hostile_doc() (NULL on failure; free it). */
+static char *hostile_out(int (*fn)(FILE *, const struct apx_rdoc *), int two_tables,
+			 size_t *ret_len)
 {
 	struct apx_model *m = apx_model_new();
 	struct apx_findings fd = { 0 };
-	struct apx_rdoc *d;
-	size_t len;
-	char *out;
+	struct apx_rdoc *d = m ? hostile_doc(m, &fd, two_tables) : NULL;
+	char *out = d ? emit(fn, d, ret_len) : NULL;
 
-	APX_ASSERT(m);
-	d = hostile_doc(m, &fd, 0);
-	APX_ASSERT(d);
-	out = emit(apx_report_emit_csv, d, &len);
+	apx_rdoc_free(d);
+	apx_model_free(m);
+	return out;
+}
+
+APX_TEST(csv_quotes_and_replaces)
+{
+	size_t len;
+	char *out = hostile_out(apx_report_emit_csv, 0, &len);
+
 	APX_ASSERT(out);
 	/* one table alone: bare; quotes doubled; newline, ESC and the bad byte as U+FFFD;
 	 * valid UTF-8 (é) kept; the 64-bit value exact; n/a cells empty */
@@ -232,30 +239,19 @@ APX_TEST(csv_quotes_and_replaces)
 			      "\xef\xbf\xbd\xc3\xa9\",18446744073709551615,12.5\n"
 			      ",,\n");
 	free(out);
-	apx_rdoc_free(d);
-	d = hostile_doc(m, &fd, 1);
-	out = emit(apx_report_emit_csv, d, &len);
+	out = hostile_out(apx_report_emit_csv, 1, &len);
 	APX_ASSERT(out);
 	APX_ASSERT(!strncmp(out, "# kernels/kernels\nname,", 23));
 	APX_ASSERT(strstr(out, "\n\n# kernels/other\nn\n7\n"));
 	free(out);
-	apx_rdoc_free(d);
-	apx_model_free(m);
 	return 0;
 }
 
 APX_TEST(html_escapes_everything)
 {
-	struct apx_model *m = apx_model_new();
-	struct apx_findings fd = { 0 };
-	struct apx_rdoc *d;
 	size_t len;
-	char *out;
+	char *out = hostile_out(apx_report_emit_html, 0, &len);
 
-	APX_ASSERT(m);
-	d = hostile_doc(m, &fd, 0);
-	APX_ASSERT(d);
-	out = emit(apx_report_emit_html, d, &len);
 	APX_ASSERT(out);
 	APX_ASSERT(strstr(out, "a,&quot;b&quot;\n&#xfffd;[31m&lt;script&gt;alert(&#39;x&#39;)"
 			       "&lt;/script&gt;&amp;&#xfffd;\xc3\xa9"));
@@ -265,8 +261,6 @@ APX_TEST(html_escapes_everything)
 	APX_ASSERT(strstr(out, "<h2>GPU kernels (by total time)</h2>"));
 	APX_ASSERT(!strstr(out, "http://") || strstr(out, "http://www.w3.org/2000/svg"));
 	free(out);
-	apx_rdoc_free(d);
-	apx_model_free(m);
 	return 0;
 }
 
