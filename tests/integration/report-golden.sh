@@ -56,8 +56,9 @@ done
 "$apx" report --format html -s kernels tests/fixtures/sample.apx 2>/dev/null >"$tmp"
 grep -q '<section id="kernels">' "$tmp" && ! grep -q '<section id="summary">' "$tmp" ||
 	{ echo "FAIL: html -s kernels"; fail=1; }
-"$apx" report --format json -s kernels tests/fixtures/sample.apx 2>/dev/null |
-	python3 -m json.tool >/dev/null || { echo "FAIL: json -s kernels"; fail=1; }
+"$apx" report --format json -s kernels,checks tests/fixtures/sample.apx 2>/dev/null |
+	python3 -c 'import json, sys; sys.exit(sorted(json.load(sys.stdin)) != ["checks", "kernels", "schema"])' ||
+	{ echo "FAIL: json -s kernels,checks"; fail=1; }
 # a run's process files come along: FILE.<pid> with the same run id, not FILE.other
 dir=$(mktemp -d) || exit 1
 cp tests/fixtures/sample.apx "$dir/data.apx"
