@@ -43,9 +43,12 @@ double *apx_evidence_row(struct apx_finding *f, const char *label, size_t label_
 	if (!f || !f->table.ncols || f->table.nrows >= APX_EVIDENCE_ROWS)
 		return NULL;
 	t = &f->table;
-	snprintf(t->row[t->nrows].label, sizeof(t->row[0].label), "%.*s",
-		 (int)(label_len < sizeof(t->row[0].label) ? label_len : sizeof(t->row[0].label) - 1),
-		 label);
+	if (label_len >= sizeof(t->row[0].label)) {	/* cut, not inside a UTF-8 character */
+		label_len = sizeof(t->row[0].label) - 1;
+		while (label_len && ((unsigned char)label[label_len] & 0xc0) == 0x80)
+			label_len--;
+	}
+	snprintf(t->row[t->nrows].label, sizeof(t->row[0].label), "%.*s", (int)label_len, label);
 	memset(t->row[t->nrows].v, 0, sizeof(t->row[0].v));
 	return t->row[t->nrows++].v;
 }
