@@ -310,11 +310,30 @@ static size_t csv_fields(const char *p, const char *end, const char **ret_end)
  * and every CSV row as wide as its header. */
 static int doc_ok(const struct apx_model *m, const struct apx_findings *fd, char *why, size_t cap)
 {
-	struct apx_rdoc *d = apx_rdoc_build(m, fd, NULL);
+	struct apx_rdoc *d;
 	char *out[2] = { NULL, NULL };
 	size_t len[2] = { 0, 0 };
 	int r = -1;
 
+	/* the rules that fill typed metrics (every rule should: add new ones here) */
+	static const char typed[] = " pageable-copy sync-copy sync-frequency gpu-starvation "
+				    "launch-bound copy-overlap unified-memory memory-capacity "
+				    "repeated-copy fp32-matmul small-copies input-pipeline ";
+
+	for (size_t i = 0; i < fd->n; i++) {
+		const struct apx_finding *f = &fd->f[i];
+		char word[64];
+
+		snprintf(word, sizeof(word), " %s ", f->rule);
+		if (!f->recorded_by && !f->nmetrics && strstr(typed, word))
+			return fail(why, cap, "finding %s has no metrics", f->rule);
+		for (unsigned k = 0; k < f->nmetrics; k++)
+			if (!isfinite(f->metrics[k].value) || f->metrics[k].value < 0 ||
+			    f->metrics[k].unit >= APX_UNIT_TEXT)
+				return fail(why, cap, "finding %s: metric %s = %g", f->rule,
+					    f->metrics[k].key, f->metrics[k].value);
+	}
+	d = apx_rdoc_build(m, fd, NULL);
 	if (!d)
 		return fail(why, cap, "out of memory");
 	for (int k = 0; k < 2; k++) {
