@@ -1,11 +1,12 @@
 /*
  * build_series.c - the report document's time series, from the run's event store
  * (analysis/store.h), for the plots of the HTML report (and the CSV tables): GPU busy per
- * step (the steps of steps.c found again: its NVTX / ProfilerStep ranges, or every period-th
- * kernel of the busiest stream; else the steady state cut in equal steps), device memory in use over time, every metric series
- * (COUNTER records; none written by apx yet: skipped when absent), and the kernels and copies
- * of one step per stream. Long series are cut down to at most SERIES_MAX points (the largest
- * value of each run of points: a peak stays visible). Called by build.c (apx_rdoc_build).
+ * step (the steps of steps.c found again: its NVTX / ProfilerStep ranges, or every
+ * period-th kernel of the busiest stream; with no steps, the GPU's span in equal windows),
+ * device memory in use over time, every metric series (COUNTER records, e.g. nvperfd's
+ * NVML/GPM samples; skipped when absent), and the kernels and copies of one step per stream.
+ * Long series are cut down to at most SERIES_MAX points (the largest value of each run of
+ * points: a peak stays visible). Called by build.c (apx_rdoc_build).
  */
 #include <stdlib.h>
 #include <string.h>

@@ -59,6 +59,15 @@ grep -q '<section id="kernels">' "$tmp" && ! grep -q '<section id="summary">' "$
 "$apx" report --format json -s kernels,checks tests/fixtures/sample.apx 2>/dev/null |
 	python3 -c 'import json, sys; sys.exit(sorted(json.load(sys.stdin)) != ["checks", "kernels", "schema"])' ||
 	{ echo "FAIL: json -s kernels,checks"; fail=1; }
+# -o FILE writes what stdout would get (text: escaped the same way, no colour)
+out=$(mktemp) || exit 1
+"$apx" report --color never tests/fixtures/corrupt/hostile-strings.apx >"$tmp" 2>/dev/null
+"$apx" report -o "$out" tests/fixtures/corrupt/hostile-strings.apx 2>/dev/null
+cmp -s "$tmp" "$out" || { echo "FAIL: report -o differs from stdout"; fail=1; }
+grep -q "$(printf '\033')" "$out" && { echo "FAIL: report -o: a raw escape in the file"; fail=1; }
+rm -f "$out"
+"$apx" report -o /nonexistent/dir/r.html -f html tests/fixtures/sample.apx 2>/dev/null
+[ $? -eq 1 ] || { echo "FAIL: report -o into a missing directory: not exit 1"; fail=1; }
 # a run's process files come along: FILE.<pid> with the same run id, not FILE.other
 dir=$(mktemp -d) || exit 1
 cp tests/fixtures/sample.apx "$dir/data.apx"
