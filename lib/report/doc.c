@@ -196,26 +196,26 @@ static struct apx_rcell *last_cell(struct apx_rtable *t, unsigned col)
 	return &t->cells[(t->nrows - 1) * t->ncols + col];
 }
 
-void apx_rtable_num(struct apx_rtable *t, unsigned col, double v)
+/* A number cell of the last row: u exact for integer units, v for every unit. */
+static void set_num(struct apx_rtable *t, unsigned col, uint64_t u, double v)
 {
 	struct apx_rcell *c = last_cell(t, col);
 
 	if (!c)
 		return;
 	c->na = 0;
+	c->u = u;
 	c->v = v;
-	c->u = v > 0 && v < 1.8e19 ? (uint64_t)(v + 0.5) : 0;
+}
+
+void apx_rtable_num(struct apx_rtable *t, unsigned col, double v)
+{
+	set_num(t, col, v > 0 && v < 1.8e19 ? (uint64_t)(v + 0.5) : 0, v);
 }
 
 void apx_rtable_u64(struct apx_rtable *t, unsigned col, uint64_t v)
 {
-	struct apx_rcell *c = last_cell(t, col);
-
-	if (!c)
-		return;
-	c->na = 0;
-	c->u = v;
-	c->v = (double)v;
+	set_num(t, col, v, (double)v);
 }
 
 void apx_rtable_text(struct apx_rdoc *d, struct apx_rtable *t, unsigned col, const char *s,
