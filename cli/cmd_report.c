@@ -1,7 +1,7 @@
 /*
  * cmd_report.c - `apx report [options] [FILE...]`: builds the analysis model from one or more
- * traces (a run's processes), runs the rules and prints the report (report_text.c) or its
- * JSON form (report_json.c). Damaged or truncated traces are reported up to the damage, and
+ * traces (a run's processes), runs the rules, builds the report document (lib/report) and
+ * writes it in the format asked for (report_formats.c: text, JSON, HTML, CSV). Damaged or truncated traces are reported up to the damage, and
  * the report says what was lost. Called from cli/main.c.
  */
 #include <errno.h>
@@ -13,26 +13,32 @@
 
 #include "base/log.h"
 #include "base/parse.h"
+#include "analysis/store.h"
 #include "base/termsafe.h"
 #include "cli/cli.h"
 #include "cli/import_trace.h"
+#include "import/kineto.h"
 #include "cli/report.h"
 #include "cli/run_files.h"
 
 #include "base/banned.h"
 
 const char apx_cmd_report_usage[] =
-	"usage: apx report [--format text|json] [--top N] [--section NAME]... [--color WHEN]\n"
-	"                  [--single] [FILE...]\n"
+	"usage: apx report [--format text|json|html|csv] [-o FILE] [--top N] [--section NAME]...\n"
+	"                  [--color WHEN] [--single] [FILE...]\n"
 	"\n"
 	"Explain one or more traces (default: data.apx): what is slow, why, what to change and\n"
 	"what it would save. Several files (a run's processes) are analysed together. A FILE\n"
 	"may also be a torch.profiler (Kineto) JSON trace, .json or .json.gz: apx converts it and\n"
 	"says what such traces lack (docs/report.md).\n"
 	"\n"
-	"  -f, --format FMT     text (default) or json (schema: docs/report-schema.md)\n"
+	"  -f, --format FMT     text (default), json (schema: docs/report-schema.md), html (one\n"
+	"                       self-contained page with plots) or csv (a table per section)\n"
+	"  -o, --output FILE    write the report to FILE instead of stdout; html needs it when\n"
+	"                       stdout is a terminal\n"
 	"  -n, --top N          rows in the long tables (default 15)\n"
-	"  -s, --section NAME   print only this section (repeatable, or comma-separated):\n"
+	"  -s, --section NAME   print only this section, in every format (repeatable, or\n"
+	"                       comma-separated):\n"
 	"                       summary findings nvperfd kernels transfers sync idle memory\n"
 	"                       streams nvtx l2 uvm cpu checks method\n"
 	"      --color WHEN     auto (default: on a terminal, and NO_COLOR unset), always, never\n"
@@ -45,24 +51,6 @@ const char apx_cmd_report_usage[] =
 	"Exit status: 0 report printed; 1 a file could not be read at all (not a regular file, not\n"
 	"a trace: the others are still reported) or was damaged (records lost: the message says\n"
 	"where); 2 usage error.\n";
-
-static const char *const section_names[APX_SEC__COUNT] = {
-	"summary", "findings", "nvperfd", "kernels", "transfers", "sync", "idle", "memory",
-	"streams", "nvtx", "l2", "uvm", "cpu", "checks", "method",
-};
-
-const char *apx_report_section_name(unsigned s)
-{
-	return s < APX_SEC__COUNT ? section_names[s] : "?";
-}
-
-int apx_report_section_parse(const char *name)
-{
-	for (int i = 0; i < APX_SEC__COUNT; i++)
-		if (!strcmp(name, section_names[i]))
-			return i;
-	return -1;
-}
 
 /* "apx report: FILE: MSG" on stderr, the file name escaped (it may come from a directory). */
 static void file_error(const char *path, const char *msg, const char *tail)
@@ -127,16 +115,84 @@ static int add_sections(struct apx_report_opts *o, const char *arg)
 	return 0;
 }
 
+/* The run's events for the document's time series (formats with needs_store): the .apx
+ * files the model read (a converted Kineto trace has none: its series are left out). NULL
+ * when none can be read; the report goes on without them. */
+static struct apx_store *open_store(const struct apx_model *m)
+{
+	const char *paths[APX_AN_MAX_FILES];
+	struct apx_diag dg = { 0 };
+	struct apx_store *st = NULL;
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->nfiles; i++)
+		if (!apx_kineto_detect(m->files[i].path))
+			paths[n++] = m->files[i].path;
+	if (!n || apx_store_open(paths, n, NULL, &st, &dg) < 0)
+		return NULL;
+	return st;
+}
+
+/* Build the document and write it in the chosen format, to output (NULL: stdout). Text goes
+ * through the terminal filter (trace text escaped; colour around it). 0 or -errno (said). */
+static int emit(const struct apx_report_format *fmt, const char *output, const struct apx_model *m,
+		const struct apx_findings *fd, struct apx_report_opts *o)
+{
+	struct apx_rdoc_opts dopts = { .sections = o->sections, .top = o->top };
+	struct apx_store *st = fmt->needs_store ? open_store(m) : NULL;
+	FILE *file = stdout, *out;
+	struct apx_rdoc *d;
+	int r;
+
+	dopts.store = st;
+	d = apx_rdoc_build(m, fd, &dopts);
+	if (!d) {
+		apx_store_free(st);
+		return apx_log_errno(-ENOMEM, "report: cannot build the report");
+	}
+	if (output && !(file = fopen(output, "we"))) {
+		char name[4096];
+
+		r = -errno;
+		apx_log_errno(r, "report: cannot write '%s'", apx_term_safe_str(name, sizeof(name),
+										  output));
+		goto out;
+	}
+	if (!strcmp(fmt->name, "text")) {
+		/* Kernel names, findings, file names... come from traces: the text goes through
+		 * the escaping filter; colour goes around it (only on a terminal). */
+		out = file == stdout ? apx_cli_term_open() : apx_term_filter_open(file);
+		o->color_out = file;
+		r = fmt->emit(out ? out : file, d, o);
+		if (out && file == stdout)
+			apx_cli_term_close(out);
+		else if (out)
+			fclose(out);
+	} else {
+		r = fmt->emit(file, d, o);	/* each emitter escapes for its format */
+	}
+	if (file != stdout && fclose(file) && r >= 0)
+		r = -errno;
+	if (r < 0)
+		apx_log_errno(r, "report: cannot write the report");
+out:
+	apx_rdoc_free(d);
+	apx_store_free(st);
+	return r;
+}
+
 int apx_cmd_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "format", required_argument, NULL, 'f' }, { "top", required_argument, NULL, 'n' },
 		{ "section", required_argument, NULL, 's' }, { "color", required_argument, NULL, 'C' },
-		{ "single", no_argument, NULL, 'S' }, { "help", no_argument, NULL, 'h' }, { 0 },
+		{ "single", no_argument, NULL, 'S' }, { "help", no_argument, NULL, 'h' },
+		{ "output", required_argument, NULL, 'o' }, { 0 },
 	};
 	struct apx_report_opts o = { .top = 15, .sections = 0, .color = -1 };
 	int single = 0;
-	const char *format = "text";
+	const struct apx_report_format *fmt = apx_report_format_find("text");
+	const char *output = NULL;
 	static char default_name[] = "data.apx";
 	char *default_file[] = { default_name };
 	struct apx_findings *fd = NULL;
@@ -147,15 +203,18 @@ int apx_cmd_report(int argc, char **argv)
 	int nfiles;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":f:n:s:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":f:n:s:o:h", opts, NULL)) != -1) {
 		uint64_t v;
 
 		switch (c) {
 		case 'f':
-			if (strcmp(optarg, "text") && strcmp(optarg, "json"))
-				return apx_cli_usage_error("report", "--format takes text or json, not '%s'",
-							   optarg);
-			format = optarg;
+			fmt = apx_report_format_find(optarg);
+			if (!fmt)
+				return apx_cli_usage_error("report", "--format takes %s, not '%s'",
+							   apx_report_format_names(), optarg);
+			break;
+		case 'o':
+			output = optarg;
 			break;
 		case 'n':
 			if (apx_parse_u64(optarg, 100000, &v) < 0 || !v)
@@ -191,7 +250,12 @@ int apx_cmd_report(int argc, char **argv)
 	}
 	if (!o.sections)
 		o.sections = (1u << APX_SEC__COUNT) - 1;
-	if (o.color < 0)
+	if (!output && !fmt->tty_ok && isatty(STDOUT_FILENO))
+		return apx_cli_usage_error("report", "--format %s writes a file: give -o FILE (or "
+					   "redirect stdout)", fmt->name);
+	if (output)
+		o.color = 0;	/* a file gets no colour */
+	else if (o.color < 0)
 		o.color = apx_term_color_auto(STDOUT_FILENO);
 	files = optind < argc ? argv + optind : default_file;
 	nfiles = optind < argc ? argc - optind : 1;
@@ -238,17 +302,9 @@ int apx_cmd_report(int argc, char **argv)
 		return APX_EXIT_FAIL;
 	}
 	apx_rules_run(m, fd);
-	if (!strcmp(format, "json")) {
-		apx_report_json(stdout, m, fd, &o);	/* strings escaped by base/json.c */
-	} else {
-		/* Kernel names, findings, file names... come from traces: the text reaches the
-		 * terminal through the escaping filter; colour goes around it. */
-		FILE *out = apx_cli_term_open();
-
-		o.color_out = stdout;
-		apx_report_text(out, m, fd, &o);
-		apx_cli_term_close(out);
-	}
+	r = emit(fmt, output, m, fd, &o);
+	if (r < 0)
+		bad = 1;
 	fflush(stdout);
 	free(fd);
 	apx_model_free(m);

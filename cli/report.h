@@ -1,7 +1,9 @@
 /*
  * report.h - outputs of `apx report` (cmd_report.c): the terminal report (report_text.c) and
- * the JSON document (report_json.c, schema in docs/report-schema.md). Both read the model and
- * the ranked findings; neither computes anything the model does not hold.
+ * the JSON document (report_json.c, schema in docs/report-schema.md), and the table of every
+ * output format (report_formats.c: these two and lib/report's CSV and HTML emitters, which
+ * format the report document, report/doc.h). Both read the model and the ranked findings;
+ * neither computes anything the model does not hold.
  */
 #ifndef APX_CLI_REPORT_H
 #define APX_CLI_REPORT_H
@@ -10,25 +12,7 @@
 
 #include "analysis/findings.h"
 #include "analysis/model.h"
-
-enum apx_report_section {
-	APX_SEC_SUMMARY,
-	APX_SEC_FINDINGS,
-	APX_SEC_NVPERFD,
-	APX_SEC_KERNELS,
-	APX_SEC_TRANSFERS,
-	APX_SEC_SYNC,
-	APX_SEC_IDLE,
-	APX_SEC_MEMORY,
-	APX_SEC_STREAMS,
-	APX_SEC_NVTX,
-	APX_SEC_L2,
-	APX_SEC_UVM,
-	APX_SEC_CPU,
-	APX_SEC_CHECKS,
-	APX_SEC_METHOD,
-	APX_SEC__COUNT,
-};
+#include "report/doc.h"
 
 struct apx_report_opts {
 	unsigned top;			/* rows of the long tables */
@@ -39,13 +23,22 @@ struct apx_report_opts {
 	FILE *color_out;
 };
 
-const char *apx_report_section_name(unsigned s);
-int apx_report_section_parse(const char *name);	/* index or -1 */
-
 void apx_report_text(FILE *out, const struct apx_model *m, const struct apx_findings *f,
 		     const struct apx_report_opts *o);
 void apx_report_json(FILE *out, const struct apx_model *m, const struct apx_findings *f,
 		     const struct apx_report_opts *o);
+
+/* The output formats of `apx report --format` (report_formats.c), one table. emit gets the
+ * document (its model and findings in d->m, d->fd) and the options; 0 or -errno. */
+struct apx_report_format {
+	const char *name;
+	int (*emit)(FILE *out, const struct apx_rdoc *d, const struct apx_report_opts *o);
+	int needs_store;		/* its document holds the time series (the event store) */
+	int tty_ok;			/* may be written to a terminal (html: not) */
+};
+const struct apx_report_format *apx_report_format_find(const char *name);
+/* "text, json, html or csv", for messages. */
+const char *apx_report_format_names(void);
 
 /* Shared by the text renderers (report_text.c, report_nvperfd.c). */
 #define APX_REPORT_W 100		/* every line fits this many columns */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/json.h"
+#include "base/unit.h"
 #include "cli/report.h"
 
 #include "base/banned.h"
@@ -137,6 +138,52 @@ static void devices(FILE *f, const struct apx_model *m)
 	fputs("]", f);
 }
 
+/* A finding's typed numbers: "metrics" [{key, value, unit}] and "evidence_table" ({columns
+ * [{key, unit}], rows [[label, numbers...]]} or null). */
+static void finding_metrics(FILE *f, const struct apx_finding *a)
+{
+	const struct apx_evidence *t = &a->table;
+
+	fputs(",\"metrics\":[", f);
+	for (unsigned i = 0; i < a->nmetrics; i++) {
+		const struct apx_metric *mt = &a->metrics[i];
+
+		fputs(i ? ",{\"key\":" : "{\"key\":", f);
+		apx_json_str(f, mt->key);
+		fputs(",\"value\":", f);
+		apx_json_num(f, mt->value, apx_unit_is_integer(mt->unit));
+		fputs(",\"unit\":", f);
+		apx_json_str(f, apx_unit_name(mt->unit));
+		fputc('}', f);
+	}
+	fputs("],\"evidence_table\":", f);
+	if (!t->ncols) {
+		fputs("null", f);
+		return;
+	}
+	fputs("{\"columns\":[{\"key\":", f);
+	apx_json_str(f, t->label_key);
+	fputs(",\"unit\":\"text\"}", f);
+	for (unsigned c = 0; c < t->ncols; c++) {
+		fputs(",{\"key\":", f);
+		apx_json_str(f, t->col[c].key);
+		fputs(",\"unit\":", f);
+		apx_json_str(f, apx_unit_name(t->col[c].unit));
+		fputc('}', f);
+	}
+	fputs("],\"rows\":[", f);
+	for (unsigned r = 0; r < t->nrows; r++) {
+		fputs(r ? ",[" : "[", f);
+		apx_json_str(f, t->row[r].label);
+		for (unsigned c = 0; c < t->ncols; c++) {
+			fputc(',', f);
+			apx_json_num(f, t->row[r].v[c], apx_unit_is_integer(t->col[c].unit));
+		}
+		fputc(']', f);
+	}
+	fputs("]}", f);
+}
+
 static void findings(FILE *f, const struct apx_findings *fd)
 {
 	fputs(",\"findings\":[", f);
@@ -158,9 +205,15 @@ static void findings(FILE *f, const struct apx_findings *fd)
 		kv_s(f, "evidence", a->evidence, &first);
 		kv_s(f, "fix", a->fix, &first);
 		kv_u(f, "confidence_pct", (uint64_t)a->confidence_pct, &first);
+		finding_metrics(f, a);
 		fputc('}', f);
 	}
-	fputs("],\"checks\":[", f);
+	fputs("]", f);
+}
+
+static void checks(FILE *f, const struct apx_findings *fd)
+{
+	fputs(",\"checks\":[", f);
 	for (size_t i = 0; i < fd->nresults; i++) {
 		const struct apx_rule_result *r = &fd->results[i];
 		int first = 1;
@@ -247,7 +300,7 @@ static void transfers(FILE *f, const struct apx_model *m)
 	fputs("]", f);
 }
 
-static void sync_and_idle(FILE *f, const struct apx_model *m)
+static void sync(FILE *f, const struct apx_model *m)
 {
 	int first = 1;
 
@@ -268,7 +321,12 @@ static void sync_and_idle(FILE *f, const struct apx_model *m)
 		kv_u(f, "host_blocked_ns", m->sync_ns[k], &fi);
 		fputc('}', f);
 	}
-	fputs("]},\"timelines\":[", f);
+	fputs("]}", f);
+}
+
+static void timelines(FILE *f, const struct apx_model *m)
+{
+	fputs(",\"timelines\":[", f);
 	for (size_t i = 0; i < m->timelines.n; i++) {
 		const struct apx_an_timeline *t = APX_VEC_AT(&m->timelines, struct apx_an_timeline, i);
 		int fi = 1;
@@ -299,7 +357,7 @@ static void sync_and_idle(FILE *f, const struct apx_model *m)
 	fputs("]", f);
 }
 
-static void memory_streams(FILE *f, const struct apx_model *m)
+static void memory(FILE *f, const struct apx_model *m)
 {
 	uint64_t total = 0;
 	int first = 1;
@@ -312,7 +370,12 @@ static void memory_streams(FILE *f, const struct apx_model *m)
 	kv_u(f, "device_allocations", m->device_allocs, &first);
 	kv_u(f, "pinned_peak_bytes", m->pinned_peak, &first);
 	kv_u(f, "pinned_allocations", m->pinned_allocs, &first);
-	fputs("},\"streams\":[", f);
+	fputs("}", f);
+}
+
+static void streams(FILE *f, const struct apx_model *m)
+{
+	fputs(",\"streams\":[", f);
 	for (size_t i = 0; i < m->streams.n; i++) {
 		const struct apx_an_stream *s = APX_VEC_AT(&m->streams, struct apx_an_stream, i);
 		int fi = 1;
@@ -325,7 +388,12 @@ static void memory_streams(FILE *f, const struct apx_model *m)
 		kv_u(f, "busy_ns", s->busy_ns, &fi);
 		fputc('}', f);
 	}
-	fputs("],\"nvtx\":[", f);
+	fputs("]", f);
+}
+
+static void nvtx(FILE *f, const struct apx_model *m)
+{
+	fputs(",\"nvtx\":[", f);
 	for (size_t i = 0; i < m->ranges.n; i++) {
 		const struct apx_an_range *r = APX_VEC_AT(&m->ranges, struct apx_an_range, i);
 		int fi = 1;
@@ -338,7 +406,12 @@ static void memory_streams(FILE *f, const struct apx_model *m)
 		kv_u(f, "gpu_ns", r->gpu_ns, &fi);
 		fputc('}', f);
 	}
-	fputs("],\"l2\":[", f);
+	fputs("]", f);
+}
+
+static void l2(FILE *f, const struct apx_model *m)
+{
+	fputs(",\"l2\":[", f);
 	for (size_t i = 0; i < m->configs.n; i++) {
 		const struct apx_an_config *c = APX_VEC_AT(&m->configs, struct apx_an_config, i);
 		static const char *const kinds[] = { "kernels_under_window", "persisting_limit",
@@ -358,7 +431,12 @@ static void memory_streams(FILE *f, const struct apx_model *m)
 		kv_u(f, "miss_prop", c->miss_prop, &fi);
 		fputc('}', f);
 	}
-	fputs("],\"unified_memory\":{", f);
+	fputs("]", f);
+}
+
+static void uvm(FILE *f, const struct apx_model *m)
+{
+	fputs(",\"unified_memory\":{", f);
 	{
 		static const char *const k[] = { "", "cpu_faults", "gpu_faults", "migrate_h2d",
 						 "migrate_d2h", "migrate_d2d", "thrashing", "throttling",
@@ -495,15 +573,12 @@ static void nvperfd(FILE *f, const struct apx_model *m)
 	fputs("]", f);
 }
 
-void apx_report_json(FILE *f, const struct apx_model *m, const struct apx_findings *fd,
-		     const struct apx_report_opts *o)
+/* The summary's members: run, steady_state, devices. */
+static void summary(FILE *f, const struct apx_model *m)
 {
 	uint64_t busy = m->gpu.busy_ns;
 	int first = 1;
 
-	(void)o;
-	fputs("{\"schema\":\"apx.report/1\",", f);
-	files(f, m);
 	fputs(",\"run\":{", f);
 	kv_u(f, "start_ns", m->run_start_ns, &first);
 	kv_u(f, "end_ns", m->run_end_ns, &first);
@@ -518,12 +593,41 @@ void apx_report_json(FILE *f, const struct apx_model *m, const struct apx_findin
 	fputs("}", f);
 	steady_state(f, m);
 	devices(f, m);
-	findings(f, fd);
-	kernels(f, m);
-	transfers(f, m);
-	sync_and_idle(f, m);
-	memory_streams(f, m);
-	cpu(f, m);
-	nvperfd(f, m);
+}
+
+static void files_member(FILE *f, const struct apx_model *m)
+{
+	fputc(',', f);
+	files(f, m);
+}
+
+/* The members in schema order, each with the --section it belongs to. */
+static const struct {
+	unsigned section;
+	void (*model)(FILE *f, const struct apx_model *m);
+	void (*findings)(FILE *f, const struct apx_findings *fd);
+} members[] = {
+	{ APX_SEC_METHOD, files_member, NULL },	{ APX_SEC_SUMMARY, summary, NULL },
+	{ APX_SEC_FINDINGS, NULL, findings },	{ APX_SEC_CHECKS, NULL, checks },
+	{ APX_SEC_KERNELS, kernels, NULL },	{ APX_SEC_TRANSFERS, transfers, NULL },
+	{ APX_SEC_SYNC, sync, NULL },		{ APX_SEC_IDLE, timelines, NULL },
+	{ APX_SEC_MEMORY, memory, NULL },	{ APX_SEC_STREAMS, streams, NULL },
+	{ APX_SEC_NVTX, nvtx, NULL },		{ APX_SEC_L2, l2, NULL },
+	{ APX_SEC_UVM, uvm, NULL },		{ APX_SEC_CPU, cpu, NULL },
+	{ APX_SEC_NVPERFD, nvperfd, NULL },
+};
+
+void apx_report_json(FILE *f, const struct apx_model *m, const struct apx_findings *fd,
+		     const struct apx_report_opts *o)
+{
+	fputs("{\"schema\":\"apx.report/1\"", f);
+	for (size_t i = 0; i < sizeof(members) / sizeof(members[0]); i++) {
+		if (!(o->sections & 1u << members[i].section))
+			continue;	/* --section: only the members of the sections asked for */
+		if (members[i].model)
+			members[i].model(f, m);
+		else
+			members[i].findings(f, fd);
+	}
 	fputs("}\n", f);
 }

@@ -12,11 +12,39 @@
 
 #include "analysis/model.h"
 #include "base/fmt.h"
+#include "base/unit.h"
 
 #define APX_FINDINGS_MAX 64
 #define APX_RULES_MAX 32		/* rules in the table (rules.c checks at compile time) */
 
 enum apx_severity { APX_SEV_INFO = 1, APX_SEV_WARNING = 2, APX_SEV_CRITICAL = 3 };
+
+#define APX_FINDING_METRICS_MAX 12
+#define APX_EVIDENCE_COLS 4		/* numbers a row of the evidence table */
+#define APX_EVIDENCE_ROWS 8
+
+/* A typed number of a finding: key (a literal: "saving_ns", "bytes", "copies"...), value,
+ * unit (enum apx_unit). JSON carries these as numbers; the text and HTML reports format them. */
+struct apx_metric {
+	const char *key;
+	double value;
+	unsigned unit;
+};
+
+/* A finding's evidence as a table: a text label per row (the offender: a kernel, a copy
+ * direction) and up to APX_EVIDENCE_COLS typed numbers. ncols 0: no table. */
+struct apx_evidence {
+	const char *label_key;			/* the label column's key, e.g. "kernel" */
+	struct {
+		const char *key;
+		unsigned unit;
+	} col[APX_EVIDENCE_COLS];
+	unsigned ncols, nrows;
+	struct {
+		char label[96];
+		double v[APX_EVIDENCE_COLS];
+	} row[APX_EVIDENCE_ROWS];
+};
 
 struct apx_finding {
 	const char *rule;		/* rule id, e.g. "pageable-copy" */
@@ -32,6 +60,9 @@ struct apx_finding {
 	char evidence[1200];		/* lines of numbers and top offenders */
 	char fix[1200];			/* what to change, with PyTorch code */
 	int confidence_pct;
+	struct apx_metric metrics[APX_FINDING_METRICS_MAX];	/* typed numbers of the finding */
+	unsigned nmetrics;
+	struct apx_evidence table;		/* optional typed evidence (table.ncols 0: none) */
 };
 
 /* MINOR: the rule found something that would save under 1 % of a step (under 1 ms when no
@@ -71,6 +102,15 @@ const struct apx_rule *apx_rules(size_t *ret_n);
 struct apx_finding *apx_finding_add(struct apx_findings *out, const struct apx_model *m,
 				    const char *rule, int severity, double saving_ns,
 				    int confidence_pct);
+/* Add a typed metric to a finding (ignored past APX_FINDING_METRICS_MAX or when f is NULL);
+ * key must outlive the findings (a literal). */
+void apx_finding_metric(struct apx_finding *f, const char *key, double value, unsigned unit);
+/* The evidence table: its label column and number columns (keys are literals), then rows
+ * (ignored past APX_EVIDENCE_ROWS); apx_evidence_row returns the row's numbers (ncols of
+ * them) or NULL. */
+void apx_evidence_cols(struct apx_finding *f, const char *label_key, unsigned ncols,
+		       const char *const *keys, const unsigned *units);
+double *apx_evidence_row(struct apx_finding *f, const char *label, size_t label_len);
 /* Append a formatted line to a finding text field (evidence, fix). */
 void apx_text_append(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* The evidence line of the idle gaps ended by a host-to-device copy (input-pipeline,

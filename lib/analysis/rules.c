@@ -205,4 +205,6 @@ void apx_data_gaps_evidence(const struct apx_model *m, struct apx_finding *f)
 			"%llu gaps ending in a host-to-device copy, %s in all (mean %s)\n",
 			(unsigned long long)gaps, apx_fmt_ns(b1, sizeof(b1), (double)idle),
 			apx_fmt_ns(b2, sizeof(b2), gaps ? (double)idle / (double)gaps : 0));
+	apx_finding_metric(f, "gaps", (double)gaps, APX_UNIT_COUNT);
+	apx_finding_metric(f, "idle_ns", (double)idle, APX_UNIT_NS);
 }

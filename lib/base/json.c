@@ -1,9 +1,12 @@
 /*
  * json.c - JSON string writer (see json.h). Called by cli/report_json.c, cli/cmd_history.c and
- * lib/daemon/status_view.c (apx status/top --json).
+ * lib/daemon/status_view.c (apx status/top --json), lib/export/chrome.c and the report
+ * document's emitters (lib/report).
  */
 #include "base/json.h"
 
+#include <inttypes.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -57,4 +60,14 @@ void apx_json_strn(FILE *f, const char *s, size_t len)
 void apx_json_str(FILE *f, const char *s)
 {
 	apx_json_strn(f, s, s ? strlen(s) : 0);
+}
+
+void apx_json_num(FILE *f, double v, int integer)
+{
+	if (!isfinite(v))
+		fputs("null", f);
+	else if (integer)
+		fprintf(f, "%" PRIu64, v > 0 && v < 1.8e19 ? (uint64_t)(v + 0.5) : (uint64_t)0);
+	else
+		fprintf(f, "%.6g", v);
 }

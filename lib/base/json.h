@@ -15,5 +15,8 @@
 void apx_json_strn(FILE *f, const char *s, size_t len);
 /* The same for a NUL-terminated string (NULL writes ""). */
 void apx_json_str(FILE *f, const char *s);
+/* A number: integer != 0 rounds it to an integer (never in exponent form; negatives and values
+ * past 2^64 write 0), else 6 significant digits; NaN and infinities write null. */
+void apx_json_num(FILE *f, double v, int integer);
 
 #endif

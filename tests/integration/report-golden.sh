@@ -1,7 +1,8 @@
 #!/bin/sh
 # report-golden.sh - `apx report --format json` on committed traces equals the golden files in
 # tests/golden/ (the JSON schema and every number are stable; torch.profiler traces of
-# tests/fixtures/kineto in tests/golden/kineto/), and the text report of each renders within
+# tests/fixtures/kineto in tests/golden/kineto/), the CSV and HTML of a few equal
+# tests/golden/csv/ and tests/golden/html/, and the text report of each renders within
 # 100 columns. Called by ctest: APX SRCDIR; with a third argument "update" it
 # rewrites the golden files instead (review the diff before committing).
 set -u
@@ -30,6 +31,43 @@ for trace in tests/fixtures/sample.apx tests/fixtures/real/*.apx tests/fixtures/
 		fail=1
 	n=$((n + 1))
 done
+# the document's CSV and HTML emitters on a few traces (tests/golden/csv, tests/golden/html):
+# every table, the time series, the plots
+for trace in tests/fixtures/sample.apx tests/fixtures/real/sync_every_step.apx \
+	tests/fixtures/real/nvperfd_pageable.apx tests/fixtures/real/pageable_h2d.apx \
+	tests/fixtures/real/fork_and_subprocess.apx; do
+	for fmt in csv html; do
+		case $fmt:$trace in html:*pageable_h2d*|html:*fork_and*) continue ;; esac
+		golden=tests/golden/$fmt/$(basename "$trace" .apx).$fmt
+		"$apx" report --format "$fmt" -o "$tmp" "$trace" 2>/dev/null
+		if [ $? -gt 1 ]; then echo "FAIL: $trace: --format $fmt failed"; fail=1; continue; fi
+		if [ "$mode" = update ]; then
+			mkdir -p "tests/golden/$fmt" && cp "$tmp" "$golden"
+		elif ! cmp -s "$tmp" "$golden"; then
+			echo "FAIL: $trace: --format $fmt differs from $golden"
+			diff "$golden" "$tmp" | head -20; fail=1
+		fi
+	done
+	n=$((n + 1))
+done
+# --section works for every format: only the kernels table
+"$apx" report --format csv -s kernels tests/fixtures/sample.apx 2>/dev/null | head -1 |
+	grep -q '^name,total_ns,' || { echo "FAIL: csv -s kernels"; fail=1; }
+"$apx" report --format html -s kernels tests/fixtures/sample.apx 2>/dev/null >"$tmp"
+grep -q '<section id="kernels">' "$tmp" && ! grep -q '<section id="summary">' "$tmp" ||
+	{ echo "FAIL: html -s kernels"; fail=1; }
+"$apx" report --format json -s kernels,checks tests/fixtures/sample.apx 2>/dev/null |
+	python3 -c 'import json, sys; sys.exit(sorted(json.load(sys.stdin)) != ["checks", "kernels", "schema"])' ||
+	{ echo "FAIL: json -s kernels,checks"; fail=1; }
+# -o FILE writes what stdout would get (text: escaped the same way, no colour)
+out=$(mktemp) || exit 1
+"$apx" report --color never tests/fixtures/corrupt/hostile-strings.apx >"$tmp" 2>/dev/null
+"$apx" report -o "$out" tests/fixtures/corrupt/hostile-strings.apx 2>/dev/null
+cmp -s "$tmp" "$out" || { echo "FAIL: report -o differs from stdout"; fail=1; }
+grep -q "$(printf '\033')" "$out" && { echo "FAIL: report -o: a raw escape in the file"; fail=1; }
+rm -f "$out"
+"$apx" report -o /nonexistent/dir/r.html -f html tests/fixtures/sample.apx 2>/dev/null
+[ $? -eq 1 ] || { echo "FAIL: report -o into a missing directory: not exit 1"; fail=1; }
 # a run's process files come along: FILE.<pid> with the same run id, not FILE.other
 dir=$(mktemp -d) || exit 1
 cp tests/fixtures/sample.apx "$dir/data.apx"
@@ -39,5 +77,5 @@ cp tests/fixtures/sample.apx "$dir/data.apx.old"
 "$apx" report --single -s summary "$dir/data.apx" 2>/dev/null | grep -q "1 file;" || { echo "FAIL: --single"; fail=1; }
 rm -rf "$dir"
 
-[ $fail -eq 0 ] && echo "report-golden: $n traces match their golden JSON and fit 100 columns"
+[ $fail -eq 0 ] && echo "report-golden: $n traces match their golden JSON/CSV/HTML and fit 100 columns"
 exit $fail

@@ -1,7 +1,7 @@
 /*
  * report_props.c - report invariants (see report_props.h): renders a model with the report's
- * own renderers (cli/report_text.c, cli/report_json.c) and checks the outputs against the
- * model and each other. Called by test-report-props.c and fuzz-report.c.
+ * own renderers (cli/report_text.c, cli/report_json.c, lib/report CSV and HTML) and checks the
+ * outputs against the model and each other. Called by test-report-props.c and fuzz-report.c.
  */
 #include "props/report_props.h"
 
@@ -288,6 +288,98 @@ static int text_counts(const struct apx_model *m, const struct apx_findings *fd,
 	return 0;
 }
 
+/* Fields of one CSV record at p (RFC 4180 quoting); *ret_end: the byte after its newline. */
+static size_t csv_fields(const char *p, const char *end, const char **ret_end)
+{
+	size_t n = 1;
+	int quoted = 0;
+
+	for (; p < end; p++) {
+		if (*p == '"')
+			quoted = !quoted;
+		else if (!quoted && *p == ',')
+			n++;
+		else if (!quoted && *p == '\n')
+			break;
+	}
+	*ret_end = p < end ? p + 1 : end;
+	return n;
+}
+
+/* The document's CSV and HTML (lib/report): no control byte from a trace, no markup from it,
+ * and every CSV row as wide as its header. */
+static int doc_ok(const struct apx_model *m, const struct apx_findings *fd, char *why, size_t cap)
+{
+	struct apx_rdoc *d;
+	char *out[2] = { NULL, NULL };
+	size_t len[2] = { 0, 0 };
+	int r = -1;
+
+	/* the rules that fill typed metrics (every rule should: add new ones here) */
+	static const char typed[] = " pageable-copy sync-copy sync-frequency gpu-starvation "
+				    "launch-bound copy-overlap unified-memory memory-capacity "
+				    "repeated-copy fp32-matmul small-copies input-pipeline ";
+
+	for (size_t i = 0; i < fd->n; i++) {
+		const struct apx_finding *f = &fd->f[i];
+		char word[64];
+
+		snprintf(word, sizeof(word), " %s ", f->rule);
+		if (!f->recorded_by && !f->nmetrics && strstr(typed, word))
+			return fail(why, cap, "finding %s has no metrics", f->rule);
+		for (unsigned k = 0; k < f->nmetrics; k++)
+			if (!isfinite(f->metrics[k].value) || f->metrics[k].value < 0 ||
+			    f->metrics[k].unit >= APX_UNIT_TEXT)
+				return fail(why, cap, "finding %s: metric %s = %g", f->rule,
+					    f->metrics[k].key, f->metrics[k].value);
+	}
+	d = apx_rdoc_build(m, fd, NULL);
+	if (!d)
+		return fail(why, cap, "out of memory");
+	for (int k = 0; k < 2; k++) {
+		FILE *f = open_memstream(&out[k], &len[k]);
+
+		if (!f)
+			goto out;
+		(k ? apx_report_emit_html : apx_report_emit_csv)(f, d);
+		fclose(f);
+		for (size_t i = 0; i < len[k]; i++)
+			if ((unsigned char)out[k][i] < 0x20 && out[k][i] != '\n' && out[k][i] != '\t') {
+				fail(why, cap, "%s: control byte 0x%02x", k ? "HTML" : "CSV",
+				     (unsigned char)out[k][i]);
+				goto out;
+			}
+	}
+	if (strstr(out[1], "<script")) {
+		fail(why, cap, "HTML: markup from the trace");
+		goto out;
+	}
+	for (const char *p = out[0], *end = out[0] + len[0]; p < end;) {
+		const char *next;
+		size_t want;
+
+		if (*p == '#' || *p == '\n') {
+			p = memchr(p, '\n', (size_t)(end - p));
+			p = p ? p + 1 : end;
+			continue;
+		}
+		want = csv_fields(p, end, &next);	/* the header */
+		for (p = next; p < end && *p != '\n';) {
+			if (csv_fields(p, end, &next) != want) {
+				fail(why, cap, "CSV: a row of another width than its header");
+				goto out;
+			}
+			p = next;
+		}
+	}
+	r = 0;
+out:
+	free(out[0]);
+	free(out[1]);
+	apx_rdoc_free(d);
+	return r;
+}
+
 int apx_props_check(const struct apx_model *m, const struct apx_findings *fd, char *why,
 		    size_t cap)
 {
@@ -313,7 +405,8 @@ int apx_props_check(const struct apx_model *m, const struct apx_findings *fd, ch
 		fail(why, cap, "the JSON report is not valid JSON in UTF-8");
 		goto out;
 	}
-	if (pct_fields_ok(json, why, cap) < 0 || text_counts(m, fd, text, json, why, cap) < 0)
+	if (pct_fields_ok(json, why, cap) < 0 || text_counts(m, fd, text, json, why, cap) < 0 ||
+	    doc_ok(m, fd, why, cap) < 0)
 		goto out;
 	r = 0;
 out:

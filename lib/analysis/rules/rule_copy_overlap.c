@@ -69,6 +69,13 @@ APX_RULE_DECL(copy_overlap)
 	apx_text_append(f->evidence, sizeof(f->evidence),
 			"%llu of %llu streams with copies also run kernels (copies on the compute stream)\n",
 			(unsigned long long)shared_streams, (unsigned long long)copy_streams);
+	apx_finding_metric(f, "copy_busy_ns", (double)copy, APX_UNIT_NS);
+	apx_finding_metric(f, "kernel_busy_ns", (double)kern, APX_UNIT_NS);
+	apx_finding_metric(f, "overlapped_ns", (double)ov, APX_UNIT_NS);
+	apx_finding_metric(f, "copy_alone_ns", (double)alone, APX_UNIT_NS);
+	apx_finding_metric(f, "setup_copy_ns", (double)setup, APX_UNIT_NS);
+	apx_finding_metric(f, "copy_streams", (double)copy_streams, APX_UNIT_COUNT);
+	apx_finding_metric(f, "copy_streams_with_kernels", (double)shared_streams, APX_UNIT_COUNT);
 	snprintf(f->fix, sizeof(f->fix),
 		 "Copy the next batch on a side stream while this one computes:\n"
 		 "  copy_stream = torch.cuda.Stream()\n"

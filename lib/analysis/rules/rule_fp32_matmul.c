@@ -13,6 +13,7 @@
 #include "analysis/findings.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "base/banned.h"
 
@@ -79,6 +80,23 @@ APX_RULE_DECL(fp32_matmul)
 		apx_text_append(f->evidence, sizeof(f->evidence), "top: %.100s (%s)\n",
 				apx_kernel_display_name(top, name, sizeof(name)),
 				apx_fmt_ns(b2, sizeof(b2), (double)top->total_ns));
+	apx_finding_metric(f, "kernels", (double)count, APX_UNIT_COUNT);
+	apx_finding_metric(f, "kernel_ns", (double)total, APX_UNIT_NS);
+	apx_finding_metric(f, "gpu_time_pct", m->kernel_total_ns ? 100.0 * (double)total /
+			   (double)m->kernel_total_ns : 0, APX_UNIT_PCT);
+	if (top) {
+		static const char *const keys[] = { "count", "total_ns" };
+		static const unsigned units[] = { APX_UNIT_COUNT, APX_UNIT_NS };
+		const char *tn = apx_kernel_display_name(top, name, sizeof(name));
+		double *v;
+
+		apx_evidence_cols(f, "kernel", 2, keys, units);
+		v = apx_evidence_row(f, tn, strlen(tn));
+		if (v) {
+			v[0] = (double)top->count;
+			v[1] = (double)top->total_ns;
+		}
+	}
 	snprintf(f->fix, sizeof(f->fix),
 		 "Let matmuls use tensor cores:\n"
 		 "  torch.backends.cuda.matmul.allow_tf32 = True   # or:\n"

@@ -67,6 +67,27 @@ APX_RULE_DECL(gpu_starvation)
 				apx_fmt_ns(b1, sizeof(b1), (double)(top[k]->end - top[k]->start)),
 				top[k]->device,
 				apx_fmt_ns(b3, sizeof(b3), (double)(top[k]->start - m->run_start_ns)));
+	apx_finding_metric(f, "busy_ns", (double)busy, APX_UNIT_NS);
+	apx_finding_metric(f, "active_ns", (double)active, APX_UNIT_NS);
+	apx_finding_metric(f, "long_gaps", (double)n, APX_UNIT_COUNT);
+	apx_finding_metric(f, "long_gap_ns", (double)total, APX_UNIT_NS);
+	{
+		static const char *const keys[] = { "gap_ns", "device", "at_ns" };
+		static const unsigned units[] = { APX_UNIT_NS, APX_UNIT_ID, APX_UNIT_NS };
+
+		apx_evidence_cols(f, "gap", 3, keys, units);
+		for (int k = 0; k < 3 && top[k]; k++) {
+			char label[16];
+			int len = snprintf(label, sizeof(label), "%d", k + 1);
+			double *v = apx_evidence_row(f, label, (size_t)len);
+
+			if (!v)
+				break;
+			v[0] = (double)(top[k]->end - top[k]->start);
+			v[1] = top[k]->device;
+			v[2] = (double)(top[k]->start - m->run_start_ns);
+		}
+	}
 	snprintf(f->fix, sizeof(f->fix),
 		 "Find what the host does in the gaps (apx report --section cpu; py-spy) and move it\n"
 		 "off the critical path: prepare batches in DataLoader workers (num_workers=4+),\n"

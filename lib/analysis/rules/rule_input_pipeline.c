@@ -34,6 +34,7 @@ APX_RULE_DECL(input_pipeline)
 		 "idle gaps ended by a host-to-device copy close when the next batch is prefetched: "
 		 "saving = those gaps");
 	apx_data_gaps_evidence(m, f);
+	apx_finding_metric(f, "active_ns", (double)active, APX_UNIT_NS);
 	snprintf(f->fix, sizeof(f->fix),
 		 "Prepare batches ahead of the GPU:\n"
 		 "  DataLoader(ds, batch_size=..., num_workers=8, pin_memory=True, prefetch_factor=4,\n"

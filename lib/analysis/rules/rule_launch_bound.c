@@ -60,6 +60,14 @@ APX_RULE_DECL(launch_bound)
 				"gaps is the collector's, left out\n",
 				apx_fmt_ns(b1, sizeof(b1), (double)m->launch_cost_ns),
 				apx_fmt_ns(b2, sizeof(b2), (double)self));
+	apx_finding_metric(f, "kernels", (double)m->k.n, APX_UNIT_COUNT);
+	apx_finding_metric(f, "kernel_mean_ns", mean_kernel, APX_UNIT_NS);
+	apx_finding_metric(f, "kernels_under_10us", (double)small, APX_UNIT_COUNT);
+	apx_finding_metric(f, "gaps", (double)gaps, APX_UNIT_COUNT);
+	apx_finding_metric(f, "idle_ns", (double)idle, APX_UNIT_NS);
+	apx_finding_metric(f, "active_ns", (double)active, APX_UNIT_NS);
+	if (self)
+		apx_finding_metric(f, "collector_ns", (double)self, APX_UNIT_NS);
 	snprintf(f->fix, sizeof(f->fix),
 		 "Launch fewer, larger kernels:\n"
 		 "  model = torch.compile(model, mode=\"reduce-overhead\")   # fusion + CUDA graphs\n"

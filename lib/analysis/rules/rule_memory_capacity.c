@@ -42,6 +42,8 @@ APX_RULE_DECL(memory_capacity)
 					"allocator: reserved memory)\n",
 					apx_fmt_size(b1, sizeof(b1), (double)m->device_mem_peak),
 					apx_fmt_size(b2, sizeof(b2), (double)total));
+			apx_finding_metric(f, "peak_bytes", (double)m->device_mem_peak, APX_UNIT_BYTES);
+			apx_finding_metric(f, "capacity_bytes", (double)total, APX_UNIT_BYTES);
 			snprintf(f->fix, sizeof(f->fix),
 				 "Lower peak memory: torch.autocast('cuda', dtype=torch.bfloat16), activation\n"
 				 "checkpointing (torch.utils.checkpoint), a smaller batch with gradient\n"
@@ -63,6 +65,10 @@ APX_RULE_DECL(memory_capacity)
 					apx_fmt_size(b1, sizeof(b1), (double)m->pinned_peak),
 					(unsigned long long)m->pinned_allocs,
 					peak_rss ? apx_fmt_size(b2, sizeof(b2), (double)peak_rss) : "n/a");
+			apx_finding_metric(f, "pinned_peak_bytes", (double)m->pinned_peak, APX_UNIT_BYTES);
+			apx_finding_metric(f, "pinned_allocations", (double)m->pinned_allocs, APX_UNIT_COUNT);
+			if (peak_rss)
+				apx_finding_metric(f, "peak_rss_bytes", (double)peak_rss, APX_UNIT_BYTES);
 			snprintf(f->fix, sizeof(f->fix),
 				 "Pin only the staging buffers you copy from (a few batches), not whole "
 				 "datasets;\nreuse pinned buffers instead of calling .pin_memory() per batch.");

@@ -7,6 +7,7 @@
 #include "analysis/findings.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "base/banned.h"
 
@@ -15,6 +16,7 @@ APX_RULE_DECL(pageable_copy)
 	static const unsigned dirs[] = { APX_COPY_H2D, APX_COPY_D2H };
 	double saving = 0, bytes = 0, dur = 0;
 	char model[240] = "", ev[1200] = "", b1[32], b2[32], b3[32], b4[32];
+	double row[2][4] = { { 0 } };	/* per direction: copies, bytes, time, time at the rate */
 	uint32_t dev = 0;
 	int peak_used = 0;
 
@@ -38,6 +40,10 @@ APX_RULE_DECL(pageable_copy)
 			saving += (double)x->dur_ns - ideal;
 		bytes += (double)x->bytes;
 		dur += (double)x->dur_ns;
+		row[i][0] = (double)x->count;
+		row[i][1] = (double)x->bytes;
+		row[i][2] = (double)x->dur_ns;
+		row[i][3] = ideal;
 		apx_text_append(ev, sizeof(ev), "%s from pageable memory: %llu copies, %s in %s (%s); "
 				"at %.1f GB/s they would take %s\n",
 				apx_copy_kind_name(dirs[i]), (unsigned long long)x->count,
@@ -72,6 +78,26 @@ APX_RULE_DECL(pageable_copy)
 			 apx_fmt_size(b1, sizeof(b1), bytes), apx_fmt_rate(b2, sizeof(b2), bytes, dur));
 		snprintf(f->model, sizeof(f->model), "%s", model);
 		snprintf(f->evidence, sizeof(f->evidence), "%s", ev);
+		apx_finding_metric(f, "bytes", bytes, APX_UNIT_BYTES);
+		apx_finding_metric(f, "copy_ns", dur, APX_UNIT_NS);
+		apx_finding_metric(f, "rate_bytes_per_s", dur > 0 ? bytes / dur * 1e9 : 0,
+				   APX_UNIT_BYTES_PER_S);
+		apx_finding_metric(f, "idle_before_ns", (double)m->gpu.idle_before_pageable_ns,
+				   APX_UNIT_NS);
+		{
+			static const char *const keys[] = { "copies", "bytes", "copy_ns", "ideal_ns" };
+			static const unsigned units[] = { APX_UNIT_COUNT, APX_UNIT_BYTES, APX_UNIT_NS,
+							  APX_UNIT_NS };
+
+			apx_evidence_cols(f, "direction", 4, keys, units);
+			for (size_t i = 0; i < 2; i++) {
+				const char *dn = apx_copy_kind_name(dirs[i]);
+				double *v = row[i][0] > 0 ? apx_evidence_row(f, dn, strlen(dn)) : NULL;
+
+				for (unsigned c = 0; v && c < 4; c++)
+					v[c] = row[i][c];
+			}
+		}
 		snprintf(f->fix, sizeof(f->fix),
 			 "Copy from page-locked (pinned) memory, asynchronously:\n"
 			 "  loader = DataLoader(ds, batch_size=..., pin_memory=True)\n"

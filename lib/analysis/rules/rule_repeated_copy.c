@@ -87,6 +87,11 @@ APX_RULE_DECL(repeated_copy)
 			apx_fmt_size(b1, sizeof(b1), (double)rep_bytes), (unsigned long long)repeats);
 	apx_text_append(f->evidence, sizeof(f->evidence), "largest: one %s buffer copied %llu times\n",
 			apx_fmt_size(b2, sizeof(b2), (double)best_bytes), (unsigned long long)best_n);
+	apx_finding_metric(f, "buffers", (double)buffers, APX_UNIT_COUNT);
+	apx_finding_metric(f, "repeats", (double)repeats, APX_UNIT_COUNT);
+	apx_finding_metric(f, "repeated_bytes", (double)rep_bytes, APX_UNIT_BYTES);
+	apx_finding_metric(f, "largest_bytes", (double)best_bytes, APX_UNIT_BYTES);
+	apx_finding_metric(f, "largest_copies", (double)best_n, APX_UNIT_COUNT);
 	snprintf(f->fix, sizeof(f->fix),
 		 "Move constant data to the device once, outside the loop:\n"
 		 "  weights_gpu = weights.to('cuda')     # before the loop\n"

@@ -47,6 +47,12 @@ APX_RULE_DECL(small_copies)
 	apx_text_append(f->evidence, sizeof(f->evidence), "small copies: %llu, %s, mean %s each\n",
 			(unsigned long long)n, apx_fmt_size(b1, sizeof(b1), (double)bytes),
 			apx_fmt_ns(b2, sizeof(b2), latency));
+	apx_finding_metric(f, "copies", (double)n, APX_UNIT_COUNT);
+	apx_finding_metric(f, "bytes", (double)bytes, APX_UNIT_BYTES);
+	apx_finding_metric(f, "copy_ns", (double)dur, APX_UNIT_NS);
+	apx_finding_metric(f, "copy_mean_ns", latency, APX_UNIT_NS);
+	apx_finding_metric(f, "batches", (double)batches, APX_UNIT_COUNT);
+	apx_finding_metric(f, "rate_bytes_per_s", rate, APX_UNIT_BYTES_PER_S);
 	snprintf(f->fix, sizeof(f->fix),
 		 "Batch small tensors into one copy:\n"
 		 "  flat = torch.cat([t.flatten() for t in small]).pin_memory()\n"

@@ -50,6 +50,11 @@ APX_RULE_DECL(sync_copy)
 			apx_fmt_ns(b2, sizeof(b2), (double)dcopy));
 	apx_text_append(f->evidence, sizeof(f->evidence), "synchronous memsets: %llu, %s\n",
 			(unsigned long long)nset, apx_fmt_ns(b1, sizeof(b1), (double)dset));
+	apx_finding_metric(f, "copies", (double)ncopy, APX_UNIT_COUNT);
+	apx_finding_metric(f, "copy_bytes", (double)bytes, APX_UNIT_BYTES);
+	apx_finding_metric(f, "copy_ns", (double)dcopy, APX_UNIT_NS);
+	apx_finding_metric(f, "memsets", (double)nset, APX_UNIT_COUNT);
+	apx_finding_metric(f, "memset_ns", (double)dset, APX_UNIT_NS);
 	snprintf(f->fix, sizeof(f->fix),
 		 "Use non-blocking copies from pinned memory and avoid host-side waits:\n"
 		 "  y = x.to('cuda', non_blocking=True)        # x pinned\n"

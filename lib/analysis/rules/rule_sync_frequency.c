@@ -52,6 +52,13 @@ APX_RULE_DECL(sync_frequency)
 			"host blocked in them: %s; GPU idle after them: %s in %llu gaps\n",
 			apx_fmt_ns(b1, sizeof(b1), (double)m->sync_total_ns),
 			apx_fmt_ns(b2, sizeof(b2), (double)idle), (unsigned long long)gaps);
+	apx_finding_metric(f, "syncs", (double)n, APX_UNIT_COUNT);
+	apx_finding_metric(f, "syncs_per_s", per_s, APX_UNIT_RATIO);
+	if (per_step > 0)
+		apx_finding_metric(f, "syncs_per_step", per_step, APX_UNIT_RATIO);
+	apx_finding_metric(f, "host_blocked_ns", (double)m->sync_total_ns, APX_UNIT_NS);
+	apx_finding_metric(f, "idle_after_ns", (double)idle, APX_UNIT_NS);
+	apx_finding_metric(f, "gaps", (double)gaps, APX_UNIT_COUNT);
 	snprintf(f->fix, sizeof(f->fix),
 		 "Keep values on the GPU inside the loop; read them back rarely:\n"
 		 "  running_loss += loss.detach()            # not loss.item() every step\n"

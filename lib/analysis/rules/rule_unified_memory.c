@@ -67,6 +67,12 @@ APX_RULE_DECL(unified_memory)
 			(unsigned long long)m->uvm_count[APX_UVM_CPU_FAULT],
 			(unsigned long long)m->uvm_count[APX_UVM_GPU_FAULT], (unsigned long long)thrash,
 			apx_fmt_ns(b1, sizeof(b1), (double)stall));
+	apx_finding_metric(f, "page_faults", (double)faults, APX_UNIT_COUNT);
+	apx_finding_metric(f, "migrated_bytes", (double)mig_bytes, APX_UNIT_BYTES);
+	apx_finding_metric(f, "thrashing", (double)thrash, APX_UNIT_COUNT);
+	apx_finding_metric(f, "kernel_during_migration_ns", (double)m->gpu.uvm_kernel_ns, APX_UNIT_NS);
+	apx_finding_metric(f, "idle_while_faulting_ns", (double)m->gpu.uvm_idle_ns, APX_UNIT_NS);
+	apx_finding_metric(f, "migration_ns", (double)stall, APX_UNIT_NS);
 	snprintf(f->fix, sizeof(f->fix),
 		 "Keep tensors in device memory (plain torch allocations), or prefetch managed memory\n"
 		 "before use: cudaMemPrefetchAsync(ptr, bytes, device, stream) (ctypes/cupy), and set\n"

@@ -1,0 +1,427 @@
+/*
+ * build.c - apx_rdoc_build(): the report document from the model and the ranked findings
+ * (doc.h). This file builds the summary, the findings (each with its metrics and evidence
+ * as typed tables), nvperfd's observations, the checks and "how this was measured";
+ * build_gpu.c the GPU tables; build_series.c the time series from the event store. Every
+ * enum-to-word and every ordering of the report is decided here, not in the emitters.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/build.h"
+
+#include "base/banned.h"
+
+static const char *severity_word(int sev)
+{
+	return sev == APX_SEV_CRITICAL ? "critical" : sev == APX_SEV_WARNING ? "warning" : "info";
+}
+
+static const char *status_word(enum apx_read_status s)
+{
+	return s == APX_READ_COMPLETE ? "complete" : s == APX_READ_TRUNCATED ? "truncated" : "damaged";
+}
+
+static const struct apx_rcol run_cols[] = {
+	{ "files", "files", APX_UNIT_COUNT },
+	{ "pid", "main pid", APX_UNIT_ID },
+	{ "wall_ns", "wall time", APX_UNIT_NS },
+	{ "gpu_busy_ns", "GPU busy", APX_UNIT_NS },
+	{ "gpu_busy_pct", "GPU busy %", APX_UNIT_PCT },
+	{ "kernels", "kernels", APX_UNIT_COUNT },
+	{ "kernel_time_ns", "kernel time", APX_UNIT_NS },
+	{ "distinct_kernels", "distinct", APX_UNIT_COUNT },
+	{ "host", "host", APX_UNIT_TEXT },
+	{ "command", "command", APX_UNIT_TEXT },
+};
+static const struct apx_rcol steady_state_cols[] = {
+	{ "source", "steps from", APX_UNIT_TEXT },
+	{ "steps", "steps", APX_UNIT_COUNT },
+	{ "step_median_ns", "step (median)", APX_UNIT_NS },
+	{ "step_p95_ns", "step (p95)", APX_UNIT_NS },
+	{ "gpu_busy_per_step_pct", "GPU busy a step", APX_UNIT_PCT },
+	{ "startup_ns", "start-up", APX_UNIT_NS },
+	{ "teardown_ns", "teardown", APX_UNIT_NS },
+};
+static const struct apx_rcol devices_cols[] = {
+	{ "id", "device", APX_UNIT_ID },
+	{ "name", "name", APX_UNIT_TEXT },
+	{ "sm_count", "SMs", APX_UNIT_COUNT },
+	{ "cc_major", "cc major", APX_UNIT_COUNT },
+	{ "cc_minor", "cc minor", APX_UNIT_COUNT },
+	{ "memory_bytes", "memory", APX_UNIT_BYTES },
+	{ "l2_bytes", "L2", APX_UNIT_BYTES },
+	{ "link_peak_bps", "host link peak", APX_UNIT_BYTES_PER_S },
+};
+static const struct apx_rcol processes_cols[] = {
+	{ "pid", "pid", APX_UNIT_ID },
+	{ "kernels", "kernels", APX_UNIT_COUNT },
+	{ "kernel_time_ns", "kernel time", APX_UNIT_NS },
+	{ "copies", "copies", APX_UNIT_COUNT },
+	{ "copy_bytes", "copied", APX_UNIT_BYTES },
+	{ "copy_time_ns", "copy time", APX_UNIT_NS },
+	{ "degraded", "not collected", APX_UNIT_TEXT },
+	{ "command", "command", APX_UNIT_TEXT },
+};
+
+static void summary(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	const struct apx_an_steps *st = &m->steady;
+	struct apx_rtable *t = apx_rdoc_table(d, APX_SEC_SUMMARY, "run", "Run");
+
+	APX_RTABLE_SET_COLS(t, run_cols);
+	if (apx_rtable_row(t) == 0) {
+		apx_rtable_u64(t, 0, m->nfiles);
+		apx_rtable_u64(t, 1, m->nfiles ? m->files[0].pid : 0);
+		apx_rtable_u64(t, 2, m->wall_ns);
+		apx_rtable_u64(t, 3, m->gpu.busy_ns);
+		apx_rtable_num(t, 4, apx_gpu_time_pct(m, m->gpu.busy_ns));
+		apx_rtable_u64(t, 5, m->k.n);
+		apx_rtable_u64(t, 6, m->kernel_total_ns);
+		apx_rtable_u64(t, 7, m->names.n);
+		if (m->nfiles) {
+			apx_rtable_str(d, t, 8, m->files[0].host);
+			apx_rtable_str(d, t, 9, m->files[0].argv);
+		}
+	}
+
+	t = apx_rdoc_table(d, APX_SEC_SUMMARY, "steady_state", "Steady state");
+	APX_RTABLE_SET_COLS(t, steady_state_cols);
+	if (apx_rtable_row(t) == 0) {
+		apx_rtable_str(d, t, 0, apx_step_source_name(st->source));
+		apx_rtable_u64(t, 1, st->count);
+		if (st->source != APX_STEPS_NONE) {
+			apx_rtable_u64(t, 2, st->median_ns);
+			apx_rtable_u64(t, 3, st->p95_ns);
+			apx_rtable_num(t, 4, st->busy_pct);
+			apx_rtable_u64(t, 5, st->setup_ns);
+			apx_rtable_u64(t, 6, st->teardown_ns);
+		}
+	}
+	if (st->source == APX_STEPS_NONE)
+		apx_rdoc_note(d, APX_SEC_SUMMARY,
+			      "no repeating step found: the numbers are for the whole run");
+
+	t = apx_rdoc_table(d, APX_SEC_SUMMARY, "devices", "GPUs");
+	APX_RTABLE_SET_COLS(t, devices_cols);
+	for (size_t i = 0; i < m->ndevices; i++) {
+		const struct apx_an_device *dv = &m->devices[i];
+
+		if (!dv->known || apx_rtable_row(t) < 0)
+			continue;
+		apx_rtable_u64(t, 0, dv->id);
+		apx_rtable_str(d, t, 1, dv->name);
+		apx_rtable_u64(t, 2, dv->sm_count);
+		apx_rtable_u64(t, 3, dv->cc_major);
+		apx_rtable_u64(t, 4, dv->cc_minor);
+		apx_rtable_u64(t, 5, dv->mem_bytes);
+		apx_rtable_u64(t, 6, dv->l2_bytes);
+		apx_rtable_num(t, 7, apx_link_peak_bps(m, dv->id));
+	}
+
+	t = apx_rdoc_table(d, APX_SEC_SUMMARY, "processes", "Processes");
+	APX_RTABLE_SET_COLS(t, processes_cols);
+	for (size_t i = 0; i < m->nfiles; i++) {
+		const struct apx_an_file *f = &m->files[i];
+
+		if (apx_rtable_row(t) < 0)
+			break;
+		apx_rtable_u64(t, 0, f->pid);
+		apx_rtable_u64(t, 1, f->kernels);
+		apx_rtable_u64(t, 2, f->kernel_ns);
+		apx_rtable_u64(t, 3, f->copies);
+		apx_rtable_u64(t, 4, f->copy_bytes);
+		apx_rtable_u64(t, 5, f->copy_ns);
+		apx_rtable_str(d, t, 6, f->degraded);
+		apx_rtable_str(d, t, 7, f->argv);
+	}
+}
+
+/* A finding's metrics as a one-row table, a column per metric. */
+static struct apx_rtable *metrics_table(struct apx_rdoc *d, const struct apx_finding *f)
+{
+	struct apx_rtable *t;
+
+	if (!f->nmetrics || !(t = calloc(1, sizeof(*t))))
+		return NULL;
+	t->key = "metrics";
+	t->title = "Metrics";
+	t->note = "";
+	for (unsigned i = 0; i < f->nmetrics; i++)
+		apx_rtable_col(t, f->metrics[i].key, f->metrics[i].key, f->metrics[i].unit);
+	if (apx_rtable_row(t) == 0)
+		for (unsigned i = 0; i < t->ncols; i++)
+			apx_rtable_num(t, i, f->metrics[i].value);
+	(void)d;
+	return t;
+}
+
+static struct apx_rtable *evidence_table(struct apx_rdoc *d, const struct apx_finding *f)
+{
+	const struct apx_evidence *e = &f->table;
+	struct apx_rtable *t;
+
+	if (!e->ncols || !(t = calloc(1, sizeof(*t))))
+		return NULL;
+	t->key = "evidence";
+	t->title = "Evidence";
+	t->note = "";
+	apx_rtable_col(t, e->label_key ? e->label_key : "item", e->label_key ? e->label_key : "item",
+		       APX_UNIT_TEXT);
+	for (unsigned c = 0; c < e->ncols; c++)
+		apx_rtable_col(t, e->col[c].key, e->col[c].key, e->col[c].unit);
+	for (unsigned r = 0; r < e->nrows; r++) {
+		if (apx_rtable_row(t) < 0)
+			break;
+		apx_rtable_str(d, t, 0, e->row[r].label);
+		for (unsigned c = 0; c < e->ncols; c++)
+			apx_rtable_num(t, c + 1, e->row[r].v[c]);
+	}
+	return t;
+}
+
+static const struct apx_rcol finding_metrics_cols[] = {
+	{ "rank", "#", APX_UNIT_COUNT },
+	{ "rule", "rule", APX_UNIT_TEXT },
+	{ "key", "metric", APX_UNIT_TEXT },
+	{ "value", "value", APX_UNIT_RATIO },
+	{ "unit", "unit", APX_UNIT_TEXT },
+};
+
+/* Every finding's metrics in one table, a row each (CSV: one table for all findings). */
+static void metrics_long(struct apx_rdoc *d)
+{
+	struct apx_rtable *t = apx_rdoc_table(d, APX_SEC_FINDINGS, "metrics", "Finding metrics");
+
+	APX_RTABLE_SET_COLS(t, finding_metrics_cols);
+	if (!t)
+		return;
+	t->plot_only = 1;	/* the HTML shows each finding's metrics with the finding */
+	for (size_t i = 0; i < d->fd->n; i++) {
+		const struct apx_finding *f = &d->fd->f[i];
+
+		for (unsigned k = 0; k < f->nmetrics; k++) {
+			if (apx_rtable_row(t) < 0)
+				return;
+			apx_rtable_u64(t, 0, i + 1);
+			apx_rtable_str(d, t, 1, f->rule);
+			apx_rtable_str(d, t, 2, f->metrics[k].key);
+			apx_rtable_num(t, 3, f->metrics[k].value);
+			apx_rtable_str(d, t, 4, apx_unit_name(f->metrics[k].unit));
+		}
+	}
+}
+
+static const struct apx_rcol findings_cols[] = {
+	{ "rank", "#", APX_UNIT_COUNT },
+	{ "severity", "severity", APX_UNIT_TEXT },
+	{ "rule", "rule", APX_UNIT_TEXT },
+	{ "saving_ns", "saving", APX_UNIT_NS },
+	{ "saving_pct", "of the run", APX_UNIT_PCT },
+	{ "confidence_pct", "confidence", APX_UNIT_PCT },
+	{ "title", "finding", APX_UNIT_TEXT },
+};
+
+static void findings(struct apx_rdoc *d)
+{
+	const struct apx_findings *fd = d->fd;
+	struct apx_rtable *t = apx_rdoc_table(d, APX_SEC_FINDINGS, "findings", "Findings");
+
+	APX_RTABLE_SET_COLS(t, findings_cols);
+	if (t)
+		t->plot_only = 1;	/* HTML: the findings' cards say the same */
+	d->sec[APX_SEC_FINDINGS].has_findings = 1;
+	d->findings = calloc(fd->n ? fd->n : 1, sizeof(*d->findings));
+	if (!d->findings)
+		return;
+	for (size_t i = 0; i < fd->n; i++) {
+		const struct apx_finding *f = &fd->f[i];
+		struct apx_rfinding *rf = &d->findings[d->nfindings++];
+
+		rf->f = f;
+		rf->rank = (unsigned)(i + 1);
+		rf->severity = severity_word(f->severity);
+		rf->metrics = metrics_table(d, f);
+		rf->evidence = evidence_table(d, f);
+		if (apx_rtable_row(t) < 0)
+			continue;
+		apx_rtable_u64(t, 0, i + 1);
+		apx_rtable_str(d, t, 1, rf->severity);
+		apx_rtable_str(d, t, 2, f->rule);
+		if (f->saving_estimated) {
+			apx_rtable_num(t, 3, f->saving_ns);
+			apx_rtable_num(t, 4, f->saving_pct);
+		}
+		apx_rtable_num(t, 5, f->confidence_pct);
+		apx_rtable_str(d, t, 6, f->title);
+	}
+	metrics_long(d);
+	if (!fd->n)
+		apx_rdoc_note(d, APX_SEC_FINDINGS, "none: no rule found a problem worth a line");
+	if (fd->recorded_dropped)
+		apx_rdoc_note(d, APX_SEC_FINDINGS, "%zu more findings recorded in the files are not "
+			      "shown: the report keeps %d", fd->recorded_dropped, APX_FINDINGS_MAX);
+}
+
+static const struct apx_rcol checks_cols[] = {
+	{ "rule", "rule", APX_UNIT_TEXT },
+	{ "status", "status", APX_UNIT_TEXT },
+	{ "title", "check", APX_UNIT_TEXT },
+	{ "why", "why", APX_UNIT_TEXT },
+};
+
+static void checks(struct apx_rdoc *d)
+{
+	const struct apx_findings *fd = d->fd;
+	struct apx_rtable *t = apx_rdoc_table(d, APX_SEC_CHECKS, "checks", "Checks");
+
+	APX_RTABLE_SET_COLS(t, checks_cols);
+	for (size_t i = 0; i < fd->nresults; i++) {
+		const struct apx_rule_result *r = &fd->results[i];
+
+		if (apx_rtable_row(t) < 0)
+			break;
+		apx_rtable_str(d, t, 0, r->rule);
+		apx_rtable_str(d, t, 1, r->status == APX_RULE_FIRED ? "finding"
+				     : r->status == APX_RULE_CLEAN ? "ok"
+				     : r->status == APX_RULE_MINOR ? "minor" : "not_measured");
+		apx_rtable_str(d, t, 2, r->title);
+		apx_rtable_str(d, t, 3, r->why);
+	}
+}
+
+static const struct apx_rcol files_cols[] = {
+	{ "path", "file", APX_UNIT_TEXT },
+	{ "pid", "pid", APX_UNIT_ID },
+	{ "producer", "written by", APX_UNIT_TEXT },
+	{ "producer_version", "version", APX_UNIT_TEXT },
+	{ "level", "level", APX_UNIT_TEXT },
+	{ "status", "status", APX_UNIT_TEXT },
+	{ "records", "records", APX_UNIT_COUNT },
+	{ "records_lost", "lost", APX_UNIT_COUNT },
+	{ "records_unreadable", "unreadable", APX_UNIT_COUNT },
+	{ "damage", "damage", APX_UNIT_TEXT },
+	{ "degraded", "degraded", APX_UNIT_TEXT },
+};
+
+static void method(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	struct apx_rtable *t = apx_rdoc_table(d, APX_SEC_METHOD, "files", "Trace files");
+
+	APX_RTABLE_SET_COLS(t, files_cols);
+	for (size_t i = 0; i < m->nfiles; i++) {
+		const struct apx_an_file *f = &m->files[i];
+		uint64_t lost = 0;
+
+		for (unsigned k = 0; k <= APX_LOSS_OTHER; k++)
+			lost += f->lost[k];
+		if (apx_rtable_row(t) < 0)
+			break;
+		apx_rtable_str(d, t, 0, f->path);
+		apx_rtable_u64(t, 1, f->pid);
+		apx_rtable_str(d, t, 2, f->producer);
+		apx_rtable_str(d, t, 3, f->producer_version);
+		apx_rtable_str(d, t, 4, f->level);
+		apx_rtable_str(d, t, 5, status_word(f->status));
+		apx_rtable_u64(t, 6, f->records);
+		apx_rtable_u64(t, 7, lost);
+		apx_rtable_u64(t, 8, f->records_unreadable);
+		apx_rtable_str(d, t, 9, f->damage);
+		apx_rtable_str(d, t, 10, f->degraded);
+	}
+	apx_rdoc_note(d, APX_SEC_METHOD, "kernels replayed: no; apx-inject traces: CUPTI activity "
+		      "records and callbacks (docs/report.md, \"How this was measured\")");
+}
+
+static const struct apx_rcol series_cols[] = {
+	{ "pid", "pid", APX_UNIT_ID },
+	{ "name", "series", APX_UNIT_TEXT },
+	{ "unit", "unit", APX_UNIT_TEXT },
+	{ "device", "device", APX_UNIT_ID },
+	{ "samples", "samples", APX_UNIT_COUNT },
+	{ "min", "min", APX_UNIT_RATIO },
+	{ "mean", "mean", APX_UNIT_RATIO },
+	{ "max", "max", APX_UNIT_RATIO },
+};
+static const struct apx_rcol values_cols[] = {
+	{ "pid", "pid", APX_UNIT_ID },
+	{ "key", "key", APX_UNIT_TEXT },
+	{ "value", "value", APX_UNIT_TEXT },
+};
+
+static void nvperfd(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	struct apx_rtable *t = apx_rdoc_table(d, APX_SEC_NVPERFD, "series", "Time series");
+	struct apx_rtable *kv = apx_rdoc_table(d, APX_SEC_NVPERFD, "values", "Key/values");
+
+	APX_RTABLE_SET_COLS(t, series_cols);
+	APX_RTABLE_SET_COLS(kv, values_cols);
+	for (size_t i = 0; i < m->observed.n; i++) {
+		const struct apx_an_observed *o = APX_VEC_AT(&m->observed, struct apx_an_observed, i);
+		uint64_t pid = m->files[o->file].pid;
+
+		for (size_t k = o->series_first; k < o->series_first + o->nseries; k++) {
+			const struct apx_an_series *s = APX_VEC_AT(&m->series, struct apx_an_series, k);
+
+			if (apx_rtable_row(t) < 0)
+				break;
+			apx_rtable_u64(t, 0, pid);
+			apx_rtable_text(d, t, 1, s->name, s->name ? s->name_len : 0);
+			apx_rtable_text(d, t, 2, s->unit, s->unit ? s->unit_len : 0);
+			apx_rtable_u64(t, 3, s->device);
+			apx_rtable_u64(t, 4, s->count);
+			if (s->count) {
+				apx_rtable_num(t, 5, s->min);
+				apx_rtable_num(t, 6, s->mean);
+				apx_rtable_num(t, 7, s->max);
+			}
+		}
+		for (size_t k = o->kv_first; k < o->kv_first + o->nkv; k++) {
+			const struct apx_an_kv *v = APX_VEC_AT(&m->kvs, struct apx_an_kv, k);
+
+			if (apx_rtable_row(kv) < 0)
+				break;
+			apx_rtable_u64(kv, 0, pid);
+			apx_rtable_text(d, kv, 1, v->key, v->key_len);
+			apx_rtable_text(d, kv, 2, v->val, v->val_len);
+		}
+	}
+	if (!m->observed.n)
+		apx_rdoc_note(d, APX_SEC_NVPERFD, "no nvperfd summary among the files");
+}
+
+struct apx_rdoc *apx_rdoc_build(const struct apx_model *m, const struct apx_findings *fd,
+				const struct apx_rdoc_opts *o)
+{
+	static void (*const builders[APX_SEC__COUNT])(struct apx_rdoc *) = {
+		[APX_SEC_SUMMARY] = summary,
+		[APX_SEC_FINDINGS] = findings,
+		[APX_SEC_NVPERFD] = nvperfd,
+		[APX_SEC_KERNELS] = apx_rdoc_build_kernels,
+		[APX_SEC_TRANSFERS] = apx_rdoc_build_transfers,
+		[APX_SEC_SYNC] = apx_rdoc_build_sync,
+		[APX_SEC_IDLE] = apx_rdoc_build_idle,
+		[APX_SEC_MEMORY] = apx_rdoc_build_memory,
+		[APX_SEC_STREAMS] = apx_rdoc_build_streams,
+		[APX_SEC_NVTX] = apx_rdoc_build_nvtx,
+		[APX_SEC_L2] = apx_rdoc_build_l2,
+		[APX_SEC_UVM] = apx_rdoc_build_uvm,
+		[APX_SEC_CPU] = apx_rdoc_build_cpu,
+		[APX_SEC_CHECKS] = checks,
+		[APX_SEC_METHOD] = method,
+	};
+	struct apx_rdoc *d = apx_rdoc_new(m, fd, o ? o->sections : 0, o ? o->top : 0);
+
+	if (!d)
+		return NULL;
+	for (unsigned s = 0; s < APX_SEC__COUNT; s++)
+		if (d->sec[s].present && builders[s])
+			builders[s](d);
+	if (o && o->store)
+		apx_rdoc_build_series(d, o->store);
+	return d;
+}

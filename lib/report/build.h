@@ -1,0 +1,22 @@
+/*
+ * build.h - the section builders of the report document (private to lib/report): build.c
+ * calls one per section asked for; each adds its tables and notes to d->sec[section].
+ */
+#ifndef APX_REPORT_BUILD_H
+#define APX_REPORT_BUILD_H
+
+#include "report/doc.h"
+
+/* build_gpu.c */
+void apx_rdoc_build_kernels(struct apx_rdoc *d);
+void apx_rdoc_build_transfers(struct apx_rdoc *d);
+void apx_rdoc_build_sync(struct apx_rdoc *d);
+void apx_rdoc_build_idle(struct apx_rdoc *d);
+void apx_rdoc_build_memory(struct apx_rdoc *d);
+void apx_rdoc_build_streams(struct apx_rdoc *d);
+void apx_rdoc_build_nvtx(struct apx_rdoc *d);
+void apx_rdoc_build_l2(struct apx_rdoc *d);
+void apx_rdoc_build_uvm(struct apx_rdoc *d);
+void apx_rdoc_build_cpu(struct apx_rdoc *d);
+
+#endif

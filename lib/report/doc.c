@@ -1,0 +1,280 @@
+/*
+ * doc.c - the report document's containers (see doc.h): sections and their names, tables of
+ * typed cells, the string arena, and apx_rdoc_build(), which runs the builders (build.c,
+ * build_series.c). Called by cli/cmd_report.c and the unit tests.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/doc.h"
+
+#include "base/banned.h"
+
+static const char *const section_names[APX_SEC__COUNT] = {
+	"summary", "findings", "nvperfd", "kernels", "transfers", "sync", "idle", "memory",
+	"streams", "nvtx", "l2", "uvm", "cpu", "checks", "method",
+};
+
+/* The text report's headings (cli/report_text.c prints the same words). */
+static const char *const section_titles[APX_SEC__COUNT] = {
+	"Summary",
+	"Findings (ranked by estimated saving)",
+	"nvperfd (observed from outside)",
+	"GPU kernels (by total time)",
+	"Transfers (interconnect)",
+	"Synchronization",
+	"GPU idle time (between first and last activity, by cause)",
+	"Memory",
+	"Streams and overlap",
+	"NVTX ranges (GPU kernel time executed inside each range)",
+	"L2 persistence",
+	"Unified memory",
+	"CPU",
+	"Checks",
+	"How this was measured",
+};
+
+const char *apx_report_section_name(unsigned s)
+{
+	return s < APX_SEC__COUNT ? section_names[s] : "?";
+}
+
+const char *apx_report_section_title(unsigned s)
+{
+	return s < APX_SEC__COUNT ? section_titles[s] : "?";
+}
+
+int apx_report_section_parse(const char *name)
+{
+	for (int i = 0; i < APX_SEC__COUNT; i++)
+		if (!strcmp(name, section_names[i]))
+			return i;
+	return -1;
+}
+
+/* ---- strings: a list of blocks ---- */
+struct arena_block {
+	struct arena_block *next;
+	size_t used, cap;
+	char data[];
+};
+
+const char *apx_rdoc_strdup(struct apx_rdoc *d, const char *s, size_t len)
+{
+	struct arena_block *b = d->arena;
+	char *p;
+
+	if (!b || b->cap - b->used < len + 1) {
+		size_t cap = len + 1 > 65536 ? len + 1 : 65536;
+		struct arena_block *nb = malloc(sizeof(*nb) + cap);
+
+		if (!nb)
+			return "";
+		nb->next = b;
+		nb->used = 0;
+		nb->cap = cap;
+		d->arena = b = nb;
+	}
+	p = b->data + b->used;
+	if (len)
+		memcpy(p, s, len);
+	p[len] = 0;
+	b->used += len + 1;
+	return p;
+}
+
+struct apx_rdoc *apx_rdoc_new(const struct apx_model *m, const struct apx_findings *fd,
+			      unsigned sections, unsigned top)
+{
+	struct apx_rdoc *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	d->m = m;
+	d->fd = fd;
+	d->sections = sections ? sections : (1u << APX_SEC__COUNT) - 1;
+	d->top = top ? top : 15;
+	for (unsigned s = 0; s < APX_SEC__COUNT; s++)
+		d->sec[s].present = !!(d->sections & 1u << s);
+	return d;
+}
+
+static void table_free(struct apx_rtable *t)
+{
+	if (t) {
+		free(t->cells);
+		free(t);
+	}
+}
+
+void apx_rdoc_free(struct apx_rdoc *d)
+{
+	struct arena_block *b, *next;
+
+	if (!d)
+		return;
+	for (unsigned s = 0; s < APX_SEC__COUNT; s++)
+		for (unsigned i = 0; i < d->sec[s].ntables; i++)
+			table_free(d->sec[s].t[i]);
+	for (size_t i = 0; i < d->nfindings; i++) {
+		table_free(d->findings[i].metrics);
+		table_free(d->findings[i].evidence);
+	}
+	free(d->findings);
+	for (b = d->arena; b; b = next) {
+		next = b->next;
+		free(b);
+	}
+	free(d);
+}
+
+struct apx_rtable *apx_rdoc_table(struct apx_rdoc *d, unsigned s, const char *key,
+				  const char *title)
+{
+	struct apx_rsection *sec;
+	struct apx_rtable *t;
+
+	if (s >= APX_SEC__COUNT || d->sec[s].ntables >= APX_RSECTION_TABLES)
+		return NULL;
+	sec = &d->sec[s];
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->key = key;
+	t->title = title;
+	t->note = "";
+	sec->t[sec->ntables++] = t;
+	return t;
+}
+
+void apx_rtable_col(struct apx_rtable *t, const char *key, const char *title, unsigned unit)
+{
+	if (!t || t->ncols >= APX_RTABLE_COLS || t->nrows)
+		return;
+	t->col[t->ncols].key = key;
+	t->col[t->ncols].title = title;
+	t->col[t->ncols].unit = unit;
+	t->ncols++;
+}
+
+void apx_rtable_cols(struct apx_rtable *t, const struct apx_rcol *cols, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		apx_rtable_col(t, cols[i].key, cols[i].title, cols[i].unit);
+}
+
+int apx_rtable_row(struct apx_rtable *t)
+{
+	struct apx_rcell *row;
+
+	if (!t)
+		return -EINVAL;
+	if (t->nrows == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 16;
+		struct apx_rcell *c = reallocarray(t->cells, cap * (t->ncols ? t->ncols : 1), sizeof(*c));
+
+		if (!c)
+			return -ENOMEM;
+		t->cells = c;
+		t->cap = cap;
+	}
+	row = t->cells + t->nrows * t->ncols;
+	memset(row, 0, t->ncols * sizeof(*row));
+	for (unsigned i = 0; i < t->ncols; i++)
+		row[i].na = 1;
+	t->nrows++;
+	return 0;
+}
+
+static struct apx_rcell *last_cell(struct apx_rtable *t, unsigned col)
+{
+	if (!t || !t->nrows || col >= t->ncols)
+		return NULL;
+	return &t->cells[(t->nrows - 1) * t->ncols + col];
+}
+
+/* A number cell of the last row: u exact for integer units, v for every unit. */
+static void set_num(struct apx_rtable *t, unsigned col, uint64_t u, double v)
+{
+	struct apx_rcell *c = last_cell(t, col);
+
+	if (!c)
+		return;
+	c->na = 0;
+	c->u = u;
+	c->v = v;
+}
+
+void apx_rtable_num(struct apx_rtable *t, unsigned col, double v)
+{
+	set_num(t, col, v > 0 && v < 1.8e19 ? (uint64_t)(v + 0.5) : 0, v);
+}
+
+void apx_rtable_u64(struct apx_rtable *t, unsigned col, uint64_t v)
+{
+	set_num(t, col, v, (double)v);
+}
+
+void apx_rtable_text(struct apx_rdoc *d, struct apx_rtable *t, unsigned col, const char *s,
+		     size_t len)
+{
+	struct apx_rcell *c = last_cell(t, col);
+
+	if (!c)
+		return;
+	s = s ? s : "";
+	len = strnlen(s, len);
+	c->na = 0;
+	c->s = apx_rdoc_strdup(d, s, len);
+	c->len = strlen(c->s);
+}
+
+void apx_rtable_str(struct apx_rdoc *d, struct apx_rtable *t, unsigned col, const char *s)
+{
+	apx_rtable_text(d, t, col, s, s ? strlen(s) : 0);
+}
+
+const struct apx_rcell *apx_rtable_cell(const struct apx_rtable *t, size_t row, unsigned col)
+{
+	static const struct apx_rcell na = { .na = 1 };
+
+	if (!t || row >= t->nrows || col >= t->ncols)
+		return &na;
+	return &t->cells[row * t->ncols + col];
+}
+
+const char *apx_rcell_fmt(char *buf, size_t cap, const struct apx_rtable *t, size_t row,
+			  unsigned col)
+{
+	const struct apx_rcell *c = apx_rtable_cell(t, row, col);
+	unsigned unit = col < t->ncols ? t->col[col].unit : APX_UNIT_TEXT;
+
+	if (c->na)
+		snprintf(buf, cap, "n/a");
+	else if (unit == APX_UNIT_TEXT)
+		snprintf(buf, cap, "%.*s", (int)(c->len < cap ? c->len : cap - 1), c->s ? c->s : "");
+	else if (unit == APX_UNIT_COUNT || unit == APX_UNIT_ID)
+		snprintf(buf, cap, "%llu", (unsigned long long)c->u);
+	else
+		apx_unit_fmt(buf, cap, unit, c->v);
+	return buf;
+}
+
+void apx_rdoc_note(struct apx_rdoc *d, unsigned s, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+	int n;
+
+	if (s >= APX_SEC__COUNT || d->sec[s].nnotes >= APX_RSECTION_NOTES)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	d->sec[s].note[d->sec[s].nnotes++] = apx_rdoc_strdup(d, line, strlen(line));
+}

@@ -1,0 +1,183 @@
+/*
+ * doc.h - the report document of `apx report`: built once from the analysis model and the
+ * ranked findings (build.c, build_series.c), then handed to an emitter (text, JSON, HTML, CSV:
+ * the table in cli/report_formats.c). A document is sections (enum apx_report_section, the
+ * `--section` names); a section holds typed tables and short notes; the findings section also
+ * holds the findings, each with its typed metrics and evidence table.
+ *
+ * A table is columns {key, title, unit} and rows of cells, the way perf's perf_hpp_fmt columns
+ * describe their entries: an emitter never knows what a table means, it formats cells by
+ * their column's unit (base/unit.h). A table may carry a plot hint (what to draw it as); the
+ * HTML emitter draws it, the CSV emitter prints the table, the others skip it.
+ *
+ * The document owns every string it holds (copied from the trace); trace text is raw bytes:
+ * each emitter escapes it for its output (JSON, HTML, CSV, terminal). Single-threaded.
+ */
+#ifndef APX_REPORT_DOC_H
+#define APX_REPORT_DOC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analysis/findings.h"
+#include "analysis/model.h"
+#include "base/unit.h"
+
+struct apx_store;
+
+enum apx_report_section {
+	APX_SEC_SUMMARY,
+	APX_SEC_FINDINGS,
+	APX_SEC_NVPERFD,
+	APX_SEC_KERNELS,
+	APX_SEC_TRANSFERS,
+	APX_SEC_SYNC,
+	APX_SEC_IDLE,
+	APX_SEC_MEMORY,
+	APX_SEC_STREAMS,
+	APX_SEC_NVTX,
+	APX_SEC_L2,
+	APX_SEC_UVM,
+	APX_SEC_CPU,
+	APX_SEC_CHECKS,
+	APX_SEC_METHOD,
+	APX_SEC__COUNT,
+};
+
+/* "summary", "findings", ... ("?" out of range); the index of a name, or -1. */
+const char *apx_report_section_name(unsigned s);
+int apx_report_section_parse(const char *name);
+/* The section's heading ("GPU kernels (by total time)"). */
+const char *apx_report_section_title(unsigned s);
+
+/* How a table is drawn (HTML). Columns are the table's, by index. */
+enum apx_plot {
+	APX_PLOT_NONE,
+	APX_PLOT_BARS,		/* one bar per row: label column x, value column y */
+	APX_PLOT_LINE,		/* y over x (time), one point per row */
+	APX_PLOT_SCATTER,	/* a dot per row at (x, y), both on log scales */
+	APX_PLOT_STACKED,	/* one bar per row (label x), segments: columns y..ncols-1 */
+	APX_PLOT_TIMELINE,	/* lanes (column x), a box per row: start y, duration y+1, name y+2 */
+};
+
+#define APX_RTABLE_COLS 16
+
+struct apx_rcol {
+	const char *key;			/* CSV header, a literal: "total_ns" */
+	const char *title;			/* for people: "total" */
+	unsigned unit;				/* enum apx_unit */
+};
+
+struct apx_rcell {
+	int na;					/* no value (the report writes "n/a") */
+	uint64_t u;				/* integer units: the exact value */
+	double v;				/* every number (u as a double for integer units) */
+	const char *s;				/* APX_UNIT_TEXT: owned by the document, len bytes */
+	size_t len;
+};
+
+struct apx_rtable {
+	const char *key;			/* within its section: "kernels", "idle_by_cause" */
+	const char *title;
+	struct apx_rcol col[APX_RTABLE_COLS];
+	unsigned ncols;
+	struct apx_rcell *cells;		/* nrows x ncols */
+	size_t nrows, cap;
+	unsigned plot;				/* enum apx_plot */
+	unsigned plot_x, plot_y;		/* columns, as enum apx_plot says */
+	int plot_only;				/* for the plot or for machines: the HTML shows
+						 * no table (its plot, if it has one) */
+	const char *note;			/* one line under it ("" none), owned */
+};
+
+#define APX_RSECTION_TABLES 16
+#define APX_RSECTION_NOTES 16
+
+struct apx_rsection {
+	int present;				/* asked for (--section) and built */
+	struct apx_rtable *t[APX_RSECTION_TABLES];
+	unsigned ntables;
+	const char *note[APX_RSECTION_NOTES];	/* lines of prose, owned */
+	unsigned nnotes;
+	int has_findings;			/* the document's findings belong here */
+};
+
+/* One finding as the emitters see it: the prose of findings.h plus its typed numbers as
+ * tables (metrics: one row, a column per metric; evidence: the rule's evidence table). */
+struct apx_rfinding {
+	const struct apx_finding *f;
+	unsigned rank;
+	const char *severity;			/* "critical", "warning", "info" */
+	struct apx_rtable *metrics;		/* NULL when the finding has none */
+	struct apx_rtable *evidence;		/* NULL when the rule gave no table */
+};
+
+struct apx_rdoc {
+	const struct apx_model *m;		/* what it was built from (text and JSON emitters) */
+	const struct apx_findings *fd;
+	unsigned sections;			/* bit per enum apx_report_section */
+	unsigned top;				/* rows of the long tables */
+	struct apx_rsection sec[APX_SEC__COUNT];
+	struct apx_rfinding *findings;
+	size_t nfindings;
+	void *arena;				/* the strings (doc.c) */
+};
+
+struct apx_rdoc_opts {
+	unsigned sections;			/* bit per enum apx_report_section; 0 = all */
+	unsigned top;				/* rows of the long tables (kernels, streams...) */
+	/* The run's events, for the time series (GPU busy per step, device memory, metric
+	 * timelines, one step's timeline); NULL leaves those tables out. */
+	const struct apx_store *store;
+};
+
+/* Build the document; NULL only for ENOMEM. m and fd must outlive it. */
+struct apx_rdoc *apx_rdoc_build(const struct apx_model *m, const struct apx_findings *fd,
+				const struct apx_rdoc_opts *o);
+void apx_rdoc_free(struct apx_rdoc *d);
+
+/* ---- for the builders (build.c, build_series.c) and the unit tests ---- */
+struct apx_rdoc *apx_rdoc_new(const struct apx_model *m, const struct apx_findings *fd,
+			      unsigned sections, unsigned top);
+/* A new table in section s (NULL: ENOMEM or the section is full); columns follow. */
+struct apx_rtable *apx_rdoc_table(struct apx_rdoc *d, unsigned s, const char *key,
+				  const char *title);
+void apx_rtable_col(struct apx_rtable *t, const char *key, const char *title, unsigned unit);
+/* Columns from a static table of them. */
+void apx_rtable_cols(struct apx_rtable *t, const struct apx_rcol *cols, size_t n);
+#define APX_RTABLE_SET_COLS(t, cols) apx_rtable_cols(t, cols, sizeof(cols) / sizeof(cols[0]))
+/* A new row (all cells n/a); -ENOMEM. Then set its cells by column index. */
+int apx_rtable_row(struct apx_rtable *t);
+void apx_rtable_num(struct apx_rtable *t, unsigned col, double v);
+void apx_rtable_u64(struct apx_rtable *t, unsigned col, uint64_t v);
+void apx_rtable_text(struct apx_rdoc *d, struct apx_rtable *t, unsigned col, const char *s,
+		     size_t len);
+void apx_rtable_str(struct apx_rdoc *d, struct apx_rtable *t, unsigned col, const char *s);
+const struct apx_rcell *apx_rtable_cell(const struct apx_rtable *t, size_t row, unsigned col);
+/* A copy of s owned by the document ("" on ENOMEM). */
+const char *apx_rdoc_strdup(struct apx_rdoc *d, const char *s, size_t len);
+/* A line of prose under section s (printf format). */
+void apx_rdoc_note(struct apx_rdoc *d, unsigned s, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* The time series tables from the store (build_series.c). */
+void apx_rdoc_build_series(struct apx_rdoc *d, const struct apx_store *st);
+
+/* ---- emitters ---- */
+struct apx_report_opts;
+
+/* A cell for people ("1.23 ms", "n/a"; text cells: their bytes, unescaped). */
+const char *apx_rcell_fmt(char *buf, size_t cap, const struct apx_rtable *t, size_t row,
+			  unsigned col);
+
+/* CSV (emit_csv.c): every table of the document's sections, RFC 4180 quoting, raw numbers
+ * (ns, bytes); several tables are separated by a blank line and a "# section/table" line. */
+int apx_report_emit_csv(FILE *out, const struct apx_rdoc *d);
+/* HTML (emit_html.c): one self-contained page, inline CSS and SVG plots, no script, no
+ * network; everything from the trace HTML-escaped. */
+int apx_report_emit_html(FILE *out, const struct apx_rdoc *d);
+/* Write len bytes of s HTML-escaped (& < > " '; control characters and invalid UTF-8 as
+ * U+FFFD or character references). */
+void apx_html_text(FILE *out, const char *s, size_t len);
+
+#endif

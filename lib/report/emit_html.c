@@ -1,0 +1,213 @@
+/*
+ * emit_html.c - `apx report --format html`: the report document as one self-contained HTML
+ * page: inline CSS, inline SVG plots (html_plot.c), no script, nothing fetched. The sections
+ * of the text report in its order, each table as an HTML table (cells formatted by their
+ * unit), plots where the document's tables ask for one, and the findings as cards with their
+ * metrics and evidence tables. Everything that comes from a trace goes through
+ * apx_html_text(). Called through cli/report_formats.c.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/utf8.h"
+#include "report/html.h"
+
+#include "base/banned.h"
+
+static const char css[] =
+	"body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;margin:0;color:#1d2330;"
+	"background:#f6f7f9}"
+	"header{background:#1d2330;color:#fff;padding:14px 28px}header h1{margin:0;font-size:20px}"
+	"header p{margin:4px 0 0;color:#c7cdd8;word-break:break-all}"
+	"nav{padding:8px 28px;background:#fff;border-bottom:1px solid #dde1e8}"
+	"nav a{margin-right:12px;color:#2456c6;text-decoration:none}"
+	"main{padding:0 28px 40px;max-width:1200px}"
+	"section{background:#fff;border:1px solid #dde1e8;border-radius:6px;margin:18px 0;"
+	"padding:4px 18px 14px}"
+	"h2{font-size:17px;margin:12px 0 8px}h3{font-size:14px;margin:14px 0 6px}"
+	"table{border-collapse:collapse;margin:4px 0 10px;font-size:13px}"
+	"th,td{border-bottom:1px solid #e6e9ee;padding:3px 8px;text-align:right;white-space:nowrap}"
+	"th{background:#f0f2f5;font-weight:600}td.t,th.t{text-align:left;white-space:normal;"
+	"min-width:120px;max-width:640px;word-break:break-all}"
+	".na{color:#98a0ad}.note{color:#4a5263;margin:4px 0}"
+	".finding{border-left:5px solid #3b82c4;padding:6px 12px;margin:12px 0;background:#fafbfc}"
+	".finding.critical{border-color:#d03b3b}.finding.warning{border-color:#e0a020}"
+	".sev{font-weight:700;text-transform:uppercase;font-size:12px;margin-right:6px}"
+	".critical .sev{color:#d03b3b}.warning .sev{color:#b97d00}.info .sev{color:#3b82c4}"
+	"pre{background:#f0f2f5;padding:6px 8px;white-space:pre-wrap;word-break:break-all;"
+	"margin:4px 0;font-size:12.5px}"
+	"figure{margin:8px 0 14px}figcaption{font-weight:600;margin-bottom:4px}"
+	"svg{background:#fff;border:1px solid #e6e9ee}svg text{font:11px sans-serif;fill:#333}"
+	".axis{stroke:#888;stroke-width:1}.grid{stroke:#eee;stroke-width:1}";
+
+void apx_html_text(FILE *out, const char *s, size_t len)
+{
+	const uint8_t *p = (const uint8_t *)s;
+
+	for (size_t i = 0; s && i < len;) {
+		uint32_t cp;
+		size_t n, run = i;
+
+		while (run < len && p[run] >= 0x20 && p[run] < 0x7f && !strchr("&<>\"'", p[run]))
+			run++;
+		if (run > i) {
+			fwrite(p + i, 1, run - i, out);
+			i = run;
+			continue;
+		}
+		n = apx_utf8_decode(p + i, len - i, &cp);
+		if (!n || (cp < 0x20 && cp != '\n' && cp != '\t') || (cp >= 0x7f && cp <= 0x9f)) {
+			fputs("&#xfffd;", out);
+			i += n ? n : 1;
+			continue;
+		}
+		switch (cp) {
+		case '&': fputs("&amp;", out); break;
+		case '<': fputs("&lt;", out); break;
+		case '>': fputs("&gt;", out); break;
+		case '"': fputs("&quot;", out); break;
+		case '\'': fputs("&#39;", out); break;
+		default: fwrite(p + i, 1, n, out); break;
+		}
+		i += n;
+	}
+}
+
+void apx_html_str(FILE *out, const char *s)
+{
+	apx_html_text(out, s, s ? strlen(s) : 0);
+}
+
+static void table(FILE *out, const struct apx_rtable *t)
+{
+	char buf[256];
+
+	fputs("<table><thead><tr>", out);
+	for (unsigned c = 0; c < t->ncols; c++) {
+		fputs(t->col[c].unit == APX_UNIT_TEXT ? "<th class=\"t\">" : "<th>", out);
+		apx_html_str(out, t->col[c].title);
+		fputs("</th>", out);
+	}
+	fputs("</tr></thead><tbody>\n", out);
+	for (size_t r = 0; r < t->nrows; r++) {
+		fputs("<tr>", out);
+		for (unsigned c = 0; c < t->ncols; c++) {
+			const struct apx_rcell *cell = apx_rtable_cell(t, r, c);
+
+			if (cell->na) {
+				fputs("<td class=\"na\">n/a</td>", out);
+			} else if (t->col[c].unit == APX_UNIT_TEXT) {
+				fputs("<td class=\"t\">", out);
+				apx_html_text(out, cell->s, cell->len);
+				fputs("</td>", out);
+			} else {
+				fputs("<td>", out);
+				apx_html_str(out, apx_rcell_fmt(buf, sizeof(buf), t, r, c));
+				fputs("</td>", out);
+			}
+		}
+		fputs("</tr>\n", out);
+	}
+	fputs("</tbody></table>\n", out);
+}
+
+static void prose(FILE *out, const char *label, const char *text)
+{
+	if (!text || !text[0])
+		return;
+	fprintf(out, "<h3>%s</h3><pre>", label);
+	apx_html_str(out, text);
+	fputs("</pre>\n", out);
+}
+
+static void finding(FILE *out, const struct apx_rfinding *rf)
+{
+	const struct apx_finding *f = rf->f;
+	char b[64];
+
+	fprintf(out, "<div class=\"finding %s\"><h3><span class=\"sev\">%s</span>[%u] ", rf->severity,
+		rf->severity, rf->rank);
+	apx_html_str(out, f->title);
+	fputs("</h3><p>", out);
+	if (f->saving_estimated)
+		fprintf(out, "saving %s (%.1f%% of the run)", apx_unit_fmt(b, sizeof(b), APX_UNIT_NS,
+									   f->saving_ns), f->saving_pct);
+	else
+		fputs("saving not estimated", out);
+	fprintf(out, ", confidence %d%%, rule ", f->confidence_pct);
+	apx_html_str(out, f->rule);
+	fputs("</p>\n", out);
+	if (rf->metrics)
+		table(out, rf->metrics);
+	if (rf->evidence)
+		table(out, rf->evidence);
+	prose(out, "model", f->model);
+	prose(out, "evidence", f->evidence);
+	prose(out, "fix", f->fix);
+	fputs("</div>\n", out);
+}
+
+static void section(FILE *out, const struct apx_rdoc *d, unsigned s)
+{
+	const struct apx_rsection *sec = &d->sec[s];
+
+	fprintf(out, "<section id=\"%s\"><h2>", apx_report_section_name(s));
+	apx_html_str(out, apx_report_section_title(s));
+	fputs("</h2>\n", out);
+	for (unsigned i = 0; i < sec->nnotes; i++) {
+		fputs("<p class=\"note\">", out);
+		apx_html_str(out, sec->note[i]);
+		fputs("</p>\n", out);
+	}
+	if (sec->has_findings)
+		for (size_t i = 0; i < d->nfindings; i++)
+			finding(out, &d->findings[i]);
+	for (unsigned i = 0; i < sec->ntables; i++) {
+		const struct apx_rtable *t = sec->t[i];
+
+		if (t->plot)
+			apx_html_plot(out, t);
+		if (!t->plot_only && t->nrows) {
+			if (!t->plot) {
+				fputs("<h3>", out);
+				apx_html_str(out, t->title);
+				fputs("</h3>\n", out);
+			}
+			table(out, t);
+		}
+		if (t->note && t->note[0]) {
+			fputs("<p class=\"note\">", out);
+			apx_html_str(out, t->note);
+			fputs("</p>\n", out);
+		}
+	}
+	fputs("</section>\n", out);
+}
+
+int apx_report_emit_html(FILE *out, const struct apx_rdoc *d)
+{
+	const char *cmd = d->m->nfiles ? d->m->files[0].argv : "";
+
+	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+	      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+	      "<title>apx report: ", out);
+	apx_html_str(out, cmd);
+	fprintf(out, "</title>\n<style>%s</style></head><body>\n<header><h1>apx report</h1><p>", css);
+	apx_html_str(out, cmd);
+	if (d->m->nfiles) {
+		fputs(" &middot; ", out);
+		apx_html_str(out, d->m->files[0].path);
+	}
+	fputs("</p></header>\n<nav>", out);
+	for (unsigned s = 0; s < APX_SEC__COUNT; s++)
+		if (d->sec[s].present)
+			fprintf(out, "<a href=\"#%s\">%s</a>", apx_report_section_name(s),
+				apx_report_section_name(s));
+	fputs("</nav>\n<main>\n", out);
+	for (unsigned s = 0; s < APX_SEC__COUNT; s++)
+		if (d->sec[s].present)
+			section(out, d, s);
+	fputs("</main></body></html>\n", out);
+	return ferror(out) ? -5 : 0;
+}
