@@ -318,7 +318,9 @@ static int doc_ok(const struct apx_model *m, const struct apx_findings *fd, char
 	/* the rules that fill typed metrics (every rule should: add new ones here) */
 	static const char typed[] = " pageable-copy sync-copy sync-frequency gpu-starvation "
 				    "launch-bound copy-overlap unified-memory memory-capacity "
-				    "repeated-copy fp32-matmul small-copies input-pipeline ";
+				    "repeated-copy fp32-matmul small-copies input-pipeline "
+				    "redundant-replication graph-recapture optimizer-foreach "
+				    "zero-grad-memset dataloader-workers ";
 
 	for (size_t i = 0; i < fd->n; i++) {
 		const struct apx_finding *f = &fd->f[i];

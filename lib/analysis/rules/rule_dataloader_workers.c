@@ -48,6 +48,8 @@ APX_RULE_DECL(dataloader_workers)
 	apx_data_gaps_evidence(m, f);
 	apx_text_append(f->evidence, sizeof(f->evidence),
 			"the training process had no child processes (the collector lists them)\n");
+	apx_finding_metric(f, "active_ns", (double)active, APX_UNIT_NS);
+	apx_finding_metric(f, "child_processes", 0, APX_UNIT_COUNT);
 	snprintf(f->fix, sizeof(f->fix),
 		 "Make batches in worker processes, ahead of the GPU:\n"
 		 "  DataLoader(ds, batch_size=..., num_workers=8, pin_memory=True,\n"

@@ -149,6 +149,10 @@ APX_RULE_DECL(graph_recapture)
 	apx_text_append(f->evidence, sizeof(f->evidence),
 			"GPU idle before the re-captured graphs: %s (%llu re-captures in all)\n",
 			apx_fmt_ns(b2, sizeof(b2), (double)gap_ns), (unsigned long long)recaptures);
+	apx_finding_metric(f, "captures", (double)best_n, APX_UNIT_COUNT);
+	apx_finding_metric(f, "graph_kernels", (double)best_nodes, APX_UNIT_COUNT);
+	apx_finding_metric(f, "recaptures", (double)recaptures, APX_UNIT_COUNT);
+	apx_finding_metric(f, "idle_before_ns", (double)gap_ns, APX_UNIT_NS);
 	snprintf(f->fix, sizeof(f->fix),
 		 "Capture once before the loop, then replay (static input/output tensors):\n"
 		 "  g = torch.cuda.CUDAGraph()\n"

@@ -78,6 +78,9 @@ APX_RULE_DECL(optimizer_foreach)
 		apx_text_append(f->evidence, sizeof(f->evidence), "top: %.90s (%s in the steps)\n",
 				apx_kernel_display_name(top, name, sizeof(name)),
 				apx_fmt_ns(b2, sizeof(b2), (double)top->steady_ns));
+	apx_finding_metric(f, "tensors_per_step", params, APX_UNIT_COUNT);
+	apx_finding_metric(f, "steps", (double)st->count, APX_UNIT_COUNT);
+	apx_finding_metric(f, "update_ns", (double)upd_ns, APX_UNIT_NS);
 	snprintf(f->fix, sizeof(f->fix),
 		 "Step all parameters with list kernels:\n"
 		 "  opt = torch.optim.AdamW(model.parameters(), fused=True)  # or foreach=True\n"

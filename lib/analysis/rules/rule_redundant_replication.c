@@ -218,6 +218,10 @@ APX_RULE_DECL(redundant_replication)
 				(unsigned long long)top[t]->host_addr,
 				apx_fmt_ns(b2, sizeof(b2), (double)(top[t]->start - m->run_start_ns)),
 				top[t]->src == APX_MEM_PINNED ? "never freed" : "RSS did not drop");
+	apx_finding_metric(f, "held_bytes", (double)held, APX_UNIT_BYTES);
+	apx_finding_metric(f, "pinned_bytes", (double)pinned, APX_UNIT_BYTES);
+	apx_finding_metric(f, "buffers", (double)n, APX_UNIT_COUNT);
+	apx_finding_metric(f, "peak_rss_bytes", (double)peak_rss, APX_UNIT_BYTES);
 	snprintf(f->fix, sizeof(f->fix),
 		 "Keep one copy: drop the host tensor once it is on the GPU,\n"
 		 "  x_gpu = x.to('cuda'); del x        # and any list or dict that refers to it\n"

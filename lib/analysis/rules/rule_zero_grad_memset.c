@@ -63,6 +63,10 @@ APX_RULE_DECL(zero_grad_memset)
 			per_step_fills, top->max_burst, APX_LONG_RUN, top->long_bursts,
 			(unsigned long long)st->count,
 			apx_fmt_ns(b1, sizeof(b1), (double)fill_ns / (double)st->count));
+	apx_finding_metric(f, "launches_per_step", launches, APX_UNIT_COUNT);
+	apx_finding_metric(f, "fill_ns", (double)fill_ns, APX_UNIT_NS);
+	apx_finding_metric(f, "steps_with_run", (double)top->long_bursts, APX_UNIT_COUNT);
+	apx_finding_metric(f, "steps", (double)st->count, APX_UNIT_COUNT);
 	snprintf(f->fix, sizeof(f->fix),
 		 "Drop the gradients instead of zeroing them:\n"
 		 "  optimizer.zero_grad(set_to_none=True)   # the default since PyTorch 2.0\n"
