@@ -25,7 +25,6 @@ import os
 import sys
 import time
 
-import numpy as np
 import torch
 from torch import nn
 
@@ -280,6 +279,7 @@ def case_host_stall(fixed):
     m = mlp(8, 2048)
     opt = torch.optim.AdamW(m.parameters(), lr=1e-4, fused=True)
     x = torch.randn(256, 2048, device=dev)
+    import numpy as np
     rng = np.random.default_rng(0)
 
     def step():
