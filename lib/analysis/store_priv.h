@@ -34,11 +34,25 @@ struct apx_es_corr {
 	uint32_t index;
 };
 
+/* The last stream a file's record named, per a few hash slots: consecutive kernels of one
+ * stream skip the table (bench/report). */
+#define APX_ES_STREAM_CACHE 16
+
+struct apx_es_stream_hit {
+	uint64_t id;
+	uint32_t index;				/* stream index + 1, 0 = empty */
+	uint32_t ordinal;
+	uint16_t file;
+};
+
 struct apx_es_priv {
 	struct apx_store_opts opts;
 	struct apx_es_table strings_t, launches_t, streams_t, threads_t;
 	size_t strings_cap, launches_cap, hosts_cap, devices_cap, streams_cap, threads_cap,
-		series_cap;
+		series_cap, files_cap, knames_cap, string_kname_cap;
+	uint32_t *kname_last;			/* per kernel name: the launch its last kernel used */
+	struct apx_es_stream_hit stream_hit[APX_ES_STREAM_CACHE];
+	int built;
 	uint32_t (*file_dev)[APX_ES_ORDINALS];	/* per file: ordinal -> device index + 1 */
 	struct apx_sidmap *file_sid;		/* per file: string id -> store string */
 	struct apx_es_mem *mem;

@@ -121,7 +121,7 @@ APX_TEST(store_entities_order_and_correlation)
 
 	/* filters: [3.9 ms, 4.6 ms) after the run's start (1 ms), events of 100 us or more */
 	{
-		struct apx_store_opts o = { 2900 * US, 3600 * US, 100 * US };
+		struct apx_store_opts o = { .from_ns = 2900 * US, .to_ns = 3600 * US, .min_dur_ns = 100 * US };
 
 		APX_ASSERT_OK(apx_store_open(paths, 2, &o, &st, NULL));
 		APX_ASSERT_EQ(st->k.n, 2);	/* both k1 (3-4 ms, 4-6 ms); k2 starts at 5 ms */
