@@ -1,7 +1,7 @@
 /*
- * cmd_report.c - `apx report [options] [FILE...]`: builds the analysis model from one or more
- * traces (a run's processes), runs the rules and prints the report (report_text.c) or its
- * JSON form (report_json.c). Damaged or truncated traces are reported up to the damage, and
+ * cmd_report.c - `apx report [options] [FILE...]`: builds the analysis model (views over the
+ * event store, which reads every file once) from one or more traces (a run's processes), runs
+ * the rules and prints the report (report_text.c) or its JSON form (report_json.c). Damaged or truncated traces are reported up to the damage, and
  * the report says what was lost. Called from cli/main.c.
  */
 #include <errno.h>
@@ -200,7 +200,6 @@ int apx_cmd_report(int argc, char **argv)
 		return apx_log_errno(-ENOMEM, "report"), APX_EXIT_FAIL;
 	for (int i = 0; i < nfiles; i++) {
 		struct apx_diag d = { 0 };
-		size_t first = m->nfiles;
 
 		if (apx_run_seen_before(&seen, files[i]))
 			continue;	/* already read (as one of the run's FILE.<pid>) */
@@ -211,16 +210,6 @@ int apx_cmd_report(int argc, char **argv)
 		}
 		if (!single && r == 0)
 			add_related(m, files[i], &seen, &bad);
-		for (size_t k = first; k < m->nfiles; k++) {
-			const struct apx_an_file *af = &m->files[k];
-
-			if (af->status != APX_READ_COMPLETE) {
-				file_error(af->path, af->damage, af->records_unreadable ?
-					   "; its unreadable records are left out, reporting the rest"
-					   : "; reporting what is readable");
-				bad = 1;
-			}
-		}
 	}
 	if (m->nfiles > (size_t)nfiles)
 		fprintf(stderr, "apx report: %zu files of the run (the other processes' FILE.<pid>; "
@@ -229,13 +218,23 @@ int apx_cmd_report(int argc, char **argv)
 		apx_model_free(m);
 		return APX_EXIT_FAIL;
 	}
-	r = apx_model_finish(m);
+	r = apx_model_finish(m);	/* reads the files: damage is known after it */
 	fd = calloc(1, sizeof(*fd));
 	if (r < 0 || !fd) {
 		apx_log_errno(r < 0 ? r : -ENOMEM, "report: cannot build the model");
 		free(fd);
 		apx_model_free(m);
 		return APX_EXIT_FAIL;
+	}
+	for (size_t k = 0; k < m->nfiles; k++) {
+		const struct apx_an_file *af = &m->files[k];
+
+		if (af->status != APX_READ_COMPLETE) {
+			file_error(af->path, af->damage, af->records_unreadable ?
+				   "; its unreadable records are left out, reporting the rest"
+				   : "; reporting what is readable");
+			bad = 1;
+		}
 	}
 	apx_rules_run(m, fd);
 	if (!strcmp(format, "json")) {

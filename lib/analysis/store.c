@@ -251,22 +251,24 @@ static int host_index(struct apx_store *st, struct apx_es_text name, uint32_t *r
 }
 
 /* The store device of (file, ordinal); created without a UUID when the file has no DEVICE
- * record for it (yet). */
+ * record for it (yet). Devices without a UUID are keyed by (host, ordinal). Ordinals past the
+ * per-file map (APX_ES_ORDINALS, never seen from CUDA) are looked up by (host, ordinal). */
 static int device_of(struct apx_store *st, uint16_t fi, uint64_t ordinal, uint32_t *ret)
 {
 	struct apx_es_priv *pv = st->priv;
 	struct apx_es_device *d;
-	uint32_t o = ordinal < APX_ES_ORDINALS ? (uint32_t)ordinal : APX_ES_ORDINALS - 1;
-	int r;
+	uint32_t o = ordinal > UINT32_MAX ? UINT32_MAX : (uint32_t)ordinal;
+	int mapped = o < APX_ES_ORDINALS, r;
 
-	if (pv->file_dev[fi][o]) {
+	if (mapped && pv->file_dev[fi][o]) {
 		*ret = pv->file_dev[fi][o] - 1;
 		return 0;
 	}
-	for (size_t i = 0; i < st->ndevices; i++) {	/* without a UUID: (host, ordinal) */
+	for (size_t i = 0; i < st->ndevices; i++) {
 		d = &st->devices[i];
-		if (!d->has_uuid && d->host == st->files[fi].host && d->ordinal == o) {
-			pv->file_dev[fi][o] = (uint32_t)i + 1;
+		if ((!d->has_uuid || !mapped) && d->host == st->files[fi].host && d->ordinal == o) {
+			if (mapped)
+				pv->file_dev[fi][o] = (uint32_t)i + 1;
 			*ret = (uint32_t)i;
 			return 0;
 		}
@@ -279,7 +281,8 @@ static int device_of(struct apx_store *st, uint16_t fi, uint64_t ordinal, uint32
 	d->host = st->files[fi].host;
 	d->ordinal = o;
 	d->first_file = fi;
-	pv->file_dev[fi][o] = (uint32_t)st->ndevices + 1;
+	if (mapped)
+		pv->file_dev[fi][o] = (uint32_t)st->ndevices + 1;
 	*ret = (uint32_t)st->ndevices++;
 	return 0;
 }
@@ -290,12 +293,12 @@ static int add_device(struct apx_store *st, uint16_t fi, const struct apx_rec *r
 	struct apx_es_priv *pv = st->priv;
 	struct apx_es_text uuid = rec_text(r, APX_DEVICE_UUID);
 	uint64_t ord = r->v[APX_DEVICE_ID];
-	uint32_t o = ord < APX_ES_ORDINALS ? (uint32_t)ord : APX_ES_ORDINALS - 1;
+	uint32_t o = ord < APX_ES_ORDINALS ? (uint32_t)ord : 0;
 	struct apx_es_device *d;
 	uint32_t idx;
 	int e;
 
-	if (uuid.len == 16 && !pv->file_dev[fi][o]) {
+	if (uuid.len == 16 && ord < APX_ES_ORDINALS && !pv->file_dev[fi][o]) {
 		for (size_t i = 0; i < st->ndevices; i++) {
 			d = &st->devices[i];
 			if (d->has_uuid && d->host == st->files[fi].host &&
@@ -771,9 +774,15 @@ static int add_record(struct apx_store *st, uint16_t fi, struct apx_rec *r)
 uint32_t apx_store_device_of(const struct apx_store *st, uint16_t file, uint64_t ordinal)
 {
 	const struct apx_es_priv *pv = st->priv;
-	uint32_t o = ordinal < APX_ES_ORDINALS ? (uint32_t)ordinal : APX_ES_ORDINALS - 1;
 
-	return file < st->nfiles && pv->file_dev[file][o] ? pv->file_dev[file][o] - 1 : UINT32_MAX;
+	if (file >= st->nfiles)
+		return UINT32_MAX;
+	if (ordinal < APX_ES_ORDINALS)
+		return pv->file_dev[file][ordinal] ? pv->file_dev[file][ordinal] - 1 : UINT32_MAX;
+	for (size_t i = 0; i < st->ndevices; i++)
+		if (st->devices[i].host == st->files[file].host && st->devices[i].ordinal == ordinal)
+			return (uint32_t)i;
+	return UINT32_MAX;
 }
 
 struct apx_store *apx_store_new(const struct apx_store_opts *opts)
@@ -826,8 +835,12 @@ int apx_store_add_reader(struct apx_store *st, const char *name, struct apx_read
 	f->rank = apx_rec_i64(h, APX_HEADER_RANK);
 	f->argv = rec_text(h, APX_HEADER_ARGV);
 	f->run_id = rec_text(h, APX_HEADER_RUN_ID);
-	st->nfiles++;	/* from here the store owns the reader */
-	return host_index(st, rec_text(h, APX_HEADER_HOSTNAME), &f->host);
+	if ((r = host_index(st, rec_text(h, APX_HEADER_HOSTNAME), &f->host)) < 0) {
+		apx_reader_close(rd);
+		return r;
+	}
+	st->nfiles++;
+	return 0;
 }
 
 /* Files of other hosts are moved onto the first file's clock through their wall-clock offsets
@@ -904,9 +917,11 @@ int apx_store_build(struct apx_store *st, struct apx_diag *diag)
 	struct apx_es_priv *pv = st->priv;
 	int r;
 
-	if (pv->built || !st->nfiles)
-		return pv->built ? -EALREADY : -EINVAL;
+	if (pv->built)
+		return -EALREADY;
 	pv->built = 1;
+	if (!st->nfiles)
+		return 0;	/* an empty store */
 	align_clocks(st);
 	for (size_t i = 0; i < st->nfiles; i++)
 		if ((r = load_file(st, (uint16_t)i, diag)) < 0)

@@ -60,8 +60,8 @@ struct apx_es_file {
 struct apx_es_device {
 	uint32_t host;
 	uint8_t uuid[16];
-	int has_uuid;				/* 0: keyed by (host, first file, ordinal) instead */
-	uint32_t ordinal;			/* the device id its first file used */
+	int has_uuid;				/* 0: keyed by (host, ordinal) instead */
+	uint32_t ordinal;			/* the device id its first file used (saturated) */
 	uint16_t first_file;
 	struct apx_es_text name;
 	uint64_t mem_bytes, l2_bytes, mem_bw_bps, clock_khz;

@@ -8,7 +8,7 @@
 #include "analysis/sidmap.h"
 #include "analysis/store.h"
 
-#define APX_ES_ORDINALS 64		/* device ordinals per file (larger ones share the last) */
+#define APX_ES_ORDINALS 64		/* device ordinals mapped per file (larger: by search) */
 #define APX_ES_SERIES_MAX 4096		/* time series kept (more are dropped) */
 
 /* Open addressing: slot[j] = index + 1 (0 = empty), hash[j] its full hash. */
