@@ -61,8 +61,8 @@ int apx_nvtx_project(struct apx_model *m)
 	uint64_t maxdur = 0;
 
 	for (size_t i = 0; i < k->n; i++)
-		if (apx_view_dur(k->start[i], k->end[i]) > maxdur)
-			maxdur = apx_view_dur(k->start[i], k->end[i]);
+		if (k->dur[i] > maxdur)
+			maxdur = k->dur[i];
 	for (size_t i = 0; i < m->markers.n; i++) {
 		const struct apx_an_marker *mk = APX_VEC_AT(&m->markers, struct apx_an_marker, i);
 		struct apx_an_range *r;

@@ -60,7 +60,7 @@ static int summarise(struct apx_model *m, const uint64_t *s, size_t n)
 		while (k < m->store->k.n && m->store->k.start[k] < s[i])
 			k++;
 		for (size_t j = k; j < m->store->k.n && m->store->k.start[j] < s[i + 1]; j++)
-			sum += apx_view_dur(m->store->k.start[j], m->store->k.end[j]);
+			sum += m->store->k.dur[j];
 		d[i] = s[i + 1] - s[i];
 		busy[i] = (uint16_t)(d[i] ? (sum > d[i] ? 10000 : sum * 10000 / d[i]) : 0);
 	}

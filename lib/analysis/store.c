@@ -530,7 +530,7 @@ static int add_kernel(struct apx_store *st, uint16_t fi, const struct apx_rec *r
 	if (!keep(st, fi, start, end))
 		return 0;
 	if ((e = cols_reserve(k->n, &k->cap, (const struct col[]){
-				COL(k->start), COL(k->end), COL(k->corr), COL(k->stream),
+				COL(k->start), COL(k->dur), COL(k->corr), COL(k->stream),
 				COL(k->name), COL(k->launch) },
 				6)) < 0)
 		return e;
@@ -539,7 +539,17 @@ static int add_kernel(struct apx_store *st, uint16_t fi, const struct apx_rec *r
 	    (e = kernel_launch(st, k->name[k->n], &l, v[APX_KERNEL_DEVICE], &k->launch[k->n])) < 0)
 		return e;
 	k->start[k->n] = start;
-	k->end[k->n] = end < start ? start : end;
+	if (end < start)
+		end = start;
+	k->dur[k->n] = end - start < UINT32_MAX ? (uint32_t)(end - start) : UINT32_MAX;
+	if (k->dur[k->n] == UINT32_MAX) {
+		struct apx_es_priv *pv = st->priv;
+
+		if ((e = apx_es_grow((void **)&pv->klong, sizeof(*pv->klong), pv->nklong + 1,
+				     &pv->klong_cap)) < 0)
+			return e;
+		pv->klong[pv->nklong++] = (struct apx_es_long){ (uint32_t)k->n, end };
+	}
 	k->corr[k->n] = (uint32_t)v[APX_KERNEL_CORRELATION];
 	k->n++;
 	return 0;
@@ -976,7 +986,7 @@ void apx_store_free(struct apx_store *st)
 	free(st->knames);
 	free(st->string_kname);
 	{
-		void *cols[] = { st->k.start, st->k.end, st->k.corr, st->k.stream, st->k.name,
+		void *cols[] = { st->k.start, st->k.dur, st->k.corr, st->k.stream, st->k.name,
 				 st->k.launch, st->c.start, st->c.end, st->c.bytes, st->c.corr,
 				 st->c.stream, st->c.kind, st->c.src, st->c.dst, st->c.flags,
 				 st->c.host_addr, st->s.start, st->s.end, st->s.bytes, st->s.corr,
@@ -1002,6 +1012,7 @@ void apx_store_free(struct apx_store *st)
 		free(pv->file_sid);
 		free(pv->file_dev);
 		free(pv->kname_last);
+		free(pv->klong);
 		free(pv->mem);
 		free(pv->gpu_by_corr);
 		free(pv->api_by_corr);

@@ -94,10 +94,13 @@ struct apx_es_series {
 	int is_memory;				/* bytes of device memory in use, built by the store */
 };
 
-/* Columns. Index i of every array of a type is one event. */
+/* Columns. Index i of every array of a type is one event. A kernel keeps its duration in 32
+ * bits (10 million kernels, bench/report); the rare one of 4.29 s or more has dur UINT32_MAX
+ * and its end in a side table: read ends with apx_store_end(). */
 struct apx_es_kernels {
 	size_t n, cap;
-	uint64_t *start, *end;
+	uint64_t *start;
+	uint32_t *dur;				/* ns, saturated at UINT32_MAX */
 	uint32_t *corr, *stream, *name, *launch;	/* name: string index; launch: launches[] */
 };
 

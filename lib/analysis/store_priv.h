@@ -45,8 +45,16 @@ struct apx_es_stream_hit {
 	uint16_t file;
 };
 
+/* A kernel of 4.29 s or more: its row (after sorting: the sorted row) and its end. */
+struct apx_es_long {
+	uint32_t index;
+	uint64_t end;
+};
+
 struct apx_es_priv {
 	struct apx_store_opts opts;
+	struct apx_es_long *klong;		/* by index */
+	size_t nklong, klong_cap;
 	struct apx_es_table strings_t, launches_t, streams_t, threads_t;
 	size_t strings_cap, launches_cap, hosts_cap, devices_cap, streams_cap, threads_cap,
 		series_cap, files_cap, knames_cap, string_kname_cap;

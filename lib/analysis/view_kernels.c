@@ -130,7 +130,7 @@ int apx_view_kernels(struct apx_model *m)
 	}
 	for (size_t i = 0; i < n; i++) {	/* counting sort of durations by name */
 		uint32_t j = st->string_kname[st->k.name[i]] - 1;
-		uint32_t d = apx_view_dur(st->k.start[i], st->k.end[i]);
+		uint32_t d = st->k.dur[i];
 		struct apx_an_name *nm = APX_VEC_AT(&m->names, struct apx_an_name, j);
 
 		off[j + 1]++;
@@ -146,7 +146,7 @@ int apx_view_kernels(struct apx_model *m)
 	for (size_t i = 0; i < n; i++) {
 		uint32_t j = st->string_kname[st->k.name[i]] - 1;
 
-		durs[off[j]++] = apx_view_dur(st->k.start[i], st->k.end[i]);
+		durs[off[j]++] = st->k.dur[i];
 	}
 	for (size_t j = nn; j > 0; j--)	/* off[j] now ends group j: shift back to starts */
 		off[j] = off[j - 1];

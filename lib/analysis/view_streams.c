@@ -62,9 +62,10 @@ int apx_view_streams(struct apx_model *m)
 		struct apx_an_file *f = &m->files[st->streams[es].file];
 
 		s->kernels++;
-		s->busy_ns += apx_view_dur(st->k.start[i], st->k.end[i]);
+		s->busy_ns += st->k.dur[i];
 		f->kernels++;
-		f->kernel_ns += st->k.end[i] - st->k.start[i];
+		f->kernel_ns += st->k.dur[i] == UINT32_MAX	/* 4.29 s or more: the exact end */
+			? apx_store_end(st, APX_ES_KERNEL, i) - st->k.start[i] : st->k.dur[i];
 	}
 	for (size_t i = 0; i < st->c.n; i++) {
 		uint32_t es = st->c.stream[i], d = apx_view_dur(st->c.start[i], st->c.end[i]);

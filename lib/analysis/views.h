@@ -23,7 +23,7 @@ static inline uint32_t apx_view_dur(uint64_t start, uint64_t end)
 /* The end of store kernel i as the model's views see it: start + saturated duration. */
 static inline uint64_t apx_view_kernel_end(const struct apx_store *st, size_t i)
 {
-	return st->k.start[i] + apx_view_dur(st->k.start[i], st->k.end[i]);
+	return st->k.start[i] + st->k.dur[i];
 }
 
 /* A device id (ordinal) as the model shows it: CUDA's are small; one past 65535 (a damaged

@@ -128,6 +128,30 @@ APX_TEST(two_hosts_same_device_index_never_mix)
 	return 0;
 }
 
+APX_TEST(kernels_of_4_29_s_or_more_keep_their_end)
+{
+	struct tg t;
+	struct apx_model *m;
+	const struct apx_store *st;
+
+	APX_ASSERT_OK(open_proc(&t, "node1", 100, 0xa0));
+	tg_kernel(&t, 10 * MS, 6000 * MS, "long", 7);	/* read first, sorted second */
+	tg_kernel(&t, 3 * MS, 1 * MS, "short", 7);
+	tg_kernel(&t, 2 * MS, 5000 * MS, "long", 8);	/* sorted first */
+	m = model_of(&t, 1);
+	APX_ASSERT(m);
+	st = m->store;
+	APX_ASSERT_EQ(st->k.n, 3);
+	APX_ASSERT_EQ(st->k.start[0], 2 * MS);
+	APX_ASSERT_EQ(apx_store_end(st, APX_ES_KERNEL, 0), 5002 * MS);
+	APX_ASSERT_EQ(apx_store_end(st, APX_ES_KERNEL, 1), 4 * MS);
+	APX_ASSERT_EQ(apx_store_end(st, APX_ES_KERNEL, 2), 6010 * MS);
+	APX_ASSERT_EQ(m->files[0].kernel_ns, 11001 * MS);	/* exact */
+	APX_ASSERT_EQ(m->kernel_total_ns, 2ull * UINT32_MAX + 1 * MS);	/* the model saturates */
+	apx_model_free(m);
+	return 0;
+}
+
 /* ---- the views against a streaming count over the reader --------------------------------- */
 
 #define NAMES_MAX 4096
