@@ -1,8 +1,9 @@
 /*
  * cmd_report.c - `apx report [options] [FILE...]`: builds the analysis model (views over the
  * event store, which reads every file once) from one or more traces (a run's processes), runs
- * the rules and prints the report (report_text.c) or its JSON form (report_json.c). Damaged or truncated traces are reported up to the damage, and
- * the report says what was lost. Called from cli/main.c.
+ * the rules and prints the report (report_text.c) or its JSON form (report_json.c). Damaged
+ * or truncated traces are reported up to the damage, and the report says what was lost.
+ * Called from cli/main.c.
  */
 #include <errno.h>
 #include <getopt.h>

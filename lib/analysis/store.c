@@ -3,7 +3,8 @@
  * entities (host, devices by UUID, streams, threads), interns names across files and appends
  * one row per record to the columns of its type. store_sort.c then orders the columns and
  * answers the ordered-stream and correlation queries. Called by apx export (cli/cmd_export.c)
- * through apx_store_open(); single-threaded.
+ * through apx_store_open() and by apx report's model (load.c, finish.c) through
+ * apx_store_new/add_reader/build, whose record hook sees every record read; single-threaded.
  */
 #include "analysis/store.h"
 

@@ -117,7 +117,6 @@ int apx_view_kernels(struct apx_model *m)
 
 	if ((r = names(m)) < 0)
 		return r;
-	m->k.n = m->k.cap = n;
 	if (!n)
 		return 0;
 	nn = m->names.n;

@@ -55,6 +55,7 @@ int apx_view_streams(struct apx_model *m)
 
 	if (r < 0)
 		return r;
+	m->k.n = m->k.cap = st->k.n;	/* the durations come with view_kernels.c */
 	for (size_t i = 0; i < st->k.n; i++) {
 		uint32_t es = st->k.stream[i];
 		struct apx_an_stream *s = APX_VEC_AT(&m->streams, struct apx_an_stream,

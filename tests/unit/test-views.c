@@ -21,32 +21,12 @@
 #define US 1000ull
 #define MS 1000000ull
 
-/* A trace of process pid on host, device 0 with a UUID starting with uuid0, then what the test
- * adds (tracegen's kernels). */
+/* A trace of process pid on host, device 0 with a UUID starting with uuid0. */
 static int open_proc(struct tg *t, const char *host, uint64_t pid, uint8_t uuid0)
 {
-	uint8_t uuid[16] = { uuid0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
-	struct apx_rec h, d;
-	int fd;
+	const uint8_t uuid[16] = { uuid0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
 
-	memset(t, 0, sizeof(*t));
-	memcpy(t->path, "/tmp/apx-vw-XXXXXX", 19);
-	fd = mkstemp(t->path);
-	if (fd < 0)
-		return -1;
-	apx_rec_init(&h, APX_REC_HEADER);
-	apx_rec_set_str(&h, APX_HEADER_PRODUCER, "apx-inject");
-	apx_rec_set_str(&h, APX_HEADER_HOSTNAME, host);
-	h.v[APX_HEADER_CLOCK] = APX_CLOCK_MONOTONIC;
-	h.v[APX_HEADER_PID] = pid;
-	h.v[APX_HEADER_START_NS] = 1 * MS;
-	apx_rec_set_i64(&h, APX_HEADER_RANK, -1);
-	if (apx_writer_open_fd(fd, &h, NULL, &t->w) < 0)
-		return -1;
-	apx_rec_init(&d, APX_REC_DEVICE);
-	apx_rec_set_str(&d, APX_DEVICE_NAME, "NVIDIA H200");
-	apx_rec_set_bytes(&d, APX_DEVICE_UUID, uuid, 16);
-	return apx_writer_add(t->w, &d);
+	return tg_open_proc(t, host, pid, uuid);
 }
 
 static struct apx_model *model_of(struct tg *t, size_t n)

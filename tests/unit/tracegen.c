@@ -55,6 +55,31 @@ int tg_open(struct tg *t)
 	return apx_writer_add(t->w, &d);
 }
 
+int tg_open_proc(struct tg *t, const char *host, uint64_t pid, const uint8_t *uuid)
+{
+	struct apx_rec h, d;
+	int fd;
+
+	memset(t, 0, sizeof(*t));
+	memcpy(t->path, "/tmp/apx-tg-XXXXXX", 19);
+	fd = mkstemp(t->path);
+	if (fd < 0)
+		return -1;
+	apx_rec_init(&h, APX_REC_HEADER);
+	apx_rec_set_str(&h, APX_HEADER_PRODUCER, "apx-inject");
+	apx_rec_set_str(&h, APX_HEADER_HOSTNAME, host);
+	h.v[APX_HEADER_CLOCK] = APX_CLOCK_MONOTONIC;
+	h.v[APX_HEADER_PID] = pid;
+	h.v[APX_HEADER_START_NS] = 1000000;
+	apx_rec_set_i64(&h, APX_HEADER_RANK, -1);
+	if (apx_writer_open_fd(fd, &h, NULL, &t->w) < 0)
+		return -1;
+	apx_rec_init(&d, APX_REC_DEVICE);
+	apx_rec_set_str(&d, APX_DEVICE_NAME, "NVIDIA H200");
+	apx_rec_set_bytes(&d, APX_DEVICE_UUID, uuid, 16);
+	return apx_writer_add(t->w, &d);
+}
+
 int tg_open_nvperfd(struct tg *t, uint64_t pid)
 {
 	return open_as(t, "nvperfd", pid, "python3 train.py");

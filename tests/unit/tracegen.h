@@ -30,6 +30,9 @@ void tg_marker(struct tg *t, uint64_t start, uint64_t end, const char *name);
 /* A runtime API call of thread tid with correlation id corr (level api). */
 void tg_api(struct tg *t, uint64_t start, uint64_t end, uint64_t corr, uint64_t tid,
 	    const char *name);
+/* A trace of process pid on host, starting at 1 ms, with device 0 named by uuid (16 bytes):
+ * for tests of the keys (host, UUID) and (file, stream). */
+int tg_open_proc(struct tg *t, const char *host, uint64_t pid, const uint8_t *uuid);
 /* An nvperfd summary instead (producer "nvperfd", no device record), of process pid. */
 int tg_open_nvperfd(struct tg *t, uint64_t pid);
 void tg_kv(struct tg *t, const char *key, const char *value);
