@@ -21,17 +21,10 @@ static struct apx_findings fd;
 /* Close t, build the model, run the rules into fd. NULL on failure. */
 static struct apx_model *analyse(struct tg *t)
 {
-	struct apx_model *m = apx_model_new();
-	struct apx_diag d;
+	struct apx_model *m = tg_model(t, 1);
 
-	if (tg_close(t) < 0 || !m || apx_model_add_file(m, t->path, &d) < 0 ||
-	    apx_model_finish(m) < 0) {
-		unlink(t->path);
-		apx_model_free(m);
-		return NULL;
-	}
-	unlink(t->path);
-	apx_rules_run(m, &fd);
+	if (m)
+		apx_rules_run(m, &fd);
 	return m;
 }
 
@@ -657,19 +650,10 @@ APX_TEST(many_streams_are_hashed)
 /* Close n traces, build one model of them (a run's files), run the rules into fd. */
 static struct apx_model *analyse_files(struct tg *t, size_t n)
 {
-	struct apx_model *m = apx_model_new();
-	struct apx_diag d;
-	int bad = !m;
+	struct apx_model *m = tg_model(t, n);
 
-	for (size_t i = 0; i < n; i++) {
-		bad |= tg_close(&t[i]) < 0 || (m && apx_model_add_file(m, t[i].path, &d) < 0);
-		unlink(t[i].path);
-	}
-	if (bad || apx_model_finish(m) < 0) {
-		apx_model_free(m);
-		return NULL;
-	}
-	apx_rules_run(m, &fd);
+	if (m)
+		apx_rules_run(m, &fd);
 	return m;
 }
 

@@ -29,23 +29,6 @@ static int open_proc(struct tg *t, const char *host, uint64_t pid, uint8_t uuid0
 	return tg_open_proc(t, host, pid, uuid);
 }
 
-static struct apx_model *model_of(struct tg *t, size_t n)
-{
-	struct apx_model *m = apx_model_new();
-	struct apx_diag d;
-	int bad = !m;
-
-	for (size_t i = 0; i < n; i++) {
-		bad |= tg_close(&t[i]) < 0 || (m && apx_model_add_file(m, t[i].path, &d) < 0);
-		unlink(t[i].path);
-	}
-	if (bad || apx_model_finish(m) < 0) {
-		apx_model_free(m);
-		return NULL;
-	}
-	return m;
-}
-
 APX_TEST(two_processes_same_stream_ids_never_mix)
 {
 	struct tg t[2];
@@ -56,7 +39,7 @@ APX_TEST(two_processes_same_stream_ids_never_mix)
 	for (int i = 0; i < 3; i++)
 		tg_kernel(&t[0], 2 * MS + (uint64_t)i * MS, 100 * US, "k", 7);
 	tg_kernel(&t[1], 2 * MS + 500 * US, 200 * US, "k", 7);
-	m = model_of(t, 2);
+	m = tg_model(t, 2);
 	APX_ASSERT(m);
 	APX_ASSERT_EQ(m->streams.n, 2);
 	for (size_t i = 0; i < 2; i++) {
@@ -87,7 +70,7 @@ APX_TEST(two_hosts_same_device_index_never_mix)
 	tg_kernel(&t[0], 2 * MS, 1 * MS, "k", 7);
 	tg_kernel(&t[0], 4 * MS, 1 * MS, "k", 7);
 	tg_kernel(&t[1], 2 * MS + 500 * US, 1 * MS, "k", 7);
-	m = model_of(t, 2);
+	m = tg_model(t, 2);
 	APX_ASSERT(m);
 	APX_ASSERT_EQ(m->ndevices, 2);
 	APX_ASSERT_EQ(m->devices[0].id, 0);
@@ -118,7 +101,7 @@ APX_TEST(kernels_of_4_29_s_or_more_keep_their_end)
 	tg_kernel(&t, 10 * MS, 6000 * MS, "long", 7);	/* read first, sorted second */
 	tg_kernel(&t, 3 * MS, 1 * MS, "short", 7);
 	tg_kernel(&t, 2 * MS, 5000 * MS, "long", 8);	/* sorted first */
-	m = model_of(&t, 1);
+	m = tg_model(&t, 1);
 	APX_ASSERT(m);
 	st = m->store;
 	APX_ASSERT_EQ(st->k.n, 3);
