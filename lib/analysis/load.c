@@ -89,13 +89,14 @@ void apx_model_free(struct apx_model *m)
 
 	if (!m)
 		return;
+	if (!m->store || m->k.dur != m->store->k.dur)
+		free(m->k.dur);		/* else the store's column */
 	apx_store_free(m->store);	/* closes the readers */
 	for (size_t i = 0; i < m->nfiles; i++)
 		free(m->files[i].path);
 	for (size_t i = 0; i < sizeof(vecs) / sizeof(vecs[0]); i++)
 		free(vecs[i]->data);
 	free(m->k.start);
-	free(m->k.dur);
 	free(m->k.name);
 	free(m->k.stream);
 	free(m->stream_of_es);

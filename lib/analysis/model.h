@@ -85,9 +85,9 @@ struct apx_an_device {
 	uint32_t warp_size, pcie_gen, pcie_width;
 };
 
-/* Kernels. Every kernel is in the event store (m->store: start, end, stream, name... in time
- * order); after finish the model keeps n and each kernel's duration, grouped by name (the
- * order of kernels is the store's, not this array's). start, name and stream are NULL. */
+/* Kernels. Every kernel is in the event store (m->store: start, duration, stream, name... in
+ * time order); after finish the model has n, and dur is the store's duration column (kernel i
+ * of the store; owned by the store). start, name and stream are NULL. */
 struct apx_an_kernels {
 	size_t n, cap;
 	uint64_t *start;

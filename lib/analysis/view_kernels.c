@@ -1,10 +1,11 @@
 /*
  * view_kernels.c - kernel names and their aggregates as a view over the event store: the
  * names in the order first seen, the launch configuration and device of each name's first
- * kernel, count, total, min, max, exact p50 and p95 (a counting sort of the durations by
- * name, then selection), theoretical occupancy, and the kernel time total. The grouped
- * durations stay as m->k.dur. Called by apx_model_finish() (finish.c) last of the views, when
- * the timelines no longer need scratch memory; single-threaded.
+ * kernel, count, total, min, max, exact p50 and p95 (the durations of a batch of names
+ * gathered by name into a 16 MB scratch, then selection; a name with more kernels than that by
+ * two histogram passes), theoretical occupancy, and the kernel time total. m->k.dur is the
+ * store's duration column. Called by apx_model_finish() (finish.c) last of the views, when the
+ * timelines no longer need scratch memory; single-threaded.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -108,31 +109,82 @@ static int names(struct apx_model *m)
 	return 0;
 }
 
+/* Scratch for the exact percentiles: the durations of a batch of names at a time (16 MB), so
+ * that 10 million kernels need no second copy of their durations. */
+#define SCRATCH_MAX ((size_t)1 << 22)
+
+static uint32_t kname_of(const struct apx_store *st, size_t i)
+{
+	return st->string_kname[st->k.name[i]] - 1;
+}
+
+/* The nth smallest duration (from 0) of the kernels of name j, for a name with more kernels
+ * than the scratch holds: two histogram passes, the high then the low 16 bits. */
+static uint32_t nth_by_histogram(const struct apx_store *st, uint32_t j, uint64_t nth,
+				 uint64_t *hist)
+{
+	uint32_t hi = 0, lo = 0;
+
+	memset(hist, 0, 65536 * sizeof(*hist));
+	for (size_t i = 0; i < st->k.n; i++)
+		if (kname_of(st, i) == j)
+			hist[st->k.dur[i] >> 16]++;
+	for (; hist[hi] <= nth; hi++)
+		nth -= hist[hi];
+	memset(hist, 0, 65536 * sizeof(*hist));
+	for (size_t i = 0; i < st->k.n; i++)
+		if (kname_of(st, i) == j && st->k.dur[i] >> 16 == hi)
+			hist[st->k.dur[i] & 0xffff]++;
+	for (; hist[lo] <= nth; lo++)
+		nth -= hist[lo];
+	return hi << 16 | lo;
+}
+
+/* p50 and p95 of names [j0, j1), whose kernels fit the scratch together: one pass gathers
+ * their durations by name (off: each name's start in the scratch), then selection. */
+static void batch_percentiles(struct apx_model *m, size_t j0, size_t j1, uint32_t *durs,
+			      size_t *off)
+{
+	const struct apx_store *st = m->store;
+
+	off[0] = 0;
+	for (size_t j = j0; j < j1; j++)
+		off[j - j0 + 1] = off[j - j0] + APX_VEC_AT(&m->names, struct apx_an_name, j)->count;
+	for (size_t i = 0; i < st->k.n; i++) {
+		uint32_t j = kname_of(st, i);
+
+		if (j >= j0 && j < j1)
+			durs[off[j - j0]++] = st->k.dur[i];
+	}
+	for (size_t j = j0; j < j1; j++) {
+		struct apx_an_name *nm = APX_VEC_AT(&m->names, struct apx_an_name, j);
+		uint32_t *d = durs + off[j - j0] - nm->count;	/* off[] now ends each name */
+
+		if (!nm->count)
+			continue;
+		nm->p50_ns = select_nth(d, nm->count, (nm->count - 1) / 2);
+		nm->p95_ns = select_nth(d, nm->count, (nm->count * 95 + 99) / 100 - 1);
+	}
+}
+
 int apx_view_kernels(struct apx_model *m)
 {
 	const struct apx_store *st = m->store;
 	size_t nn, n = st->k.n, *off;
+	uint64_t *hist;
 	uint32_t *durs;
 	int r;
 
 	if ((r = names(m)) < 0)
 		return r;
+	m->k.dur = st->k.dur;	/* the store's column (time order), borrowed */
 	if (!n)
 		return 0;
-	nn = m->names.n;
-	off = calloc(nn + 1, sizeof(*off));
-	durs = malloc(n * sizeof(*durs));
-	if (!off || !durs) {
-		free(off);
-		free(durs);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < n; i++) {	/* counting sort of durations by name */
-		uint32_t j = st->string_kname[st->k.name[i]] - 1;
+	for (size_t i = 0; i < n; i++) {
 		uint32_t d = st->k.dur[i];
-		struct apx_an_name *nm = APX_VEC_AT(&m->names, struct apx_an_name, j);
+		struct apx_an_name *nm = APX_VEC_AT(&m->names, struct apx_an_name, kname_of(st, i));
 
-		off[j + 1]++;
+		nm->count++;
 		nm->total_ns += d;
 		if (d < nm->min_ns)
 			nm->min_ns = d;
@@ -140,30 +192,46 @@ int apx_view_kernels(struct apx_model *m)
 			nm->max_ns = d;
 		m->kernel_total_ns += d;
 	}
-	for (size_t j = 0; j < nn; j++)
-		off[j + 1] += off[j];
-	for (size_t i = 0; i < n; i++) {
-		uint32_t j = st->string_kname[st->k.name[i]] - 1;
-
-		durs[off[j]++] = st->k.dur[i];
+	nn = m->names.n;
+	off = malloc((nn + 1) * sizeof(*off));
+	durs = malloc((n < SCRATCH_MAX ? n : SCRATCH_MAX) * sizeof(*durs));
+	hist = malloc(65536 * sizeof(*hist));
+	if (!off || !durs || !hist) {
+		free(off);
+		free(durs);
+		free(hist);
+		return -ENOMEM;
 	}
-	for (size_t j = nn; j > 0; j--)	/* off[j] now ends group j: shift back to starts */
-		off[j] = off[j - 1];
-	off[0] = 0;
-	for (size_t j = 0; j < nn; j++) {
-		struct apx_an_name *nm = APX_VEC_AT(&m->names, struct apx_an_name, j);
-		size_t cnt = off[j + 1] - off[j];
+	for (size_t j0 = 0, j1; j0 < nn; j0 = j1) {
+		struct apx_an_name *nm = APX_VEC_AT(&m->names, struct apx_an_name, j0);
+		size_t sum = 0;
 
-		if (!cnt) {
-			nm->min_ns = 0;
+		if (nm->count > SCRATCH_MAX) {
+			nm->p50_ns = nth_by_histogram(st, (uint32_t)j0, (nm->count - 1) / 2, hist);
+			nm->p95_ns = nth_by_histogram(st, (uint32_t)j0, (nm->count * 95 + 99) / 100 - 1,
+						      hist);
+			j1 = j0 + 1;
 			continue;
 		}
-		nm->count = cnt;
-		nm->p50_ns = select_nth(durs + off[j], cnt, (cnt - 1) / 2);
-		nm->p95_ns = select_nth(durs + off[j], cnt, (cnt * 95 + 99) / 100 - 1);
-		nm->occupancy = occupancy(nm, apx_model_device(m, nm->device));
+		for (j1 = j0; j1 < nn; j1++) {
+			uint64_t c = APX_VEC_AT(&m->names, struct apx_an_name, j1)->count;
+
+			if (c > SCRATCH_MAX || sum + c > SCRATCH_MAX)
+				break;
+			sum += c;
+		}
+		batch_percentiles(m, j0, j1, durs, off);
+	}
+	for (size_t j = 0; j < nn; j++) {
+		struct apx_an_name *nm = APX_VEC_AT(&m->names, struct apx_an_name, j);
+
+		if (!nm->count)
+			nm->min_ns = 0;
+		else
+			nm->occupancy = occupancy(nm, apx_model_device(m, nm->device));
 	}
 	free(off);
-	m->k.dur = durs;	/* grouped by name: rules count durations, not order */
+	free(durs);
+	free(hist);
 	return 0;
 }

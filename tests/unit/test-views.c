@@ -115,6 +115,51 @@ APX_TEST(kernels_of_4_29_s_or_more_keep_their_end)
 	return 0;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* A name with more kernels than the percentile scratch (4 Mi durations) takes the histogram
+ * path, the names beside it the batched one: both exact. */
+APX_TEST(kernel_percentiles_exact_past_the_scratch)
+{
+	const size_t n = ((size_t)1 << 22) + 4099;
+	uint32_t *ref = malloc(n * sizeof(*ref));
+	struct tg t;
+	struct apx_model *m;
+	const struct apx_an_name *big, *small;
+	uint64_t at = 2 * MS;
+
+	APX_ASSERT(ref);
+	APX_ASSERT_OK(open_proc(&t, "node1", 100, 0xa0));
+	for (size_t i = 0; i < n; i++) {
+		ref[i] = (uint32_t)((i * 2654435761u) % 200003u) * 37u + 1;	/* past 16 bits */
+		tg_kernel(&t, at, ref[i], "big", 7);
+		at += ref[i];
+		if (i % 1024 == 0)
+			tg_kernel(&t, at, 5000 + i % 7, "small", 7);
+	}
+	m = tg_model(&t, 1);
+	APX_ASSERT(m);
+	big = APX_VEC_AT(&m->names, struct apx_an_name, 0);
+	small = APX_VEC_AT(&m->names, struct apx_an_name, 1);
+	qsort(ref, n, sizeof(*ref), cmp_u32);
+	APX_ASSERT_EQ(big->count, n);
+	APX_ASSERT_EQ(big->p50_ns, ref[(n - 1) / 2]);
+	APX_ASSERT_EQ(big->p95_ns, ref[(n * 95 + 99) / 100 - 1]);
+	APX_ASSERT_EQ(big->min_ns, ref[0]);
+	APX_ASSERT_EQ(big->max_ns, ref[n - 1]);
+	APX_ASSERT_EQ(small->count, (n + 1023) / 1024);
+	APX_ASSERT_EQ(small->p50_ns, 5003);
+	APX_ASSERT_EQ(m->k.n, n + small->count);
+	free(ref);
+	apx_model_free(m);
+	return 0;
+}
+
 /* ---- the views against a streaming count over the reader --------------------------------- */
 
 #define NAMES_MAX 4096
