@@ -4,8 +4,18 @@
  * lib/analysis prints. Times are nanoseconds on the trace clock (CLOCK_MONOTONIC for every apx
  * producer, so files of one machine share it).
  *
+ * The model is a set of views over the event store (store.h), which keeps every event: the
+ * files are read once, into the store's columns; what the store has no column for (memory,
+ * configuration, unified memory, CPU samples, key/values, findings, losses) the model collects
+ * from the same pass (load.c, through the store's record hook). apx_model_finish() builds the
+ * store, then the views: streams and per-file GPU totals (view_streams.c), kernel names and
+ * their aggregates (view_kernels.c), the per-event lists rules read (view_events.c),
+ * transfers, synchronizations and memory (finish.c), timelines and idle gaps (timeline.c),
+ * steps (steps.c) and NVTX projection (nvtx.c). Devices are the store's, keyed by (host,
+ * UUID), streams by (file, device, stream id): several processes and GPUs never mix.
+ *
  * Life cycle: apx_model_new() -> apx_model_add_file() for each file -> apx_model_finish()
- * (sorts, aggregates, timelines) -> read -> apx_model_free().
+ * (reads the files, views) -> read -> apx_model_free().
  */
 #ifndef APX_ANALYSIS_MODEL_H
 #define APX_ANALYSIS_MODEL_H
@@ -15,7 +25,7 @@
 
 #include <apx/format.h>
 
-#include "analysis/sidmap.h"
+struct apx_store;
 
 #define APX_AN_MAX_FILES 256
 #define APX_AN_MAX_DEVICES 64
@@ -68,7 +78,8 @@ struct apx_an_file {
 };
 
 struct apx_an_device {
-	uint32_t id;
+	uint32_t id;				/* the device id (ordinal) its process used */
+	uint32_t es_device;			/* the event store's device: (host, UUID) */
 	int known;				/* a DEVICE record was seen */
 	char name[128];
 	uint64_t mem_bytes, l2_bytes, bw_bps, persist_l2_max;
@@ -76,9 +87,9 @@ struct apx_an_device {
 	uint32_t warp_size, pcie_gen, pcie_width;
 };
 
-/* Kernels, structure of arrays (10 million kernels must fit in twice the file size).
- * apx_model_finish() sorts them by start, builds the timelines, then frees start and stream:
- * after finish only dur and name remain (per-kernel order is not kept). */
+/* Kernels. Every kernel is in the event store (m->store: start, duration, stream, name... in
+ * time order); after finish the model has n, and dur is the store's duration column (kernel i
+ * of the store; owned by the store). start, name and stream are NULL. */
 struct apx_an_kernels {
 	size_t n, cap;
 	uint64_t *start;
@@ -87,10 +98,13 @@ struct apx_an_kernels {
 	uint16_t *stream;			/* index into model->streams */
 };
 
+/* A stream of one process (file) on one device. */
 struct apx_an_stream {
-	uint32_t device;
+	uint32_t device;			/* the device id (ordinal) */
 	uint64_t id;				/* CUDA stream id */
 	uint64_t kernels, copies, busy_ns;
+	uint16_t file;				/* its process */
+	uint32_t es_stream;			/* the event store's stream */
 };
 
 /* Back-to-back launches of one kernel that make a loop over parameters (finish.c counts the
@@ -293,7 +307,8 @@ struct apx_an_gap {
 
 /* Per device timeline summary. */
 struct apx_an_timeline {
-	uint32_t device;
+	uint32_t device;			/* the device id (ordinal) */
+	uint32_t es_device;			/* the event store's device: (host, UUID) */
 	uint64_t first_ns, last_ns;		/* first GPU activity start, last end */
 	uint64_t busy_ns;			/* union of kernels, copies, memsets */
 	uint64_t kernel_busy_ns;		/* union of kernels only */
@@ -390,13 +405,10 @@ struct apx_model {
 	uint64_t steps;				/* iterations, when NVTX ranges or syncs tell */
 	struct apx_an_steps steady;		/* the steady state's steps (steps.c) */
 
-	/* private: interning (intern.c) */
-	uint32_t *name_hash;			/* open addressing, index+1 into names */
-	size_t name_hash_cap;
-	uint32_t *stream_hash;			/* open addressing, index+1 into streams */
-	size_t stream_hash_cap;
-	struct apx_sidmap sid_name;		/* the file being read: string id -> name index */
-	size_t sid_file;			/* that file's index + 1 */
+	/* every event of the files (store.h), after finish; owned by the model */
+	struct apx_store *store;
+	/* private (view_streams.c): event store stream -> model stream + 1, 0 = none */
+	uint32_t *stream_of_es;
 	size_t graph_hint;			/* graphs: the one the last graph kernel joined */
 };
 
@@ -408,7 +420,7 @@ int apx_model_add_file(struct apx_model *m, const char *path, struct apx_diag *d
  * name stands for its path (fuzzing, tests). */
 int apx_model_add_reader(struct apx_model *m, const char *name, struct apx_reader *rd,
 			 struct apx_diag *diag);
-/* Sort, aggregate and build timelines. */
+/* Read the files into the event store, then compute the views. */
 int apx_model_finish(struct apx_model *m);
 void apx_model_free(struct apx_model *m);
 

@@ -1,7 +1,8 @@
 /*
  * timeline.c - builds the per-device timelines (see timeline.h) in one sweep over the device's
- * activity sorted by start: kernels (sorted by finish.c), copies and memsets (sorted here, in
- * the model's own arrays: no copy), merged three ways. Union trackers give busy time, kernel-only and copy-only busy time, and the
+ * activity sorted by start: the event store's kernel, copy and memset columns (each already in
+ * time order; a device is the store's (host, UUID), so two hosts' GPU 0 are two timelines),
+ * merged three ways. Union trackers give busy time, kernel-only and copy-only busy time, and the
  * time with two or more kernels in flight; every hole in the union between the first and the
  * last activity is an idle gap, attributed to a cause:
  *   warmup  the gap ends before the last kernel never seen before started (library set-up,
@@ -19,21 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/views.h"
+
 #include "base/banned.h"
-
-static int cmp_copy(const void *a, const void *b)
-{
-	const struct apx_an_copy *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-static int cmp_memset(const void *a, const void *b)
-{
-	const struct apx_an_memset *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -199,10 +188,12 @@ static int feed(struct sweep *w, uint64_t s, uint64_t e, int kernel, int copy, i
 static int build_device(struct apx_model *m, uint32_t dev, const uint64_t *sync_ends, size_t nsync,
 			const struct spans *uvm_gpu, const struct spans *uvm_host)
 {
-	const struct apx_an_kernels *k = &m->k;
-	const struct apx_an_copy *cp = m->copies.data;
-	const struct apx_an_memset *ms = m->memsets.data;
-	struct apx_an_timeline t = { .device = dev };
+	const struct apx_store *st = m->store;
+	const struct apx_es_kernels *k = &st->k;
+	const struct apx_es_copies *cp = &st->c;
+	const struct apx_es_memsets *ms = &st->s;
+	struct apx_an_timeline t = { .device = apx_view_ordinal(st->devices[dev].ordinal),
+				      .es_device = dev };
 	struct sweep w = { .m = m, .t = &t, .sync_ends = sync_ends, .nsync = nsync,
 			   .uvm_gpu = uvm_gpu, .uvm_host = uvm_host };
 	size_t ki = 0, ci = 0, si = 0;
@@ -210,24 +201,25 @@ static int build_device(struct apx_model *m, uint32_t dev, const uint64_t *sync_
 
 	for (;;) {
 		uint64_t ks = ki < k->n ? k->start[ki] : UINT64_MAX;
-		uint64_t cs = ci < m->copies.n ? cp[ci].start : UINT64_MAX;
-		uint64_t ss = si < m->memsets.n ? ms[si].start : UINT64_MAX;
+		uint64_t cs = ci < cp->n ? cp->start[ci] : UINT64_MAX;
+		uint64_t ss = si < ms->n ? ms->start[si] : UINT64_MAX;
 
 		if (ks == UINT64_MAX && cs == UINT64_MAX && ss == UINT64_MAX)
 			break;
 		if (ks <= cs && ks <= ss) {
-			if (APX_VEC_AT(&m->streams, struct apx_an_stream, k->stream[ki])->device == dev)
-				r = feed(&w, ks, ks + k->dur[ki], 1, 0, 0);
+			if (st->streams[k->stream[ki]].device == dev)
+				r = feed(&w, ks, apx_view_kernel_end(st, ki), 1, 0, 0);
 			ki++;
 		} else if (cs <= ss) {
-			if (cp[ci].device == dev)
-				r = feed(&w, cs, cs + cp[ci].dur, 0,
-					 cp[ci].kind == APX_COPY_H2D || cp[ci].kind == APX_COPY_D2H ? 2 : 1,
-					 cp[ci].kind != APX_COPY_H2D ? 0 : cp[ci].src == APX_MEM_PAGEABLE ? 2 : 1);
+			if (st->streams[cp->stream[ci]].device == dev)
+				r = feed(&w, cs, cs + apx_view_dur(cs, cp->end[ci]), 0,
+					 cp->kind[ci] == APX_COPY_H2D || cp->kind[ci] == APX_COPY_D2H ? 2 : 1,
+					 cp->kind[ci] != APX_COPY_H2D ? 0
+					 : cp->src[ci] == APX_MEM_PAGEABLE ? 2 : 1);
 			ci++;
 		} else {
-			if (ms[si].device == dev)
-				r = feed(&w, ss, ss + ms[si].dur, 0, 0, 0);
+			if (st->streams[ms->stream[si]].device == dev)
+				r = feed(&w, ss, ss + apx_view_dur(ss, ms->end[si]), 0, 0, 0);
 			si++;
 		}
 		if (r < 0)
@@ -251,14 +243,15 @@ static int build_device(struct apx_model *m, uint32_t dev, const uint64_t *sync_
 /* Warm-up lasts until the last kernel whose name had not run before starts. */
 static int find_warmup_end(struct apx_model *m)
 {
-	uint8_t *seen = calloc(m->names.n + 1, 1);
+	const struct apx_store *st = m->store;
+	uint8_t *seen = calloc(st->nstrings + 1, 1);
 
 	if (!seen)
 		return -ENOMEM;
-	for (size_t i = 0; i < m->k.n; i++) {
-		if (!seen[m->k.name[i]]) {
-			seen[m->k.name[i]] = 1;
-			m->warmup_end_ns = m->k.start[i];
+	for (size_t i = 0; i < st->k.n; i++) {
+		if (!seen[st->k.name[i]]) {
+			seen[st->k.name[i]] = 1;
+			m->warmup_end_ns = st->k.start[i];
 		}
 	}
 	free(seen);
@@ -309,15 +302,16 @@ int apx_timelines_build(struct apx_model *m)
 	size_t nsync = 0;
 	int r = 0;
 
-	/* the devices with activity, from the streams table */
+	/* the devices with activity (store devices), from the streams table */
 	for (size_t i = 0; i < m->streams.n; i++) {
 		const struct apx_an_stream *s = APX_VEC_AT(&m->streams, struct apx_an_stream, i);
+		uint32_t dev = m->store->streams[s->es_stream].device;
 		size_t j;
 
-		for (j = 0; j < ndev && devs[j] != s->device; j++)
+		for (j = 0; j < ndev && devs[j] != dev; j++)
 			;
 		if (j == ndev && ndev < APX_AN_MAX_DEVICES)
-			devs[ndev++] = s->device;
+			devs[ndev++] = dev;
 	}
 	if (find_warmup_end(m) < 0)
 		return -ENOMEM;
@@ -331,10 +325,6 @@ int apx_timelines_build(struct apx_model *m)
 			ends[nsync++] = s->end;
 	}
 	qsort(ends, nsync, sizeof(*ends), cmp_u64);
-	if (m->copies.n > 1)
-		qsort(m->copies.data, m->copies.n, sizeof(struct apx_an_copy), cmp_copy);
-	if (m->memsets.n > 1)
-		qsort(m->memsets.data, m->memsets.n, sizeof(struct apx_an_memset), cmp_memset);
 	if (m->uvm.n > 1)
 		qsort(m->uvm.data, m->uvm.n, sizeof(struct apx_an_uvm), cmp_uvm);
 	r = uvm_spans(m, 1, &ug);
@@ -375,20 +365,6 @@ int apx_timelines_build(struct apx_model *m)
 		}
 		m->gpu_active_ns += t->last_ns - t->first_ns;
 		m->steady_ns += t->last_ns - (t->first_ns > m->warmup_end_ns ? t->first_ns : m->warmup_end_ns < t->last_ns ? m->warmup_end_ns : t->last_ns);
-	}
-	/* per-stream totals */
-	for (size_t i = 0; i < m->k.n; i++) {
-		struct apx_an_stream *s = APX_VEC_AT(&m->streams, struct apx_an_stream, m->k.stream[i]);
-
-		s->kernels++;
-		s->busy_ns += m->k.dur[i];
-	}
-	for (size_t i = 0; i < m->copies.n; i++) {
-		const struct apx_an_copy *c = APX_VEC_AT(&m->copies, struct apx_an_copy, i);
-		struct apx_an_stream *s = APX_VEC_AT(&m->streams, struct apx_an_stream, c->stream);
-
-		s->copies++;
-		s->busy_ns += c->dur;
 	}
 	return r;
 }

@@ -10,17 +10,10 @@
 
 struct apx_model *rc_analyse(struct tg *t, struct apx_findings *fd)
 {
-	struct apx_model *m = apx_model_new();
-	struct apx_diag d;
+	struct apx_model *m = tg_model(t, 1);
 
-	if (tg_close(t) < 0 || !m || apx_model_add_file(m, t->path, &d) < 0 ||
-	    apx_model_finish(m) < 0) {
-		unlink(t->path);
-		apx_model_free(m);
-		return NULL;
-	}
-	unlink(t->path);
-	apx_rules_run(m, fd);
+	if (m)
+		apx_rules_run(m, fd);
 	return m;
 }
 

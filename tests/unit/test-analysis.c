@@ -651,19 +651,10 @@ APX_TEST(many_streams_are_hashed)
 /* Close n traces, build one model of them (a run's files), run the rules into fd. */
 static struct apx_model *analyse_files(struct tg *t, size_t n)
 {
-	struct apx_model *m = apx_model_new();
-	struct apx_diag d;
-	int bad = !m;
+	struct apx_model *m = tg_model(t, n);
 
-	for (size_t i = 0; i < n; i++) {
-		bad |= tg_close(&t[i]) < 0 || (m && apx_model_add_file(m, t[i].path, &d) < 0);
-		unlink(t[i].path);
-	}
-	if (bad || apx_model_finish(m) < 0) {
-		apx_model_free(m);
-		return NULL;
-	}
-	apx_rules_run(m, &fd);
+	if (m)
+		apx_rules_run(m, &fd);
 	return m;
 }
 

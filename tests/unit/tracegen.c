@@ -7,10 +7,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analysis/model.h"
+
 #include "base/banned.h"
 
-/* A scratch file with a HEADER of producer (pid, argv or NULL) and the writer on it. */
-static int open_as(struct tg *t, const char *producer, uint64_t pid, const char *argv)
+/* A scratch file with a HEADER of producer (pid, argv and host or NULL, start) and the writer
+ * on it. */
+static int open_as(struct tg *t, const char *producer, uint64_t pid, const char *argv,
+		   const char *host, uint64_t start_ns)
 {
 	struct apx_rec h;
 	int fd;
@@ -25,9 +29,11 @@ static int open_as(struct tg *t, const char *producer, uint64_t pid, const char 
 	apx_rec_set_str(&h, APX_HEADER_PRODUCER_VERSION, "test");
 	if (argv)
 		apx_rec_set_str(&h, APX_HEADER_ARGV, argv);
+	if (host)
+		apx_rec_set_str(&h, APX_HEADER_HOSTNAME, host);
 	h.v[APX_HEADER_CLOCK] = APX_CLOCK_MONOTONIC;
 	h.v[APX_HEADER_PID] = pid;
-	h.v[APX_HEADER_START_NS] = 1000;
+	h.v[APX_HEADER_START_NS] = start_ns;
 	apx_rec_set_i64(&h, APX_HEADER_RANK, -1);
 	return apx_writer_open_fd(fd, &h, NULL, &t->w);
 }
@@ -36,7 +42,7 @@ int tg_open(struct tg *t)
 {
 	struct apx_rec d;
 
-	if (open_as(t, "apx-inject", 100, NULL) < 0)
+	if (open_as(t, "apx-inject", 100, NULL, NULL, 1000) < 0)
 		return -1;
 	apx_rec_init(&d, APX_REC_DEVICE);
 	apx_rec_set_str(&d, APX_DEVICE_NAME, "NVIDIA H200");
@@ -55,9 +61,21 @@ int tg_open(struct tg *t)
 	return apx_writer_add(t->w, &d);
 }
 
+int tg_open_proc(struct tg *t, const char *host, uint64_t pid, const uint8_t *uuid)
+{
+	struct apx_rec d;
+
+	if (open_as(t, "apx-inject", pid, NULL, host, 1000000) < 0)
+		return -1;
+	apx_rec_init(&d, APX_REC_DEVICE);
+	apx_rec_set_str(&d, APX_DEVICE_NAME, "NVIDIA H200");
+	apx_rec_set_bytes(&d, APX_DEVICE_UUID, uuid, 16);
+	return apx_writer_add(t->w, &d);
+}
+
 int tg_open_nvperfd(struct tg *t, uint64_t pid)
 {
-	return open_as(t, "nvperfd", pid, "python3 train.py");
+	return open_as(t, "nvperfd", pid, "python3 train.py", NULL, 1000);
 }
 
 static void seen(struct tg *t, uint64_t end)
@@ -330,4 +348,21 @@ void tg_apw(struct tg *t, uint64_t ts, uint64_t stream, uint64_t base, uint64_t 
 int tg_close(struct tg *t)
 {
 	return apx_writer_close(t->w, t->end_ns, 0);
+}
+
+struct apx_model *tg_model(struct tg *t, size_t n)
+{
+	struct apx_model *m = apx_model_new();
+	struct apx_diag d;
+	int bad = !m;
+
+	for (size_t i = 0; i < n; i++) {
+		bad |= tg_close(&t[i]) < 0 || (m && apx_model_add_file(m, t[i].path, &d) < 0);
+		unlink(t[i].path);
+	}
+	if (bad || apx_model_finish(m) < 0) {
+		apx_model_free(m);
+		return NULL;
+	}
+	return m;
 }

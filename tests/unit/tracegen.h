@@ -1,11 +1,13 @@
 /*
  * tracegen.h - builds small synthetic traces for analysis tests: a file with an H200-like
  * device and the kernels, copies, syncs, allocations and UVM events a test adds, or an nvperfd
- * summary with its key/values, METRIC samples, findings and L2 windows. Times in ns.
+ * summary with its key/values, METRIC samples, findings and L2 windows; tg_model() builds the
+ * analysis model of them. Times in ns.
  */
 #ifndef APX_TEST_TRACEGEN_H
 #define APX_TEST_TRACEGEN_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <apx/format.h>
@@ -40,6 +42,9 @@ void tg_marker(struct tg *t, uint64_t start, uint64_t end, const char *name);
 /* A runtime API call of thread tid with correlation id corr (level api). */
 void tg_api(struct tg *t, uint64_t start, uint64_t end, uint64_t corr, uint64_t tid,
 	    const char *name);
+/* A trace of process pid on host, starting at 1 ms, with device 0 named by uuid (16 bytes):
+ * for tests of the keys (host, UUID) and (file, stream). */
+int tg_open_proc(struct tg *t, const char *host, uint64_t pid, const uint8_t *uuid);
 /* An nvperfd summary instead (producer "nvperfd", no device record), of process pid. */
 int tg_open_nvperfd(struct tg *t, uint64_t pid);
 void tg_kv(struct tg *t, const char *key, const char *value);
@@ -50,5 +55,8 @@ void tg_finding(struct tg *t, const char *rule, unsigned severity, uint64_t savi
 void tg_apw(struct tg *t, uint64_t ts, uint64_t stream, uint64_t base, uint64_t bytes);
 /* Close the trace; the caller loads t->path and unlinks it. */
 int tg_close(struct tg *t);
+/* Close n traces and build one model of them (a run's files; the files are unlinked). NULL on
+ * failure. */
+struct apx_model *tg_model(struct tg *t, size_t n);
 
 #endif
