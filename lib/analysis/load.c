@@ -285,6 +285,10 @@ static int add_record(struct apx_model *m, struct apx_an_file *f, uint16_t fi,
 		};
 		if (v[APX_MEMCPY_END_NS] < v[APX_MEMCPY_START_NS])
 			c.dur = 0;
+		if (v[APX_MEMCPY_API_ENTER_NS] && v[APX_MEMCPY_API_EXIT_NS] >= v[APX_MEMCPY_API_ENTER_NS]) {
+			c.api_enter = v[APX_MEMCPY_API_ENTER_NS];	/* the copy call on the host */
+			c.api_exit = v[APX_MEMCPY_API_EXIT_NS];
+		}
 		c.stream = apx_intern_stream(m, c.device, v[APX_MEMCPY_STREAM]);
 		f->copies++;
 		f->copy_bytes += c.bytes;

@@ -1,7 +1,8 @@
 /*
- * rule_input_pipeline.c - the input pipeline starves the GPU: idle gaps that end with a
- * host-to-device copy (the next batch arrived late). Saving: those gaps, which prefetching
- * batches in DataLoader workers into pinned memory hides.
+ * rule_input_pipeline.c - the input pipeline starves the GPU: steady-state idle time attributed
+ * to the host producing input (idle_attrib.c: gaps ended by a host-to-device copy, less what a
+ * sync, a copy call or page faults explain). Saving: that time, which preparing batches in
+ * DataLoader workers hides.
  */
 #include "analysis/findings.h"
 
@@ -11,7 +12,7 @@
 
 APX_RULE_DECL(input_pipeline)
 {
-	uint64_t idle = m->gpu.idle_by_cause[APX_GAP_DATA], gaps = m->gpu.gaps_by_cause[APX_GAP_DATA];
+	uint64_t idle = m->gpu.idle_by_cause[APX_IDLE_DATA], gaps = m->gpu.gaps_by_cause[APX_IDLE_DATA];
 	uint64_t active = m->steady_ns;
 	char b1[32], b2[32];
 	struct apx_finding *f;
