@@ -33,8 +33,8 @@ const char apx_cmd_report_usage[] =
 	"  -f, --format FMT     text (default) or json (schema: docs/report-schema.md)\n"
 	"  -n, --top N          rows in the long tables (default 15)\n"
 	"  -s, --section NAME   print only this section (repeatable, or comma-separated):\n"
-	"                       summary findings nvperfd kernels transfers sync idle memory\n"
-	"                       streams nvtx l2 uvm cpu checks method\n"
+	"                       summary findings startup nvperfd kernels transfers sync idle\n"
+	"                       memory streams nvtx l2 uvm cpu checks method\n"
 	"      --color WHEN     auto (default: on a terminal, and NO_COLOR unset), always, never\n"
 	"      --single         read only the files named (by default FILE also brings the\n"
 	"                       FILE.<pid> files apx analyze wrote for the run's other processes;\n"
@@ -47,7 +47,7 @@ const char apx_cmd_report_usage[] =
 	"where); 2 usage error.\n";
 
 static const char *const section_names[APX_SEC__COUNT] = {
-	"summary", "findings", "nvperfd", "kernels", "transfers", "sync", "idle", "memory",
+	"summary", "findings", "startup", "nvperfd", "kernels", "transfers", "sync", "idle", "memory",
 	"streams", "nvtx", "l2", "uvm", "cpu", "checks", "method",
 };
 

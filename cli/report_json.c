@@ -1,6 +1,6 @@
 /*
  * report_json.c - `apx report --format json`: every table and finding of the report, and what
- * nvperfd observed, as one JSON document, schema "apx.report/1" (docs/report-schema.md).
+ * nvperfd observed, as one JSON document, schema "apx.report/2" (docs/report-schema.md).
  * Numbers are raw (ns, bytes); strings are escaped. Called by cmd_report.c.
  */
 #include <inttypes.h>
@@ -137,29 +137,45 @@ static void devices(FILE *f, const struct apx_model *m)
 	fputs("]", f);
 }
 
+static void finding_obj(FILE *f, const struct apx_finding *a, size_t rank)
+{
+	int first = 1;
+
+	fputs("{", f);
+	kv_u(f, "rank", rank, &first);
+	kv_s(f, "rule", a->rule, &first);
+	kv_s(f, "severity", a->severity == APX_SEV_CRITICAL ? "critical"
+			    : a->severity == APX_SEV_WARNING ? "warning" : "info", &first);
+	kv_s(f, "title", a->title, &first);
+	kv_i(f, "saving_ns", a->saving_ns, &first);
+	kv_d(f, "saving_pct", a->saving_pct, &first);
+	key(f, "saving_estimated", &first);
+	fputs(a->saving_estimated ? "true" : "false", f);
+	key(f, "startup", &first);
+	fputs(a->startup ? "true" : "false", f);
+	kv_s(f, "saving_model", a->model, &first);
+	kv_s(f, "evidence", a->evidence, &first);
+	kv_s(f, "fix", a->fix, &first);
+	kv_u(f, "confidence_pct", (uint64_t)a->confidence_pct, &first);
+	fputc('}', f);
+}
+
+/* The main list (steady state, and start-up when it dominates) or the start-up section's. */
+static void finding_list(FILE *f, const struct apx_findings *fd, int main)
+{
+	size_t rank = 0;
+
+	for (size_t i = 0; i < fd->n; i++)
+		if (apx_finding_in_main(fd, &fd->f[i]) == main) {
+			fputs(rank ? "," : "", f);
+			finding_obj(f, &fd->f[i], ++rank);
+		}
+}
+
 static void findings(FILE *f, const struct apx_findings *fd)
 {
 	fputs(",\"findings\":[", f);
-	for (size_t i = 0; i < fd->n; i++) {
-		const struct apx_finding *a = &fd->f[i];
-		int first = 1;
-
-		fputs(i ? ",{" : "{", f);
-		kv_u(f, "rank", i + 1, &first);
-		kv_s(f, "rule", a->rule, &first);
-		kv_s(f, "severity", a->severity == APX_SEV_CRITICAL ? "critical"
-				    : a->severity == APX_SEV_WARNING ? "warning" : "info", &first);
-		kv_s(f, "title", a->title, &first);
-		kv_i(f, "saving_ns", a->saving_ns, &first);
-		kv_d(f, "saving_pct", a->saving_pct, &first);
-		key(f, "saving_estimated", &first);
-		fputs(a->saving_estimated ? "true" : "false", f);
-		kv_s(f, "saving_model", a->model, &first);
-		kv_s(f, "evidence", a->evidence, &first);
-		kv_s(f, "fix", a->fix, &first);
-		kv_u(f, "confidence_pct", (uint64_t)a->confidence_pct, &first);
-		fputc('}', f);
-	}
+	finding_list(f, fd, 1);
 	fputs("],\"checks\":[", f);
 	for (size_t i = 0; i < fd->nresults; i++) {
 		const struct apx_rule_result *r = &fd->results[i];
@@ -170,11 +186,59 @@ static void findings(FILE *f, const struct apx_findings *fd)
 		kv_s(f, "title", r->title, &first);
 		kv_s(f, "status", r->status == APX_RULE_FIRED ? "finding"
 				  : r->status == APX_RULE_CLEAN ? "ok"
-				  : r->status == APX_RULE_MINOR ? "minor" : "not_measured", &first);
+				  : r->status == APX_RULE_MINOR ? "minor"
+				  : r->status == APX_RULE_STARTUP ? "startup" : "not_measured", &first);
 		kv_s(f, "why", r->why, &first);
 		fputc('}', f);
 	}
 	fputs("]", f);
+}
+
+/* "idle": the steady window's GPU idle time by cause, summed over devices; explained is every
+ * cause but unknown (docs/report-schema.md). */
+static void idle_attribution(FILE *f, const struct apx_model *m)
+{
+	const struct apx_an_timeline *g = &m->gpu;
+	uint64_t idle = 0;
+	int first = 1;
+
+	for (unsigned c = 0; c < APX_IDLE__COUNT; c++)
+		idle += g->idle_by_cause[c];
+	fputs(",\"idle\":{", f);
+	kv_u(f, "window_start_ns", m->steady_start_ns, &first);
+	kv_u(f, "window_end_ns", m->steady_end_ns == UINT64_MAX ? m->run_end_ns : m->steady_end_ns,
+	     &first);
+	kv_u(f, "window_ns", g->window_ns, &first);
+	kv_u(f, "busy_ns", g->window_ns > idle ? g->window_ns - idle : 0, &first);
+	kv_u(f, "idle_ns", idle, &first);
+	kv_u(f, "explained_ns", idle - g->idle_by_cause[APX_IDLE_UNKNOWN], &first);
+	kv_u(f, "unexplained_ns", g->idle_by_cause[APX_IDLE_UNKNOWN], &first);
+	key(f, "copy_host_times", &first);
+	fputs(m->copy_host_times ? "true" : "false", f);
+	fputs(",\"by_cause\":{", f);
+	for (unsigned c = 0; c < APX_IDLE__COUNT; c++)
+		fprintf(f, "%s\"%s\":{\"ns\":%" PRIu64 ",\"gaps\":%" PRIu64 "}", c ? "," : "",
+			apx_idle_cause_key(c), g->idle_by_cause[c], g->gaps_by_cause[c]);
+	fputs("}}", f);
+}
+
+/* "startup": the GPU's work before the steady window and its findings. */
+static void startup(FILE *f, const struct apx_model *m, const struct apx_findings *fd)
+{
+	const struct apx_an_timeline *g = &m->gpu;
+	int first = 1;
+
+	fputs(",\"startup\":{", f);
+	kv_u(f, "end_ns", m->steady_start_ns, &first);
+	kv_u(f, "gpu_span_ns", g->startup_ns, &first);
+	kv_u(f, "gpu_idle_ns", g->startup_idle_ns, &first);
+	kv_u(f, "gpu_busy_ns", g->startup_ns > g->startup_idle_ns ? g->startup_ns - g->startup_idle_ns
+								    : 0, &first);
+	key(f, "dominates", &first);
+	fputs(fd->startup_dominates ? "true" : "false", f);
+	fputs(",\"findings\":[", f);
+	finding_list(f, fd, 0);
+	fputs("]}", f);
 }
 
 static void kernels(FILE *f, const struct apx_model *m)
@@ -287,13 +351,15 @@ static void sync_and_idle(FILE *f, const struct apx_model *m)
 		kv_u(f, "before_first_ns", t->before_ns, &fi);
 		kv_u(f, "after_last_ns", t->after_ns, &fi);
 		kv_u(f, "gaps", t->gaps, &fi);
+		kv_u(f, "steady_window_ns", t->window_ns, &fi);
+		kv_u(f, "startup_ns", t->startup_ns, &fi);
+		kv_u(f, "startup_idle_ns", t->startup_idle_ns, &fi);
+		kv_u(f, "teardown_ns", t->teardown_ns, &fi);
+		kv_u(f, "teardown_idle_ns", t->teardown_idle_ns, &fi);
 		fputs(",\"idle_by_cause\":{", f);
-		for (unsigned c = 0; c < APX_GAP__COUNT; c++) {
-			static const char *const k[] = { "warmup", "launch", "sync", "data", "unknown" };
-
-			fprintf(f, "%s\"%s\":{\"ns\":%" PRIu64 ",\"gaps\":%" PRIu64 "}", c ? "," : "", k[c],
-				t->idle_by_cause[c], t->gaps_by_cause[c]);
-		}
+		for (unsigned c = 0; c < APX_IDLE__COUNT; c++)
+			fprintf(f, "%s\"%s\":{\"ns\":%" PRIu64 ",\"gaps\":%" PRIu64 "}", c ? "," : "",
+				apx_idle_cause_key(c), t->idle_by_cause[c], t->gaps_by_cause[c]);
 		fputs("}}", f);
 	}
 	fputs("]", f);
@@ -502,7 +568,7 @@ void apx_report_json(FILE *f, const struct apx_model *m, const struct apx_findin
 	int first = 1;
 
 	(void)o;
-	fputs("{\"schema\":\"apx.report/1\",", f);
+	fputs("{\"schema\":\"apx.report/2\",", f);
 	files(f, m);
 	fputs(",\"run\":{", f);
 	kv_u(f, "start_ns", m->run_start_ns, &first);
@@ -519,6 +585,8 @@ void apx_report_json(FILE *f, const struct apx_model *m, const struct apx_findin
 	steady_state(f, m);
 	devices(f, m);
 	findings(f, fd);
+	startup(f, m, fd);
+	idle_attribution(f, m);
 	kernels(f, m);
 	transfers(f, m);
 	sync_and_idle(f, m);

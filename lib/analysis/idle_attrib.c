@@ -303,11 +303,11 @@ unsigned apx_idle_gap(const struct apx_idle_ctx *c, struct apx_an_timeline *t, u
 const char *apx_idle_cause_name(unsigned cause)
 {
 	static const char *const names[] = {
-		[APX_IDLE_UVM] = "host faulting pages (UVM)",
+		[APX_IDLE_UVM] = "page faults (UVM)",
 		[APX_IDLE_SYNC] = "sync wait",
 		[APX_IDLE_STAGING] = "pageable copy staging",
-		[APX_IDLE_COPY_CALLS] = "small copies' per-call cost",
-		[APX_IDLE_DATA] = "host producing input data",
+		[APX_IDLE_COPY_CALLS] = "small copies' calls",
+		[APX_IDLE_DATA] = "input data (host)",
 		[APX_IDLE_LAUNCH] = "launch overhead",
 		[APX_IDLE_COLLECTOR] = "collector's launch cost",
 		[APX_IDLE_UNKNOWN] = "unknown",
