@@ -3,7 +3,8 @@
  * their findings by estimated saving, and the text helpers rules share. Called by apx report.
  * Findings about start-up (f->startup) rank under every steady-state finding unless start-up
  * dominates the run (its GPU busy time exceeds the steady window's); the steady findings'
- * savings together never pass the steady window (a finding that would is capped, saying so).
+ * savings together never pass the steady window, the start-up's never its span (a finding
+ * that would is capped, saying so).
  */
 #include "analysis/findings.h"
 
@@ -93,24 +94,30 @@ static void untraced_why(const struct apx_model *m, char *buf, size_t cap)
 /* A finding whose estimated saving is under 1 % of a step (steps x 1 % of the median step
  * time, over the run) is taken out of the findings; its rule's check says what it would save
  * (when none of the rule's findings is left). Savings of 0 are kept: they are findings the
- * rule does not estimate (memory capacity). */
-static void demote_minor(const struct apx_model *m, struct apx_findings *out)
+ * rule does not estimate (memory capacity); but not one the cap took to 0. */
+static void demote_minor(const struct apx_model *m, struct apx_findings *out,
+			 const uint8_t *capped)
 {
 	const struct apx_an_steps *st = &m->steady;
 	double floor = st->count ? 0.01 * (double)st->median_ns * (double)st->count : MINOR_FLOOR_NS;
-	double demoted[APX_RULES_MAX] = { 0 };	/* by result: the largest saving taken out */
+	double demoted[APX_RULES_MAX];		/* by result: the largest saving taken out */
+	uint8_t gone[APX_RULES_MAX] = { 0 };	/* ... and it was capped to nothing */
 	size_t k = 0;
 
+	for (size_t r = 0; r < APX_RULES_MAX; r++)
+		demoted[r] = -1;	/* none */
 	for (size_t i = 0; i < out->n; i++) {
 		struct apx_finding *f = &out->f[i];
 
-		if (!(f->saving_ns > 0 && f->saving_ns < floor)) {
+		if (!((f->saving_ns > 0 || capped[i]) && f->saving_ns < floor)) {
 			out->f[k++] = *f;
 			continue;
 		}
 		for (size_t r = 0; r < out->nresults; r++)
-			if (!strcmp(out->results[r].rule, f->rule) && f->saving_ns > demoted[r])
+			if (!strcmp(out->results[r].rule, f->rule) && f->saving_ns > demoted[r]) {
 				demoted[r] = f->saving_ns;
+				gone[r] = capped[i] && f->saving_ns <= 0;
+			}
 	}
 	out->n = k;
 	for (size_t r = 0; r < out->nresults; r++) {
@@ -118,14 +125,16 @@ static void demote_minor(const struct apx_model *m, struct apx_findings *out)
 		char b1[32], b2[32];
 		int left = 0;
 
-		if (!demoted[r] || res->status != APX_RULE_FIRED)
+		if (demoted[r] < 0 || res->status != APX_RULE_FIRED)
 			continue;
 		for (size_t i = 0; i < out->n && !left; i++)
 			left = !strcmp(out->f[i].rule, res->rule);
 		if (left)
 			continue;
 		res->status = APX_RULE_MINOR;
-		if (st->count)
+		if (gone[r])
+			snprintf(res->why, sizeof(res->why), "its time is all claimed by larger findings");
+		else if (st->count)
 			snprintf(res->why, sizeof(res->why), "would save %s a step, under 1%% of a "
 				 "step (%s)", apx_fmt_ns(b1, sizeof(b1), demoted[r] / (double)st->count),
 				 apx_fmt_ns(b2, sizeof(b2), (double)st->median_ns));
@@ -179,12 +188,10 @@ static void mark_startup_only(struct apx_findings *out)
 	}
 }
 
-/* Ranked: the main list first (stable), then the start-up section's; and the main list's
- * estimated savings capped so that together they never pass the steady window. */
-static void order_and_cap(const struct apx_model *m, struct apx_findings *out)
+/* The main list first (stable), then the start-up section's. */
+static void main_first(struct apx_findings *out)
 {
 	struct apx_finding tmp[APX_FINDINGS_MAX];
-	double left = out->steady_budget_ns;
 	size_t k = 0;
 
 	for (int pass = 0; pass < 2; pass++)
@@ -192,24 +199,36 @@ static void order_and_cap(const struct apx_model *m, struct apx_findings *out)
 			if (apx_finding_in_main(out, &out->f[i]) == !pass)
 				tmp[k++] = out->f[i];
 	memcpy(out->f, tmp, k * sizeof(tmp[0]));
-	for (size_t i = 0; i < out->n && out->steady_budget_ns > 0; i++) {
-		struct apx_finding *f = &out->f[i];
+}
 
-		if (!apx_finding_in_main(out, f) || f->startup || f->recorded_by ||
-		    !f->saving_estimated)
-			continue;
-		if (f->saving_ns > left) {
-			f->saving_ns = left > 0 ? left : 0;
+/* The estimated savings, in rank order, capped so that together they never pass the time they
+ * come from: the steady window for the steady state's findings, the start-up span for the
+ * start-up's; capped[i] says which were (they may then fall under the minor floor). */
+static void cap_savings(const struct apx_model *m, struct apx_findings *out, uint8_t *capped)
+{
+	const double budget[2] = { out->steady_budget_ns, (double)m->gpu.startup_ns };
+	double left[2] = { budget[0], budget[1] };
+
+	for (size_t i = 0; i < out->n; i++) {
+		struct apx_finding *f = &out->f[i];
+		double *l = &left[f->startup ? 1 : 0];
+
+		if (f->recorded_by || !f->saving_estimated || !budget[f->startup ? 1 : 0])
+			continue;	/* no such time measured (no GPU activity): nothing to cap by */
+		if (f->saving_ns > *l) {
+			f->saving_ns = *l > 0 ? *l : 0;
 			f->saving_pct = m->wall_ns ? 100.0 * f->saving_ns / (double)m->wall_ns : 0;
-			apx_text_append(f->model, sizeof(f->model), " (capped: the findings above "
-					"claim the rest of the steady state)");
+			apx_text_append(f->model, sizeof(f->model), " (capped at what the findings "
+					"above leave of the %s)", f->startup ? "start-up" : "steady state");
+			capped[i] = 1;
 		}
-		left -= f->saving_ns;
+		*l -= f->saving_ns;
 	}
 }
 
 void apx_rules_run(const struct apx_model *m, struct apx_findings *out)
 {
+	uint8_t capped[APX_FINDINGS_MAX] = { 0 };
 	char untraced[200];
 
 	size_t nrules;
@@ -230,17 +249,19 @@ void apx_rules_run(const struct apx_model *m, struct apx_findings *out)
 		}
 		res->status = rules[i].run(m, out, res->why, sizeof(res->why));
 	}
-	demote_minor(m, out);
+	out->startup_dominates = startup_dominates(m);
+	out->steady_budget_ns = (double)m->gpu.window_ns;
+	qsort(out->f, out->n, sizeof(out->f[0]), cmp_saving);	/* the cap goes in rank order */
+	cap_savings(m, out, capped);
+	demote_minor(m, out, capped);
 	nrules = out->n;
 	add_recorded(m, out);
 	/* ties rank recorded findings first, in file order, then the rules' */
 	for (size_t i = 0; i < out->n; i++)
 		out->f[i].order = (unsigned)(i < nrules ? out->n - nrules + i : i - nrules);
 	qsort(out->f, out->n, sizeof(out->f[0]), cmp_saving);
-	out->startup_dominates = startup_dominates(m);
-	out->steady_budget_ns = (double)m->gpu.window_ns;
+	main_first(out);
 	mark_startup_only(out);
-	order_and_cap(m, out);
 }
 
 struct apx_finding *apx_finding_add(struct apx_findings *out, const struct apx_model *m,

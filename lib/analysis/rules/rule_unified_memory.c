@@ -40,6 +40,11 @@ APX_RULE_DECL(unified_memory)
 		return m->nfiles ? APX_RULE_NOT_MEASURED : APX_RULE_CLEAN;
 	}
 	saving = m->gpu.uvm_kernel_ns + m->gpu.idle_by_cause[APX_IDLE_UVM];
+	if (!saving) {	/* events, but none in the steady state's time: start-up, or harmless */
+		snprintf(why, why_len, "%llu unified-memory events, none costing the steady state "
+			 "time", (unsigned long long)events);
+		return APX_RULE_MINOR;
+	}
 	f = apx_finding_add(out, m, "unified-memory",
 			    thrash || (double)saving > 0.25 * (double)m->steady_ns ? APX_SEV_CRITICAL
 										    : APX_SEV_WARNING,
@@ -70,7 +75,5 @@ APX_RULE_DECL(unified_memory)
 		 "Keep tensors in device memory (plain torch allocations), or prefetch managed memory\n"
 		 "before use: cudaMemPrefetchAsync(ptr, bytes, device, stream) (ctypes/cupy), and set\n"
 		 "cudaMemAdviseSetPreferredLocation for data the GPU owns.");
-	(void)why;
-	(void)why_len;
 	return APX_RULE_FIRED;
 }
