@@ -48,6 +48,12 @@ static void kv_s(FILE *f, const char *k, const char *v, int *first)
 	apx_json_str(f, v);
 }
 
+static void kv_b(FILE *f, const char *k, int v, int *first)
+{
+	key(f, k, first);
+	fputs(v ? "true" : "false", f);
+}
+
 static void files(FILE *f, const struct apx_model *m)
 {
 	fputs("\"files\":[", f);
@@ -149,10 +155,8 @@ static void finding_obj(FILE *f, const struct apx_finding *a, size_t rank)
 	kv_s(f, "title", a->title, &first);
 	kv_i(f, "saving_ns", a->saving_ns, &first);
 	kv_d(f, "saving_pct", a->saving_pct, &first);
-	key(f, "saving_estimated", &first);
-	fputs(a->saving_estimated ? "true" : "false", f);
-	key(f, "startup", &first);
-	fputs(a->startup ? "true" : "false", f);
+	kv_b(f, "saving_estimated", a->saving_estimated, &first);
+	kv_b(f, "startup", a->startup, &first);
 	kv_s(f, "saving_model", a->model, &first);
 	kv_s(f, "evidence", a->evidence, &first);
 	kv_s(f, "fix", a->fix, &first);
@@ -213,8 +217,7 @@ static void idle_attribution(FILE *f, const struct apx_model *m)
 	kv_u(f, "idle_ns", idle, &first);
 	kv_u(f, "explained_ns", idle - g->idle_by_cause[APX_IDLE_UNKNOWN], &first);
 	kv_u(f, "unexplained_ns", g->idle_by_cause[APX_IDLE_UNKNOWN], &first);
-	key(f, "copy_host_times", &first);
-	fputs(m->copy_host_times ? "true" : "false", f);
+	kv_b(f, "copy_host_times", m->copy_host_times, &first);
 	fputs(",\"by_cause\":{", f);
 	for (unsigned c = 0; c < APX_IDLE__COUNT; c++)
 		fprintf(f, "%s\"%s\":{\"ns\":%" PRIu64 ",\"gaps\":%" PRIu64 "}", c ? "," : "",
@@ -234,8 +237,7 @@ static void startup(FILE *f, const struct apx_model *m, const struct apx_finding
 	kv_u(f, "gpu_idle_ns", g->startup_idle_ns, &first);
 	kv_u(f, "gpu_busy_ns", g->startup_ns > g->startup_idle_ns ? g->startup_ns - g->startup_idle_ns
 								    : 0, &first);
-	key(f, "dominates", &first);
-	fputs(fd->startup_dominates ? "true" : "false", f);
+	kv_b(f, "dominates", fd->startup_dominates, &first);
 	fputs(",\"findings\":[", f);
 	finding_list(f, fd, 0);
 	fputs("]}", f);

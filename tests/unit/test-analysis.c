@@ -12,43 +12,25 @@
 #include "analysis/findings.h"
 #include "analysis/model.h"
 #include "apx-test.h"
-#include "unit/tracegen.h"
+#include "unit/analysed.h"
 
 #include "base/banned.h"
 
 static struct apx_findings fd;
 
-/* Close t, build the model, run the rules into fd. NULL on failure. */
 static struct apx_model *analyse(struct tg *t)
 {
-	struct apx_model *m = apx_model_new();
-	struct apx_diag d;
-
-	if (tg_close(t) < 0 || !m || apx_model_add_file(m, t->path, &d) < 0 ||
-	    apx_model_finish(m) < 0) {
-		unlink(t->path);
-		apx_model_free(m);
-		return NULL;
-	}
-	unlink(t->path);
-	apx_rules_run(m, &fd);
-	return m;
+	return tg_analyse(t, &fd);
 }
 
 static const struct apx_finding *finding(const char *rule)
 {
-	for (size_t i = 0; i < fd.n; i++)
-		if (!strcmp(fd.f[i].rule, rule))
-			return &fd.f[i];
-	return NULL;
+	return tg_find(&fd, rule);
 }
 
 static enum apx_rule_status status(const char *rule)
 {
-	for (size_t i = 0; i < fd.nresults; i++)
-		if (!strcmp(fd.results[i].rule, rule))
-			return fd.results[i].status;
-	return (enum apx_rule_status)-1;
+	return tg_status(&fd, rule);
 }
 
 #define MS 1000000ull

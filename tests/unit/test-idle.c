@@ -8,12 +8,11 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "apx-test.h"
 #include "analysis/findings.h"
 #include "analysis/model.h"
-#include "unit/tracegen.h"
+#include "unit/analysed.h"
 
 #include "base/banned.h"
 
@@ -24,33 +23,17 @@ static struct apx_findings fd;
 
 static struct apx_model *load(struct tg *t)
 {
-	struct apx_model *m = apx_model_new();
-
-	if (tg_close(t) < 0 || !m || apx_model_add_file(m, t->path, NULL) < 0 ||
-	    apx_model_finish(m) < 0) {
-		unlink(t->path);
-		apx_model_free(m);
-		return NULL;
-	}
-	unlink(t->path);
-	apx_rules_run(m, &fd);
-	return m;
+	return tg_analyse(t, &fd);
 }
 
 static const struct apx_finding *finding(const char *rule)
 {
-	for (size_t i = 0; i < fd.n; i++)
-		if (!strcmp(fd.f[i].rule, rule))
-			return &fd.f[i];
-	return NULL;
+	return tg_find(&fd, rule);
 }
 
 static enum apx_rule_status status(const char *rule)
 {
-	for (size_t i = 0; i < fd.nresults; i++)
-		if (!strcmp(fd.results[i].rule, rule))
-			return fd.results[i].status;
-	return (enum apx_rule_status)-1;
+	return tg_status(&fd, rule);
 }
 
 /* A sync returns, then the host faults managed pages back: the gap is the faults', not the
