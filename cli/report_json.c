@@ -217,6 +217,13 @@ static void idle_attribution(FILE *f, const struct apx_model *m)
 	kv_u(f, "idle_ns", idle, &first);
 	kv_u(f, "explained_ns", idle - g->idle_by_cause[APX_IDLE_UNKNOWN], &first);
 	kv_u(f, "unexplained_ns", g->idle_by_cause[APX_IDLE_UNKNOWN], &first);
+	if (m->steady.count && g->window_ns) {	/* a median step's share */
+		double step = (double)m->steady.median_ns / (double)g->window_ns;
+
+		kv_i(f, "idle_per_step_ns", (double)idle * step, &first);
+		kv_i(f, "unexplained_per_step_ns", (double)g->idle_by_cause[APX_IDLE_UNKNOWN] * step,
+		     &first);
+	}
 	kv_b(f, "copy_host_times", m->copy_host_times, &first);
 	fputs(",\"by_cause\":{", f);
 	for (unsigned c = 0; c < APX_IDLE__COUNT; c++)

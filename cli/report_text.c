@@ -192,8 +192,12 @@ static void steady_idle_line(const struct out *o, const struct apx_model *m)
 	for (unsigned c = 0; c < APX_IDLE__COUNT; c++)
 		if (c != APX_IDLE_UNKNOWN && m->gpu.idle_by_cause[c] > m->gpu.idle_by_cause[top])
 			top = c;
-	fprintf(o->f, "  %-18s %.0f%% of the steady state (%s), %.0f%% of it explained\n", "GPU idle",
-		pct((double)idle, (double)m->gpu.window_ns), apx_fmt_ns(b1, sizeof(b1), (double)idle),
+	fprintf(o->f, "  %-18s %.0f%% of the steady state (%s", "GPU idle",
+		pct((double)idle, (double)m->gpu.window_ns), apx_fmt_ns(b1, sizeof(b1), (double)idle));
+	if (m->steady.count)	/* a median step's share of it */
+		fprintf(o->f, ", %s a step", apx_fmt_ns(b2, sizeof(b2), (double)idle *
+				(double)m->steady.median_ns / (double)m->gpu.window_ns));
+	fprintf(o->f, "), %.0f%% of it explained\n",
 		idle ? pct((double)(idle - unk), (double)idle) : 100.0);
 	if (top == APX_IDLE_UNKNOWN && !unk)
 		return;
@@ -202,6 +206,9 @@ static void steady_idle_line(const struct out *o, const struct apx_model *m)
 		fprintf(o->f, "largest cause: %s%s", apx_idle_cause_name(top), unk ? "; " : "");
 	if (unk)
 		fprintf(o->f, "unexplained: %s", apx_fmt_ns(b2, sizeof(b2), (double)unk));
+	if (unk && m->steady.count)
+		fprintf(o->f, " (%s a step)", apx_fmt_ns(b1, sizeof(b1), (double)unk *
+				(double)m->steady.median_ns / (double)m->gpu.window_ns));
 	fputc('\n', o->f);
 }
 
