@@ -1,6 +1,6 @@
 /*
  * report_json.c - `apx report --format json`: every table and finding of the report, and what
- * nvperfd observed, as one JSON document, schema "apx.report/1" (docs/report-schema.md).
+ * nvperfd observed, as one JSON document, schema "apx.report/2" (docs/report-schema.md).
  * Numbers are raw (ns, bytes); strings are escaped. Called by cmd_report.c.
  */
 #include <inttypes.h>
@@ -47,6 +47,12 @@ static void kv_s(FILE *f, const char *k, const char *v, int *first)
 {
 	key(f, k, first);
 	apx_json_str(f, v);
+}
+
+static void kv_b(FILE *f, const char *k, int v, int *first)
+{
+	key(f, k, first);
+	fputs(v ? "true" : "false", f);
 }
 
 static void files(FILE *f, const struct apx_model *m)
@@ -184,30 +190,44 @@ static void finding_metrics(FILE *f, const struct apx_finding *a)
 	fputs("]}", f);
 }
 
+static void finding_obj(FILE *f, const struct apx_finding *a, size_t rank)
+{
+	int first = 1;
+
+	fputs("{", f);
+	kv_u(f, "rank", rank, &first);
+	kv_s(f, "rule", a->rule, &first);
+	kv_s(f, "severity", a->severity == APX_SEV_CRITICAL ? "critical"
+			    : a->severity == APX_SEV_WARNING ? "warning" : "info", &first);
+	kv_s(f, "title", a->title, &first);
+	kv_i(f, "saving_ns", a->saving_ns, &first);
+	kv_d(f, "saving_pct", a->saving_pct, &first);
+	kv_b(f, "saving_estimated", a->saving_estimated, &first);
+	kv_b(f, "startup", a->startup, &first);
+	kv_s(f, "saving_model", a->model, &first);
+	kv_s(f, "evidence", a->evidence, &first);
+	kv_s(f, "fix", a->fix, &first);
+	kv_u(f, "confidence_pct", (uint64_t)a->confidence_pct, &first);
+	finding_metrics(f, a);
+	fputc('}', f);
+}
+
+/* The main list (steady state, and start-up when it dominates) or the start-up section's. */
+static void finding_list(FILE *f, const struct apx_findings *fd, int main)
+{
+	size_t rank = 0;
+
+	for (size_t i = 0; i < fd->n; i++)
+		if (apx_finding_in_main(fd, &fd->f[i]) == main) {
+			fputs(rank ? "," : "", f);
+			finding_obj(f, &fd->f[i], ++rank);
+		}
+}
+
 static void findings(FILE *f, const struct apx_findings *fd)
 {
 	fputs(",\"findings\":[", f);
-	for (size_t i = 0; i < fd->n; i++) {
-		const struct apx_finding *a = &fd->f[i];
-		int first = 1;
-
-		fputs(i ? ",{" : "{", f);
-		kv_u(f, "rank", i + 1, &first);
-		kv_s(f, "rule", a->rule, &first);
-		kv_s(f, "severity", a->severity == APX_SEV_CRITICAL ? "critical"
-				    : a->severity == APX_SEV_WARNING ? "warning" : "info", &first);
-		kv_s(f, "title", a->title, &first);
-		kv_i(f, "saving_ns", a->saving_ns, &first);
-		kv_d(f, "saving_pct", a->saving_pct, &first);
-		key(f, "saving_estimated", &first);
-		fputs(a->saving_estimated ? "true" : "false", f);
-		kv_s(f, "saving_model", a->model, &first);
-		kv_s(f, "evidence", a->evidence, &first);
-		kv_s(f, "fix", a->fix, &first);
-		kv_u(f, "confidence_pct", (uint64_t)a->confidence_pct, &first);
-		finding_metrics(f, a);
-		fputc('}', f);
-	}
+	finding_list(f, fd, 1);
 	fputs("]", f);
 }
 
@@ -223,11 +243,64 @@ static void checks(FILE *f, const struct apx_findings *fd)
 		kv_s(f, "title", r->title, &first);
 		kv_s(f, "status", r->status == APX_RULE_FIRED ? "finding"
 				  : r->status == APX_RULE_CLEAN ? "ok"
-				  : r->status == APX_RULE_MINOR ? "minor" : "not_measured", &first);
+				  : r->status == APX_RULE_MINOR ? "minor"
+				  : r->status == APX_RULE_STARTUP ? "startup" : "not_measured", &first);
 		kv_s(f, "why", r->why, &first);
 		fputc('}', f);
 	}
 	fputs("]", f);
+}
+
+/* "idle": the steady window's GPU idle time by cause, summed over devices; explained is every
+ * cause but unknown (docs/report-schema.md). */
+static void idle_attribution(FILE *f, const struct apx_model *m)
+{
+	const struct apx_an_timeline *g = &m->gpu;
+	uint64_t idle = 0;
+	int first = 1;
+
+	for (unsigned c = 0; c < APX_IDLE__COUNT; c++)
+		idle += g->idle_by_cause[c];
+	fputs(",\"idle\":{", f);
+	kv_u(f, "window_start_ns", m->steady_start_ns, &first);
+	kv_u(f, "window_end_ns", m->steady_end_ns == UINT64_MAX ? m->run_end_ns : m->steady_end_ns,
+	     &first);
+	kv_u(f, "window_ns", g->window_ns, &first);
+	kv_u(f, "busy_ns", g->window_ns > idle ? g->window_ns - idle : 0, &first);
+	kv_u(f, "idle_ns", idle, &first);
+	kv_u(f, "explained_ns", idle - g->idle_by_cause[APX_IDLE_UNKNOWN], &first);
+	kv_u(f, "unexplained_ns", g->idle_by_cause[APX_IDLE_UNKNOWN], &first);
+	if (m->steady.count && g->window_ns) {	/* a median step's share */
+		double step = (double)m->steady.median_ns / (double)g->window_ns;
+
+		kv_i(f, "idle_per_step_ns", (double)idle * step, &first);
+		kv_i(f, "unexplained_per_step_ns", (double)g->idle_by_cause[APX_IDLE_UNKNOWN] * step,
+		     &first);
+	}
+	kv_b(f, "copy_host_times", m->copy_host_times, &first);
+	fputs(",\"by_cause\":{", f);
+	for (unsigned c = 0; c < APX_IDLE__COUNT; c++)
+		fprintf(f, "%s\"%s\":{\"ns\":%" PRIu64 ",\"gaps\":%" PRIu64 "}", c ? "," : "",
+			apx_idle_cause_key(c), g->idle_by_cause[c], g->gaps_by_cause[c]);
+	fputs("}}", f);
+}
+
+/* "startup": the GPU's work before the steady window and its findings. */
+static void startup(FILE *f, const struct apx_model *m, const struct apx_findings *fd)
+{
+	const struct apx_an_timeline *g = &m->gpu;
+	int first = 1;
+
+	fputs(",\"startup\":{", f);
+	kv_u(f, "end_ns", m->steady_start_ns, &first);
+	kv_u(f, "gpu_span_ns", g->startup_ns, &first);
+	kv_u(f, "gpu_idle_ns", g->startup_idle_ns, &first);
+	kv_u(f, "gpu_busy_ns", g->startup_ns > g->startup_idle_ns ? g->startup_ns - g->startup_idle_ns
+								    : 0, &first);
+	kv_b(f, "dominates", fd->startup_dominates, &first);
+	fputs(",\"findings\":[", f);
+	finding_list(f, fd, 0);
+	fputs("]}", f);
 }
 
 static void kernels(FILE *f, const struct apx_model *m)
@@ -345,13 +418,15 @@ static void timelines(FILE *f, const struct apx_model *m)
 		kv_u(f, "before_first_ns", t->before_ns, &fi);
 		kv_u(f, "after_last_ns", t->after_ns, &fi);
 		kv_u(f, "gaps", t->gaps, &fi);
+		kv_u(f, "steady_window_ns", t->window_ns, &fi);
+		kv_u(f, "startup_ns", t->startup_ns, &fi);
+		kv_u(f, "startup_idle_ns", t->startup_idle_ns, &fi);
+		kv_u(f, "teardown_ns", t->teardown_ns, &fi);
+		kv_u(f, "teardown_idle_ns", t->teardown_idle_ns, &fi);
 		fputs(",\"idle_by_cause\":{", f);
-		for (unsigned c = 0; c < APX_GAP__COUNT; c++) {
-			static const char *const k[] = { "warmup", "launch", "sync", "data", "unknown" };
-
-			fprintf(f, "%s\"%s\":{\"ns\":%" PRIu64 ",\"gaps\":%" PRIu64 "}", c ? "," : "", k[c],
-				t->idle_by_cause[c], t->gaps_by_cause[c]);
-		}
+		for (unsigned c = 0; c < APX_IDLE__COUNT; c++)
+			fprintf(f, "%s\"%s\":{\"ns\":%" PRIu64 ",\"gaps\":%" PRIu64 "}", c ? "," : "",
+				apx_idle_cause_key(c), t->idle_by_cause[c], t->gaps_by_cause[c]);
 		fputs("}}", f);
 	}
 	fputs("]", f);
@@ -606,28 +681,32 @@ static const struct {
 	unsigned section;
 	void (*model)(FILE *f, const struct apx_model *m);
 	void (*findings)(FILE *f, const struct apx_findings *fd);
+	void (*both)(FILE *f, const struct apx_model *m, const struct apx_findings *fd);
 } members[] = {
-	{ APX_SEC_METHOD, files_member, NULL },	{ APX_SEC_SUMMARY, summary, NULL },
-	{ APX_SEC_FINDINGS, NULL, findings },	{ APX_SEC_CHECKS, NULL, checks },
-	{ APX_SEC_KERNELS, kernels, NULL },	{ APX_SEC_TRANSFERS, transfers, NULL },
-	{ APX_SEC_SYNC, sync, NULL },		{ APX_SEC_IDLE, timelines, NULL },
-	{ APX_SEC_MEMORY, memory, NULL },	{ APX_SEC_STREAMS, streams, NULL },
-	{ APX_SEC_NVTX, nvtx, NULL },		{ APX_SEC_L2, l2, NULL },
-	{ APX_SEC_UVM, uvm, NULL },		{ APX_SEC_CPU, cpu, NULL },
-	{ APX_SEC_NVPERFD, nvperfd, NULL },
+	{ APX_SEC_METHOD, files_member, NULL, NULL },	{ APX_SEC_SUMMARY, summary, NULL, NULL },
+	{ APX_SEC_FINDINGS, NULL, findings, NULL },	{ APX_SEC_CHECKS, NULL, checks, NULL },
+	{ APX_SEC_STARTUP, NULL, NULL, startup }, { APX_SEC_IDLE, idle_attribution, NULL, NULL },
+	{ APX_SEC_KERNELS, kernels, NULL, NULL },	{ APX_SEC_TRANSFERS, transfers, NULL, NULL },
+	{ APX_SEC_SYNC, sync, NULL, NULL },		{ APX_SEC_IDLE, timelines, NULL, NULL },
+	{ APX_SEC_MEMORY, memory, NULL, NULL },	{ APX_SEC_STREAMS, streams, NULL, NULL },
+	{ APX_SEC_NVTX, nvtx, NULL, NULL },		{ APX_SEC_L2, l2, NULL, NULL },
+	{ APX_SEC_UVM, uvm, NULL, NULL },		{ APX_SEC_CPU, cpu, NULL, NULL },
+	{ APX_SEC_NVPERFD, nvperfd, NULL, NULL },
 };
 
 void apx_report_json(FILE *f, const struct apx_model *m, const struct apx_findings *fd,
 		     const struct apx_report_opts *o)
 {
-	fputs("{\"schema\":\"apx.report/1\"", f);
+	fputs("{\"schema\":\"apx.report/2\"", f);
 	for (size_t i = 0; i < sizeof(members) / sizeof(members[0]); i++) {
 		if (!(o->sections & 1u << members[i].section))
 			continue;	/* --section: only the members of the sections asked for */
 		if (members[i].model)
 			members[i].model(f, m);
-		else
+		else if (members[i].findings)
 			members[i].findings(f, fd);
+		else
+			members[i].both(f, m, fd);
 	}
 	fputs("}\n", f);
 }

@@ -169,6 +169,49 @@ static void steady_state_line(const struct out *o, const struct apx_model *m)
 		apx_fmt_ns(b4, sizeof(b4), (double)st->teardown_ns));
 }
 
+/* The steady window's idle time summed over devices (0 when the window is empty). */
+static uint64_t steady_idle(const struct apx_model *m)
+{
+	uint64_t idle = 0;
+
+	for (unsigned c = 0; c < APX_IDLE__COUNT; c++)
+		idle += m->gpu.idle_by_cause[c];
+	return idle;
+}
+
+/* "GPU idle           12% of the steady state (5.10 ms): 96% explained, largest launch overhead"
+ * (the idle attribution, idle_attrib.c) */
+static void steady_idle_line(const struct out *o, const struct apx_model *m)
+{
+	uint64_t idle = steady_idle(m), unk = m->gpu.idle_by_cause[APX_IDLE_UNKNOWN];
+	unsigned top = APX_IDLE_UNKNOWN;
+	char b1[32], b2[32];
+
+	if (!m->gpu.window_ns)
+		return;
+	for (unsigned c = 0; c < APX_IDLE__COUNT; c++)
+		if (c != APX_IDLE_UNKNOWN && m->gpu.idle_by_cause[c] > m->gpu.idle_by_cause[top])
+			top = c;
+	fprintf(o->f, "  %-18s %.0f%% of the steady state (%s", "GPU idle",
+		pct((double)idle, (double)m->gpu.window_ns), apx_fmt_ns(b1, sizeof(b1), (double)idle));
+	if (m->steady.count)	/* a median step's share of it */
+		fprintf(o->f, ", %s a step", apx_fmt_ns(b2, sizeof(b2), (double)idle *
+				(double)m->steady.median_ns / (double)m->gpu.window_ns));
+	fprintf(o->f, "), %.0f%% of it explained\n",
+		idle ? pct((double)(idle - unk), (double)idle) : 100.0);
+	if (top == APX_IDLE_UNKNOWN && !unk)
+		return;
+	fprintf(o->f, "  %-18s ", "");
+	if (top != APX_IDLE_UNKNOWN)
+		fprintf(o->f, "largest cause: %s%s", apx_idle_cause_name(top), unk ? "; " : "");
+	if (unk)
+		fprintf(o->f, "unexplained: %s", apx_fmt_ns(b2, sizeof(b2), (double)unk));
+	if (unk && m->steady.count)
+		fprintf(o->f, " (%s a step)", apx_fmt_ns(b1, sizeof(b1), (double)unk *
+				(double)m->steady.median_ns / (double)m->gpu.window_ns));
+	fputc('\n', o->f);
+}
+
 static void section_summary(const struct out *o, const struct apx_model *m,
 			    const struct apx_findings *fd)
 {
@@ -222,6 +265,7 @@ static void section_summary(const struct out *o, const struct apx_model *m,
 		fprintf(o->f, "  %-18s %zu launches, %s of GPU time, %zu distinct\n", "kernels", m->k.n,
 			apx_fmt_ns(b1, sizeof(b1), (double)m->kernel_total_ns), m->names.n);
 		steady_state_line(o, m);
+		steady_idle_line(o, m);
 		for (unsigned d = APX_COPY_H2D; d <= APX_COPY_D2H; d++) {
 			const struct apx_an_xfer *pg = &m->xfer[d][APX_MEM_PAGEABLE];
 			const struct apx_an_xfer *pn = &m->xfer[d][APX_MEM_PINNED];
@@ -241,12 +285,13 @@ static void section_summary(const struct out *o, const struct apx_model *m,
 		}
 	}
 	apx_report_nvperfd_summary(o->f, m);
-	if (!fd->n) {
-		fprintf(o->f, "  %-18s none: no rule found a problem worth a line\n", "findings");
+	if (!fd->n || !apx_finding_in_main(fd, &fd->f[0])) {
+		fprintf(o->f, "  %-18s none: no rule found a problem worth a line%s\n", "findings",
+			fd->n ? " (start-up aside)" : "");
 		processes(o, m);
 		return;
 	}
-	for (size_t i = 0; i < fd->n && i < 3; i++) {
+	for (size_t i = 0; i < fd->n && i < 3 && apx_finding_in_main(fd, &fd->f[i]); i++) {
 		const struct apx_finding *f = &fd->f[i];
 
 		if (f->saving_estimated)
@@ -263,38 +308,73 @@ static void section_summary(const struct out *o, const struct apx_model *m,
 	processes(o, m);
 }
 
-static void section_findings(const struct out *o, const struct apx_findings *fd)
+static void finding_text(const struct out *o, const struct apx_finding *f, size_t rank)
 {
 	char b1[32];
+	int col = snprintf(NULL, 0, "  [%zu] %s ", rank, sev_name(f->severity));
+
+	fprintf(o->f, "\n  [%zu] ", rank);
+	sev_color(o, f->severity);
+	fputs(sev_name(f->severity), o->f);
+	reset(o);
+	fputc(' ', o->f);
+	apx_text_wrap(o->f, col, 6, f->title);
+	if (f->saving_estimated)
+		fprintf(o->f, "    %-10s %s (%.1f%% of the run), confidence %d%%, rule %s\n",
+			"saving", apx_fmt_ns(b1, sizeof(b1), f->saving_ns), f->saving_pct,
+			f->confidence_pct, f->rule);
+	else
+		fprintf(o->f, "    %-10s not estimated (recorded by %.20s), confidence %d%%, rule "
+			"%s\n", "saving", f->recorded_by ? f->recorded_by : "the producer",
+			f->confidence_pct, f->rule);
+	block(o, "model", f->model);
+	block(o, "evidence", f->evidence);
+	block(o, "fix", f->fix);
+}
+
+static void section_findings(const struct out *o, const struct apx_findings *fd)
+{
+	size_t rank = 0;
 
 	heading(o, "Findings (ranked by estimated saving)");
-	if (!fd->n)
+	for (size_t i = 0; i < fd->n; i++)
+		if (apx_finding_in_main(fd, &fd->f[i]))
+			finding_text(o, &fd->f[i], ++rank);
+	if (!rank)
 		fprintf(o->f, "  none\n");
-	for (size_t i = 0; i < fd->n; i++) {
-		const struct apx_finding *f = &fd->f[i];
-		int col = snprintf(NULL, 0, "  [%zu] %s ", i + 1, sev_name(f->severity));
-
-		fprintf(o->f, "\n  [%zu] ", i + 1);
-		sev_color(o, f->severity);
-		fputs(sev_name(f->severity), o->f);
-		reset(o);
-		fputc(' ', o->f);
-		apx_text_wrap(o->f, col, 6, f->title);
-		if (f->saving_estimated)
-			fprintf(o->f, "    %-10s %s (%.1f%% of the run), confidence %d%%, rule %s\n",
-				"saving", apx_fmt_ns(b1, sizeof(b1), f->saving_ns), f->saving_pct,
-				f->confidence_pct, f->rule);
-		else
-			fprintf(o->f, "    %-10s not estimated (recorded by %.20s), confidence %d%%, rule "
-				"%s\n", "saving", f->recorded_by ? f->recorded_by : "the producer",
-				f->confidence_pct, f->rule);
-		block(o, "model", f->model);
-		block(o, "evidence", f->evidence);
-		block(o, "fix", f->fix);
-	}
 	if (fd->recorded_dropped)
 		fprintf(o->f, "\n  (%zu more findings recorded in the files are not shown: the report "
 			      "keeps %d)\n", fd->recorded_dropped, APX_FINDINGS_MAX);
+}
+
+/* The work before the steady state, and its findings (issue 12: setup is setup). */
+static void section_startup(const struct out *o, const struct apx_model *m,
+			    const struct apx_findings *fd)
+{
+	const struct apx_an_timeline *g = &m->gpu;
+	char b1[32], b2[32], b3[32];
+	size_t rank = 0;
+
+	heading(o, "Start-up (before the steady state)");
+	if (!m->timelines.n) {
+		fprintf(o->f, "  no GPU activity\n");
+		return;
+	}
+	fprintf(o->f, "  GPU first activity to the steady state: %s, busy %s, idle %s\n",
+		apx_fmt_ns(b1, sizeof(b1), (double)g->startup_ns),
+		apx_fmt_ns(b2, sizeof(b2), (double)(g->startup_ns - (g->startup_idle_ns < g->startup_ns
+									? g->startup_idle_ns
+									: g->startup_ns))),
+		apx_fmt_ns(b3, sizeof(b3), (double)g->startup_idle_ns));
+	fprintf(o->f, "  %s\n", fd->startup_dominates
+		? "start-up dominates the run (more GPU busy time than the steady state): its findings "
+		  "are\n  ranked with the others"
+		: "its findings rank under the steady state's (start-up does not dominate the run)");
+	for (size_t i = 0; i < fd->n; i++)
+		if (!apx_finding_in_main(fd, &fd->f[i]))
+			finding_text(o, &fd->f[i], ++rank);
+	if (!rank)
+		fprintf(o->f, "  findings: none%s\n", fd->startup_dominates ? " apart from the ranked ones" : "");
 }
 
 static int cmp_name_total(const void *a, const void *b)
@@ -442,26 +522,41 @@ static void section_idle(const struct out *o, const struct apx_model *m)
 {
 	char b1[32], b2[32], b3[32];
 
-	heading(o, "GPU idle time (between first and last activity, by cause)");
+	heading(o, "GPU idle time (steady state, one cause per idle ns)");
 	if (!m->timelines.n) {
 		fprintf(o->f, "  no GPU activity\n");
 		return;
 	}
 	for (size_t i = 0; i < m->timelines.n; i++) {
 		const struct apx_an_timeline *t = APX_VEC_AT(&m->timelines, struct apx_an_timeline, i);
-		double span = (double)(t->last_ns - t->first_ns);
+		double span = (double)(t->last_ns - t->first_ns), win = (double)t->window_ns;
+		uint64_t idle = 0;
 
+		for (unsigned c = 0; c < APX_IDLE__COUNT; c++)
+			idle += t->idle_by_cause[c];
 		fprintf(o->f, "  device %u: active span %s, busy %s (%.1f%%), idle %s (%.1f%%) in %" PRIu64
 			      " gaps\n", t->device, apx_fmt_ns(b1, sizeof(b1), span),
 			apx_fmt_ns(b2, sizeof(b2), (double)t->busy_ns), pct((double)t->busy_ns, span),
 			apx_fmt_ns(b3, sizeof(b3), (double)t->idle_ns), pct((double)t->idle_ns, span), t->gaps);
-		for (unsigned c = 0; c < APX_GAP__COUNT; c++)
-			fprintf(o->f, "    %-26s %10s %6.1f%% %8" PRIu64 " gaps\n", apx_gap_cause_name(c),
-				apx_fmt_ns(b1, sizeof(b1), (double)t->idle_by_cause[c]),
-				pct((double)t->idle_by_cause[c], span), t->gaps_by_cause[c]);
-		fprintf(o->f, "    %-26s %10s   (start of the run to the first GPU activity)\n",
+		fprintf(o->f, "    steady state %s: idle %s (%.1f%%), %.0f%% of it explained\n",
+			apx_fmt_ns(b1, sizeof(b1), win), apx_fmt_ns(b2, sizeof(b2), (double)idle),
+			pct((double)idle, win),
+			idle ? pct((double)(idle - t->idle_by_cause[APX_IDLE_UNKNOWN]), (double)idle) : 100.0);
+		for (unsigned c = 0; c < APX_IDLE__COUNT; c++)
+			if (t->idle_by_cause[c] || c == APX_IDLE_UNKNOWN)
+				fprintf(o->f, "      %-28s %10s %6.1f%% %8" PRIu64 " gaps\n",
+					apx_idle_cause_name(c),
+					apx_fmt_ns(b1, sizeof(b1), (double)t->idle_by_cause[c]),
+					pct((double)t->idle_by_cause[c], win), t->gaps_by_cause[c]);
+		fprintf(o->f, "    %-30s %10s   (first GPU activity to the steady state)\n",
+			"start-up", apx_fmt_ns(b1, sizeof(b1), (double)t->startup_ns));
+		fprintf(o->f, "    %-30s %10s\n", "  idle in it", apx_fmt_ns(b2, sizeof(b2),
+									     (double)t->startup_idle_ns));
+		fprintf(o->f, "    %-30s %10s   (the steady state to the last GPU activity)\n",
+			"teardown", apx_fmt_ns(b1, sizeof(b1), (double)t->teardown_ns));
+		fprintf(o->f, "    %-30s %10s   (start of the run to the first GPU activity)\n",
 			"before first activity", apx_fmt_ns(b1, sizeof(b1), (double)t->before_ns));
-		fprintf(o->f, "    %-26s %10s   (last GPU activity to the end of the run)\n",
+		fprintf(o->f, "    %-30s %10s   (last GPU activity to the end of the run)\n",
 			"after last activity", apx_fmt_ns(b1, sizeof(b1), (double)t->after_ns));
 	}
 }
@@ -658,7 +753,8 @@ static void section_checks(const struct out *o, const struct apx_findings *fd)
 		int col = fprintf(o->f, "  %-16s %-14s ", r->rule,
 				  r->status == APX_RULE_FIRED ? "finding"
 				  : r->status == APX_RULE_CLEAN ? "ok"
-				  : r->status == APX_RULE_MINOR ? "minor" : "not measured");
+				  : r->status == APX_RULE_MINOR ? "minor"
+				  : r->status == APX_RULE_STARTUP ? "start-up" : "not measured");
 
 		snprintf(line, sizeof(line), "%s%s%s", r->title, r->why[0] ? ": " : "", r->why);
 		if (col + (int)strlen(line) <= W) {
@@ -674,9 +770,21 @@ static void section_checks(const struct out *o, const struct apx_findings *fd)
 	}
 }
 
+/* How the idle time was attributed: from the copy calls' host times, or without them. */
+static void idle_method_line(const struct out *o, const struct apx_model *m)
+{
+	if (!m->timelines.n)
+		return;
+	fprintf(o->f, "  idle attribution: every steady-state idle ns gets one cause, from host-side "
+		      "times (syncs,\n    page faults, copy calls)%s\n", m->copy_host_times ? ""
+		: "; this trace has no copy-call times: the copies' GPU-side intervals\n    stand "
+		  "in, so staging and in-call overhead are not seen apart");
+}
+
 static void section_method(const struct out *o, const struct apx_model *m)
 {
 	heading(o, "How this was measured");
+	idle_method_line(o, m);
 	for (size_t i = 0; i < m->nfiles; i++) {
 		const struct apx_an_file *f = &m->files[i];
 		uint64_t lost = 0;
@@ -722,6 +830,8 @@ void apx_report_text(FILE *out, const struct apx_model *m, const struct apx_find
 		section_summary(&ctx, m, f);
 	if (o->sections & 1u << APX_SEC_FINDINGS)
 		section_findings(&ctx, f);
+	if (o->sections & 1u << APX_SEC_STARTUP)
+		section_startup(&ctx, m, f);
 	if (o->sections & 1u << APX_SEC_NVPERFD)
 		apx_report_nvperfd_text(out, m, o);
 	if (o->sections & 1u << APX_SEC_KERNELS)

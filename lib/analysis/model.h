@@ -127,6 +127,7 @@ struct apx_an_name {
 
 struct apx_an_copy {
 	uint64_t start, bytes, host_addr;
+	uint64_t api_enter, api_exit;		/* the copy call on the host, 0 = not recorded */
 	uint32_t dur;
 	uint16_t stream, file, device;
 	uint8_t kind, src, dst, async;
@@ -289,20 +290,28 @@ struct apx_an_observed_run {
 	int mem_has;
 };
 
-/* An idle gap of a device and its attributed cause. */
-enum apx_gap_cause {
-	APX_GAP_WARMUP,		/* before the last kernel never seen before: initialisation */
-	APX_GAP_LAUNCH,		/* host launching but not keeping up (short gaps, short kernels) */
-	APX_GAP_SYNC,		/* host blocked in a synchronization */
-	APX_GAP_DATA,		/* GPU waited for data (host->device copy, pageable staging) */
-	APX_GAP_UNKNOWN,	/* host busy with something else (Python, data loading...) */
-	APX_GAP__COUNT,
+/* What a GPU-idle nanosecond of the steady state is attributed to (idle_attrib.c): each one
+ * to exactly one cause, decided from what the host was doing then, highest priority first. */
+enum apx_idle_cause {
+	APX_IDLE_UVM,		/* the host faulting unified-memory pages back */
+	APX_IDLE_GRAPH,		/* the host capturing and instantiating a CUDA graph (the gap ends
+				 * at a graph's first kernel) */
+	APX_IDLE_SYNC,		/* a host synchronization: the host waited, then worked alone */
+	APX_IDLE_STAGING,	/* the host staging a pageable copy (inside its copy call) */
+	APX_IDLE_COPY_CALLS,	/* per-call overhead of many small copies (between two of them) */
+	APX_IDLE_DATA,		/* the host producing the next input (gap ended by a host->device copy) */
+	APX_IDLE_LAUNCH,	/* launch overhead: gaps < 50 us, less the collector's own cost */
+	APX_IDLE_COLLECTOR,	/* the collector's own cost per launch (kv collector_launch_cost_ns) */
+	APX_IDLE_UNKNOWN,	/* nothing in the trace says */
+	APX_IDLE__COUNT,
 };
 
+/* An idle gap of a device (>= APX_LONG_GAP_NS, kept one by one) and the cause of most of it. */
 struct apx_an_gap {
 	uint64_t start, end;
 	uint32_t device;
-	uint8_t cause;
+	uint8_t cause;				/* enum apx_idle_cause */
+	uint8_t steady;				/* inside the steady window */
 };
 
 /* Per device timeline summary. */
@@ -320,11 +329,14 @@ struct apx_an_timeline {
 	uint64_t hd_before_kernels_ns;		/* host<->device copy time before the first kernel */
 	uint64_t concurrent_ns;			/* two or more kernels in flight */
 	uint64_t idle_ns;			/* last - first - busy */
-	uint64_t idle_by_cause[APX_GAP__COUNT];
-	uint64_t gaps_by_cause[APX_GAP__COUNT];
-	uint64_t idle_before_pageable_ns;	/* data gaps ended by a pageable host->device copy */
+	/* the steady window (model->steady_start_ns .. steady_end_ns) clipped to first..last,
+	 * its idle time by cause (idle_attrib.c), and what lies before and after it */
+	uint64_t window_ns;
+	uint64_t idle_by_cause[APX_IDLE__COUNT];
+	uint64_t gaps_by_cause[APX_IDLE__COUNT];	/* gaps whose largest part is this cause */
+	uint64_t startup_ns, startup_idle_ns;	/* first activity .. the window */
+	uint64_t teardown_ns, teardown_idle_ns;	/* the window .. last activity */
 	uint64_t uvm_kernel_ns;			/* kernels that ran while pages migrated to the GPU */
-	uint64_t uvm_idle_ns;			/* idle gaps while the host faulted pages back */
 	uint64_t before_ns, after_ns;		/* run start..first, last..run end */
 	uint64_t gaps;
 };
@@ -392,6 +404,12 @@ struct apx_model {
 	uint64_t gpu_active_ns;			/* sum of each device's first..last span */
 	uint64_t warmup_end_ns;			/* start of the last kernel with a new name */
 	uint64_t steady_ns;			/* GPU active span after warm-up (rules' yardstick) */
+	/* The steady window (idle_attrib.c): from the first step that starts after warm-up (or
+	 * warmup_end_ns) to the last step's end; without steps, warmup_end_ns .. run_end_ns.
+	 * Before it is start-up; idle time inside it is attributed by cause. */
+	uint64_t steady_start_ns, steady_end_ns;
+	int copy_host_times;			/* copies carry their API enter/exit times; 0: the
+						 * attribution fell back to their GPU-side intervals */
 	uint64_t launch_cost_ns;		/* the collector's cost per launch, largest of the files */
 
 	/* after finish */
@@ -427,7 +445,12 @@ void apx_model_free(struct apx_model *m);
 const struct apx_an_device *apx_model_device(const struct apx_model *m, uint32_t id);
 /* A kernel name for humans: demangled when it is a C++ name, into buf (demangle.c). */
 const char *apx_kernel_display_name(const struct apx_an_name *nm, char *buf, size_t cap);
-const char *apx_gap_cause_name(unsigned cause);
+/* Where a time lies against the steady window (idle_attrib.c). */
+enum apx_phase { APX_PHASE_STARTUP, APX_PHASE_STEADY, APX_PHASE_TEARDOWN };
+enum apx_phase apx_phase_of(const struct apx_model *m, uint64_t ts);
+/* enum apx_idle_cause for people ("sync wait") and for JSON keys ("sync"). */
+const char *apx_idle_cause_name(unsigned cause);
+const char *apx_idle_cause_key(unsigned cause);
 /* Find the program's steps (steps.c); called by apx_model_finish with kernels in time order. */
 int apx_steps_find(struct apx_model *m);
 const char *apx_step_source_name(enum apx_step_source s);

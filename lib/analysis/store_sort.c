@@ -125,13 +125,13 @@ static int sort_all(struct apx_store *st)
 			   C(k->name), C(k->launch), C(k->start) }, 6)) < 0 ||
 	    (r = sort_cols(st, c->start, c->n, (const struct col[]){ C(c->end), C(c->bytes), C(c->corr),
 			   C(c->stream), C(c->kind), C(c->src), C(c->dst), C(c->flags),
-			   C(c->start) }, 9)) < 0 ||
+			   C(c->host_addr), C(c->api_enter), C(c->api_exit), C(c->start) }, 12)) < 0 ||
 	    (r = sort_cols(st, s->start, s->n, (const struct col[]){ C(s->end), C(s->bytes), C(s->corr),
-			   C(s->stream), C(s->start) }, 5)) < 0 ||
+			   C(s->stream), C(s->kind), C(s->flags), C(s->start) }, 7)) < 0 ||
 	    (r = sort_cols(st, a->start, a->n, (const struct col[]){ C(a->end), C(a->corr), C(a->thread),
-			   C(a->name), C(a->domain), C(a->start) }, 6)) < 0 ||
+			   C(a->name), C(a->cbid), C(a->domain), C(a->start) }, 7)) < 0 ||
 	    (r = sort_cols(st, m->start, m->n, (const struct col[]){ C(m->end), C(m->thread), C(m->name),
-			   C(m->start) }, 4)) < 0 ||
+			   C(m->kind), C(m->start) }, 5)) < 0 ||
 	    (r = sort_cols(st, y->start, y->n, (const struct col[]){ C(y->end), C(y->thread), C(y->stream),
 			   C(y->kind), C(y->start) }, 5)) < 0 ||
 	    (r = sort_cols(st, t->ts, t->n, (const struct col[]){ C(t->value), C(t->series), C(t->ts) },

@@ -41,6 +41,7 @@ static int copies(struct apx_model *m)
 	for (size_t i = 0; i < c->n && r == 0; i++) {
 		struct apx_an_copy x = {
 			.start = c->start[i], .bytes = c->bytes[i], .host_addr = c->host_addr[i],
+			.api_enter = c->api_enter[i], .api_exit = c->api_exit[i],
 			.dur = apx_view_dur(c->start[i], c->end[i]),
 			.stream = model_stream(m, c->stream[i]), .file = st->streams[c->stream[i]].file,
 			.device = (uint16_t)apx_view_stream_ordinal(st, c->stream[i]),

@@ -14,7 +14,7 @@
 #include "base/banned.h"
 
 static const char *const section_names[APX_SEC__COUNT] = {
-	"summary", "findings", "nvperfd", "kernels", "transfers", "sync", "idle", "memory",
+	"summary", "findings", "startup", "nvperfd", "kernels", "transfers", "sync", "idle", "memory",
 	"streams", "nvtx", "l2", "uvm", "cpu", "checks", "method",
 };
 
@@ -22,6 +22,7 @@ static const char *const section_names[APX_SEC__COUNT] = {
 static const char *const section_titles[APX_SEC__COUNT] = {
 	"Summary",
 	"Findings (ranked by estimated saving)",
+	"Start-up (before the steady state)",
 	"nvperfd (observed from outside)",
 	"GPU kernels (by total time)",
 	"Transfers (interconnect)",

@@ -29,6 +29,7 @@ struct apx_store;
 enum apx_report_section {
 	APX_SEC_SUMMARY,
 	APX_SEC_FINDINGS,
+	APX_SEC_STARTUP,
 	APX_SEC_NVPERFD,
 	APX_SEC_KERNELS,
 	APX_SEC_TRANSFERS,

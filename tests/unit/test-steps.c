@@ -5,12 +5,11 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "apx-test.h"
 #include "analysis/findings.h"
 #include "analysis/model.h"
-#include "unit/tracegen.h"
+#include "unit/analysed.h"
 
 #include "base/banned.h"
 
@@ -19,7 +18,7 @@
 
 static struct apx_model *load(struct tg *t)
 {
-	return tg_model(t, 1);
+	return tg_analyse(t, NULL);
 }
 
 APX_TEST(steps_from_the_kernel_sequence)

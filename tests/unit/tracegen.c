@@ -136,24 +136,43 @@ void tg_kernel(struct tg *t, uint64_t start, uint64_t dur, const char *name, uin
 	kernel_rec(t, start, dur, name, stream, 0);
 }
 
+/* A MEMCPY record of a host<->device (or other) copy, the rest of its fields 0. */
+static void copy_rec(struct tg *t, struct apx_rec *c, uint64_t start, uint64_t dur, unsigned kind,
+		     unsigned host_kind, uint64_t bytes)
+{
+	apx_rec_init(c, APX_REC_MEMCPY);
+	c->v[APX_MEMCPY_START_NS] = start;
+	c->v[APX_MEMCPY_END_NS] = start + dur;
+	c->v[APX_MEMCPY_CORRELATION] = ++t->corr;
+	c->v[APX_MEMCPY_COPY_KIND] = kind;
+	c->v[APX_MEMCPY_SRC_KIND] = kind == APX_COPY_H2D ? host_kind : APX_MEM_DEVICE;
+	c->v[APX_MEMCPY_DST_KIND] = kind == APX_COPY_D2H ? host_kind : APX_MEM_DEVICE;
+	c->v[APX_MEMCPY_BYTES] = bytes;
+}
+
 void tg_copy(struct tg *t, uint64_t start, uint64_t dur, unsigned kind, unsigned host_kind,
 	     uint64_t bytes, int async, uint64_t host_addr, uint64_t stream)
 {
 	struct apx_rec c;
 
-	apx_rec_init(&c, APX_REC_MEMCPY);
-	c.v[APX_MEMCPY_START_NS] = start;
-	c.v[APX_MEMCPY_END_NS] = start + dur;
+	copy_rec(t, &c, start, dur, kind, host_kind, bytes);
 	c.v[APX_MEMCPY_STREAM] = stream;
-	c.v[APX_MEMCPY_CORRELATION] = ++t->corr;
-	c.v[APX_MEMCPY_COPY_KIND] = kind;
-	c.v[APX_MEMCPY_SRC_KIND] = kind == APX_COPY_H2D ? host_kind : APX_MEM_DEVICE;
-	c.v[APX_MEMCPY_DST_KIND] = kind == APX_COPY_D2H ? host_kind : APX_MEM_DEVICE;
-	c.v[APX_MEMCPY_BYTES] = bytes;
 	c.v[APX_MEMCPY_HOST_ADDR] = host_addr;
 	c.v[APX_MEMCPY_FLAGS] = async ? 1 : 0;
 	apx_writer_add(t->w, &c);
 	seen(t, start + dur);
+}
+
+void tg_copy_call(struct tg *t, uint64_t start, uint64_t dur, unsigned kind, unsigned host_kind,
+		  uint64_t bytes, uint64_t enter, uint64_t exit)
+{
+	struct apx_rec c;
+
+	copy_rec(t, &c, start, dur, kind, host_kind, bytes);
+	c.v[APX_MEMCPY_API_ENTER_NS] = enter;
+	c.v[APX_MEMCPY_API_EXIT_NS] = exit;
+	apx_writer_add(t->w, &c);
+	seen(t, start + dur > exit ? start + dur : exit);
 }
 
 void tg_memset(struct tg *t, uint64_t start, uint64_t dur, int async)

@@ -27,6 +27,10 @@ void tg_kernel_graph(struct tg *t, uint64_t start, uint64_t dur, const char *nam
 		     uint64_t graph_id);
 void tg_copy(struct tg *t, uint64_t start, uint64_t dur, unsigned kind, unsigned host_kind,
 	     uint64_t bytes, int async, uint64_t host_addr, uint64_t stream);
+/* A synchronous copy on stream 0 whose call on the host ran enter..exit (the collector's
+ * api_enter_ns/api_exit_ns fields). */
+void tg_copy_call(struct tg *t, uint64_t start, uint64_t dur, unsigned kind, unsigned host_kind,
+		  uint64_t bytes, uint64_t enter, uint64_t exit);
 void tg_memset(struct tg *t, uint64_t start, uint64_t dur, int async);
 void tg_sync(struct tg *t, uint64_t start, uint64_t end, unsigned kind);
 void tg_mem(struct tg *t, uint64_t ts, unsigned op, unsigned kind, uint64_t bytes);
