@@ -114,7 +114,13 @@ APX_TEST(findings_carry_typed_metrics)
 	d = apx_rdoc_build(r.m, r.fd, NULL);
 	APX_ASSERT(d);
 	APX_ASSERT(r.fd->n > 0);
-	APX_ASSERT_EQ(d->nfindings, r.fd->n);
+	{	/* the main list; the start-up section has the others */
+		size_t main = 0;
+
+		for (size_t i = 0; i < r.fd->n; i++)
+			main += apx_finding_in_main(r.fd, &r.fd->f[i]);
+		APX_ASSERT_EQ(d->nfindings, main);
+	}
 	for (size_t i = 0; i < d->nfindings; i++) {
 		const struct apx_rfinding *rf = &d->findings[i];
 
