@@ -40,7 +40,7 @@ const char apx_cmd_report_usage[] =
 	"  -s, --section NAME   print only this section, in every format (repeatable, or\n"
 	"                       comma-separated):\n"
 	"                       summary findings startup nvperfd kernels transfers sync idle\n"
-	"                       memory streams nvtx l2 uvm cpu checks method\n"
+	"                       metrics memory streams nvtx l2 uvm cpu checks method\n"
 	"      --color WHEN     auto (default: on a terminal, and NO_COLOR unset), always, never\n"
 	"      --single         read only the files named (by default FILE also brings the\n"
 	"                       FILE.<pid> files apx analyze wrote for the run's other processes;\n"

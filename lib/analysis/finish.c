@@ -216,5 +216,7 @@ int apx_model_finish(struct apx_model *m)
 		return r;
 	/* last: its scratch comes when the timelines' is gone (peak memory, bench/report) */
 	r = apx_view_kernels(m);
-	return r < 0 ? r : apx_view_steady_launches(m);
+	if (r == 0)
+		r = apx_view_steady_launches(m);
+	return r < 0 ? r : apx_view_metrics(m);
 }

@@ -56,6 +56,7 @@ struct apx_model *apx_model_new(void)
 	m->recorded.size = sizeof(struct apx_an_recorded);
 	m->kvs.size = sizeof(struct apx_an_kv);
 	m->series.size = sizeof(struct apx_an_series);
+	m->pm.size = sizeof(struct apx_an_pm);
 	m->observed.size = sizeof(struct apx_an_observed);
 	m->procs.size = sizeof(struct apx_an_proc);
 	m->graphs.size = sizeof(struct apx_an_graph);
@@ -87,7 +88,8 @@ void apx_model_free(struct apx_model *m)
 	struct apx_vec *vecs[] = { &m->names, &m->streams, &m->copies, &m->memsets, &m->syncs,
 				   &m->mem_events, &m->configs, &m->uvm, &m->cpu, &m->markers,
 				   &m->api, &m->gaps, &m->timelines, &m->ranges, &m->recorded,
-				   &m->kvs, &m->series, &m->observed, &m->procs, &m->graphs };
+				   &m->kvs, &m->series, &m->observed, &m->procs, &m->graphs,
+				   &m->pm };
 
 	if (!m)
 		return;

@@ -111,6 +111,25 @@ struct apx_an_stream {
  * runs that reach it; rules read them). */
 #define APX_LONG_RUN 8
 
+/* The top kernels (by total time) whose executions the PM-sampling series are averaged over. */
+#define APX_PM_TOP_KERNELS 5
+
+/* A PM-sampling series (METRIC records with an interval, apx analyze --metrics) of one device:
+ * its samples' statistics over the steady window and its mean over the executions of each of
+ * the top kernels (view_metrics.c, maths in hwcounters.c). */
+struct apx_an_pm {
+	const char *name, *unit;		/* not NUL-terminated: name_len, unit_len */
+	uint32_t name_len, unit_len;
+	uint32_t device;			/* the device id (ordinal) */
+	uint64_t samples, mean_sample_ns;
+	int have_steady;			/* samples overlap the steady window */
+	double min, mean, p95, max;		/* over the steady window (mean weighted by time) */
+	uint32_t top[APX_PM_TOP_KERNELS];	/* name index of each top kernel on this device */
+	double top_mean[APX_PM_TOP_KERNELS];	/* NaN: no sample met its executions */
+	uint64_t top_covered_ns[APX_PM_TOP_KERNELS];
+	size_t ntop;
+};
+
 /* One kernel name across all files, with its aggregate (after finish). */
 struct apx_an_name {
 	const char *text;			/* not NUL-terminated: use len */
@@ -394,6 +413,7 @@ struct apx_model {
 	struct apx_vec kvs;			/* struct apx_an_kv: nvperfd.*, by file */
 	struct apx_vec series;			/* struct apx_an_series, by file */
 	struct apx_vec observed;		/* struct apx_an_observed, after finish */
+	struct apx_vec pm;			/* struct apx_an_pm: PM-sampling series (view_metrics.c) */
 	struct apx_an_observed_run obs;		/* after finish */
 	int no_gpu_trace;			/* after finish: every file is an nvperfd summary and
 						 * none holds a kernel, copy or memset record */

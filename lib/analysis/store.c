@@ -696,16 +696,18 @@ static int add_sync(struct apx_store *st, uint16_t fi, const struct apx_rec *r)
 	return 0;
 }
 
-int apx_es_add_counter(struct apx_store *st, uint64_t ts, double value, uint32_t series)
+int apx_es_add_counter(struct apx_store *st, uint64_t ts, uint64_t end, double value,
+		       uint32_t series)
 {
 	struct apx_es_counters *c = &st->ct;
 	int e;
 
 	if ((e = cols_reserve(c->n, &c->cap, (const struct col[]){
-				COL(c->ts), COL(c->value), COL(c->series) },
-				3)) < 0)
+				COL(c->ts), COL(c->end), COL(c->value), COL(c->series) },
+				4)) < 0)
 		return e;
 	c->ts[c->n] = ts;
+	c->end[c->n] = end > ts ? end : 0;
 	c->value[c->n] = value;
 	c->series[c->n] = series;
 	c->n++;
@@ -731,7 +733,9 @@ static int add_metric(struct apx_store *st, uint16_t fi, struct apx_rec *r)
 		return e;
 	if ((e = apx_es_series_of(st, fi, dev, name, unit, 0, &series)) < 0)
 		return e == -E2BIG ? 0 : e;
-	return apx_es_add_counter(st, ts, apx_rec_f64(r, APX_METRIC_VALUE), series);
+	return apx_es_add_counter(st, ts, (r->present >> APX_METRIC_END_NS & 1) && r->v[APX_METRIC_END_NS]
+					  ? sh(st, fi, r->v[APX_METRIC_END_NS]) : 0,
+				  apx_rec_f64(r, APX_METRIC_VALUE), series);
 }
 
 /* Device allocations and frees become the "device memory" series in apx_es_finish(). */
@@ -1000,7 +1004,7 @@ void apx_store_free(struct apx_store *st)
 				 st->a.corr, st->a.thread, st->a.name, st->a.cbid, st->a.domain,
 				 st->mk.start, st->mk.end, st->mk.thread, st->mk.name, st->mk.kind,
 				 st->y.start, st->y.end, st->y.thread, st->y.stream, st->y.kind,
-				 st->ct.ts, st->ct.value, st->ct.series };
+				 st->ct.ts, st->ct.end, st->ct.value, st->ct.series };
 
 		for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
 			free(cols[i]);

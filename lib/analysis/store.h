@@ -144,6 +144,7 @@ struct apx_es_syncs {
 struct apx_es_counters {
 	size_t n, cap;
 	uint64_t *ts;
+	uint64_t *end;				/* the sample's interval end (PM sampling); 0: an instant */
 	double *value;
 	uint32_t *series;
 };

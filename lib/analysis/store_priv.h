@@ -73,7 +73,8 @@ struct apx_es_priv {
 int apx_es_grow(void **arr, size_t elem, size_t need, size_t *cap);
 int apx_es_series_of(struct apx_store *st, uint16_t fi, uint32_t device, struct apx_es_text name,
 		     struct apx_es_text unit, int is_memory, uint32_t *ret);
-int apx_es_add_counter(struct apx_store *st, uint64_t ts, double value, uint32_t series);
+int apx_es_add_counter(struct apx_store *st, uint64_t ts, uint64_t end, double value,
+		       uint32_t series);
 /* store_sort.c: order every column by start, build the memory series, the run's end. */
 int apx_es_finish(struct apx_store *st);
 

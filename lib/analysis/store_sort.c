@@ -134,8 +134,8 @@ static int sort_all(struct apx_store *st)
 			   C(m->kind), C(m->start) }, 5)) < 0 ||
 	    (r = sort_cols(st, y->start, y->n, (const struct col[]){ C(y->end), C(y->thread), C(y->stream),
 			   C(y->kind), C(y->start) }, 5)) < 0 ||
-	    (r = sort_cols(st, t->ts, t->n, (const struct col[]){ C(t->value), C(t->series), C(t->ts) },
-			   3)) < 0)
+	    (r = sort_cols(st, t->ts, t->n, (const struct col[]){ C(t->end), C(t->value), C(t->series),
+			   C(t->ts) }, 4)) < 0)
 		return r;
 	return 0;
 }
@@ -183,7 +183,7 @@ static int memory_series(struct apx_store *st)
 		}
 		now[series] = m->alloc ? now[series] + b : (now[series] > b ? now[series] - b : 0);
 		if (in_window(st, m->ts))
-			r = apx_es_add_counter(st, m->ts, now[series], series);
+			r = apx_es_add_counter(st, m->ts, 0, now[series], series);
 	}
 	free(now);
 	return r;

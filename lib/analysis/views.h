@@ -53,5 +53,7 @@ int apx_view_kernels(struct apx_model *m);
 /* view_kernels.c: each name's launches, longest run and runs of APX_LONG_RUN inside the steps
  * (after apx_steps_find and apx_view_kernels). */
 int apx_view_steady_launches(struct apx_model *m);
+/* view_metrics.c: the PM-sampling series (after apx_view_kernels): m->pm. */
+int apx_view_metrics(struct apx_model *m);
 
 #endif

@@ -457,6 +457,7 @@ struct apx_rdoc *apx_rdoc_build(const struct apx_model *m, const struct apx_find
 		[APX_SEC_TRANSFERS] = apx_rdoc_build_transfers,
 		[APX_SEC_SYNC] = apx_rdoc_build_sync,
 		[APX_SEC_IDLE] = apx_rdoc_build_idle,
+		[APX_SEC_METRICS] = apx_rdoc_build_metrics,
 		[APX_SEC_MEMORY] = apx_rdoc_build_memory,
 		[APX_SEC_STREAMS] = apx_rdoc_build_streams,
 		[APX_SEC_NVTX] = apx_rdoc_build_nvtx,

@@ -18,5 +18,7 @@ void apx_rdoc_build_nvtx(struct apx_rdoc *d);
 void apx_rdoc_build_l2(struct apx_rdoc *d);
 void apx_rdoc_build_uvm(struct apx_rdoc *d);
 void apx_rdoc_build_cpu(struct apx_rdoc *d);
+/* build_metrics.c */
+void apx_rdoc_build_metrics(struct apx_rdoc *d);
 
 #endif

@@ -14,7 +14,8 @@
 #include "base/banned.h"
 
 static const char *const section_names[APX_SEC__COUNT] = {
-	"summary", "findings", "startup", "nvperfd", "kernels", "transfers", "sync", "idle", "memory",
+	"summary", "findings", "startup", "nvperfd", "kernels", "transfers", "sync", "idle", "metrics",
+	"memory",
 	"streams", "nvtx", "l2", "uvm", "cpu", "checks", "method",
 };
 
@@ -28,6 +29,7 @@ static const char *const section_titles[APX_SEC__COUNT] = {
 	"Transfers (interconnect)",
 	"Synchronization",
 	"GPU idle time (between first and last activity, by cause)",
+	"Device metrics (PM sampling)",
 	"Memory",
 	"Streams and overlap",
 	"NVTX ranges (GPU kernel time executed inside each range)",

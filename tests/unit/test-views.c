@@ -115,6 +115,43 @@ APX_TEST(kernels_of_4_29_s_or_more_keep_their_end)
 	return 0;
 }
 
+/* PM-sampling series (METRIC records with an interval): the steady window's statistics and the
+ * mean over each top kernel's executions (view_metrics.c). 20 steps of 10 ms: "gemm" runs
+ * 0-4 ms of each, "small" 5-6 ms; 1 ms samples read 80 while gemm runs, 10 while small does,
+ * 0 otherwise; an instant (nvperfd-style) reading is no PM series. */
+APX_TEST(pm_sampling_series_by_window_and_kernel)
+{
+	struct tg t;
+	struct apx_model *m;
+	const struct apx_an_pm *p;
+
+	APX_ASSERT_OK(open_proc(&t, "node1", 100, 0xa0));
+	for (uint64_t s = 0; s < 20; s++) {
+		tg_kernel(&t, (10 + 10 * s) * MS, 4 * MS, "gemm", 7);
+		tg_kernel(&t, (15 + 10 * s) * MS, 1 * MS, "small", 7);
+	}
+	for (uint64_t i = 10; i < 210; i++) {
+		uint64_t in = i % 10;
+
+		tg_metric_span(&t, i * MS, (i + 1) * MS, "sm__pipe_tensor_cycles_active.avg.pct", "%",
+			       0, in < 4 ? 80.0 : in == 5 ? 10.0 : 0.0);
+	}
+	tg_metric(&t, 50 * MS, "gpu.util_pct", "%", 0, 0, 55.0);
+	m = tg_model(&t, 1);
+	APX_ASSERT(m);
+	APX_ASSERT_EQ(m->pm.n, 1);
+	p = APX_VEC_AT(&m->pm, struct apx_an_pm, 0);
+	APX_ASSERT_EQ(p->samples, 200);
+	APX_ASSERT_EQ(p->mean_sample_ns, 1 * MS);
+	APX_ASSERT(p->have_steady && p->min == 0 && p->max == 80);
+	APX_ASSERT_EQ(p->ntop, 2);
+	APX_ASSERT(!memcmp(APX_VEC_AT(&m->names, struct apx_an_name, p->top[0])->text, "gemm", 4));
+	APX_ASSERT(p->top_mean[0] == 80 && p->top_covered_ns[0] == 80 * MS);
+	APX_ASSERT(p->top_mean[1] == 10 && p->top_covered_ns[1] == 20 * MS);
+	apx_model_free(m);
+	return 0;
+}
+
 static int cmp_u32(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;

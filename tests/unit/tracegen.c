@@ -313,8 +313,8 @@ void tg_kv(struct tg *t, const char *key, const char *value)
 	apx_writer_add(t->w, &r);
 }
 
-void tg_metric(struct tg *t, uint64_t ts, const char *name, const char *unit, uint32_t device,
-	       uint64_t pid, double value)
+static void metric_rec(struct tg *t, uint64_t ts, uint64_t end, const char *name,
+		       const char *unit, uint32_t device, uint64_t pid, double value)
 {
 	struct apx_rec r;
 	uint32_t nid, uid;
@@ -323,13 +323,26 @@ void tg_metric(struct tg *t, uint64_t ts, const char *name, const char *unit, ui
 	apx_writer_intern(t->w, name, strlen(name), &nid);
 	apx_writer_intern(t->w, unit, strlen(unit), &uid);
 	r.v[APX_METRIC_TS_NS] = ts;
+	r.v[APX_METRIC_END_NS] = end;
 	r.v[APX_METRIC_NAME] = nid;
 	r.v[APX_METRIC_UNIT] = uid;
 	r.v[APX_METRIC_DEVICE] = device;
 	r.v[APX_METRIC_PID] = pid;
 	apx_rec_set_f64(&r, APX_METRIC_VALUE, value);
 	apx_writer_add(t->w, &r);
-	seen(t, ts);
+	seen(t, end > ts ? end : ts);
+}
+
+void tg_metric(struct tg *t, uint64_t ts, const char *name, const char *unit, uint32_t device,
+	       uint64_t pid, double value)
+{
+	metric_rec(t, ts, 0, name, unit, device, pid, value);
+}
+
+void tg_metric_span(struct tg *t, uint64_t start, uint64_t end, const char *name, const char *unit,
+		    uint32_t device, double value)
+{
+	metric_rec(t, start, end, name, unit, device, 0, value);
 }
 
 void tg_finding(struct tg *t, const char *rule, unsigned severity, uint64_t saving_ns,

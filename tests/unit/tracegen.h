@@ -54,6 +54,9 @@ int tg_open_nvperfd(struct tg *t, uint64_t pid);
 void tg_kv(struct tg *t, const char *key, const char *value);
 void tg_metric(struct tg *t, uint64_t ts, const char *name, const char *unit, uint32_t device,
 	       uint64_t pid, double value);
+/* A PM-sampling sample: value over [start, end) of device (apx analyze --metrics). */
+void tg_metric_span(struct tg *t, uint64_t start, uint64_t end, const char *name, const char *unit,
+		    uint32_t device, double value);
 void tg_finding(struct tg *t, const char *rule, unsigned severity, uint64_t saving_ns,
 		const char *title);
 void tg_apw(struct tg *t, uint64_t ts, uint64_t stream, uint64_t base, uint64_t bytes);
