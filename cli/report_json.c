@@ -10,7 +10,9 @@
 
 #include "base/json.h"
 #include "base/unit.h"
+#include "analysis/hwcounters.h"
 #include "cli/report.h"
+#include "collector/pm_sets.h"
 
 #include "base/banned.h"
 
@@ -720,6 +722,49 @@ static void metrics(FILE *f, const struct apx_model *m)
 	fputs("]", f);
 }
 
+/* "kernel_counters": each replayed kernel's counters (medians of its replayed launches), what
+ * bounds it and its top stall reasons (apx analyze --replay). */
+static void kernel_counters(FILE *f, const struct apx_model *m)
+{
+	const struct apx_pm_set *set = apx_pm_replay_set();
+	char name[4096];
+
+	fputs(",\"kernel_counters\":[", f);
+	for (size_t i = 0; i < m->kc.n; i++) {
+		const struct apx_an_kc *kc = APX_VEC_AT(&m->kc, struct apx_an_kc, i);
+		struct apx_kc_values k = { .have = kc->have, .launches = kc->launches };
+		unsigned st[3];
+		size_t ns;
+		int first = 1, fc = 1;
+
+		memcpy(k.v, kc->v, sizeof(k.v));
+		fputs(i ? ",{" : "{", f);
+		kv_s(f, "kernel", apx_kernel_display_name(APX_VEC_AT(&m->names, struct apx_an_name,
+								     kc->name), name, sizeof(name)), &first);
+		kv_u(f, "launches", kc->launches, &first);
+		kv_u(f, "passes", kc->passes, &first);
+		kv_s(f, "bound", apx_bound_name(apx_kc_bound(&k)), &first);
+		fputs(",\"counters\":{", f);
+		for (size_t c = 0; c < set->n && c < APX_KC__COUNT; c++)
+			if (kc->have >> c & 1)
+				kv_d(f, set->metrics[c].name, kc->v[c], &fc);
+		fputs("},\"stalls\":[", f);
+		ns = apx_kc_top_stalls(&k, st, 3);
+		for (size_t s = 0; s < ns; s++) {
+			int fs = 1;
+
+			fputs(s ? ",{" : "{", f);
+			kv_s(f, "metric", set->metrics[APX_KC_STALL_FIRST + st[s]].name, &fs);
+			kv_d(f, "cycles_per_inst", k.v[APX_KC_STALL_FIRST + st[s]], &fs);
+			kv_s(f, "reason", apx_stall_words(st[s]), &fs);
+			kv_s(f, "try", apx_stall_try(st[s]), &fs);
+			fputc('}', f);
+		}
+		fputs("]}", f);
+	}
+	fputs("]", f);
+}
+
 /* The members in schema order, each with the --section it belongs to. */
 static const struct {
 	unsigned section;
@@ -732,7 +777,7 @@ static const struct {
 	{ APX_SEC_STARTUP, NULL, NULL, startup }, { APX_SEC_IDLE, idle_attribution, NULL, NULL },
 	{ APX_SEC_KERNELS, kernels, NULL, NULL },	{ APX_SEC_TRANSFERS, transfers, NULL, NULL },
 	{ APX_SEC_SYNC, sync, NULL, NULL },		{ APX_SEC_IDLE, timelines, NULL, NULL },
-	{ APX_SEC_METRICS, metrics, NULL, NULL },
+	{ APX_SEC_METRICS, metrics, NULL, NULL }, { APX_SEC_METRICS, kernel_counters, NULL, NULL },
 	{ APX_SEC_MEMORY, memory, NULL, NULL },	{ APX_SEC_STREAMS, streams, NULL, NULL },
 	{ APX_SEC_NVTX, nvtx, NULL, NULL },		{ APX_SEC_L2, l2, NULL, NULL },
 	{ APX_SEC_UVM, uvm, NULL, NULL },		{ APX_SEC_CPU, cpu, NULL, NULL },

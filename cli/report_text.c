@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/hwcounters.h"
 #include "cli/report.h"
 
 #include "base/banned.h"
@@ -657,9 +658,17 @@ static void section_l2(const struct out *o, const struct apx_model *m)
 	heading(o, "L2 persistence");
 	for (size_t i = 0; i < m->ndevices; i++)
 		if (m->devices[i].known)
-			fprintf(o->f, "  device %u: L2 %s, up to %s can be set aside for persisting accesses\n",
-				m->devices[i].id, apx_fmt_size(b1, sizeof(b1), (double)m->devices[i].l2_bytes),
-				apx_fmt_size(b2, sizeof(b2), (double)m->devices[i].persist_l2_max));
+		{
+			if (m->devices[i].persist_l2_max)
+				fprintf(o->f, "  device %u: L2 %s, up to %s can be set aside for persisting "
+					"accesses\n", m->devices[i].id,
+					apx_fmt_size(b1, sizeof(b1), (double)m->devices[i].l2_bytes),
+					apx_fmt_size(b2, sizeof(b2), (double)m->devices[i].persist_l2_max));
+			else	/* collectors before 2026-12-02 did not record it */
+				fprintf(o->f, "  device %u: L2 %s; the trace does not say how much can be "
+					"set aside for persisting accesses\n", m->devices[i].id,
+					apx_fmt_size(b1, sizeof(b1), (double)m->devices[i].l2_bytes));
+		}
 	for (size_t i = 0; i < m->configs.n; i++) {
 		const struct apx_an_config *c = APX_VEC_AT(&m->configs, struct apx_an_config, i);
 
@@ -732,11 +741,47 @@ static const char *pm_value(char *buf, size_t cap, const struct apx_an_pm *p, do
 	return buf;
 }
 
-/* Device metrics (apx analyze --metrics): printed only when the trace has them. */
+/* One replayed kernel's counters: what bounds it, throughput, hit rates, bytes, stalls. */
+static void kernel_counters(const struct out *o, const struct apx_model *m, const struct apx_an_kc *kc)
+{
+	struct apx_kc_values k = { .have = kc->have, .launches = kc->launches };
+	unsigned st[3];
+	size_t ns;
+	char name[512], b1[32], b2[32], b3[32];
+
+	memcpy(k.v, kc->v, sizeof(k.v));
+	fprintf(o->f, "  %.80s\n", apx_kernel_display_name(APX_VEC_AT(&m->names, struct apx_an_name,
+								      kc->name), name, sizeof(name)));
+	fprintf(o->f, "    %u launches replayed (%u passes each): %s-bound; duration %s, occupancy "
+		"%.0f%%, SM %.0f%%, DRAM %.0f%% of peak\n", kc->launches, kc->passes,
+		apx_bound_name(apx_kc_bound(&k)), apx_fmt_ns(b1, sizeof(b1), k.v[APX_KC_DURATION]),
+		k.v[APX_KC_OCCUPANCY], k.v[APX_KC_SM_PCT], k.v[APX_KC_DRAM_PCT]);
+	fprintf(o->f, "    L1/shared hits %.0f%%, L2 hits %.0f%%, DRAM read %s, written %s, tensor pipe "
+		"%.0f%%, bank conflicts %s\n", k.v[APX_KC_L1_HIT], k.v[APX_KC_L2_HIT],
+		apx_fmt_size(b2, sizeof(b2), k.v[APX_KC_DRAM_READ]),
+		apx_fmt_size(b3, sizeof(b3), k.v[APX_KC_DRAM_WRITE]), k.v[APX_KC_TENSOR],
+		apx_fmt_size(b1, sizeof(b1), k.v[APX_KC_BANK_CONFLICTS]));
+	ns = apx_kc_top_stalls(&k, st, 3);
+	for (size_t i = 0; i < ns; i++) {
+		fprintf(o->f, "    stall %.1f cycles/inst: ", k.v[APX_KC_STALL_FIRST + st[i]]);
+		apx_text_wrap(o->f, 30, 6, apx_stall_words(st[i]));
+		fputs("\n      try: ", o->f);
+		apx_text_wrap(o->f, 11, 11, apx_stall_try(st[i]));
+		fputc('\n', o->f);
+	}
+}
+
+/* Device metrics (apx analyze --metrics) and replayed kernels' counters (--replay): printed
+ * only when the trace has them. */
 static void section_metrics(const struct out *o, const struct apx_model *m)
 {
 	char b[4][32], sample[32], name[512];
 
+	if (m->kc.n) {
+		heading(o, "Kernel counters (kernel replay)");
+		for (size_t i = 0; i < m->kc.n; i++)
+			kernel_counters(o, m, APX_VEC_AT(&m->kc, struct apx_an_kc, i));
+	}
 	if (!m->pm.n)
 		return;
 	heading(o, "Device metrics (PM sampling, over the steady state)");

@@ -171,5 +171,6 @@ APX_RULE_DECL(graph_recapture);
 APX_RULE_DECL(optimizer_foreach);
 APX_RULE_DECL(zero_grad_memset);
 APX_RULE_DECL(dataloader_workers);
+APX_RULE_DECL(l2_persistence);
 
 #endif

@@ -218,5 +218,7 @@ int apx_model_finish(struct apx_model *m)
 	r = apx_view_kernels(m);
 	if (r == 0)
 		r = apx_view_steady_launches(m);
-	return r < 0 ? r : apx_view_metrics(m);
+	if (r == 0)
+		r = apx_view_metrics(m);
+	return r < 0 ? r : apx_view_counters(m);
 }

@@ -6,6 +6,7 @@
  * memory, CPU samples, findings, losses, key/values and nvperfd's series (observed.c), and each
  * file's record count, span and damage. Called by apx report; single-threaded.
  */
+#include "analysis/hwcounters.h"
 #include "analysis/model.h"
 
 #include <errno.h>
@@ -57,6 +58,8 @@ struct apx_model *apx_model_new(void)
 	m->kvs.size = sizeof(struct apx_an_kv);
 	m->series.size = sizeof(struct apx_an_series);
 	m->pm.size = sizeof(struct apx_an_pm);
+	m->counters.size = sizeof(struct apx_an_counter);
+	m->kc.size = sizeof(struct apx_an_kc);
 	m->observed.size = sizeof(struct apx_an_observed);
 	m->procs.size = sizeof(struct apx_an_proc);
 	m->graphs.size = sizeof(struct apx_an_graph);
@@ -89,7 +92,7 @@ void apx_model_free(struct apx_model *m)
 				   &m->mem_events, &m->configs, &m->uvm, &m->cpu, &m->markers,
 				   &m->api, &m->gaps, &m->timelines, &m->ranges, &m->recorded,
 				   &m->kvs, &m->series, &m->observed, &m->procs, &m->graphs,
-				   &m->pm };
+				   &m->pm, &m->counters, &m->kc };
 
 	if (!m)
 		return;
@@ -378,6 +381,18 @@ static int add_record(struct apx_model *m, struct apx_an_file *f, uint16_t fi,
 	}
 	case APX_REC_METRIC:
 		return apx_observed_add_metric(m, f->reader, fi, r);
+	case APX_REC_COUNTER: {	/* a replayed launch's counter: joined to its kernel later */
+		size_t len = 0;
+		const char *name = apx_reader_string(f->reader, v[APX_COUNTER_NAME], &len);
+		struct apx_an_counter c = {
+			.corr = v[APX_COUNTER_CORRELATION], .value = apx_rec_f64(r, APX_COUNTER_VALUE),
+			.file = fi, .metric = (int16_t)(name ? apx_kc_index(name, len) : -1),
+			.passes = (uint16_t)(v[APX_COUNTER_PASSES] > UINT16_MAX ? UINT16_MAX
+										: v[APX_COUNTER_PASSES]),
+		};
+
+		return c.metric < 0 ? 0 : apx_vec_push(&m->counters, &c);
+	}
 	default:
 		return 0;
 	}

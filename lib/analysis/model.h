@@ -130,6 +130,24 @@ struct apx_an_pm {
 	size_t ntop;
 };
 
+/* A replayed kernel launch's counter (COUNTER record, apx analyze --replay). */
+struct apx_an_counter {
+	uint64_t corr;
+	double value;
+	uint16_t file;
+	int16_t metric;				/* enum apx_kc (hwcounters.h), -1 = another metric */
+	uint16_t passes;
+};
+
+/* The counters of one kernel name: medians over its replayed launches (view_counters.c). */
+struct apx_an_kc {
+	uint32_t name;				/* index into model->names */
+	uint32_t launches;
+	uint32_t passes;
+	uint32_t have;				/* bit i: v[i] (enum apx_kc) */
+	double v[34];				/* >= APX_KC__COUNT (hwcounters.h checks) */
+};
+
 /* One kernel name across all files, with its aggregate (after finish). */
 struct apx_an_name {
 	const char *text;			/* not NUL-terminated: use len */
@@ -414,6 +432,8 @@ struct apx_model {
 	struct apx_vec series;			/* struct apx_an_series, by file */
 	struct apx_vec observed;		/* struct apx_an_observed, after finish */
 	struct apx_vec pm;			/* struct apx_an_pm: PM-sampling series (view_metrics.c) */
+	struct apx_vec counters;		/* struct apx_an_counter: replayed kernels' counters */
+	struct apx_vec kc;			/* struct apx_an_kc: their medians per kernel name */
 	struct apx_an_observed_run obs;		/* after finish */
 	int no_gpu_trace;			/* after finish: every file is an nvperfd summary and
 						 * none holds a kernel, copy or memset record */

@@ -35,6 +35,8 @@ static const struct apx_rule rules[] = {
 	{ "zero-grad-memset", "gradients zeroed by kernels every step", apx_rule_zero_grad_memset },
 	{ "dataloader-workers", "no DataLoader worker processes while the GPU waits for data",
 	  apx_rule_dataloader_workers },
+	{ "l2-persistence", "L2 persistence: a window worth setting, or set too large",
+	  apx_rule_l2_persistence },
 };
 
 const struct apx_rule *apx_rules(size_t *ret_n)

@@ -55,5 +55,8 @@ int apx_view_kernels(struct apx_model *m);
 int apx_view_steady_launches(struct apx_model *m);
 /* view_metrics.c: the PM-sampling series (after apx_view_kernels): m->pm. */
 int apx_view_metrics(struct apx_model *m);
+/* view_counters.c: the replayed kernels' counters per kernel name (after apx_view_kernels):
+ * m->kc. */
+int apx_view_counters(struct apx_model *m);
 
 #endif

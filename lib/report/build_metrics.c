@@ -6,7 +6,9 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
+#include "analysis/hwcounters.h"
 #include "report/build.h"
 
 #include "base/banned.h"
@@ -31,6 +33,52 @@ static const struct apx_rcol kernel_cols[] = {
 	{ "covered_ns", "sampled time", APX_UNIT_NS },
 };
 
+static const struct apx_rcol counter_cols[] = {
+	{ "kernel", "kernel", APX_UNIT_TEXT },
+	{ "launches", "replayed", APX_UNIT_COUNT },
+	{ "bound", "bound by", APX_UNIT_TEXT },
+	{ "duration_ns", "duration", APX_UNIT_NS },
+	{ "occupancy_pct", "occupancy", APX_UNIT_PCT },
+	{ "sm_pct", "SM", APX_UNIT_PCT },
+	{ "dram_pct", "DRAM", APX_UNIT_PCT },
+	{ "l1_hit_pct", "L1 hits", APX_UNIT_PCT },
+	{ "l2_hit_pct", "L2 hits", APX_UNIT_PCT },
+	{ "dram_read_bytes", "DRAM read", APX_UNIT_BYTES },
+	{ "dram_write_bytes", "DRAM written", APX_UNIT_BYTES },
+	{ "tensor_pct", "tensor pipe", APX_UNIT_PCT },
+};
+
+/* The replayed kernels' counters (apx analyze --replay): medians per kernel name. */
+static void kernel_counters(struct apx_rdoc *d)
+{
+	static const unsigned cols[] = { APX_KC_DURATION, APX_KC_OCCUPANCY, APX_KC_SM_PCT,
+					 APX_KC_DRAM_PCT, APX_KC_L1_HIT, APX_KC_L2_HIT,
+					 APX_KC_DRAM_READ, APX_KC_DRAM_WRITE, APX_KC_TENSOR };
+	const struct apx_model *m = d->m;
+	struct apx_rtable *t;
+	char name[512];
+
+	if (!m->kc.n)
+		return;
+	t = apx_rdoc_table(d, APX_SEC_METRICS, "kernel_counters", "Kernel counters (replay)");
+	APX_RTABLE_SET_COLS(t, counter_cols);
+	for (size_t i = 0; i < m->kc.n; i++) {
+		const struct apx_an_kc *kc = APX_VEC_AT(&m->kc, struct apx_an_kc, i);
+		struct apx_kc_values k = { .have = kc->have, .launches = kc->launches };
+
+		memcpy(k.v, kc->v, sizeof(k.v));
+		if (apx_rtable_row(t) < 0)
+			return;
+		apx_rtable_str(d, t, 0, apx_kernel_display_name(APX_VEC_AT(&m->names,
+							struct apx_an_name, kc->name), name, sizeof(name)));
+		apx_rtable_u64(t, 1, kc->launches);
+		apx_rtable_str(d, t, 2, apx_bound_name(apx_kc_bound(&k)));
+		for (size_t c = 0; c < sizeof(cols) / sizeof(cols[0]); c++)
+			if (kc->have >> cols[c] & 1)
+				apx_rtable_num(t, (unsigned)(3 + c), kc->v[cols[c]]);
+	}
+}
+
 void apx_rdoc_build_metrics(struct apx_rdoc *d)
 {
 	const struct apx_model *m = d->m;
@@ -40,6 +88,7 @@ void apx_rdoc_build_metrics(struct apx_rdoc *d)
 
 	APX_RTABLE_SET_COLS(t, steady_cols);
 	APX_RTABLE_SET_COLS(k, kernel_cols);
+	kernel_counters(d);
 	if (!m->pm.n) {
 		apx_rdoc_note(d, APX_SEC_METRICS, "none recorded (apx analyze --metrics samples them)");
 		return;

@@ -331,7 +331,7 @@ static int doc_ok(const struct apx_model *m, const struct apx_findings *fd, char
 				    "launch-bound copy-overlap unified-memory memory-capacity "
 				    "repeated-copy fp32-matmul small-copies input-pipeline "
 				    "redundant-replication graph-recapture optimizer-foreach "
-				    "zero-grad-memset dataloader-workers ";
+				    "zero-grad-memset dataloader-workers l2-persistence ";
 
 	for (size_t i = 0; i < fd->n; i++) {
 		const struct apx_finding *f = &fd->f[i];

@@ -418,6 +418,69 @@ APX_TEST(copy_overlap_leaves_device_copies_out)
 	return 0;
 }
 
+/* A step of 20: an embedding-like kernel re-reads 20 MB from DRAM at 12 % L2 hits; 2 of its
+ * launches replayed. */
+static void l2_loop(struct tg *t, double l2_hit)
+{
+	uint64_t ts = 10 * MS;
+
+	for (int s = 0; s < 20; s++) {
+		uint64_t s0 = ts;
+
+		tg_kernel(t, ts, 400 * US, "gather_kernel", 7);
+		if (s == 3 || s == 4) {
+			tg_counter(t, t->corr, "lts__t_sector_hit_rate.pct", l2_hit, 12);
+			tg_counter(t, t->corr, "dram__bytes_read.sum", 20e6, 12);
+			tg_counter(t, t->corr, "dram__throughput.avg.pct_of_peak_sustained_elapsed", 70, 12);
+			tg_counter(t, t->corr, "sm__throughput.avg.pct_of_peak_sustained_elapsed", 20, 12);
+		}
+		ts = fwd_bwd(t, ts + 500 * US) + 100 * US;
+		tg_marker(t, s0, ts, "train_step");
+	}
+}
+
+APX_TEST(rule_l2_persistence)
+{
+	const struct apx_finding *f;
+	struct apx_model *m;
+	struct tg t;
+
+	APX_ASSERT_OK(tg_open(&t));	/* the device sets aside up to 45 MiB (tracegen) */
+	l2_loop(&t, 12);
+	m = analyse(&t);
+	APX_ASSERT(m);
+	f = finding("l2-persistence");
+	APX_ASSERT(f);
+	APX_ASSERT(strstr(f->title, "20.0 MiB") || strstr(f->title, "21.0 MB"));
+	APX_ASSERT(strstr(f->fix, "hitRatio: 1.00"));
+	APX_ASSERT(f->saving_ns > 0);
+	apx_model_free(m);
+
+	APX_ASSERT_OK(tg_open(&t));	/* hits already high: silent */
+	l2_loop(&t, 85);
+	m = analyse(&t);
+	APX_ASSERT(m && !finding("l2-persistence"));
+	APX_ASSERT_EQ(result("l2-persistence")->status, APX_RULE_CLEAN);
+	apx_model_free(m);
+
+	APX_ASSERT_OK(tg_open(&t));	/* no replay: not measured */
+	tg_kernel(&t, 10 * MS, 100 * US, "gather_kernel", 7);
+	m = analyse(&t);
+	APX_ASSERT(m && result("l2-persistence")->status == APX_RULE_NOT_MEASURED);
+	apx_model_free(m);
+
+	APX_ASSERT_OK(tg_open(&t));	/* a 24 MiB window over an 8 MiB set-aside */
+	tg_l2_limit(&t, 5 * MS, 8u << 20);
+	tg_apw(&t, 6 * MS, 7, 0x7f0000000000ull, 24u << 20);
+	tg_kernel(&t, 10 * MS, 100 * US, "gather_kernel", 7);
+	m = analyse(&t);
+	APX_ASSERT(m);
+	f = finding("l2-persistence");
+	APX_ASSERT(f && strstr(f->title, "at most 33% of it can persist"));
+	apx_model_free(m);
+	return 0;
+}
+
 APX_TEST(fp32_matmul_leaves_tiny_gemms_out)
 {
 	struct apx_model *m;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "apx-test.h"
+#include "analysis/hwcounters.h"
 #include "analysis/model.h"
 #include "analysis/store.h"
 #include "unit/tracegen.h"
@@ -148,6 +149,47 @@ APX_TEST(pm_sampling_series_by_window_and_kernel)
 	APX_ASSERT(!memcmp(APX_VEC_AT(&m->names, struct apx_an_name, p->top[0])->text, "gemm", 4));
 	APX_ASSERT(p->top_mean[0] == 80 && p->top_covered_ns[0] == 80 * MS);
 	APX_ASSERT(p->top_mean[1] == 10 && p->top_covered_ns[1] == 20 * MS);
+	apx_model_free(m);
+	return 0;
+}
+
+/* Replayed kernels' counters joined to their kernels by correlation id, medians per name: two
+ * of three "gemm" launches replayed (L2 hits 40 and 60 %: median 50), DRAM 80 % and SM 20 % of
+ * peak: memory-bound, waiting on global memory first; a counter of no kernel is left out. */
+APX_TEST(replay_counters_per_kernel)
+{
+	struct tg t;
+	struct apx_model *m;
+	const struct apx_an_kc *kc;
+	struct apx_kc_values k;
+	unsigned stall[2];
+
+	APX_ASSERT_OK(open_proc(&t, "node1", 100, 0xa0));
+	for (int i = 0; i < 3; i++) {
+		tg_kernel(&t, (10 + i) * MS, 500 * US, "gemm", 7);
+		if (i == 1)
+			continue;
+		tg_counter(&t, t.corr, "lts__t_sector_hit_rate.pct", i ? 60.0 : 40.0, 12);
+		tg_counter(&t, t.corr, "dram__throughput.avg.pct_of_peak_sustained_elapsed", 80.0, 12);
+		tg_counter(&t, t.corr, "sm__throughput.avg.pct_of_peak_sustained_elapsed", 20.0, 12);
+		tg_counter(&t, t.corr,
+			   "smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio", 12.0, 12);
+		tg_counter(&t, t.corr, "smsp__average_warp_latency_issue_stalled_barrier.ratio", 2.0, 12);
+	}
+	tg_counter(&t, 999, "lts__t_sector_hit_rate.pct", 1.0, 12);
+	m = tg_model(&t, 1);
+	APX_ASSERT(m);
+	APX_ASSERT_EQ(m->kc.n, 1);
+	kc = APX_VEC_AT(&m->kc, struct apx_an_kc, 0);
+	APX_ASSERT_EQ(kc->launches, 2);
+	APX_ASSERT_EQ(kc->passes, 12);
+	APX_ASSERT(kc->v[APX_KC_L2_HIT] == 50.0);
+	memset(&k, 0, sizeof(k));
+	memcpy(k.v, kc->v, sizeof(k.v));
+	k.have = kc->have;
+	APX_ASSERT_EQ(apx_kc_bound(&k), APX_BOUND_MEMORY);
+	APX_ASSERT_EQ(apx_kc_top_stalls(&k, stall, 2), 2);
+	APX_ASSERT(stall[0] == 0 && stall[1] == 4);	/* long scoreboard, then barrier */
 	apx_model_free(m);
 	return 0;
 }

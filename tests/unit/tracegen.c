@@ -333,6 +333,20 @@ static void metric_rec(struct tg *t, uint64_t ts, uint64_t end, const char *name
 	seen(t, end > ts ? end : ts);
 }
 
+void tg_counter(struct tg *t, uint64_t corr, const char *metric, double value, uint64_t passes)
+{
+	struct apx_rec r;
+	uint32_t id;
+
+	apx_rec_init(&r, APX_REC_COUNTER);
+	apx_writer_intern(t->w, metric, strlen(metric), &id);
+	r.v[APX_COUNTER_CORRELATION] = corr;
+	r.v[APX_COUNTER_NAME] = id;
+	r.v[APX_COUNTER_PASSES] = passes;
+	apx_rec_set_f64(&r, APX_COUNTER_VALUE, value);
+	apx_writer_add(t->w, &r);
+}
+
 void tg_metric(struct tg *t, uint64_t ts, const char *name, const char *unit, uint32_t device,
 	       uint64_t pid, double value)
 {
@@ -373,6 +387,18 @@ void tg_apw(struct tg *t, uint64_t ts, uint64_t stream, uint64_t base, uint64_t 
 	r.v[APX_CONFIG_APW_HIT_PPM] = 500000;
 	r.v[APX_CONFIG_APW_HIT_PROP] = APX_ACCESS_PERSISTING;
 	r.v[APX_CONFIG_APW_MISS_PROP] = APX_ACCESS_STREAMING;
+	apx_writer_add(t->w, &r);
+	seen(t, ts);
+}
+
+void tg_l2_limit(struct tg *t, uint64_t ts, uint64_t bytes)
+{
+	struct apx_rec r;
+
+	apx_rec_init(&r, APX_REC_CONFIG);
+	r.v[APX_CONFIG_TS_NS] = ts;
+	r.v[APX_CONFIG_KIND] = APX_CONFIG_L2_PERSIST_LIMIT;
+	r.v[APX_CONFIG_VALUE] = bytes;
 	apx_writer_add(t->w, &r);
 	seen(t, ts);
 }

@@ -54,12 +54,17 @@ int tg_open_nvperfd(struct tg *t, uint64_t pid);
 void tg_kv(struct tg *t, const char *key, const char *value);
 void tg_metric(struct tg *t, uint64_t ts, const char *name, const char *unit, uint32_t device,
 	       uint64_t pid, double value);
+/* A replayed launch's counter (COUNTER record) for the kernel of correlation id corr (t->corr
+ * after its tg_kernel). */
+void tg_counter(struct tg *t, uint64_t corr, const char *metric, double value, uint64_t passes);
 /* A PM-sampling sample: value over [start, end) of device (apx analyze --metrics). */
 void tg_metric_span(struct tg *t, uint64_t start, uint64_t end, const char *name, const char *unit,
 		    uint32_t device, double value);
 void tg_finding(struct tg *t, const char *rule, unsigned severity, uint64_t saving_ns,
 		const char *title);
 void tg_apw(struct tg *t, uint64_t ts, uint64_t stream, uint64_t base, uint64_t bytes);
+/* cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, bytes) at ts. */
+void tg_l2_limit(struct tg *t, uint64_t ts, uint64_t bytes);
 /* Close the trace; the caller loads t->path and unlinks it. */
 int tg_close(struct tg *t);
 /* Close n traces and build one model of them (a run's files; the files are unlinked). NULL on

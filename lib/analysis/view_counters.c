@@ -1,0 +1,116 @@
+/*
+ * view_counters.c - the replayed kernels' counters (COUNTER records of `apx analyze --replay`,
+ * collected by load.c's record hook) joined to their kernels by (file, correlation id) through
+ * the event store, and summarised per kernel name: the median of each counter over the name's
+ * replayed launches (struct apx_kc_values of hwcounters.h, which reads them: bound-by, stalls,
+ * L2 advice). Called by apx_model_finish() (finish.c) after the kernel names; single-threaded.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/hwcounters.h"
+#include "analysis/views.h"
+
+#include "base/banned.h"
+
+_Static_assert(APX_KC__COUNT <= 32,
+	       "struct apx_an_kc holds every counter of the replay set");
+
+static int cmp_counter(const void *a, const void *b)
+{
+	const struct apx_an_counter *x = a, *y = b;
+
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	return x->corr < y->corr ? -1 : x->corr > y->corr;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The kernel name of each counter (UINT32_MAX: no kernel has its correlation id). */
+static void join(const struct apx_model *m, uint32_t *name_of)
+{
+	const struct apx_store *st = m->store;
+	const struct apx_an_counter *c = m->counters.data;
+	size_t n = m->counters.n;
+
+	for (size_t i = 0; i < n; i++)
+		name_of[i] = UINT32_MAX;
+	for (size_t i = 0; i < st->k.n; i++) {
+		struct apx_an_counter key = { .corr = st->k.corr[i],
+					      .file = st->streams[st->k.stream[i]].file };
+		size_t lo = 0, hi = n;
+
+		while (lo < hi) {	/* the first counter of (file, corr) */
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (cmp_counter(&c[mid], &key) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < n && !cmp_counter(&c[lo], &key); lo++)
+			name_of[lo] = st->string_kname[st->k.name[i]] - 1;
+	}
+}
+
+int apx_view_counters(struct apx_model *m)
+{
+	const struct apx_an_counter *c;
+	size_t n = m->counters.n;
+	uint32_t *name_of;
+	double *vals;
+	int r = 0;
+
+	if (!n)
+		return 0;
+	qsort(m->counters.data, n, sizeof(struct apx_an_counter), cmp_counter);
+	c = m->counters.data;
+	name_of = malloc(n * sizeof(*name_of));
+	vals = malloc(n * sizeof(*vals));
+	if (!name_of || !vals) {
+		free(name_of);
+		free(vals);
+		return -ENOMEM;
+	}
+	join(m, name_of);
+	for (uint32_t j = 0; j < m->names.n && r == 0; j++) {
+		struct apx_an_kc kc = { .name = j };
+		uint64_t last_corr = UINT64_MAX;
+		uint16_t last_file = UINT16_MAX;
+
+		for (size_t i = 0; i < n; i++)
+			if (name_of[i] == j) {
+				if (c[i].corr != last_corr || c[i].file != last_file)
+					kc.launches++;
+				last_corr = c[i].corr;
+				last_file = c[i].file;
+				if (c[i].passes > kc.passes)
+					kc.passes = c[i].passes;
+			}
+		if (!kc.launches)
+			continue;
+		for (int k = 0; k < APX_KC__COUNT; k++) {
+			size_t nv = 0;
+
+			for (size_t i = 0; i < n; i++)
+				if (name_of[i] == j && c[i].metric == k)
+					vals[nv++] = c[i].value;
+			if (!nv)
+				continue;
+			qsort(vals, nv, sizeof(*vals), cmp_double);
+			kc.v[k] = nv % 2 ? vals[nv / 2] : (vals[nv / 2 - 1] + vals[nv / 2]) / 2;
+			kc.have |= 1u << k;
+		}
+		r = apx_vec_push(&m->kc, &kc);
+	}
+	free(name_of);
+	free(vals);
+	return r;
+}
