@@ -52,6 +52,20 @@ def train_step(m, opt, x, set_to_none=True):
     opt.step()
 
 
+def capture(m, x):
+    """m(x) warmed up on a side stream, then captured in a CUDA graph (returned)."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.no_grad(), torch.cuda.stream(s):
+        for _ in range(3):
+            m(x)
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.no_grad(), torch.cuda.graph(g):
+        m(x)
+    return g
+
+
 def case_pageable(fixed):
     host = torch.randn(16 << 20)                    # 64 MiB
     if fixed:
@@ -109,16 +123,7 @@ def case_launch_bound(fixed):
             with torch.no_grad():
                 m(x)
         return step
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.no_grad(), torch.cuda.stream(s):
-        for _ in range(3):
-            m(x)
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.no_grad(), torch.cuda.graph(g):
-        m(x)
-    return g.replay
+    return capture(m, x).replay
 
 
 class SlowSet(torch.utils.data.Dataset):
@@ -241,15 +246,7 @@ def case_zero_grad(fixed):
 def case_graph_recapture(fixed):
     m = nn.Sequential(*[nn.Linear(1024, 1024) for _ in range(8)]).to(dev).eval()
     x = torch.randn(256, 1024, device=dev)
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.no_grad(), torch.cuda.stream(s):
-        for _ in range(3):
-            m(x)
-    torch.cuda.current_stream().wait_stream(s)
-    state = {"g": torch.cuda.CUDAGraph()}
-    with torch.no_grad(), torch.cuda.graph(state["g"]):
-        m(x)
+    state = {"g": capture(m, x)}
 
     def step():
         if not fixed:
