@@ -23,10 +23,11 @@ struct apx_report_opts {
 	FILE *color_out;
 };
 
-void apx_report_text(FILE *out, const struct apx_model *m, const struct apx_findings *f,
-		     const struct apx_report_opts *o);
-void apx_report_json(FILE *out, const struct apx_model *m, const struct apx_findings *f,
-		     const struct apx_report_opts *o);
+/* Both format the report document d (its model and findings in d->m, d->fd): the sections
+ * whose text or JSON view the document holds through lib/report's emitters (emit_text.c,
+ * emit_json.c), the others from the model. */
+void apx_report_text(FILE *out, const struct apx_rdoc *d, const struct apx_report_opts *o);
+void apx_report_json(FILE *out, const struct apx_rdoc *d, const struct apx_report_opts *o);
 
 /* The output formats of `apx report --format` (report_formats.c), one table. emit gets the
  * document (its model and findings in d->m, d->fd) and the options; 0 or -errno. */
@@ -41,11 +42,8 @@ const struct apx_report_format *apx_report_format_find(const char *name);
 const char *apx_report_format_names(void);
 
 /* Shared by the text renderers (report_text.c, report_nvperfd.c). */
-#define APX_REPORT_W 100		/* every line fits this many columns */
 void apx_text_heading(FILE *out, const struct apx_report_opts *o, const char *title);
-/* Print text from column col (the caller printed what comes before it), wrapped at spaces
- * (or '\n') so that no line passes APX_REPORT_W; further lines start at column indent. */
-void apx_text_wrap(FILE *out, int col, int indent, const char *text);
+/* APX_REPORT_W and apx_text_wrap(): report/doc.h */
 
 /* The "nvperfd (observed from outside)" section, and its line in the summary (nothing when no
  * file holds nvperfd's key/values). report_nvperfd.c. */

@@ -12,13 +12,13 @@
 
 static int emit_text(FILE *out, const struct apx_rdoc *d, const struct apx_report_opts *o)
 {
-	apx_report_text(out, d->m, d->fd, o);
+	apx_report_text(out, d, o);
 	return 0;
 }
 
 static int emit_json(FILE *out, const struct apx_rdoc *d, const struct apx_report_opts *o)
 {
-	apx_report_json(out, d->m, d->fd, o);
+	apx_report_json(out, d, o);
 	return 0;
 }
 

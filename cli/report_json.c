@@ -357,22 +357,6 @@ static void timelines(FILE *f, const struct apx_model *m)
 	fputs("]", f);
 }
 
-static void memory(FILE *f, const struct apx_model *m)
-{
-	uint64_t total = 0;
-	int first = 1;
-
-	for (size_t i = 0; i < m->ndevices; i++)
-		total += m->devices[i].mem_bytes;
-	fputs(",\"memory\":{", f);
-	kv_u(f, "device_peak_bytes", m->device_mem_peak, &first);
-	kv_u(f, "device_total_bytes", total, &first);
-	kv_u(f, "device_allocations", m->device_allocs, &first);
-	kv_u(f, "pinned_peak_bytes", m->pinned_peak, &first);
-	kv_u(f, "pinned_allocations", m->pinned_allocs, &first);
-	fputs("}", f);
-}
-
 static void streams(FILE *f, const struct apx_model *m)
 {
 	fputs(",\"streams\":[", f);
@@ -611,23 +595,26 @@ static const struct {
 	{ APX_SEC_FINDINGS, NULL, findings },	{ APX_SEC_CHECKS, NULL, checks },
 	{ APX_SEC_KERNELS, kernels, NULL },	{ APX_SEC_TRANSFERS, transfers, NULL },
 	{ APX_SEC_SYNC, sync, NULL },		{ APX_SEC_IDLE, timelines, NULL },
-	{ APX_SEC_MEMORY, memory, NULL },	{ APX_SEC_STREAMS, streams, NULL },
+	{ APX_SEC_MEMORY, NULL, NULL },	{ APX_SEC_STREAMS, streams, NULL },
 	{ APX_SEC_NVTX, nvtx, NULL },		{ APX_SEC_L2, l2, NULL },
 	{ APX_SEC_UVM, uvm, NULL },		{ APX_SEC_CPU, cpu, NULL },
 	{ APX_SEC_NVPERFD, nvperfd, NULL },
 };
 
-void apx_report_json(FILE *f, const struct apx_model *m, const struct apx_findings *fd,
-		     const struct apx_report_opts *o)
+void apx_report_json(FILE *f, const struct apx_rdoc *d, const struct apx_report_opts *o)
 {
 	fputs("{\"schema\":\"apx.report/1\"", f);
 	for (size_t i = 0; i < sizeof(members) / sizeof(members[0]); i++) {
-		if (!(o->sections & 1u << members[i].section))
+		unsigned s = members[i].section;
+
+		if (!(o->sections & 1u << s))
 			continue;	/* --section: only the members of the sections asked for */
-		if (members[i].model)
-			members[i].model(f, m);
+		if (d->sec[s].json_built)
+			apx_report_emit_json_section(f, d, s);
+		else if (members[i].model)
+			members[i].model(f, d->m);
 		else
-			members[i].findings(f, fd);
+			members[i].findings(f, d->fd);
 	}
 	fputs("}\n", f);
 }

@@ -52,38 +52,9 @@ static void heading(const struct out *o, const char *title)
 
 void apx_text_heading(FILE *out, const struct apx_report_opts *o, const char *title)
 {
-	struct out ctx = { out, o };
+	struct apx_text_out t = { out, o->color, o->color_out };
 
-	heading(&ctx, title);
-}
-
-void apx_text_wrap(FILE *out, int col, int indent, const char *text)
-{
-	const char *p = text;
-
-	for (;;) {
-		const char *nl = strchr(p, '\n');
-		int len = nl ? (int)(nl - p) : (int)strlen(p), room = W - col, cut = len;
-
-		if (room < 20)
-			room = 20;
-		if (len > room) {	/* break at the last space that fits, else cut the word */
-			for (cut = room; cut > room / 3 && p[cut] != ' '; cut--)
-				;
-			if (p[cut] != ' ')
-				cut = room;
-		}
-		fprintf(out, "%.*s\n", cut, p);
-		p += cut;
-		while (*p == ' ')
-			p++;
-		if (*p == '\n')
-			p++;
-		if (!*p)
-			return;
-		fprintf(out, "%*s", indent, "");
-		col = indent;
-	}
+	apx_text_heading_to(&t, title);
 }
 
 static const char *sev_name(int sev)
@@ -466,29 +437,6 @@ static void section_idle(const struct out *o, const struct apx_model *m)
 	}
 }
 
-static void section_memory(const struct out *o, const struct apx_model *m)
-{
-	char b1[32], b2[32];
-	uint64_t total = 0;
-
-	heading(o, "Memory");
-	if (!m->mem_events.n) {
-		fprintf(o->f, "  no allocation records\n");
-		return;
-	}
-	for (size_t i = 0; i < m->ndevices; i++)
-		total += m->devices[i].mem_bytes;
-	fprintf(o->f, "  device memory peak %s", apx_fmt_size(b1, sizeof(b1), (double)m->device_mem_peak));
-	if (total)
-		fprintf(o->f, " of %s (%.1f%%)", apx_fmt_size(b2, sizeof(b2), (double)total),
-			pct((double)m->device_mem_peak, (double)total));
-	fprintf(o->f, " in %" PRIu64 " allocations; at the end %s\n",
-		m->device_allocs, apx_fmt_size(b1, sizeof(b1), (double)m->device_mem_now));
-	fprintf(o->f, "  pinned host memory peak %s in %" PRIu64 " allocations%s\n",
-		apx_fmt_size(b1, sizeof(b1), (double)m->pinned_peak), m->pinned_allocs,
-		m->pinned_allocs ? "" : " (the program never used cudaMallocHost / pin_memory)");
-}
-
 static void section_streams(const struct out *o, const struct apx_model *m)
 {
 	char b1[32], b2[32];
@@ -713,39 +661,67 @@ static void section_method(const struct out *o, const struct apx_model *m)
 	}
 }
 
-void apx_report_text(FILE *out, const struct apx_model *m, const struct apx_findings *f,
-		     const struct apx_report_opts *o)
+/* The sections not yet in the document's text view, rendered from the model. */
+static void section_from_model(const struct out *o, const struct apx_model *m,
+			       const struct apx_findings *f, unsigned s)
+{
+	switch (s) {
+	case APX_SEC_SUMMARY:
+		section_summary(o, m, f);
+		break;
+	case APX_SEC_FINDINGS:
+		section_findings(o, f);
+		break;
+	case APX_SEC_NVPERFD:
+		apx_report_nvperfd_text(o->f, m, o->o);
+		break;
+	case APX_SEC_KERNELS:
+		section_kernels(o, m);
+		break;
+	case APX_SEC_TRANSFERS:
+		section_transfers(o, m);
+		break;
+	case APX_SEC_SYNC:
+		section_sync(o, m);
+		break;
+	case APX_SEC_IDLE:
+		section_idle(o, m);
+		break;
+	case APX_SEC_STREAMS:
+		section_streams(o, m);
+		break;
+	case APX_SEC_NVTX:
+		section_nvtx(o, m);
+		break;
+	case APX_SEC_L2:
+		section_l2(o, m);
+		break;
+	case APX_SEC_UVM:
+		section_uvm(o, m);
+		break;
+	case APX_SEC_CPU:
+		section_cpu(o, m);
+		break;
+	case APX_SEC_CHECKS:
+		section_checks(o, f);
+		break;
+	case APX_SEC_METHOD:
+		section_method(o, m);
+		break;
+	}
+}
+
+void apx_report_text(FILE *out, const struct apx_rdoc *d, const struct apx_report_opts *o)
 {
 	struct out ctx = { out, o };
+	struct apx_text_out t = { out, o->color, o->color_out };
 
-	if (o->sections & 1u << APX_SEC_SUMMARY)
-		section_summary(&ctx, m, f);
-	if (o->sections & 1u << APX_SEC_FINDINGS)
-		section_findings(&ctx, f);
-	if (o->sections & 1u << APX_SEC_NVPERFD)
-		apx_report_nvperfd_text(out, m, o);
-	if (o->sections & 1u << APX_SEC_KERNELS)
-		section_kernels(&ctx, m);
-	if (o->sections & 1u << APX_SEC_TRANSFERS)
-		section_transfers(&ctx, m);
-	if (o->sections & 1u << APX_SEC_SYNC)
-		section_sync(&ctx, m);
-	if (o->sections & 1u << APX_SEC_IDLE)
-		section_idle(&ctx, m);
-	if (o->sections & 1u << APX_SEC_MEMORY)
-		section_memory(&ctx, m);
-	if (o->sections & 1u << APX_SEC_STREAMS)
-		section_streams(&ctx, m);
-	if (o->sections & 1u << APX_SEC_NVTX)
-		section_nvtx(&ctx, m);
-	if (o->sections & 1u << APX_SEC_L2)
-		section_l2(&ctx, m);
-	if (o->sections & 1u << APX_SEC_UVM)
-		section_uvm(&ctx, m);
-	if (o->sections & 1u << APX_SEC_CPU)
-		section_cpu(&ctx, m);
-	if (o->sections & 1u << APX_SEC_CHECKS)
-		section_checks(&ctx, f);
-	if (o->sections & 1u << APX_SEC_METHOD)
-		section_method(&ctx, m);
+	for (unsigned s = 0; s < APX_SEC__COUNT; s++) {
+		if (!(o->sections & 1u << s))
+			continue;
+		if (d->sec[s].text_built)
+			apx_report_emit_text_section(&t, d, s);
+		else
+			section_from_model(&ctx, d->m, d->fd, s);
+	}
 }

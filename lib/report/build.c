@@ -421,6 +421,7 @@ struct apx_rdoc *apx_rdoc_build(const struct apx_model *m, const struct apx_find
 	for (unsigned s = 0; s < APX_SEC__COUNT; s++)
 		if (d->sec[s].present && builders[s])
 			builders[s](d);
+	apx_rdoc_build_views(d);
 	if (o && o->store)
 		apx_rdoc_build_series(d, o->store);
 	return d;

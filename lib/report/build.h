@@ -19,4 +19,7 @@ void apx_rdoc_build_l2(struct apx_rdoc *d);
 void apx_rdoc_build_uvm(struct apx_rdoc *d);
 void apx_rdoc_build_cpu(struct apx_rdoc *d);
 
+/* build_view.c: the text and JSON views of every section asked for */
+void apx_rdoc_build_views(struct apx_rdoc *d);
+
 #endif

@@ -116,9 +116,11 @@ void apx_rdoc_free(struct apx_rdoc *d)
 
 	if (!d)
 		return;
-	for (unsigned s = 0; s < APX_SEC__COUNT; s++)
+	for (unsigned s = 0; s < APX_SEC__COUNT; s++) {
 		for (unsigned i = 0; i < d->sec[s].ntables; i++)
 			table_free(d->sec[s].t[i]);
+		free(d->sec[s].blk);
+	}
 	for (size_t i = 0; i < d->nfindings; i++) {
 		table_free(d->findings[i].metrics);
 		table_free(d->findings[i].evidence);
@@ -146,8 +148,76 @@ struct apx_rtable *apx_rdoc_table(struct apx_rdoc *d, unsigned s, const char *ke
 	t->key = key;
 	t->title = title;
 	t->note = "";
+	t->views = APX_VIEW_DATA;
+	t->tindent = 2;
+	t->theader = 1;
 	sec->t[sec->ntables++] = t;
 	return t;
+}
+
+struct apx_rtable *apx_rdoc_view_table(struct apx_rdoc *d, unsigned s, const char *key,
+				       unsigned views)
+{
+	struct apx_rtable *t = apx_rdoc_table(d, s, key, key);
+
+	if (t)
+		t->views = views;
+	return t;
+}
+
+void apx_rdoc_blk(struct apx_rdoc *d, unsigned s, const struct apx_rblk *b)
+{
+	struct apx_rsection *sec;
+	struct apx_rblk *nb;
+
+	if (s >= APX_SEC__COUNT)
+		return;
+	sec = &d->sec[s];
+	sec->text_built = 1;
+	if (sec->nblk == sec->blkcap) {
+		size_t cap = sec->blkcap ? 2 * sec->blkcap : 16;
+		struct apx_rblk *p = reallocarray(sec->blk, cap, sizeof(*p));
+
+		if (!p)
+			return;
+		sec->blk = p;
+		sec->blkcap = cap;
+	}
+	nb = &sec->blk[sec->nblk++];
+	*nb = *b;
+	nb->head = b->head ? apx_rdoc_strdup(d, b->head, strlen(b->head)) : "";
+	nb->text = b->text ? apx_rdoc_strdup(d, b->text, strlen(b->text)) : "";
+}
+
+void apx_rdoc_line(struct apx_rdoc *d, unsigned s, unsigned indent, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	apx_rdoc_blk(d, s, &(struct apx_rblk){ .kind = APX_RB_LINE, .indent = indent, .text = line });
+}
+
+void apx_rdoc_blk_table(struct apx_rdoc *d, unsigned s, const struct apx_rtable *t)
+{
+	if (t)
+		apx_rdoc_blk(d, s, &(struct apx_rblk){ .kind = APX_RB_TABLE, .t = t });
+}
+
+void apx_rdoc_json(struct apx_rdoc *d, unsigned s, const char *name, const struct apx_rtable *t,
+		   unsigned shape, int inside)
+{
+	struct apx_rsection *sec;
+
+	if (s >= APX_SEC__COUNT)
+		return;
+	sec = &d->sec[s];
+	sec->json_built = 1;
+	if (!t || sec->njson >= APX_RSECTION_JSON)
+		return;
+	sec->json[sec->njson++] = (struct apx_rjson){ name, t, shape, inside };
 }
 
 void apx_rtable_col(struct apx_rtable *t, const char *key, const char *title, unsigned unit)
@@ -164,6 +234,14 @@ void apx_rtable_cols(struct apx_rtable *t, const struct apx_rcol *cols, size_t n
 {
 	for (size_t i = 0; i < n; i++)
 		apx_rtable_col(t, cols[i].key, cols[i].title, cols[i].unit);
+}
+
+void apx_rtable_vcols(struct apx_rtable *t, const struct apx_rvcol *cols, size_t n)
+{
+	for (size_t i = 0; i < n && t && t->ncols < APX_RTABLE_COLS && !t->nrows; i++) {
+		t->hint[t->ncols] = cols[i].h;
+		apx_rtable_col(t, cols[i].key, cols[i].title, cols[i].unit);
+	}
 }
 
 int apx_rtable_row(struct apx_rtable *t)

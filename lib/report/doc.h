@@ -63,10 +63,47 @@ enum apx_plot {
 
 #define APX_RTABLE_COLS 16
 
+/* How the JSON emitter writes a number cell (a text cell is always a string). */
+enum apx_jfmt {
+	APX_JF_UNIT,		/* integer units: the exact integer; others: 6 significant digits */
+	APX_JF_INT,		/* rounded to an integer, never in exponent form */
+	APX_JF_F4,		/* 4 decimals */
+	APX_JF_G15,		/* 15 significant digits */
+};
+
 struct apx_rcol {
 	const char *key;			/* CSV header, a literal: "total_ns" */
 	const char *title;			/* for people: "total" */
 	unsigned unit;				/* enum apx_unit */
+};
+
+/* How the text and JSON views lay a column out (struct apx_rtable's hint[]). */
+struct apx_rhint {
+	/* text (emit_text.c): */
+	int tw;					/* width, < 0 left-aligned, 0 as wide as the cell */
+	unsigned tgap;				/* spaces before it beyond the one between columns */
+	unsigned tmax;				/* text: at most this many bytes (0: all) */
+	unsigned tfix;				/* PCT, RATIO: 1 + the decimals of a fixed-point
+						 * number ("%5.1f%%"); 0: the unit's format */
+	const char *ttitle;			/* its header; NULL: title */
+	/* JSON (emit_json.c): */
+	const char *jkey;			/* member path, '/' between levels, a number for
+						 * an array index ("grid/0"); NULL: key */
+	unsigned jfmt;				/* enum apx_jfmt */
+};
+
+/* A column with its hints, for the view builders' static tables (designated initializers). */
+struct apx_rvcol {
+	const char *key, *title;
+	unsigned unit;
+	struct apx_rhint h;
+};
+
+/* Which emitters show a table (a bit each). */
+enum {
+	APX_VIEW_DATA = 1,			/* CSV and HTML: every table of the document */
+	APX_VIEW_TEXT = 2,			/* in the text report, placed by a block */
+	APX_VIEW_JSON = 4,			/* a member of the JSON report (struct apx_rjson) */
 };
 
 struct apx_rcell {
@@ -81,6 +118,7 @@ struct apx_rtable {
 	const char *key;			/* within its section: "kernels", "idle_by_cause" */
 	const char *title;
 	struct apx_rcol col[APX_RTABLE_COLS];
+	struct apx_rhint hint[APX_RTABLE_COLS];	/* all 0 but in the views' tables */
 	unsigned ncols;
 	struct apx_rcell *cells;		/* nrows x ncols */
 	size_t nrows, cap;
@@ -89,7 +127,47 @@ struct apx_rtable {
 	int plot_only;				/* for the plot or for machines: the HTML shows
 						 * no table (its plot, if it has one) */
 	const char *note;			/* one line under it ("" none), owned */
+	unsigned views;				/* APX_VIEW_* (apx_rdoc_table: DATA) */
+	/* the text view: */
+	unsigned tindent;			/* spaces before each line (2) */
+	int theader;				/* a line of column headers first */
 };
+
+/* The text report of a section is blocks, in order (emit_text.c prints them under the
+ * section's heading): lines of prose, tables, wrapped and labelled text. */
+enum apx_rblk_kind {
+	APX_RB_LINE,		/* text, whole */
+	APX_RB_TABLE,		/* t, laid out by its columns' text hints */
+	APX_RB_WRAP,		/* head, then text wrapped (at spaces) within APX_REPORT_W columns,
+				 * further lines from column windent */
+	APX_RB_LABEL,		/* "    %-10s " head, then text: each of its lines cut at a space to
+				 * fit (the findings' model/evidence/fix) */
+	APX_RB_SEV,		/* head, the severity word of sev in colour (padded to windent
+				 * columns, 0: not padded), then text */
+};
+
+struct apx_rblk {
+	unsigned kind;				/* enum apx_rblk_kind */
+	unsigned indent;			/* spaces before head or text */
+	const char *head, *text;		/* owned */
+	unsigned windent;
+	int sev;				/* APX_RB_SEV: enum apx_severity */
+	const struct apx_rtable *t;
+};
+
+/* The JSON report of a section is members, in order (emit_json.c): a table as an array of
+ * objects (a row each) or as one object (its first row), member names from its columns. */
+enum { APX_RJ_ARRAY, APX_RJ_OBJECT };
+
+struct apx_rjson {
+	const char *name;			/* the member's name */
+	const struct apx_rtable *t;
+	unsigned shape;				/* APX_RJ_* */
+	int inside;				/* written inside the previous member's object, as
+						 * its last member */
+};
+
+#define APX_RSECTION_JSON 8
 
 #define APX_RSECTION_TABLES 16
 #define APX_RSECTION_NOTES 16
@@ -101,6 +179,14 @@ struct apx_rsection {
 	const char *note[APX_RSECTION_NOTES];	/* lines of prose, owned */
 	unsigned nnotes;
 	int has_findings;			/* the document's findings belong here */
+	/* the text view: blocks (text_built: the section's text is the blocks) */
+	struct apx_rblk *blk;
+	size_t nblk, blkcap;
+	int text_built;
+	/* the JSON view (json_built: the section's members are these) */
+	struct apx_rjson json[APX_RSECTION_JSON];
+	unsigned njson;
+	int json_built;
 };
 
 /* One finding as the emitters see it: the prose of findings.h plus its typed numbers as
@@ -147,6 +233,9 @@ void apx_rtable_col(struct apx_rtable *t, const char *key, const char *title, un
 /* Columns from a static table of them. */
 void apx_rtable_cols(struct apx_rtable *t, const struct apx_rcol *cols, size_t n);
 #define APX_RTABLE_SET_COLS(t, cols) apx_rtable_cols(t, cols, sizeof(cols) / sizeof(cols[0]))
+/* Columns with their text and JSON hints. */
+void apx_rtable_vcols(struct apx_rtable *t, const struct apx_rvcol *cols, size_t n);
+#define APX_RTABLE_SET_VCOLS(t, cols) apx_rtable_vcols(t, cols, sizeof(cols) / sizeof(cols[0]))
 /* A new row (all cells n/a); -ENOMEM. Then set its cells by column index. */
 int apx_rtable_row(struct apx_rtable *t);
 void apx_rtable_num(struct apx_rtable *t, unsigned col, double v);
@@ -160,6 +249,17 @@ const char *apx_rdoc_strdup(struct apx_rdoc *d, const char *s, size_t len);
 /* A line of prose under section s (printf format). */
 void apx_rdoc_note(struct apx_rdoc *d, unsigned s, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* A table only the text and/or JSON views show (views: APX_VIEW_TEXT | APX_VIEW_JSON). */
+struct apx_rtable *apx_rdoc_view_table(struct apx_rdoc *d, unsigned s, const char *key,
+				       unsigned views);
+/* Text blocks of section s (they mark its text built). The strings are copied. */
+void apx_rdoc_line(struct apx_rdoc *d, unsigned s, unsigned indent, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+void apx_rdoc_blk(struct apx_rdoc *d, unsigned s, const struct apx_rblk *b);
+void apx_rdoc_blk_table(struct apx_rdoc *d, unsigned s, const struct apx_rtable *t);
+/* A JSON member of section s (marks its JSON built). */
+void apx_rdoc_json(struct apx_rdoc *d, unsigned s, const char *name, const struct apx_rtable *t,
+		   unsigned shape, int inside);
 /* The time series tables from the store (build_series.c). */
 void apx_rdoc_build_series(struct apx_rdoc *d, const struct apx_store *st);
 
@@ -169,6 +269,23 @@ struct apx_report_opts;
 /* A cell for people ("1.23 ms", "n/a"; text cells: their bytes, unescaped). */
 const char *apx_rcell_fmt(char *buf, size_t cap, const struct apx_rtable *t, size_t row,
 			  unsigned col);
+
+/* Text (emit_text.c): the blocks of section s under its heading; colour sequences (bold
+ * headings, severity words) go to color_out when color is set, everything else to out. */
+struct apx_text_out {
+	FILE *f;
+	int color;
+	FILE *color_out;
+};
+#define APX_REPORT_W 100		/* every line of the text report fits this many columns */
+void apx_report_emit_text_section(const struct apx_text_out *o, const struct apx_rdoc *d,
+				  unsigned s);
+void apx_text_heading_to(const struct apx_text_out *o, const char *title);
+/* Print text from column col (the caller printed what comes before it), wrapped at spaces
+ * (or '\n') so that no line passes APX_REPORT_W; further lines start at column indent. */
+void apx_text_wrap(FILE *out, int col, int indent, const char *text);
+/* JSON (emit_json.c): the members of section s, each preceded by ','. */
+void apx_report_emit_json_section(FILE *out, const struct apx_rdoc *d, unsigned s);
 
 /* CSV (emit_csv.c): every table of the document's sections, RFC 4180 quoting, raw numbers
  * (ns, bytes); several tables are separated by a blank line and a "# section/table" line. */
