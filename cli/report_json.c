@@ -418,42 +418,6 @@ static void l2(FILE *f, const struct apx_model *m)
 	fputs("]", f);
 }
 
-static void uvm(FILE *f, const struct apx_model *m)
-{
-	fputs(",\"unified_memory\":{", f);
-	{
-		static const char *const k[] = { "", "cpu_faults", "gpu_faults", "migrate_h2d",
-						 "migrate_d2h", "migrate_d2d", "thrashing", "throttling",
-						 "remote_map" };
-		for (unsigned i = 1; i <= APX_UVM_REMOTE_MAP; i++)
-			fprintf(f, "%s\"%s\":{\"count\":%" PRIu64 ",\"bytes\":%" PRIu64 "}", i > 1 ? "," : "",
-				k[i], m->uvm_count[i], m->uvm_bytes[i]);
-	}
-	fputs("}", f);
-}
-
-static void cpu(FILE *f, const struct apx_model *m)
-{
-	fputs(",\"cpu\":[", f);
-	for (size_t fi = 0, n = 0; fi < m->nfiles; fi++) {
-		const struct apx_an_file *a = &m->files[fi];
-		int first = 1;
-
-		if (!a->has_cpu)
-			continue;
-		fputs(n++ ? ",{" : "{", f);
-		kv_u(f, "pid", a->pid, &first);
-		kv_u(f, "user_ns", a->cpu_last.utime, &first);
-		kv_u(f, "system_ns", a->cpu_last.stime, &first);
-		kv_u(f, "voluntary_switches", a->cpu_last.vol, &first);
-		kv_u(f, "involuntary_switches", a->cpu_last.invol, &first);
-		kv_u(f, "threads_max", a->threads_max, &first);
-		kv_u(f, "peak_rss_bytes", a->cpu_last.peak, &first);
-		fputc('}', f);
-	}
-	fputs("]", f);
-}
-
 /* A number nvperfd wrote, or null (its text, "n/a (why)", is in the file's kvs). */
 static void kv_obs(FILE *f, const char *k, const struct apx_an_obs_val *v, int *first)
 {
@@ -597,7 +561,7 @@ static const struct {
 	{ APX_SEC_SYNC, sync, NULL },		{ APX_SEC_IDLE, timelines, NULL },
 	{ APX_SEC_MEMORY, NULL, NULL },	{ APX_SEC_STREAMS, streams, NULL },
 	{ APX_SEC_NVTX, nvtx, NULL },		{ APX_SEC_L2, l2, NULL },
-	{ APX_SEC_UVM, uvm, NULL },		{ APX_SEC_CPU, cpu, NULL },
+	{ APX_SEC_UVM, NULL, NULL },		{ APX_SEC_CPU, NULL, NULL },
 	{ APX_SEC_NVPERFD, nvperfd, NULL },
 };
 

@@ -551,51 +551,6 @@ static void section_l2(const struct out *o, const struct apx_model *m)
 		fprintf(o->f, "  not used: no persisting set-aside and no access-policy window was set\n");
 }
 
-static void section_uvm(const struct out *o, const struct apx_model *m)
-{
-	static const char *const kinds[] = { "", "CPU page faults", "GPU page faults",
-					     "migrations host->device", "migrations device->host",
-					     "migrations device->device", "thrashing", "throttling",
-					     "remote maps" };
-	char b1[32];
-
-	heading(o, "Unified memory");
-	if (!m->uvm.n) {
-		fprintf(o->f, "  no unified-memory events\n");
-		return;
-	}
-	for (unsigned k = 1; k <= APX_UVM_REMOTE_MAP; k++)
-		if (m->uvm_count[k])
-			fprintf(o->f, "  %-28s %10" PRIu64 " %10s\n", kinds[k], m->uvm_count[k],
-				apx_fmt_size(b1, sizeof(b1), (double)m->uvm_bytes[k]));
-}
-
-static void section_cpu(const struct out *o, const struct apx_model *m)
-{
-	char b1[32], b2[32], b3[32], b4[32];
-
-	heading(o, "CPU");
-	fprintf(o->f, "  %-8s %9s %9s %9s %6s %10s %10s %7s %9s\n", "pid", "wall", "user", "system",
-		"cpu%", "vol.csw", "invol.csw", "threads", "peak RSS");
-	for (size_t fi = 0; fi < m->nfiles; fi++) {
-		const struct apx_an_file *f = &m->files[fi];
-		const struct apx_an_cpu *last = &f->cpu_last;
-		double wall;
-
-		if (!f->has_cpu) {
-			fprintf(o->f, "  %-8" PRIu64 " no CPU samples\n", f->pid);
-			continue;
-		}
-		wall = (double)(last->ts - (f->first_ns != UINT64_MAX ? f->first_ns : last->ts));
-		fprintf(o->f, "  %-8" PRIu64 " %9s %9s %9s %5.0f%% %10" PRIu64 " %10" PRIu64 " %7" PRIu64
-			      " %9s\n", f->pid, apx_fmt_ns(b1, sizeof(b1), wall),
-			apx_fmt_ns(b2, sizeof(b2), (double)last->utime),
-			apx_fmt_ns(b3, sizeof(b3), (double)last->stime),
-			pct((double)(last->utime + last->stime), wall), last->vol, last->invol,
-			f->threads_max, apx_fmt_size(b4, sizeof(b4), (double)last->peak));
-	}
-}
-
 static void section_checks(const struct out *o, const struct apx_findings *fd)
 {
 	heading(o, "Checks");
@@ -695,12 +650,6 @@ static void section_from_model(const struct out *o, const struct apx_model *m,
 		break;
 	case APX_SEC_L2:
 		section_l2(o, m);
-		break;
-	case APX_SEC_UVM:
-		section_uvm(o, m);
-		break;
-	case APX_SEC_CPU:
-		section_cpu(o, m);
 		break;
 	case APX_SEC_CHECKS:
 		section_checks(o, f);

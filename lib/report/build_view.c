@@ -67,10 +67,127 @@ static void view_memory(struct apx_rdoc *d)
 		      m->pinned_allocs ? "" : " (the program never used cudaMallocHost / pin_memory)");
 }
 
+/* ---- unified memory ---- */
+static const struct apx_rvcol uvm_text_cols[] = {
+	{ .key = "kind", .title = "kind", .unit = APX_UNIT_TEXT, .h = { .tw = -28 } },
+	{ .key = "count", .title = "count", .unit = APX_UNIT_COUNT, .h = { .tw = 10 } },
+	{ .key = "bytes", .title = "bytes", .unit = APX_UNIT_BYTES, .h = { .tw = 10 } },
+};
+#define UVM_JSON(k) { .key = k "_count", .title = k, .unit = APX_UNIT_COUNT, .h.jkey = k "/count" }, \
+	{ .key = k "_bytes", .title = k, .unit = APX_UNIT_BYTES, .h.jkey = k "/bytes" }
+static const struct apx_rvcol uvm_json_cols[] = {
+	UVM_JSON("cpu_faults"), UVM_JSON("gpu_faults"), UVM_JSON("migrate_h2d"),
+	UVM_JSON("migrate_d2h"), UVM_JSON("migrate_d2d"), UVM_JSON("thrashing"),
+	UVM_JSON("throttling"), UVM_JSON("remote_map"),
+};
+
+static void view_uvm(struct apx_rdoc *d)
+{
+	static const char *const kinds[] = { "", "CPU page faults", "GPU page faults",
+					     "migrations host->device", "migrations device->host",
+					     "migrations device->device", "thrashing", "throttling",
+					     "remote maps" };
+	const struct apx_model *m = d->m;
+	const unsigned s = APX_SEC_UVM;
+	struct apx_rtable *j = apx_rdoc_view_table(d, s, "json:unified_memory", APX_VIEW_JSON);
+	struct apx_rtable *t = apx_rdoc_view_table(d, s, "text:events", APX_VIEW_TEXT);
+
+	APX_RTABLE_SET_VCOLS(j, uvm_json_cols);
+	if (apx_rtable_row(j) == 0)
+		for (unsigned k = 1; k <= APX_UVM_REMOTE_MAP; k++) {
+			apx_rtable_u64(j, 2 * (k - 1), m->uvm_count[k]);
+			apx_rtable_u64(j, 2 * (k - 1) + 1, m->uvm_bytes[k]);
+		}
+	apx_rdoc_json(d, s, "unified_memory", j, APX_RJ_OBJECT, 0);
+
+	if (!m->uvm.n) {
+		apx_rdoc_line(d, s, 2, "no unified-memory events");
+		return;
+	}
+	APX_RTABLE_SET_VCOLS(t, uvm_text_cols);
+	t->theader = 0;
+	for (unsigned k = 1; k <= APX_UVM_REMOTE_MAP; k++) {
+		if (!m->uvm_count[k] || apx_rtable_row(t) < 0)
+			continue;
+		apx_rtable_str(d, t, 0, kinds[k]);
+		apx_rtable_u64(t, 1, m->uvm_count[k]);
+		apx_rtable_u64(t, 2, m->uvm_bytes[k]);
+	}
+	apx_rdoc_blk_table(d, s, t);
+}
+
+/* ---- CPU ---- */
+static const struct apx_rvcol cpu_text_cols[] = {
+	{ .key = "pid", .title = "pid", .unit = APX_UNIT_ID, .h = { .tw = -8 } },
+	{ .key = "wall_ns", .title = "wall", .unit = APX_UNIT_NS, .h = { .tw = 9 } },
+	{ .key = "user_ns", .title = "user", .unit = APX_UNIT_NS, .h = { .tw = 9 } },
+	{ .key = "system_ns", .title = "system", .unit = APX_UNIT_NS, .h = { .tw = 9 } },
+	{ .key = "cpu_pct", .title = "cpu%", .unit = APX_UNIT_PCT, .h = { .tw = 6, .tfix = 1 } },
+	{ .key = "voluntary_switches", .title = "vol.csw", .unit = APX_UNIT_COUNT, .h = { .tw = 10 } },
+	{ .key = "involuntary_switches", .title = "invol.csw", .unit = APX_UNIT_COUNT,
+	  .h = { .tw = 10 } },
+	{ .key = "threads_max", .title = "threads", .unit = APX_UNIT_COUNT, .h = { .tw = 7 } },
+	{ .key = "peak_rss_bytes", .title = "peak RSS", .unit = APX_UNIT_BYTES, .h = { .tw = 9 } },
+};
+static const struct apx_rvcol cpu_json_cols[] = {
+	{ .key = "pid", .title = "pid", .unit = APX_UNIT_ID },
+	{ .key = "user_ns", .title = "user", .unit = APX_UNIT_NS },
+	{ .key = "system_ns", .title = "system", .unit = APX_UNIT_NS },
+	{ .key = "voluntary_switches", .title = "vol.csw", .unit = APX_UNIT_COUNT },
+	{ .key = "involuntary_switches", .title = "invol.csw", .unit = APX_UNIT_COUNT },
+	{ .key = "threads_max", .title = "threads", .unit = APX_UNIT_COUNT },
+	{ .key = "peak_rss_bytes", .title = "peak RSS", .unit = APX_UNIT_BYTES },
+};
+
+static void view_cpu(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	const unsigned s = APX_SEC_CPU;
+	struct apx_rtable *t = apx_rdoc_view_table(d, s, "text:processes", APX_VIEW_TEXT);
+	struct apx_rtable *j = apx_rdoc_view_table(d, s, "json:cpu", APX_VIEW_JSON);
+
+	APX_RTABLE_SET_VCOLS(t, cpu_text_cols);
+	APX_RTABLE_SET_VCOLS(j, cpu_json_cols);
+	apx_rdoc_blk(d, s, &(struct apx_rblk){ .kind = APX_RB_HEADER, .t = t });
+	for (size_t fi = 0; fi < m->nfiles; fi++) {
+		const struct apx_an_file *f = &m->files[fi];
+		const struct apx_an_cpu *last = &f->cpu_last;
+		double wall;
+
+		if (!f->has_cpu) {
+			apx_rdoc_line(d, s, 2, "%-8" PRIu64 " no CPU samples", f->pid);
+			continue;
+		}
+		wall = (double)(last->ts - (f->first_ns != UINT64_MAX ? f->first_ns : last->ts));
+		if (apx_rtable_row(t) < 0 || apx_rtable_row(j) < 0)
+			break;
+		apx_rtable_u64(t, 0, f->pid);
+		apx_rtable_num(t, 1, wall);
+		apx_rtable_u64(t, 2, last->utime);
+		apx_rtable_u64(t, 3, last->stime);
+		apx_rtable_num(t, 4, pct((double)(last->utime + last->stime), wall));
+		apx_rtable_u64(t, 5, last->vol);
+		apx_rtable_u64(t, 6, last->invol);
+		apx_rtable_u64(t, 7, f->threads_max);
+		apx_rtable_u64(t, 8, last->peak);
+		apx_rdoc_blk_rows(d, s, t, t->nrows - 1, 1);
+		apx_rtable_u64(j, 0, f->pid);
+		apx_rtable_u64(j, 1, last->utime);
+		apx_rtable_u64(j, 2, last->stime);
+		apx_rtable_u64(j, 3, last->vol);
+		apx_rtable_u64(j, 4, last->invol);
+		apx_rtable_u64(j, 5, f->threads_max);
+		apx_rtable_u64(j, 6, last->peak);
+	}
+	apx_rdoc_json(d, s, "cpu", j, APX_RJ_ARRAY, 0);
+}
+
 void apx_rdoc_build_views(struct apx_rdoc *d)
 {
 	static void (*const views[APX_SEC__COUNT])(struct apx_rdoc *) = {
 		[APX_SEC_MEMORY] = view_memory,
+		[APX_SEC_UVM] = view_uvm,
+		[APX_SEC_CPU] = view_cpu,
 	};
 
 	for (unsigned s = 0; s < APX_SEC__COUNT; s++)

@@ -206,6 +206,14 @@ void apx_rdoc_blk_table(struct apx_rdoc *d, unsigned s, const struct apx_rtable 
 		apx_rdoc_blk(d, s, &(struct apx_rblk){ .kind = APX_RB_TABLE, .t = t });
 }
 
+void apx_rdoc_blk_rows(struct apx_rdoc *d, unsigned s, const struct apx_rtable *t, size_t row0,
+		       size_t n)
+{
+	if (t)
+		apx_rdoc_blk(d, s, &(struct apx_rblk){ .kind = APX_RB_ROWS, .t = t, .row0 = row0,
+						      .nrows = n });
+}
+
 void apx_rdoc_json(struct apx_rdoc *d, unsigned s, const char *name, const struct apx_rtable *t,
 		   unsigned shape, int inside)
 {

@@ -138,6 +138,8 @@ struct apx_rtable {
 enum apx_rblk_kind {
 	APX_RB_LINE,		/* text, whole */
 	APX_RB_TABLE,		/* t, laid out by its columns' text hints */
+	APX_RB_HEADER,		/* t's line of column headers alone */
+	APX_RB_ROWS,		/* rows row0 .. row0 + nrows - 1 of t, without the headers */
 	APX_RB_WRAP,		/* head, then text wrapped (at spaces) within APX_REPORT_W columns,
 				 * further lines from column windent */
 	APX_RB_LABEL,		/* "    %-10s " head, then text: each of its lines cut at a space to
@@ -153,6 +155,7 @@ struct apx_rblk {
 	unsigned windent;
 	int sev;				/* APX_RB_SEV: enum apx_severity */
 	const struct apx_rtable *t;
+	size_t row0, nrows;			/* APX_RB_ROWS */
 };
 
 /* The JSON report of a section is members, in order (emit_json.c): a table as an array of
@@ -257,6 +260,9 @@ void apx_rdoc_line(struct apx_rdoc *d, unsigned s, unsigned indent, const char *
 	__attribute__((format(printf, 4, 5)));
 void apx_rdoc_blk(struct apx_rdoc *d, unsigned s, const struct apx_rblk *b);
 void apx_rdoc_blk_table(struct apx_rdoc *d, unsigned s, const struct apx_rtable *t);
+/* Rows row0 .. row0 + n - 1 of t (no headers). */
+void apx_rdoc_blk_rows(struct apx_rdoc *d, unsigned s, const struct apx_rtable *t, size_t row0,
+		       size_t n);
 /* A JSON member of section s (marks its JSON built). */
 void apx_rdoc_json(struct apx_rdoc *d, unsigned s, const char *name, const struct apx_rtable *t,
 		   unsigned shape, int inside);

@@ -129,18 +129,19 @@ static void gap(FILE *f, const struct apx_rhint *h, unsigned c)
 	fprintf(f, "%*s", (int)((c ? 1 : 0) + h->tgap), "");
 }
 
-static void table(FILE *f, const struct apx_rtable *t)
+static void header(FILE *f, const struct apx_rtable *t)
 {
-	if (t->theader) {
-		fprintf(f, "%*s", (int)t->tindent, "");
-		for (unsigned c = 0; c < t->ncols; c++) {
-			gap(f, &t->hint[c], c);
-			pad(f, t->hint[c].ttitle ? t->hint[c].ttitle : t->col[c].title, t->hint[c].tw,
-			    1 << 20);
-		}
-		fputc('\n', f);
+	fprintf(f, "%*s", (int)t->tindent, "");
+	for (unsigned c = 0; c < t->ncols; c++) {
+		gap(f, &t->hint[c], c);
+		pad(f, t->hint[c].ttitle ? t->hint[c].ttitle : t->col[c].title, t->hint[c].tw, 1 << 20);
 	}
-	for (size_t r = 0; r < t->nrows; r++) {
+	fputc('\n', f);
+}
+
+static void rows(FILE *f, const struct apx_rtable *t, size_t row0, size_t n)
+{
+	for (size_t r = row0; r < t->nrows && r < row0 + n; r++) {
 		fprintf(f, "%*s", (int)t->tindent, "");
 		for (unsigned c = 0; c < t->ncols; c++) {
 			gap(f, &t->hint[c], c);
@@ -148,6 +149,13 @@ static void table(FILE *f, const struct apx_rtable *t)
 		}
 		fputc('\n', f);
 	}
+}
+
+static void table(FILE *f, const struct apx_rtable *t)
+{
+	if (t->theader)
+		header(f, t);
+	rows(f, t, 0, t->nrows);
 }
 
 static const char *sev_word(int sev)
@@ -173,6 +181,12 @@ static void blk(const struct apx_text_out *o, const struct apx_rblk *b)
 		break;
 	case APX_RB_TABLE:
 		table(f, b->t);
+		break;
+	case APX_RB_HEADER:
+		header(f, b->t);
+		break;
+	case APX_RB_ROWS:
+		rows(f, b->t, b->row0, b->nrows);
 		break;
 	case APX_RB_WRAP:
 		fprintf(f, "%*s%s", (int)b->indent, "", b->head);
