@@ -73,7 +73,8 @@ static const struct apx_rvcol uvm_text_cols[] = {
 	{ .key = "count", .title = "count", .unit = APX_UNIT_COUNT, .h = { .tw = 10 } },
 	{ .key = "bytes", .title = "bytes", .unit = APX_UNIT_BYTES, .h = { .tw = 10 } },
 };
-#define UVM_JSON(k) { .key = k "_count", .title = k, .unit = APX_UNIT_COUNT, .h.jkey = k "/count" }, \
+#define UVM_JSON(k)                                                                   \
+	{ .key = k "_count", .title = k, .unit = APX_UNIT_COUNT, .h.jkey = k "/count" },      \
 	{ .key = k "_bytes", .title = k, .unit = APX_UNIT_BYTES, .h.jkey = k "/bytes" }
 static const struct apx_rvcol uvm_json_cols[] = {
 	UVM_JSON("cpu_faults"), UVM_JSON("gpu_faults"), UVM_JSON("migrate_h2d"),
