@@ -357,24 +357,6 @@ static void timelines(FILE *f, const struct apx_model *m)
 	fputs("]", f);
 }
 
-static void streams(FILE *f, const struct apx_model *m)
-{
-	fputs(",\"streams\":[", f);
-	for (size_t i = 0; i < m->streams.n; i++) {
-		const struct apx_an_stream *s = APX_VEC_AT(&m->streams, struct apx_an_stream, i);
-		int fi = 1;
-
-		fputs(i ? ",{" : "{", f);
-		kv_u(f, "device", s->device, &fi);
-		kv_u(f, "stream", s->id, &fi);
-		kv_u(f, "kernels", s->kernels, &fi);
-		kv_u(f, "copies", s->copies, &fi);
-		kv_u(f, "busy_ns", s->busy_ns, &fi);
-		fputc('}', f);
-	}
-	fputs("]", f);
-}
-
 static void nvtx(FILE *f, const struct apx_model *m)
 {
 	fputs(",\"nvtx\":[", f);
@@ -559,7 +541,7 @@ static const struct {
 	{ APX_SEC_FINDINGS, NULL, findings },	{ APX_SEC_CHECKS, NULL, checks },
 	{ APX_SEC_KERNELS, kernels, NULL },	{ APX_SEC_TRANSFERS, transfers, NULL },
 	{ APX_SEC_SYNC, sync, NULL },		{ APX_SEC_IDLE, timelines, NULL },
-	{ APX_SEC_MEMORY, NULL, NULL },	{ APX_SEC_STREAMS, streams, NULL },
+	{ APX_SEC_MEMORY, NULL, NULL },	{ APX_SEC_STREAMS, NULL, NULL },
 	{ APX_SEC_NVTX, nvtx, NULL },		{ APX_SEC_L2, l2, NULL },
 	{ APX_SEC_UVM, NULL, NULL },		{ APX_SEC_CPU, NULL, NULL },
 	{ APX_SEC_NVPERFD, nvperfd, NULL },

@@ -437,34 +437,6 @@ static void section_idle(const struct out *o, const struct apx_model *m)
 	}
 }
 
-static void section_streams(const struct out *o, const struct apx_model *m)
-{
-	char b1[32], b2[32];
-
-	heading(o, "Streams and overlap");
-	if (!m->streams.n) {
-		fprintf(o->f, "  no streams\n");
-		return;
-	}
-	fprintf(o->f, "  %-6s %-14s %10s %10s %12s\n", "device", "stream", "kernels", "copies", "busy");
-	for (size_t i = 0; i < m->streams.n && i < o->o->top; i++) {
-		const struct apx_an_stream *s = APX_VEC_AT(&m->streams, struct apx_an_stream, i);
-
-		fprintf(o->f, "  %-6u %-14" PRIu64 " %10" PRIu64 " %10" PRIu64 " %12s\n", s->device, s->id,
-			s->kernels, s->copies, apx_fmt_ns(b1, sizeof(b1), (double)s->busy_ns));
-	}
-	for (size_t i = 0; i < m->timelines.n; i++) {
-		const struct apx_an_timeline *t = APX_VEC_AT(&m->timelines, struct apx_an_timeline, i);
-
-		fprintf(o->f, "  device %u: 2+ kernels in flight %s (%.1f%% of kernel time), copies under "
-			      "kernels %s (%.1f%%)\n",
-			t->device, apx_fmt_ns(b1, sizeof(b1), (double)t->concurrent_ns),
-			pct((double)t->concurrent_ns, (double)t->kernel_busy_ns),
-			apx_fmt_ns(b2, sizeof(b2), (double)t->overlap_ns),
-			pct((double)t->overlap_ns, (double)t->copy_busy_ns));
-	}
-}
-
 static void section_nvtx(const struct out *o, const struct apx_model *m)
 {
 	char b1[32], b2[32];
@@ -641,9 +613,6 @@ static void section_from_model(const struct out *o, const struct apx_model *m,
 		break;
 	case APX_SEC_IDLE:
 		section_idle(o, m);
-		break;
-	case APX_SEC_STREAMS:
-		section_streams(o, m);
 		break;
 	case APX_SEC_NVTX:
 		section_nvtx(o, m);

@@ -67,6 +67,55 @@ static void view_memory(struct apx_rdoc *d)
 		      m->pinned_allocs ? "" : " (the program never used cudaMallocHost / pin_memory)");
 }
 
+/* ---- streams ---- */
+static const struct apx_rvcol streams_cols[] = {
+	{ .key = "device", .title = "device", .unit = APX_UNIT_ID, .h = { .tw = -6 } },
+	{ .key = "stream", .title = "stream", .unit = APX_UNIT_ID, .h = { .tw = -14 } },
+	{ .key = "kernels", .title = "kernels", .unit = APX_UNIT_COUNT, .h = { .tw = 10 } },
+	{ .key = "copies", .title = "copies", .unit = APX_UNIT_COUNT, .h = { .tw = 10 } },
+	{ .key = "busy_ns", .title = "busy", .unit = APX_UNIT_NS, .h = { .tw = 12 } },
+};
+
+/* One table for both views: JSON has every stream, the text the first --top. */
+static void view_streams(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	const unsigned s = APX_SEC_STREAMS;
+	struct apx_rtable *t = apx_rdoc_view_table(d, s, "view:streams", TJ);
+	char b1[32], b2[32];
+
+	APX_RTABLE_SET_VCOLS(t, streams_cols);
+	for (size_t i = 0; i < m->streams.n; i++) {
+		const struct apx_an_stream *st = APX_VEC_AT(&m->streams, struct apx_an_stream, i);
+
+		if (apx_rtable_row(t) < 0)
+			break;
+		apx_rtable_u64(t, 0, st->device);
+		apx_rtable_u64(t, 1, st->id);
+		apx_rtable_u64(t, 2, st->kernels);
+		apx_rtable_u64(t, 3, st->copies);
+		apx_rtable_u64(t, 4, st->busy_ns);
+	}
+	apx_rdoc_json(d, s, "streams", t, APX_RJ_ARRAY, 0);
+
+	if (!m->streams.n) {
+		apx_rdoc_line(d, s, 2, "no streams");
+		return;
+	}
+	apx_rdoc_blk(d, s, &(struct apx_rblk){ .kind = APX_RB_HEADER, .t = t });
+	apx_rdoc_blk_rows(d, s, t, 0, d->top);
+	for (size_t i = 0; i < m->timelines.n; i++) {
+		const struct apx_an_timeline *tl = APX_VEC_AT(&m->timelines, struct apx_an_timeline, i);
+
+		apx_rdoc_line(d, s, 2, "device %u: 2+ kernels in flight %s (%.1f%% of kernel time), "
+			      "copies under kernels %s (%.1f%%)", tl->device,
+			      apx_fmt_ns(b1, sizeof(b1), (double)tl->concurrent_ns),
+			      pct((double)tl->concurrent_ns, (double)tl->kernel_busy_ns),
+			      apx_fmt_ns(b2, sizeof(b2), (double)tl->overlap_ns),
+			      pct((double)tl->overlap_ns, (double)tl->copy_busy_ns));
+	}
+}
+
 /* ---- unified memory ---- */
 static const struct apx_rvcol uvm_text_cols[] = {
 	{ .key = "kind", .title = "kind", .unit = APX_UNIT_TEXT, .h = { .tw = -28 } },
@@ -187,6 +236,7 @@ void apx_rdoc_build_views(struct apx_rdoc *d)
 {
 	static void (*const views[APX_SEC__COUNT])(struct apx_rdoc *) = {
 		[APX_SEC_MEMORY] = view_memory,
+		[APX_SEC_STREAMS] = view_streams,
 		[APX_SEC_UVM] = view_uvm,
 		[APX_SEC_CPU] = view_cpu,
 	};
