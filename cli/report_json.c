@@ -357,24 +357,6 @@ static void timelines(FILE *f, const struct apx_model *m)
 	fputs("]", f);
 }
 
-static void nvtx(FILE *f, const struct apx_model *m)
-{
-	fputs(",\"nvtx\":[", f);
-	for (size_t i = 0; i < m->ranges.n; i++) {
-		const struct apx_an_range *r = APX_VEC_AT(&m->ranges, struct apx_an_range, i);
-		int fi = 1;
-
-		fputs(i ? ",{" : "{", f);
-		key(f, "name", &fi);
-		apx_json_strn(f, r->name, r->name_len);
-		kv_u(f, "count", r->count, &fi);
-		kv_u(f, "wall_ns", r->wall_ns, &fi);
-		kv_u(f, "gpu_ns", r->gpu_ns, &fi);
-		fputc('}', f);
-	}
-	fputs("]", f);
-}
-
 static void l2(FILE *f, const struct apx_model *m)
 {
 	fputs(",\"l2\":[", f);
@@ -542,7 +524,7 @@ static const struct {
 	{ APX_SEC_KERNELS, kernels, NULL },	{ APX_SEC_TRANSFERS, transfers, NULL },
 	{ APX_SEC_SYNC, sync, NULL },		{ APX_SEC_IDLE, timelines, NULL },
 	{ APX_SEC_MEMORY, NULL, NULL },	{ APX_SEC_STREAMS, NULL, NULL },
-	{ APX_SEC_NVTX, nvtx, NULL },		{ APX_SEC_L2, l2, NULL },
+	{ APX_SEC_NVTX, NULL, NULL },		{ APX_SEC_L2, l2, NULL },
 	{ APX_SEC_UVM, NULL, NULL },		{ APX_SEC_CPU, NULL, NULL },
 	{ APX_SEC_NVPERFD, nvperfd, NULL },
 };

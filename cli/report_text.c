@@ -437,26 +437,6 @@ static void section_idle(const struct out *o, const struct apx_model *m)
 	}
 }
 
-static void section_nvtx(const struct out *o, const struct apx_model *m)
-{
-	char b1[32], b2[32];
-
-	heading(o, "NVTX ranges (GPU kernel time executed inside each range)");
-	if (!m->ranges.n) {
-		fprintf(o->f, "  no NVTX ranges (torch.cuda.nvtx.range_push/pop, emit_nvtx)\n");
-		return;
-	}
-	fprintf(o->f, "  %10s %12s %12s %6s  %s\n", "count", "wall", "GPU", "GPU%", "range");
-	for (size_t i = 0; i < m->ranges.n && i < o->o->top; i++) {
-		const struct apx_an_range *r = APX_VEC_AT(&m->ranges, struct apx_an_range, i);
-
-		fprintf(o->f, "  %10" PRIu64 " %12s %12s %5.1f%%  %.*s\n", r->count,
-			apx_fmt_ns(b1, sizeof(b1), (double)r->wall_ns),
-			apx_fmt_ns(b2, sizeof(b2), (double)r->gpu_ns), pct((double)r->gpu_ns, (double)r->wall_ns),
-			(int)(r->name_len > 50 ? 50 : r->name_len), r->name);
-	}
-}
-
 static const char *prop_name(unsigned p)
 {
 	return p == APX_ACCESS_PERSISTING ? "persisting" : p == APX_ACCESS_STREAMING ? "streaming" : "normal";
@@ -613,9 +593,6 @@ static void section_from_model(const struct out *o, const struct apx_model *m,
 		break;
 	case APX_SEC_IDLE:
 		section_idle(o, m);
-		break;
-	case APX_SEC_NVTX:
-		section_nvtx(o, m);
 		break;
 	case APX_SEC_L2:
 		section_l2(o, m);

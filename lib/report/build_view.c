@@ -116,6 +116,54 @@ static void view_streams(struct apx_rdoc *d)
 	}
 }
 
+/* ---- NVTX ranges ---- */
+static const struct apx_rvcol nvtx_text_cols[] = {
+	{ .key = "count", .title = "count", .unit = APX_UNIT_COUNT, .h = { .tw = 10 } },
+	{ .key = "wall_ns", .title = "wall", .unit = APX_UNIT_NS, .h = { .tw = 12 } },
+	{ .key = "gpu_ns", .title = "GPU", .unit = APX_UNIT_NS, .h = { .tw = 12 } },
+	{ .key = "gpu_pct", .title = "GPU%", .unit = APX_UNIT_PCT, .h = { .tw = 6, .tfix = 2 } },
+	{ .key = "name", .title = "range", .unit = APX_UNIT_TEXT, .h = { .tgap = 1, .tmax = 50 } },
+};
+static const struct apx_rvcol nvtx_json_cols[] = {
+	{ .key = "name", .title = "range", .unit = APX_UNIT_TEXT },
+	{ .key = "count", .title = "count", .unit = APX_UNIT_COUNT },
+	{ .key = "wall_ns", .title = "wall", .unit = APX_UNIT_NS },
+	{ .key = "gpu_ns", .title = "GPU", .unit = APX_UNIT_NS },
+};
+
+static void view_nvtx(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	const unsigned s = APX_SEC_NVTX;
+	struct apx_rtable *t = apx_rdoc_view_table(d, s, "text:ranges", APX_VIEW_TEXT);
+	struct apx_rtable *j = apx_rdoc_view_table(d, s, "json:nvtx", APX_VIEW_JSON);
+
+	APX_RTABLE_SET_VCOLS(t, nvtx_text_cols);
+	APX_RTABLE_SET_VCOLS(j, nvtx_json_cols);
+	for (size_t i = 0; i < m->ranges.n; i++) {
+		const struct apx_an_range *r = APX_VEC_AT(&m->ranges, struct apx_an_range, i);
+
+		if (apx_rtable_row(j) < 0)
+			break;
+		apx_rtable_text(d, j, 0, r->name, r->name_len);
+		apx_rtable_u64(j, 1, r->count);
+		apx_rtable_u64(j, 2, r->wall_ns);
+		apx_rtable_u64(j, 3, r->gpu_ns);
+		if (i >= d->top || apx_rtable_row(t) < 0)
+			continue;
+		apx_rtable_u64(t, 0, r->count);
+		apx_rtable_u64(t, 1, r->wall_ns);
+		apx_rtable_u64(t, 2, r->gpu_ns);
+		apx_rtable_num(t, 3, pct((double)r->gpu_ns, (double)r->wall_ns));
+		apx_rtable_text(d, t, 4, r->name, r->name_len);
+	}
+	apx_rdoc_json(d, s, "nvtx", j, APX_RJ_ARRAY, 0);
+	if (!m->ranges.n)
+		apx_rdoc_line(d, s, 2, "no NVTX ranges (torch.cuda.nvtx.range_push/pop, emit_nvtx)");
+	else
+		apx_rdoc_blk_table(d, s, t);
+}
+
 /* ---- unified memory ---- */
 static const struct apx_rvcol uvm_text_cols[] = {
 	{ .key = "kind", .title = "kind", .unit = APX_UNIT_TEXT, .h = { .tw = -28 } },
@@ -237,6 +285,7 @@ void apx_rdoc_build_views(struct apx_rdoc *d)
 	static void (*const views[APX_SEC__COUNT])(struct apx_rdoc *) = {
 		[APX_SEC_MEMORY] = view_memory,
 		[APX_SEC_STREAMS] = view_streams,
+		[APX_SEC_NVTX] = view_nvtx,
 		[APX_SEC_UVM] = view_uvm,
 		[APX_SEC_CPU] = view_cpu,
 	};
