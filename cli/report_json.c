@@ -300,30 +300,6 @@ static void transfers(FILE *f, const struct apx_model *m)
 	fputs("]", f);
 }
 
-static void sync(FILE *f, const struct apx_model *m)
-{
-	int first = 1;
-
-	fputs(",\"synchronization\":{", f);
-	kv_u(f, "host_blocked_ns", m->sync_total_ns, &first);
-	kv_u(f, "implicit_count", m->sync_implicit_count, &first);
-	kv_u(f, "implicit_ns", m->sync_implicit_ns, &first);
-	kv_u(f, "steps", m->steps, &first);
-	fputs(",\"kinds\":[", f);
-	for (unsigned k = 0, n = 0; k < APX_SYNC_KIND__COUNT; k++) {
-		int fi = 1;
-
-		if (!m->sync_count[k])
-			continue;
-		fputs(n++ ? ",{" : "{", f);
-		kv_s(f, "kind", apx_sync_kind_name(k), &fi);
-		kv_u(f, "count", m->sync_count[k], &fi);
-		kv_u(f, "host_blocked_ns", m->sync_ns[k], &fi);
-		fputc('}', f);
-	}
-	fputs("]}", f);
-}
-
 static void timelines(FILE *f, const struct apx_model *m)
 {
 	fputs(",\"timelines\":[", f);
@@ -522,7 +498,7 @@ static const struct {
 	{ APX_SEC_METHOD, files_member, NULL },	{ APX_SEC_SUMMARY, summary, NULL },
 	{ APX_SEC_FINDINGS, NULL, findings },	{ APX_SEC_CHECKS, NULL, checks },
 	{ APX_SEC_KERNELS, kernels, NULL },	{ APX_SEC_TRANSFERS, transfers, NULL },
-	{ APX_SEC_SYNC, sync, NULL },		{ APX_SEC_IDLE, timelines, NULL },
+	{ APX_SEC_SYNC, NULL, NULL },		{ APX_SEC_IDLE, timelines, NULL },
 	{ APX_SEC_MEMORY, NULL, NULL },	{ APX_SEC_STREAMS, NULL, NULL },
 	{ APX_SEC_NVTX, NULL, NULL },		{ APX_SEC_L2, l2, NULL },
 	{ APX_SEC_UVM, NULL, NULL },		{ APX_SEC_CPU, NULL, NULL },

@@ -377,38 +377,6 @@ static void section_transfers(const struct out *o, const struct apx_model *m)
 			m->devices[0].cc_major % 100, m->devices[0].cc_minor % 100);
 }
 
-static void section_sync(const struct out *o, const struct apx_model *m)
-{
-	char b1[32], b2[32];
-
-	heading(o, "Synchronization");
-	if (!m->syncs.n && !m->sync_implicit_count) {
-		fprintf(o->f, "  no synchronization records\n");
-		return;
-	}
-	fprintf(o->f, "  %-20s %10s %14s %12s\n", "kind", "count", "host blocked", "mean");
-	if (m->sync_implicit_count)
-		fprintf(o->f, "  %-20s %10" PRIu64 " %14s %12s\n", "implicit (sync copy)",
-			m->sync_implicit_count, apx_fmt_ns(b1, sizeof(b1), (double)m->sync_implicit_ns),
-			apx_fmt_ns(b2, sizeof(b2),
-				   (double)m->sync_implicit_ns / (double)m->sync_implicit_count));
-	for (unsigned k = 0; k < APX_SYNC_KIND__COUNT; k++) {
-		if (!m->sync_count[k])
-			continue;
-		fprintf(o->f, "  %-20s %10" PRIu64 " %14s %12s\n", apx_sync_kind_name(k), m->sync_count[k],
-			k == APX_SYNC_KIND_STREAM_WAIT_EVENT ? "(GPU-side)"
-							     : apx_fmt_ns(b1, sizeof(b1), (double)m->sync_ns[k]),
-			apx_fmt_ns(b2, sizeof(b2), (double)m->sync_ns[k] / (double)m->sync_count[k]));
-	}
-	fprintf(o->f, "  host blocked in synchronization: %s (%.1f%% of the run)\n",
-		apx_fmt_ns(b1, sizeof(b1), (double)m->sync_total_ns),
-		pct((double)m->sync_total_ns, (double)m->wall_ns));
-	if (m->steps)
-		fprintf(o->f, "  per step: %.1f synchronizations (%" PRIu64 " steps from NVTX ranges)\n",
-			(double)(m->syncs.n - m->sync_count[APX_SYNC_KIND_STREAM_WAIT_EVENT]) /
-				(double)m->steps, m->steps);
-}
-
 static void section_idle(const struct out *o, const struct apx_model *m)
 {
 	char b1[32], b2[32], b3[32];
@@ -587,9 +555,6 @@ static void section_from_model(const struct out *o, const struct apx_model *m,
 		break;
 	case APX_SEC_TRANSFERS:
 		section_transfers(o, m);
-		break;
-	case APX_SEC_SYNC:
-		section_sync(o, m);
 		break;
 	case APX_SEC_IDLE:
 		section_idle(o, m);

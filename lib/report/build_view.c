@@ -20,6 +20,80 @@ static double pct(double part, double whole)
 	return whole > 0 ? 100.0 * part / whole : 0;
 }
 
+/* ---- synchronization ---- */
+static const struct apx_rvcol sync_text_cols[] = {
+	{ .key = "kind", .title = "kind", .unit = APX_UNIT_TEXT, .h = { .tw = -20 } },
+	{ .key = "count", .title = "count", .unit = APX_UNIT_COUNT, .h = { .tw = 10 } },
+	{ .key = "host_blocked_ns", .title = "host blocked", .unit = APX_UNIT_NS,
+	  .h = { .tw = 14, .tna = "(GPU-side)" } },
+	{ .key = "mean_ns", .title = "mean", .unit = APX_UNIT_NS, .h = { .tw = 12 } },
+};
+static const struct apx_rvcol sync_json_cols[] = {
+	{ .key = "host_blocked_ns", .title = "host blocked", .unit = APX_UNIT_NS },
+	{ .key = "implicit_count", .title = "implicit", .unit = APX_UNIT_COUNT },
+	{ .key = "implicit_ns", .title = "implicit time", .unit = APX_UNIT_NS },
+	{ .key = "steps", .title = "steps", .unit = APX_UNIT_COUNT },
+};
+static const struct apx_rvcol sync_kinds_json_cols[] = {
+	{ .key = "kind", .title = "kind", .unit = APX_UNIT_TEXT },
+	{ .key = "count", .title = "count", .unit = APX_UNIT_COUNT },
+	{ .key = "host_blocked_ns", .title = "host blocked", .unit = APX_UNIT_NS },
+};
+
+static void view_sync(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	const unsigned s = APX_SEC_SYNC;
+	struct apx_rtable *j = apx_rdoc_view_table(d, s, "json:synchronization", APX_VIEW_JSON);
+	struct apx_rtable *jk = apx_rdoc_view_table(d, s, "json:kinds", APX_VIEW_JSON);
+	struct apx_rtable *t = apx_rdoc_view_table(d, s, "text:kinds", APX_VIEW_TEXT);
+	char b1[32];
+
+	APX_RTABLE_SET_VCOLS(j, sync_json_cols);
+	APX_RTABLE_SET_VCOLS(jk, sync_kinds_json_cols);
+	APX_RTABLE_SET_VCOLS(t, sync_text_cols);
+	if (apx_rtable_row(j) == 0) {
+		apx_rtable_u64(j, 0, m->sync_total_ns);
+		apx_rtable_u64(j, 1, m->sync_implicit_count);
+		apx_rtable_u64(j, 2, m->sync_implicit_ns);
+		apx_rtable_u64(j, 3, m->steps);
+	}
+	if (m->sync_implicit_count && apx_rtable_row(t) == 0) {
+		apx_rtable_str(d, t, 0, "implicit (sync copy)");
+		apx_rtable_u64(t, 1, m->sync_implicit_count);
+		apx_rtable_u64(t, 2, m->sync_implicit_ns);
+		apx_rtable_num(t, 3, (double)m->sync_implicit_ns / (double)m->sync_implicit_count);
+	}
+	for (unsigned k = 0; k < APX_SYNC_KIND__COUNT; k++) {
+		if (!m->sync_count[k] || apx_rtable_row(jk) < 0 || apx_rtable_row(t) < 0)
+			continue;
+		apx_rtable_str(d, jk, 0, apx_sync_kind_name(k));
+		apx_rtable_u64(jk, 1, m->sync_count[k]);
+		apx_rtable_u64(jk, 2, m->sync_ns[k]);
+		apx_rtable_str(d, t, 0, apx_sync_kind_name(k));
+		apx_rtable_u64(t, 1, m->sync_count[k]);
+		if (k != APX_SYNC_KIND_STREAM_WAIT_EVENT)	/* the host did not wait */
+			apx_rtable_u64(t, 2, m->sync_ns[k]);
+		apx_rtable_num(t, 3, (double)m->sync_ns[k] / (double)m->sync_count[k]);
+	}
+	apx_rdoc_json(d, s, "synchronization", j, APX_RJ_OBJECT, 0);
+	apx_rdoc_json(d, s, "kinds", jk, APX_RJ_ARRAY, 1);
+
+	if (!m->syncs.n && !m->sync_implicit_count) {
+		apx_rdoc_line(d, s, 2, "no synchronization records");
+		return;
+	}
+	apx_rdoc_blk_table(d, s, t);
+	apx_rdoc_line(d, s, 2, "host blocked in synchronization: %s (%.1f%% of the run)",
+		      apx_fmt_ns(b1, sizeof(b1), (double)m->sync_total_ns),
+		      pct((double)m->sync_total_ns, (double)m->wall_ns));
+	if (m->steps)
+		apx_rdoc_line(d, s, 2, "per step: %.1f synchronizations (%" PRIu64
+			      " steps from NVTX ranges)",
+			      (double)(m->syncs.n - m->sync_count[APX_SYNC_KIND_STREAM_WAIT_EVENT]) /
+				      (double)m->steps, m->steps);
+}
+
 /* ---- memory ---- */
 static const struct apx_rvcol memory_json_cols[] = {
 	{ .key = "device_peak_bytes", .title = "device peak", .unit = APX_UNIT_BYTES },
@@ -283,6 +357,7 @@ static void view_cpu(struct apx_rdoc *d)
 void apx_rdoc_build_views(struct apx_rdoc *d)
 {
 	static void (*const views[APX_SEC__COUNT])(struct apx_rdoc *) = {
+		[APX_SEC_SYNC] = view_sync,
 		[APX_SEC_MEMORY] = view_memory,
 		[APX_SEC_STREAMS] = view_streams,
 		[APX_SEC_NVTX] = view_nvtx,

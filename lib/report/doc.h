@@ -86,6 +86,7 @@ struct apx_rhint {
 	unsigned tfix;				/* PCT, RATIO: 1 + the decimals of a fixed-point
 						 * number ("%5.1f%%"); 0: the unit's format */
 	const char *ttitle;			/* its header; NULL: title */
+	const char *tna;			/* what a cell without a value shows; NULL: "n/a" */
 	/* JSON (emit_json.c): */
 	const char *jkey;			/* member path, '/' between levels, a number for
 						 * an array index ("grid/0"); NULL: key */

@@ -121,7 +121,10 @@ static void cell(FILE *f, const struct apx_rtable *t, size_t r, unsigned c)
 			fprintf(f, "%*.*s", w, max < (int)x->len ? max : (int)x->len, x->s);
 		return;
 	}
-	pad(f, apx_rcell_fmt(buf, sizeof(buf), t, r, c), w, max);
+	if (x->na && h->tna)
+		pad(f, h->tna, w, max);
+	else
+		pad(f, apx_rcell_fmt(buf, sizeof(buf), t, r, c), w, max);
 }
 
 static void gap(FILE *f, const struct apx_rhint *h, unsigned c)
