@@ -300,39 +300,6 @@ static void transfers(FILE *f, const struct apx_model *m)
 	fputs("]", f);
 }
 
-static void timelines(FILE *f, const struct apx_model *m)
-{
-	fputs(",\"timelines\":[", f);
-	for (size_t i = 0; i < m->timelines.n; i++) {
-		const struct apx_an_timeline *t = APX_VEC_AT(&m->timelines, struct apx_an_timeline, i);
-		int fi = 1;
-
-		fputs(i ? ",{" : "{", f);
-		kv_u(f, "device", t->device, &fi);
-		kv_u(f, "first_ns", t->first_ns, &fi);
-		kv_u(f, "last_ns", t->last_ns, &fi);
-		kv_u(f, "busy_ns", t->busy_ns, &fi);
-		kv_u(f, "kernel_busy_ns", t->kernel_busy_ns, &fi);
-		kv_u(f, "copy_busy_ns", t->copy_busy_ns, &fi);
-		kv_u(f, "copy_compute_overlap_ns", t->overlap_ns, &fi);
-		kv_u(f, "copy_before_kernels_ns", t->copy_before_kernels_ns, &fi);
-		kv_u(f, "concurrent_kernels_ns", t->concurrent_ns, &fi);
-		kv_u(f, "idle_ns", t->idle_ns, &fi);
-		kv_u(f, "before_first_ns", t->before_ns, &fi);
-		kv_u(f, "after_last_ns", t->after_ns, &fi);
-		kv_u(f, "gaps", t->gaps, &fi);
-		fputs(",\"idle_by_cause\":{", f);
-		for (unsigned c = 0; c < APX_GAP__COUNT; c++) {
-			static const char *const k[] = { "warmup", "launch", "sync", "data", "unknown" };
-
-			fprintf(f, "%s\"%s\":{\"ns\":%" PRIu64 ",\"gaps\":%" PRIu64 "}", c ? "," : "", k[c],
-				t->idle_by_cause[c], t->gaps_by_cause[c]);
-		}
-		fputs("}}", f);
-	}
-	fputs("]", f);
-}
-
 static void l2(FILE *f, const struct apx_model *m)
 {
 	fputs(",\"l2\":[", f);
@@ -498,7 +465,7 @@ static const struct {
 	{ APX_SEC_METHOD, files_member, NULL },	{ APX_SEC_SUMMARY, summary, NULL },
 	{ APX_SEC_FINDINGS, NULL, findings },	{ APX_SEC_CHECKS, NULL, checks },
 	{ APX_SEC_KERNELS, kernels, NULL },	{ APX_SEC_TRANSFERS, transfers, NULL },
-	{ APX_SEC_SYNC, NULL, NULL },		{ APX_SEC_IDLE, timelines, NULL },
+	{ APX_SEC_SYNC, NULL, NULL },		{ APX_SEC_IDLE, NULL, NULL },
 	{ APX_SEC_MEMORY, NULL, NULL },	{ APX_SEC_STREAMS, NULL, NULL },
 	{ APX_SEC_NVTX, NULL, NULL },		{ APX_SEC_L2, l2, NULL },
 	{ APX_SEC_UVM, NULL, NULL },		{ APX_SEC_CPU, NULL, NULL },

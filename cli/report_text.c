@@ -377,34 +377,6 @@ static void section_transfers(const struct out *o, const struct apx_model *m)
 			m->devices[0].cc_major % 100, m->devices[0].cc_minor % 100);
 }
 
-static void section_idle(const struct out *o, const struct apx_model *m)
-{
-	char b1[32], b2[32], b3[32];
-
-	heading(o, "GPU idle time (between first and last activity, by cause)");
-	if (!m->timelines.n) {
-		fprintf(o->f, "  no GPU activity\n");
-		return;
-	}
-	for (size_t i = 0; i < m->timelines.n; i++) {
-		const struct apx_an_timeline *t = APX_VEC_AT(&m->timelines, struct apx_an_timeline, i);
-		double span = (double)(t->last_ns - t->first_ns);
-
-		fprintf(o->f, "  device %u: active span %s, busy %s (%.1f%%), idle %s (%.1f%%) in %" PRIu64
-			      " gaps\n", t->device, apx_fmt_ns(b1, sizeof(b1), span),
-			apx_fmt_ns(b2, sizeof(b2), (double)t->busy_ns), pct((double)t->busy_ns, span),
-			apx_fmt_ns(b3, sizeof(b3), (double)t->idle_ns), pct((double)t->idle_ns, span), t->gaps);
-		for (unsigned c = 0; c < APX_GAP__COUNT; c++)
-			fprintf(o->f, "    %-26s %10s %6.1f%% %8" PRIu64 " gaps\n", apx_gap_cause_name(c),
-				apx_fmt_ns(b1, sizeof(b1), (double)t->idle_by_cause[c]),
-				pct((double)t->idle_by_cause[c], span), t->gaps_by_cause[c]);
-		fprintf(o->f, "    %-26s %10s   (start of the run to the first GPU activity)\n",
-			"before first activity", apx_fmt_ns(b1, sizeof(b1), (double)t->before_ns));
-		fprintf(o->f, "    %-26s %10s   (last GPU activity to the end of the run)\n",
-			"after last activity", apx_fmt_ns(b1, sizeof(b1), (double)t->after_ns));
-	}
-}
-
 static const char *prop_name(unsigned p)
 {
 	return p == APX_ACCESS_PERSISTING ? "persisting" : p == APX_ACCESS_STREAMING ? "streaming" : "normal";
@@ -555,9 +527,6 @@ static void section_from_model(const struct out *o, const struct apx_model *m,
 		break;
 	case APX_SEC_TRANSFERS:
 		section_transfers(o, m);
-		break;
-	case APX_SEC_IDLE:
-		section_idle(o, m);
 		break;
 	case APX_SEC_L2:
 		section_l2(o, m);

@@ -94,6 +94,97 @@ static void view_sync(struct apx_rdoc *d)
 				      (double)m->steps, m->steps);
 }
 
+/* ---- GPU idle time ---- */
+static const struct apx_rvcol idle_text_cols[] = {
+	{ .key = "cause", .title = "cause", .unit = APX_UNIT_TEXT, .h = { .tw = -26 } },
+	{ .key = "idle_ns", .title = "idle", .unit = APX_UNIT_NS, .h = { .tw = 10 } },
+	{ .key = "idle_pct", .title = "of the span", .unit = APX_UNIT_PCT, .h = { .tw = 7, .tfix = 2 } },
+	{ .key = "gaps", .title = "gaps", .unit = APX_UNIT_COUNT, .h = { .tw = 8, .tsuffix = " gaps" } },
+};
+#define IDLE_JSON(k)                                                                  \
+	{ .key = k "_ns", .title = k, .unit = APX_UNIT_NS, .h.jkey = "idle_by_cause/" k "/ns" }, \
+	{ .key = k "_gaps", .title = k, .unit = APX_UNIT_COUNT, .h.jkey = "idle_by_cause/" k "/gaps" }
+static const struct apx_rvcol timelines_json_cols[] = {
+	{ .key = "device", .title = "device", .unit = APX_UNIT_ID },
+	{ .key = "first_ns", .title = "first", .unit = APX_UNIT_NS },
+	{ .key = "last_ns", .title = "last", .unit = APX_UNIT_NS },
+	{ .key = "busy_ns", .title = "busy", .unit = APX_UNIT_NS },
+	{ .key = "kernel_busy_ns", .title = "kernels busy", .unit = APX_UNIT_NS },
+	{ .key = "copy_busy_ns", .title = "copies busy", .unit = APX_UNIT_NS },
+	{ .key = "copy_compute_overlap_ns", .title = "copies under kernels", .unit = APX_UNIT_NS },
+	{ .key = "copy_before_kernels_ns", .title = "copies before kernels", .unit = APX_UNIT_NS },
+	{ .key = "concurrent_kernels_ns", .title = "2+ kernels", .unit = APX_UNIT_NS },
+	{ .key = "idle_ns", .title = "idle", .unit = APX_UNIT_NS },
+	{ .key = "before_first_ns", .title = "before first", .unit = APX_UNIT_NS },
+	{ .key = "after_last_ns", .title = "after last", .unit = APX_UNIT_NS },
+	{ .key = "gaps", .title = "gaps", .unit = APX_UNIT_COUNT },
+	IDLE_JSON("warmup"), IDLE_JSON("launch"), IDLE_JSON("sync"), IDLE_JSON("data"),
+	IDLE_JSON("unknown"),
+};
+
+static void view_idle(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	const unsigned s = APX_SEC_IDLE;
+	struct apx_rtable *j = apx_rdoc_view_table(d, s, "json:timelines", APX_VIEW_JSON);
+	char b1[32], b2[32], b3[32];
+
+	APX_RTABLE_SET_VCOLS(j, timelines_json_cols);
+	for (size_t i = 0; i < m->timelines.n; i++) {
+		const struct apx_an_timeline *tl = APX_VEC_AT(&m->timelines, struct apx_an_timeline, i);
+		const uint64_t v[] = { tl->device, tl->first_ns, tl->last_ns, tl->busy_ns,
+				       tl->kernel_busy_ns, tl->copy_busy_ns, tl->overlap_ns,
+				       tl->copy_before_kernels_ns, tl->concurrent_ns, tl->idle_ns,
+				       tl->before_ns, tl->after_ns, tl->gaps };
+		const unsigned nv = sizeof(v) / sizeof(v[0]);
+
+		if (apx_rtable_row(j) < 0)
+			break;
+		for (unsigned c = 0; c < nv; c++)
+			apx_rtable_u64(j, c, v[c]);
+		for (unsigned c = 0; c < APX_GAP__COUNT; c++) {
+			apx_rtable_u64(j, nv + 2 * c, tl->idle_by_cause[c]);
+			apx_rtable_u64(j, nv + 2 * c + 1, tl->gaps_by_cause[c]);
+		}
+	}
+	apx_rdoc_json(d, s, "timelines", j, APX_RJ_ARRAY, 0);
+
+	if (!m->timelines.n) {
+		apx_rdoc_line(d, s, 2, "no GPU activity");
+		return;
+	}
+	for (size_t i = 0; i < m->timelines.n; i++) {
+		const struct apx_an_timeline *tl = APX_VEC_AT(&m->timelines, struct apx_an_timeline, i);
+		struct apx_rtable *t = apx_rdoc_view_table(d, s, "text:idle_by_cause", APX_VIEW_TEXT);
+		double span = (double)(tl->last_ns - tl->first_ns);
+
+		apx_rdoc_line(d, s, 2, "device %u: active span %s, busy %s (%.1f%%), idle %s (%.1f%%) "
+			      "in %" PRIu64 " gaps", tl->device, apx_fmt_ns(b1, sizeof(b1), span),
+			      apx_fmt_ns(b2, sizeof(b2), (double)tl->busy_ns),
+			      pct((double)tl->busy_ns, span),
+			      apx_fmt_ns(b3, sizeof(b3), (double)tl->idle_ns),
+			      pct((double)tl->idle_ns, span), tl->gaps);
+		APX_RTABLE_SET_VCOLS(t, idle_text_cols);
+		if (t) {
+			t->theader = 0;
+			t->tindent = 4;
+		}
+		for (unsigned c = 0; c < APX_GAP__COUNT; c++) {
+			if (apx_rtable_row(t) < 0)
+				break;
+			apx_rtable_str(d, t, 0, apx_gap_cause_name(c));
+			apx_rtable_u64(t, 1, tl->idle_by_cause[c]);
+			apx_rtable_num(t, 2, pct((double)tl->idle_by_cause[c], span));
+			apx_rtable_u64(t, 3, tl->gaps_by_cause[c]);
+		}
+		apx_rdoc_blk_table(d, s, t);
+		apx_rdoc_line(d, s, 4, "%-26s %10s   (start of the run to the first GPU activity)",
+			      "before first activity", apx_fmt_ns(b1, sizeof(b1), (double)tl->before_ns));
+		apx_rdoc_line(d, s, 4, "%-26s %10s   (last GPU activity to the end of the run)",
+			      "after last activity", apx_fmt_ns(b1, sizeof(b1), (double)tl->after_ns));
+	}
+}
+
 /* ---- memory ---- */
 static const struct apx_rvcol memory_json_cols[] = {
 	{ .key = "device_peak_bytes", .title = "device peak", .unit = APX_UNIT_BYTES },
@@ -358,6 +449,7 @@ void apx_rdoc_build_views(struct apx_rdoc *d)
 {
 	static void (*const views[APX_SEC__COUNT])(struct apx_rdoc *) = {
 		[APX_SEC_SYNC] = view_sync,
+		[APX_SEC_IDLE] = view_idle,
 		[APX_SEC_MEMORY] = view_memory,
 		[APX_SEC_STREAMS] = view_streams,
 		[APX_SEC_NVTX] = view_nvtx,

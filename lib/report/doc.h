@@ -61,7 +61,7 @@ enum apx_plot {
 	APX_PLOT_TIMELINE,	/* lanes (column x), a box per row: start y, duration y+1, name y+2 */
 };
 
-#define APX_RTABLE_COLS 16
+#define APX_RTABLE_COLS 32
 
 /* How the JSON emitter writes a number cell (a text cell is always a string). */
 enum apx_jfmt {
@@ -87,6 +87,7 @@ struct apx_rhint {
 						 * number ("%5.1f%%"); 0: the unit's format */
 	const char *ttitle;			/* its header; NULL: title */
 	const char *tna;			/* what a cell without a value shows; NULL: "n/a" */
+	const char *tsuffix;			/* printed after the cell (" gaps"); NULL: none */
 	/* JSON (emit_json.c): */
 	const char *jkey;			/* member path, '/' between levels, a number for
 						 * an array index ("grid/0"); NULL: key */

@@ -149,6 +149,8 @@ static void rows(FILE *f, const struct apx_rtable *t, size_t row0, size_t n)
 		for (unsigned c = 0; c < t->ncols; c++) {
 			gap(f, &t->hint[c], c);
 			cell(f, t, r, c);
+			if (t->hint[c].tsuffix)
+				fputs(t->hint[c].tsuffix, f);
 		}
 		fputc('\n', f);
 	}
