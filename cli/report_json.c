@@ -230,47 +230,6 @@ static void checks(FILE *f, const struct apx_findings *fd)
 	fputs("]", f);
 }
 
-static void kernels(FILE *f, const struct apx_model *m)
-{
-	char name[4096];
-
-	fputs(",\"kernels\":[", f);
-	for (size_t i = 0, n = 0; i < m->names.n; i++) {
-		const struct apx_an_name *a = APX_VEC_AT(&m->names, struct apx_an_name, i);
-		int first = 1;
-
-		if (!a->count)
-			continue;
-		fputs(n++ ? ",{" : "{", f);
-		kv_s(f, "name", apx_kernel_display_name(a, name, sizeof(name)), &first);
-		key(f, "mangled", &first);
-		apx_json_strn(f, a->text, a->len);
-		kv_u(f, "count", a->count, &first);
-		kv_u(f, "total_ns", a->total_ns, &first);
-		kv_u(f, "mean_ns", a->total_ns / a->count, &first);
-		kv_u(f, "min_ns", a->min_ns, &first);
-		kv_u(f, "max_ns", a->max_ns, &first);
-		kv_u(f, "p50_ns", a->p50_ns, &first);
-		kv_u(f, "p95_ns", a->p95_ns, &first);
-		kv_d(f, "share_pct", m->kernel_total_ns ? 100.0 * (double)a->total_ns / (double)m->kernel_total_ns : 0,
-		     &first);
-		key(f, "grid", &first);
-		fprintf(f, "[%u,%u,%u]", a->grid[0], a->grid[1], a->grid[2]);
-		key(f, "block", &first);
-		fprintf(f, "[%u,%u,%u]", a->block[0], a->block[1], a->block[2]);
-		kv_u(f, "registers", a->regs, &first);
-		kv_u(f, "static_smem_bytes", a->smem_static, &first);
-		kv_u(f, "dynamic_smem_bytes", a->smem_dynamic, &first);
-		key(f, "occupancy", &first);
-		if (a->occupancy >= 0)
-			fprintf(f, "%.4f", a->occupancy);
-		else
-			fputs("null", f);
-		fputc('}', f);
-	}
-	fputs("]", f);
-}
-
 static void transfers(FILE *f, const struct apx_model *m)
 {
 	int n = 0;
@@ -464,7 +423,7 @@ static const struct {
 } members[] = {
 	{ APX_SEC_METHOD, files_member, NULL },	{ APX_SEC_SUMMARY, summary, NULL },
 	{ APX_SEC_FINDINGS, NULL, findings },	{ APX_SEC_CHECKS, NULL, checks },
-	{ APX_SEC_KERNELS, kernels, NULL },	{ APX_SEC_TRANSFERS, transfers, NULL },
+	{ APX_SEC_KERNELS, NULL, NULL },	{ APX_SEC_TRANSFERS, transfers, NULL },
 	{ APX_SEC_SYNC, NULL, NULL },		{ APX_SEC_IDLE, NULL, NULL },
 	{ APX_SEC_MEMORY, NULL, NULL },	{ APX_SEC_STREAMS, NULL, NULL },
 	{ APX_SEC_NVTX, NULL, NULL },		{ APX_SEC_L2, l2, NULL },

@@ -62,11 +62,6 @@ static const char *sev_name(int sev)
 	return sev == APX_SEV_CRITICAL ? "CRITICAL" : sev == APX_SEV_WARNING ? "WARNING" : "INFO";
 }
 
-static double pct(double part, double whole)
-{
-	return whole > 0 ? 100.0 * part / whole : 0;
-}
-
 /* Print text indented under a label, one output line per text line, long lines wrapped at
  * a space so that nothing passes W columns. */
 static void block(const struct out *o, const char *label, const char *text)
@@ -268,71 +263,6 @@ static void section_findings(const struct out *o, const struct apx_findings *fd)
 			      "keeps %d)\n", fd->recorded_dropped, APX_FINDINGS_MAX);
 }
 
-static int cmp_name_total(const void *a, const void *b)
-{
-	const struct apx_an_name *x = *(const struct apx_an_name *const *)a;
-	const struct apx_an_name *y = *(const struct apx_an_name *const *)b;
-
-	return x->total_ns < y->total_ns ? 1 : x->total_ns > y->total_ns ? -1 : 0;
-}
-
-static void section_kernels(const struct out *o, const struct apx_model *m)
-{
-	const struct apx_an_name *top[256];
-	size_t n = 0;
-	char b[6][32], name[4096];
-
-	heading(o, "GPU kernels (by total time)");
-	if (!m->k.n) {
-		fprintf(o->f, "  no kernels\n");
-		return;
-	}
-	for (size_t i = 0; i < m->names.n; i++) {
-		const struct apx_an_name *nm = APX_VEC_AT(&m->names, struct apx_an_name, i);
-
-		if (!nm->count)
-			continue;
-		if (n < 256) {
-			top[n++] = nm;
-		} else {
-			qsort(top, n, sizeof(top[0]), cmp_name_total);
-			if (nm->total_ns > top[n - 1]->total_ns)
-				top[n - 1] = nm;
-		}
-	}
-	qsort(top, n, sizeof(top[0]), cmp_name_total);
-	if (n > o->o->top)
-		n = o->o->top;
-	fprintf(o->f, "  %6s %9s %8s %9s %9s %9s %9s  %s\n", "time%", "total", "count", "mean", "p50",
-		"p95", "max", "name");
-	for (size_t i = 0; i < n; i++) {
-		const struct apx_an_name *nm = top[i];
-
-		fprintf(o->f, "  %5.1f%% %9s %8" PRIu64 " %9s %9s %9s %9s  %.30s\n",
-			pct((double)nm->total_ns, (double)m->kernel_total_ns),
-			apx_fmt_ns(b[0], 32, (double)nm->total_ns), nm->count,
-			apx_fmt_ns(b[1], 32, (double)nm->total_ns / (double)nm->count),
-			apx_fmt_ns(b[2], 32, (double)nm->p50_ns), apx_fmt_ns(b[3], 32, (double)nm->p95_ns),
-			apx_fmt_ns(b[4], 32, (double)nm->max_ns),
-			apx_kernel_display_name(nm, name, sizeof(name)));
-	}
-	fprintf(o->f, "\n  %-17s %-15s %4s %7s %7s %5s  %s\n", "grid", "block", "regs", "smem", "dynsmem",
-		"occ", "name");
-	for (size_t i = 0; i < n; i++) {
-		const struct apx_an_name *nm = top[i];
-
-		snprintf(b[0], 32, "%ux%ux%u", nm->grid[0], nm->grid[1], nm->grid[2]);
-		snprintf(b[1], 32, "%ux%ux%u", nm->block[0], nm->block[1], nm->block[2]);
-		if (nm->occupancy >= 0)
-			snprintf(b[2], 32, "%3.0f%%", 100 * nm->occupancy);
-		else
-			snprintf(b[2], 32, "n/a");
-		fprintf(o->f, "  %-17.17s %-15.15s %4u %7u %7u %5s  %.34s\n", b[0], b[1], nm->regs,
-			nm->smem_static, nm->smem_dynamic, b[2],
-			apx_kernel_display_name(nm, name, sizeof(name)));
-	}
-}
-
 static void section_transfers(const struct out *o, const struct apx_model *m)
 {
 	char b[6][32];
@@ -521,9 +451,6 @@ static void section_from_model(const struct out *o, const struct apx_model *m,
 		break;
 	case APX_SEC_NVPERFD:
 		apx_report_nvperfd_text(o->f, m, o->o);
-		break;
-	case APX_SEC_KERNELS:
-		section_kernels(o, m);
 		break;
 	case APX_SEC_TRANSFERS:
 		section_transfers(o, m);

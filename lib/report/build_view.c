@@ -7,6 +7,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "report/build.h"
@@ -18,6 +19,169 @@
 static double pct(double part, double whole)
 {
 	return whole > 0 ? 100.0 * part / whole : 0;
+}
+
+/* ---- GPU kernels ---- */
+static const struct apx_rvcol kernels_text_cols[] = {
+	{ .key = "share_pct", .title = "time%", .unit = APX_UNIT_PCT, .h = { .tw = 6, .tfix = 2 } },
+	{ .key = "total_ns", .title = "total", .unit = APX_UNIT_NS, .h = { .tw = 9 } },
+	{ .key = "count", .title = "count", .unit = APX_UNIT_COUNT, .h = { .tw = 8 } },
+	{ .key = "mean_ns", .title = "mean", .unit = APX_UNIT_NS, .h = { .tw = 9 } },
+	{ .key = "p50_ns", .title = "p50", .unit = APX_UNIT_NS, .h = { .tw = 9 } },
+	{ .key = "p95_ns", .title = "p95", .unit = APX_UNIT_NS, .h = { .tw = 9 } },
+	{ .key = "max_ns", .title = "max", .unit = APX_UNIT_NS, .h = { .tw = 9 } },
+	{ .key = "name", .title = "name", .unit = APX_UNIT_TEXT, .h = { .tgap = 1, .tmax = 30 } },
+};
+static const struct apx_rvcol launch_text_cols[] = {
+	{ .key = "grid", .title = "grid", .unit = APX_UNIT_TEXT, .h = { .tw = -17, .tmax = 17 } },
+	{ .key = "block", .title = "block", .unit = APX_UNIT_TEXT, .h = { .tw = -15, .tmax = 15 } },
+	{ .key = "registers", .title = "regs", .unit = APX_UNIT_COUNT, .h = { .tw = 4 } },
+	{ .key = "static_smem_bytes", .title = "smem", .unit = APX_UNIT_COUNT, .h = { .tw = 7 } },
+	{ .key = "dynamic_smem_bytes", .title = "dynsmem", .unit = APX_UNIT_COUNT,
+	  .h = { .tw = 7 } },
+	{ .key = "occupancy_pct", .title = "occ", .unit = APX_UNIT_PCT, .h = { .tw = 5, .tfix = 1 } },
+	{ .key = "name", .title = "name", .unit = APX_UNIT_TEXT, .h = { .tgap = 1, .tmax = 34 } },
+};
+static const struct apx_rvcol kernels_json_cols[] = {
+	{ .key = "name", .title = "kernel", .unit = APX_UNIT_TEXT },
+	{ .key = "mangled", .title = "mangled", .unit = APX_UNIT_TEXT },
+	{ .key = "count", .title = "count", .unit = APX_UNIT_COUNT },
+	{ .key = "total_ns", .title = "total", .unit = APX_UNIT_NS },
+	{ .key = "mean_ns", .title = "mean", .unit = APX_UNIT_NS },
+	{ .key = "min_ns", .title = "min", .unit = APX_UNIT_NS },
+	{ .key = "max_ns", .title = "max", .unit = APX_UNIT_NS },
+	{ .key = "p50_ns", .title = "p50", .unit = APX_UNIT_NS },
+	{ .key = "p95_ns", .title = "p95", .unit = APX_UNIT_NS },
+	{ .key = "share_pct", .title = "time%", .unit = APX_UNIT_PCT },
+	{ .key = "grid_x", .title = "grid x", .unit = APX_UNIT_COUNT, .h.jkey = "grid/0" },
+	{ .key = "grid_y", .title = "grid y", .unit = APX_UNIT_COUNT, .h.jkey = "grid/1" },
+	{ .key = "grid_z", .title = "grid z", .unit = APX_UNIT_COUNT, .h.jkey = "grid/2" },
+	{ .key = "block_x", .title = "block x", .unit = APX_UNIT_COUNT, .h.jkey = "block/0" },
+	{ .key = "block_y", .title = "block y", .unit = APX_UNIT_COUNT, .h.jkey = "block/1" },
+	{ .key = "block_z", .title = "block z", .unit = APX_UNIT_COUNT, .h.jkey = "block/2" },
+	{ .key = "registers", .title = "regs", .unit = APX_UNIT_COUNT },
+	{ .key = "static_smem_bytes", .title = "smem", .unit = APX_UNIT_BYTES },
+	{ .key = "dynamic_smem_bytes", .title = "dynsmem", .unit = APX_UNIT_BYTES },
+	{ .key = "occupancy", .title = "occupancy", .unit = APX_UNIT_RATIO,
+	  .h.jfmt = APX_JF_F4 },
+};
+
+static int cmp_name_total(const void *a, const void *b)
+{
+	const struct apx_an_name *x = *(const struct apx_an_name *const *)a;
+	const struct apx_an_name *y = *(const struct apx_an_name *const *)b;
+
+	return x->total_ns < y->total_ns ? 1 : x->total_ns > y->total_ns ? -1 : 0;
+}
+
+/* The kernels by total time, largest first: the 256 largest at most, in top[]; their number. */
+static size_t kernels_by_total(const struct apx_model *m, const struct apx_an_name **top)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->names.n; i++) {
+		const struct apx_an_name *nm = APX_VEC_AT(&m->names, struct apx_an_name, i);
+
+		if (!nm->count)
+			continue;
+		if (n < 256) {
+			top[n++] = nm;
+		} else {
+			qsort(top, n, sizeof(top[0]), cmp_name_total);
+			if (nm->total_ns > top[n - 1]->total_ns)
+				top[n - 1] = nm;
+		}
+	}
+	qsort(top, n, sizeof(top[0]), cmp_name_total);
+	return n;
+}
+
+static void kernels_json(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	struct apx_rtable *j = apx_rdoc_view_table(d, APX_SEC_KERNELS, "json:kernels", APX_VIEW_JSON);
+	char name[4096];
+
+	APX_RTABLE_SET_VCOLS(j, kernels_json_cols);
+	for (size_t i = 0; i < m->names.n; i++) {
+		const struct apx_an_name *a = APX_VEC_AT(&m->names, struct apx_an_name, i);
+
+		if (!a->count)
+			continue;
+		if (apx_rtable_row(j) < 0)
+			break;
+		apx_rtable_str(d, j, 0, apx_kernel_display_name(a, name, sizeof(name)));
+		apx_rtable_text(d, j, 1, a->text, a->len);
+		apx_rtable_u64(j, 2, a->count);
+		apx_rtable_u64(j, 3, a->total_ns);
+		apx_rtable_u64(j, 4, a->total_ns / a->count);
+		apx_rtable_u64(j, 5, a->min_ns);
+		apx_rtable_u64(j, 6, a->max_ns);
+		apx_rtable_u64(j, 7, a->p50_ns);
+		apx_rtable_u64(j, 8, a->p95_ns);
+		apx_rtable_num(j, 9, m->kernel_total_ns
+					     ? 100.0 * (double)a->total_ns / (double)m->kernel_total_ns
+					     : 0);
+		for (unsigned k = 0; k < 3; k++) {
+			apx_rtable_u64(j, 10 + k, a->grid[k]);
+			apx_rtable_u64(j, 13 + k, a->block[k]);
+		}
+		apx_rtable_u64(j, 16, a->regs);
+		apx_rtable_u64(j, 17, a->smem_static);
+		apx_rtable_u64(j, 18, a->smem_dynamic);
+		if (a->occupancy >= 0)
+			apx_rtable_num(j, 19, a->occupancy);
+	}
+	apx_rdoc_json(d, APX_SEC_KERNELS, "kernels", j, APX_RJ_ARRAY, 0);
+}
+
+/* The text: the first --top kernels by total time, their times, then their launches. */
+static void view_kernels(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	const unsigned s = APX_SEC_KERNELS;
+	struct apx_rtable *t = apx_rdoc_view_table(d, s, "text:kernels", APX_VIEW_TEXT);
+	struct apx_rtable *l = apx_rdoc_view_table(d, s, "text:launches", APX_VIEW_TEXT);
+	const struct apx_an_name *top[256];
+	char name[4096], b[32];
+	size_t n;
+
+	kernels_json(d);
+	if (!m->k.n) {
+		apx_rdoc_line(d, s, 2, "no kernels");
+		return;
+	}
+	n = kernels_by_total(m, top);
+	APX_RTABLE_SET_VCOLS(t, kernels_text_cols);
+	APX_RTABLE_SET_VCOLS(l, launch_text_cols);
+	for (size_t i = 0; i < n && i < d->top; i++) {
+		const struct apx_an_name *nm = top[i];
+		const char *dn = apx_kernel_display_name(nm, name, sizeof(name));
+
+		if (apx_rtable_row(t) < 0 || apx_rtable_row(l) < 0)
+			break;
+		apx_rtable_num(t, 0, pct((double)nm->total_ns, (double)m->kernel_total_ns));
+		apx_rtable_u64(t, 1, nm->total_ns);
+		apx_rtable_u64(t, 2, nm->count);
+		apx_rtable_num(t, 3, (double)nm->total_ns / (double)nm->count);
+		apx_rtable_u64(t, 4, nm->p50_ns);
+		apx_rtable_u64(t, 5, nm->p95_ns);
+		apx_rtable_u64(t, 6, nm->max_ns);
+		apx_rtable_str(d, t, 7, dn);
+		snprintf(b, sizeof(b), "%ux%ux%u", nm->grid[0], nm->grid[1], nm->grid[2]);
+		apx_rtable_str(d, l, 0, b);
+		snprintf(b, sizeof(b), "%ux%ux%u", nm->block[0], nm->block[1], nm->block[2]);
+		apx_rtable_str(d, l, 1, b);
+		apx_rtable_u64(l, 2, nm->regs);
+		apx_rtable_u64(l, 3, nm->smem_static);
+		apx_rtable_u64(l, 4, nm->smem_dynamic);
+		if (nm->occupancy >= 0)
+			apx_rtable_num(l, 5, 100 * nm->occupancy);
+		apx_rtable_str(d, l, 6, dn);
+	}
+	apx_rdoc_blk_table(d, s, t);
+	apx_rdoc_line(d, s, 0, "%s", "");
+	apx_rdoc_blk_table(d, s, l);
 }
 
 /* ---- synchronization ---- */
@@ -448,6 +612,7 @@ static void view_cpu(struct apx_rdoc *d)
 void apx_rdoc_build_views(struct apx_rdoc *d)
 {
 	static void (*const views[APX_SEC__COUNT])(struct apx_rdoc *) = {
+		[APX_SEC_KERNELS] = view_kernels,
 		[APX_SEC_SYNC] = view_sync,
 		[APX_SEC_IDLE] = view_idle,
 		[APX_SEC_MEMORY] = view_memory,
