@@ -230,35 +230,6 @@ static void checks(FILE *f, const struct apx_findings *fd)
 	fputs("]", f);
 }
 
-static void transfers(FILE *f, const struct apx_model *m)
-{
-	int n = 0;
-
-	fputs(",\"transfers\":[", f);
-	for (unsigned d = 0; d < APX_COPY__COUNT; d++) {
-		for (unsigned k = 0; k < APX_MEM__COUNT; k++) {
-			const struct apx_an_xfer *x = &m->xfer[d][k];
-			int first = 1;
-
-			if (!x->count)
-				continue;
-			fputs(n++ ? ",{" : "{", f);
-			kv_s(f, "direction", apx_copy_kind_name(d), &first);
-			kv_s(f, "host_memory", apx_mem_kind_name(k), &first);
-			kv_u(f, "count", x->count, &first);
-			kv_u(f, "bytes", x->bytes, &first);
-			kv_u(f, "min_bytes", x->min_bytes, &first);
-			kv_u(f, "max_bytes", x->max_bytes, &first);
-			kv_u(f, "time_ns", x->dur_ns, &first);
-			kv_d(f, "gbps", x->dur_ns ? (double)x->bytes / (double)x->dur_ns : 0, &first);
-			kv_u(f, "small_count", x->small, &first);
-			kv_u(f, "synchronous_count", x->sync_count, &first);
-			fputc('}', f);
-		}
-	}
-	fputs("]", f);
-}
-
 static void l2(FILE *f, const struct apx_model *m)
 {
 	fputs(",\"l2\":[", f);
@@ -423,7 +394,7 @@ static const struct {
 } members[] = {
 	{ APX_SEC_METHOD, files_member, NULL },	{ APX_SEC_SUMMARY, summary, NULL },
 	{ APX_SEC_FINDINGS, NULL, findings },	{ APX_SEC_CHECKS, NULL, checks },
-	{ APX_SEC_KERNELS, NULL, NULL },	{ APX_SEC_TRANSFERS, transfers, NULL },
+	{ APX_SEC_KERNELS, NULL, NULL },	{ APX_SEC_TRANSFERS, NULL, NULL },
 	{ APX_SEC_SYNC, NULL, NULL },		{ APX_SEC_IDLE, NULL, NULL },
 	{ APX_SEC_MEMORY, NULL, NULL },	{ APX_SEC_STREAMS, NULL, NULL },
 	{ APX_SEC_NVTX, NULL, NULL },		{ APX_SEC_L2, l2, NULL },

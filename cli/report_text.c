@@ -263,50 +263,6 @@ static void section_findings(const struct out *o, const struct apx_findings *fd)
 			      "keeps %d)\n", fd->recorded_dropped, APX_FINDINGS_MAX);
 }
 
-static void section_transfers(const struct out *o, const struct apx_model *m)
-{
-	char b[6][32];
-	int any = 0;
-
-	heading(o, "Transfers (interconnect)");
-	fprintf(o->f, "  %-7s %-13s %8s %9s %8s %8s %9s %9s %7s %6s\n", "dir", "host memory",
-		"count", "bytes", "min", "max", "time", "mean", "GB/s", "%peak");
-	for (unsigned d = 0; d < APX_COPY__COUNT; d++) {
-		for (unsigned k = 0; k < APX_MEM__COUNT; k++) {
-			const struct apx_an_xfer *x = &m->xfer[d][k];
-			double peak = d == APX_COPY_H2D || d == APX_COPY_D2H
-					      ? apx_link_peak_bps(m, m->devices[0].id) : 0;
-			double rate = x->dur_ns ? (double)x->bytes / (double)x->dur_ns : 0;
-
-			if (!x->count)
-				continue;
-			any = 1;
-			if (peak > 0)
-				snprintf(b[5], 32, "%5.0f%%", 100.0 * rate * 1e9 / peak);
-			else
-				snprintf(b[5], 32, "n/a");
-			fprintf(o->f, "  %-7s %-13s %8" PRIu64 " %9s %8s %8s %9s %9s %7.1f %6s\n",
-				apx_copy_kind_name(d),
-				d == APX_COPY_D2D || d == APX_COPY_P2P ? "(device)" : apx_mem_kind_name(k),
-				x->count, apx_fmt_size(b[0], 32, (double)x->bytes),
-				apx_fmt_size(b[1], 32, (double)x->min_bytes),
-				apx_fmt_size(b[2], 32, (double)x->max_bytes),
-				apx_fmt_ns(b[3], 32, (double)x->dur_ns),
-				apx_fmt_ns(b[4], 32, (double)x->dur_ns / (double)x->count), rate, b[5]);
-		}
-	}
-	if (!any)
-		fprintf(o->f, "  no copies\n");
-	else if (m->ndevices && apx_link_peak_bps(m, m->devices[0].id) > 0 && m->devices[0].pcie_gen)
-		fprintf(o->f, "  host link peak: PCIe gen%u x%u, %.1f GB/s per direction\n",
-			m->devices[0].pcie_gen, m->devices[0].pcie_width,
-			apx_link_peak_bps(m, m->devices[0].id) / 1e9);
-	else if (m->ndevices && apx_link_peak_bps(m, m->devices[0].id) > 0)
-		fprintf(o->f, "  host link peak: %.1f GB/s per direction (PCIe generation not recorded: "
-			      "the one sm_%u%u GPUs have)\n", apx_link_peak_bps(m, m->devices[0].id) / 1e9,
-			m->devices[0].cc_major % 100, m->devices[0].cc_minor % 100);
-}
-
 static const char *prop_name(unsigned p)
 {
 	return p == APX_ACCESS_PERSISTING ? "persisting" : p == APX_ACCESS_STREAMING ? "streaming" : "normal";
@@ -451,9 +407,6 @@ static void section_from_model(const struct out *o, const struct apx_model *m,
 		break;
 	case APX_SEC_NVPERFD:
 		apx_report_nvperfd_text(o->f, m, o->o);
-		break;
-	case APX_SEC_TRANSFERS:
-		section_transfers(o, m);
 		break;
 	case APX_SEC_L2:
 		section_l2(o, m);

@@ -184,6 +184,92 @@ static void view_kernels(struct apx_rdoc *d)
 	apx_rdoc_blk_table(d, s, l);
 }
 
+/* ---- transfers ---- */
+static const struct apx_rvcol transfers_text_cols[] = {
+	{ .key = "direction", .title = "dir", .unit = APX_UNIT_TEXT, .h = { .tw = -7 } },
+	{ .key = "host_memory", .title = "host memory", .unit = APX_UNIT_TEXT, .h = { .tw = -13 } },
+	{ .key = "count", .title = "count", .unit = APX_UNIT_COUNT, .h = { .tw = 8 } },
+	{ .key = "bytes", .title = "bytes", .unit = APX_UNIT_BYTES, .h = { .tw = 9 } },
+	{ .key = "min_bytes", .title = "min", .unit = APX_UNIT_BYTES, .h = { .tw = 8 } },
+	{ .key = "max_bytes", .title = "max", .unit = APX_UNIT_BYTES, .h = { .tw = 8 } },
+	{ .key = "time_ns", .title = "time", .unit = APX_UNIT_NS, .h = { .tw = 9 } },
+	{ .key = "mean_ns", .title = "mean", .unit = APX_UNIT_NS, .h = { .tw = 9 } },
+	{ .key = "gbps", .title = "GB/s", .unit = APX_UNIT_RATIO, .h = { .tw = 7, .tfix = 2 } },
+	{ .key = "peak_pct", .title = "%peak", .unit = APX_UNIT_PCT, .h = { .tw = 6, .tfix = 1 } },
+};
+static const struct apx_rvcol transfers_json_cols[] = {
+	{ .key = "direction", .title = "dir", .unit = APX_UNIT_TEXT },
+	{ .key = "host_memory", .title = "host memory", .unit = APX_UNIT_TEXT },
+	{ .key = "count", .title = "count", .unit = APX_UNIT_COUNT },
+	{ .key = "bytes", .title = "bytes", .unit = APX_UNIT_BYTES },
+	{ .key = "min_bytes", .title = "min", .unit = APX_UNIT_BYTES },
+	{ .key = "max_bytes", .title = "max", .unit = APX_UNIT_BYTES },
+	{ .key = "time_ns", .title = "time", .unit = APX_UNIT_NS },
+	{ .key = "gbps", .title = "GB/s", .unit = APX_UNIT_RATIO },
+	{ .key = "small_count", .title = "< 64 kB", .unit = APX_UNIT_COUNT },
+	{ .key = "synchronous_count", .title = "synchronous", .unit = APX_UNIT_COUNT },
+};
+
+static void view_transfers(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	const unsigned s = APX_SEC_TRANSFERS;
+	struct apx_rtable *t = apx_rdoc_view_table(d, s, "text:transfers", APX_VIEW_TEXT);
+	struct apx_rtable *j = apx_rdoc_view_table(d, s, "json:transfers", APX_VIEW_JSON);
+	double link;
+
+	APX_RTABLE_SET_VCOLS(t, transfers_text_cols);
+	APX_RTABLE_SET_VCOLS(j, transfers_json_cols);
+	for (unsigned dir = 0; dir < APX_COPY__COUNT; dir++) {
+		for (unsigned k = 0; k < APX_MEM__COUNT; k++) {
+			const struct apx_an_xfer *x = &m->xfer[dir][k];
+			double peak = dir == APX_COPY_H2D || dir == APX_COPY_D2H
+					      ? apx_link_peak_bps(m, m->devices[0].id) : 0;
+			double rate = x->dur_ns ? (double)x->bytes / (double)x->dur_ns : 0;
+
+			if (!x->count || apx_rtable_row(t) < 0 || apx_rtable_row(j) < 0)
+				continue;
+			apx_rtable_str(d, t, 0, apx_copy_kind_name(dir));
+			apx_rtable_str(d, t, 1, dir == APX_COPY_D2D || dir == APX_COPY_P2P
+							? "(device)" : apx_mem_kind_name(k));
+			apx_rtable_u64(t, 2, x->count);
+			apx_rtable_u64(t, 3, x->bytes);
+			apx_rtable_u64(t, 4, x->min_bytes);
+			apx_rtable_u64(t, 5, x->max_bytes);
+			apx_rtable_u64(t, 6, x->dur_ns);
+			apx_rtable_num(t, 7, (double)x->dur_ns / (double)x->count);
+			apx_rtable_num(t, 8, rate);
+			if (peak > 0)
+				apx_rtable_num(t, 9, 100.0 * rate * 1e9 / peak);
+			apx_rtable_str(d, j, 0, apx_copy_kind_name(dir));
+			apx_rtable_str(d, j, 1, apx_mem_kind_name(k));
+			apx_rtable_u64(j, 2, x->count);
+			apx_rtable_u64(j, 3, x->bytes);
+			apx_rtable_u64(j, 4, x->min_bytes);
+			apx_rtable_u64(j, 5, x->max_bytes);
+			apx_rtable_u64(j, 6, x->dur_ns);
+			apx_rtable_num(j, 7, rate);
+			apx_rtable_u64(j, 8, x->small);
+			apx_rtable_u64(j, 9, x->sync_count);
+		}
+	}
+	apx_rdoc_json(d, s, "transfers", j, APX_RJ_ARRAY, 0);
+
+	apx_rdoc_blk_table(d, s, t);
+	if (!t || !t->nrows) {
+		apx_rdoc_line(d, s, 2, "no copies");
+		return;
+	}
+	link = m->ndevices ? apx_link_peak_bps(m, m->devices[0].id) : 0;
+	if (link > 0 && m->devices[0].pcie_gen)
+		apx_rdoc_line(d, s, 2, "host link peak: PCIe gen%u x%u, %.1f GB/s per direction",
+			      m->devices[0].pcie_gen, m->devices[0].pcie_width, link / 1e9);
+	else if (link > 0)
+		apx_rdoc_line(d, s, 2, "host link peak: %.1f GB/s per direction (PCIe generation not "
+			      "recorded: the one sm_%u%u GPUs have)", link / 1e9,
+			      m->devices[0].cc_major % 100, m->devices[0].cc_minor % 100);
+}
+
 /* ---- synchronization ---- */
 static const struct apx_rvcol sync_text_cols[] = {
 	{ .key = "kind", .title = "kind", .unit = APX_UNIT_TEXT, .h = { .tw = -20 } },
@@ -613,6 +699,7 @@ void apx_rdoc_build_views(struct apx_rdoc *d)
 {
 	static void (*const views[APX_SEC__COUNT])(struct apx_rdoc *) = {
 		[APX_SEC_KERNELS] = view_kernels,
+		[APX_SEC_TRANSFERS] = view_transfers,
 		[APX_SEC_SYNC] = view_sync,
 		[APX_SEC_IDLE] = view_idle,
 		[APX_SEC_MEMORY] = view_memory,
