@@ -230,31 +230,6 @@ static void checks(FILE *f, const struct apx_findings *fd)
 	fputs("]", f);
 }
 
-static void l2(FILE *f, const struct apx_model *m)
-{
-	fputs(",\"l2\":[", f);
-	for (size_t i = 0; i < m->configs.n; i++) {
-		const struct apx_an_config *c = APX_VEC_AT(&m->configs, struct apx_an_config, i);
-		static const char *const kinds[] = { "kernels_under_window", "persisting_limit",
-						     "persisting_reset", "window_stream",
-						     "window_graph_node", "window_launch" };
-		int fi = 1;
-
-		fputs(i ? ",{" : "{", f);
-		kv_s(f, "kind", c->kind < 6 ? kinds[c->kind] : "other", &fi);
-		kv_u(f, "device", c->device, &fi);
-		kv_u(f, "stream", c->stream, &fi);
-		kv_u(f, "value", c->value, &fi);
-		kv_u(f, "base", c->base, &fi);
-		kv_u(f, "bytes", c->bytes, &fi);
-		kv_d(f, "hit_ratio", c->hit_ppm / 1e6, &fi);
-		kv_u(f, "hit_prop", c->hit_prop, &fi);
-		kv_u(f, "miss_prop", c->miss_prop, &fi);
-		fputc('}', f);
-	}
-	fputs("]", f);
-}
-
 /* A number nvperfd wrote, or null (its text, "n/a (why)", is in the file's kvs). */
 static void kv_obs(FILE *f, const char *k, const struct apx_an_obs_val *v, int *first)
 {
@@ -397,7 +372,7 @@ static const struct {
 	{ APX_SEC_KERNELS, NULL, NULL },	{ APX_SEC_TRANSFERS, NULL, NULL },
 	{ APX_SEC_SYNC, NULL, NULL },		{ APX_SEC_IDLE, NULL, NULL },
 	{ APX_SEC_MEMORY, NULL, NULL },	{ APX_SEC_STREAMS, NULL, NULL },
-	{ APX_SEC_NVTX, NULL, NULL },		{ APX_SEC_L2, l2, NULL },
+	{ APX_SEC_NVTX, NULL, NULL },		{ APX_SEC_L2, NULL, NULL },
 	{ APX_SEC_UVM, NULL, NULL },		{ APX_SEC_CPU, NULL, NULL },
 	{ APX_SEC_NVPERFD, nvperfd, NULL },
 };

@@ -263,72 +263,6 @@ static void section_findings(const struct out *o, const struct apx_findings *fd)
 			      "keeps %d)\n", fd->recorded_dropped, APX_FINDINGS_MAX);
 }
 
-static const char *prop_name(unsigned p)
-{
-	return p == APX_ACCESS_PERSISTING ? "persisting" : p == APX_ACCESS_STREAMING ? "streaming" : "normal";
-}
-
-/* A stream of an L2 setting: the CUDA stream id, or (nvperfd) the CUstream handle in hex. Each
- * fits 20 columns, so the lines below fit 100 columns for any 64-bit value. */
-static const char *stream_name(char *buf, size_t cap, const struct apx_an_config *c)
-{
-	if (c->stream_is_handle)
-		snprintf(buf, cap, "handle 0x%" PRIx64, c->stream);
-	else
-		snprintf(buf, cap, "%" PRIu64, c->stream);
-	return buf;
-}
-
-static void section_l2(const struct out *o, const struct apx_model *m)
-{
-	char b1[32], b2[32];
-	int any = 0;
-
-	heading(o, "L2 persistence");
-	for (size_t i = 0; i < m->ndevices; i++)
-		if (m->devices[i].known)
-			fprintf(o->f, "  device %u: L2 %s, up to %s can be set aside for persisting accesses\n",
-				m->devices[i].id, apx_fmt_size(b1, sizeof(b1), (double)m->devices[i].l2_bytes),
-				apx_fmt_size(b2, sizeof(b2), (double)m->devices[i].persist_l2_max));
-	for (size_t i = 0; i < m->configs.n; i++) {
-		const struct apx_an_config *c = APX_VEC_AT(&m->configs, struct apx_an_config, i);
-
-		any = 1;
-		switch (c->kind) {
-		case APX_CONFIG_L2_PERSIST_LIMIT:
-			fprintf(o->f, "  set-aside for persisting accesses: %s (device %u, +%s)\n",
-				apx_fmt_size(b1, sizeof(b1), (double)c->value), c->device,
-				apx_fmt_ns(b2, sizeof(b2), (double)(c->ts - m->run_start_ns)));
-			break;
-		case APX_CONFIG_L2_PERSIST_RESET:
-			fprintf(o->f, "  persisting lines reset (device %u)\n", c->device);
-			break;
-		case APX_AN_CONFIG_KERNELS_UNDER_APW:
-			fprintf(o->f, "  access-policy window on kernels of stream %s: 0x%" PRIx64 " %s\n",
-				stream_name(b2, sizeof(b2), c), c->base,
-				apx_fmt_size(b1, sizeof(b1), (double)c->bytes));
-			fprintf(o->f, "    %" PRIu64 " kernels ran under it; hit ratio %.2f, hits %s, misses "
-				      "%s\n", c->value, c->hit_ppm / 1e6, prop_name(c->hit_prop),
-				prop_name(c->miss_prop));
-			break;
-		default:
-			if (c->kind == APX_CONFIG_APW_GRAPH_NODE)
-				snprintf(b2, sizeof(b2), "%" PRIu64, c->target);
-			else
-				stream_name(b2, sizeof(b2), c);
-			fprintf(o->f, "  access-policy window on %s %s: 0x%" PRIx64 " %s\n",
-				c->kind == APX_CONFIG_APW_STREAM ? "stream"
-				: c->kind == APX_CONFIG_APW_GRAPH_NODE ? "graph node" : "launch",
-				b2, c->base, apx_fmt_size(b1, sizeof(b1), (double)c->bytes));
-			fprintf(o->f, "    hit ratio %.2f, hits %s, misses %s\n", c->hit_ppm / 1e6,
-				prop_name(c->hit_prop), prop_name(c->miss_prop));
-			break;
-		}
-	}
-	if (!any)
-		fprintf(o->f, "  not used: no persisting set-aside and no access-policy window was set\n");
-}
-
 static void section_checks(const struct out *o, const struct apx_findings *fd)
 {
 	heading(o, "Checks");
@@ -407,9 +341,6 @@ static void section_from_model(const struct out *o, const struct apx_model *m,
 		break;
 	case APX_SEC_NVPERFD:
 		apx_report_nvperfd_text(o->f, m, o->o);
-		break;
-	case APX_SEC_L2:
-		section_l2(o, m);
 		break;
 	case APX_SEC_CHECKS:
 		section_checks(o, f);

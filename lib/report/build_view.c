@@ -579,6 +579,113 @@ static void view_nvtx(struct apx_rdoc *d)
 		apx_rdoc_blk_table(d, s, t);
 }
 
+/* ---- L2 persistence ---- */
+static const struct apx_rvcol l2_json_cols[] = {
+	{ .key = "kind", .title = "setting", .unit = APX_UNIT_TEXT },
+	{ .key = "device", .title = "device", .unit = APX_UNIT_ID },
+	{ .key = "stream", .title = "stream", .unit = APX_UNIT_ID },
+	{ .key = "value", .title = "value", .unit = APX_UNIT_COUNT },
+	{ .key = "base", .title = "base", .unit = APX_UNIT_ID },
+	{ .key = "bytes", .title = "bytes", .unit = APX_UNIT_BYTES },
+	{ .key = "hit_ratio", .title = "hit ratio", .unit = APX_UNIT_RATIO },
+	{ .key = "hit_prop", .title = "hits", .unit = APX_UNIT_ID },
+	{ .key = "miss_prop", .title = "misses", .unit = APX_UNIT_ID },
+};
+
+static const char *prop_name(unsigned p)
+{
+	return p == APX_ACCESS_PERSISTING ? "persisting" : p == APX_ACCESS_STREAMING ? "streaming" : "normal";
+}
+
+/* A stream of an L2 setting: the CUDA stream id, or (nvperfd) the CUstream handle in hex. Each
+ * fits 20 columns, so the lines below fit 100 columns for any 64-bit value. */
+static const char *stream_name(char *buf, size_t cap, const struct apx_an_config *c)
+{
+	if (c->stream_is_handle)
+		snprintf(buf, cap, "handle 0x%" PRIx64, c->stream);
+	else
+		snprintf(buf, cap, "%" PRIu64, c->stream);
+	return buf;
+}
+
+static void l2_line(struct apx_rdoc *d, const struct apx_an_config *c)
+{
+	const unsigned s = APX_SEC_L2;
+	char b1[32], b2[32];
+
+	switch (c->kind) {
+	case APX_CONFIG_L2_PERSIST_LIMIT:
+		apx_rdoc_line(d, s, 2, "set-aside for persisting accesses: %s (device %u, +%s)",
+			      apx_fmt_size(b1, sizeof(b1), (double)c->value), c->device,
+			      apx_fmt_ns(b2, sizeof(b2), (double)(c->ts - d->m->run_start_ns)));
+		break;
+	case APX_CONFIG_L2_PERSIST_RESET:
+		apx_rdoc_line(d, s, 2, "persisting lines reset (device %u)", c->device);
+		break;
+	case APX_AN_CONFIG_KERNELS_UNDER_APW:
+		apx_rdoc_line(d, s, 2, "access-policy window on kernels of stream %s: 0x%" PRIx64 " %s",
+			      stream_name(b2, sizeof(b2), c), c->base,
+			      apx_fmt_size(b1, sizeof(b1), (double)c->bytes));
+		apx_rdoc_line(d, s, 4, "%" PRIu64 " kernels ran under it; hit ratio %.2f, hits %s, "
+			      "misses %s", c->value, c->hit_ppm / 1e6, prop_name(c->hit_prop),
+			      prop_name(c->miss_prop));
+		break;
+	default:
+		if (c->kind == APX_CONFIG_APW_GRAPH_NODE)
+			snprintf(b2, sizeof(b2), "%" PRIu64, c->target);
+		else
+			stream_name(b2, sizeof(b2), c);
+		apx_rdoc_line(d, s, 2, "access-policy window on %s %s: 0x%" PRIx64 " %s",
+			      c->kind == APX_CONFIG_APW_STREAM ? "stream"
+			      : c->kind == APX_CONFIG_APW_GRAPH_NODE ? "graph node" : "launch",
+			      b2, c->base, apx_fmt_size(b1, sizeof(b1), (double)c->bytes));
+		apx_rdoc_line(d, s, 4, "hit ratio %.2f, hits %s, misses %s", c->hit_ppm / 1e6,
+			      prop_name(c->hit_prop), prop_name(c->miss_prop));
+		break;
+	}
+}
+
+static void view_l2(struct apx_rdoc *d)
+{
+	static const char *const kinds[] = { "kernels_under_window", "persisting_limit",
+					     "persisting_reset", "window_stream",
+					     "window_graph_node", "window_launch" };
+	const struct apx_model *m = d->m;
+	const unsigned s = APX_SEC_L2;
+	struct apx_rtable *j = apx_rdoc_view_table(d, s, "json:l2", APX_VIEW_JSON);
+	char b1[32], b2[32];
+
+	APX_RTABLE_SET_VCOLS(j, l2_json_cols);
+	for (size_t i = 0; i < m->configs.n; i++) {
+		const struct apx_an_config *c = APX_VEC_AT(&m->configs, struct apx_an_config, i);
+
+		if (apx_rtable_row(j) < 0)
+			break;
+		apx_rtable_str(d, j, 0, c->kind < 6 ? kinds[c->kind] : "other");
+		apx_rtable_u64(j, 1, c->device);
+		apx_rtable_u64(j, 2, c->stream);
+		apx_rtable_u64(j, 3, c->value);
+		apx_rtable_u64(j, 4, c->base);
+		apx_rtable_u64(j, 5, c->bytes);
+		apx_rtable_num(j, 6, c->hit_ppm / 1e6);
+		apx_rtable_u64(j, 7, c->hit_prop);
+		apx_rtable_u64(j, 8, c->miss_prop);
+	}
+	apx_rdoc_json(d, s, "l2", j, APX_RJ_ARRAY, 0);
+
+	for (size_t i = 0; i < m->ndevices; i++)
+		if (m->devices[i].known)
+			apx_rdoc_line(d, s, 2, "device %u: L2 %s, up to %s can be set aside for "
+				      "persisting accesses", m->devices[i].id,
+				      apx_fmt_size(b1, sizeof(b1), (double)m->devices[i].l2_bytes),
+				      apx_fmt_size(b2, sizeof(b2), (double)m->devices[i].persist_l2_max));
+	for (size_t i = 0; i < m->configs.n; i++)
+		l2_line(d, APX_VEC_AT(&m->configs, struct apx_an_config, i));
+	if (!m->configs.n)
+		apx_rdoc_line(d, s, 2, "not used: no persisting set-aside and no access-policy window "
+			      "was set");
+}
+
 /* ---- unified memory ---- */
 static const struct apx_rvcol uvm_text_cols[] = {
 	{ .key = "kind", .title = "kind", .unit = APX_UNIT_TEXT, .h = { .tw = -28 } },
@@ -703,6 +810,7 @@ void apx_rdoc_build_views(struct apx_rdoc *d)
 		[APX_SEC_SYNC] = view_sync,
 		[APX_SEC_IDLE] = view_idle,
 		[APX_SEC_MEMORY] = view_memory,
+		[APX_SEC_L2] = view_l2,
 		[APX_SEC_STREAMS] = view_streams,
 		[APX_SEC_NVTX] = view_nvtx,
 		[APX_SEC_UVM] = view_uvm,
