@@ -211,26 +211,6 @@ static void findings(FILE *f, const struct apx_findings *fd)
 	fputs("]", f);
 }
 
-static void checks(FILE *f, const struct apx_findings *fd)
-{
-	fputs(",\"checks\":[", f);
-	for (size_t i = 0; i < fd->nresults; i++) {
-		const struct apx_rule_result *r = &fd->results[i];
-		int first = 1;
-
-		fputs(i ? ",{" : "{", f);
-		kv_s(f, "rule", r->rule, &first);
-		kv_s(f, "title", r->title, &first);
-		kv_s(f, "status", r->status == APX_RULE_FIRED ? "finding"
-				  : r->status == APX_RULE_CLEAN ? "ok"
-				  : r->status == APX_RULE_MINOR ? "minor" : "not_measured", &first);
-		kv_s(f, "why", r->why, &first);
-		fputc('}', f);
-	}
-	fputs("]", f);
-}
-
-/* A number nvperfd wrote, or null (its text, "n/a (why)", is in the file's kvs). */
 static void kv_obs(FILE *f, const char *k, const struct apx_an_obs_val *v, int *first)
 {
 	key(f, k, first);
@@ -368,7 +348,7 @@ static const struct {
 	void (*findings)(FILE *f, const struct apx_findings *fd);
 } members[] = {
 	{ APX_SEC_METHOD, files_member, NULL },	{ APX_SEC_SUMMARY, summary, NULL },
-	{ APX_SEC_FINDINGS, NULL, findings },	{ APX_SEC_CHECKS, NULL, checks },
+	{ APX_SEC_FINDINGS, NULL, findings },	{ APX_SEC_CHECKS, NULL, NULL },
 	{ APX_SEC_KERNELS, NULL, NULL },	{ APX_SEC_TRANSFERS, NULL, NULL },
 	{ APX_SEC_SYNC, NULL, NULL },		{ APX_SEC_IDLE, NULL, NULL },
 	{ APX_SEC_MEMORY, NULL, NULL },	{ APX_SEC_STREAMS, NULL, NULL },

@@ -802,6 +802,55 @@ static void view_cpu(struct apx_rdoc *d)
 	apx_rdoc_json(d, s, "cpu", j, APX_RJ_ARRAY, 0);
 }
 
+/* ---- checks ---- */
+static const struct apx_rvcol checks_json_cols[] = {
+	{ .key = "rule", .title = "rule", .unit = APX_UNIT_TEXT },
+	{ .key = "title", .title = "check", .unit = APX_UNIT_TEXT },
+	{ .key = "status", .title = "status", .unit = APX_UNIT_TEXT },
+	{ .key = "why", .title = "why", .unit = APX_UNIT_TEXT },
+};
+
+/* A check on one line when it fits, else its title wrapped after the status and its why on
+ * lines of their own under the status. */
+static void view_checks(struct apx_rdoc *d)
+{
+	const struct apx_findings *fd = d->fd;
+	const unsigned s = APX_SEC_CHECKS;
+	struct apx_rtable *j = apx_rdoc_view_table(d, s, "json:checks", APX_VIEW_JSON);
+
+	APX_RTABLE_SET_VCOLS(j, checks_json_cols);
+	for (size_t i = 0; i < fd->nresults; i++) {
+		const struct apx_rule_result *r = &fd->results[i];
+		char head[256], line[sizeof(r->why) + 256];
+		int col;
+
+		if (apx_rtable_row(j) == 0) {
+			apx_rtable_str(d, j, 0, r->rule);
+			apx_rtable_str(d, j, 1, r->title);
+			apx_rtable_str(d, j, 2, r->status == APX_RULE_FIRED ? "finding"
+					     : r->status == APX_RULE_CLEAN ? "ok"
+					     : r->status == APX_RULE_MINOR ? "minor" : "not_measured");
+			apx_rtable_str(d, j, 3, r->why);
+		}
+		snprintf(head, sizeof(head), "%-16s %-14s ", r->rule,
+			 r->status == APX_RULE_FIRED ? "finding"
+			 : r->status == APX_RULE_CLEAN ? "ok"
+			 : r->status == APX_RULE_MINOR ? "minor" : "not measured");
+		col = 2 + (int)strlen(head);
+		snprintf(line, sizeof(line), "%s%s%s", r->title, r->why[0] ? ": " : "", r->why);
+		if (col + (int)strlen(line) <= APX_REPORT_W) {
+			apx_rdoc_line(d, s, 2, "%s%s", head, line);
+			continue;
+		}
+		apx_rdoc_blk(d, s, &(struct apx_rblk){ .kind = APX_RB_WRAP, .indent = 2, .head = head,
+						      .text = r->title, .windent = (unsigned)col });
+		if (r->why[0])
+			apx_rdoc_blk(d, s, &(struct apx_rblk){ .kind = APX_RB_WRAP, .indent = 19,
+							      .text = r->why, .windent = 19 });
+	}
+	apx_rdoc_json(d, s, "checks", j, APX_RJ_ARRAY, 0);
+}
+
 void apx_rdoc_build_views(struct apx_rdoc *d)
 {
 	static void (*const views[APX_SEC__COUNT])(struct apx_rdoc *) = {
@@ -810,6 +859,7 @@ void apx_rdoc_build_views(struct apx_rdoc *d)
 		[APX_SEC_SYNC] = view_sync,
 		[APX_SEC_IDLE] = view_idle,
 		[APX_SEC_MEMORY] = view_memory,
+		[APX_SEC_CHECKS] = view_checks,
 		[APX_SEC_L2] = view_l2,
 		[APX_SEC_STREAMS] = view_streams,
 		[APX_SEC_NVTX] = view_nvtx,

@@ -191,13 +191,26 @@ void apx_rdoc_blk(struct apx_rdoc *d, unsigned s, const struct apx_rblk *b)
 
 void apx_rdoc_line(struct apx_rdoc *d, unsigned s, unsigned indent, const char *fmt, ...)
 {
-	char line[1024];
+	char buf[1024], *line = buf;
 	va_list ap;
+	int n;
 
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(buf)) {	/* a long path: the whole line, never cut */
+		line = malloc((size_t)n + 1);
+		if (!line)
+			return;
+		va_start(ap, fmt);
+		vsnprintf(line, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+	}
 	apx_rdoc_blk(d, s, &(struct apx_rblk){ .kind = APX_RB_LINE, .indent = indent, .text = line });
+	if (line != buf)
+		free(line);
 }
 
 void apx_rdoc_blk_table(struct apx_rdoc *d, unsigned s, const struct apx_rtable *t)
