@@ -49,42 +49,6 @@ static void kv_s(FILE *f, const char *k, const char *v, int *first)
 	apx_json_str(f, v);
 }
 
-static void files(FILE *f, const struct apx_model *m)
-{
-	fputs("\"files\":[", f);
-	for (size_t i = 0; i < m->nfiles; i++) {
-		const struct apx_an_file *a = &m->files[i];
-		uint64_t lost = 0;
-		int first = 1;
-
-		for (unsigned k = 0; k <= APX_LOSS_OTHER; k++)
-			lost += a->lost[k];
-		fputs(i ? ",{" : "{", f);
-		kv_s(f, "path", a->path, &first);
-		kv_u(f, "pid", a->pid, &first);
-		kv_u(f, "ppid", a->ppid, &first);
-		kv_s(f, "command", a->argv, &first);
-		kv_s(f, "host", a->host, &first);
-		kv_s(f, "producer", a->producer, &first);
-		kv_s(f, "producer_version", a->producer_version, &first);
-		kv_s(f, "level", a->level, &first);
-		kv_s(f, "status", a->status == APX_READ_COMPLETE ? "complete"
-				  : a->status == APX_READ_TRUNCATED ? "truncated" : "damaged", &first);
-		kv_s(f, "damage", a->damage, &first);
-		kv_s(f, "degraded", a->degraded, &first);
-		kv_u(f, "records", a->records, &first);
-		kv_u(f, "records_lost", lost, &first);
-		kv_u(f, "records_unreadable", a->records_unreadable, &first);
-		kv_u(f, "kernels", a->kernels, &first);
-		kv_u(f, "kernel_time_ns", a->kernel_ns, &first);
-		kv_u(f, "copies", a->copies, &first);
-		kv_u(f, "copy_bytes", a->copy_bytes, &first);
-		kv_u(f, "copy_time_ns", a->copy_ns, &first);
-		fputc('}', f);
-	}
-	fputs("]", f);
-}
-
 /* The steps of the steady state (lib/analysis/steps.c); "source": "none" when no repeating
  * step was found. */
 static void steady_state(FILE *f, const struct apx_model *m)
@@ -335,19 +299,13 @@ static void summary(FILE *f, const struct apx_model *m)
 	devices(f, m);
 }
 
-static void files_member(FILE *f, const struct apx_model *m)
-{
-	fputc(',', f);
-	files(f, m);
-}
-
 /* The members in schema order, each with the --section it belongs to. */
 static const struct {
 	unsigned section;
 	void (*model)(FILE *f, const struct apx_model *m);
 	void (*findings)(FILE *f, const struct apx_findings *fd);
 } members[] = {
-	{ APX_SEC_METHOD, files_member, NULL },	{ APX_SEC_SUMMARY, summary, NULL },
+	{ APX_SEC_METHOD, NULL, NULL },	{ APX_SEC_SUMMARY, summary, NULL },
 	{ APX_SEC_FINDINGS, NULL, findings },	{ APX_SEC_CHECKS, NULL, NULL },
 	{ APX_SEC_KERNELS, NULL, NULL },	{ APX_SEC_TRANSFERS, NULL, NULL },
 	{ APX_SEC_SYNC, NULL, NULL },		{ APX_SEC_IDLE, NULL, NULL },

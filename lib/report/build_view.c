@@ -851,6 +851,122 @@ static void view_checks(struct apx_rdoc *d)
 	apx_rdoc_json(d, s, "checks", j, APX_RJ_ARRAY, 0);
 }
 
+/* ---- how this was measured (the JSON "files") ---- */
+static const struct apx_rvcol files_json_cols[] = {
+	{ .key = "path", .title = "file", .unit = APX_UNIT_TEXT },
+	{ .key = "pid", .title = "pid", .unit = APX_UNIT_ID },
+	{ .key = "ppid", .title = "parent", .unit = APX_UNIT_ID },
+	{ .key = "command", .title = "command", .unit = APX_UNIT_TEXT },
+	{ .key = "host", .title = "host", .unit = APX_UNIT_TEXT },
+	{ .key = "producer", .title = "written by", .unit = APX_UNIT_TEXT },
+	{ .key = "producer_version", .title = "version", .unit = APX_UNIT_TEXT },
+	{ .key = "level", .title = "level", .unit = APX_UNIT_TEXT },
+	{ .key = "status", .title = "status", .unit = APX_UNIT_TEXT },
+	{ .key = "damage", .title = "damage", .unit = APX_UNIT_TEXT },
+	{ .key = "degraded", .title = "degraded", .unit = APX_UNIT_TEXT },
+	{ .key = "records", .title = "records", .unit = APX_UNIT_COUNT },
+	{ .key = "records_lost", .title = "lost", .unit = APX_UNIT_COUNT },
+	{ .key = "records_unreadable", .title = "unreadable", .unit = APX_UNIT_COUNT },
+	{ .key = "kernels", .title = "kernels", .unit = APX_UNIT_COUNT },
+	{ .key = "kernel_time_ns", .title = "kernel time", .unit = APX_UNIT_NS },
+	{ .key = "copies", .title = "copies", .unit = APX_UNIT_COUNT },
+	{ .key = "copy_bytes", .title = "copied", .unit = APX_UNIT_BYTES },
+	{ .key = "copy_time_ns", .title = "copy time", .unit = APX_UNIT_NS },
+};
+
+static void files_json(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	struct apx_rtable *j = apx_rdoc_view_table(d, APX_SEC_METHOD, "json:files", APX_VIEW_JSON);
+
+	APX_RTABLE_SET_VCOLS(j, files_json_cols);
+	for (size_t i = 0; i < m->nfiles; i++) {
+		const struct apx_an_file *a = &m->files[i];
+		uint64_t lost = 0;
+
+		for (unsigned k = 0; k <= APX_LOSS_OTHER; k++)
+			lost += a->lost[k];
+		if (apx_rtable_row(j) < 0)
+			break;
+		apx_rtable_str(d, j, 0, a->path);
+		apx_rtable_u64(j, 1, a->pid);
+		apx_rtable_u64(j, 2, a->ppid);
+		apx_rtable_str(d, j, 3, a->argv);
+		apx_rtable_str(d, j, 4, a->host);
+		apx_rtable_str(d, j, 5, a->producer);
+		apx_rtable_str(d, j, 6, a->producer_version);
+		apx_rtable_str(d, j, 7, a->level);
+		apx_rtable_str(d, j, 8, a->status == APX_READ_COMPLETE ? "complete"
+				     : a->status == APX_READ_TRUNCATED ? "truncated" : "damaged");
+		apx_rtable_str(d, j, 9, a->damage);
+		apx_rtable_str(d, j, 10, a->degraded);
+		apx_rtable_u64(j, 11, a->records);
+		apx_rtable_u64(j, 12, lost);
+		apx_rtable_u64(j, 13, a->records_unreadable);
+		apx_rtable_u64(j, 14, a->kernels);
+		apx_rtable_u64(j, 15, a->kernel_ns);
+		apx_rtable_u64(j, 16, a->copies);
+		apx_rtable_u64(j, 17, a->copy_bytes);
+		apx_rtable_u64(j, 18, a->copy_ns);
+	}
+	apx_rdoc_json(d, APX_SEC_METHOD, "files", j, APX_RJ_ARRAY, 0);
+}
+
+static void label(struct apx_rdoc *d, unsigned s, const char *head, const char *text)
+{
+	apx_rdoc_blk(d, s, &(struct apx_rblk){ .kind = APX_RB_LABEL, .head = head, .text = text });
+}
+
+static void view_method(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	const unsigned s = APX_SEC_METHOD;
+
+	files_json(d);
+	for (size_t i = 0; i < m->nfiles; i++) {
+		const struct apx_an_file *f = &m->files[i];
+		char line[256];
+		uint64_t lost = 0;
+
+		for (unsigned k = 0; k <= APX_LOSS_OTHER; k++)
+			lost += f->lost[k];
+		apx_rdoc_line(d, s, 2, "%s: pid %" PRIu64 ", written by %s %s", f->path, f->pid,
+			      f->producer, f->producer_version);
+		if (!strcmp(f->producer, "apx-inject")) {
+			apx_rdoc_line(d, s, 4, "collection level %s; apx put into the program the "
+				      "environment variables", f->level[0] ? f->level : "n/a");
+			apx_rdoc_line(d, s, 4, "CUDA_INJECTION64_PATH (loads libapx-inject.so, which "
+				      "subscribes to CUPTI),");
+			apx_rdoc_line(d, s, 4, "LD_PRELOAD and NVTX_INJECTION64_PATH (libapx-watch.so: "
+				      "NVTX ranges to CUPTI, notices");
+			apx_rdoc_line(d, s, 4, "a tool that loses CUPTI to apx) and APX_* settings; no "
+				      "file of yours was changed");
+		} else if (!strcmp(f->producer, "nvperfd")) {
+			apx_rdoc_line(d, s, 4, "observed from outside by the nvperfd daemon: /proc, "
+				      "NVML/GPM, and eBPF uprobes on libcuda");
+			apx_rdoc_line(d, s, 4, "where attached (see its section: a few us per probed "
+				      "copy or pinned allocation,");
+			apx_rdoc_line(d, s, 4, "never on kernel launches); nothing was put into the "
+				      "program");
+		}
+		if (f->degraded[0])
+			label(d, s, "degraded", f->degraded);
+		snprintf(line, sizeof(line), "kernels replayed: no; records lost: %" PRIu64, lost);
+		if (f->records_unreadable)
+			apx_text_append(line, sizeof(line), " dropped by the producer, %" PRIu64
+					" unreadable (damaged chunks, left out)", f->records_unreadable);
+		apx_text_append(line, sizeof(line), "; clock: %s",
+				f->clock == APX_CLOCK_MONOTONIC ? "CLOCK_MONOTONIC" : "other");
+		apx_rdoc_line(d, s, 4, "%s", line);
+		apx_rdoc_line(d, s, 4, "file %s", f->status == APX_READ_COMPLETE ? "complete"
+			      : f->status == APX_READ_TRUNCATED
+				      ? "TRUNCATED (read up to the producer's last flush)"
+				      : "DAMAGED (read up to the damage)");
+		if (f->damage[0])
+			label(d, s, "", f->damage);
+	}
+}
+
 void apx_rdoc_build_views(struct apx_rdoc *d)
 {
 	static void (*const views[APX_SEC__COUNT])(struct apx_rdoc *) = {
@@ -860,6 +976,7 @@ void apx_rdoc_build_views(struct apx_rdoc *d)
 		[APX_SEC_IDLE] = view_idle,
 		[APX_SEC_MEMORY] = view_memory,
 		[APX_SEC_CHECKS] = view_checks,
+		[APX_SEC_METHOD] = view_method,
 		[APX_SEC_L2] = view_l2,
 		[APX_SEC_STREAMS] = view_streams,
 		[APX_SEC_NVTX] = view_nvtx,
