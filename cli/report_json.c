@@ -102,79 +102,7 @@ static void devices(FILE *f, const struct apx_model *m)
 	fputs("]", f);
 }
 
-/* A finding's typed numbers: "metrics" [{key, value, unit}] and "evidence_table" ({columns
- * [{key, unit}], rows [[label, numbers...]]} or null). */
-static void finding_metrics(FILE *f, const struct apx_finding *a)
-{
-	const struct apx_evidence *t = &a->table;
-
-	fputs(",\"metrics\":[", f);
-	for (unsigned i = 0; i < a->nmetrics; i++) {
-		const struct apx_metric *mt = &a->metrics[i];
-
-		fputs(i ? ",{\"key\":" : "{\"key\":", f);
-		apx_json_str(f, mt->key);
-		fputs(",\"value\":", f);
-		apx_json_num(f, mt->value, apx_unit_is_integer(mt->unit));
-		fputs(",\"unit\":", f);
-		apx_json_str(f, apx_unit_name(mt->unit));
-		fputc('}', f);
-	}
-	fputs("],\"evidence_table\":", f);
-	if (!t->ncols) {
-		fputs("null", f);
-		return;
-	}
-	fputs("{\"columns\":[{\"key\":", f);
-	apx_json_str(f, t->label_key);
-	fputs(",\"unit\":\"text\"}", f);
-	for (unsigned c = 0; c < t->ncols; c++) {
-		fputs(",{\"key\":", f);
-		apx_json_str(f, t->col[c].key);
-		fputs(",\"unit\":", f);
-		apx_json_str(f, apx_unit_name(t->col[c].unit));
-		fputc('}', f);
-	}
-	fputs("],\"rows\":[", f);
-	for (unsigned r = 0; r < t->nrows; r++) {
-		fputs(r ? ",[" : "[", f);
-		apx_json_str(f, t->row[r].label);
-		for (unsigned c = 0; c < t->ncols; c++) {
-			fputc(',', f);
-			apx_json_num(f, t->row[r].v[c], apx_unit_is_integer(t->col[c].unit));
-		}
-		fputc(']', f);
-	}
-	fputs("]}", f);
-}
-
-static void findings(FILE *f, const struct apx_findings *fd)
-{
-	fputs(",\"findings\":[", f);
-	for (size_t i = 0; i < fd->n; i++) {
-		const struct apx_finding *a = &fd->f[i];
-		int first = 1;
-
-		fputs(i ? ",{" : "{", f);
-		kv_u(f, "rank", i + 1, &first);
-		kv_s(f, "rule", a->rule, &first);
-		kv_s(f, "severity", a->severity == APX_SEV_CRITICAL ? "critical"
-				    : a->severity == APX_SEV_WARNING ? "warning" : "info", &first);
-		kv_s(f, "title", a->title, &first);
-		kv_i(f, "saving_ns", a->saving_ns, &first);
-		kv_d(f, "saving_pct", a->saving_pct, &first);
-		key(f, "saving_estimated", &first);
-		fputs(a->saving_estimated ? "true" : "false", f);
-		kv_s(f, "saving_model", a->model, &first);
-		kv_s(f, "evidence", a->evidence, &first);
-		kv_s(f, "fix", a->fix, &first);
-		kv_u(f, "confidence_pct", (uint64_t)a->confidence_pct, &first);
-		finding_metrics(f, a);
-		fputc('}', f);
-	}
-	fputs("]", f);
-}
-
+/* A number nvperfd wrote, or null (its text, "n/a (why)", is in the file's kvs). */
 static void kv_obs(FILE *f, const char *k, const struct apx_an_obs_val *v, int *first)
 {
 	key(f, k, first);
@@ -306,7 +234,7 @@ static const struct {
 	void (*findings)(FILE *f, const struct apx_findings *fd);
 } members[] = {
 	{ APX_SEC_METHOD, NULL, NULL },	{ APX_SEC_SUMMARY, summary, NULL },
-	{ APX_SEC_FINDINGS, NULL, findings },	{ APX_SEC_CHECKS, NULL, NULL },
+	{ APX_SEC_FINDINGS, NULL, NULL },	{ APX_SEC_CHECKS, NULL, NULL },
 	{ APX_SEC_KERNELS, NULL, NULL },	{ APX_SEC_TRANSFERS, NULL, NULL },
 	{ APX_SEC_SYNC, NULL, NULL },		{ APX_SEC_IDLE, NULL, NULL },
 	{ APX_SEC_MEMORY, NULL, NULL },	{ APX_SEC_STREAMS, NULL, NULL },

@@ -62,34 +62,6 @@ static const char *sev_name(int sev)
 	return sev == APX_SEV_CRITICAL ? "CRITICAL" : sev == APX_SEV_WARNING ? "WARNING" : "INFO";
 }
 
-/* Print text indented under a label, one output line per text line, long lines wrapped at
- * a space so that nothing passes W columns. */
-static void block(const struct out *o, const char *label, const char *text)
-{
-	const int room = W - 16;
-	const char *p = text;
-	int first = 1;
-
-	while (*p) {
-		const char *nl = strchr(p, '\n');
-		int len = nl ? (int)(nl - p) : (int)strlen(p), cut = len;
-
-		if (cut > room) {
-			for (cut = room; cut > room / 2 && p[cut] != ' '; cut--)
-				;
-			if (p[cut] != ' ')
-				cut = room;
-		}
-		fprintf(o->f, "    %-10s %s%.*s\n", first ? label : "", cut < len && !nl ? "" : "", cut, p);
-		first = 0;
-		p += cut;
-		while (*p == ' ')
-			p++;
-		if (cut == len && nl)
-			p++;
-	}
-}
-
 /* With several files: one line per process (the run's total is the summary above). */
 static void processes(const struct out *o, const struct apx_model *m)
 {
@@ -229,40 +201,6 @@ static void section_summary(const struct out *o, const struct apx_model *m,
 	processes(o, m);
 }
 
-static void section_findings(const struct out *o, const struct apx_findings *fd)
-{
-	char b1[32];
-
-	heading(o, "Findings (ranked by estimated saving)");
-	if (!fd->n)
-		fprintf(o->f, "  none\n");
-	for (size_t i = 0; i < fd->n; i++) {
-		const struct apx_finding *f = &fd->f[i];
-		int col = snprintf(NULL, 0, "  [%zu] %s ", i + 1, sev_name(f->severity));
-
-		fprintf(o->f, "\n  [%zu] ", i + 1);
-		sev_color(o, f->severity);
-		fputs(sev_name(f->severity), o->f);
-		reset(o);
-		fputc(' ', o->f);
-		apx_text_wrap(o->f, col, 6, f->title);
-		if (f->saving_estimated)
-			fprintf(o->f, "    %-10s %s (%.1f%% of the run), confidence %d%%, rule %s\n",
-				"saving", apx_fmt_ns(b1, sizeof(b1), f->saving_ns), f->saving_pct,
-				f->confidence_pct, f->rule);
-		else
-			fprintf(o->f, "    %-10s not estimated (recorded by %.20s), confidence %d%%, rule "
-				"%s\n", "saving", f->recorded_by ? f->recorded_by : "the producer",
-				f->confidence_pct, f->rule);
-		block(o, "model", f->model);
-		block(o, "evidence", f->evidence);
-		block(o, "fix", f->fix);
-	}
-	if (fd->recorded_dropped)
-		fprintf(o->f, "\n  (%zu more findings recorded in the files are not shown: the report "
-			      "keeps %d)\n", fd->recorded_dropped, APX_FINDINGS_MAX);
-}
-
 /* The sections not yet in the document's text view, rendered from the model. */
 static void section_from_model(const struct out *o, const struct apx_model *m,
 			       const struct apx_findings *f, unsigned s)
@@ -270,9 +208,6 @@ static void section_from_model(const struct out *o, const struct apx_model *m,
 	switch (s) {
 	case APX_SEC_SUMMARY:
 		section_summary(o, m, f);
-		break;
-	case APX_SEC_FINDINGS:
-		section_findings(o, f);
 		break;
 	case APX_SEC_NVPERFD:
 		apx_report_nvperfd_text(o->f, m, o->o);

@@ -21,6 +21,97 @@ static double pct(double part, double whole)
 	return whole > 0 ? 100.0 * part / whole : 0;
 }
 
+/* Text under a label ("    model      ..."). */
+static void label(struct apx_rdoc *d, unsigned s, const char *head, const char *text)
+{
+	apx_rdoc_blk(d, s, &(struct apx_rblk){ .kind = APX_RB_LABEL, .head = head, .text = text });
+}
+
+/* ---- findings ---- */
+static const struct apx_rvcol findings_json_cols[] = {
+	{ .key = "rank", .title = "#", .unit = APX_UNIT_COUNT },
+	{ .key = "rule", .title = "rule", .unit = APX_UNIT_TEXT },
+	{ .key = "severity", .title = "severity", .unit = APX_UNIT_TEXT },
+	{ .key = "title", .title = "finding", .unit = APX_UNIT_TEXT },
+	{ .key = "saving_ns", .title = "saving", .unit = APX_UNIT_NS, .h.jfmt = APX_JF_INT },
+	{ .key = "saving_pct", .title = "of the run", .unit = APX_UNIT_PCT },
+	{ .key = "saving_estimated", .title = "estimated", .unit = APX_UNIT_COUNT,
+	  .h.jfmt = APX_JF_BOOL },
+	{ .key = "saving_model", .title = "model", .unit = APX_UNIT_TEXT },
+	{ .key = "evidence", .title = "evidence", .unit = APX_UNIT_TEXT },
+	{ .key = "fix", .title = "fix", .unit = APX_UNIT_TEXT },
+	{ .key = "confidence_pct", .title = "confidence", .unit = APX_UNIT_COUNT },
+};
+
+static const char *severity_word(int sev)
+{
+	return sev == APX_SEV_CRITICAL ? "critical" : sev == APX_SEV_WARNING ? "warning" : "info";
+}
+
+static void findings_json(struct apx_rdoc *d)
+{
+	const struct apx_findings *fd = d->fd;
+	struct apx_rtable *j = apx_rdoc_view_table(d, APX_SEC_FINDINGS, "json:findings",
+						   APX_VIEW_JSON);
+
+	APX_RTABLE_SET_VCOLS(j, findings_json_cols);
+	for (size_t i = 0; i < fd->n; i++) {
+		const struct apx_finding *a = &fd->f[i];
+
+		if (apx_rtable_row(j) < 0)
+			break;
+		apx_rtable_u64(j, 0, i + 1);
+		apx_rtable_str(d, j, 1, a->rule);
+		apx_rtable_str(d, j, 2, severity_word(a->severity));
+		apx_rtable_str(d, j, 3, a->title);
+		apx_rtable_num(j, 4, a->saving_ns);
+		apx_rtable_num(j, 5, a->saving_pct);
+		apx_rtable_u64(j, 6, !!a->saving_estimated);
+		apx_rtable_str(d, j, 7, a->model);
+		apx_rtable_str(d, j, 8, a->evidence);
+		apx_rtable_str(d, j, 9, a->fix);
+		apx_rtable_u64(j, 10, (uint64_t)a->confidence_pct);
+	}
+	apx_rdoc_json(d, APX_SEC_FINDINGS, "findings", j, APX_RJ_FINDINGS, 0);
+}
+
+static void view_findings(struct apx_rdoc *d)
+{
+	const struct apx_findings *fd = d->fd;
+	const unsigned s = APX_SEC_FINDINGS;
+	char b1[32], head[32];
+
+	findings_json(d);
+	if (!fd->n)
+		apx_rdoc_line(d, s, 2, "none");
+	for (size_t i = 0; i < fd->n; i++) {
+		const struct apx_finding *f = &fd->f[i];
+
+		apx_rdoc_line(d, s, 0, "%s", "");
+		snprintf(head, sizeof(head), "[%zu] ", i + 1);
+		apx_rdoc_blk(d, s, &(struct apx_rblk){ .kind = APX_RB_SEV, .indent = 2, .head = head,
+						      .sev = f->severity, .mid = " ",
+						      .text = f->title, .windent = 6 });
+		if (f->saving_estimated)
+			apx_rdoc_line(d, s, 4, "%-10s %s (%.1f%% of the run), confidence %d%%, rule %s",
+				      "saving", apx_fmt_ns(b1, sizeof(b1), f->saving_ns), f->saving_pct,
+				      f->confidence_pct, f->rule);
+		else
+			apx_rdoc_line(d, s, 4, "%-10s not estimated (recorded by %.20s), confidence "
+				      "%d%%, rule %s", "saving",
+				      f->recorded_by ? f->recorded_by : "the producer",
+				      f->confidence_pct, f->rule);
+		label(d, s, "model", f->model);
+		label(d, s, "evidence", f->evidence);
+		label(d, s, "fix", f->fix);
+	}
+	if (fd->recorded_dropped) {
+		apx_rdoc_line(d, s, 0, "%s", "");
+		apx_rdoc_line(d, s, 2, "(%zu more findings recorded in the files are not shown: the "
+			      "report keeps %d)", fd->recorded_dropped, APX_FINDINGS_MAX);
+	}
+}
+
 /* ---- GPU kernels ---- */
 static const struct apx_rvcol kernels_text_cols[] = {
 	{ .key = "share_pct", .title = "time%", .unit = APX_UNIT_PCT, .h = { .tw = 6, .tfix = 2 } },
@@ -912,11 +1003,6 @@ static void files_json(struct apx_rdoc *d)
 	apx_rdoc_json(d, APX_SEC_METHOD, "files", j, APX_RJ_ARRAY, 0);
 }
 
-static void label(struct apx_rdoc *d, unsigned s, const char *head, const char *text)
-{
-	apx_rdoc_blk(d, s, &(struct apx_rblk){ .kind = APX_RB_LABEL, .head = head, .text = text });
-}
-
 static void view_method(struct apx_rdoc *d)
 {
 	const struct apx_model *m = d->m;
@@ -970,6 +1056,7 @@ static void view_method(struct apx_rdoc *d)
 void apx_rdoc_build_views(struct apx_rdoc *d)
 {
 	static void (*const views[APX_SEC__COUNT])(struct apx_rdoc *) = {
+		[APX_SEC_FINDINGS] = view_findings,
 		[APX_SEC_KERNELS] = view_kernels,
 		[APX_SEC_TRANSFERS] = view_transfers,
 		[APX_SEC_SYNC] = view_sync,

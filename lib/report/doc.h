@@ -69,6 +69,7 @@ enum apx_jfmt {
 	APX_JF_INT,		/* rounded to an integer, never in exponent form */
 	APX_JF_F4,		/* 4 decimals */
 	APX_JF_G15,		/* 15 significant digits */
+	APX_JF_BOOL,		/* true when not 0, else false */
 };
 
 struct apx_rcol {
@@ -146,8 +147,9 @@ enum apx_rblk_kind {
 				 * further lines from column windent */
 	APX_RB_LABEL,		/* "    %-10s " head, then text: each of its lines cut at a space to
 				 * fit (the findings' model/evidence/fix) */
-	APX_RB_SEV,		/* head, the severity word of sev in colour (padded to windent
-				 * columns, 0: not padded), then text */
+	APX_RB_SEV,		/* head, the severity word of sev in colour (padded to sevpad
+				 * columns), mid, then text: whole, or wrapped as APX_RB_WRAP's
+				 * when windent is not 0 */
 };
 
 struct apx_rblk {
@@ -156,13 +158,20 @@ struct apx_rblk {
 	const char *head, *text;		/* owned */
 	unsigned windent;
 	int sev;				/* APX_RB_SEV: enum apx_severity */
+	unsigned sevpad;
+	const char *mid;			/* APX_RB_SEV: a literal ("" or NULL: none) */
 	const struct apx_rtable *t;
 	size_t row0, nrows;			/* APX_RB_ROWS */
 };
 
 /* The JSON report of a section is members, in order (emit_json.c): a table as an array of
  * objects (a row each) or as one object (its first row), member names from its columns. */
-enum { APX_RJ_ARRAY, APX_RJ_OBJECT };
+enum {
+	APX_RJ_ARRAY,
+	APX_RJ_OBJECT,
+	APX_RJ_FINDINGS,	/* an array, a row a finding: its members, then "metrics" and
+				 * "evidence_table" from the document's findings (the same rank) */
+};
 
 struct apx_rjson {
 	const char *name;			/* the member's name */

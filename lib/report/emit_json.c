@@ -31,6 +31,9 @@ static void number(FILE *f, const struct apx_rcol *col, const struct apx_rhint *
 	case APX_JF_F4:
 		fprintf(f, "%.4f", x->v);
 		return;
+	case APX_JF_BOOL:
+		fputs(x->u ? "true" : "false", f);
+		return;
 	case APX_JF_G15:
 		if (isfinite(x->v))
 			fprintf(f, "%.15g", x->v);
@@ -140,6 +143,66 @@ static void row(FILE *f, const struct apx_rtable *t, size_t r)
 	fputc('}', f);
 }
 
+/* A finding's typed numbers: "metrics" [{key, value, unit}] and "evidence_table" ({columns
+ * [{key, unit}], rows [[label, numbers...]]} or null). */
+static void finding_tables(FILE *f, const struct apx_rfinding *rf)
+{
+	const struct apx_rtable *m = rf->metrics, *t = rf->evidence;
+
+	fputs(",\"metrics\":[", f);
+	for (unsigned c = 0; m && m->nrows && c < m->ncols; c++) {
+		fputs(c ? ",{\"key\":" : "{\"key\":", f);
+		apx_json_str(f, m->col[c].key);
+		fputs(",\"value\":", f);
+		apx_json_num(f, apx_rtable_cell(m, 0, c)->v, apx_unit_is_integer(m->col[c].unit));
+		fputs(",\"unit\":", f);
+		apx_json_str(f, apx_unit_name(m->col[c].unit));
+		fputc('}', f);
+	}
+	fputs("],\"evidence_table\":", f);
+	if (!t) {
+		fputs("null", f);
+		return;
+	}
+	fputs("{\"columns\":[", f);
+	for (unsigned c = 0; c < t->ncols; c++) {
+		fputs(c ? ",{\"key\":" : "{\"key\":", f);
+		apx_json_str(f, t->hint[c].jkey ? t->hint[c].jkey : t->col[c].key);
+		fputs(",\"unit\":", f);
+		apx_json_str(f, apx_unit_name(t->col[c].unit));
+		fputc('}', f);
+	}
+	fputs("],\"rows\":[", f);
+	for (size_t r = 0; r < t->nrows; r++) {
+		fputs(r ? ",[" : "[", f);
+		for (unsigned c = 0; c < t->ncols; c++) {
+			const struct apx_rcell *x = apx_rtable_cell(t, r, c);
+
+			if (c)
+				fputc(',', f);
+			if (t->col[c].unit == APX_UNIT_TEXT)
+				apx_json_strn(f, x->na ? "" : x->s, x->na ? 0 : x->len);
+			else
+				apx_json_num(f, x->v, apx_unit_is_integer(t->col[c].unit));
+		}
+		fputc(']', f);
+	}
+	fputs("]}", f);
+}
+
+static void findings(FILE *f, const struct apx_rdoc *d, const struct apx_rjson *j)
+{
+	fputc('[', f);
+	for (size_t r = 0; r < j->t->nrows; r++) {
+		fputs(r ? ",{" : "{", f);
+		row_members(f, j->t, r);
+		if (r < d->nfindings)
+			finding_tables(f, &d->findings[r]);
+		fputc('}', f);
+	}
+	fputc(']', f);
+}
+
 static void member_value(FILE *f, const struct apx_rjson *j)
 {
 	if (j->shape == APX_RJ_OBJECT) {
@@ -170,6 +233,10 @@ void apx_report_emit_json_section(FILE *out, const struct apx_rdoc *d, unsigned 
 		int any;
 
 		fprintf(out, ",\"%s\":", j->name);
+		if (j->shape == APX_RJ_FINDINGS) {
+			findings(out, d, j);
+			continue;
+		}
 		if (j->shape != APX_RJ_OBJECT || i + 1 >= sec->njson || !sec->json[i + 1].inside) {
 			member_value(out, j);
 			continue;

@@ -172,7 +172,7 @@ static void sev_span(const struct apx_text_out *o, const struct apx_rblk *b)
 {
 	color(o, b->sev == APX_SEV_CRITICAL ? "\033[1;31m"
 		 : b->sev == APX_SEV_WARNING ? "\033[1;33m" : "\033[1;36m");
-	fprintf(o->f, "%-*s", (int)b->windent, sev_word(b->sev));
+	fprintf(o->f, "%-*s", (int)b->sevpad, sev_word(b->sev));
 	color(o, "\033[0m");
 }
 
@@ -200,11 +200,21 @@ static void blk(const struct apx_text_out *o, const struct apx_rblk *b)
 	case APX_RB_LABEL:
 		label_block(f, b->head, b->text);
 		break;
-	case APX_RB_SEV:
+	case APX_RB_SEV: {
+		int col = (int)(b->indent + strlen(b->head) + strlen(sev_word(b->sev)));
+
 		fprintf(f, "%*s%s", (int)b->indent, "", b->head);
 		sev_span(o, b);
-		fprintf(f, "%s\n", b->text);
+		if (col < (int)(b->indent + strlen(b->head) + b->sevpad))
+			col = (int)(b->indent + strlen(b->head) + b->sevpad);
+		fputs(b->mid ? b->mid : "", f);
+		col += (int)strlen(b->mid ? b->mid : "");
+		if (b->windent)
+			apx_text_wrap(f, col, (int)b->windent, b->text);
+		else
+			fprintf(f, "%s\n", b->text);
 		break;
+	}
 	}
 }
 
