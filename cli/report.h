@@ -45,9 +45,8 @@ const char *apx_report_format_names(void);
 void apx_text_heading(FILE *out, const struct apx_report_opts *o, const char *title);
 /* APX_REPORT_W and apx_text_wrap(): report/doc.h */
 
-/* The "nvperfd (observed from outside)" section, and its line in the summary (nothing when no
- * file holds nvperfd's key/values). report_nvperfd.c. */
-void apx_report_nvperfd_text(FILE *out, const struct apx_model *m, const struct apx_report_opts *o);
+/* nvperfd's line in the summary (nothing when no file holds nvperfd's key/values).
+ * report_nvperfd.c; its section: lib/report/build_view_nvperfd.c. */
 void apx_report_nvperfd_summary(FILE *out, const struct apx_model *m);
 
 #endif

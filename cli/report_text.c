@@ -209,9 +209,6 @@ static void section_from_model(const struct out *o, const struct apx_model *m,
 	case APX_SEC_SUMMARY:
 		section_summary(o, m, f);
 		break;
-	case APX_SEC_NVPERFD:
-		apx_report_nvperfd_text(o->f, m, o->o);
-		break;
 	}
 }
 

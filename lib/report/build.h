@@ -21,5 +21,8 @@ void apx_rdoc_build_cpu(struct apx_rdoc *d);
 
 /* build_view.c: the text and JSON views of every section asked for */
 void apx_rdoc_build_views(struct apx_rdoc *d);
+/* build_view_nvperfd.c: its section's text, and its "GPU (observed)" lines in section s */
+void apx_rdoc_view_nvperfd(struct apx_rdoc *d);
+void apx_rdoc_nvperfd_summary(struct apx_rdoc *d, unsigned s);
 
 #endif

@@ -1057,6 +1057,7 @@ void apx_rdoc_build_views(struct apx_rdoc *d)
 {
 	static void (*const views[APX_SEC__COUNT])(struct apx_rdoc *) = {
 		[APX_SEC_FINDINGS] = view_findings,
+		[APX_SEC_NVPERFD] = apx_rdoc_view_nvperfd,
 		[APX_SEC_KERNELS] = view_kernels,
 		[APX_SEC_TRANSFERS] = view_transfers,
 		[APX_SEC_SYNC] = view_sync,
@@ -1073,7 +1074,7 @@ void apx_rdoc_build_views(struct apx_rdoc *d)
 
 	for (unsigned s = 0; s < APX_SEC__COUNT; s++)
 		if (d->sec[s].present && views[s]) {
-			d->sec[s].text_built = d->sec[s].json_built = 1;
+			d->sec[s].text_built = 1;	/* JSON: apx_rdoc_json() */
 			views[s](d);
 		}
 }

@@ -197,6 +197,7 @@ struct apx_rsection {
 	struct apx_rblk *blk;
 	size_t nblk, blkcap;
 	int text_built;
+	int text_untitled;			/* nothing to say: not even the heading */
 	/* the JSON view (json_built: the section's members are these) */
 	struct apx_rjson json[APX_RSECTION_JSON];
 	unsigned njson;
