@@ -1,9 +1,8 @@
 /*
- * report.h - outputs of `apx report` (cmd_report.c): the terminal report (report_text.c) and
- * the JSON document (report_json.c, schema in docs/report-schema.md), and the table of every
- * output format (report_formats.c: these two and lib/report's CSV and HTML emitters, which
- * format the report document, report/doc.h). Both read the model and the ranked findings;
- * neither computes anything the model does not hold.
+ * report.h - outputs of `apx report` (cmd_report.c): the table of every output format
+ * (report_formats.c), each an emitter of the report document (report/doc.h, built once by
+ * lib/report): text, CSV and HTML in lib/report, JSON (schema in docs/report-schema.md)
+ * through report_json.c, which writes the document's members in schema order.
  */
 #ifndef APX_CLI_REPORT_H
 #define APX_CLI_REPORT_H
@@ -23,9 +22,9 @@ struct apx_report_opts {
 	FILE *color_out;
 };
 
-/* Both format the report document d (its model and findings in d->m, d->fd): the sections
- * whose text or JSON view the document holds through lib/report's emitters (emit_text.c,
- * emit_json.c), the others from the model. */
+/* The text report and the JSON document of d (report_formats.c, report_json.c): only the
+ * sections asked for (o->sections, the ones d was built with). The JSON's nvperfd member is
+ * still written from the model (d->m). */
 void apx_report_text(FILE *out, const struct apx_rdoc *d, const struct apx_report_opts *o);
 void apx_report_json(FILE *out, const struct apx_rdoc *d, const struct apx_report_opts *o);
 
@@ -40,13 +39,5 @@ struct apx_report_format {
 const struct apx_report_format *apx_report_format_find(const char *name);
 /* "text, json, html or csv", for messages. */
 const char *apx_report_format_names(void);
-
-/* Shared by the text renderers (report_text.c, report_nvperfd.c). */
-void apx_text_heading(FILE *out, const struct apx_report_opts *o, const char *title);
-/* APX_REPORT_W and apx_text_wrap(): report/doc.h */
-
-/* nvperfd's line in the summary (nothing when no file holds nvperfd's key/values).
- * report_nvperfd.c; its section: lib/report/build_view_nvperfd.c. */
-void apx_report_nvperfd_summary(FILE *out, const struct apx_model *m);
 
 #endif

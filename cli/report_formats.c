@@ -1,14 +1,20 @@
 /*
- * report_formats.c - the output formats of `apx report` in one table {name, emit}: text and
- * JSON (report_text.c, report_json.c, from the model and findings the document was built
- * from) and CSV and HTML (lib/report, from the document's typed tables). Looked up by
- * cmd_report.c for --format.
+ * report_formats.c - the output formats of `apx report` in one table {name, emit}: the
+ * emitters of the report document (lib/report: text, CSV, HTML; JSON through
+ * report_json.c). Looked up by cmd_report.c for --format.
  */
 #include <string.h>
 
 #include "cli/report.h"
 
 #include "base/banned.h"
+
+void apx_report_text(FILE *out, const struct apx_rdoc *d, const struct apx_report_opts *o)
+{
+	struct apx_text_out t = { out, o->color, o->color_out };
+
+	apx_report_emit_text(&t, d);
+}
 
 static int emit_text(FILE *out, const struct apx_rdoc *d, const struct apx_report_opts *o)
 {

@@ -26,80 +26,10 @@ static void kv_u(FILE *f, const char *k, uint64_t v, int *first)
 	fprintf(f, "%" PRIu64, v);
 }
 
-static void kv_d(FILE *f, const char *k, double v, int *first)
-{
-	key(f, k, first);
-	if (isfinite(v))
-		fprintf(f, "%.6g", v);
-	else
-		fputs("null", f);
-}
-
-/* A quantity the schema gives as an integer (ns, bytes/s) held as a double: rounded, never
- * printed in exponent form. */
-static void kv_i(FILE *f, const char *k, double v, int *first)
-{
-	key(f, k, first);
-	fprintf(f, "%" PRIu64, v > 0 && v < 1.8e19 ? (uint64_t)(v + 0.5) : (uint64_t)0);
-}
-
 static void kv_s(FILE *f, const char *k, const char *v, int *first)
 {
 	key(f, k, first);
 	apx_json_str(f, v);
-}
-
-/* The steps of the steady state (lib/analysis/steps.c); "source": "none" when no repeating
- * step was found. */
-static void steady_state(FILE *f, const struct apx_model *m)
-{
-	const struct apx_an_steps *st = &m->steady;
-	int first = 1;
-
-	fputs(",\"steady_state\":{", f);
-	kv_s(f, "source", apx_step_source_name(st->source), &first);
-	kv_u(f, "steps", st->count, &first);
-	if (st->source != APX_STEPS_NONE) {
-		if (st->source == APX_STEPS_KERNELS)
-			kv_u(f, "kernels_per_step", st->period, &first);
-		if (st->name[0])
-			kv_s(f, "range_name", st->name, &first);
-		kv_u(f, "first_step_ns", st->first_ns, &first);
-		kv_u(f, "last_step_end_ns", st->last_ns, &first);
-		kv_u(f, "step_median_ns", st->median_ns, &first);
-		kv_u(f, "step_p95_ns", st->p95_ns, &first);
-		kv_u(f, "step_min_ns", st->min_ns, &first);
-		kv_u(f, "step_max_ns", st->max_ns, &first);
-		kv_d(f, "gpu_busy_per_step_pct", st->busy_pct, &first);
-		kv_u(f, "startup_ns", st->setup_ns, &first);
-		kv_u(f, "teardown_ns", st->teardown_ns, &first);
-	}
-	fputs("}", f);
-}
-
-static void devices(FILE *f, const struct apx_model *m)
-{
-	fputs(",\"devices\":[", f);
-	for (size_t i = 0, n = 0; i < m->ndevices; i++) {
-		const struct apx_an_device *d = &m->devices[i];
-		int first = 1;
-
-		if (!d->known)
-			continue;
-		fputs(n++ ? ",{" : "{", f);
-		kv_u(f, "id", d->id, &first);
-		kv_s(f, "name", d->name, &first);
-		kv_u(f, "sm_count", d->sm_count, &first);
-		kv_u(f, "cc_major", d->cc_major, &first);
-		kv_u(f, "cc_minor", d->cc_minor, &first);
-		kv_u(f, "memory_bytes", d->mem_bytes, &first);
-		kv_u(f, "l2_bytes", d->l2_bytes, &first);
-		kv_u(f, "persisting_l2_max_bytes", d->persist_l2_max, &first);
-		kv_u(f, "memory_bandwidth_bps", d->bw_bps, &first);
-		kv_i(f, "link_peak_bps", apx_link_peak_bps(m, d->id), &first);
-		fputc('}', f);
-	}
-	fputs("]", f);
 }
 
 /* A number nvperfd wrote, or null (its text, "n/a (why)", is in the file's kvs). */
@@ -205,35 +135,13 @@ static void nvperfd(FILE *f, const struct apx_model *m)
 	fputs("]", f);
 }
 
-/* The summary's members: run, steady_state, devices. */
-static void summary(FILE *f, const struct apx_model *m)
-{
-	uint64_t busy = m->gpu.busy_ns;
-	int first = 1;
-
-	fputs(",\"run\":{", f);
-	kv_u(f, "start_ns", m->run_start_ns, &first);
-	kv_u(f, "end_ns", m->run_end_ns, &first);
-	kv_u(f, "wall_ns", m->wall_ns, &first);
-	kv_u(f, "gpu_busy_ns", busy, &first);
-	kv_u(f, "warmup_end_ns", m->warmup_end_ns, &first);
-	kv_u(f, "steady_ns", m->steady_ns, &first);
-	kv_d(f, "gpu_busy_pct", apx_gpu_time_pct(m, busy), &first);
-	kv_u(f, "kernels", m->k.n, &first);
-	kv_u(f, "kernel_time_ns", m->kernel_total_ns, &first);
-	kv_u(f, "distinct_kernels", m->names.n, &first);
-	fputs("}", f);
-	steady_state(f, m);
-	devices(f, m);
-}
-
 /* The members in schema order, each with the --section it belongs to. */
 static const struct {
 	unsigned section;
 	void (*model)(FILE *f, const struct apx_model *m);
 	void (*findings)(FILE *f, const struct apx_findings *fd);
 } members[] = {
-	{ APX_SEC_METHOD, NULL, NULL },	{ APX_SEC_SUMMARY, summary, NULL },
+	{ APX_SEC_METHOD, NULL, NULL },	{ APX_SEC_SUMMARY, NULL, NULL },
 	{ APX_SEC_FINDINGS, NULL, NULL },	{ APX_SEC_CHECKS, NULL, NULL },
 	{ APX_SEC_KERNELS, NULL, NULL },	{ APX_SEC_TRANSFERS, NULL, NULL },
 	{ APX_SEC_SYNC, NULL, NULL },		{ APX_SEC_IDLE, NULL, NULL },

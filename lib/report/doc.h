@@ -288,7 +288,7 @@ struct apx_report_opts;
 const char *apx_rcell_fmt(char *buf, size_t cap, const struct apx_rtable *t, size_t row,
 			  unsigned col);
 
-/* Text (emit_text.c): the blocks of section s under its heading; colour sequences (bold
+/* Text (emit_text.c): the blocks of each section under its heading; colour sequences (bold
  * headings, severity words) go to color_out when color is set, everything else to out. */
 struct apx_text_out {
 	FILE *f;
@@ -298,6 +298,8 @@ struct apx_text_out {
 #define APX_REPORT_W 100		/* every line of the text report fits this many columns */
 void apx_report_emit_text_section(const struct apx_text_out *o, const struct apx_rdoc *d,
 				  unsigned s);
+/* Every section of the document, in order; 0 or -EIO. */
+int apx_report_emit_text(const struct apx_text_out *o, const struct apx_rdoc *d);
 void apx_text_heading_to(const struct apx_text_out *o, const char *title);
 /* Print text from column col (the caller printed what comes before it), wrapped at spaces
  * (or '\n') so that no line passes APX_REPORT_W; further lines start at column indent. */

@@ -2,7 +2,7 @@
  * emit_text.c - the text emitter of the report document (doc.h): a section's heading, then its
  * blocks (lines, tables laid out by their columns' text hints, wrapped and labelled text).
  * It formats what the document holds and decides nothing: what a section says and in which
- * order is the builders' (build*.c). Called by cli/report_text.c, section by section.
+ * order is the builders' (build*.c). Called by cli/report_formats.c (apx report --format text).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -231,4 +231,11 @@ void apx_report_emit_text_section(const struct apx_text_out *o, const struct apx
 	apx_text_heading_to(o, apx_report_section_title(s));
 	for (size_t i = 0; i < sec->nblk; i++)
 		blk(o, &sec->blk[i]);
+}
+
+int apx_report_emit_text(const struct apx_text_out *o, const struct apx_rdoc *d)
+{
+	for (unsigned s = 0; s < APX_SEC__COUNT; s++)
+		apx_report_emit_text_section(o, d, s);
+	return ferror(o->f) ? -5 : 0;
 }
