@@ -1,8 +1,7 @@
 /*
  * report.h - outputs of `apx report` (cmd_report.c): the table of every output format
  * (report_formats.c), each an emitter of the report document (report/doc.h, built once by
- * lib/report): text, CSV and HTML in lib/report, JSON (schema in docs/report-schema.md)
- * through report_json.c, which writes the document's members in schema order.
+ * lib/report): text, JSON (schema in docs/report-schema.md), CSV and HTML.
  */
 #ifndef APX_CLI_REPORT_H
 #define APX_CLI_REPORT_H
@@ -22,9 +21,8 @@ struct apx_report_opts {
 	FILE *color_out;
 };
 
-/* The text report and the JSON document of d (report_formats.c, report_json.c): only the
- * sections asked for (o->sections, the ones d was built with). The JSON's nvperfd member is
- * still written from the model (d->m). */
+/* The text report and the JSON document of d (report_formats.c): the sections d was built
+ * with (cmd_report.c builds it with o->sections). */
 void apx_report_text(FILE *out, const struct apx_rdoc *d, const struct apx_report_opts *o);
 void apx_report_json(FILE *out, const struct apx_rdoc *d, const struct apx_report_opts *o);
 

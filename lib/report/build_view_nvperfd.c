@@ -1,9 +1,10 @@
 /*
- * build_view_nvperfd.c - the text view of what nvperfd observed from outside (model->observed,
+ * build_view_nvperfd.c - the text and JSON views of what nvperfd observed from outside (model->observed,
  * built by lib/analysis/observed.c): the "nvperfd (observed from outside)" section, one block
  * per process (uprobes, host<->device copies, pinned allocations, GPU, GPM, the METRIC time
  * series), and the "GPU (observed)" lines of the summary. Values nvperfd wrote as "n/a (why)"
- * are shown with their why, never as 0. Fits 100 columns. Called by build_view.c.
+ * are shown with their why, never as 0. Fits 100 columns. And the JSON member "nvperfd": each
+ * process's key/values, copies and series as nested tables. Called by build_view.c.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -230,10 +231,140 @@ static void series(struct apx_rdoc *d, const struct apx_an_observed *ob)
 	apx_rdoc_line(d, S, COL, "pid (all): device-wide");
 }
 
+/* ---- the JSON member "nvperfd" (docs/report-schema.md, "nvperfd") ---- */
+static const struct apx_rvcol nvperfd_json_cols[] = {
+	{ .key = "path", .title = "file", .unit = APX_UNIT_TEXT },
+	{ .key = "pid", .title = "pid", .unit = APX_UNIT_ID },
+	{ .key = "kvs", .title = "key/values", .unit = APX_UNIT_TEXT, .h.jfmt = APX_JF_KV },
+	{ .key = "kvs_dropped", .title = "key/values left out", .unit = APX_UNIT_COUNT },
+	{ .key = "copies", .title = "copies", .unit = APX_UNIT_TEXT, .h.jfmt = APX_JF_ROWS },
+	{ .key = "series", .title = "series", .unit = APX_UNIT_TEXT, .h.jfmt = APX_JF_ROWS },
+	{ .key = "series_dropped", .title = "samples left out", .unit = APX_UNIT_COUNT },
+};
+static const struct apx_rvcol kvs_json_cols[] = {
+	{ .key = "key", .title = "key", .unit = APX_UNIT_TEXT },
+	{ .key = "value", .title = "value", .unit = APX_UNIT_TEXT },
+};
+static const struct apx_rvcol copies_json_cols[] = {
+	{ .key = "direction", .title = "dir", .unit = APX_UNIT_TEXT },
+	{ .key = "host_memory", .title = "host memory", .unit = APX_UNIT_TEXT },
+	{ .key = "calls", .title = "calls", .unit = APX_UNIT_COUNT },
+	{ .key = "bytes", .title = "bytes", .unit = APX_UNIT_BYTES },
+	{ .key = "call_ns", .title = "time in the calls", .unit = APX_UNIT_NS },
+	{ .key = "gbps", .title = "GB/s", .unit = APX_UNIT_RATIO },
+	{ .key = "why", .title = "why", .unit = APX_UNIT_TEXT },
+};
+static const struct apx_rvcol series_json_cols[] = {
+	{ .key = "name", .title = "series", .unit = APX_UNIT_TEXT },
+	{ .key = "unit", .title = "unit", .unit = APX_UNIT_TEXT },
+	{ .key = "device", .title = "device", .unit = APX_UNIT_ID },
+	{ .key = "pid", .title = "pid", .unit = APX_UNIT_ID },
+	{ .key = "samples", .title = "samples", .unit = APX_UNIT_COUNT },
+	{ .key = "min", .title = "min", .unit = APX_UNIT_RATIO, .h.jfmt = APX_JF_G15 },
+	{ .key = "mean", .title = "mean", .unit = APX_UNIT_RATIO, .h.jfmt = APX_JF_G15 },
+	{ .key = "max", .title = "max", .unit = APX_UNIT_RATIO, .h.jfmt = APX_JF_G15 },
+	{ .key = "first_ns", .title = "first", .unit = APX_UNIT_NS },
+	{ .key = "last_ns", .title = "last", .unit = APX_UNIT_NS },
+};
+
+/* A number nvperfd wrote, or no value (its text, "n/a (why)", is in the file's kvs). */
+static void obs(struct apx_rtable *t, unsigned col, const struct apx_an_obs_val *v)
+{
+	if (v->has)
+		apx_rtable_u64(t, col, v->u);
+}
+
+static struct apx_rtable *copies_json(struct apx_rdoc *d, const struct apx_an_observed *ob)
+{
+	struct apx_rtable *t = apx_rdoc_sub_table(d, "copies");
+
+	APX_RTABLE_SET_VCOLS(t, copies_json_cols);
+	for (int dir = 0; dir < 2; dir++) {
+		for (int k = 0; k < 2; k++) {
+			const struct apx_an_obs_copy *c = &ob->copy[dir][k];
+
+			if ((!c->calls.text && !c->bytes.text) || apx_rtable_row(t) < 0)
+				continue;
+			apx_rtable_str(d, t, 0, dir_name[dir]);
+			apx_rtable_str(d, t, 1, kind_name[k]);
+			obs(t, 2, &c->calls);
+			obs(t, 3, &c->bytes);
+			obs(t, 4, &c->call_ns);
+			if (c->call_ns.has && c->bytes.has && c->call_ns.v > 0)
+				apx_rtable_num(t, 5, c->bytes.v / c->call_ns.v);
+			if (c->call_ns.has || !c->call_ns.text)
+				apx_rtable_str(d, t, 6, c->call_ns.has ? "" : "call time not in the summary");
+			else
+				apx_rtable_text(d, t, 6, c->call_ns.text, c->call_ns.len);
+		}
+	}
+	return t;
+}
+
+static struct apx_rtable *series_json(struct apx_rdoc *d, const struct apx_an_observed *ob)
+{
+	const struct apx_model *m = d->m;
+	struct apx_rtable *t = apx_rdoc_sub_table(d, "series");
+
+	APX_RTABLE_SET_VCOLS(t, series_json_cols);
+	for (size_t k = ob->series_first; k < ob->series_first + ob->nseries; k++) {
+		const struct apx_an_series *s = APX_VEC_AT(&m->series, struct apx_an_series, k);
+
+		if (apx_rtable_row(t) < 0)
+			break;
+		apx_rtable_text(d, t, 0, s->name, s->name ? s->name_len : 0);
+		apx_rtable_text(d, t, 1, s->unit, s->unit ? s->unit_len : 0);
+		apx_rtable_u64(t, 2, s->device);
+		apx_rtable_u64(t, 3, s->pid);
+		apx_rtable_u64(t, 4, s->count);
+		if (s->count) {
+			apx_rtable_num(t, 5, s->min);
+			apx_rtable_num(t, 6, s->mean);
+			apx_rtable_num(t, 7, s->max);
+		}
+		apx_rtable_u64(t, 8, s->first_ns);
+		apx_rtable_u64(t, 9, s->last_ns);
+	}
+	return t;
+}
+
+static void nvperfd_json(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	struct apx_rtable *j = apx_rdoc_view_table(d, S, "json:nvperfd", APX_VIEW_JSON);
+
+	APX_RTABLE_SET_VCOLS(j, nvperfd_json_cols);
+	for (size_t i = 0; i < m->observed.n; i++) {
+		const struct apx_an_observed *o = APX_VEC_AT(&m->observed, struct apx_an_observed, i);
+		struct apx_rtable *kv = apx_rdoc_sub_table(d, "kvs");
+
+		if (apx_rtable_row(j) < 0)
+			break;
+		apx_rtable_str(d, j, 0, m->files[o->file].path);
+		apx_rtable_u64(j, 1, m->files[o->file].pid);
+		APX_RTABLE_SET_VCOLS(kv, kvs_json_cols);
+		for (size_t k = o->kv_first; k < o->kv_first + o->nkv; k++) {
+			const struct apx_an_kv *v = APX_VEC_AT(&m->kvs, struct apx_an_kv, k);
+
+			if (apx_rtable_row(kv) < 0)
+				break;
+			apx_rtable_text(d, kv, 0, v->key, v->key_len);
+			apx_rtable_text(d, kv, 1, v->val, v->val_len);
+		}
+		apx_rtable_sub(j, 2, kv);
+		apx_rtable_u64(j, 3, o->kvs_dropped);
+		apx_rtable_sub(j, 4, copies_json(d, o));
+		apx_rtable_sub(j, 5, series_json(d, o));
+		apx_rtable_u64(j, 6, o->series_dropped);
+	}
+	apx_rdoc_json(d, S, "nvperfd", j, APX_RJ_ARRAY, 0);
+}
+
 void apx_rdoc_view_nvperfd(struct apx_rdoc *d)
 {
 	const struct apx_model *m = d->m;
 
+	nvperfd_json(d);
 	if (!m->observed.n) {
 		d->sec[S].text_untitled = 1;	/* no nvperfd summary: not even the heading */
 		return;

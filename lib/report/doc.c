@@ -37,6 +37,14 @@ static const char *const section_titles[APX_SEC__COUNT] = {
 	"How this was measured",
 };
 
+/* The JSON schema's member order (docs/report-schema.md): the files, the summary's run,
+ * steady_state and devices, findings, checks, then the tables. */
+const unsigned char apx_report_json_order[APX_SEC__COUNT] = {
+	APX_SEC_METHOD,	   APX_SEC_SUMMARY, APX_SEC_FINDINGS, APX_SEC_CHECKS, APX_SEC_KERNELS,
+	APX_SEC_TRANSFERS, APX_SEC_SYNC,    APX_SEC_IDLE,     APX_SEC_MEMORY, APX_SEC_STREAMS,
+	APX_SEC_NVTX,	   APX_SEC_L2,	    APX_SEC_UVM,      APX_SEC_CPU,    APX_SEC_NVPERFD,
+};
+
 const char *apx_report_section_name(unsigned s)
 {
 	return s < APX_SEC__COUNT ? section_names[s] : "?";
@@ -126,6 +134,9 @@ void apx_rdoc_free(struct apx_rdoc *d)
 		table_free(d->findings[i].evidence);
 	}
 	free(d->findings);
+	for (size_t i = 0; i < d->nsub; i++)
+		table_free(d->sub[i]);
+	free(d->sub);
 	for (b = d->arena; b; b = next) {
 		next = b->next;
 		free(b);
@@ -163,6 +174,41 @@ struct apx_rtable *apx_rdoc_view_table(struct apx_rdoc *d, unsigned s, const cha
 	if (t)
 		t->views = views;
 	return t;
+}
+
+static struct apx_rcell *last_cell(struct apx_rtable *t, unsigned col);
+
+struct apx_rtable *apx_rdoc_sub_table(struct apx_rdoc *d, const char *key)
+{
+	struct apx_rtable *t;
+
+	if (d->nsub == d->subcap) {
+		size_t cap = d->subcap ? 2 * d->subcap : 16;
+		struct apx_rtable **p = reallocarray(d->sub, cap, sizeof(*p));
+
+		if (!p)
+			return NULL;
+		d->sub = p;
+		d->subcap = cap;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->key = t->title = key;
+	t->note = "";
+	t->views = APX_VIEW_JSON;
+	d->sub[d->nsub++] = t;
+	return t;
+}
+
+void apx_rtable_sub(struct apx_rtable *t, unsigned col, const struct apx_rtable *sub)
+{
+	struct apx_rcell *c = last_cell(t, col);
+
+	if (c && sub) {
+		c->na = 0;
+		c->sub = sub;
+	}
 }
 
 void apx_rdoc_blk(struct apx_rdoc *d, unsigned s, const struct apx_rblk *b)

@@ -70,6 +70,9 @@ enum apx_jfmt {
 	APX_JF_F4,		/* 4 decimals */
 	APX_JF_G15,		/* 15 significant digits */
 	APX_JF_BOOL,		/* true when not 0, else false */
+	APX_JF_ROWS,		/* the cell's table (apx_rtable_sub) as an array of objects */
+	APX_JF_KV,		/* the cell's table as one object: names from its column 0, string
+				 * values from its column 1 (key/values from the trace) */
 };
 
 struct apx_rcol {
@@ -115,6 +118,7 @@ struct apx_rcell {
 	double v;				/* every number (u as a double for integer units) */
 	const char *s;				/* APX_UNIT_TEXT: owned by the document, len bytes */
 	size_t len;
+	const struct apx_rtable *sub;		/* APX_JF_ROWS, APX_JF_KV: a table of its own */
 };
 
 struct apx_rtable {
@@ -223,6 +227,8 @@ struct apx_rdoc {
 	struct apx_rfinding *findings;
 	size_t nfindings;
 	void *arena;				/* the strings (doc.c) */
+	struct apx_rtable **sub;		/* the tables in cells (apx_rdoc_sub_table) */
+	size_t nsub, subcap;
 };
 
 struct apx_rdoc_opts {
@@ -267,6 +273,9 @@ void apx_rdoc_note(struct apx_rdoc *d, unsigned s, const char *fmt, ...)
 /* A table only the text and/or JSON views show (views: APX_VIEW_TEXT | APX_VIEW_JSON). */
 struct apx_rtable *apx_rdoc_view_table(struct apx_rdoc *d, unsigned s, const char *key,
 				       unsigned views);
+/* A table held in a cell of another (JSON: a nested array or object); NULL for ENOMEM. */
+struct apx_rtable *apx_rdoc_sub_table(struct apx_rdoc *d, const char *key);
+void apx_rtable_sub(struct apx_rtable *t, unsigned col, const struct apx_rtable *sub);
 /* Text blocks of section s (they mark its text built). The strings are copied. */
 void apx_rdoc_line(struct apx_rdoc *d, unsigned s, unsigned indent, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -306,6 +315,11 @@ void apx_text_heading_to(const struct apx_text_out *o, const char *title);
 void apx_text_wrap(FILE *out, int col, int indent, const char *text);
 /* JSON (emit_json.c): the members of section s, each preceded by ','. */
 void apx_report_emit_json_section(FILE *out, const struct apx_rdoc *d, unsigned s);
+/* The whole document, schema "apx.report/1" (docs/report-schema.md): the sections' members
+ * in the schema's order (apx_report_json_order); 0 or -EIO. */
+int apx_report_emit_json(FILE *out, const struct apx_rdoc *d);
+/* The sections in the order of the JSON schema's members (files first). */
+extern const unsigned char apx_report_json_order[APX_SEC__COUNT];
 
 /* CSV (emit_csv.c): every table of the document's sections, RFC 4180 quoting, raw numbers
  * (ns, bytes); several tables are separated by a blank line and a "# section/table" line. */

@@ -3,7 +3,7 @@
  * table written as an array of objects (a row each) or as one object, member names and
  * nesting from its columns' JSON paths ("grid/0" makes "grid":[...]). Strings go through the
  * project's one JSON writer (base/json.c). It decides nothing: names, order and which rows are
- * the builders' (build*.c). Called by cli/report_json.c, section by section.
+ * the builders' (build*.c). Called by cli/report_formats.c (apx report --format json).
  */
 #include <inttypes.h>
 #include <math.h>
@@ -50,10 +50,41 @@ static void number(FILE *f, const struct apx_rcol *col, const struct apx_rhint *
 	}
 }
 
+static void row(FILE *f, const struct apx_rtable *t, size_t r);
+
+/* A table in a cell: an array of objects, or (APX_JF_KV) one object of its key/values. */
+static void sub_table(FILE *f, const struct apx_rtable *t, unsigned jfmt)
+{
+	fputc(jfmt == APX_JF_KV ? '{' : '[', f);
+	for (size_t r = 0; r < t->nrows; r++) {
+		if (r)
+			fputc(',', f);
+		if (jfmt != APX_JF_KV) {
+			row(f, t, r);
+			continue;
+		}
+		for (unsigned c = 0; c < 2 && c < t->ncols; c++) {
+			const struct apx_rcell *x = apx_rtable_cell(t, r, c);
+
+			if (c)
+				fputc(':', f);
+			apx_json_strn(f, x->na ? "" : x->s, x->na ? 0 : x->len);
+		}
+	}
+	fputc(jfmt == APX_JF_KV ? '}' : ']', f);
+}
+
 static void value(FILE *f, const struct apx_rtable *t, size_t r, unsigned c)
 {
 	const struct apx_rcell *x = apx_rtable_cell(t, r, c);
 
+	if (t->hint[c].jfmt == APX_JF_ROWS || t->hint[c].jfmt == APX_JF_KV) {
+		if (x->sub)
+			sub_table(f, x->sub, t->hint[c].jfmt);
+		else
+			fputs(t->hint[c].jfmt == APX_JF_KV ? "{}" : "[]", f);
+		return;
+	}
 	if (t->col[c].unit != APX_UNIT_TEXT)
 		number(f, &t->col[c], &t->hint[c], x);
 	else if (x->na)
@@ -253,4 +284,13 @@ void apx_report_emit_json_section(FILE *out, const struct apx_rdoc *d, unsigned 
 		}
 		fputc('}', out);
 	}
+}
+
+int apx_report_emit_json(FILE *out, const struct apx_rdoc *d)
+{
+	fputs("{\"schema\":\"apx.report/1\"", out);
+	for (size_t i = 0; i < APX_SEC__COUNT; i++)
+		apx_report_emit_json_section(out, d, apx_report_json_order[i]);
+	fputs("}\n", out);
+	return ferror(out) ? -5 : 0;
 }
