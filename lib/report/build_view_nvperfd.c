@@ -1,10 +1,11 @@
 /*
- * build_view_nvperfd.c - the text and JSON views of what nvperfd observed from outside (model->observed,
- * built by lib/analysis/observed.c): the "nvperfd (observed from outside)" section, one block
- * per process (uprobes, host<->device copies, pinned allocations, GPU, GPM, the METRIC time
- * series), and the "GPU (observed)" lines of the summary. Values nvperfd wrote as "n/a (why)"
- * are shown with their why, never as 0. Fits 100 columns. And the JSON member "nvperfd": each
- * process's key/values, copies and series as nested tables. Called by build_view.c.
+ * build_view_nvperfd.c - the text and JSON views of what nvperfd observed from outside
+ * (model->observed, built by lib/analysis/observed.c): the "nvperfd (observed from outside)"
+ * section, one block per process (uprobes, host<->device copies, pinned allocations, GPU,
+ * GPM, the METRIC time series), and the "GPU (observed)" lines of the summary. Values nvperfd
+ * wrote as "n/a (why)" are shown with their why, never as 0. Fits 100 columns. And the JSON
+ * member "nvperfd": each process's key/values, copies and series as nested tables. Called by
+ * build_view.c.
  */
 #include <inttypes.h>
 #include <stdio.h>

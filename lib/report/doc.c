@@ -18,7 +18,7 @@ static const char *const section_names[APX_SEC__COUNT] = {
 	"streams", "nvtx", "l2", "uvm", "cpu", "checks", "method",
 };
 
-/* The text report's headings (cli/report_text.c prints the same words). */
+/* The sections' headings (the text report's, the HTML's). */
 static const char *const section_titles[APX_SEC__COUNT] = {
 	"Summary",
 	"Findings (ranked by estimated saving)",

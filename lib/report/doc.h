@@ -219,7 +219,7 @@ struct apx_rfinding {
 };
 
 struct apx_rdoc {
-	const struct apx_model *m;		/* what it was built from (text and JSON emitters) */
+	const struct apx_model *m;		/* what it was built from (the builders) */
 	const struct apx_findings *fd;
 	unsigned sections;			/* bit per enum apx_report_section */
 	unsigned top;				/* rows of the long tables */

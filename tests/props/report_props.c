@@ -1,6 +1,6 @@
 /*
  * report_props.c - report invariants (see report_props.h): renders a model with the report's
- * own renderers (cli/report_text.c, cli/report_json.c, lib/report CSV and HTML) and checks the
+ * own emitters (lib/report: text, JSON, CSV and HTML, from one document) and checks the
  * outputs against the model and each other. Called by test-report-props.c and fuzz-report.c.
  */
 #include "props/report_props.h"

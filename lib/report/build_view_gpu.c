@@ -1,0 +1,804 @@
+/*
+ * build_view_gpu.c - the text and JSON views of the report document's GPU sections (doc.h):
+ * kernels, transfers, synchronization, idle time, memory, streams, NVTX ranges, L2
+ * persistence, unified memory and CPU, one builder a section: each section's text blocks and
+ * JSON members, with every sentence, order, --top cut and enum word of them. Called by
+ * apx_rdoc_build_views() (build_view.c).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/build.h"
+
+#include "base/banned.h"
+
+#define TJ (APX_VIEW_TEXT | APX_VIEW_JSON)
+
+static double pct(double part, double whole)
+{
+	return whole > 0 ? 100.0 * part / whole : 0;
+}
+
+/* ---- GPU kernels ---- */
+static const struct apx_rvcol kernels_text_cols[] = {
+	{ .key = "share_pct", .title = "time%", .unit = APX_UNIT_PCT, .h = { .tw = 6, .tfix = 2 } },
+	{ .key = "total_ns", .title = "total", .unit = APX_UNIT_NS, .h = { .tw = 9 } },
+	{ .key = "count", .title = "count", .unit = APX_UNIT_COUNT, .h = { .tw = 8 } },
+	{ .key = "mean_ns", .title = "mean", .unit = APX_UNIT_NS, .h = { .tw = 9 } },
+	{ .key = "p50_ns", .title = "p50", .unit = APX_UNIT_NS, .h = { .tw = 9 } },
+	{ .key = "p95_ns", .title = "p95", .unit = APX_UNIT_NS, .h = { .tw = 9 } },
+	{ .key = "max_ns", .title = "max", .unit = APX_UNIT_NS, .h = { .tw = 9 } },
+	{ .key = "name", .title = "name", .unit = APX_UNIT_TEXT, .h = { .tgap = 1, .tmax = 30 } },
+};
+static const struct apx_rvcol launch_text_cols[] = {
+	{ .key = "grid", .title = "grid", .unit = APX_UNIT_TEXT, .h = { .tw = -17, .tmax = 17 } },
+	{ .key = "block", .title = "block", .unit = APX_UNIT_TEXT, .h = { .tw = -15, .tmax = 15 } },
+	{ .key = "registers", .title = "regs", .unit = APX_UNIT_COUNT, .h = { .tw = 4 } },
+	{ .key = "static_smem_bytes", .title = "smem", .unit = APX_UNIT_COUNT, .h = { .tw = 7 } },
+	{ .key = "dynamic_smem_bytes", .title = "dynsmem", .unit = APX_UNIT_COUNT,
+	  .h = { .tw = 7 } },
+	{ .key = "occupancy_pct", .title = "occ", .unit = APX_UNIT_PCT, .h = { .tw = 5, .tfix = 1 } },
+	{ .key = "name", .title = "name", .unit = APX_UNIT_TEXT, .h = { .tgap = 1, .tmax = 34 } },
+};
+static const struct apx_rvcol kernels_json_cols[] = {
+	{ .key = "name", .title = "kernel", .unit = APX_UNIT_TEXT },
+	{ .key = "mangled", .title = "mangled", .unit = APX_UNIT_TEXT },
+	{ .key = "count", .title = "count", .unit = APX_UNIT_COUNT },
+	{ .key = "total_ns", .title = "total", .unit = APX_UNIT_NS },
+	{ .key = "mean_ns", .title = "mean", .unit = APX_UNIT_NS },
+	{ .key = "min_ns", .title = "min", .unit = APX_UNIT_NS },
+	{ .key = "max_ns", .title = "max", .unit = APX_UNIT_NS },
+	{ .key = "p50_ns", .title = "p50", .unit = APX_UNIT_NS },
+	{ .key = "p95_ns", .title = "p95", .unit = APX_UNIT_NS },
+	{ .key = "share_pct", .title = "time%", .unit = APX_UNIT_PCT },
+	{ .key = "grid_x", .title = "grid x", .unit = APX_UNIT_COUNT, .h.jkey = "grid/0" },
+	{ .key = "grid_y", .title = "grid y", .unit = APX_UNIT_COUNT, .h.jkey = "grid/1" },
+	{ .key = "grid_z", .title = "grid z", .unit = APX_UNIT_COUNT, .h.jkey = "grid/2" },
+	{ .key = "block_x", .title = "block x", .unit = APX_UNIT_COUNT, .h.jkey = "block/0" },
+	{ .key = "block_y", .title = "block y", .unit = APX_UNIT_COUNT, .h.jkey = "block/1" },
+	{ .key = "block_z", .title = "block z", .unit = APX_UNIT_COUNT, .h.jkey = "block/2" },
+	{ .key = "registers", .title = "regs", .unit = APX_UNIT_COUNT },
+	{ .key = "static_smem_bytes", .title = "smem", .unit = APX_UNIT_BYTES },
+	{ .key = "dynamic_smem_bytes", .title = "dynsmem", .unit = APX_UNIT_BYTES },
+	{ .key = "occupancy", .title = "occupancy", .unit = APX_UNIT_RATIO,
+	  .h.jfmt = APX_JF_F4 },
+};
+
+static int cmp_name_total(const void *a, const void *b)
+{
+	const struct apx_an_name *x = *(const struct apx_an_name *const *)a;
+	const struct apx_an_name *y = *(const struct apx_an_name *const *)b;
+
+	return x->total_ns < y->total_ns ? 1 : x->total_ns > y->total_ns ? -1 : 0;
+}
+
+/* The kernels by total time, largest first: the 256 largest at most, in top[]; their number. */
+static size_t kernels_by_total(const struct apx_model *m, const struct apx_an_name **top)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->names.n; i++) {
+		const struct apx_an_name *nm = APX_VEC_AT(&m->names, struct apx_an_name, i);
+
+		if (!nm->count)
+			continue;
+		if (n < 256) {
+			top[n++] = nm;
+		} else {
+			qsort(top, n, sizeof(top[0]), cmp_name_total);
+			if (nm->total_ns > top[n - 1]->total_ns)
+				top[n - 1] = nm;
+		}
+	}
+	qsort(top, n, sizeof(top[0]), cmp_name_total);
+	return n;
+}
+
+static void kernels_json(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	struct apx_rtable *j = apx_rdoc_view_table(d, APX_SEC_KERNELS, "json:kernels", APX_VIEW_JSON);
+	char name[4096];
+
+	APX_RTABLE_SET_VCOLS(j, kernels_json_cols);
+	for (size_t i = 0; i < m->names.n; i++) {
+		const struct apx_an_name *a = APX_VEC_AT(&m->names, struct apx_an_name, i);
+
+		if (!a->count)
+			continue;
+		if (apx_rtable_row(j) < 0)
+			break;
+		apx_rtable_str(d, j, 0, apx_kernel_display_name(a, name, sizeof(name)));
+		apx_rtable_text(d, j, 1, a->text, a->len);
+		apx_rtable_u64(j, 2, a->count);
+		apx_rtable_u64(j, 3, a->total_ns);
+		apx_rtable_u64(j, 4, a->total_ns / a->count);
+		apx_rtable_u64(j, 5, a->min_ns);
+		apx_rtable_u64(j, 6, a->max_ns);
+		apx_rtable_u64(j, 7, a->p50_ns);
+		apx_rtable_u64(j, 8, a->p95_ns);
+		apx_rtable_num(j, 9, m->kernel_total_ns
+					     ? 100.0 * (double)a->total_ns / (double)m->kernel_total_ns
+					     : 0);
+		for (unsigned k = 0; k < 3; k++) {
+			apx_rtable_u64(j, 10 + k, a->grid[k]);
+			apx_rtable_u64(j, 13 + k, a->block[k]);
+		}
+		apx_rtable_u64(j, 16, a->regs);
+		apx_rtable_u64(j, 17, a->smem_static);
+		apx_rtable_u64(j, 18, a->smem_dynamic);
+		if (a->occupancy >= 0)
+			apx_rtable_num(j, 19, a->occupancy);
+	}
+	apx_rdoc_json(d, APX_SEC_KERNELS, "kernels", j, APX_RJ_ARRAY, 0);
+}
+
+/* The text: the first --top kernels by total time, their times, then their launches. */
+void apx_rdoc_view_kernels(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	const unsigned s = APX_SEC_KERNELS;
+	struct apx_rtable *t = apx_rdoc_view_table(d, s, "text:kernels", APX_VIEW_TEXT);
+	struct apx_rtable *l = apx_rdoc_view_table(d, s, "text:launches", APX_VIEW_TEXT);
+	const struct apx_an_name *top[256];
+	char name[4096], b[32];
+	size_t n;
+
+	kernels_json(d);
+	if (!m->k.n) {
+		apx_rdoc_line(d, s, 2, "no kernels");
+		return;
+	}
+	n = kernels_by_total(m, top);
+	APX_RTABLE_SET_VCOLS(t, kernels_text_cols);
+	APX_RTABLE_SET_VCOLS(l, launch_text_cols);
+	for (size_t i = 0; i < n && i < d->top; i++) {
+		const struct apx_an_name *nm = top[i];
+		const char *dn = apx_kernel_display_name(nm, name, sizeof(name));
+
+		if (apx_rtable_row(t) < 0 || apx_rtable_row(l) < 0)
+			break;
+		apx_rtable_num(t, 0, pct((double)nm->total_ns, (double)m->kernel_total_ns));
+		apx_rtable_u64(t, 1, nm->total_ns);
+		apx_rtable_u64(t, 2, nm->count);
+		apx_rtable_num(t, 3, (double)nm->total_ns / (double)nm->count);
+		apx_rtable_u64(t, 4, nm->p50_ns);
+		apx_rtable_u64(t, 5, nm->p95_ns);
+		apx_rtable_u64(t, 6, nm->max_ns);
+		apx_rtable_str(d, t, 7, dn);
+		snprintf(b, sizeof(b), "%ux%ux%u", nm->grid[0], nm->grid[1], nm->grid[2]);
+		apx_rtable_str(d, l, 0, b);
+		snprintf(b, sizeof(b), "%ux%ux%u", nm->block[0], nm->block[1], nm->block[2]);
+		apx_rtable_str(d, l, 1, b);
+		apx_rtable_u64(l, 2, nm->regs);
+		apx_rtable_u64(l, 3, nm->smem_static);
+		apx_rtable_u64(l, 4, nm->smem_dynamic);
+		if (nm->occupancy >= 0)
+			apx_rtable_num(l, 5, 100 * nm->occupancy);
+		apx_rtable_str(d, l, 6, dn);
+	}
+	apx_rdoc_blk_table(d, s, t);
+	apx_rdoc_line(d, s, 0, "%s", "");
+	apx_rdoc_blk_table(d, s, l);
+}
+
+/* ---- transfers ---- */
+static const struct apx_rvcol transfers_text_cols[] = {
+	{ .key = "direction", .title = "dir", .unit = APX_UNIT_TEXT, .h = { .tw = -7 } },
+	{ .key = "host_memory", .title = "host memory", .unit = APX_UNIT_TEXT, .h = { .tw = -13 } },
+	{ .key = "count", .title = "count", .unit = APX_UNIT_COUNT, .h = { .tw = 8 } },
+	{ .key = "bytes", .title = "bytes", .unit = APX_UNIT_BYTES, .h = { .tw = 9 } },
+	{ .key = "min_bytes", .title = "min", .unit = APX_UNIT_BYTES, .h = { .tw = 8 } },
+	{ .key = "max_bytes", .title = "max", .unit = APX_UNIT_BYTES, .h = { .tw = 8 } },
+	{ .key = "time_ns", .title = "time", .unit = APX_UNIT_NS, .h = { .tw = 9 } },
+	{ .key = "mean_ns", .title = "mean", .unit = APX_UNIT_NS, .h = { .tw = 9 } },
+	{ .key = "gbps", .title = "GB/s", .unit = APX_UNIT_RATIO, .h = { .tw = 7, .tfix = 2 } },
+	{ .key = "peak_pct", .title = "%peak", .unit = APX_UNIT_PCT, .h = { .tw = 6, .tfix = 1 } },
+};
+static const struct apx_rvcol transfers_json_cols[] = {
+	{ .key = "direction", .title = "dir", .unit = APX_UNIT_TEXT },
+	{ .key = "host_memory", .title = "host memory", .unit = APX_UNIT_TEXT },
+	{ .key = "count", .title = "count", .unit = APX_UNIT_COUNT },
+	{ .key = "bytes", .title = "bytes", .unit = APX_UNIT_BYTES },
+	{ .key = "min_bytes", .title = "min", .unit = APX_UNIT_BYTES },
+	{ .key = "max_bytes", .title = "max", .unit = APX_UNIT_BYTES },
+	{ .key = "time_ns", .title = "time", .unit = APX_UNIT_NS },
+	{ .key = "gbps", .title = "GB/s", .unit = APX_UNIT_RATIO },
+	{ .key = "small_count", .title = "< 64 kB", .unit = APX_UNIT_COUNT },
+	{ .key = "synchronous_count", .title = "synchronous", .unit = APX_UNIT_COUNT },
+};
+
+void apx_rdoc_view_transfers(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	const unsigned s = APX_SEC_TRANSFERS;
+	struct apx_rtable *t = apx_rdoc_view_table(d, s, "text:transfers", APX_VIEW_TEXT);
+	struct apx_rtable *j = apx_rdoc_view_table(d, s, "json:transfers", APX_VIEW_JSON);
+	double link;
+
+	APX_RTABLE_SET_VCOLS(t, transfers_text_cols);
+	APX_RTABLE_SET_VCOLS(j, transfers_json_cols);
+	for (unsigned dir = 0; dir < APX_COPY__COUNT; dir++) {
+		for (unsigned k = 0; k < APX_MEM__COUNT; k++) {
+			const struct apx_an_xfer *x = &m->xfer[dir][k];
+			double peak = dir == APX_COPY_H2D || dir == APX_COPY_D2H
+					      ? apx_link_peak_bps(m, m->devices[0].id) : 0;
+			double rate = x->dur_ns ? (double)x->bytes / (double)x->dur_ns : 0;
+
+			if (!x->count || apx_rtable_row(t) < 0 || apx_rtable_row(j) < 0)
+				continue;
+			apx_rtable_str(d, t, 0, apx_copy_kind_name(dir));
+			apx_rtable_str(d, t, 1, dir == APX_COPY_D2D || dir == APX_COPY_P2P
+							? "(device)" : apx_mem_kind_name(k));
+			apx_rtable_u64(t, 2, x->count);
+			apx_rtable_u64(t, 3, x->bytes);
+			apx_rtable_u64(t, 4, x->min_bytes);
+			apx_rtable_u64(t, 5, x->max_bytes);
+			apx_rtable_u64(t, 6, x->dur_ns);
+			apx_rtable_num(t, 7, (double)x->dur_ns / (double)x->count);
+			apx_rtable_num(t, 8, rate);
+			if (peak > 0)
+				apx_rtable_num(t, 9, 100.0 * rate * 1e9 / peak);
+			apx_rtable_str(d, j, 0, apx_copy_kind_name(dir));
+			apx_rtable_str(d, j, 1, apx_mem_kind_name(k));
+			apx_rtable_u64(j, 2, x->count);
+			apx_rtable_u64(j, 3, x->bytes);
+			apx_rtable_u64(j, 4, x->min_bytes);
+			apx_rtable_u64(j, 5, x->max_bytes);
+			apx_rtable_u64(j, 6, x->dur_ns);
+			apx_rtable_num(j, 7, rate);
+			apx_rtable_u64(j, 8, x->small);
+			apx_rtable_u64(j, 9, x->sync_count);
+		}
+	}
+	apx_rdoc_json(d, s, "transfers", j, APX_RJ_ARRAY, 0);
+
+	apx_rdoc_blk_table(d, s, t);
+	if (!t || !t->nrows) {
+		apx_rdoc_line(d, s, 2, "no copies");
+		return;
+	}
+	link = m->ndevices ? apx_link_peak_bps(m, m->devices[0].id) : 0;
+	if (link > 0 && m->devices[0].pcie_gen)
+		apx_rdoc_line(d, s, 2, "host link peak: PCIe gen%u x%u, %.1f GB/s per direction",
+			      m->devices[0].pcie_gen, m->devices[0].pcie_width, link / 1e9);
+	else if (link > 0)
+		apx_rdoc_line(d, s, 2, "host link peak: %.1f GB/s per direction (PCIe generation not "
+			      "recorded: the one sm_%u%u GPUs have)", link / 1e9,
+			      m->devices[0].cc_major % 100, m->devices[0].cc_minor % 100);
+}
+
+/* ---- synchronization ---- */
+static const struct apx_rvcol sync_text_cols[] = {
+	{ .key = "kind", .title = "kind", .unit = APX_UNIT_TEXT, .h = { .tw = -20 } },
+	{ .key = "count", .title = "count", .unit = APX_UNIT_COUNT, .h = { .tw = 10 } },
+	{ .key = "host_blocked_ns", .title = "host blocked", .unit = APX_UNIT_NS,
+	  .h = { .tw = 14, .tna = "(GPU-side)" } },
+	{ .key = "mean_ns", .title = "mean", .unit = APX_UNIT_NS, .h = { .tw = 12 } },
+};
+static const struct apx_rvcol sync_json_cols[] = {
+	{ .key = "host_blocked_ns", .title = "host blocked", .unit = APX_UNIT_NS },
+	{ .key = "implicit_count", .title = "implicit", .unit = APX_UNIT_COUNT },
+	{ .key = "implicit_ns", .title = "implicit time", .unit = APX_UNIT_NS },
+	{ .key = "steps", .title = "steps", .unit = APX_UNIT_COUNT },
+};
+static const struct apx_rvcol sync_kinds_json_cols[] = {
+	{ .key = "kind", .title = "kind", .unit = APX_UNIT_TEXT },
+	{ .key = "count", .title = "count", .unit = APX_UNIT_COUNT },
+	{ .key = "host_blocked_ns", .title = "host blocked", .unit = APX_UNIT_NS },
+};
+
+void apx_rdoc_view_sync(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	const unsigned s = APX_SEC_SYNC;
+	struct apx_rtable *j = apx_rdoc_view_table(d, s, "json:synchronization", APX_VIEW_JSON);
+	struct apx_rtable *jk = apx_rdoc_view_table(d, s, "json:kinds", APX_VIEW_JSON);
+	struct apx_rtable *t = apx_rdoc_view_table(d, s, "text:kinds", APX_VIEW_TEXT);
+	char b1[32];
+
+	APX_RTABLE_SET_VCOLS(j, sync_json_cols);
+	APX_RTABLE_SET_VCOLS(jk, sync_kinds_json_cols);
+	APX_RTABLE_SET_VCOLS(t, sync_text_cols);
+	if (apx_rtable_row(j) == 0) {
+		apx_rtable_u64(j, 0, m->sync_total_ns);
+		apx_rtable_u64(j, 1, m->sync_implicit_count);
+		apx_rtable_u64(j, 2, m->sync_implicit_ns);
+		apx_rtable_u64(j, 3, m->steps);
+	}
+	if (m->sync_implicit_count && apx_rtable_row(t) == 0) {
+		apx_rtable_str(d, t, 0, "implicit (sync copy)");
+		apx_rtable_u64(t, 1, m->sync_implicit_count);
+		apx_rtable_u64(t, 2, m->sync_implicit_ns);
+		apx_rtable_num(t, 3, (double)m->sync_implicit_ns / (double)m->sync_implicit_count);
+	}
+	for (unsigned k = 0; k < APX_SYNC_KIND__COUNT; k++) {
+		if (!m->sync_count[k] || apx_rtable_row(jk) < 0 || apx_rtable_row(t) < 0)
+			continue;
+		apx_rtable_str(d, jk, 0, apx_sync_kind_name(k));
+		apx_rtable_u64(jk, 1, m->sync_count[k]);
+		apx_rtable_u64(jk, 2, m->sync_ns[k]);
+		apx_rtable_str(d, t, 0, apx_sync_kind_name(k));
+		apx_rtable_u64(t, 1, m->sync_count[k]);
+		if (k != APX_SYNC_KIND_STREAM_WAIT_EVENT)	/* the host did not wait */
+			apx_rtable_u64(t, 2, m->sync_ns[k]);
+		apx_rtable_num(t, 3, (double)m->sync_ns[k] / (double)m->sync_count[k]);
+	}
+	apx_rdoc_json(d, s, "synchronization", j, APX_RJ_OBJECT, 0);
+	apx_rdoc_json(d, s, "kinds", jk, APX_RJ_ARRAY, 1);
+
+	if (!m->syncs.n && !m->sync_implicit_count) {
+		apx_rdoc_line(d, s, 2, "no synchronization records");
+		return;
+	}
+	apx_rdoc_blk_table(d, s, t);
+	apx_rdoc_line(d, s, 2, "host blocked in synchronization: %s (%.1f%% of the run)",
+		      apx_fmt_ns(b1, sizeof(b1), (double)m->sync_total_ns),
+		      pct((double)m->sync_total_ns, (double)m->wall_ns));
+	if (m->steps)
+		apx_rdoc_line(d, s, 2, "per step: %.1f synchronizations (%" PRIu64
+			      " steps from NVTX ranges)",
+			      (double)(m->syncs.n - m->sync_count[APX_SYNC_KIND_STREAM_WAIT_EVENT]) /
+				      (double)m->steps, m->steps);
+}
+
+/* ---- GPU idle time ---- */
+static const struct apx_rvcol idle_text_cols[] = {
+	{ .key = "cause", .title = "cause", .unit = APX_UNIT_TEXT, .h = { .tw = -26 } },
+	{ .key = "idle_ns", .title = "idle", .unit = APX_UNIT_NS, .h = { .tw = 10 } },
+	{ .key = "idle_pct", .title = "of the span", .unit = APX_UNIT_PCT, .h = { .tw = 7, .tfix = 2 } },
+	{ .key = "gaps", .title = "gaps", .unit = APX_UNIT_COUNT, .h = { .tw = 8, .tsuffix = " gaps" } },
+};
+#define IDLE_JSON(k)                                                                  \
+	{ .key = k "_ns", .title = k, .unit = APX_UNIT_NS, .h.jkey = "idle_by_cause/" k "/ns" }, \
+	{ .key = k "_gaps", .title = k, .unit = APX_UNIT_COUNT, .h.jkey = "idle_by_cause/" k "/gaps" }
+static const struct apx_rvcol timelines_json_cols[] = {
+	{ .key = "device", .title = "device", .unit = APX_UNIT_ID },
+	{ .key = "first_ns", .title = "first", .unit = APX_UNIT_NS },
+	{ .key = "last_ns", .title = "last", .unit = APX_UNIT_NS },
+	{ .key = "busy_ns", .title = "busy", .unit = APX_UNIT_NS },
+	{ .key = "kernel_busy_ns", .title = "kernels busy", .unit = APX_UNIT_NS },
+	{ .key = "copy_busy_ns", .title = "copies busy", .unit = APX_UNIT_NS },
+	{ .key = "copy_compute_overlap_ns", .title = "copies under kernels", .unit = APX_UNIT_NS },
+	{ .key = "copy_before_kernels_ns", .title = "copies before kernels", .unit = APX_UNIT_NS },
+	{ .key = "concurrent_kernels_ns", .title = "2+ kernels", .unit = APX_UNIT_NS },
+	{ .key = "idle_ns", .title = "idle", .unit = APX_UNIT_NS },
+	{ .key = "before_first_ns", .title = "before first", .unit = APX_UNIT_NS },
+	{ .key = "after_last_ns", .title = "after last", .unit = APX_UNIT_NS },
+	{ .key = "gaps", .title = "gaps", .unit = APX_UNIT_COUNT },
+	IDLE_JSON("warmup"), IDLE_JSON("launch"), IDLE_JSON("sync"), IDLE_JSON("data"),
+	IDLE_JSON("unknown"),
+};
+
+void apx_rdoc_view_idle(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	const unsigned s = APX_SEC_IDLE;
+	struct apx_rtable *j = apx_rdoc_view_table(d, s, "json:timelines", APX_VIEW_JSON);
+	char b1[32], b2[32], b3[32];
+
+	APX_RTABLE_SET_VCOLS(j, timelines_json_cols);
+	for (size_t i = 0; i < m->timelines.n; i++) {
+		const struct apx_an_timeline *tl = APX_VEC_AT(&m->timelines, struct apx_an_timeline, i);
+		const uint64_t v[] = { tl->device, tl->first_ns, tl->last_ns, tl->busy_ns,
+				       tl->kernel_busy_ns, tl->copy_busy_ns, tl->overlap_ns,
+				       tl->copy_before_kernels_ns, tl->concurrent_ns, tl->idle_ns,
+				       tl->before_ns, tl->after_ns, tl->gaps };
+		const unsigned nv = sizeof(v) / sizeof(v[0]);
+
+		if (apx_rtable_row(j) < 0)
+			break;
+		for (unsigned c = 0; c < nv; c++)
+			apx_rtable_u64(j, c, v[c]);
+		for (unsigned c = 0; c < APX_GAP__COUNT; c++) {
+			apx_rtable_u64(j, nv + 2 * c, tl->idle_by_cause[c]);
+			apx_rtable_u64(j, nv + 2 * c + 1, tl->gaps_by_cause[c]);
+		}
+	}
+	apx_rdoc_json(d, s, "timelines", j, APX_RJ_ARRAY, 0);
+
+	if (!m->timelines.n) {
+		apx_rdoc_line(d, s, 2, "no GPU activity");
+		return;
+	}
+	for (size_t i = 0; i < m->timelines.n; i++) {
+		const struct apx_an_timeline *tl = APX_VEC_AT(&m->timelines, struct apx_an_timeline, i);
+		struct apx_rtable *t = apx_rdoc_view_table(d, s, "text:idle_by_cause", APX_VIEW_TEXT);
+		double span = (double)(tl->last_ns - tl->first_ns);
+
+		apx_rdoc_line(d, s, 2, "device %u: active span %s, busy %s (%.1f%%), idle %s (%.1f%%) "
+			      "in %" PRIu64 " gaps", tl->device, apx_fmt_ns(b1, sizeof(b1), span),
+			      apx_fmt_ns(b2, sizeof(b2), (double)tl->busy_ns),
+			      pct((double)tl->busy_ns, span),
+			      apx_fmt_ns(b3, sizeof(b3), (double)tl->idle_ns),
+			      pct((double)tl->idle_ns, span), tl->gaps);
+		APX_RTABLE_SET_VCOLS(t, idle_text_cols);
+		if (t) {
+			t->theader = 0;
+			t->tindent = 4;
+		}
+		for (unsigned c = 0; c < APX_GAP__COUNT; c++) {
+			if (apx_rtable_row(t) < 0)
+				break;
+			apx_rtable_str(d, t, 0, apx_gap_cause_name(c));
+			apx_rtable_u64(t, 1, tl->idle_by_cause[c]);
+			apx_rtable_num(t, 2, pct((double)tl->idle_by_cause[c], span));
+			apx_rtable_u64(t, 3, tl->gaps_by_cause[c]);
+		}
+		apx_rdoc_blk_table(d, s, t);
+		apx_rdoc_line(d, s, 4, "%-26s %10s   (start of the run to the first GPU activity)",
+			      "before first activity", apx_fmt_ns(b1, sizeof(b1), (double)tl->before_ns));
+		apx_rdoc_line(d, s, 4, "%-26s %10s   (last GPU activity to the end of the run)",
+			      "after last activity", apx_fmt_ns(b1, sizeof(b1), (double)tl->after_ns));
+	}
+}
+
+/* ---- memory ---- */
+static const struct apx_rvcol memory_json_cols[] = {
+	{ .key = "device_peak_bytes", .title = "device peak", .unit = APX_UNIT_BYTES },
+	{ .key = "device_total_bytes", .title = "device memory", .unit = APX_UNIT_BYTES },
+	{ .key = "device_allocations", .title = "allocations", .unit = APX_UNIT_COUNT },
+	{ .key = "pinned_peak_bytes", .title = "pinned peak", .unit = APX_UNIT_BYTES },
+	{ .key = "pinned_allocations", .title = "pinned allocations", .unit = APX_UNIT_COUNT },
+};
+
+void apx_rdoc_view_memory(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	const unsigned s = APX_SEC_MEMORY;
+	struct apx_rtable *j = apx_rdoc_view_table(d, s, "json:memory", APX_VIEW_JSON);
+	char b1[32], b2[32], line[256];
+	uint64_t total = 0;
+
+	for (size_t i = 0; i < m->ndevices; i++)
+		total += m->devices[i].mem_bytes;
+	APX_RTABLE_SET_VCOLS(j, memory_json_cols);
+	if (apx_rtable_row(j) == 0) {
+		apx_rtable_u64(j, 0, m->device_mem_peak);
+		apx_rtable_u64(j, 1, total);
+		apx_rtable_u64(j, 2, m->device_allocs);
+		apx_rtable_u64(j, 3, m->pinned_peak);
+		apx_rtable_u64(j, 4, m->pinned_allocs);
+	}
+	apx_rdoc_json(d, s, "memory", j, APX_RJ_OBJECT, 0);
+
+	if (!m->mem_events.n) {
+		apx_rdoc_line(d, s, 2, "no allocation records");
+		return;
+	}
+	snprintf(line, sizeof(line), "device memory peak %s",
+		 apx_fmt_size(b1, sizeof(b1), (double)m->device_mem_peak));
+	if (total)
+		apx_text_append(line, sizeof(line), " of %s (%.1f%%)",
+				apx_fmt_size(b2, sizeof(b2), (double)total),
+				pct((double)m->device_mem_peak, (double)total));
+	apx_text_append(line, sizeof(line), " in %" PRIu64 " allocations; at the end %s",
+			m->device_allocs, apx_fmt_size(b1, sizeof(b1), (double)m->device_mem_now));
+	apx_rdoc_line(d, s, 2, "%s", line);
+	apx_rdoc_line(d, s, 2, "pinned host memory peak %s in %" PRIu64 " allocations%s",
+		      apx_fmt_size(b1, sizeof(b1), (double)m->pinned_peak), m->pinned_allocs,
+		      m->pinned_allocs ? "" : " (the program never used cudaMallocHost / pin_memory)");
+}
+
+/* ---- streams ---- */
+static const struct apx_rvcol streams_cols[] = {
+	{ .key = "device", .title = "device", .unit = APX_UNIT_ID, .h = { .tw = -6 } },
+	{ .key = "stream", .title = "stream", .unit = APX_UNIT_ID, .h = { .tw = -14 } },
+	{ .key = "kernels", .title = "kernels", .unit = APX_UNIT_COUNT, .h = { .tw = 10 } },
+	{ .key = "copies", .title = "copies", .unit = APX_UNIT_COUNT, .h = { .tw = 10 } },
+	{ .key = "busy_ns", .title = "busy", .unit = APX_UNIT_NS, .h = { .tw = 12 } },
+};
+
+/* One table for both views: JSON has every stream, the text the first --top. */
+void apx_rdoc_view_streams(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	const unsigned s = APX_SEC_STREAMS;
+	struct apx_rtable *t = apx_rdoc_view_table(d, s, "view:streams", TJ);
+	char b1[32], b2[32];
+
+	APX_RTABLE_SET_VCOLS(t, streams_cols);
+	for (size_t i = 0; i < m->streams.n; i++) {
+		const struct apx_an_stream *st = APX_VEC_AT(&m->streams, struct apx_an_stream, i);
+
+		if (apx_rtable_row(t) < 0)
+			break;
+		apx_rtable_u64(t, 0, st->device);
+		apx_rtable_u64(t, 1, st->id);
+		apx_rtable_u64(t, 2, st->kernels);
+		apx_rtable_u64(t, 3, st->copies);
+		apx_rtable_u64(t, 4, st->busy_ns);
+	}
+	apx_rdoc_json(d, s, "streams", t, APX_RJ_ARRAY, 0);
+
+	if (!m->streams.n) {
+		apx_rdoc_line(d, s, 2, "no streams");
+		return;
+	}
+	apx_rdoc_blk(d, s, &(struct apx_rblk){ .kind = APX_RB_HEADER, .t = t });
+	apx_rdoc_blk_rows(d, s, t, 0, d->top);
+	for (size_t i = 0; i < m->timelines.n; i++) {
+		const struct apx_an_timeline *tl = APX_VEC_AT(&m->timelines, struct apx_an_timeline, i);
+
+		apx_rdoc_line(d, s, 2, "device %u: 2+ kernels in flight %s (%.1f%% of kernel time), "
+			      "copies under kernels %s (%.1f%%)", tl->device,
+			      apx_fmt_ns(b1, sizeof(b1), (double)tl->concurrent_ns),
+			      pct((double)tl->concurrent_ns, (double)tl->kernel_busy_ns),
+			      apx_fmt_ns(b2, sizeof(b2), (double)tl->overlap_ns),
+			      pct((double)tl->overlap_ns, (double)tl->copy_busy_ns));
+	}
+}
+
+/* ---- NVTX ranges ---- */
+static const struct apx_rvcol nvtx_text_cols[] = {
+	{ .key = "count", .title = "count", .unit = APX_UNIT_COUNT, .h = { .tw = 10 } },
+	{ .key = "wall_ns", .title = "wall", .unit = APX_UNIT_NS, .h = { .tw = 12 } },
+	{ .key = "gpu_ns", .title = "GPU", .unit = APX_UNIT_NS, .h = { .tw = 12 } },
+	{ .key = "gpu_pct", .title = "GPU%", .unit = APX_UNIT_PCT, .h = { .tw = 6, .tfix = 2 } },
+	{ .key = "name", .title = "range", .unit = APX_UNIT_TEXT, .h = { .tgap = 1, .tmax = 50 } },
+};
+static const struct apx_rvcol nvtx_json_cols[] = {
+	{ .key = "name", .title = "range", .unit = APX_UNIT_TEXT },
+	{ .key = "count", .title = "count", .unit = APX_UNIT_COUNT },
+	{ .key = "wall_ns", .title = "wall", .unit = APX_UNIT_NS },
+	{ .key = "gpu_ns", .title = "GPU", .unit = APX_UNIT_NS },
+};
+
+void apx_rdoc_view_nvtx(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	const unsigned s = APX_SEC_NVTX;
+	struct apx_rtable *t = apx_rdoc_view_table(d, s, "text:ranges", APX_VIEW_TEXT);
+	struct apx_rtable *j = apx_rdoc_view_table(d, s, "json:nvtx", APX_VIEW_JSON);
+
+	APX_RTABLE_SET_VCOLS(t, nvtx_text_cols);
+	APX_RTABLE_SET_VCOLS(j, nvtx_json_cols);
+	for (size_t i = 0; i < m->ranges.n; i++) {
+		const struct apx_an_range *r = APX_VEC_AT(&m->ranges, struct apx_an_range, i);
+
+		if (apx_rtable_row(j) < 0)
+			break;
+		apx_rtable_text(d, j, 0, r->name, r->name_len);
+		apx_rtable_u64(j, 1, r->count);
+		apx_rtable_u64(j, 2, r->wall_ns);
+		apx_rtable_u64(j, 3, r->gpu_ns);
+		if (i >= d->top || apx_rtable_row(t) < 0)
+			continue;
+		apx_rtable_u64(t, 0, r->count);
+		apx_rtable_u64(t, 1, r->wall_ns);
+		apx_rtable_u64(t, 2, r->gpu_ns);
+		apx_rtable_num(t, 3, pct((double)r->gpu_ns, (double)r->wall_ns));
+		apx_rtable_text(d, t, 4, r->name, r->name_len);
+	}
+	apx_rdoc_json(d, s, "nvtx", j, APX_RJ_ARRAY, 0);
+	if (!m->ranges.n)
+		apx_rdoc_line(d, s, 2, "no NVTX ranges (torch.cuda.nvtx.range_push/pop, emit_nvtx)");
+	else
+		apx_rdoc_blk_table(d, s, t);
+}
+
+/* ---- L2 persistence ---- */
+static const struct apx_rvcol l2_json_cols[] = {
+	{ .key = "kind", .title = "setting", .unit = APX_UNIT_TEXT },
+	{ .key = "device", .title = "device", .unit = APX_UNIT_ID },
+	{ .key = "stream", .title = "stream", .unit = APX_UNIT_ID },
+	{ .key = "value", .title = "value", .unit = APX_UNIT_COUNT },
+	{ .key = "base", .title = "base", .unit = APX_UNIT_ID },
+	{ .key = "bytes", .title = "bytes", .unit = APX_UNIT_BYTES },
+	{ .key = "hit_ratio", .title = "hit ratio", .unit = APX_UNIT_RATIO },
+	{ .key = "hit_prop", .title = "hits", .unit = APX_UNIT_ID },
+	{ .key = "miss_prop", .title = "misses", .unit = APX_UNIT_ID },
+};
+
+static const char *prop_name(unsigned p)
+{
+	return p == APX_ACCESS_PERSISTING   ? "persisting"
+	       : p == APX_ACCESS_STREAMING ? "streaming" : "normal";
+}
+
+/* A stream of an L2 setting: the CUDA stream id, or (nvperfd) the CUstream handle in hex. Each
+ * fits 20 columns, so the lines below fit 100 columns for any 64-bit value. */
+static const char *stream_name(char *buf, size_t cap, const struct apx_an_config *c)
+{
+	if (c->stream_is_handle)
+		snprintf(buf, cap, "handle 0x%" PRIx64, c->stream);
+	else
+		snprintf(buf, cap, "%" PRIu64, c->stream);
+	return buf;
+}
+
+static void l2_line(struct apx_rdoc *d, const struct apx_an_config *c)
+{
+	const unsigned s = APX_SEC_L2;
+	char b1[32], b2[32];
+
+	switch (c->kind) {
+	case APX_CONFIG_L2_PERSIST_LIMIT:
+		apx_rdoc_line(d, s, 2, "set-aside for persisting accesses: %s (device %u, +%s)",
+			      apx_fmt_size(b1, sizeof(b1), (double)c->value), c->device,
+			      apx_fmt_ns(b2, sizeof(b2), (double)(c->ts - d->m->run_start_ns)));
+		break;
+	case APX_CONFIG_L2_PERSIST_RESET:
+		apx_rdoc_line(d, s, 2, "persisting lines reset (device %u)", c->device);
+		break;
+	case APX_AN_CONFIG_KERNELS_UNDER_APW:
+		apx_rdoc_line(d, s, 2, "access-policy window on kernels of stream %s: 0x%" PRIx64 " %s",
+			      stream_name(b2, sizeof(b2), c), c->base,
+			      apx_fmt_size(b1, sizeof(b1), (double)c->bytes));
+		apx_rdoc_line(d, s, 4, "%" PRIu64 " kernels ran under it; hit ratio %.2f, hits %s, "
+			      "misses %s", c->value, c->hit_ppm / 1e6, prop_name(c->hit_prop),
+			      prop_name(c->miss_prop));
+		break;
+	default:
+		if (c->kind == APX_CONFIG_APW_GRAPH_NODE)
+			snprintf(b2, sizeof(b2), "%" PRIu64, c->target);
+		else
+			stream_name(b2, sizeof(b2), c);
+		apx_rdoc_line(d, s, 2, "access-policy window on %s %s: 0x%" PRIx64 " %s",
+			      c->kind == APX_CONFIG_APW_STREAM ? "stream"
+			      : c->kind == APX_CONFIG_APW_GRAPH_NODE ? "graph node" : "launch",
+			      b2, c->base, apx_fmt_size(b1, sizeof(b1), (double)c->bytes));
+		apx_rdoc_line(d, s, 4, "hit ratio %.2f, hits %s, misses %s", c->hit_ppm / 1e6,
+			      prop_name(c->hit_prop), prop_name(c->miss_prop));
+		break;
+	}
+}
+
+void apx_rdoc_view_l2(struct apx_rdoc *d)
+{
+	static const char *const kinds[] = { "kernels_under_window", "persisting_limit",
+					     "persisting_reset", "window_stream",
+					     "window_graph_node", "window_launch" };
+	const struct apx_model *m = d->m;
+	const unsigned s = APX_SEC_L2;
+	struct apx_rtable *j = apx_rdoc_view_table(d, s, "json:l2", APX_VIEW_JSON);
+	char b1[32], b2[32];
+
+	APX_RTABLE_SET_VCOLS(j, l2_json_cols);
+	for (size_t i = 0; i < m->configs.n; i++) {
+		const struct apx_an_config *c = APX_VEC_AT(&m->configs, struct apx_an_config, i);
+
+		if (apx_rtable_row(j) < 0)
+			break;
+		apx_rtable_str(d, j, 0, c->kind < 6 ? kinds[c->kind] : "other");
+		apx_rtable_u64(j, 1, c->device);
+		apx_rtable_u64(j, 2, c->stream);
+		apx_rtable_u64(j, 3, c->value);
+		apx_rtable_u64(j, 4, c->base);
+		apx_rtable_u64(j, 5, c->bytes);
+		apx_rtable_num(j, 6, c->hit_ppm / 1e6);
+		apx_rtable_u64(j, 7, c->hit_prop);
+		apx_rtable_u64(j, 8, c->miss_prop);
+	}
+	apx_rdoc_json(d, s, "l2", j, APX_RJ_ARRAY, 0);
+
+	for (size_t i = 0; i < m->ndevices; i++)
+		if (m->devices[i].known)
+			apx_rdoc_line(d, s, 2, "device %u: L2 %s, up to %s can be set aside for "
+				      "persisting accesses", m->devices[i].id,
+				      apx_fmt_size(b1, sizeof(b1), (double)m->devices[i].l2_bytes),
+				      apx_fmt_size(b2, sizeof(b2), (double)m->devices[i].persist_l2_max));
+	for (size_t i = 0; i < m->configs.n; i++)
+		l2_line(d, APX_VEC_AT(&m->configs, struct apx_an_config, i));
+	if (!m->configs.n)
+		apx_rdoc_line(d, s, 2, "not used: no persisting set-aside and no access-policy window "
+			      "was set");
+}
+
+/* ---- unified memory ---- */
+static const struct apx_rvcol uvm_text_cols[] = {
+	{ .key = "kind", .title = "kind", .unit = APX_UNIT_TEXT, .h = { .tw = -28 } },
+	{ .key = "count", .title = "count", .unit = APX_UNIT_COUNT, .h = { .tw = 10 } },
+	{ .key = "bytes", .title = "bytes", .unit = APX_UNIT_BYTES, .h = { .tw = 10 } },
+};
+#define UVM_JSON(k)                                                                   \
+	{ .key = k "_count", .title = k, .unit = APX_UNIT_COUNT, .h.jkey = k "/count" },      \
+	{ .key = k "_bytes", .title = k, .unit = APX_UNIT_BYTES, .h.jkey = k "/bytes" }
+static const struct apx_rvcol uvm_json_cols[] = {
+	UVM_JSON("cpu_faults"), UVM_JSON("gpu_faults"), UVM_JSON("migrate_h2d"),
+	UVM_JSON("migrate_d2h"), UVM_JSON("migrate_d2d"), UVM_JSON("thrashing"),
+	UVM_JSON("throttling"), UVM_JSON("remote_map"),
+};
+
+void apx_rdoc_view_uvm(struct apx_rdoc *d)
+{
+	static const char *const kinds[] = { "", "CPU page faults", "GPU page faults",
+					     "migrations host->device", "migrations device->host",
+					     "migrations device->device", "thrashing", "throttling",
+					     "remote maps" };
+	const struct apx_model *m = d->m;
+	const unsigned s = APX_SEC_UVM;
+	struct apx_rtable *j = apx_rdoc_view_table(d, s, "json:unified_memory", APX_VIEW_JSON);
+	struct apx_rtable *t = apx_rdoc_view_table(d, s, "text:events", APX_VIEW_TEXT);
+
+	APX_RTABLE_SET_VCOLS(j, uvm_json_cols);
+	if (apx_rtable_row(j) == 0)
+		for (unsigned k = 1; k <= APX_UVM_REMOTE_MAP; k++) {
+			apx_rtable_u64(j, 2 * (k - 1), m->uvm_count[k]);
+			apx_rtable_u64(j, 2 * (k - 1) + 1, m->uvm_bytes[k]);
+		}
+	apx_rdoc_json(d, s, "unified_memory", j, APX_RJ_OBJECT, 0);
+
+	if (!m->uvm.n) {
+		apx_rdoc_line(d, s, 2, "no unified-memory events");
+		return;
+	}
+	APX_RTABLE_SET_VCOLS(t, uvm_text_cols);
+	t->theader = 0;
+	for (unsigned k = 1; k <= APX_UVM_REMOTE_MAP; k++) {
+		if (!m->uvm_count[k] || apx_rtable_row(t) < 0)
+			continue;
+		apx_rtable_str(d, t, 0, kinds[k]);
+		apx_rtable_u64(t, 1, m->uvm_count[k]);
+		apx_rtable_u64(t, 2, m->uvm_bytes[k]);
+	}
+	apx_rdoc_blk_table(d, s, t);
+}
+
+/* ---- CPU ---- */
+static const struct apx_rvcol cpu_text_cols[] = {
+	{ .key = "pid", .title = "pid", .unit = APX_UNIT_ID, .h = { .tw = -8 } },
+	{ .key = "wall_ns", .title = "wall", .unit = APX_UNIT_NS, .h = { .tw = 9 } },
+	{ .key = "user_ns", .title = "user", .unit = APX_UNIT_NS, .h = { .tw = 9 } },
+	{ .key = "system_ns", .title = "system", .unit = APX_UNIT_NS, .h = { .tw = 9 } },
+	{ .key = "cpu_pct", .title = "cpu%", .unit = APX_UNIT_PCT, .h = { .tw = 6, .tfix = 1 } },
+	{ .key = "voluntary_switches", .title = "vol.csw", .unit = APX_UNIT_COUNT, .h = { .tw = 10 } },
+	{ .key = "involuntary_switches", .title = "invol.csw", .unit = APX_UNIT_COUNT,
+	  .h = { .tw = 10 } },
+	{ .key = "threads_max", .title = "threads", .unit = APX_UNIT_COUNT, .h = { .tw = 7 } },
+	{ .key = "peak_rss_bytes", .title = "peak RSS", .unit = APX_UNIT_BYTES, .h = { .tw = 9 } },
+};
+static const struct apx_rvcol cpu_json_cols[] = {
+	{ .key = "pid", .title = "pid", .unit = APX_UNIT_ID },
+	{ .key = "user_ns", .title = "user", .unit = APX_UNIT_NS },
+	{ .key = "system_ns", .title = "system", .unit = APX_UNIT_NS },
+	{ .key = "voluntary_switches", .title = "vol.csw", .unit = APX_UNIT_COUNT },
+	{ .key = "involuntary_switches", .title = "invol.csw", .unit = APX_UNIT_COUNT },
+	{ .key = "threads_max", .title = "threads", .unit = APX_UNIT_COUNT },
+	{ .key = "peak_rss_bytes", .title = "peak RSS", .unit = APX_UNIT_BYTES },
+};
+
+void apx_rdoc_view_cpu(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	const unsigned s = APX_SEC_CPU;
+	struct apx_rtable *t = apx_rdoc_view_table(d, s, "text:processes", APX_VIEW_TEXT);
+	struct apx_rtable *j = apx_rdoc_view_table(d, s, "json:cpu", APX_VIEW_JSON);
+
+	APX_RTABLE_SET_VCOLS(t, cpu_text_cols);
+	APX_RTABLE_SET_VCOLS(j, cpu_json_cols);
+	apx_rdoc_blk(d, s, &(struct apx_rblk){ .kind = APX_RB_HEADER, .t = t });
+	for (size_t fi = 0; fi < m->nfiles; fi++) {
+		const struct apx_an_file *f = &m->files[fi];
+		const struct apx_an_cpu *last = &f->cpu_last;
+		double wall;
+
+		if (!f->has_cpu) {
+			apx_rdoc_line(d, s, 2, "%-8" PRIu64 " no CPU samples", f->pid);
+			continue;
+		}
+		wall = (double)(last->ts - (f->first_ns != UINT64_MAX ? f->first_ns : last->ts));
+		if (apx_rtable_row(t) < 0 || apx_rtable_row(j) < 0)
+			break;
+		apx_rtable_u64(t, 0, f->pid);
+		apx_rtable_num(t, 1, wall);
+		apx_rtable_u64(t, 2, last->utime);
+		apx_rtable_u64(t, 3, last->stime);
+		apx_rtable_num(t, 4, pct((double)(last->utime + last->stime), wall));
+		apx_rtable_u64(t, 5, last->vol);
+		apx_rtable_u64(t, 6, last->invol);
+		apx_rtable_u64(t, 7, f->threads_max);
+		apx_rtable_u64(t, 8, last->peak);
+		apx_rdoc_blk_rows(d, s, t, t->nrows - 1, 1);
+		apx_rtable_u64(j, 0, f->pid);
+		apx_rtable_u64(j, 1, last->utime);
+		apx_rtable_u64(j, 2, last->stime);
+		apx_rtable_u64(j, 3, last->vol);
+		apx_rtable_u64(j, 4, last->invol);
+		apx_rtable_u64(j, 5, f->threads_max);
+		apx_rtable_u64(j, 6, last->peak);
+	}
+	apx_rdoc_json(d, s, "cpu", j, APX_RJ_ARRAY, 0);
+}
