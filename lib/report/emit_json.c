@@ -93,6 +93,13 @@ static void value(FILE *f, const struct apx_rtable *t, size_t r, unsigned c)
 		apx_json_strn(f, x->s, x->len);
 }
 
+/* A member's name and its colon, through the one JSON writer. */
+static void name(FILE *f, const char *s, size_t len)
+{
+	apx_json_strn(f, s, len);
+	fputc(':', f);
+}
+
 /* The segments of a column's path: seg[i] starts at p[off[i]], len[i] bytes. */
 struct path {
 	const char *p;
@@ -150,7 +157,7 @@ static void row_members(FILE *f, const struct apx_rtable *t, size_t r)
 				fputc(',', f);
 			first[i] = 0;
 			if (!is_index(&cur, i))
-				fprintf(f, "\"%.*s\":", (int)cur.len[i], cur.p + cur.off[i]);
+				name(f, cur.p + cur.off[i], cur.len[i]);
 			fputc(is_index(&cur, i + 1) ? '[' : '{', f);
 			first[i + 1] = 1;
 			open = i + 1;
@@ -159,7 +166,7 @@ static void row_members(FILE *f, const struct apx_rtable *t, size_t r)
 			fputc(',', f);
 		first[cur.n - 1] = 0;
 		if (!is_index(&cur, cur.n - 1))
-			fprintf(f, "\"%.*s\":", (int)cur.len[cur.n - 1], cur.p + cur.off[cur.n - 1]);
+			name(f, cur.p + cur.off[cur.n - 1], cur.len[cur.n - 1]);
 		value(f, t, r, c);
 		prev = cur;
 	}
@@ -263,7 +270,8 @@ void apx_report_emit_json_section(FILE *out, const struct apx_rdoc *d, unsigned 
 		const struct apx_rjson *j = &sec->json[i];
 		int any;
 
-		fprintf(out, ",\"%s\":", j->name);
+		fputc(',', out);
+		name(out, j->name, strlen(j->name));
 		if (j->shape == APX_RJ_FINDINGS) {
 			findings(out, d, j);
 			continue;
@@ -278,7 +286,9 @@ void apx_report_emit_json_section(FILE *out, const struct apx_rdoc *d, unsigned 
 		if (j->t->nrows)
 			row_members(out, j->t, 0);
 		for (; i + 1 < sec->njson && sec->json[i + 1].inside; i++) {
-			fprintf(out, "%s\"%s\":", any ? "," : "", sec->json[i + 1].name);
+			if (any)
+				fputc(',', out);
+			name(out, sec->json[i + 1].name, strlen(sec->json[i + 1].name));
 			member_value(out, &sec->json[i + 1]);
 			any = 1;
 		}
