@@ -1,14 +1,19 @@
 /*
  * doc.h - the report document of `apx report`: built once from the analysis model and the
- * ranked findings (build.c, build_series.c), then handed to an emitter (text, JSON, HTML, CSV:
- * the table in cli/report_formats.c). A document is sections (enum apx_report_section, the
- * `--section` names); a section holds typed tables and short notes; the findings section also
- * holds the findings, each with its typed metrics and evidence table.
+ * ranked findings (build.c, build_gpu.c, build_series.c; the text and JSON views:
+ * build_view*.c), then handed to an emitter (text, JSON, HTML, CSV: the table in
+ * cli/report_formats.c). A document is sections (enum apx_report_section, the `--section`
+ * names); a section holds typed tables and short notes; the findings section also holds the
+ * findings, each with its typed metrics and evidence table.
  *
  * A table is columns {key, title, unit} and rows of cells, the way perf's perf_hpp_fmt columns
  * describe their entries: an emitter never knows what a table means, it formats cells by
  * their column's unit (base/unit.h). A table may carry a plot hint (what to draw it as); the
- * HTML emitter draws it, the CSV emitter prints the table, the others skip it.
+ * HTML emitter draws it, the CSV emitter prints the table, the others skip it. Each section
+ * also holds its text view (blocks: prose lines, tables laid out by per-column text hints,
+ * wrapped and labelled text) and its JSON view (members: tables named and nested by
+ * per-column JSON paths); the tables only those views show are marked so (APX_VIEW_*), and
+ * the CSV and HTML emitters skip them.
  *
  * The document owns every string it holds (copied from the trace); trace text is raw bytes:
  * each emitter escapes it for its output (JSON, HTML, CSV, terminal). Single-threaded.
