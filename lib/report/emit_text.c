@@ -180,6 +180,8 @@ static void blk(const struct apx_text_out *o, const struct apx_rblk *b)
 {
 	FILE *f = o->f;
 
+	if (!b->t && (b->kind == APX_RB_TABLE || b->kind == APX_RB_HEADER || b->kind == APX_RB_ROWS))
+		return;		/* its table could not be made (ENOMEM) */
 	switch (b->kind) {
 	case APX_RB_LINE:
 		fprintf(f, "%*s%s\n", (int)b->indent, "", b->text);
