@@ -1,8 +1,9 @@
 /*
- * cmd_report.c - `apx report [options] [FILE...]`: builds the analysis model from one or more
- * traces (a run's processes), runs the rules, builds the report document (lib/report) and
- * writes it in the format asked for (report_formats.c: text, JSON, HTML, CSV). Damaged or truncated traces are reported up to the damage, and
- * the report says what was lost. Called from cli/main.c.
+ * cmd_report.c - `apx report [options] [FILE...]`: builds the analysis model (views over the
+ * event store, which reads every file once) from one or more traces (a run's processes), runs
+ * the rules, builds the report document (lib/report) and writes it in the format asked for
+ * (report_formats.c: text, JSON, HTML, CSV). Damaged or truncated traces are reported up to
+ * the damage, and the report says what was lost. Called from cli/main.c.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -17,7 +18,6 @@
 #include "base/termsafe.h"
 #include "cli/cli.h"
 #include "cli/import_trace.h"
-#include "import/kineto.h"
 #include "cli/report.h"
 #include "cli/run_files.h"
 
@@ -39,8 +39,8 @@ const char apx_cmd_report_usage[] =
 	"  -n, --top N          rows in the long tables (default 15)\n"
 	"  -s, --section NAME   print only this section, in every format (repeatable, or\n"
 	"                       comma-separated):\n"
-	"                       summary findings nvperfd kernels transfers sync idle memory\n"
-	"                       streams nvtx l2 uvm cpu checks method\n"
+	"                       summary findings startup nvperfd kernels transfers sync idle\n"
+	"                       metrics memory streams nvtx l2 uvm cpu checks method\n"
 	"      --color WHEN     auto (default: on a terminal, and NO_COLOR unset), always, never\n"
 	"      --single         read only the files named (by default FILE also brings the\n"
 	"                       FILE.<pid> files apx analyze wrote for the run's other processes;\n"
@@ -115,31 +115,14 @@ static int add_sections(struct apx_report_opts *o, const char *arg)
 	return 0;
 }
 
-/* The run's events for the document's time series (formats with needs_store): the .apx
- * files the model read (a converted Kineto trace has none: its series are left out). NULL
- * when none can be read; the report goes on without them. */
-static struct apx_store *open_store(const struct apx_model *m)
-{
-	const char *paths[APX_AN_MAX_FILES];
-	struct apx_diag dg = { 0 };
-	struct apx_store *st = NULL;
-	size_t n = 0;
-
-	for (size_t i = 0; i < m->nfiles; i++)
-		if (!apx_kineto_detect(m->files[i].path))
-			paths[n++] = m->files[i].path;
-	if (!n || apx_store_open(paths, n, NULL, &st, &dg) < 0)
-		return NULL;
-	return st;
-}
-
 /* Build the document and write it in the chosen format, to output (NULL: stdout). Text goes
  * through the terminal filter (trace text escaped; colour around it). 0 or -errno (said). */
 static int emit(const struct apx_report_format *fmt, const char *output, const struct apx_model *m,
 		const struct apx_findings *fd, struct apx_report_opts *o)
 {
 	struct apx_rdoc_opts dopts = { .sections = o->sections, .top = o->top };
-	struct apx_store *st = fmt->needs_store ? open_store(m) : NULL;
+	/* the model's event store (every file read once): the document's time series */
+	const struct apx_store *st = fmt->needs_store ? m->store : NULL;
 	FILE *file = stdout, *out;
 	struct apx_rdoc *d;
 	int r;
@@ -147,7 +130,6 @@ static int emit(const struct apx_report_format *fmt, const char *output, const s
 	dopts.store = st;
 	d = apx_rdoc_build(m, fd, &dopts);
 	if (!d) {
-		apx_store_free(st);
 		return apx_log_errno(-ENOMEM, "report: cannot build the report");
 	}
 	if (output && !(file = fopen(output, "we"))) {
@@ -177,7 +159,6 @@ static int emit(const struct apx_report_format *fmt, const char *output, const s
 		apx_log_errno(r, "report: cannot write the report");
 out:
 	apx_rdoc_free(d);
-	apx_store_free(st);
 	return r;
 }
 
@@ -264,7 +245,6 @@ int apx_cmd_report(int argc, char **argv)
 		return apx_log_errno(-ENOMEM, "report"), APX_EXIT_FAIL;
 	for (int i = 0; i < nfiles; i++) {
 		struct apx_diag d = { 0 };
-		size_t first = m->nfiles;
 
 		if (apx_run_seen_before(&seen, files[i]))
 			continue;	/* already read (as one of the run's FILE.<pid>) */
@@ -275,16 +255,6 @@ int apx_cmd_report(int argc, char **argv)
 		}
 		if (!single && r == 0)
 			add_related(m, files[i], &seen, &bad);
-		for (size_t k = first; k < m->nfiles; k++) {
-			const struct apx_an_file *af = &m->files[k];
-
-			if (af->status != APX_READ_COMPLETE) {
-				file_error(af->path, af->damage, af->records_unreadable ?
-					   "; its unreadable records are left out, reporting the rest"
-					   : "; reporting what is readable");
-				bad = 1;
-			}
-		}
 	}
 	if (m->nfiles > (size_t)nfiles)
 		fprintf(stderr, "apx report: %zu files of the run (the other processes' FILE.<pid>; "
@@ -293,13 +263,23 @@ int apx_cmd_report(int argc, char **argv)
 		apx_model_free(m);
 		return APX_EXIT_FAIL;
 	}
-	r = apx_model_finish(m);
+	r = apx_model_finish(m);	/* reads the files: damage is known after it */
 	fd = calloc(1, sizeof(*fd));
 	if (r < 0 || !fd) {
 		apx_log_errno(r < 0 ? r : -ENOMEM, "report: cannot build the model");
 		free(fd);
 		apx_model_free(m);
 		return APX_EXIT_FAIL;
+	}
+	for (size_t k = 0; k < m->nfiles; k++) {
+		const struct apx_an_file *af = &m->files[k];
+
+		if (af->status != APX_READ_COMPLETE) {
+			file_error(af->path, af->damage, af->records_unreadable ?
+				   "; its unreadable records are left out, reporting the rest"
+				   : "; reporting what is readable");
+			bad = 1;
+		}
 	}
 	apx_rules_run(m, fd);
 	r = emit(fmt, output, m, fd, &o);

@@ -1,8 +1,9 @@
 /*
  * import_trace.c - apx report's hook for traces of other profilers: a torch.profiler
  * (Kineto) JSON trace is converted by lib/import into an .apx trace in an anonymous memory
- * file (memfd), which the model then reads through its normal path (/proc/self/fd/N), named
- * after the JSON file. Called by cli/cmd_report.c for each file on the command line.
+ * file (memfd), opened as /proc/self/fd/N and handed to the model (and so to its event store,
+ * which reads it like any .apx file) under the JSON file's name. Called by cli/cmd_report.c for
+ * each file on the command line.
  */
 #include "cli/import_trace.h"
 
@@ -21,7 +22,7 @@
 int apx_cli_add_trace(struct apx_model *m, const char *path, struct apx_diag *d)
 {
 	char fdpath[64];
-	size_t before = m->nfiles;
+	struct apx_reader *rd;
 	int fd, wfd, r;
 
 	if (!apx_kineto_detect(path))
@@ -41,16 +42,10 @@ int apx_cli_add_trace(struct apx_model *m, const char *path, struct apx_diag *d)
 		return r;
 	}
 	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
-	r = apx_model_add_file(m, fdpath, d);
+	r = apx_reader_open(fdpath, &rd, d);
 	close(fd);	/* the reader holds its own reference */
-	if (m->nfiles > before) {
-		struct apx_an_file *f = &m->files[m->nfiles - 1];
-		char *name = strdup(path);
-
-		if (name) {
-			free(f->path);
-			f->path = name;
-		}
-	}
-	return r;
+	if (r < 0)
+		return r;
+	/* named as the user named it (the model and its event store keep that name) */
+	return apx_model_add_reader(m, path, rd, d);
 }

@@ -21,8 +21,10 @@ struct apx_report_opts {
 	FILE *color_out;
 };
 
-/* The text report and the JSON document of d (report_formats.c): the sections d was built
- * with (cmd_report.c builds it with o->sections). */
+/* The text report and the JSON document of d (report_text.c, report_json.c): the sections
+ * whose text or JSON view the document holds through lib/report's emitters (emit_text.c,
+ * emit_json.c), the others (start-up, idle, metrics, summary, findings, checks, method: not
+ * ported yet) from the model (d->m, d->fd). */
 void apx_report_text(FILE *out, const struct apx_rdoc *d, const struct apx_report_opts *o);
 void apx_report_json(FILE *out, const struct apx_rdoc *d, const struct apx_report_opts *o);
 
@@ -37,5 +39,9 @@ struct apx_report_format {
 const struct apx_report_format *apx_report_format_find(const char *name);
 /* "text, json, html or csv", for messages. */
 const char *apx_report_format_names(void);
+
+/* nvperfd's line in the summary (nothing when no file holds nvperfd's key/values).
+ * report_nvperfd.c; its section: lib/report/build_view_nvperfd.c. */
+void apx_report_nvperfd_summary(FILE *out, const struct apx_model *m);
 
 #endif

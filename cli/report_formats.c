@@ -1,7 +1,7 @@
 /*
  * report_formats.c - the output formats of `apx report` in one table {name, emit}: the
- * emitters of the report document (lib/report: text, JSON, CSV, HTML), each formatting the
- * same document. Looked up by cmd_report.c for --format.
+ * emitters of the report document (lib/report: CSV, HTML; text and JSON through
+ * report_text.c and report_json.c, section by section). Looked up by cmd_report.c.
  */
 #include <string.h>
 
@@ -9,23 +9,10 @@
 
 #include "base/banned.h"
 
-void apx_report_text(FILE *out, const struct apx_rdoc *d, const struct apx_report_opts *o)
-{
-	struct apx_text_out t = { out, o->color, o->color_out };
-
-	apx_report_emit_text(&t, d);
-}
-
 static int emit_text(FILE *out, const struct apx_rdoc *d, const struct apx_report_opts *o)
 {
 	apx_report_text(out, d, o);
 	return 0;
-}
-
-void apx_report_json(FILE *out, const struct apx_rdoc *d, const struct apx_report_opts *o)
-{
-	(void)o;
-	apx_report_emit_json(out, d);
 }
 
 static int emit_json(FILE *out, const struct apx_rdoc *d, const struct apx_report_opts *o)

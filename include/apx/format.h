@@ -268,6 +268,8 @@ enum apx_memcpy_field {
 	APX_MEMCPY_GRAPH_ID,
 	APX_MEMCPY_GRAPH_NODE_ID,
 	APX_MEMCPY_COPY_COUNT,		/* > 1 for batched copies */
+	APX_MEMCPY_API_ENTER_NS,	/* the copy call's enter on the host, 0 = not recorded */
+	APX_MEMCPY_API_EXIT_NS,		/* its exit, 0 = not recorded */
 	APX_MEMCPY__COUNT,
 };
 

@@ -63,11 +63,17 @@ struct apx_finding {
 	struct apx_metric metrics[APX_FINDING_METRICS_MAX];	/* typed numbers of the finding */
 	unsigned nmetrics;
 	struct apx_evidence table;		/* optional typed evidence (table.ncols 0: none) */
+	int startup;			/* about the work before the steady state: shown in the
+					 * start-up section, ranked under the steady state's findings
+					 * unless start-up dominates the run (rules.c) */
 };
 
 /* MINOR: the rule found something that would save under 1 % of a step (under 1 ms when no
  * step was found): it is a check, not a finding (rules.c). */
-enum apx_rule_status { APX_RULE_CLEAN, APX_RULE_FIRED, APX_RULE_NOT_MEASURED, APX_RULE_MINOR };
+/* STARTUP: every finding of the rule is about start-up (the start-up section), and start-up
+ * does not dominate the run. */
+enum apx_rule_status { APX_RULE_CLEAN, APX_RULE_FIRED, APX_RULE_NOT_MEASURED, APX_RULE_MINOR,
+		       APX_RULE_STARTUP };
 
 struct apx_rule_result {
 	const char *rule;
@@ -82,7 +88,14 @@ struct apx_findings {
 	struct apx_rule_result results[APX_RULES_MAX];
 	size_t nresults;
 	size_t recorded_dropped;	/* recorded findings left out: no room after the rules' */
+	int startup_dominates;		/* start-up's GPU busy time exceeds the steady state's:
+					 * its findings rank with the steady state's */
+	double steady_budget_ns;	/* the steady window (summed over devices): the findings'
+					 * savings together never pass it (rules.c) */
 };
+
+/* Whether a finding belongs in the main list (else only in the start-up section). */
+int apx_finding_in_main(const struct apx_findings *fd, const struct apx_finding *f);
 
 struct apx_rule {
 	const char *id;

@@ -1,8 +1,10 @@
 /*
- * load.c - reads .apx files into the analysis model (model.h): one pass over every chunk of
- * each file, records appended to the model's arrays, kernel names and streams interned across
- * files (intern.c).
- * Called by apx report through apx_model_add_file(); single-threaded.
+ * load.c - the model's side of reading .apx files (model.h): apx_model_add_file() takes each
+ * file's header and hands its reader to the event store (store.h); while the store reads the
+ * records into its columns (apx_model_finish), the record hook here collects what the store has
+ * no column for: devices' properties, memory, configuration and access-policy windows, unified
+ * memory, CPU samples, findings, losses, key/values and nvperfd's series (observed.c), and each
+ * file's record count, span and damage. Called by apx report; single-threaded.
  */
 #include "analysis/model.h"
 
@@ -11,8 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/intern.h"
 #include "analysis/observed.h"
+#include "analysis/store.h"
+#include "analysis/views.h"
 #include "base/parse.h"
 
 #include "base/banned.h"
@@ -51,11 +54,12 @@ struct apx_model *apx_model_new(void)
 	m->markers.size = sizeof(struct apx_an_marker);
 	m->api.size = sizeof(struct apx_an_api);
 	m->recorded.size = sizeof(struct apx_an_recorded);
-	m->procs.size = sizeof(struct apx_an_proc);
-	m->graphs.size = sizeof(struct apx_an_graph);
 	m->kvs.size = sizeof(struct apx_an_kv);
 	m->series.size = sizeof(struct apx_an_series);
+	m->pm.size = sizeof(struct apx_an_pm);
 	m->observed.size = sizeof(struct apx_an_observed);
+	m->procs.size = sizeof(struct apx_an_proc);
+	m->graphs.size = sizeof(struct apx_an_graph);
 	m->gaps.size = sizeof(struct apx_an_gap);
 	m->timelines.size = sizeof(struct apx_an_timeline);
 	m->ranges.size = sizeof(struct apx_an_range);
@@ -63,28 +67,43 @@ struct apx_model *apx_model_new(void)
 	return m;
 }
 
+static int on_record(void *ctx, uint16_t fi, const struct apx_rec *r);
+static void on_chunk(void *ctx, uint16_t fi, size_t chunk, int err, const struct apx_diag *d,
+		     uint32_t lost);
+
+/* The event store the files go to: every file's clock kept as recorded (apx report has always
+ * shown each file's own times). */
+int apx_model_store_get(struct apx_model *m)
+{
+	struct apx_store_opts o = { .keep_clocks = 1, .on_record = on_record,
+				    .on_chunk = on_chunk, .ctx = m };
+
+	if (!m->store)
+		m->store = apx_store_new(&o);
+	return m->store ? 0 : -ENOMEM;
+}
+
 void apx_model_free(struct apx_model *m)
 {
 	struct apx_vec *vecs[] = { &m->names, &m->streams, &m->copies, &m->memsets, &m->syncs,
 				   &m->mem_events, &m->configs, &m->uvm, &m->cpu, &m->markers,
 				   &m->api, &m->gaps, &m->timelines, &m->ranges, &m->recorded,
-				   &m->kvs, &m->series, &m->observed, &m->procs, &m->graphs };
+				   &m->kvs, &m->series, &m->observed, &m->procs, &m->graphs,
+				   &m->pm };
 
 	if (!m)
 		return;
-	for (size_t i = 0; i < m->nfiles; i++) {
-		apx_reader_close(m->files[i].reader);
+	if (!m->store || m->k.dur != m->store->k.dur)
+		free(m->k.dur);		/* else the store's column */
+	apx_store_free(m->store);	/* closes the readers */
+	for (size_t i = 0; i < m->nfiles; i++)
 		free(m->files[i].path);
-	}
 	for (size_t i = 0; i < sizeof(vecs) / sizeof(vecs[0]); i++)
 		free(vecs[i]->data);
 	free(m->k.start);
-	free(m->k.dur);
 	free(m->k.name);
 	free(m->k.stream);
-	free(m->name_hash);
-	free(m->stream_hash);
-	apx_sidmap_free(&m->sid_name);
+	free(m->stream_of_es);
 	free(m);
 }
 
@@ -96,72 +115,23 @@ const struct apx_an_device *apx_model_device(const struct apx_model *m, uint32_t
 	return NULL;
 }
 
-static struct apx_an_device *device_get(struct apx_model *m, uint32_t id)
+/* The model's entry of the store device a file's DEVICE record named (host, UUID): two
+ * processes of one GPU share it, two hosts' GPU 0 do not. */
+static struct apx_an_device *device_get(struct apx_model *m, uint16_t fi, uint32_t id)
 {
+	uint32_t es = apx_store_device_of(m->store, fi, id);
 	struct apx_an_device *d;
 
 	for (size_t i = 0; i < m->ndevices; i++)
-		if (m->devices[i].id == id)
+		if (m->devices[i].es_device == es)
 			return &m->devices[i];
 	if (m->ndevices == APX_AN_MAX_DEVICES)
 		return NULL;
 	d = &m->devices[m->ndevices++];
 	memset(d, 0, sizeof(*d));
 	d->id = id;
+	d->es_device = es;
 	return d;
-}
-
-static int kernels_grow(struct apx_an_kernels *k, size_t cap)
-{
-	void *a, *b, *c, *d;
-
-	a = reallocarray(k->start, cap, sizeof(*k->start));
-	if (a)
-		k->start = a;
-	b = reallocarray(k->dur, cap, sizeof(*k->dur));
-	if (b)
-		k->dur = b;
-	c = reallocarray(k->name, cap, sizeof(*k->name));
-	if (c)
-		k->name = c;
-	d = reallocarray(k->stream, cap, sizeof(*k->stream));
-	if (d)
-		k->stream = d;
-	if (!a || !b || !c || !d)
-		return -ENOMEM;
-	k->cap = cap;
-	return 0;
-}
-
-static int kernels_reserve(struct apx_an_kernels *k)
-{
-	return k->n < k->cap ? 0 : kernels_grow(k, k->cap ? k->cap * 2 : 4096);
-}
-
-/* Size the kernel and copy arrays once from the chunk table: no doubling (peak memory,
- * bench/report). */
-static int kernels_presize(struct apx_model *m, const struct apx_reader *rd)
-{
-	size_t want = m->k.n;
-
-	for (size_t c = 0; c < apx_reader_chunk_count(rd); c++)
-		if (apx_reader_chunk(rd, c)->type == APX_REC_KERNEL)
-			want += apx_reader_chunk(rd, c)->records;
-	if (want > m->k.cap && kernels_grow(&m->k, want) < 0)
-		return -ENOMEM;
-	want = m->copies.n;
-	for (size_t c = 0; c < apx_reader_chunk_count(rd); c++)
-		if (apx_reader_chunk(rd, c)->type == APX_REC_MEMCPY)
-			want += apx_reader_chunk(rd, c)->records;
-	if (want > m->copies.cap) {
-		void *d = reallocarray(m->copies.data, want, m->copies.size);
-
-		if (!d)
-			return -ENOMEM;
-		m->copies.data = d;
-		m->copies.cap = want;
-	}
-	return 0;
 }
 
 /* ---- per record type --------------------------------------------------------------------- */
@@ -183,31 +153,29 @@ static void copy_bytes(char *dst, size_t cap, const struct apx_rec *r, unsigned 
 	dst[o] = 0;
 }
 
-static uint32_t sat32(uint64_t v)
+/* A kernel that ran under an access-policy window: one configuration entry per distinct
+ * (stream, window), the kernels under it counted in its value. */
+static int add_kernel_window(struct apx_model *m, const struct apx_rec *r)
 {
-	return v > UINT32_MAX ? UINT32_MAX : (uint32_t)v;
-}
+	const uint64_t *v = r->v;
+	struct apx_an_config c = {
+		.ts = v[APX_KERNEL_START_NS], .kind = 0, .device = (uint32_t)v[APX_KERNEL_DEVICE],
+		.stream = v[APX_KERNEL_STREAM], .base = v[APX_KERNEL_APW_BASE],
+		.bytes = v[APX_KERNEL_APW_BYTES], .hit_ppm = (uint32_t)v[APX_KERNEL_APW_HIT_PPM],
+		.hit_prop = (uint8_t)(v[APX_KERNEL_APW_PROPS] & 15),
+		.miss_prop = (uint8_t)(v[APX_KERNEL_APW_PROPS] >> 4 & 15), .target = 1,
+	};
 
-/* The name index of a kernel name string id of file fi. Kernel names repeat millions of times:
- * each id of the file being read is interned once and remembered. */
-static int kernel_name(struct apx_model *m, uint16_t fi, struct apx_reader *rd, uint64_t id,
-		       uint32_t *ret)
-{
-	size_t len = 0;
-	const char *text;
-	int e;
+	for (size_t i = m->configs.n; i-- > 0;) {
+		struct apx_an_config *o = APX_VEC_AT(&m->configs, struct apx_an_config, i);
 
-	if (m->sid_file != (size_t)fi + 1) {	/* another file: its ids mean other strings */
-		apx_sidmap_clear(&m->sid_name);
-		m->sid_file = (size_t)fi + 1;
+		if (o->kind == 0 && o->stream == c.stream && o->base == c.base && o->bytes == c.bytes) {
+			o->value++;
+			return 0;
+		}
 	}
-	if (apx_sidmap_get(&m->sid_name, id, ret))
-		return 0;
-	text = apx_reader_string(rd, id, &len);
-	if ((e = apx_intern_name(m, text, len, ret)) < 0)
-		return e;
-	apx_sidmap_put(&m->sid_name, id, *ret);
-	return 0;
+	c.value = 1;
+	return apx_vec_push(&m->configs, &c);
 }
 
 /* The graph (fi, id), made when new. NULL on no memory. */
@@ -234,14 +202,20 @@ static struct apx_an_graph *graph_get(struct apx_model *m, uint16_t fi, uint64_t
 	return APX_VEC_AT(&m->graphs, struct apx_an_graph, m->graph_hint);
 }
 
-/* A kernel that ran as a node of a graph joins the graph's aggregate. */
-static int graph_kernel(struct apx_model *m, uint16_t fi, const uint64_t *v, uint32_t name)
+/* A kernel that ran as a node of a graph joins the graph's aggregate; the graph's signature
+ * sums a hash of each kernel's name (FNV-1a of its text: the same in every file). */
+static int graph_kernel(struct apx_model *m, const struct apx_an_file *f, uint16_t fi,
+			const uint64_t *v)
 {
 	struct apx_an_graph *g = graph_get(m, fi, v[APX_KERNEL_GRAPH_ID], v[APX_KERNEL_START_NS]);
-	uint64_t h = ((uint64_t)name + 1) * 0x9e3779b97f4a7c15ull;
+	size_t len = 0;
+	const char *text = apx_reader_string(f->reader, v[APX_KERNEL_NAME], &len);
+	uint64_t h = 0xcbf29ce484222325ull;
 
 	if (!g)
 		return -ENOMEM;
+	for (size_t i = 0; text && i < len; i++)
+		h = (h ^ (uint8_t)text[i]) * 0x100000001b3ull;
 	g->kernels++;
 	g->kernel_ns += v[APX_KERNEL_END_NS] > v[APX_KERNEL_START_NS]
 				? v[APX_KERNEL_END_NS] - v[APX_KERNEL_START_NS] : 0;
@@ -253,112 +227,23 @@ static int graph_kernel(struct apx_model *m, uint16_t fi, const uint64_t *v, uin
 	return 0;
 }
 
-static int add_kernel(struct apx_model *m, uint16_t fi, struct apx_reader *rd,
-		      const struct apx_rec *r)
-{
-	const uint64_t *v = r->v;
-	struct apx_an_kernels *k = &m->k;
-	uint32_t name;
-	struct apx_an_name *nm;
-	int e;
-
-	if ((e = kernels_reserve(k)) < 0 || (e = kernel_name(m, fi, rd, v[APX_KERNEL_NAME], &name)) < 0)
-		return e;
-	k->start[k->n] = v[APX_KERNEL_START_NS];
-	k->dur[k->n] = sat32(v[APX_KERNEL_END_NS] >= v[APX_KERNEL_START_NS]
-				     ? v[APX_KERNEL_END_NS] - v[APX_KERNEL_START_NS] : 0);
-	k->name[k->n] = name;
-	k->stream[k->n] = apx_intern_stream(m, (uint32_t)v[APX_KERNEL_DEVICE],
-					    v[APX_KERNEL_STREAM]);
-	k->n++;
-	if (v[APX_KERNEL_GRAPH_ID] && (e = graph_kernel(m, fi, v, name)) < 0)
-		return e;
-	nm = APX_VEC_AT(&m->names, struct apx_an_name, name);
-	if (!nm->count++) {	/* launch configuration of the first launch */
-		nm->device = (uint32_t)v[APX_KERNEL_DEVICE];
-		for (int i = 0; i < 3; i++) {
-			nm->grid[i] = (uint32_t)v[APX_KERNEL_GRID_X + i];
-			nm->block[i] = (uint32_t)v[APX_KERNEL_BLOCK_X + i];
-		}
-		nm->regs = (uint32_t)v[APX_KERNEL_REGISTERS];
-		nm->smem_static = (uint32_t)v[APX_KERNEL_STATIC_SMEM];
-		nm->smem_dynamic = (uint32_t)v[APX_KERNEL_DYNAMIC_SMEM];
-	}
-	if (v[APX_KERNEL_APW_BYTES]) {	/* a kernel ran under an access-policy window */
-		struct apx_an_config c = {
-			.ts = v[APX_KERNEL_START_NS], .kind = 0, .device = (uint32_t)v[APX_KERNEL_DEVICE],
-			.stream = v[APX_KERNEL_STREAM], .base = v[APX_KERNEL_APW_BASE],
-			.bytes = v[APX_KERNEL_APW_BYTES], .hit_ppm = (uint32_t)v[APX_KERNEL_APW_HIT_PPM],
-			.hit_prop = (uint8_t)(v[APX_KERNEL_APW_PROPS] & 15),
-			.miss_prop = (uint8_t)(v[APX_KERNEL_APW_PROPS] >> 4 & 15), .target = 1,
-		};
-		/* one entry per distinct (stream, window): kernels under it are counted in value */
-		for (size_t i = m->configs.n; i-- > 0;) {
-			struct apx_an_config *o = APX_VEC_AT(&m->configs, struct apx_an_config, i);
-
-			if (o->kind == 0 && o->stream == c.stream && o->base == c.base &&
-			    o->bytes == c.bytes) {
-				o->value++;
-				return 0;
-			}
-		}
-		c.value = 1;
-		return apx_vec_push(&m->configs, &c);
-	}
-	return 0;
-}
-
 static int add_record(struct apx_model *m, struct apx_an_file *f, uint16_t fi,
 		      const struct apx_rec *r)
 {
 	const uint64_t *v = r->v;
 
 	switch (r->type) {
-	case APX_REC_KERNEL:
-		f->kernels++;
-		if (v[APX_KERNEL_END_NS] > v[APX_KERNEL_START_NS])
-			f->kernel_ns += v[APX_KERNEL_END_NS] - v[APX_KERNEL_START_NS];
-		return add_kernel(m, fi, f->reader, r);
-	case APX_REC_MEMCPY: {
-		struct apx_an_copy c = {
-			.start = v[APX_MEMCPY_START_NS], .bytes = v[APX_MEMCPY_BYTES],
-			.host_addr = v[APX_MEMCPY_HOST_ADDR],
-			.dur = sat32(v[APX_MEMCPY_END_NS] - v[APX_MEMCPY_START_NS]),
-			.file = fi,
-			.kind = (uint8_t)(v[APX_MEMCPY_COPY_KIND] < APX_COPY__COUNT ? v[APX_MEMCPY_COPY_KIND] : 0),
-			.src = (uint8_t)(v[APX_MEMCPY_SRC_KIND] < APX_MEM__COUNT ? v[APX_MEMCPY_SRC_KIND] : 0),
-			.dst = (uint8_t)(v[APX_MEMCPY_DST_KIND] < APX_MEM__COUNT ? v[APX_MEMCPY_DST_KIND] : 0),
-			.async = (uint8_t)(v[APX_MEMCPY_FLAGS] & 1), .device = (uint16_t)v[APX_MEMCPY_DEVICE],
-		};
-		if (v[APX_MEMCPY_END_NS] < v[APX_MEMCPY_START_NS])
-			c.dur = 0;
-		c.stream = apx_intern_stream(m, c.device, v[APX_MEMCPY_STREAM]);
-		f->copies++;
-		f->copy_bytes += c.bytes;
-		f->copy_ns += c.dur;
-		return apx_vec_push(&m->copies, &c);
+	case APX_REC_KERNEL: {	/* kernels, copies, memsets, syncs, ranges, API calls: the store's */
+		int e = v[APX_KERNEL_GRAPH_ID] ? graph_kernel(m, f, fi, v) : 0;
+
+		return e < 0 ? e : v[APX_KERNEL_APW_BYTES] ? add_kernel_window(m, r) : 0;
 	}
-	case APX_REC_MEMSET: {
-		struct apx_an_memset s = {
-			.start = v[APX_MEMSET_START_NS], .bytes = v[APX_MEMSET_BYTES],
-			.dur = v[APX_MEMSET_END_NS] >= v[APX_MEMSET_START_NS]
-				       ? sat32(v[APX_MEMSET_END_NS] - v[APX_MEMSET_START_NS]) : 0,
-			.kind = (uint8_t)(v[APX_MEMSET_MEM_KIND] & 0xff),
-			.async = (uint8_t)(v[APX_MEMSET_FLAGS] & 1), .device = (uint32_t)v[APX_MEMSET_DEVICE],
-		};
-		s.stream = apx_intern_stream(m, s.device, v[APX_MEMSET_STREAM]);
-		return apx_vec_push(&m->memsets, &s);
-	}
-	case APX_REC_SYNC: {
-		struct apx_an_sync s = {
-			.start = v[APX_SYNC_START_NS], .end = v[APX_SYNC_END_NS],
-			.stream = v[APX_SYNC_STREAM], .tid = v[APX_SYNC_TID],
-			.kind = (uint8_t)(v[APX_SYNC_KIND] < APX_SYNC_KIND__COUNT ? v[APX_SYNC_KIND] : 0),
-			.file = fi,
-		};
+	case APX_REC_SYNC:
 		f->has_sync = 1;
-		return apx_vec_push(&m->syncs, &s);
-	}
+		return 0;
+	case APX_REC_API:
+		f->has_api = 1;
+		return 0;
 	case APX_REC_MEMORY: {
 		struct apx_an_mem_event e = {
 			.ts = v[APX_MEMORY_TS_NS], .addr = v[APX_MEMORY_ADDRESS], .bytes = v[APX_MEMORY_BYTES],
@@ -398,30 +283,8 @@ static int add_record(struct apx_model *m, struct apx_an_file *f, uint16_t fi,
 		};
 		return apx_vec_push(&m->cpu, &c);
 	}
-	case APX_REC_MARKER: {
-		size_t len = 0;
-		struct apx_an_marker mk = {
-			.start = v[APX_MARKER_START_NS], .end = v[APX_MARKER_END_NS],
-			.tid = v[APX_MARKER_TID], .kind = (uint8_t)v[APX_MARKER_KIND],
-		};
-		mk.name = apx_reader_string(f->reader, v[APX_MARKER_NAME], &len);
-		mk.name_len = (uint32_t)len;
-		return apx_vec_push(&m->markers, &mk);
-	}
-	case APX_REC_API: {
-		size_t len = 0;
-		struct apx_an_api a = {
-			.start = v[APX_API_START_NS], .end = v[APX_API_END_NS], .tid = v[APX_API_TID],
-			.corr = v[APX_API_CORRELATION], .cbid = (uint32_t)v[APX_API_CBID],
-			.domain = (uint8_t)v[APX_API_DOMAIN],
-		};
-		a.name = apx_reader_string(f->reader, v[APX_API_NAME], &len);
-		a.name_len = (uint32_t)len;
-		f->has_api = 1;
-		return apx_vec_push(&m->api, &a);
-	}
 	case APX_REC_DEVICE: {
-		struct apx_an_device *d = device_get(m, (uint32_t)v[APX_DEVICE_ID]);
+		struct apx_an_device *d = device_get(m, fi, (uint32_t)v[APX_DEVICE_ID]);
 
 		if (!d)
 			return 0;
@@ -560,9 +423,18 @@ static void read_header(struct apx_an_file *f)
 }
 
 /* A chunk's records that cannot be read: the file is damaged there (the first such place is
- * its damage message when the reader found none), and they count as unreadable. */
-static void chunk_damaged(struct apx_an_file *f, const struct apx_diag *d, uint32_t lost)
+ * its damage message when the reader found none), and they count as unreadable. A newer
+ * writer's chunk is skipped whole. */
+static void on_chunk(void *ctx, uint16_t fi, size_t chunk, int err, const struct apx_diag *d,
+		     uint32_t lost)
 {
+	struct apx_an_file *f = &((struct apx_model *)ctx)->files[fi];
+
+	(void)chunk;
+	if (err == -ENOTSUP) {
+		f->skipped_chunks++;
+		return;
+	}
 	f->records_unreadable += lost;
 	if (f->damage[0])
 		return;
@@ -570,16 +442,26 @@ static void chunk_damaged(struct apx_an_file *f, const struct apx_diag *d, uint3
 	snprintf(f->damage, sizeof(f->damage), "%s", d->msg);
 }
 
-static int oom(struct apx_diag *diag, const struct apx_an_file *f, size_t chunk)
+static int on_record(void *ctx, uint16_t fi, const struct apx_rec *r)
 {
-	const struct apx_chunk_info *ci = apx_reader_chunk(f->reader, chunk);
+	struct apx_model *m = ctx;
+	struct apx_an_file *f = &m->files[fi];
 
-	snprintf(diag->msg, sizeof(diag->msg), "out of memory at chunk %zu (%s) at offset %llu",
-		 chunk, ci ? apx_rec_type_name(ci->type) : "?",
-		 ci ? (unsigned long long)ci->offset : 0ull);
-	diag->chunk = (int64_t)chunk;
-	diag->offset = ci ? ci->offset : 0;
-	return diag->err = -ENOMEM;
+	f->records++;
+	record_span(r, &f->first_ns, &f->last_ns);
+	if (r->type == APX_REC_CPU && r->v[APX_CPU_TS_NS] > f->last_ns)
+		f->last_ns = r->v[APX_CPU_TS_NS];
+	return add_record(m, f, fi, r);
+}
+
+static int add_error(struct apx_diag *diag, int err)
+{
+	if (diag) {
+		snprintf(diag->msg, sizeof(diag->msg), err == -E2BIG ? "more than %d files"
+			 : "out of memory", APX_AN_MAX_FILES);
+		diag->err = err;
+	}
+	return err;
 }
 
 int apx_model_add_file(struct apx_model *m, const char *path, struct apx_diag *diag)
@@ -597,60 +479,29 @@ int apx_model_add_reader(struct apx_model *m, const char *name, struct apx_reade
 			 struct apx_diag *diag)
 {
 	struct apx_an_file *f;
-	uint16_t fi;
-	int r;
 
-	if (m->nfiles == APX_AN_MAX_FILES) {
+	if (m->nfiles == APX_AN_MAX_FILES || apx_model_store_get(m) < 0) {
 		apx_reader_close(rd);
-		snprintf(diag->msg, sizeof(diag->msg), "more than %d files", APX_AN_MAX_FILES);
-		return diag->err = -E2BIG;
+		return add_error(diag, m->store ? -E2BIG : -ENOMEM);
 	}
-	fi = (uint16_t)m->nfiles;
-	f = &m->files[m->nfiles++];
+	f = &m->files[m->nfiles];
 	memset(f, 0, sizeof(*f));
 	f->path = strdup(name);
+	if (!f->path) {
+		apx_reader_close(rd);
+		return add_error(diag, -ENOMEM);
+	}
 	f->reader = rd;
-	if (!f->path)
-		return oom(diag, f, 0);
 	f->status = apx_reader_status(rd);
 	if (apx_reader_damage(rd))
 		snprintf(f->damage, sizeof(f->damage), "%s", apx_reader_damage(rd)->msg);
 	read_header(f);
-	r = kernels_presize(m, rd);
-	if (r < 0)
-		return oom(diag, f, 0);
-	for (size_t c = 0; c < apx_reader_chunk_count(rd); c++) {
-		struct apx_chunk_iter it;
-		struct apx_diag d;
-		uint32_t done = 0;
-		int k;
-
-		if ((k = apx_chunk_iter_init(&it, rd, c, &d)) < 0) {
-			if (k == -ENOTSUP)
-				f->skipped_chunks++;	/* a newer writer's: skipped whole */
-			else
-				chunk_damaged(f, &d, apx_reader_chunk(rd, c)->records);
-			continue;
-		}
-		while ((k = apx_chunk_iter_next(&it, &d)) > 0) {
-			done++;
-			f->records++;
-			record_span(&it.rec, &f->first_ns, &f->last_ns);
-			if (it.rec.type == APX_REC_CPU && it.rec.v[APX_CPU_TS_NS] > f->last_ns)
-				f->last_ns = it.rec.v[APX_CPU_TS_NS];
-			r = add_record(m, f, fi, &it.rec);
-			if (r < 0)
-				return oom(diag, f, c);
-		}
-		if (k < 0)
-			chunk_damaged(f, &d, apx_reader_chunk(rd, c)->records - done);
-		apx_reader_release(rd, c);	/* chunks with strings are kept by the reader */
+	/* the store reads the records in apx_model_finish(), through on_record(); its file
+	 * indices are the model's */
+	if (apx_store_add_reader(m->store, f->path, rd, diag) < 0) {
+		free(f->path);
+		return add_error(diag, -ENOMEM);
 	}
-	if (f->cuda_used < 0 && (m->k.n || m->copies.n))
-		f->cuda_used = 1;
-	if (f->first_ns < m->run_start_ns)
-		m->run_start_ns = f->first_ns;
-	if (f->last_ns > m->run_end_ns)
-		m->run_end_ns = f->last_ns;
+	m->nfiles++;
 	return 0;
 }

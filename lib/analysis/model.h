@@ -4,8 +4,18 @@
  * lib/analysis prints. Times are nanoseconds on the trace clock (CLOCK_MONOTONIC for every apx
  * producer, so files of one machine share it).
  *
+ * The model is a set of views over the event store (store.h), which keeps every event: the
+ * files are read once, into the store's columns; what the store has no column for (memory,
+ * configuration, unified memory, CPU samples, key/values, findings, losses) the model collects
+ * from the same pass (load.c, through the store's record hook). apx_model_finish() builds the
+ * store, then the views: streams and per-file GPU totals (view_streams.c), kernel names and
+ * their aggregates (view_kernels.c), the per-event lists rules read (view_events.c),
+ * transfers, synchronizations and memory (finish.c), timelines and idle gaps (timeline.c),
+ * steps (steps.c) and NVTX projection (nvtx.c). Devices are the store's, keyed by (host,
+ * UUID), streams by (file, device, stream id): several processes and GPUs never mix.
+ *
  * Life cycle: apx_model_new() -> apx_model_add_file() for each file -> apx_model_finish()
- * (sorts, aggregates, timelines) -> read -> apx_model_free().
+ * (reads the files, views) -> read -> apx_model_free().
  */
 #ifndef APX_ANALYSIS_MODEL_H
 #define APX_ANALYSIS_MODEL_H
@@ -15,7 +25,7 @@
 
 #include <apx/format.h>
 
-#include "analysis/sidmap.h"
+struct apx_store;
 
 #define APX_AN_MAX_FILES 256
 #define APX_AN_MAX_DEVICES 64
@@ -68,7 +78,8 @@ struct apx_an_file {
 };
 
 struct apx_an_device {
-	uint32_t id;
+	uint32_t id;				/* the device id (ordinal) its process used */
+	uint32_t es_device;			/* the event store's device: (host, UUID) */
 	int known;				/* a DEVICE record was seen */
 	char name[128];
 	uint64_t mem_bytes, l2_bytes, bw_bps, persist_l2_max;
@@ -76,9 +87,9 @@ struct apx_an_device {
 	uint32_t warp_size, pcie_gen, pcie_width;
 };
 
-/* Kernels, structure of arrays (10 million kernels must fit in twice the file size).
- * apx_model_finish() sorts them by start, builds the timelines, then frees start and stream:
- * after finish only dur and name remain (per-kernel order is not kept). */
+/* Kernels. Every kernel is in the event store (m->store: start, duration, stream, name... in
+ * time order); after finish the model has n, and dur is the store's duration column (kernel i
+ * of the store; owned by the store). start, name and stream are NULL. */
 struct apx_an_kernels {
 	size_t n, cap;
 	uint64_t *start;
@@ -87,15 +98,37 @@ struct apx_an_kernels {
 	uint16_t *stream;			/* index into model->streams */
 };
 
+/* A stream of one process (file) on one device. */
 struct apx_an_stream {
-	uint32_t device;
+	uint32_t device;			/* the device id (ordinal) */
 	uint64_t id;				/* CUDA stream id */
 	uint64_t kernels, copies, busy_ns;
+	uint16_t file;				/* its process */
+	uint32_t es_stream;			/* the event store's stream */
 };
 
 /* Back-to-back launches of one kernel that make a loop over parameters (finish.c counts the
  * runs that reach it; rules read them). */
 #define APX_LONG_RUN 8
+
+/* The top kernels (by total time) whose executions the PM-sampling series are averaged over. */
+#define APX_PM_TOP_KERNELS 5
+
+/* A PM-sampling series (METRIC records with an interval, apx analyze --metrics) of one device:
+ * its samples' statistics over the steady window and its mean over the executions of each of
+ * the top kernels (view_metrics.c, maths in hwcounters.c). */
+struct apx_an_pm {
+	const char *name, *unit;		/* not NUL-terminated: name_len, unit_len */
+	uint32_t name_len, unit_len;
+	uint32_t device;			/* the device id (ordinal) */
+	uint64_t samples, mean_sample_ns;
+	int have_steady;			/* samples overlap the steady window */
+	double min, mean, p95, max;		/* over the steady window (mean weighted by time) */
+	uint32_t top[APX_PM_TOP_KERNELS];	/* name index of each top kernel on this device */
+	double top_mean[APX_PM_TOP_KERNELS];	/* NaN: no sample met its executions */
+	uint64_t top_covered_ns[APX_PM_TOP_KERNELS];
+	size_t ntop;
+};
 
 /* One kernel name across all files, with its aggregate (after finish). */
 struct apx_an_name {
@@ -113,6 +146,7 @@ struct apx_an_name {
 
 struct apx_an_copy {
 	uint64_t start, bytes, host_addr;
+	uint64_t api_enter, api_exit;		/* the copy call on the host, 0 = not recorded */
 	uint32_t dur;
 	uint16_t stream, file, device;
 	uint8_t kind, src, dst, async;
@@ -275,25 +309,34 @@ struct apx_an_observed_run {
 	int mem_has;
 };
 
-/* An idle gap of a device and its attributed cause. */
-enum apx_gap_cause {
-	APX_GAP_WARMUP,		/* before the last kernel never seen before: initialisation */
-	APX_GAP_LAUNCH,		/* host launching but not keeping up (short gaps, short kernels) */
-	APX_GAP_SYNC,		/* host blocked in a synchronization */
-	APX_GAP_DATA,		/* GPU waited for data (host->device copy, pageable staging) */
-	APX_GAP_UNKNOWN,	/* host busy with something else (Python, data loading...) */
-	APX_GAP__COUNT,
+/* What a GPU-idle nanosecond of the steady state is attributed to (idle_attrib.c): each one
+ * to exactly one cause, decided from what the host was doing then, highest priority first. */
+enum apx_idle_cause {
+	APX_IDLE_UVM,		/* the host faulting unified-memory pages back */
+	APX_IDLE_GRAPH,		/* the host capturing and instantiating a CUDA graph (the gap ends
+				 * at a graph's first kernel) */
+	APX_IDLE_SYNC,		/* a host synchronization: the host waited, then worked alone */
+	APX_IDLE_STAGING,	/* the host staging a pageable copy (inside its copy call) */
+	APX_IDLE_COPY_CALLS,	/* per-call overhead of many small copies (between two of them) */
+	APX_IDLE_DATA,		/* the host producing the next input (gap ended by a host->device copy) */
+	APX_IDLE_LAUNCH,	/* launch overhead: gaps < 50 us, less the collector's own cost */
+	APX_IDLE_COLLECTOR,	/* the collector's own cost per launch (kv collector_launch_cost_ns) */
+	APX_IDLE_UNKNOWN,	/* nothing in the trace says */
+	APX_IDLE__COUNT,
 };
 
+/* An idle gap of a device (>= APX_LONG_GAP_NS, kept one by one) and the cause of most of it. */
 struct apx_an_gap {
 	uint64_t start, end;
 	uint32_t device;
-	uint8_t cause;
+	uint8_t cause;				/* enum apx_idle_cause */
+	uint8_t steady;				/* inside the steady window */
 };
 
 /* Per device timeline summary. */
 struct apx_an_timeline {
-	uint32_t device;
+	uint32_t device;			/* the device id (ordinal) */
+	uint32_t es_device;			/* the event store's device: (host, UUID) */
 	uint64_t first_ns, last_ns;		/* first GPU activity start, last end */
 	uint64_t busy_ns;			/* union of kernels, copies, memsets */
 	uint64_t kernel_busy_ns;		/* union of kernels only */
@@ -305,11 +348,14 @@ struct apx_an_timeline {
 	uint64_t hd_before_kernels_ns;		/* host<->device copy time before the first kernel */
 	uint64_t concurrent_ns;			/* two or more kernels in flight */
 	uint64_t idle_ns;			/* last - first - busy */
-	uint64_t idle_by_cause[APX_GAP__COUNT];
-	uint64_t gaps_by_cause[APX_GAP__COUNT];
-	uint64_t idle_before_pageable_ns;	/* data gaps ended by a pageable host->device copy */
+	/* the steady window (model->steady_start_ns .. steady_end_ns) clipped to first..last,
+	 * its idle time by cause (idle_attrib.c), and what lies before and after it */
+	uint64_t window_ns;
+	uint64_t idle_by_cause[APX_IDLE__COUNT];
+	uint64_t gaps_by_cause[APX_IDLE__COUNT];	/* gaps whose largest part is this cause */
+	uint64_t startup_ns, startup_idle_ns;	/* first activity .. the window */
+	uint64_t teardown_ns, teardown_idle_ns;	/* the window .. last activity */
 	uint64_t uvm_kernel_ns;			/* kernels that ran while pages migrated to the GPU */
-	uint64_t uvm_idle_ns;			/* idle gaps while the host faulted pages back */
 	uint64_t before_ns, after_ns;		/* run start..first, last..run end */
 	uint64_t gaps;
 };
@@ -367,6 +413,7 @@ struct apx_model {
 	struct apx_vec kvs;			/* struct apx_an_kv: nvperfd.*, by file */
 	struct apx_vec series;			/* struct apx_an_series, by file */
 	struct apx_vec observed;		/* struct apx_an_observed, after finish */
+	struct apx_vec pm;			/* struct apx_an_pm: PM-sampling series (view_metrics.c) */
 	struct apx_an_observed_run obs;		/* after finish */
 	int no_gpu_trace;			/* after finish: every file is an nvperfd summary and
 						 * none holds a kernel, copy or memset record */
@@ -377,6 +424,12 @@ struct apx_model {
 	uint64_t gpu_active_ns;			/* sum of each device's first..last span */
 	uint64_t warmup_end_ns;			/* start of the last kernel with a new name */
 	uint64_t steady_ns;			/* GPU active span after warm-up (rules' yardstick) */
+	/* The steady window (idle_attrib.c): from the first step that starts after warm-up (or
+	 * warmup_end_ns) to the last step's end; without steps, warmup_end_ns .. run_end_ns.
+	 * Before it is start-up; idle time inside it is attributed by cause. */
+	uint64_t steady_start_ns, steady_end_ns;
+	int copy_host_times;			/* copies carry their API enter/exit times; 0: the
+						 * attribution fell back to their GPU-side intervals */
 	uint64_t launch_cost_ns;		/* the collector's cost per launch, largest of the files */
 
 	/* after finish */
@@ -390,13 +443,10 @@ struct apx_model {
 	uint64_t steps;				/* iterations, when NVTX ranges or syncs tell */
 	struct apx_an_steps steady;		/* the steady state's steps (steps.c) */
 
-	/* private: interning (intern.c) */
-	uint32_t *name_hash;			/* open addressing, index+1 into names */
-	size_t name_hash_cap;
-	uint32_t *stream_hash;			/* open addressing, index+1 into streams */
-	size_t stream_hash_cap;
-	struct apx_sidmap sid_name;		/* the file being read: string id -> name index */
-	size_t sid_file;			/* that file's index + 1 */
+	/* every event of the files (store.h), after finish; owned by the model */
+	struct apx_store *store;
+	/* private (view_streams.c): event store stream -> model stream + 1, 0 = none */
+	uint32_t *stream_of_es;
 	size_t graph_hint;			/* graphs: the one the last graph kernel joined */
 };
 
@@ -408,14 +458,19 @@ int apx_model_add_file(struct apx_model *m, const char *path, struct apx_diag *d
  * name stands for its path (fuzzing, tests). */
 int apx_model_add_reader(struct apx_model *m, const char *name, struct apx_reader *rd,
 			 struct apx_diag *diag);
-/* Sort, aggregate and build timelines. */
+/* Read the files into the event store, then compute the views. */
 int apx_model_finish(struct apx_model *m);
 void apx_model_free(struct apx_model *m);
 
 const struct apx_an_device *apx_model_device(const struct apx_model *m, uint32_t id);
 /* A kernel name for humans: demangled when it is a C++ name, into buf (demangle.c). */
 const char *apx_kernel_display_name(const struct apx_an_name *nm, char *buf, size_t cap);
-const char *apx_gap_cause_name(unsigned cause);
+/* Where a time lies against the steady window (idle_attrib.c). */
+enum apx_phase { APX_PHASE_STARTUP, APX_PHASE_STEADY, APX_PHASE_TEARDOWN };
+enum apx_phase apx_phase_of(const struct apx_model *m, uint64_t ts);
+/* enum apx_idle_cause for people ("sync wait") and for JSON keys ("sync"). */
+const char *apx_idle_cause_name(unsigned cause);
+const char *apx_idle_cause_key(unsigned cause);
 /* Find the program's steps (steps.c); called by apx_model_finish with kernels in time order. */
 int apx_steps_find(struct apx_model *m);
 const char *apx_step_source_name(enum apx_step_source s);

@@ -1,10 +1,11 @@
 /*
  * nvtx.c - NVTX ranges by name, with the GPU kernel time projected under them: for each range,
- * the part of every kernel that executed between the range's start and end. Needs the kernels
- * sorted by start (finish.c calls it before freeing the per-kernel order); nested ranges each
- * count their own overlap. Called by apx_model_finish().
+ * the part of every kernel that executed between the range's start and end, read from the
+ * event store's kernel columns (in time order); nested ranges each count their own overlap.
+ * Called by apx_model_finish().
  */
 #include "analysis/nvtx.h"
+#include "analysis/views.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,11 @@ static int cmp_gpu(const void *a, const void *b)
 {
 	const struct apx_an_range *x = a, *y = b;
 
-	return x->gpu_ns < y->gpu_ns ? 1 : x->gpu_ns > y->gpu_ns ? -1 : 0;
+	/* ties (CPU-only ranges: no GPU time) by wall time: the order does not hang on the
+	 * order ranges were read in */
+	if (x->gpu_ns != y->gpu_ns)
+		return x->gpu_ns < y->gpu_ns ? 1 : -1;
+	return x->wall_ns < y->wall_ns ? 1 : x->wall_ns > y->wall_ns ? -1 : 0;
 }
 
 static struct apx_an_range *range_of(struct apx_model *m, const struct apx_an_marker *mk)
@@ -34,7 +39,7 @@ static struct apx_an_range *range_of(struct apx_model *m, const struct apx_an_ma
 }
 
 /* First kernel whose start is >= t. */
-static size_t first_from(const struct apx_an_kernels *k, uint64_t t)
+static size_t first_from(const struct apx_es_kernels *k, uint64_t t)
 {
 	size_t lo = 0, hi = k->n;
 
@@ -51,7 +56,8 @@ static size_t first_from(const struct apx_an_kernels *k, uint64_t t)
 
 int apx_nvtx_project(struct apx_model *m)
 {
-	const struct apx_an_kernels *k = &m->k;
+	const struct apx_store *st = m->store;
+	const struct apx_es_kernels *k = &st->k;
 	uint64_t maxdur = 0;
 
 	for (size_t i = 0; i < k->n; i++)
@@ -70,7 +76,7 @@ int apx_nvtx_project(struct apx_model *m)
 		/* kernels that may overlap start at most maxdur before the range */
 		for (size_t j = first_from(k, mk->start > maxdur ? mk->start - maxdur : 0);
 		     j < k->n && k->start[j] < mk->end; j++) {
-			uint64_t s = k->start[j], e = s + k->dur[j];
+			uint64_t s = k->start[j], e = apx_view_kernel_end(st, j);
 
 			if (e <= mk->start)
 				continue;

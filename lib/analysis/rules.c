@@ -1,6 +1,10 @@
 /*
  * rules.c - the table of report rules (one file each under rules/), running them, ranking
  * their findings by estimated saving, and the text helpers rules share. Called by apx report.
+ * Findings about start-up (f->startup) rank under every steady-state finding unless start-up
+ * dominates the run (its GPU busy time exceeds the steady window's); the steady findings'
+ * savings together never pass the steady window, the start-up's never its span (a finding
+ * that would is capped, saying so).
  */
 #include "analysis/findings.h"
 
@@ -95,44 +99,143 @@ static void untraced_why(const struct apx_model *m, char *buf, size_t cap)
 #define MINOR_FLOOR_NS 1e6	/* a run without steps: findings under 1 ms are minor */
 
 /* A finding whose estimated saving is under 1 % of a step (steps x 1 % of the median step
- * time, over the run) is taken out of the findings; its rule's check says what it would save.
- * Savings of 0 are kept: they are findings the rule does not estimate (memory capacity). */
-static void demote_minor(const struct apx_model *m, struct apx_findings *out)
+ * time, over the run) is taken out of the findings; its rule's check says what it would save
+ * (when none of the rule's findings is left). Savings of 0 are kept: they are findings the
+ * rule does not estimate (memory capacity); but not one the cap took to 0. */
+static void demote_minor(const struct apx_model *m, struct apx_findings *out,
+			 const uint8_t *capped)
 {
 	const struct apx_an_steps *st = &m->steady;
 	double floor = st->count ? 0.01 * (double)st->median_ns * (double)st->count : MINOR_FLOOR_NS;
+	double demoted[APX_RULES_MAX];		/* by result: the largest saving taken out */
+	uint8_t gone[APX_RULES_MAX] = { 0 };	/* ... and it was capped to nothing */
 	size_t k = 0;
 
+	for (size_t r = 0; r < APX_RULES_MAX; r++)
+		demoted[r] = -1;	/* none */
 	for (size_t i = 0; i < out->n; i++) {
 		struct apx_finding *f = &out->f[i];
-		char b1[32], b2[32];
 
-		if (!(f->saving_ns > 0 && f->saving_ns < floor)) {
+		if (!((f->saving_ns > 0 || capped[i]) && f->saving_ns < floor)) {
 			out->f[k++] = *f;
 			continue;
 		}
-		for (size_t r = 0; r < out->nresults; r++) {
-			struct apx_rule_result *res = &out->results[r];
-
-			if (strcmp(res->rule, f->rule) || res->status != APX_RULE_FIRED)
-				continue;
-			res->status = APX_RULE_MINOR;
-			if (st->count)
-				snprintf(res->why, sizeof(res->why), "would save %s a step, under 1%% of a "
-					 "step (%s)", apx_fmt_ns(b1, sizeof(b1), f->saving_ns /
-								 (double)st->count),
-					 apx_fmt_ns(b2, sizeof(b2), (double)st->median_ns));
-			else
-				snprintf(res->why, sizeof(res->why), "would save %s, under %s",
-					 apx_fmt_ns(b1, sizeof(b1), f->saving_ns),
-					 apx_fmt_ns(b2, sizeof(b2), MINOR_FLOOR_NS));
-		}
+		for (size_t r = 0; r < out->nresults; r++)
+			if (!strcmp(out->results[r].rule, f->rule) && f->saving_ns > demoted[r]) {
+				demoted[r] = f->saving_ns;
+				gone[r] = capped[i] && f->saving_ns <= 0;
+			}
 	}
 	out->n = k;
+	for (size_t r = 0; r < out->nresults; r++) {
+		struct apx_rule_result *res = &out->results[r];
+		char b1[32], b2[32];
+		int left = 0;
+
+		if (demoted[r] < 0 || res->status != APX_RULE_FIRED)
+			continue;
+		for (size_t i = 0; i < out->n && !left; i++)
+			left = !strcmp(out->f[i].rule, res->rule);
+		if (left)
+			continue;
+		res->status = APX_RULE_MINOR;
+		if (gone[r])
+			snprintf(res->why, sizeof(res->why), "its time is all claimed by larger findings");
+		else if (st->count)
+			snprintf(res->why, sizeof(res->why), "would save %s a step, under 1%% of a "
+				 "step (%s)", apx_fmt_ns(b1, sizeof(b1), demoted[r] / (double)st->count),
+				 apx_fmt_ns(b2, sizeof(b2), (double)st->median_ns));
+		else
+			snprintf(res->why, sizeof(res->why), "would save %s, under %s",
+				 apx_fmt_ns(b1, sizeof(b1), demoted[r]),
+				 apx_fmt_ns(b2, sizeof(b2), MINOR_FLOOR_NS));
+	}
+}
+
+/* Start-up dominates the run when the GPU did more work before the steady window than in it. */
+static int startup_dominates(const struct apx_model *m)
+{
+	uint64_t idle = 0, up, steady;
+
+	for (unsigned c = 0; c < APX_IDLE__COUNT; c++)
+		idle += m->gpu.idle_by_cause[c];
+	up = m->gpu.startup_ns - (m->gpu.startup_idle_ns < m->gpu.startup_ns ? m->gpu.startup_idle_ns
+									 : m->gpu.startup_ns);
+	steady = m->gpu.window_ns - (idle < m->gpu.window_ns ? idle : m->gpu.window_ns);
+	return up > steady;
+}
+
+int apx_finding_in_main(const struct apx_findings *fd, const struct apx_finding *f)
+{
+	return !f->startup || fd->startup_dominates;
+}
+
+/* A rule whose findings are all about start-up (and start-up does not dominate) says so in
+ * its check instead of "finding". */
+static void mark_startup_only(struct apx_findings *out)
+{
+	for (size_t r = 0; r < out->nresults; r++) {
+		struct apx_rule_result *res = &out->results[r];
+		int main = 0, up = 0;
+
+		if (res->status != APX_RULE_FIRED)
+			continue;
+		for (size_t i = 0; i < out->n; i++) {
+			if (strcmp(out->f[i].rule, res->rule))
+				continue;
+			if (apx_finding_in_main(out, &out->f[i]))
+				main = 1;
+			else
+				up = 1;
+		}
+		if (up && !main) {
+			res->status = APX_RULE_STARTUP;
+			snprintf(res->why, sizeof(res->why), "at start-up only (see the start-up section)");
+		}
+	}
+}
+
+/* The main list first (stable), then the start-up section's. */
+static void main_first(struct apx_findings *out)
+{
+	struct apx_finding tmp[APX_FINDINGS_MAX];
+	size_t k = 0;
+
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < out->n; i++)
+			if (apx_finding_in_main(out, &out->f[i]) == !pass)
+				tmp[k++] = out->f[i];
+	memcpy(out->f, tmp, k * sizeof(tmp[0]));
+}
+
+/* The estimated savings, in rank order, capped so that together they never pass the time they
+ * come from: the steady window for the steady state's findings, the start-up span for the
+ * start-up's; capped[i] says which were (they may then fall under the minor floor). */
+static void cap_savings(const struct apx_model *m, struct apx_findings *out, uint8_t *capped)
+{
+	const double budget[2] = { out->steady_budget_ns, (double)m->gpu.startup_ns };
+	double left[2] = { budget[0], budget[1] };
+
+	for (size_t i = 0; i < out->n; i++) {
+		struct apx_finding *f = &out->f[i];
+		double *l = &left[f->startup ? 1 : 0];
+
+		if (f->recorded_by || !f->saving_estimated || !budget[f->startup ? 1 : 0])
+			continue;	/* no such time measured (no GPU activity): nothing to cap by */
+		if (f->saving_ns > *l) {
+			f->saving_ns = *l > 0 ? *l : 0;
+			f->saving_pct = m->wall_ns ? 100.0 * f->saving_ns / (double)m->wall_ns : 0;
+			apx_text_append(f->model, sizeof(f->model), " (capped at what the findings "
+					"above leave of the %s)", f->startup ? "start-up" : "steady state");
+			capped[i] = 1;
+		}
+		*l -= f->saving_ns;
+	}
 }
 
 void apx_rules_run(const struct apx_model *m, struct apx_findings *out)
 {
+	uint8_t capped[APX_FINDINGS_MAX] = { 0 };
 	char untraced[200];
 
 	size_t nrules;
@@ -153,13 +256,19 @@ void apx_rules_run(const struct apx_model *m, struct apx_findings *out)
 		}
 		res->status = rules[i].run(m, out, res->why, sizeof(res->why));
 	}
-	demote_minor(m, out);
+	out->startup_dominates = startup_dominates(m);
+	out->steady_budget_ns = (double)m->gpu.window_ns;
+	qsort(out->f, out->n, sizeof(out->f[0]), cmp_saving);	/* the cap goes in rank order */
+	cap_savings(m, out, capped);
+	demote_minor(m, out, capped);
 	nrules = out->n;
 	add_recorded(m, out);
 	/* ties rank recorded findings first, in file order, then the rules' */
 	for (size_t i = 0; i < out->n; i++)
 		out->f[i].order = (unsigned)(i < nrules ? out->n - nrules + i : i - nrules);
 	qsort(out->f, out->n, sizeof(out->f[0]), cmp_saving);
+	main_first(out);
+	mark_startup_only(out);
 }
 
 struct apx_finding *apx_finding_add(struct apx_findings *out, const struct apx_model *m,
@@ -198,7 +307,7 @@ void apx_text_append(char *buf, size_t cap, const char *fmt, ...)
 
 void apx_data_gaps_evidence(const struct apx_model *m, struct apx_finding *f)
 {
-	uint64_t idle = m->gpu.idle_by_cause[APX_GAP_DATA], gaps = m->gpu.gaps_by_cause[APX_GAP_DATA];
+	uint64_t idle = m->gpu.idle_by_cause[APX_IDLE_DATA], gaps = m->gpu.gaps_by_cause[APX_IDLE_DATA];
 	char b1[32], b2[32];
 
 	apx_text_append(f->evidence, sizeof(f->evidence),

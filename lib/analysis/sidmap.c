@@ -1,5 +1,5 @@
 /*
- * sidmap.c - string id -> index maps of the model and the event store (see sidmap.h).
+ * sidmap.c - string id -> index maps of the event store (see sidmap.h).
  */
 #include "analysis/sidmap.h"
 

@@ -1,8 +1,8 @@
 /*
  * sidmap.h - a map from a trace file's string ids (small, dense integers) to an index of the
- * reader's own (a name in the model or the event store), so that a kernel name repeated
- * millions of times is interned once per file. Used by load.c (the model) and store.c (the
- * event store); single-threaded.
+ * reader's own (a name of the event store), so that a kernel name repeated millions of times
+ * is interned once per file. Used by store.c (the event store, which apx report's model and
+ * the exporters read); single-threaded.
  */
 #ifndef APX_ANALYSIS_SIDMAP_H
 #define APX_ANALYSIS_SIDMAP_H

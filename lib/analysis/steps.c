@@ -6,7 +6,8 @@
  * step starting after the longest gap of the period). Gives the step count, step time (the
  * start of a step to the start of the next, the last one to its end: median, p95, min, max),
  * GPU busy per step, and the start-up before the first step and the teardown
- * after the last. Called by apx_model_finish() (finish.c) while the kernels are in time order;
+ * after the last. Reads the kernels from the event store's columns (in time order; streams
+ * are the store's, per file and device). Called by apx_model_finish() (finish.c);
  * single-threaded; allocates only scratch arrays that it frees.
  */
 #include <errno.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "analysis/model.h"
+#include "analysis/views.h"
 
 #include "base/banned.h"
 
@@ -55,10 +57,10 @@ static int summarise(struct apx_model *m, const uint64_t *s, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		uint64_t sum = 0;
 
-		while (k < m->k.n && m->k.start[k] < s[i])
+		while (k < m->store->k.n && m->store->k.start[k] < s[i])
 			k++;
-		for (size_t j = k; j < m->k.n && m->k.start[j] < s[i + 1]; j++)
-			sum += m->k.dur[j];
+		for (size_t j = k; j < m->store->k.n && m->store->k.start[j] < s[i + 1]; j++)
+			sum += m->store->k.dur[j];
 		d[i] = s[i + 1] - s[i];
 		busy[i] = (uint16_t)(d[i] ? (sum > d[i] ? 10000 : sum * 10000 / d[i]) : 0);
 	}
@@ -172,7 +174,7 @@ static int from_ranges(struct apx_model *m, int *ret_err)
 }
 
 /* The share of sampled positions of window[lo, hi) that the name sequence repeats p later
- * (window: indices into the model's kernels). */
+ * (window: indices into the store's kernels). */
 static double repeats(const struct apx_model *m, const uint32_t *win, size_t lo, size_t hi,
 		      size_t p)
 {
@@ -184,12 +186,12 @@ static double repeats(const struct apx_model *m, const uint32_t *win, size_t lo,
 	for (size_t k = 0; k < SAMPLES; k++) {
 		size_t i = lo + span * k / SAMPLES;
 
-		hit += m->k.name[win[i]] == m->k.name[win[i + p]];
+		hit += m->store->k.name[win[i]] == m->store->k.name[win[i + p]];
 	}
 	return (double)hit / SAMPLES;
 }
 
-/* The first and the last WINDOW kernels of stream b (indices into the model's kernels), so
+/* The first and the last WINDOW kernels of stream b (indices into the store's kernels), so
  * that 10 million kernels need no copy of their own. */
 struct windows {
 	uint32_t *head, *tail;
@@ -205,8 +207,8 @@ static int windows_fill(const struct apx_model *m, size_t b, struct windows *w)
 	w->tail = malloc(cap * sizeof(*w->tail));
 	if (!w->head || !w->tail)
 		return -ENOMEM;
-	for (size_t i = 0; i < m->k.n; i++) {
-		if (m->k.stream[i] != b)
+	for (size_t i = 0; i < m->store->k.n; i++) {
+		if (m->store->k.stream[i] != b)
 			continue;
 		if (w->nhead < cap)
 			w->head[w->nhead++] = (uint32_t)i;
@@ -231,19 +233,19 @@ static int windows_fill(const struct apx_model *m, size_t b, struct windows *w)
 /* The repeating sequence of kernel names on the busiest stream. 1 when found. */
 static int from_kernels(struct apx_model *m, int *ret_err)
 {
-	size_t nstreams = m->streams.n, busiest = 0, p = 0, phase = 0, i0, t0, first, nsteps;
+	size_t nstreams = m->store->nstreams, busiest = 0, p = 0, phase = 0, i0, t0, first, nsteps;
 	uint64_t *count = NULL, *s = NULL;
 	struct windows w = { 0 };
 	double *gap = NULL, best = -1;
 	int r = 0;
 
-	if (m->k.n < MIN_STEPS * 4 || !nstreams)
+	if (m->store->k.n < MIN_STEPS * 4 || !nstreams)
 		return 0;
 	count = calloc(nstreams, sizeof(*count));
 	if (!count)
 		goto oom;
-	for (size_t i = 0; i < m->k.n; i++)
-		count[m->k.stream[i] < nstreams ? m->k.stream[i] : 0]++;
+	for (size_t i = 0; i < m->store->k.n; i++)
+		count[m->store->k.stream[i] < nstreams ? m->store->k.stream[i] : 0]++;
 	for (size_t i = 1; i < nstreams; i++)
 		busiest = count[i] > count[busiest] ? i : busiest;
 	if (windows_fill(m, busiest, &w) < 0)
@@ -253,7 +255,7 @@ static int from_kernels(struct apx_model *m, int *ret_err)
 	i0 = w.ntail / 2;
 	for (size_t j = i0 + 1, tried = 0; j < w.ntail && j - i0 <= MAX_PERIOD && tried < CANDIDATES;
 	     j++) {
-		if (m->k.name[w.tail[j]] != m->k.name[w.tail[i0]])
+		if (m->store->k.name[w.tail[j]] != m->store->k.name[w.tail[i0]])
 			continue;
 		tried++;
 		if (j - i0 >= 2 && repeats(m, w.tail, w.ntail / 2, w.ntail, j - i0) >= MATCH &&
@@ -270,8 +272,8 @@ static int from_kernels(struct apx_model *m, int *ret_err)
 		goto oom;
 	t0 = w.n - w.ntail;			/* the tail window's first kernel of the stream */
 	for (size_t i = w.ntail / 2 + 1; i < w.ntail; i++) {
-		uint64_t a = m->k.start[w.tail[i - 1]] + m->k.dur[w.tail[i - 1]];
-		uint64_t b = m->k.start[w.tail[i]];
+		uint64_t a = apx_view_kernel_end(m->store, w.tail[i - 1]);
+		uint64_t b = m->store->k.start[w.tail[i]];
 
 		gap[(t0 + i) % p] += b > a ? (double)(b - a) : 0;
 	}
@@ -293,16 +295,16 @@ static int from_kernels(struct apx_model *m, int *ret_err)
 	{
 		size_t j = 0, k = 0, lastk = 0;
 
-		for (size_t i = 0; i < m->k.n; i++) {	/* every p-th kernel of the stream */
-			if (m->k.stream[i] != busiest)
+		for (size_t i = 0; i < m->store->k.n; i++) {	/* every p-th kernel of the stream */
+			if (m->store->k.stream[i] != busiest)
 				continue;
 			if (j >= first && (j - first) % p == 0 && k < nsteps)
-				s[k++] = m->k.start[i];
+				s[k++] = m->store->k.start[i];
 			if (j == first + nsteps * p - 1)
 				lastk = i;
 			j++;
 		}
-		s[nsteps] = m->k.start[lastk] + m->k.dur[lastk];
+		s[nsteps] = apx_view_kernel_end(m->store, lastk);
 	}
 	m->steady.source = APX_STEPS_KERNELS;
 	m->steady.period = p;

@@ -3,7 +3,8 @@
  * entities (host, devices by UUID, streams, threads), interns names across files and appends
  * one row per record to the columns of its type. store_sort.c then orders the columns and
  * answers the ordered-stream and correlation queries. Called by apx export (cli/cmd_export.c)
- * through apx_store_open(); single-threaded.
+ * through apx_store_open() and by apx report's model (load.c, finish.c) through
+ * apx_store_new/add_reader/build, whose record hook sees every record read; single-threaded.
  */
 #include "analysis/store.h"
 
@@ -251,17 +252,27 @@ static int host_index(struct apx_store *st, struct apx_es_text name, uint32_t *r
 }
 
 /* The store device of (file, ordinal); created without a UUID when the file has no DEVICE
- * record for it (yet). */
+ * record for it (yet). Devices without a UUID are keyed by (host, ordinal). Ordinals past the
+ * per-file map (APX_ES_ORDINALS, never seen from CUDA) are looked up by (host, ordinal). */
 static int device_of(struct apx_store *st, uint16_t fi, uint64_t ordinal, uint32_t *ret)
 {
 	struct apx_es_priv *pv = st->priv;
 	struct apx_es_device *d;
-	uint32_t o = ordinal < APX_ES_ORDINALS ? (uint32_t)ordinal : APX_ES_ORDINALS - 1;
-	int r;
+	uint32_t o = ordinal > UINT32_MAX ? UINT32_MAX : (uint32_t)ordinal;
+	int mapped = o < APX_ES_ORDINALS, r;
 
-	if (pv->file_dev[fi][o]) {
+	if (mapped && pv->file_dev[fi][o]) {
 		*ret = pv->file_dev[fi][o] - 1;
 		return 0;
+	}
+	for (size_t i = 0; i < st->ndevices; i++) {
+		d = &st->devices[i];
+		if ((!d->has_uuid || !mapped) && d->host == st->files[fi].host && d->ordinal == o) {
+			if (mapped)
+				pv->file_dev[fi][o] = (uint32_t)i + 1;
+			*ret = (uint32_t)i;
+			return 0;
+		}
 	}
 	if ((r = apx_es_grow((void **)&st->devices, sizeof(*st->devices), st->ndevices + 1,
 			     &pv->devices_cap)) < 0)
@@ -271,7 +282,8 @@ static int device_of(struct apx_store *st, uint16_t fi, uint64_t ordinal, uint32
 	d->host = st->files[fi].host;
 	d->ordinal = o;
 	d->first_file = fi;
-	pv->file_dev[fi][o] = (uint32_t)st->ndevices + 1;
+	if (mapped)
+		pv->file_dev[fi][o] = (uint32_t)st->ndevices + 1;
 	*ret = (uint32_t)st->ndevices++;
 	return 0;
 }
@@ -282,12 +294,12 @@ static int add_device(struct apx_store *st, uint16_t fi, const struct apx_rec *r
 	struct apx_es_priv *pv = st->priv;
 	struct apx_es_text uuid = rec_text(r, APX_DEVICE_UUID);
 	uint64_t ord = r->v[APX_DEVICE_ID];
-	uint32_t o = ord < APX_ES_ORDINALS ? (uint32_t)ord : APX_ES_ORDINALS - 1;
+	uint32_t o = ord < APX_ES_ORDINALS ? (uint32_t)ord : 0;
 	struct apx_es_device *d;
 	uint32_t idx;
 	int e;
 
-	if (uuid.len == 16 && !pv->file_dev[fi][o]) {
+	if (uuid.len == 16 && ord < APX_ES_ORDINALS && !pv->file_dev[fi][o]) {
 		for (size_t i = 0; i < st->ndevices; i++) {
 			d = &st->devices[i];
 			if (d->has_uuid && d->host == st->files[fi].host &&
@@ -335,15 +347,20 @@ static int stream_of(struct apx_store *st, uint16_t fi, uint64_t ordinal, uint64
 {
 	struct apx_es_priv *pv = st->priv;
 	struct stream_key key = { st, fi, 0, id };
+	struct apx_es_stream_hit *hit = &pv->stream_hit[(id ^ ordinal) % APX_ES_STREAM_CACHE];
 	uint32_t slot;
 	uint64_t h;
 	int r;
 
+	if (hit->index && hit->id == id && hit->ordinal == ordinal && hit->file == fi) {
+		*ret = hit->index - 1;
+		return 0;
+	}
 	if ((r = device_of(st, fi, ordinal, &key.device)) < 0)
 		return r;
 	h = hash_bytes(&id, sizeof(id), ((uint64_t)fi << 32 | key.device) * 0x9e3779b97f4a7c15ull);
 	if (table_find(&pv->streams_t, h, stream_eq, &key, &slot, ret) == 0)
-		return 0;
+		goto remember;
 	if ((r = apx_es_grow((void **)&st->streams, sizeof(*st->streams), st->nstreams + 1,
 			     &pv->streams_cap)) < 0 ||
 	    (r = table_insert(&pv->streams_t, h, (uint32_t)st->nstreams)) < 0)
@@ -352,6 +369,9 @@ static int stream_of(struct apx_store *st, uint16_t fi, uint64_t ordinal, uint64
 	st->streams[st->nstreams].device = key.device;
 	st->streams[st->nstreams].id = id;
 	*ret = (uint32_t)st->nstreams++;
+remember:
+	if (ordinal <= UINT32_MAX)
+		*hit = (struct apx_es_stream_hit){ id, *ret + 1, (uint32_t)ordinal, fi };
 	return 0;
 }
 
@@ -445,6 +465,54 @@ static uint64_t sh(const struct apx_store *st, uint16_t fi, uint64_t t)
 	return (uint64_t)((int64_t)t + st->files[fi].shift_ns);
 }
 
+/* The launch of a kernel named name (a string index). Kernels of one name mostly repeat one
+ * configuration: the last one of the name is tried before the table. The first kernel of a
+ * name makes it a kernel name (knames). */
+static int kernel_launch(struct apx_store *st, uint32_t name, const struct apx_es_launch *l,
+			 uint64_t ordinal, uint32_t *ret)
+{
+	struct apx_es_priv *pv = st->priv;
+	uint32_t kn;
+	int e;
+
+	if (name >= pv->string_kname_cap) {
+		size_t old = pv->string_kname_cap;
+
+		if ((e = apx_es_grow((void **)&st->string_kname, sizeof(*st->string_kname),
+				     (size_t)name + 1, &pv->string_kname_cap)) < 0)
+			return e;
+		memset(st->string_kname + old, 0, (pv->string_kname_cap - old) * sizeof(uint32_t));
+	}
+	if (st->string_kname[name]) {
+		kn = st->string_kname[name] - 1;
+		if (!memcmp(&st->launches[pv->kname_last[kn]], l, sizeof(*l))) {
+			*ret = pv->kname_last[kn];
+			return 0;
+		}
+		if ((e = intern_launch(st, l, ret)) < 0)
+			return e;
+		pv->kname_last[kn] = *ret;
+		return 0;
+	}
+	if ((e = intern_launch(st, l, ret)) < 0)
+		return e;
+	{
+		size_t cap = pv->knames_cap;
+
+		if ((e = apx_es_grow((void **)&st->knames, sizeof(*st->knames), st->nknames + 1,
+				     &pv->knames_cap)) < 0 ||
+		    (e = apx_es_grow((void **)&pv->kname_last, sizeof(*pv->kname_last),
+				     st->nknames + 1, &cap)) < 0)
+			return e;
+	}
+	kn = (uint32_t)st->nknames++;
+	st->knames[kn] = (struct apx_es_kname){ name, *ret,
+		ordinal > UINT32_MAX ? UINT32_MAX : (uint32_t)ordinal };
+	pv->kname_last[kn] = *ret;
+	st->string_kname[name] = kn + 1;
+	return 0;
+}
+
 static int add_kernel(struct apx_store *st, uint16_t fi, const struct apx_rec *r)
 {
 	struct apx_es_kernels *k = &st->k;
@@ -463,16 +531,26 @@ static int add_kernel(struct apx_store *st, uint16_t fi, const struct apx_rec *r
 	if (!keep(st, fi, start, end))
 		return 0;
 	if ((e = cols_reserve(k->n, &k->cap, (const struct col[]){
-				COL(k->start), COL(k->end), COL(k->corr), COL(k->stream),
+				COL(k->start), COL(k->dur), COL(k->corr), COL(k->stream),
 				COL(k->name), COL(k->launch) },
 				6)) < 0)
 		return e;
 	if ((e = stream_of(st, fi, v[APX_KERNEL_DEVICE], v[APX_KERNEL_STREAM], &k->stream[k->n])) < 0 ||
 	    (e = intern_id(st, fi, v[APX_KERNEL_NAME], &k->name[k->n])) < 0 ||
-	    (e = intern_launch(st, &l, &k->launch[k->n])) < 0)
+	    (e = kernel_launch(st, k->name[k->n], &l, v[APX_KERNEL_DEVICE], &k->launch[k->n])) < 0)
 		return e;
 	k->start[k->n] = start;
-	k->end[k->n] = end < start ? start : end;
+	if (end < start)
+		end = start;
+	k->dur[k->n] = end - start < UINT32_MAX ? (uint32_t)(end - start) : UINT32_MAX;
+	if (k->dur[k->n] == UINT32_MAX) {
+		struct apx_es_priv *pv = st->priv;
+
+		if ((e = apx_es_grow((void **)&pv->klong, sizeof(*pv->klong), pv->nklong + 1,
+				     &pv->klong_cap)) < 0)
+			return e;
+		pv->klong[pv->nklong++] = (struct apx_es_long){ (uint32_t)k->n, end };
+	}
 	k->corr[k->n] = (uint32_t)v[APX_KERNEL_CORRELATION];
 	k->n++;
 	return 0;
@@ -488,16 +566,22 @@ static int add_copy(struct apx_store *st, uint16_t fi, const struct apx_rec *r)
 	if (!keep(st, fi, start, end))
 		return 0;
 	if ((e = cols_reserve(c->n, &c->cap, (const struct col[]){
-				COL(c->start), COL(c->end), COL(c->bytes), COL(c->corr),
-				COL(c->stream), COL(c->kind), COL(c->src), COL(c->dst),
-				COL(c->flags) },
-				9)) < 0)
+				COL(c->start), COL(c->end), COL(c->bytes), COL(c->host_addr),
+				COL(c->api_enter), COL(c->api_exit), COL(c->corr), COL(c->stream),
+				COL(c->kind), COL(c->src), COL(c->dst), COL(c->flags) },
+				12)) < 0)
 		return e;
 	if ((e = stream_of(st, fi, v[APX_MEMCPY_DEVICE], v[APX_MEMCPY_STREAM], &c->stream[c->n])) < 0)
 		return e;
 	c->start[c->n] = start;
 	c->end[c->n] = end < start ? start : end;
 	c->bytes[c->n] = v[APX_MEMCPY_BYTES];
+	c->host_addr[c->n] = v[APX_MEMCPY_HOST_ADDR];
+	c->api_enter[c->n] = c->api_exit[c->n] = 0;
+	if (v[APX_MEMCPY_API_ENTER_NS] && v[APX_MEMCPY_API_EXIT_NS] >= v[APX_MEMCPY_API_ENTER_NS]) {
+		c->api_enter[c->n] = sh(st, fi, v[APX_MEMCPY_API_ENTER_NS]);
+		c->api_exit[c->n] = sh(st, fi, v[APX_MEMCPY_API_EXIT_NS]);
+	}
 	c->corr[c->n] = (uint32_t)v[APX_MEMCPY_CORRELATION];
 	c->kind[c->n] = (uint8_t)(v[APX_MEMCPY_COPY_KIND] < APX_COPY__COUNT ? v[APX_MEMCPY_COPY_KIND] : 0);
 	c->src[c->n] = (uint8_t)(v[APX_MEMCPY_SRC_KIND] < APX_MEM__COUNT ? v[APX_MEMCPY_SRC_KIND] : 0);
@@ -518,8 +602,8 @@ static int add_memset(struct apx_store *st, uint16_t fi, const struct apx_rec *r
 		return 0;
 	if ((e = cols_reserve(s->n, &s->cap, (const struct col[]){
 				COL(s->start), COL(s->end), COL(s->bytes), COL(s->corr),
-				COL(s->stream) },
-				5)) < 0)
+				COL(s->stream), COL(s->kind), COL(s->flags) },
+				7)) < 0)
 		return e;
 	if ((e = stream_of(st, fi, v[APX_MEMSET_DEVICE], v[APX_MEMSET_STREAM], &s->stream[s->n])) < 0)
 		return e;
@@ -527,6 +611,8 @@ static int add_memset(struct apx_store *st, uint16_t fi, const struct apx_rec *r
 	s->end[s->n] = end < start ? start : end;
 	s->bytes[s->n] = v[APX_MEMSET_BYTES];
 	s->corr[s->n] = (uint32_t)v[APX_MEMSET_CORRELATION];
+	s->kind[s->n] = (uint8_t)(v[APX_MEMSET_MEM_KIND] & 0xff);
+	s->flags[s->n] = (uint8_t)(v[APX_MEMSET_FLAGS] & 1);
 	s->n++;
 	return 0;
 }
@@ -542,8 +628,8 @@ static int add_api(struct apx_store *st, uint16_t fi, const struct apx_rec *r)
 		return 0;
 	if ((e = cols_reserve(a->n, &a->cap, (const struct col[]){
 				COL(a->start), COL(a->end), COL(a->corr), COL(a->thread),
-				COL(a->name), COL(a->domain) },
-				6)) < 0)
+				COL(a->name), COL(a->cbid), COL(a->domain) },
+				7)) < 0)
 		return e;
 	if ((e = thread_of(st, fi, v[APX_API_TID], &a->thread[a->n])) < 0 ||
 	    (e = intern_id(st, fi, v[APX_API_NAME], &a->name[a->n])) < 0)
@@ -551,6 +637,7 @@ static int add_api(struct apx_store *st, uint16_t fi, const struct apx_rec *r)
 	a->start[a->n] = start;
 	a->end[a->n] = end < start ? start : end;
 	a->corr[a->n] = (uint32_t)v[APX_API_CORRELATION];
+	a->cbid[a->n] = (uint32_t)v[APX_API_CBID];
 	a->domain[a->n] = (uint8_t)v[APX_API_DOMAIN];
 	a->n++;
 	return 0;
@@ -568,14 +655,16 @@ static int add_marker(struct apx_store *st, uint16_t fi, const struct apx_rec *r
 	if (!keep(st, fi, start, end) && end != start)
 		return 0;
 	if ((e = cols_reserve(m->n, &m->cap, (const struct col[]){
-				COL(m->start), COL(m->end), COL(m->thread), COL(m->name) },
-				4)) < 0)
+				COL(m->start), COL(m->end), COL(m->thread), COL(m->name),
+				COL(m->kind) },
+				5)) < 0)
 		return e;
 	if ((e = thread_of(st, fi, v[APX_MARKER_TID], &m->thread[m->n])) < 0 ||
 	    (e = intern_id(st, fi, v[APX_MARKER_NAME], &m->name[m->n])) < 0)
 		return e;
 	m->start[m->n] = start;
 	m->end[m->n] = end;
+	m->kind[m->n] = (uint8_t)v[APX_MARKER_KIND];
 	m->n++;
 	return 0;
 }
@@ -607,16 +696,18 @@ static int add_sync(struct apx_store *st, uint16_t fi, const struct apx_rec *r)
 	return 0;
 }
 
-int apx_es_add_counter(struct apx_store *st, uint64_t ts, double value, uint32_t series)
+int apx_es_add_counter(struct apx_store *st, uint64_t ts, uint64_t end, double value,
+		       uint32_t series)
 {
 	struct apx_es_counters *c = &st->ct;
 	int e;
 
 	if ((e = cols_reserve(c->n, &c->cap, (const struct col[]){
-				COL(c->ts), COL(c->value), COL(c->series) },
-				3)) < 0)
+				COL(c->ts), COL(c->end), COL(c->value), COL(c->series) },
+				4)) < 0)
 		return e;
 	c->ts[c->n] = ts;
+	c->end[c->n] = end > ts ? end : 0;
 	c->value[c->n] = value;
 	c->series[c->n] = series;
 	c->n++;
@@ -642,7 +733,9 @@ static int add_metric(struct apx_store *st, uint16_t fi, struct apx_rec *r)
 		return e;
 	if ((e = apx_es_series_of(st, fi, dev, name, unit, 0, &series)) < 0)
 		return e == -E2BIG ? 0 : e;
-	return apx_es_add_counter(st, ts, apx_rec_f64(r, APX_METRIC_VALUE), series);
+	return apx_es_add_counter(st, ts, (r->present >> APX_METRIC_END_NS & 1) && r->v[APX_METRIC_END_NS]
+					  ? sh(st, fi, r->v[APX_METRIC_END_NS]) : 0,
+				  apx_rec_f64(r, APX_METRIC_VALUE), series);
 }
 
 /* Device allocations and frees become the "device memory" series in apx_es_finish(). */
@@ -698,34 +791,84 @@ static int add_record(struct apx_store *st, uint16_t fi, struct apx_rec *r)
 
 /* ---- files ------------------------------------------------------------------------------------ */
 
-static int open_file(struct apx_store *st, const char *path, struct apx_diag *diag)
+uint32_t apx_store_device_of(const struct apx_store *st, uint16_t file, uint64_t ordinal)
 {
-	struct apx_es_file *f = &st->files[st->nfiles];
+	const struct apx_es_priv *pv = st->priv;
+
+	if (file >= st->nfiles)
+		return UINT32_MAX;
+	if (ordinal < APX_ES_ORDINALS)
+		return pv->file_dev[file][ordinal] ? pv->file_dev[file][ordinal] - 1 : UINT32_MAX;
+	for (size_t i = 0; i < st->ndevices; i++)
+		if (st->devices[i].host == st->files[file].host && st->devices[i].ordinal == ordinal)
+			return (uint32_t)i;
+	return UINT32_MAX;
+}
+
+struct apx_store *apx_store_new(const struct apx_store_opts *opts)
+{
+	struct apx_store *st = calloc(1, sizeof(*st));
+	struct apx_es_priv *pv = calloc(1, sizeof(*pv));
+
+	if (!st || !pv) {
+		free(st);
+		free(pv);
+		return NULL;
+	}
+	st->priv = pv;
+	if (opts)
+		pv->opts = *opts;
+	return st;
+}
+
+int apx_store_add_reader(struct apx_store *st, const char *name, struct apx_reader *rd,
+			 struct apx_diag *diag)
+{
+	struct apx_es_priv *pv = st->priv;
+	size_t fcap = pv->files_cap, dcap = pv->files_cap, n = st->nfiles;
+	struct apx_es_file *f;
 	const struct apx_rec *h;
 	int r;
 
-	memset(f, 0, sizeof(*f));
-	f->path = path;
-	r = apx_reader_open(path, &f->r, diag);
-	if (r < 0)
+	if (n >= APX_STORE_MAX_FILES || pv->built) {
+		apx_reader_close(rd);
+		if (diag)
+			snprintf(diag->msg, sizeof(diag->msg), "more than %d files", APX_STORE_MAX_FILES);
+		return diag ? (diag->err = -E2BIG) : -E2BIG;
+	}
+	if ((r = apx_es_grow((void **)&st->files, sizeof(*st->files), n + 1, &pv->files_cap)) < 0 ||
+	    (r = apx_es_grow((void **)&pv->file_dev, sizeof(*pv->file_dev), n + 1, &fcap)) < 0 ||
+	    (r = apx_es_grow((void **)&pv->file_sid, sizeof(*pv->file_sid), n + 1, &dcap)) < 0) {
+		apx_reader_close(rd);
 		return r;
-	h = apx_reader_header(f->r);
-	f->status = apx_reader_status(f->r);
+	}
+	f = &st->files[n];
+	memset(f, 0, sizeof(*f));
+	memset(pv->file_dev[n], 0, sizeof(pv->file_dev[n]));
+	memset(&pv->file_sid[n], 0, sizeof(pv->file_sid[n]));
+	f->path = name;
+	f->r = rd;
+	h = apx_reader_header(rd);
+	f->status = apx_reader_status(rd);
 	f->pid = h->v[APX_HEADER_PID];
 	f->ppid = h->v[APX_HEADER_PPID];
 	f->rank = apx_rec_i64(h, APX_HEADER_RANK);
 	f->argv = rec_text(h, APX_HEADER_ARGV);
 	f->run_id = rec_text(h, APX_HEADER_RUN_ID);
-	if ((r = host_index(st, rec_text(h, APX_HEADER_HOSTNAME), &f->host)) < 0)
+	if ((r = host_index(st, rec_text(h, APX_HEADER_HOSTNAME), &f->host)) < 0) {
+		apx_reader_close(rd);
 		return r;
+	}
 	st->nfiles++;
 	return 0;
 }
 
-/* Files of other hosts are moved onto the first file's clock through their wall-clock offsets;
- * files of one host share CLOCK_MONOTONIC and are not moved. */
+/* Files of other hosts are moved onto the first file's clock through their wall-clock offsets
+ * (unless the caller keeps every file's clock); files of one host share CLOCK_MONOTONIC and
+ * are not moved. */
 static void align_clocks(struct apx_store *st)
 {
+	const struct apx_es_priv *pv = st->priv;
 	int64_t ref = apx_rec_i64(apx_reader_header(st->files[0].r), APX_HEADER_REALTIME_OFFSET_NS);
 
 	st->run_start_ns = UINT64_MAX;
@@ -733,7 +876,7 @@ static void align_clocks(struct apx_store *st)
 		struct apx_es_file *f = &st->files[i];
 		const struct apx_rec *h = apx_reader_header(f->r);
 
-		if (f->host != st->files[0].host)
+		if (f->host != st->files[0].host && !pv->opts.keep_clocks)
 			f->shift_ns = apx_rec_i64(h, APX_HEADER_REALTIME_OFFSET_NS) - ref;
 		if (h->v[APX_HEADER_START_NS] &&
 		    (uint64_t)((int64_t)h->v[APX_HEADER_START_NS] + f->shift_ns) < st->run_start_ns)
@@ -743,70 +886,92 @@ static void align_clocks(struct apx_store *st)
 		st->run_start_ns = 0;
 }
 
+static int load_oom(struct apx_diag *diag, struct apx_reader *rd, size_t c, int e)
+{
+	if (diag) {
+		diag->err = e;
+		diag->offset = apx_reader_chunk(rd, c)->offset;
+		diag->chunk = (int64_t)c;
+		snprintf(diag->msg, sizeof(diag->msg), "out of memory at chunk %zu (%s) at offset %llu",
+			 c, apx_rec_type_name(apx_reader_chunk(rd, c)->type),
+			 (unsigned long long)apx_reader_chunk(rd, c)->offset);
+	}
+	return e;
+}
+
+/* Every readable record of a file: the store's columns, then the caller's hook. Chunks that
+ * cannot be read are skipped (and told to the hook). */
 static int load_file(struct apx_store *st, uint16_t fi, struct apx_diag *diag)
 {
+	const struct apx_es_priv *pv = st->priv;
 	struct apx_reader *rd = st->files[fi].r;
 
 	for (size_t c = 0; c < apx_reader_chunk_count(rd); c++) {
 		struct apx_chunk_iter it;
-		int r;
+		struct apx_diag d = { 0 };
+		uint32_t done = 0;
+		int r, e;
 
-		if (apx_chunk_iter_init(&it, rd, c, NULL) < 0)
-			continue;	/* unknown types and versions: skipped, as apx info says */
-		while ((r = apx_chunk_iter_next(&it, NULL)) > 0) {
-			int e = add_record(st, fi, &it.rec);
-
-			if (e < 0) {
-				if (diag) {
-					diag->err = e;
-					diag->offset = apx_reader_chunk(rd, c)->offset;
-					diag->chunk = (int64_t)c;
-					snprintf(diag->msg, sizeof(diag->msg),
-						 "out of memory reading chunk %zu", c);
-				}
-				return e;
-			}
+		if ((r = apx_chunk_iter_init(&it, rd, c, &d)) < 0) {
+			if (pv->opts.on_chunk)	/* unknown types and versions: skipped, as apx info says */
+				pv->opts.on_chunk(pv->opts.ctx, fi, c, r, &d,
+						  apx_reader_chunk(rd, c)->records);
+			continue;
 		}
+		while ((r = apx_chunk_iter_next(&it, &d)) > 0) {
+			done++;
+			if ((e = add_record(st, fi, &it.rec)) < 0 ||
+			    (pv->opts.on_record && (e = pv->opts.on_record(pv->opts.ctx, fi, &it.rec)) < 0))
+				return load_oom(diag, rd, c, e);
+		}
+		if (r < 0 && pv->opts.on_chunk)
+			pv->opts.on_chunk(pv->opts.ctx, fi, c, r, &d,
+					  apx_reader_chunk(rd, c)->records - done);
 		apx_reader_release(rd, c);
 	}
 	return 0;
+}
+
+int apx_store_build(struct apx_store *st, struct apx_diag *diag)
+{
+	struct apx_es_priv *pv = st->priv;
+	int r;
+
+	if (pv->built)
+		return -EALREADY;
+	pv->built = 1;
+	if (!st->nfiles)
+		return 0;	/* an empty store */
+	align_clocks(st);
+	for (size_t i = 0; i < st->nfiles; i++)
+		if ((r = load_file(st, (uint16_t)i, diag)) < 0)
+			return r;
+	return apx_es_finish(st);
 }
 
 int apx_store_open(const char *const *paths, size_t npaths, const struct apx_store_opts *opts,
 		   struct apx_store **ret_store, struct apx_diag *diag)
 {
 	struct apx_store *st;
-	struct apx_es_priv *pv;
 	int r = -ENOMEM;
 
 	if (!npaths || npaths > APX_STORE_MAX_FILES)
 		return -EINVAL;
-	st = calloc(1, sizeof(*st));
-	pv = calloc(1, sizeof(*pv));
-	if (!st || !pv)
-		goto fail;
-	st->priv = pv;
-	if (opts)
-		pv->opts = *opts;
-	st->files = calloc(npaths, sizeof(*st->files));
-	pv->file_dev = calloc(npaths, sizeof(*pv->file_dev));
-	pv->file_sid = calloc(npaths, sizeof(*pv->file_sid));
-	if (!st->files || !pv->file_dev || !pv->file_sid)
-		goto fail;
-	for (size_t i = 0; i < npaths; i++)
-		if ((r = open_file(st, paths[i], diag)) < 0)
+	st = apx_store_new(opts);
+	if (!st)
+		return -ENOMEM;
+	for (size_t i = 0; i < npaths; i++) {
+		struct apx_reader *rd;
+
+		if ((r = apx_reader_open(paths[i], &rd, diag)) < 0 ||
+		    (r = apx_store_add_reader(st, paths[i], rd, diag)) < 0)
 			goto fail;
-	align_clocks(st);
-	for (size_t i = 0; i < st->nfiles; i++)
-		if ((r = load_file(st, (uint16_t)i, diag)) < 0)
-			goto fail;
-	if ((r = apx_es_finish(st)) < 0)
+	}
+	if ((r = apx_store_build(st, diag)) < 0)
 		goto fail;
 	*ret_store = st;
 	return 0;
 fail:
-	if (st && !st->priv)
-		free(pv);
 	apx_store_free(st);
 	return r;
 }
@@ -828,15 +993,18 @@ void apx_store_free(struct apx_store *st)
 	free(st->strings);
 	free(st->launches);
 	free(st->series);
+	free(st->knames);
+	free(st->string_kname);
 	{
-		void *cols[] = { st->k.start, st->k.end, st->k.corr, st->k.stream, st->k.name,
+		void *cols[] = { st->k.start, st->k.dur, st->k.corr, st->k.stream, st->k.name,
 				 st->k.launch, st->c.start, st->c.end, st->c.bytes, st->c.corr,
 				 st->c.stream, st->c.kind, st->c.src, st->c.dst, st->c.flags,
-				 st->s.start, st->s.end, st->s.bytes, st->s.corr, st->s.stream,
-				 st->a.start, st->a.end, st->a.corr, st->a.thread, st->a.name,
-				 st->a.domain, st->mk.start, st->mk.end, st->mk.thread, st->mk.name,
+				 st->c.host_addr, st->c.api_enter, st->c.api_exit, st->s.start, st->s.end, st->s.bytes, st->s.corr,
+				 st->s.stream, st->s.kind, st->s.flags, st->a.start, st->a.end,
+				 st->a.corr, st->a.thread, st->a.name, st->a.cbid, st->a.domain,
+				 st->mk.start, st->mk.end, st->mk.thread, st->mk.name, st->mk.kind,
 				 st->y.start, st->y.end, st->y.thread, st->y.stream, st->y.kind,
-				 st->ct.ts, st->ct.value, st->ct.series };
+				 st->ct.ts, st->ct.end, st->ct.value, st->ct.series };
 
 		for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
 			free(cols[i]);
@@ -853,6 +1021,8 @@ void apx_store_free(struct apx_store *st)
 			apx_sidmap_free(&pv->file_sid[i]);
 		free(pv->file_sid);
 		free(pv->file_dev);
+		free(pv->kname_last);
+		free(pv->klong);
 		free(pv->mem);
 		free(pv->gpu_by_corr);
 		free(pv->api_by_corr);

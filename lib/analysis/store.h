@@ -8,7 +8,9 @@
  * call to the GPU work it launched.
  *
  * Consumers: the exporters (lib/export: Perfetto, Chrome/Kineto JSON, SQLite) read the ordered
- * stream. Built by apx_store_open() from trace files, single-threaded; the store keeps their
+ * stream; apx report's model (model.h) computes its aggregates as views over the columns
+ * (view_*.c, timeline.c, steps.c, nvtx.c). Built by apx_store_open() (or new/add_reader/build)
+ * from trace files, single-threaded; the store keeps their
  * readers open, so names are borrowed from the files' mappings (text + length, not
  * NUL-terminated). Nothing here logs: errors come back as negative errno with a diag.
  */
@@ -58,8 +60,8 @@ struct apx_es_file {
 struct apx_es_device {
 	uint32_t host;
 	uint8_t uuid[16];
-	int has_uuid;				/* 0: keyed by (host, first file, ordinal) instead */
-	uint32_t ordinal;			/* the device id its first file used */
+	int has_uuid;				/* 0: keyed by (host, ordinal) instead */
+	uint32_t ordinal;			/* the device id its first file used (saturated) */
 	uint16_t first_file;
 	struct apx_es_text name;
 	uint64_t mem_bytes, l2_bytes, mem_bw_bps, clock_khz;
@@ -92,16 +94,20 @@ struct apx_es_series {
 	int is_memory;				/* bytes of device memory in use, built by the store */
 };
 
-/* Columns. Index i of every array of a type is one event. */
+/* Columns. Index i of every array of a type is one event. A kernel keeps its duration in 32
+ * bits (10 million kernels, bench/report); the rare one of 4.29 s or more has dur UINT32_MAX
+ * and its end in a side table: read ends with apx_store_end(). */
 struct apx_es_kernels {
 	size_t n, cap;
-	uint64_t *start, *end;
+	uint64_t *start;
+	uint32_t *dur;				/* ns, saturated at UINT32_MAX */
 	uint32_t *corr, *stream, *name, *launch;	/* name: string index; launch: launches[] */
 };
 
 struct apx_es_copies {
 	size_t n, cap;
-	uint64_t *start, *end, *bytes;
+	uint64_t *start, *end, *bytes, *host_addr;	/* host_addr: the host side's, 0 unknown */
+	uint64_t *api_enter, *api_exit;		/* the copy call on the host, 0 = not recorded */
 	uint32_t *corr, *stream;
 	uint8_t *kind, *src, *dst, *flags;		/* enum apx_copy_kind, apx_mem_kind; bit 0 async */
 };
@@ -110,12 +116,14 @@ struct apx_es_memsets {
 	size_t n, cap;
 	uint64_t *start, *end, *bytes;
 	uint32_t *corr, *stream;
+	uint8_t *kind, *flags;			/* enum apx_mem_kind (low byte); bit 0 async */
 };
 
 struct apx_es_apis {
 	size_t n, cap;
 	uint64_t *start, *end;
 	uint32_t *corr, *thread, *name;		/* thread: threads[]; name: string index */
+	uint32_t *cbid;				/* CUPTI callback id */
 	uint8_t *domain;			/* enum apx_api_domain */
 };
 
@@ -123,6 +131,7 @@ struct apx_es_markers {
 	size_t n, cap;
 	uint64_t *start, *end;			/* end == start: an instant marker */
 	uint32_t *thread, *name;
+	uint8_t *kind;				/* enum apx_marker_kind */
 };
 
 struct apx_es_syncs {
@@ -135,15 +144,39 @@ struct apx_es_syncs {
 struct apx_es_counters {
 	size_t n, cap;
 	uint64_t *ts;
+	uint64_t *end;				/* the sample's interval end (PM sampling); 0: an instant */
 	double *value;
 	uint32_t *series;
 };
+
+/* One kernel name: the string, and the launch configuration and device of its first
+ * kernel (in file order). */
+struct apx_es_kname {
+	uint32_t name;				/* string index */
+	uint32_t launch;			/* launches[] */
+	uint32_t ordinal;			/* the device id that kernel's record gave */
+};
+
+/* Called for every record read (after the store took what it keeps), so that a consumer
+ * collects what the store has no column for (apx report's model: memory, configuration,
+ * unified memory, CPU samples, key/values...). Times are the file's own (not shifted).
+ * Negative errno stops the build. */
+typedef int apx_store_record_fn(void *ctx, uint16_t file, const struct apx_rec *r);
+/* A chunk that is not read: err -ENOTSUP (a newer writer's type or version: skipped whole) or
+ * damaged (d says where and why; lost: its records not read). */
+typedef void apx_store_chunk_fn(void *ctx, uint16_t file, size_t chunk, int err,
+				const struct apx_diag *d, uint32_t lost);
 
 struct apx_store_opts {
 	uint64_t from_ns, to_ns;		/* keep events overlapping [from, to) after the run's
 						 * start; to 0 = the end */
 	uint64_t min_dur_ns;			/* drop kernels, copies, memsets, API calls and
 						 * ranges shorter than this */
+	int keep_clocks;			/* 1: each file's times as recorded (apx report);
+						 * 0: other hosts moved onto the first file's clock */
+	apx_store_record_fn *on_record;		/* NULL = none */
+	apx_store_chunk_fn *on_chunk;
+	void *ctx;
 };
 
 struct apx_store {
@@ -163,6 +196,9 @@ struct apx_store {
 	size_t nlaunches;
 	struct apx_es_series *series;
 	size_t nseries;
+	struct apx_es_kname *knames;		/* kernel names, in the order first seen */
+	size_t nknames;
+	uint32_t *string_kname;			/* per string: knames index + 1, 0 = no kernel's */
 
 	struct apx_es_kernels k;
 	struct apx_es_copies c;
@@ -183,7 +219,18 @@ struct apx_store {
  * where). opts may be NULL. */
 int apx_store_open(const char *const *paths, size_t npaths, const struct apx_store_opts *opts,
 		   struct apx_store **ret_store, struct apx_diag *diag);
+/* The same in steps, for callers that learn their files one by one (apx report: a run's
+ * FILE.<pid>, converted Kineto traces): new, then add_reader for each file (the store takes the
+ * reader over, also on error; name is borrowed and must outlive the store), then build once.
+ * apx_store_build reads every file; -errno (diag) when memory runs out. */
+struct apx_store *apx_store_new(const struct apx_store_opts *opts);
+int apx_store_add_reader(struct apx_store *st, const char *name, struct apx_reader *rd,
+			 struct apx_diag *diag);
+int apx_store_build(struct apx_store *st, struct apx_diag *diag);
 void apx_store_free(struct apx_store *st);
+
+/* The store device of a file's device id, UINT32_MAX when the file never named it. */
+uint32_t apx_store_device_of(const struct apx_store *st, uint16_t file, uint64_t ordinal);
 
 /* Events of one type. */
 size_t apx_store_count(const struct apx_store *st, enum apx_es_type type);

@@ -8,7 +8,7 @@
 #include "analysis/sidmap.h"
 #include "analysis/store.h"
 
-#define APX_ES_ORDINALS 64		/* device ordinals per file (larger ones share the last) */
+#define APX_ES_ORDINALS 64		/* device ordinals mapped per file (larger: by search) */
 #define APX_ES_SERIES_MAX 4096		/* time series kept (more are dropped) */
 
 /* Open addressing: slot[j] = index + 1 (0 = empty), hash[j] its full hash. */
@@ -34,11 +34,33 @@ struct apx_es_corr {
 	uint32_t index;
 };
 
+/* The last stream a file's record named, per a few hash slots: consecutive kernels of one
+ * stream skip the table (bench/report). */
+#define APX_ES_STREAM_CACHE 16
+
+struct apx_es_stream_hit {
+	uint64_t id;
+	uint32_t index;				/* stream index + 1, 0 = empty */
+	uint32_t ordinal;
+	uint16_t file;
+};
+
+/* A kernel of 4.29 s or more: its row (after sorting: the sorted row) and its end. */
+struct apx_es_long {
+	uint32_t index;
+	uint64_t end;
+};
+
 struct apx_es_priv {
 	struct apx_store_opts opts;
+	struct apx_es_long *klong;		/* by index */
+	size_t nklong, klong_cap;
 	struct apx_es_table strings_t, launches_t, streams_t, threads_t;
 	size_t strings_cap, launches_cap, hosts_cap, devices_cap, streams_cap, threads_cap,
-		series_cap;
+		series_cap, files_cap, knames_cap, string_kname_cap;
+	uint32_t *kname_last;			/* per kernel name: the launch its last kernel used */
+	struct apx_es_stream_hit stream_hit[APX_ES_STREAM_CACHE];
+	int built;
 	uint32_t (*file_dev)[APX_ES_ORDINALS];	/* per file: ordinal -> device index + 1 */
 	struct apx_sidmap *file_sid;		/* per file: string id -> store string */
 	struct apx_es_mem *mem;
@@ -51,7 +73,8 @@ struct apx_es_priv {
 int apx_es_grow(void **arr, size_t elem, size_t need, size_t *cap);
 int apx_es_series_of(struct apx_store *st, uint16_t fi, uint32_t device, struct apx_es_text name,
 		     struct apx_es_text unit, int is_memory, uint32_t *ret);
-int apx_es_add_counter(struct apx_store *st, uint64_t ts, double value, uint32_t series);
+int apx_es_add_counter(struct apx_store *st, uint64_t ts, uint64_t end, double value,
+		       uint32_t series);
 /* store_sort.c: order every column by start, build the memory series, the run's end. */
 int apx_es_finish(struct apx_store *st);
 

@@ -42,8 +42,46 @@ struct col {
 	size_t elem;
 };
 
-/* Sort the columns of one type by keys (its start times, one of the columns). */
-static int sort_cols(uint64_t *keys, size_t n, const struct col *cols, size_t ncols)
+static int cmp_long(const void *a, const void *b)
+{
+	const struct apx_es_long *x = a, *y = b;
+
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* After the kernels were sorted by `order` (row i was row order[i]): the long kernels' rows,
+ * visited in the new order, so the new table is by index again. */
+static int remap_long(struct apx_store *st, const uint32_t *order)
+{
+	struct apx_es_priv *pv = st->priv;
+	struct apx_es_long *out;
+	size_t j = 0;
+
+	if (!pv->nklong)
+		return 0;
+	out = malloc(pv->nklong * sizeof(*out));
+	if (!out)
+		return -ENOMEM;
+	for (size_t i = 0; i < st->k.n && j < pv->nklong; i++) {
+		struct apx_es_long key = { order[i], 0 };
+		const struct apx_es_long *l;
+
+		if (st->k.dur[i] != UINT32_MAX)
+			continue;
+		l = bsearch(&key, pv->klong, pv->nklong, sizeof(*l), cmp_long);
+		out[j++] = (struct apx_es_long){ (uint32_t)i, l ? l->end : st->k.start[i] + UINT32_MAX };
+	}
+	free(pv->klong);
+	pv->klong = out;
+	pv->nklong = j;
+	pv->klong_cap = pv->nklong;
+	return 0;
+}
+
+/* Sort the columns of one type by keys (its start times, one of the columns); kernels also
+ * move their long-kernel table. */
+static int sort_cols(struct apx_store *st, uint64_t *keys, size_t n, const struct col *cols,
+		     size_t ncols)
 {
 	uint32_t *order;
 	int r = 0;
@@ -63,6 +101,8 @@ static int sort_cols(uint64_t *keys, size_t n, const struct col *cols, size_t nc
 	qsort_r(order, n, sizeof(*order), cmp_by_key, keys);
 	for (i = 0; i < ncols && !r; i++)
 		r = permute(cols[i].arr, cols[i].elem, order, n);
+	if (!r && keys == st->k.start)
+		r = remap_long(st, order);
 	free(order);
 	return r;
 }
@@ -81,21 +121,21 @@ static int sort_all(struct apx_store *st)
 	int r;
 
 	/* the order is computed first, then every column (the key one too) is permuted */
-	if ((r = sort_cols(k->start, k->n, (const struct col[]){ C(k->end), C(k->corr), C(k->stream),
+	if ((r = sort_cols(st, k->start, k->n, (const struct col[]){ C(k->dur), C(k->corr), C(k->stream),
 			   C(k->name), C(k->launch), C(k->start) }, 6)) < 0 ||
-	    (r = sort_cols(c->start, c->n, (const struct col[]){ C(c->end), C(c->bytes), C(c->corr),
+	    (r = sort_cols(st, c->start, c->n, (const struct col[]){ C(c->end), C(c->bytes), C(c->corr),
 			   C(c->stream), C(c->kind), C(c->src), C(c->dst), C(c->flags),
-			   C(c->start) }, 9)) < 0 ||
-	    (r = sort_cols(s->start, s->n, (const struct col[]){ C(s->end), C(s->bytes), C(s->corr),
-			   C(s->stream), C(s->start) }, 5)) < 0 ||
-	    (r = sort_cols(a->start, a->n, (const struct col[]){ C(a->end), C(a->corr), C(a->thread),
-			   C(a->name), C(a->domain), C(a->start) }, 6)) < 0 ||
-	    (r = sort_cols(m->start, m->n, (const struct col[]){ C(m->end), C(m->thread), C(m->name),
-			   C(m->start) }, 4)) < 0 ||
-	    (r = sort_cols(y->start, y->n, (const struct col[]){ C(y->end), C(y->thread), C(y->stream),
+			   C(c->host_addr), C(c->api_enter), C(c->api_exit), C(c->start) }, 12)) < 0 ||
+	    (r = sort_cols(st, s->start, s->n, (const struct col[]){ C(s->end), C(s->bytes), C(s->corr),
+			   C(s->stream), C(s->kind), C(s->flags), C(s->start) }, 7)) < 0 ||
+	    (r = sort_cols(st, a->start, a->n, (const struct col[]){ C(a->end), C(a->corr), C(a->thread),
+			   C(a->name), C(a->cbid), C(a->domain), C(a->start) }, 7)) < 0 ||
+	    (r = sort_cols(st, m->start, m->n, (const struct col[]){ C(m->end), C(m->thread), C(m->name),
+			   C(m->kind), C(m->start) }, 5)) < 0 ||
+	    (r = sort_cols(st, y->start, y->n, (const struct col[]){ C(y->end), C(y->thread), C(y->stream),
 			   C(y->kind), C(y->start) }, 5)) < 0 ||
-	    (r = sort_cols(t->ts, t->n, (const struct col[]){ C(t->value), C(t->series), C(t->ts) },
-			   3)) < 0)
+	    (r = sort_cols(st, t->ts, t->n, (const struct col[]){ C(t->end), C(t->value), C(t->series),
+			   C(t->ts) }, 4)) < 0)
 		return r;
 	return 0;
 }
@@ -143,7 +183,7 @@ static int memory_series(struct apx_store *st)
 		}
 		now[series] = m->alloc ? now[series] + b : (now[series] > b ? now[series] - b : 0);
 		if (in_window(st, m->ts))
-			r = apx_es_add_counter(st, m->ts, now[series], series);
+			r = apx_es_add_counter(st, m->ts, 0, now[series], series);
 	}
 	free(now);
 	return r;
@@ -206,10 +246,21 @@ uint64_t apx_store_start(const struct apx_store *st, enum apx_es_type type, size
 	}
 }
 
+static uint64_t kernel_end(const struct apx_store *st, size_t i)
+{
+	const struct apx_es_priv *pv = st->priv;
+	struct apx_es_long key = { (uint32_t)i, 0 }, *l;
+
+	if (st->k.dur[i] != UINT32_MAX)
+		return st->k.start[i] + st->k.dur[i];
+	l = bsearch(&key, pv->klong, pv->nklong, sizeof(*l), cmp_long);
+	return l ? l->end : st->k.start[i] + UINT32_MAX;
+}
+
 uint64_t apx_store_end(const struct apx_store *st, enum apx_es_type type, size_t i)
 {
 	switch (type) {
-	case APX_ES_KERNEL: return st->k.end[i];
+	case APX_ES_KERNEL: return kernel_end(st, i);
 	case APX_ES_COPY: return st->c.end[i];
 	case APX_ES_MEMSET: return st->s.end[i];
 	case APX_ES_API: return st->a.end[i];

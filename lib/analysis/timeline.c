@@ -1,46 +1,25 @@
 /*
  * timeline.c - builds the per-device timelines (see timeline.h) in one sweep over the device's
- * activity sorted by start: kernels (sorted by finish.c), copies and memsets (sorted here, in
- * the model's own arrays: no copy), merged three ways. Union trackers give busy time, kernel-only and copy-only busy time, and the
- * time with two or more kernels in flight; every hole in the union between the first and the
- * last activity is an idle gap, attributed to a cause:
- *   warmup  the gap ends before the last kernel never seen before started (library set-up,
- *           lazy module loading, first-call compilation and autotuning);
- *   data    the activity that ends the gap is a host-to-device copy (the GPU waited for input);
- *   sync    a host synchronization returned inside the gap (the host waited for the GPU, then
- *           did its work while the GPU idled);
- *   launch  the gap is shorter than APX_LAUNCH_GAP_NS (the host could not keep up launching);
- *   unknown anything else (the host was busy elsewhere: Python, data loading, I/O).
- * Called by apx_model_finish(); memory: one array of the synchronizations' end times.
+ * activity sorted by start: the event store's kernel, copy and memset columns (each already in
+ * time order; a device is the store's (host, UUID), so two hosts' GPU 0 are two timelines),
+ * merged three ways. Union trackers give busy time, kernel-only and copy-only busy time (and
+ * host<->device copies apart), and the time with two or more kernels in flight; every hole in
+ * the union between the first and the last activity is an idle gap, handed with what ends and
+ * begins it to idle_attrib.c, which gives each of its ns one cause (or counts it as start-up or
+ * teardown, outside the steady window).
+ * Called by apx_model_finish(); memory: the attribution's host-side interval arrays.
  */
 #include "analysis/timeline.h"
+
+#include "analysis/idle_attrib.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/views.h"
+
 #include "base/banned.h"
-
-static int cmp_copy(const void *a, const void *b)
-{
-	const struct apx_an_copy *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-static int cmp_memset(const void *a, const void *b)
-{
-	const struct apx_an_memset *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 /* Running union of intervals arriving by increasing start. */
 struct uni {
@@ -67,99 +46,45 @@ static uint64_t uni_total(const struct uni *u)
 	return u->total + (u->open ? u->e - u->s : 0);
 }
 
-/* Disjoint intervals, sorted: the union of some unified-memory events. */
-struct spans {
-	uint64_t *s, *e;
-	size_t n;
-};
-
 struct sweep {
 	struct apx_model *m;
 	struct apx_an_timeline *t;
-	const uint64_t *sync_ends;
-	size_t nsync;
-	const struct spans *uvm_gpu, *uvm_host;	/* GPU-side / host-side unified-memory activity */
+	const struct apx_idle_ctx *ic;
+	const struct apx_spans *uvm_gpu;	/* GPU-side unified-memory activity */
 	struct uni all, kc, k, c, conc, hc, khc;	/* hc, khc: host<->device copies only */
 	uint64_t kmax_end;
+	int last_small;				/* the activity ending the union is a small copy */
 };
 
-/* Whether [a, b) meets one of the spans. */
-static int spans_meet(const struct spans *sp, uint64_t a, uint64_t b)
+/* The idle gap [a, b], to the attribution; long ones are kept one by one. */
+static int on_gap(struct sweep *w, uint64_t a, uint64_t b, const struct apx_gap_edges *ed)
 {
-	size_t lo = 0, hi = sp->n;
+	struct apx_an_gap g = { a, b, w->t->device, APX_IDLE_UNKNOWN, 0 };
 
-	while (lo < hi) {	/* first span ending after a */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (sp->e[mid] <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < sp->n && sp->s[lo] < b;
-}
-
-/* The last synchronization end in [a, b], or 0 when none. */
-static uint64_t last_sync_end_in(const struct sweep *w, uint64_t a, uint64_t b)
-{
-	size_t lo = 0, hi = w->nsync;
-
-	while (lo < hi) {	/* first end > b */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (w->sync_ends[mid] <= b)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo > 0 && w->sync_ends[lo - 1] >= a ? w->sync_ends[lo - 1] : 0;
-}
-
-/* Attribute the idle gap [a, b]. next_h2d: the activity ending it is a host-to-device copy
- * (2: from pageable memory, whose staging on the host is what the GPU waited for). A gap in
- * which a host synchronization returned is the synchronization's: without it, the host work
- * done in the gap would have overlapped the GPU work before it. */
-static int on_gap(struct sweep *w, uint64_t a, uint64_t b, int next_h2d)
-{
-	struct apx_an_gap g = { a, b, w->t->device, APX_GAP_UNKNOWN };
-	uint64_t part[APX_GAP__COUNT] = { 0 };
-	unsigned rest = b - a < APX_LAUNCH_GAP_NS ? APX_GAP_LAUNCH : APX_GAP_UNKNOWN;
-
-	if (b <= w->m->warmup_end_ns) {
-		part[APX_GAP_WARMUP] = b - a;
-	} else if (next_h2d) {
-		part[APX_GAP_DATA] = b - a;
-		if (next_h2d == 2)
-			w->t->idle_before_pageable_ns += b - a;
-	} else if (last_sync_end_in(w, a, b)) {
-		part[APX_GAP_SYNC] = b - a;
-	} else {
-		part[rest] = b - a;
-	}
-	for (unsigned c = 0; c < APX_GAP__COUNT; c++) {
-		w->t->idle_by_cause[c] += part[c];
-		if (part[c] > part[g.cause])
-			g.cause = (uint8_t)c;
-	}
-	w->t->gaps_by_cause[g.cause]++;
+	g.cause = (uint8_t)apx_idle_gap(w->ic, w->t, a, b, ed);
+	g.steady = a < w->m->steady_end_ns && b > w->m->steady_start_ns;
 	w->t->gaps++;
-	if (spans_meet(w->uvm_host, a, b))	/* the host was faulting pages back meanwhile */
-		w->t->uvm_idle_ns += b - a;
 	if (b - a >= APX_LONG_GAP_NS && w->m->gaps.n < APX_LONG_GAPS_MAX)
 		return apx_vec_push(&w->m->gaps, &g);
 	return 0;
 }
 
 /* Feed one interval of the device (in start order) to every tracker. copy: 1 a copy between
- * device memories (D2D, P2P...), 2 a copy between host and device (H2D, D2H). */
-static int feed(struct sweep *w, uint64_t s, uint64_t e, int kernel, int copy, int h2d)
+ * device memories (D2D, P2P...), 2 a copy between host and device (H2D, D2H); small: a small
+ * host<->device copy. */
+static int feed(struct sweep *w, uint64_t s, uint64_t e, int kernel, int copy, int h2d, int small)
 {
 	int r = 0;
 
 	if (e < s)
 		e = s;
-	if (w->all.open && s > w->all.e)
-		r = on_gap(w, w->all.e, s, h2d);
+	if (w->all.open && s > w->all.e) {
+		struct apx_gap_edges ed = { w->last_small, h2d, small };
+
+		r = on_gap(w, w->all.e, s, &ed);
+	}
+	if (!w->all.open || e > w->all.e || s > w->all.e)
+		w->last_small = small;
 	uni_add(&w->all, s, e);
 	if (kernel) {
 		if (!w->k.open) {	/* the first kernel: copy time before it had nothing to hide
@@ -170,7 +95,8 @@ static int feed(struct sweep *w, uint64_t s, uint64_t e, int kernel, int copy, i
 			w->t->hd_before_kernels_ns = uni_total(&w->hc) -
 				(w->hc.open && w->hc.e > s ? w->hc.e - s : 0);
 		}
-		if (spans_meet(w->uvm_gpu, s, e > s ? e : s + 1))	/* ran while pages migrated */
+		if (apx_phase_of(w->m, s) == APX_PHASE_STEADY &&	/* ran while pages migrated */
+		    apx_spans_meet(w->uvm_gpu, s, e > s ? e : s + 1))
 			w->t->uvm_kernel_ns += e - s;
 		if (s < w->kmax_end)
 			uni_add(&w->conc, s, e < w->kmax_end ? e : w->kmax_end);
@@ -196,38 +122,42 @@ static int feed(struct sweep *w, uint64_t s, uint64_t e, int kernel, int copy, i
 }
 
 /* One device: a three-way merge of the kernels, copies and memsets (each sorted by start). */
-static int build_device(struct apx_model *m, uint32_t dev, const uint64_t *sync_ends, size_t nsync,
-			const struct spans *uvm_gpu, const struct spans *uvm_host)
+static int build_device(struct apx_model *m, uint32_t dev, const struct apx_idle_ctx *ic,
+			const struct apx_spans *uvm_gpu)
 {
-	const struct apx_an_kernels *k = &m->k;
-	const struct apx_an_copy *cp = m->copies.data;
-	const struct apx_an_memset *ms = m->memsets.data;
-	struct apx_an_timeline t = { .device = dev };
-	struct sweep w = { .m = m, .t = &t, .sync_ends = sync_ends, .nsync = nsync,
-			   .uvm_gpu = uvm_gpu, .uvm_host = uvm_host };
+	const struct apx_store *st = m->store;
+	const struct apx_es_kernels *k = &st->k;
+	const struct apx_es_copies *cp = &st->c;
+	const struct apx_es_memsets *ms = &st->s;
+	struct apx_an_timeline t = { .device = apx_view_ordinal(st->devices[dev].ordinal),
+				      .es_device = dev };
+	struct sweep w = { .m = m, .t = &t, .ic = ic, .uvm_gpu = uvm_gpu };
+	uint64_t ws, we;
 	size_t ki = 0, ci = 0, si = 0;
 	int r = 0;
 
 	for (;;) {
 		uint64_t ks = ki < k->n ? k->start[ki] : UINT64_MAX;
-		uint64_t cs = ci < m->copies.n ? cp[ci].start : UINT64_MAX;
-		uint64_t ss = si < m->memsets.n ? ms[si].start : UINT64_MAX;
+		uint64_t cs = ci < cp->n ? cp->start[ci] : UINT64_MAX;
+		uint64_t ss = si < ms->n ? ms->start[si] : UINT64_MAX;
 
 		if (ks == UINT64_MAX && cs == UINT64_MAX && ss == UINT64_MAX)
 			break;
 		if (ks <= cs && ks <= ss) {
-			if (APX_VEC_AT(&m->streams, struct apx_an_stream, k->stream[ki])->device == dev)
-				r = feed(&w, ks, ks + k->dur[ki], 1, 0, 0);
+			if (st->streams[k->stream[ki]].device == dev)
+				r = feed(&w, ks, apx_view_kernel_end(st, ki), 1, 0, 0, 0);
 			ki++;
 		} else if (cs <= ss) {
-			if (cp[ci].device == dev)
-				r = feed(&w, cs, cs + cp[ci].dur, 0,
-					 cp[ci].kind == APX_COPY_H2D || cp[ci].kind == APX_COPY_D2H ? 2 : 1,
-					 cp[ci].kind != APX_COPY_H2D ? 0 : cp[ci].src == APX_MEM_PAGEABLE ? 2 : 1);
+			int hd = cp->kind[ci] == APX_COPY_H2D || cp->kind[ci] == APX_COPY_D2H;
+
+			if (st->streams[cp->stream[ci]].device == dev)
+				r = feed(&w, cs, cs + apx_view_dur(cs, cp->end[ci]), 0, hd ? 2 : 1,
+					 cp->kind[ci] == APX_COPY_H2D,
+					 hd && cp->bytes[ci] < APX_SMALL_COPY_BYTES);
 			ci++;
 		} else {
-			if (ms[si].device == dev)
-				r = feed(&w, ss, ss + ms[si].dur, 0, 0, 0);
+			if (st->streams[ms->stream[si]].device == dev)
+				r = feed(&w, ss, ss + apx_view_dur(ss, ms->end[si]), 0, 0, 0, 0);
 			si++;
 		}
 		if (r < 0)
@@ -245,20 +175,30 @@ static int build_device(struct apx_model *m, uint32_t dev, const uint64_t *sync_
 	t.idle_ns = t.last_ns - t.first_ns - t.busy_ns;
 	t.before_ns = t.first_ns > m->run_start_ns ? t.first_ns - m->run_start_ns : 0;
 	t.after_ns = m->run_end_ns > t.last_ns ? m->run_end_ns - t.last_ns : 0;
+	ws = m->steady_start_ns > t.first_ns ? m->steady_start_ns : t.first_ns;
+	we = m->steady_end_ns < t.last_ns ? m->steady_end_ns : t.last_ns;
+	if (ws > t.last_ns)
+		ws = t.last_ns;
+	if (we < ws)
+		we = ws;
+	t.window_ns = we - ws;
+	t.startup_ns = ws - t.first_ns;
+	t.teardown_ns = t.last_ns - we;
 	return apx_vec_push(&m->timelines, &t);
 }
 
 /* Warm-up lasts until the last kernel whose name had not run before starts. */
 static int find_warmup_end(struct apx_model *m)
 {
-	uint8_t *seen = calloc(m->names.n + 1, 1);
+	const struct apx_store *st = m->store;
+	uint8_t *seen = calloc(st->nstrings + 1, 1);
 
 	if (!seen)
 		return -ENOMEM;
-	for (size_t i = 0; i < m->k.n; i++) {
-		if (!seen[m->k.name[i]]) {
-			seen[m->k.name[i]] = 1;
-			m->warmup_end_ns = m->k.start[i];
+	for (size_t i = 0; i < st->k.n; i++) {
+		if (!seen[st->k.name[i]]) {
+			seen[st->k.name[i]] = 1;
+			m->warmup_end_ns = st->k.start[i];
 		}
 	}
 	free(seen);
@@ -272,9 +212,9 @@ static int cmp_uvm(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* The union of the unified-memory events on one side: GPU (host-to-device migrations, GPU
- * faults: kernels wait) or host (device-to-host migrations, CPU faults: the host waits). */
-static int uvm_spans(const struct apx_model *m, int gpu_side, struct spans *sp)
+/* The union of the unified-memory events on the GPU side (host-to-device migrations, GPU
+ * faults: kernels wait); the host side is idle_attrib.c's. */
+static int uvm_spans(const struct apx_model *m, struct apx_spans *sp)
 {
 	sp->n = 0;
 	sp->s = malloc((m->uvm.n + 1) * sizeof(*sp->s));
@@ -283,11 +223,9 @@ static int uvm_spans(const struct apx_model *m, int gpu_side, struct spans *sp)
 		return -ENOMEM;
 	for (size_t i = 0; i < m->uvm.n; i++) {
 		const struct apx_an_uvm *u = APX_VEC_AT(&m->uvm, struct apx_an_uvm, i);
-		int g = u->kind == APX_UVM_MIGRATE_H2D || u->kind == APX_UVM_GPU_FAULT;
-		int h = u->kind == APX_UVM_MIGRATE_D2H || u->kind == APX_UVM_CPU_FAULT;
 		uint64_t end = u->end > u->start ? u->end : u->start + 1;
 
-		if (!(gpu_side ? g : h))
+		if (u->kind != APX_UVM_MIGRATE_H2D && u->kind != APX_UVM_GPU_FAULT)
 			continue;
 		if (sp->n && u->start <= sp->e[sp->n - 1]) {
 			if (end > sp->e[sp->n - 1])
@@ -302,51 +240,38 @@ static int uvm_spans(const struct apx_model *m, int gpu_side, struct spans *sp)
 
 int apx_timelines_build(struct apx_model *m)
 {
-	struct spans ug = { 0 }, uh = { 0 };
+	struct apx_spans ug = { 0 };
+	struct apx_idle_ctx ic = { 0 };
 	uint32_t devs[APX_AN_MAX_DEVICES];
 	size_t ndev = 0;
-	uint64_t *ends;
-	size_t nsync = 0;
 	int r = 0;
 
-	/* the devices with activity, from the streams table */
+	/* the devices with activity (store devices), from the streams table */
 	for (size_t i = 0; i < m->streams.n; i++) {
 		const struct apx_an_stream *s = APX_VEC_AT(&m->streams, struct apx_an_stream, i);
+		uint32_t dev = m->store->streams[s->es_stream].device;
 		size_t j;
 
-		for (j = 0; j < ndev && devs[j] != s->device; j++)
+		for (j = 0; j < ndev && devs[j] != dev; j++)
 			;
 		if (j == ndev && ndev < APX_AN_MAX_DEVICES)
-			devs[ndev++] = s->device;
+			devs[ndev++] = dev;
 	}
 	if (find_warmup_end(m) < 0)
 		return -ENOMEM;
-	ends = malloc((m->syncs.n + 1) * sizeof(*ends));
-	if (!ends)
-		return -ENOMEM;
-	for (size_t i = 0; i < m->syncs.n; i++) {
-		const struct apx_an_sync *s = APX_VEC_AT(&m->syncs, struct apx_an_sync, i);
-
-		if (s->kind != APX_SYNC_KIND_STREAM_WAIT_EVENT)
-			ends[nsync++] = s->end;
-	}
-	qsort(ends, nsync, sizeof(*ends), cmp_u64);
-	if (m->copies.n > 1)
-		qsort(m->copies.data, m->copies.n, sizeof(struct apx_an_copy), cmp_copy);
-	if (m->memsets.n > 1)
-		qsort(m->memsets.data, m->memsets.n, sizeof(struct apx_an_memset), cmp_memset);
+	apx_idle_window(m);
+	for (size_t i = 0; i < m->copies.n && !m->copy_host_times; i++)	/* in time order */
+		m->copy_host_times = APX_VEC_AT(&m->copies, struct apx_an_copy, i)->api_enter != 0;
 	if (m->uvm.n > 1)
 		qsort(m->uvm.data, m->uvm.n, sizeof(struct apx_an_uvm), cmp_uvm);
-	r = uvm_spans(m, 1, &ug);
+	r = uvm_spans(m, &ug);
 	if (r == 0)
-		r = uvm_spans(m, 0, &uh);
+		r = apx_idle_ctx_init(&ic, m);
 	for (size_t d = 0; d < ndev && r == 0; d++)
-		r = build_device(m, devs[d], ends, nsync, &ug, &uh);
-	free(ends);
+		r = build_device(m, devs[d], &ic, &ug);
+	apx_idle_ctx_release(&ic);
 	free(ug.s);
 	free(ug.e);
-	free(uh.s);
-	free(uh.e);
 	for (size_t i = 0; i < m->timelines.n; i++) {	/* the sum over devices */
 		const struct apx_an_timeline *t = APX_VEC_AT(&m->timelines, struct apx_an_timeline, i);
 		struct apx_an_timeline *g = &m->gpu;
@@ -365,40 +290,19 @@ int apx_timelines_build(struct apx_model *m)
 		g->hd_before_kernels_ns += t->hd_before_kernels_ns;
 		g->concurrent_ns += t->concurrent_ns;
 		g->idle_ns += t->idle_ns;
-		g->idle_before_pageable_ns += t->idle_before_pageable_ns;
+		g->window_ns += t->window_ns;
+		g->startup_ns += t->startup_ns;
+		g->startup_idle_ns += t->startup_idle_ns;
+		g->teardown_ns += t->teardown_ns;
+		g->teardown_idle_ns += t->teardown_idle_ns;
 		g->uvm_kernel_ns += t->uvm_kernel_ns;
-		g->uvm_idle_ns += t->uvm_idle_ns;
 		g->gaps += t->gaps;
-		for (unsigned c = 0; c < APX_GAP__COUNT; c++) {
+		for (unsigned c = 0; c < APX_IDLE__COUNT; c++) {
 			g->idle_by_cause[c] += t->idle_by_cause[c];
 			g->gaps_by_cause[c] += t->gaps_by_cause[c];
 		}
 		m->gpu_active_ns += t->last_ns - t->first_ns;
 		m->steady_ns += t->last_ns - (t->first_ns > m->warmup_end_ns ? t->first_ns : m->warmup_end_ns < t->last_ns ? m->warmup_end_ns : t->last_ns);
 	}
-	/* per-stream totals */
-	for (size_t i = 0; i < m->k.n; i++) {
-		struct apx_an_stream *s = APX_VEC_AT(&m->streams, struct apx_an_stream, m->k.stream[i]);
-
-		s->kernels++;
-		s->busy_ns += m->k.dur[i];
-	}
-	for (size_t i = 0; i < m->copies.n; i++) {
-		const struct apx_an_copy *c = APX_VEC_AT(&m->copies, struct apx_an_copy, i);
-		struct apx_an_stream *s = APX_VEC_AT(&m->streams, struct apx_an_stream, c->stream);
-
-		s->copies++;
-		s->busy_ns += c->dur;
-	}
 	return r;
-}
-
-const char *apx_gap_cause_name(unsigned cause)
-{
-	static const char *const names[] = {
-		[APX_GAP_WARMUP] = "warm-up (first calls)",
-		[APX_GAP_LAUNCH] = "launch-bound", [APX_GAP_SYNC] = "host blocked in sync",
-		[APX_GAP_DATA] = "waiting for input data", [APX_GAP_UNKNOWN] = "host busy (unknown)",
-	};
-	return cause < APX_GAP__COUNT ? names[cause] : "?";
 }

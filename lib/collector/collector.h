@@ -71,12 +71,15 @@ enum {
 
 /* ---- the shared structures ---------------------------------------------------------------- */
 
-/* One host<->device copy seen by an API callback. corr is 0 while the slot is being written. */
+/* One host<->device copy seen by an API callback. corr is 0 while the slot is being written
+ * at API enter; exit_ns is written at API exit (0 until then). */
 struct apx_hostptr_slot {
 	_Atomic uint64_t corr;
 	_Atomic uint64_t src;
 	_Atomic uint64_t dst;
 	_Atomic uint64_t bytes;
+	_Atomic uint64_t enter_ns;	/* the copy call's enter and exit (CLOCK_MONOTONIC) */
+	_Atomic uint64_t exit_ns;
 };
 
 enum apx_ev_kind {

@@ -108,26 +108,33 @@ static void enc_kernel(struct apx_enc *e, const CUpti_ActivityKernel10 *k)
 	e->kernels++;
 }
 
-/* Host address of a host<->device copy, from the table the API callbacks fill. */
-static uint64_t host_addr(struct apx_enc *e, uint32_t corr, unsigned kind)
+/* Host address of a host<->device copy and its call's enter/exit times, from the table the
+ * API callbacks fill (into the record's fields; nothing when the slot holds another copy). */
+static void host_side(struct apx_enc *e, uint32_t corr, unsigned kind, struct apx_rec *rec)
 {
 	const struct apx_hostptr_slot *s;
-	uint64_t c1, c2, src, dst;
+	uint64_t c1, c2, src, dst, enter, exit;
 
 	if (!e->hp || !corr || (kind != APX_COPY_H2D && kind != APX_COPY_D2H))
-		return 0;
+		return;
 	s = &e->hp[corr & e->hp_mask];
 	c1 = atomic_load_explicit(&s->corr, memory_order_acquire);
 	if (c1 != corr)
-		return 0;
+		return;
 	src = atomic_load_explicit(&s->src, memory_order_relaxed);
 	dst = atomic_load_explicit(&s->dst, memory_order_relaxed);
+	enter = atomic_load_explicit(&s->enter_ns, memory_order_relaxed);
+	exit = atomic_load_explicit(&s->exit_ns, memory_order_acquire);
 	atomic_thread_fence(memory_order_acquire);
 	c2 = atomic_load_explicit(&s->corr, memory_order_relaxed);
 	if (c2 != corr)
-		return 0;
+		return;
 	e->hostptr_joined++;
-	return kind == APX_COPY_H2D ? src : dst;
+	rec->v[APX_MEMCPY_HOST_ADDR] = kind == APX_COPY_H2D ? src : dst;
+	if (enter && exit >= enter) {	/* exit 0: the call had not returned yet */
+		rec->v[APX_MEMCPY_API_ENTER_NS] = enter;
+		rec->v[APX_MEMCPY_API_EXIT_NS] = exit;
+	}
 }
 
 static void enc_memcpy(struct apx_enc *e, const CUpti_ActivityMemcpy6 *m)
@@ -146,7 +153,7 @@ static void enc_memcpy(struct apx_enc *e, const CUpti_ActivityMemcpy6 *m)
 	rec.v[APX_MEMCPY_SRC_KIND] = mem_kind(m->srcKind);
 	rec.v[APX_MEMCPY_DST_KIND] = mem_kind(m->dstKind);
 	rec.v[APX_MEMCPY_BYTES] = m->bytes;
-	rec.v[APX_MEMCPY_HOST_ADDR] = host_addr(e, m->correlationId, ck);
+	host_side(e, m->correlationId, ck, &rec);
 	rec.v[APX_MEMCPY_FLAGS] = (m->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) ? 1 : 0;
 	rec.v[APX_MEMCPY_GRAPH_ID] = m->graphId;
 	rec.v[APX_MEMCPY_GRAPH_NODE_ID] = m->graphNodeId;

@@ -4,8 +4,9 @@
  * allocates nothing, takes no lock and does no I/O; it writes the correlation side table or
  * the event ring and returns.
  *
- *   - host<->device copies (cuMemcpy*): host address and size, joined by the writer to the
- *     MEMCPY activity record by correlation id;
+ *   - host<->device copies (cuMemcpy*): host address and size, and the call's enter and exit
+ *     times (two clock reads), joined by the writer to the MEMCPY activity record by
+ *     correlation id;
  *   - host synchronizations (cuStreamSynchronize, cuEventSynchronize, cuCtxSynchronize): one
  *     SYNC record each, timed at API enter and exit. This replaces CUPTI's SYNCHRONIZATION
  *     kind in `light`: that kind instruments every stream and event query and wait in the
@@ -55,7 +56,18 @@ static void hostptr_put(struct apx_collector *c, uint32_t corr, uint64_t src, ui
 	atomic_store_explicit(&s->src, src, memory_order_relaxed);
 	atomic_store_explicit(&s->dst, dst, memory_order_relaxed);
 	atomic_store_explicit(&s->bytes, bytes, memory_order_relaxed);
+	atomic_store_explicit(&s->enter_ns, apx_mono_ns(), memory_order_relaxed);
+	atomic_store_explicit(&s->exit_ns, 0, memory_order_relaxed);
 	atomic_store_explicit(&s->corr, corr, memory_order_release);
+}
+
+/* The copy call returns: its exit time, if the slot still holds this copy. */
+static void hostptr_exit(struct apx_collector *c, uint32_t corr)
+{
+	struct apx_hostptr_slot *s = &c->hp[corr & (APX_HOSTPTR_SLOTS - 1)];
+
+	if (atomic_load_explicit(&s->corr, memory_order_acquire) == corr)
+		atomic_store_explicit(&s->exit_ns, apx_mono_ns(), memory_order_release);
 }
 
 /* The enter time of a host synchronization travels to its exit in CUPTI's correlationData. */
@@ -233,6 +245,8 @@ static void on_driver(struct apx_collector *c, CUpti_CallbackId cbid, const CUpt
 	case CUPTI_DRIVER_TRACE_CBID_cuMemcpy_ptds:
 		if (cb->callbackSite == CUPTI_API_ENTER)
 			on_copy(c, cbid, cb);
+		else
+			hostptr_exit(c, cb->correlationId);
 		return;
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:

@@ -360,7 +360,7 @@ static int write_kernels(struct sq *q)
 		uint32_t name = k->name[i] < st->nstrings ? k->name[i] : 0;
 		const struct apx_es_stream *sm = &st->streams[k->stream[i]];
 		int64_t v[19] = {
-			rel(st, k->start[i]), rel(st, k->end[i]), ordinal(st, k->stream[i]), 0,
+			rel(st, k->start[i]), rel(st, apx_store_end(st, APX_ES_KERNEL, i)), ordinal(st, k->stream[i]), 0,
 			(int64_t)sm->id, k->corr[i], gpid(st, sm->file), 0, 0, name,
 			l->grid[0], l->grid[1], l->grid[2], l->block[0], l->block[1], l->block[2],
 			l->regs, l->smem_static, l->smem_dynamic,

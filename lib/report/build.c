@@ -225,6 +225,24 @@ static const struct apx_rcol findings_cols[] = {
 	{ "title", "finding", APX_UNIT_TEXT },
 };
 
+/* One row of a findings table. */
+static void finding_row(struct apx_rdoc *d, struct apx_rtable *t, const struct apx_finding *f,
+			unsigned rank, const char *severity)
+{
+	if (apx_rtable_row(t) < 0)
+		return;
+	apx_rtable_u64(t, 0, rank);
+	apx_rtable_str(d, t, 1, severity);
+	apx_rtable_str(d, t, 2, f->rule);
+	if (f->saving_estimated) {
+		apx_rtable_num(t, 3, f->saving_ns);
+		apx_rtable_num(t, 4, f->saving_pct);
+	}
+	apx_rtable_num(t, 5, f->confidence_pct);
+	apx_rtable_str(d, t, 6, f->title);
+}
+
+/* The main list: the steady state's findings (and start-up's when it dominates the run). */
 static void findings(struct apx_rdoc *d)
 {
 	const struct apx_findings *fd = d->fd;
@@ -239,31 +257,64 @@ static void findings(struct apx_rdoc *d)
 		return;
 	for (size_t i = 0; i < fd->n; i++) {
 		const struct apx_finding *f = &fd->f[i];
-		struct apx_rfinding *rf = &d->findings[d->nfindings++];
+		struct apx_rfinding *rf;
 
+		if (!apx_finding_in_main(fd, f))
+			continue;
+		rf = &d->findings[d->nfindings++];
 		rf->f = f;
-		rf->rank = (unsigned)(i + 1);
+		rf->rank = (unsigned)d->nfindings;
 		rf->severity = severity_word(f->severity);
 		rf->metrics = metrics_table(d, f);
 		rf->evidence = evidence_table(d, f);
-		if (apx_rtable_row(t) < 0)
-			continue;
-		apx_rtable_u64(t, 0, i + 1);
-		apx_rtable_str(d, t, 1, rf->severity);
-		apx_rtable_str(d, t, 2, f->rule);
-		if (f->saving_estimated) {
-			apx_rtable_num(t, 3, f->saving_ns);
-			apx_rtable_num(t, 4, f->saving_pct);
-		}
-		apx_rtable_num(t, 5, f->confidence_pct);
-		apx_rtable_str(d, t, 6, f->title);
+		finding_row(d, t, f, rf->rank, rf->severity);
 	}
 	metrics_long(d);
-	if (!fd->n)
+	if (!d->nfindings)
 		apx_rdoc_note(d, APX_SEC_FINDINGS, "none: no rule found a problem worth a line");
 	if (fd->recorded_dropped)
 		apx_rdoc_note(d, APX_SEC_FINDINGS, "%zu more findings recorded in the files are not "
 			      "shown: the report keeps %d", fd->recorded_dropped, APX_FINDINGS_MAX);
+}
+
+static const struct apx_rcol startup_cols[] = {
+	{ "end_ns", "steady state from", APX_UNIT_NS },
+	{ "gpu_span_ns", "GPU span before it", APX_UNIT_NS },
+	{ "gpu_busy_ns", "GPU busy", APX_UNIT_NS },
+	{ "gpu_idle_ns", "GPU idle", APX_UNIT_NS },
+	{ "dominates", "dominates the run", APX_UNIT_COUNT },
+};
+
+/* Start-up: the GPU's work before the steady window, and its findings (when start-up does not
+ * dominate the run; otherwise they are in the main list). */
+static void startup(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	const struct apx_findings *fd = d->fd;
+	const struct apx_an_timeline *g = &m->gpu;
+	struct apx_rtable *t = apx_rdoc_table(d, APX_SEC_STARTUP, "startup", "Start-up");
+	struct apx_rtable *ft = apx_rdoc_table(d, APX_SEC_STARTUP, "findings",
+					       "Start-up findings");
+	unsigned rank = 0;
+
+	APX_RTABLE_SET_COLS(t, startup_cols);
+	APX_RTABLE_SET_COLS(ft, findings_cols);
+	if (apx_rtable_row(t) == 0) {
+		apx_rtable_u64(t, 0, m->steady_start_ns > m->run_start_ns
+				     ? m->steady_start_ns - m->run_start_ns : 0);
+		apx_rtable_u64(t, 1, g->startup_ns);
+		apx_rtable_u64(t, 2, g->startup_ns > g->startup_idle_ns
+				     ? g->startup_ns - g->startup_idle_ns : 0);
+		apx_rtable_u64(t, 3, g->startup_idle_ns);
+		apx_rtable_u64(t, 4, fd->startup_dominates ? 1 : 0);
+	}
+	for (size_t i = 0; i < fd->n; i++)
+		if (!apx_finding_in_main(fd, &fd->f[i]))
+			finding_row(d, ft, &fd->f[i], ++rank, severity_word(fd->f[i].severity));
+	if (!rank)
+		apx_rdoc_note(d, APX_SEC_STARTUP, fd->startup_dominates
+			      ? "start-up dominates the run: its findings are ranked with the others"
+			      : "no start-up finding");
 }
 
 static const struct apx_rcol checks_cols[] = {
@@ -401,11 +452,13 @@ struct apx_rdoc *apx_rdoc_build(const struct apx_model *m, const struct apx_find
 	static void (*const builders[APX_SEC__COUNT])(struct apx_rdoc *) = {
 		[APX_SEC_SUMMARY] = summary,
 		[APX_SEC_FINDINGS] = findings,
+		[APX_SEC_STARTUP] = startup,
 		[APX_SEC_NVPERFD] = nvperfd,
 		[APX_SEC_KERNELS] = apx_rdoc_build_kernels,
 		[APX_SEC_TRANSFERS] = apx_rdoc_build_transfers,
 		[APX_SEC_SYNC] = apx_rdoc_build_sync,
 		[APX_SEC_IDLE] = apx_rdoc_build_idle,
+		[APX_SEC_METRICS] = apx_rdoc_build_metrics,
 		[APX_SEC_MEMORY] = apx_rdoc_build_memory,
 		[APX_SEC_STREAMS] = apx_rdoc_build_streams,
 		[APX_SEC_NVTX] = apx_rdoc_build_nvtx,

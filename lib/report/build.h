@@ -18,12 +18,13 @@ void apx_rdoc_build_nvtx(struct apx_rdoc *d);
 void apx_rdoc_build_l2(struct apx_rdoc *d);
 void apx_rdoc_build_uvm(struct apx_rdoc *d);
 void apx_rdoc_build_cpu(struct apx_rdoc *d);
+/* build_metrics.c */
+void apx_rdoc_build_metrics(struct apx_rdoc *d);
 
 /* build_view_gpu.c: the text and JSON views of the GPU sections */
 void apx_rdoc_view_kernels(struct apx_rdoc *d);
 void apx_rdoc_view_transfers(struct apx_rdoc *d);
 void apx_rdoc_view_sync(struct apx_rdoc *d);
-void apx_rdoc_view_idle(struct apx_rdoc *d);
 void apx_rdoc_view_memory(struct apx_rdoc *d);
 void apx_rdoc_view_streams(struct apx_rdoc *d);
 void apx_rdoc_view_nvtx(struct apx_rdoc *d);

@@ -238,13 +238,18 @@ void apx_rdoc_build_idle(struct apx_rdoc *d)
 	const struct apx_model *m = d->m;
 	struct apx_rtable *t = apx_rdoc_table(d, APX_SEC_IDLE, "devices", "Busy and idle");
 	struct apx_rtable *c = apx_rdoc_table(d, APX_SEC_IDLE, "idle_by_cause", "Idle time by cause");
-	static const char *const keys[APX_GAP__COUNT] = { "warmup_ns", "launch_ns", "sync_ns",
-							  "data_ns", "unknown_ns" };
+	/* the JSON's cause keys (apx_idle_cause_key) with their unit */
+	static const char *const keys[APX_IDLE__COUNT] = {
+		[APX_IDLE_UVM] = "uvm_ns", [APX_IDLE_GRAPH] = "graph_ns", [APX_IDLE_SYNC] = "sync_ns",
+		[APX_IDLE_STAGING] = "staging_ns", [APX_IDLE_COPY_CALLS] = "copy_calls_ns",
+		[APX_IDLE_DATA] = "data_ns", [APX_IDLE_LAUNCH] = "launch_ns",
+		[APX_IDLE_COLLECTOR] = "collector_ns", [APX_IDLE_UNKNOWN] = "unknown_ns",
+	};
 
 	APX_RTABLE_SET_COLS(t, idle_devices_cols);
 	apx_rtable_col(c, "device", "device", APX_UNIT_ID);
-	for (unsigned k = 0; k < APX_GAP__COUNT; k++)
-		apx_rtable_col(c, keys[k], apx_gap_cause_name(k), APX_UNIT_NS);
+	for (unsigned k = 0; k < APX_IDLE__COUNT; k++)
+		apx_rtable_col(c, keys[k], apx_idle_cause_name(k), APX_UNIT_NS);
 	if (c) {
 		c->plot = APX_PLOT_STACKED;
 		c->plot_x = 0;
@@ -271,7 +276,7 @@ void apx_rdoc_build_idle(struct apx_rdoc *d)
 		}
 		if (apx_rtable_row(c) == 0) {
 			apx_rtable_u64(c, 0, tl->device);
-			for (unsigned k = 0; k < APX_GAP__COUNT; k++)
+			for (unsigned k = 0; k < APX_IDLE__COUNT; k++)
 				apx_rtable_u64(c, k + 1, tl->idle_by_cause[k]);
 		}
 	}

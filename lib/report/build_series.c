@@ -156,7 +156,7 @@ static void windows_fill(struct windows *w, const struct apx_store *st)
 	int open = 0;
 
 	for (size_t i = 0; i < st->k.n; i++) {
-		uint64_t s = st->k.start[i], e = st->k.end[i];
+		uint64_t s = st->k.start[i], e = apx_store_end(st, APX_ES_KERNEL, i);
 
 		if (open && s <= ce) {
 			if (e > ce)
@@ -207,7 +207,8 @@ static void busy_per_step(struct apx_rdoc *d, const struct apx_store *st)
 		free(w.busy);
 		memset(&w, 0, sizeof(w));
 		for (size_t i = 0; i < st->k.n; i++)
-			last = st->k.end[i] > last ? st->k.end[i] : last;
+			if (apx_store_end(st, APX_ES_KERNEL, i) > last)
+				last = apx_store_end(st, APX_ES_KERNEL, i);
 		r = windows_equal(&w, st->k.start[0], last, NOSTEP_WINDOWS);
 	}
 	if (r < 0)
@@ -405,7 +406,7 @@ static void step_timeline(struct apx_rdoc *d, const struct apx_store *st)
 		lane_name(lane, sizeof(lane), st, st->k.stream[i]);
 		apx_rtable_str(d, t, 0, lane);
 		apx_rtable_u64(t, 1, st->k.start[i] - ws);
-		apx_rtable_u64(t, 2, st->k.end[i] > st->k.start[i] ? st->k.end[i] - st->k.start[i] : 0);
+		apx_rtable_u64(t, 2, apx_store_end(st, APX_ES_KERNEL, i) - st->k.start[i]);
 		apx_rtable_text(d, t, 3, nm.p, nm.len);
 	}
 	for (size_t i = first_at_or_after(st->c.start, st->c.n, ws);

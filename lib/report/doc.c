@@ -14,7 +14,8 @@
 #include "base/banned.h"
 
 static const char *const section_names[APX_SEC__COUNT] = {
-	"summary", "findings", "nvperfd", "kernels", "transfers", "sync", "idle", "memory",
+	"summary", "findings", "startup", "nvperfd", "kernels", "transfers", "sync", "idle", "metrics",
+	"memory",
 	"streams", "nvtx", "l2", "uvm", "cpu", "checks", "method",
 };
 
@@ -22,11 +23,13 @@ static const char *const section_names[APX_SEC__COUNT] = {
 static const char *const section_titles[APX_SEC__COUNT] = {
 	"Summary",
 	"Findings (ranked by estimated saving)",
+	"Start-up (before the steady state)",
 	"nvperfd (observed from outside)",
 	"GPU kernels (by total time)",
 	"Transfers (interconnect)",
 	"Synchronization",
 	"GPU idle time (between first and last activity, by cause)",
+	"Device metrics (PM sampling)",
 	"Memory",
 	"Streams and overlap",
 	"NVTX ranges (GPU kernel time executed inside each range)",
@@ -35,14 +38,6 @@ static const char *const section_titles[APX_SEC__COUNT] = {
 	"CPU",
 	"Checks",
 	"How this was measured",
-};
-
-/* The JSON schema's member order (docs/report-schema.md): the files, the summary's run,
- * steady_state and devices, findings, checks, then the tables. */
-const unsigned char apx_report_json_order[APX_SEC__COUNT] = {
-	APX_SEC_METHOD,	   APX_SEC_SUMMARY, APX_SEC_FINDINGS, APX_SEC_CHECKS, APX_SEC_KERNELS,
-	APX_SEC_TRANSFERS, APX_SEC_SYNC,    APX_SEC_IDLE,     APX_SEC_MEMORY, APX_SEC_STREAMS,
-	APX_SEC_NVTX,	   APX_SEC_L2,	    APX_SEC_UVM,      APX_SEC_CPU,    APX_SEC_NVPERFD,
 };
 
 const char *apx_report_section_name(unsigned s)

@@ -34,11 +34,13 @@ struct apx_store;
 enum apx_report_section {
 	APX_SEC_SUMMARY,
 	APX_SEC_FINDINGS,
+	APX_SEC_STARTUP,
 	APX_SEC_NVPERFD,
 	APX_SEC_KERNELS,
 	APX_SEC_TRANSFERS,
 	APX_SEC_SYNC,
 	APX_SEC_IDLE,
+	APX_SEC_METRICS,
 	APX_SEC_MEMORY,
 	APX_SEC_STREAMS,
 	APX_SEC_NVTX,
@@ -320,11 +322,6 @@ void apx_text_heading_to(const struct apx_text_out *o, const char *title);
 void apx_text_wrap(FILE *out, int col, int indent, const char *text);
 /* JSON (emit_json.c): the members of section s, each preceded by ','. */
 void apx_report_emit_json_section(FILE *out, const struct apx_rdoc *d, unsigned s);
-/* The whole document, schema "apx.report/1" (docs/report-schema.md): the sections' members
- * in the schema's order (apx_report_json_order); 0 or -EIO. */
-int apx_report_emit_json(FILE *out, const struct apx_rdoc *d);
-/* The sections in the order of the JSON schema's members (files first). */
-extern const unsigned char apx_report_json_order[APX_SEC__COUNT];
 
 /* CSV (emit_csv.c): every table of the document's sections, RFC 4180 quoting, raw numbers
  * (ns, bytes); several tables are separated by a blank line and a "# section/table" line. */

@@ -3,7 +3,7 @@
  * table written as an array of objects (a row each) or as one object, member names and
  * nesting from its columns' JSON paths ("grid/0" makes "grid":[...]). Strings go through the
  * project's one JSON writer (base/json.c). It decides nothing: names, order and which rows are
- * the builders' (build*.c). Called by cli/report_formats.c (apx report --format json).
+ * the builders' (build*.c). Called by cli/report_json.c, section by section.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -296,11 +296,3 @@ void apx_report_emit_json_section(FILE *out, const struct apx_rdoc *d, unsigned 
 	}
 }
 
-int apx_report_emit_json(FILE *out, const struct apx_rdoc *d)
-{
-	fputs("{\"schema\":\"apx.report/1\"", out);
-	for (size_t i = 0; i < APX_SEC__COUNT; i++)
-		apx_report_emit_json_section(out, d, apx_report_json_order[i]);
-	fputs("}\n", out);
-	return ferror(out) ? -5 : 0;
-}

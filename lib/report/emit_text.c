@@ -2,7 +2,7 @@
  * emit_text.c - the text emitter of the report document (doc.h): a section's heading, then its
  * blocks (lines, tables laid out by their columns' text hints, wrapped and labelled text).
  * It formats what the document holds and decides nothing: what a section says and in which
- * order is the builders' (build*.c). Called by cli/report_formats.c (apx report --format text).
+ * order is the builders' (build*.c). Called by cli/report_text.c, section by section.
  */
 #include <inttypes.h>
 #include <stdio.h>

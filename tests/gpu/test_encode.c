@@ -124,10 +124,13 @@ int main(void)
 	d.computeCapabilityMajor = 9;
 	put(&d, sizeof(d));
 
-	/* the API callback saw the copy's host address under correlation id 12 */
+	/* the API callbacks saw the copy's host address under correlation id 12, and its call
+	 * from enter (1500) to exit (2600) */
 	atomic_store(&hp[12].src, 0x7f0000400000ull);
 	atomic_store(&hp[12].dst, 0x7e0000000000ull);
 	atomic_store(&hp[12].bytes, 64u << 20);
+	atomic_store(&hp[12].enter_ns, 1500);
+	atomic_store(&hp[12].exit_ns, 2600);
 	atomic_store(&hp[12].corr, 12);
 
 	fd = mkstemp(path);
@@ -210,6 +213,8 @@ int main(void)
 				CHECK(x->v[APX_MEMCPY_DST_KIND] == APX_MEM_DEVICE);
 				CHECK(x->v[APX_MEMCPY_BYTES] == 64u << 20);
 				CHECK(x->v[APX_MEMCPY_HOST_ADDR] == 0x7f0000400000ull);
+				CHECK(x->v[APX_MEMCPY_API_ENTER_NS] == 1500);
+				CHECK(x->v[APX_MEMCPY_API_EXIT_NS] == 2600);
 				CHECK(x->v[APX_MEMCPY_STREAM] == 7 && x->v[APX_MEMCPY_COPY_COUNT] == 1);
 				break;
 			case APX_REC_COUNTER:

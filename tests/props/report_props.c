@@ -203,6 +203,8 @@ static int pct_fields_ok(const char *json, char *why, size_t cap)
 static int model_ok(const struct apx_model *m, const struct apx_findings *fd, char *why,
 		    size_t cap)
 {
+	double main_ns = 0;	/* the steady state's estimated savings */
+
 	for (size_t i = 0; i < m->timelines.n; i++) {
 		const struct apx_an_timeline *t = APX_VEC_AT(&m->timelines, struct apx_an_timeline, i);
 		uint64_t span = t->last_ns - t->first_ns;
@@ -231,10 +233,19 @@ static int model_ok(const struct apx_model *m, const struct apx_findings *fd, ch
 		    f->confidence_pct > 100)
 			return fail(why, cap, "finding %zu (%s): saving %.3f%%, confidence %d%%", i,
 				    f->rule, f->saving_pct, f->confidence_pct);
+		/* ranked within its list: the main one, then the start-up section's */
+		if (i && apx_finding_in_main(fd, &fd->f[i - 1]) < apx_finding_in_main(fd, f))
+			return fail(why, cap, "start-up finding %zu ranks above a main one", i - 1);
 		if (i && f->saving_estimated && fd->f[i - 1].saving_estimated &&
+		    apx_finding_in_main(fd, &fd->f[i - 1]) == apx_finding_in_main(fd, f) &&
 		    f->saving_ns > fd->f[i - 1].saving_ns)
 			return fail(why, cap, "finding %zu ranks above a larger saving", i - 1);
+		if (!f->startup && f->saving_estimated && !f->recorded_by)
+			main_ns += f->saving_ns;
 	}
+	if (m->gpu.window_ns && main_ns > (double)m->gpu.window_ns + 1)
+		return fail(why, cap, "steady findings save %.0f ns, over the steady window %llu ns", main_ns,
+			    (unsigned long long)m->gpu.window_ns);
 	return 0;
 }
 

@@ -1,6 +1,7 @@
 /*
  * report_props.h - the invariants every `apx report` must keep, whatever the trace: per
  * device busy <= active span <= wall, kernel and copy busy <= busy, savings <= wall,
+ * the steady state's findings' savings together <= the steady window (issue 12),
  * percentages 0-100, findings ranked, the same counts in the text and the JSON, the JSON valid
  * UTF-8 JSON, the text free of control bytes after the terminal filter. Used by the property
  * test over the committed real traces and their mutations (test-report-props.c) and by the

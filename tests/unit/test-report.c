@@ -114,7 +114,13 @@ APX_TEST(findings_carry_typed_metrics)
 	d = apx_rdoc_build(r.m, r.fd, NULL);
 	APX_ASSERT(d);
 	APX_ASSERT(r.fd->n > 0);
-	APX_ASSERT_EQ(d->nfindings, r.fd->n);
+	{	/* the main list; the start-up section has the others */
+		size_t main = 0;
+
+		for (size_t i = 0; i < r.fd->n; i++)
+			main += apx_finding_in_main(r.fd, &r.fd->f[i]);
+		APX_ASSERT_EQ(d->nfindings, main);
+	}
 	for (size_t i = 0; i < d->nfindings; i++) {
 		const struct apx_rfinding *rf = &d->findings[i];
 
@@ -130,13 +136,15 @@ APX_TEST(findings_carry_typed_metrics)
 			APX_ASSERT_STREQ(e->col[0].key, "direction");
 			APX_ASSERT_EQ(e->nrows, 1);		/* H2D only in this trace */
 			APX_ASSERT_STREQ(apx_rtable_cell(e, 0, 0)->s, "H2D");
-			/* the bytes column equals the H2D pageable total of the model */
-			APX_ASSERT_EQ(apx_rtable_cell(e, 0, 2)->u,
-				      r.m->xfer[APX_COPY_H2D][APX_MEM_PAGEABLE].bytes);
+			/* the bytes column equals the finding's own bytes (its phase's copies of
+			 * 64 KiB or more), and no more than the model's H2D pageable total */
+			APX_ASSERT_EQ(apx_rtable_cell(e, 0, 2)->u, (uint64_t)rf->f->metrics[0].value);
+			APX_ASSERT(apx_rtable_cell(e, 0, 2)->u <=
+				   r.m->xfer[APX_COPY_H2D][APX_MEM_PAGEABLE].bytes);
 			tables++;
 		}
 	}
-	APX_ASSERT_EQ(tables, 1);
+	APX_ASSERT(tables >= 1);	/* steady state and start-up each may have one */
 	apx_rdoc_free(d);
 	run_close(&r);
 	return 0;

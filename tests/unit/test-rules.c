@@ -11,7 +11,7 @@
 #include "analysis/findings.h"
 #include "analysis/model.h"
 #include "apx-test.h"
-#include "unit/rulecheck.h"
+#include "unit/analysed.h"
 #include "unit/tracegen.h"
 
 #include "base/banned.h"
@@ -24,17 +24,17 @@ static struct apx_findings fd;
 
 static struct apx_model *analyse(struct tg *t)
 {
-	return rc_analyse(t, &fd);
+	return tg_analyse(t, &fd);
 }
 
 static const struct apx_finding *finding(const char *rule)
 {
-	return rc_finding(&fd, rule);
+	return tg_find(&fd, rule);
 }
 
 static const struct apx_rule_result *result(const char *rule)
 {
-	return rc_result(&fd, rule);
+	return tg_result(&fd, rule);
 }
 
 #define GEMM "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1"

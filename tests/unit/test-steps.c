@@ -5,12 +5,11 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "apx-test.h"
 #include "analysis/findings.h"
 #include "analysis/model.h"
-#include "unit/tracegen.h"
+#include "unit/analysed.h"
 
 #include "base/banned.h"
 
@@ -19,16 +18,7 @@
 
 static struct apx_model *load(struct tg *t)
 {
-	struct apx_model *m = apx_model_new();
-
-	if (tg_close(t) < 0 || !m || apx_model_add_file(m, t->path, NULL) < 0 ||
-	    apx_model_finish(m) < 0) {
-		unlink(t->path);
-		apx_model_free(m);
-		return NULL;
-	}
-	unlink(t->path);
-	return m;
+	return tg_analyse(t, NULL);
 }
 
 APX_TEST(steps_from_the_kernel_sequence)

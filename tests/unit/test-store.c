@@ -23,27 +23,7 @@ static const uint8_t uuid_a[16] = { 0xfe, 0xbe, 0x1d, 0x6b, 1, 2, 3, 4, 5, 6, 7,
 /* A trace of process pid on host "node1": device 0 with uuid_a, then what the test adds. */
 static int open_proc(struct tg *t, uint64_t pid)
 {
-	struct apx_rec h, d;
-	int fd;
-
-	memset(t, 0, sizeof(*t));
-	memcpy(t->path, "/tmp/apx-st-XXXXXX", 19);
-	fd = mkstemp(t->path);
-	if (fd < 0)
-		return -1;
-	apx_rec_init(&h, APX_REC_HEADER);
-	apx_rec_set_str(&h, APX_HEADER_PRODUCER, "apx-inject");
-	apx_rec_set_str(&h, APX_HEADER_HOSTNAME, "node1");
-	h.v[APX_HEADER_CLOCK] = APX_CLOCK_MONOTONIC;
-	h.v[APX_HEADER_PID] = pid;
-	h.v[APX_HEADER_START_NS] = 1 * MS;
-	apx_rec_set_i64(&h, APX_HEADER_RANK, -1);
-	if (apx_writer_open_fd(fd, &h, NULL, &t->w) < 0)
-		return -1;
-	apx_rec_init(&d, APX_REC_DEVICE);
-	apx_rec_set_str(&d, APX_DEVICE_NAME, "NVIDIA H200");
-	apx_rec_set_bytes(&d, APX_DEVICE_UUID, uuid_a, 16);
-	return apx_writer_add(t->w, &d);
+	return tg_open_proc(t, "node1", pid, uuid_a);
 }
 
 APX_TEST(store_entities_order_and_correlation)
@@ -121,7 +101,7 @@ APX_TEST(store_entities_order_and_correlation)
 
 	/* filters: [3.9 ms, 4.6 ms) after the run's start (1 ms), events of 100 us or more */
 	{
-		struct apx_store_opts o = { 2900 * US, 3600 * US, 100 * US };
+		struct apx_store_opts o = { .from_ns = 2900 * US, .to_ns = 3600 * US, .min_dur_ns = 100 * US };
 
 		APX_ASSERT_OK(apx_store_open(paths, 2, &o, &st, NULL));
 		APX_ASSERT_EQ(st->k.n, 2);	/* both k1 (3-4 ms, 4-6 ms); k2 starts at 5 ms */

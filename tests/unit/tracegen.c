@@ -7,10 +7,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analysis/model.h"
+
 #include "base/banned.h"
 
-/* A scratch file with a HEADER of producer (pid, argv or NULL) and the writer on it. */
-static int open_as(struct tg *t, const char *producer, uint64_t pid, const char *argv)
+/* A scratch file with a HEADER of producer (pid, argv and host or NULL, start) and the writer
+ * on it. */
+static int open_as(struct tg *t, const char *producer, uint64_t pid, const char *argv,
+		   const char *host, uint64_t start_ns)
 {
 	struct apx_rec h;
 	int fd;
@@ -25,9 +29,11 @@ static int open_as(struct tg *t, const char *producer, uint64_t pid, const char 
 	apx_rec_set_str(&h, APX_HEADER_PRODUCER_VERSION, "test");
 	if (argv)
 		apx_rec_set_str(&h, APX_HEADER_ARGV, argv);
+	if (host)
+		apx_rec_set_str(&h, APX_HEADER_HOSTNAME, host);
 	h.v[APX_HEADER_CLOCK] = APX_CLOCK_MONOTONIC;
 	h.v[APX_HEADER_PID] = pid;
-	h.v[APX_HEADER_START_NS] = 1000;
+	h.v[APX_HEADER_START_NS] = start_ns;
 	apx_rec_set_i64(&h, APX_HEADER_RANK, -1);
 	return apx_writer_open_fd(fd, &h, NULL, &t->w);
 }
@@ -36,7 +42,7 @@ int tg_open(struct tg *t)
 {
 	struct apx_rec d;
 
-	if (open_as(t, "apx-inject", 100, NULL) < 0)
+	if (open_as(t, "apx-inject", 100, NULL, NULL, 1000) < 0)
 		return -1;
 	apx_rec_init(&d, APX_REC_DEVICE);
 	apx_rec_set_str(&d, APX_DEVICE_NAME, "NVIDIA H200");
@@ -55,9 +61,21 @@ int tg_open(struct tg *t)
 	return apx_writer_add(t->w, &d);
 }
 
+int tg_open_proc(struct tg *t, const char *host, uint64_t pid, const uint8_t *uuid)
+{
+	struct apx_rec d;
+
+	if (open_as(t, "apx-inject", pid, NULL, host, 1000000) < 0)
+		return -1;
+	apx_rec_init(&d, APX_REC_DEVICE);
+	apx_rec_set_str(&d, APX_DEVICE_NAME, "NVIDIA H200");
+	apx_rec_set_bytes(&d, APX_DEVICE_UUID, uuid, 16);
+	return apx_writer_add(t->w, &d);
+}
+
 int tg_open_nvperfd(struct tg *t, uint64_t pid)
 {
-	return open_as(t, "nvperfd", pid, "python3 train.py");
+	return open_as(t, "nvperfd", pid, "python3 train.py", NULL, 1000);
 }
 
 static void seen(struct tg *t, uint64_t end)
@@ -118,24 +136,43 @@ void tg_kernel(struct tg *t, uint64_t start, uint64_t dur, const char *name, uin
 	kernel_rec(t, start, dur, name, stream, 0);
 }
 
+/* A MEMCPY record of a host<->device (or other) copy, the rest of its fields 0. */
+static void copy_rec(struct tg *t, struct apx_rec *c, uint64_t start, uint64_t dur, unsigned kind,
+		     unsigned host_kind, uint64_t bytes)
+{
+	apx_rec_init(c, APX_REC_MEMCPY);
+	c->v[APX_MEMCPY_START_NS] = start;
+	c->v[APX_MEMCPY_END_NS] = start + dur;
+	c->v[APX_MEMCPY_CORRELATION] = ++t->corr;
+	c->v[APX_MEMCPY_COPY_KIND] = kind;
+	c->v[APX_MEMCPY_SRC_KIND] = kind == APX_COPY_H2D ? host_kind : APX_MEM_DEVICE;
+	c->v[APX_MEMCPY_DST_KIND] = kind == APX_COPY_D2H ? host_kind : APX_MEM_DEVICE;
+	c->v[APX_MEMCPY_BYTES] = bytes;
+}
+
 void tg_copy(struct tg *t, uint64_t start, uint64_t dur, unsigned kind, unsigned host_kind,
 	     uint64_t bytes, int async, uint64_t host_addr, uint64_t stream)
 {
 	struct apx_rec c;
 
-	apx_rec_init(&c, APX_REC_MEMCPY);
-	c.v[APX_MEMCPY_START_NS] = start;
-	c.v[APX_MEMCPY_END_NS] = start + dur;
+	copy_rec(t, &c, start, dur, kind, host_kind, bytes);
 	c.v[APX_MEMCPY_STREAM] = stream;
-	c.v[APX_MEMCPY_CORRELATION] = ++t->corr;
-	c.v[APX_MEMCPY_COPY_KIND] = kind;
-	c.v[APX_MEMCPY_SRC_KIND] = kind == APX_COPY_H2D ? host_kind : APX_MEM_DEVICE;
-	c.v[APX_MEMCPY_DST_KIND] = kind == APX_COPY_D2H ? host_kind : APX_MEM_DEVICE;
-	c.v[APX_MEMCPY_BYTES] = bytes;
 	c.v[APX_MEMCPY_HOST_ADDR] = host_addr;
 	c.v[APX_MEMCPY_FLAGS] = async ? 1 : 0;
 	apx_writer_add(t->w, &c);
 	seen(t, start + dur);
+}
+
+void tg_copy_call(struct tg *t, uint64_t start, uint64_t dur, unsigned kind, unsigned host_kind,
+		  uint64_t bytes, uint64_t enter, uint64_t exit)
+{
+	struct apx_rec c;
+
+	copy_rec(t, &c, start, dur, kind, host_kind, bytes);
+	c.v[APX_MEMCPY_API_ENTER_NS] = enter;
+	c.v[APX_MEMCPY_API_EXIT_NS] = exit;
+	apx_writer_add(t->w, &c);
+	seen(t, start + dur > exit ? start + dur : exit);
 }
 
 void tg_memset(struct tg *t, uint64_t start, uint64_t dur, int async)
@@ -276,8 +313,8 @@ void tg_kv(struct tg *t, const char *key, const char *value)
 	apx_writer_add(t->w, &r);
 }
 
-void tg_metric(struct tg *t, uint64_t ts, const char *name, const char *unit, uint32_t device,
-	       uint64_t pid, double value)
+static void metric_rec(struct tg *t, uint64_t ts, uint64_t end, const char *name,
+		       const char *unit, uint32_t device, uint64_t pid, double value)
 {
 	struct apx_rec r;
 	uint32_t nid, uid;
@@ -286,13 +323,26 @@ void tg_metric(struct tg *t, uint64_t ts, const char *name, const char *unit, ui
 	apx_writer_intern(t->w, name, strlen(name), &nid);
 	apx_writer_intern(t->w, unit, strlen(unit), &uid);
 	r.v[APX_METRIC_TS_NS] = ts;
+	r.v[APX_METRIC_END_NS] = end;
 	r.v[APX_METRIC_NAME] = nid;
 	r.v[APX_METRIC_UNIT] = uid;
 	r.v[APX_METRIC_DEVICE] = device;
 	r.v[APX_METRIC_PID] = pid;
 	apx_rec_set_f64(&r, APX_METRIC_VALUE, value);
 	apx_writer_add(t->w, &r);
-	seen(t, ts);
+	seen(t, end > ts ? end : ts);
+}
+
+void tg_metric(struct tg *t, uint64_t ts, const char *name, const char *unit, uint32_t device,
+	       uint64_t pid, double value)
+{
+	metric_rec(t, ts, 0, name, unit, device, pid, value);
+}
+
+void tg_metric_span(struct tg *t, uint64_t start, uint64_t end, const char *name, const char *unit,
+		    uint32_t device, double value)
+{
+	metric_rec(t, start, end, name, unit, device, 0, value);
 }
 
 void tg_finding(struct tg *t, const char *rule, unsigned severity, uint64_t saving_ns,
@@ -330,4 +380,21 @@ void tg_apw(struct tg *t, uint64_t ts, uint64_t stream, uint64_t base, uint64_t 
 int tg_close(struct tg *t)
 {
 	return apx_writer_close(t->w, t->end_ns, 0);
+}
+
+struct apx_model *tg_model(struct tg *t, size_t n)
+{
+	struct apx_model *m = apx_model_new();
+	struct apx_diag d;
+	int bad = !m;
+
+	for (size_t i = 0; i < n; i++) {
+		bad |= tg_close(&t[i]) < 0 || (m && apx_model_add_file(m, t[i].path, &d) < 0);
+		unlink(t[i].path);
+	}
+	if (bad || apx_model_finish(m) < 0) {
+		apx_model_free(m);
+		return NULL;
+	}
+	return m;
 }

@@ -1,11 +1,13 @@
 /*
  * tracegen.h - builds small synthetic traces for analysis tests: a file with an H200-like
  * device and the kernels, copies, syncs, allocations and UVM events a test adds, or an nvperfd
- * summary with its key/values, METRIC samples, findings and L2 windows. Times in ns.
+ * summary with its key/values, METRIC samples, findings and L2 windows; tg_model() builds the
+ * analysis model of them. Times in ns.
  */
 #ifndef APX_TEST_TRACEGEN_H
 #define APX_TEST_TRACEGEN_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <apx/format.h>
@@ -25,6 +27,10 @@ void tg_kernel_graph(struct tg *t, uint64_t start, uint64_t dur, const char *nam
 		     uint64_t graph_id);
 void tg_copy(struct tg *t, uint64_t start, uint64_t dur, unsigned kind, unsigned host_kind,
 	     uint64_t bytes, int async, uint64_t host_addr, uint64_t stream);
+/* A synchronous copy on stream 0 whose call on the host ran enter..exit (the collector's
+ * api_enter_ns/api_exit_ns fields). */
+void tg_copy_call(struct tg *t, uint64_t start, uint64_t dur, unsigned kind, unsigned host_kind,
+		  uint64_t bytes, uint64_t enter, uint64_t exit);
 void tg_memset(struct tg *t, uint64_t start, uint64_t dur, int async);
 void tg_sync(struct tg *t, uint64_t start, uint64_t end, unsigned kind);
 void tg_mem(struct tg *t, uint64_t ts, unsigned op, unsigned kind, uint64_t bytes);
@@ -40,15 +46,24 @@ void tg_marker(struct tg *t, uint64_t start, uint64_t end, const char *name);
 /* A runtime API call of thread tid with correlation id corr (level api). */
 void tg_api(struct tg *t, uint64_t start, uint64_t end, uint64_t corr, uint64_t tid,
 	    const char *name);
+/* A trace of process pid on host, starting at 1 ms, with device 0 named by uuid (16 bytes):
+ * for tests of the keys (host, UUID) and (file, stream). */
+int tg_open_proc(struct tg *t, const char *host, uint64_t pid, const uint8_t *uuid);
 /* An nvperfd summary instead (producer "nvperfd", no device record), of process pid. */
 int tg_open_nvperfd(struct tg *t, uint64_t pid);
 void tg_kv(struct tg *t, const char *key, const char *value);
 void tg_metric(struct tg *t, uint64_t ts, const char *name, const char *unit, uint32_t device,
 	       uint64_t pid, double value);
+/* A PM-sampling sample: value over [start, end) of device (apx analyze --metrics). */
+void tg_metric_span(struct tg *t, uint64_t start, uint64_t end, const char *name, const char *unit,
+		    uint32_t device, double value);
 void tg_finding(struct tg *t, const char *rule, unsigned severity, uint64_t saving_ns,
 		const char *title);
 void tg_apw(struct tg *t, uint64_t ts, uint64_t stream, uint64_t base, uint64_t bytes);
 /* Close the trace; the caller loads t->path and unlinks it. */
 int tg_close(struct tg *t);
+/* Close n traces and build one model of them (a run's files; the files are unlinked). NULL on
+ * failure. */
+struct apx_model *tg_model(struct tg *t, size_t n);
 
 #endif

@@ -18,7 +18,7 @@
 
 APX_RULE_DECL(dataloader_workers)
 {
-	uint64_t idle = m->gpu.idle_by_cause[APX_GAP_DATA];
+	uint64_t idle = m->gpu.idle_by_cause[APX_IDLE_DATA];
 	uint64_t active = m->steady_ns;
 	struct apx_finding *f;
 	long kids;
@@ -33,7 +33,6 @@ APX_RULE_DECL(dataloader_workers)
 	}
 	if (kids > 0)
 		return APX_RULE_CLEAN;
-	/* saving: from the idle attribution when merged */
 	f = apx_finding_add(out, m, "dataloader-workers",
 			    (double)idle > 0.25 * (double)active ? APX_SEV_CRITICAL : APX_SEV_WARNING,
 			    (double)idle, 60);

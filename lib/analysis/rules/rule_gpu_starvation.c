@@ -1,8 +1,8 @@
 /*
- * rule_gpu_starvation.c - long GPU idle gaps (>= 1 ms) between the first and the last GPU
- * activity whose cause is none of sync, data or launch (those have their own rules): the host
- * was busy elsewhere (Python, data preparation, I/O). Saving: those gaps' total, the GPU time
- * that work would gain if the host queued work ahead.
+ * rule_gpu_starvation.c - the steady state's GPU idle time that nothing in the trace explains
+ * (idle_attrib.c's "unknown": no sync, copy, page fault or launch cause; those have their own
+ * rules): the host was busy elsewhere (Python, data preparation, I/O). Saving: that time, the
+ * GPU time the work would gain if the host queued work ahead. The longest such gaps are shown.
  */
 #include "analysis/findings.h"
 
@@ -14,7 +14,7 @@
 
 APX_RULE_DECL(gpu_starvation)
 {
-	uint64_t total = 0, n = 0, active, busy, biggest[3] = { 0 };
+	uint64_t total = m->gpu.idle_by_cause[APX_IDLE_UNKNOWN], n = 0, active, busy, biggest[3] = { 0 };
 	const struct apx_an_gap *top[3] = { NULL };
 	char b1[32], b2[32], b3[32];
 	struct apx_finding *f;
@@ -27,9 +27,8 @@ APX_RULE_DECL(gpu_starvation)
 		const struct apx_an_gap *g = APX_VEC_AT(&m->gaps, struct apx_an_gap, i);
 		uint64_t d = g->end - g->start;
 
-		if (g->cause != APX_GAP_UNKNOWN || d < LONG_NS)
+		if (g->cause != APX_IDLE_UNKNOWN || !g->steady || d < LONG_NS)
 			continue;
-		total += d;
 		n++;
 		for (int k = 0; k < 3; k++) {
 			if (d > biggest[k]) {
@@ -50,17 +49,18 @@ APX_RULE_DECL(gpu_starvation)
 			    (double)total, 60);
 	if (!f)
 		return APX_RULE_FIRED;
-	snprintf(f->title, sizeof(f->title), "GPU idle %.0f%% of its active time in %llu long gaps",
-		 100.0 * (double)total / (double)active, (unsigned long long)n);
+	snprintf(f->title, sizeof(f->title), "GPU idle %.0f%% of its active time for no cause the "
+		 "trace shows", 100.0 * (double)total / (double)active);
 	snprintf(f->model, sizeof(f->model),
-		 "idle gaps >= 1 ms with no sync, copy or launch cause: the GPU waited for the host; "
-		 "saving = their total if the host queued work ahead");
+		 "steady-state idle time with no sync, copy, page-fault or launch cause: the GPU waited "
+		 "for the host; saving = that time if the host queued work ahead");
 	apx_text_append(f->evidence, sizeof(f->evidence),
 			"GPU busy %s of %s between its first and last activity (%.0f%%)\n",
 			apx_fmt_ns(b1, sizeof(b1), (double)busy), apx_fmt_ns(b2, sizeof(b2), (double)active),
 			100.0 * (double)busy / (double)active);
-	apx_text_append(f->evidence, sizeof(f->evidence), "long idle gaps: %llu, %s in all\n",
-			(unsigned long long)n, apx_fmt_ns(b1, sizeof(b1), (double)total));
+	apx_text_append(f->evidence, sizeof(f->evidence),
+			"idle for no known cause: %s; %llu gaps of >= 1 ms mostly so\n",
+			apx_fmt_ns(b1, sizeof(b1), (double)total), (unsigned long long)n);
 	for (int k = 0; k < 3 && top[k]; k++)
 		apx_text_append(f->evidence, sizeof(f->evidence),
 				"  gap of %s on device %u at +%s\n",

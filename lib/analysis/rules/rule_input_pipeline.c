@@ -1,9 +1,10 @@
 /*
- * rule_input_pipeline.c - the input pipeline starves the GPU: idle gaps that end with a
- * host-to-device copy (the next batch arrived late). Saving: those gaps, which prefetching
- * batches in DataLoader workers into pinned memory hides. When the trace shows the process
- * had no child processes at all, the same gaps are rule_dataloader_workers.c's finding (its
- * cause is named: no workers) and this rule leaves them to it: one finding per idle time.
+ * rule_input_pipeline.c - the input pipeline starves the GPU: steady-state idle time attributed
+ * to the host producing input (idle_attrib.c: gaps ended by a host-to-device copy, less what a
+ * sync, a copy call or page faults explain). Saving: that time, which preparing batches in
+ * DataLoader workers hides. When the trace shows the process had no child processes at all,
+ * the same time is rule_dataloader_workers.c's finding (its cause is named: no workers) and
+ * this rule leaves it to it: one finding per idle time.
  */
 #include "analysis/findings.h"
 
@@ -13,7 +14,7 @@
 
 APX_RULE_DECL(input_pipeline)
 {
-	uint64_t idle = m->gpu.idle_by_cause[APX_GAP_DATA];
+	uint64_t idle = m->gpu.idle_by_cause[APX_IDLE_DATA];
 	uint64_t active = m->steady_ns;
 	struct apx_finding *f;
 

@@ -1,10 +1,11 @@
 /*
  * rule_launch_bound.c - kernels shorter than the gaps between them: the host launches slower
  * than the GPU runs, so the GPU idles in many short gaps (< 50 us). Saving: those gaps minus
- * ~1 us each, which is what launching the same kernels from a CUDA graph leaves. Under the
+ * ~1 us each, which is what launching the same kernels from a CUDA graph leaves. The gaps are
+ * the steady state's idle time attributed to launch overhead (idle_attrib.c): under the
  * collector every launch costs the host a little more, so every launch gap is longer than it is
- * without a profiler: the collector's cost per launch (kv collector_launch_cost_ns, measured by
- * apx analyze) is taken off each gap first.
+ * without a profiler; the collector's cost per launch (kv collector_launch_cost_ns, measured by
+ * apx analyze) is its own cause there, taken off each gap first.
  */
 #include "analysis/findings.h"
 
@@ -16,8 +17,9 @@
 
 APX_RULE_DECL(launch_bound)
 {
-	uint64_t idle = m->gpu.idle_by_cause[APX_GAP_LAUNCH], gaps = m->gpu.gaps_by_cause[APX_GAP_LAUNCH];
-	uint64_t active = m->steady_ns, small = 0, self = 0;
+	uint64_t idle = m->gpu.idle_by_cause[APX_IDLE_LAUNCH];
+	uint64_t gaps = m->gpu.gaps_by_cause[APX_IDLE_LAUNCH] + m->gpu.gaps_by_cause[APX_IDLE_COLLECTOR];
+	uint64_t active = m->steady_ns, small = 0, self = m->gpu.idle_by_cause[APX_IDLE_COLLECTOR];
 	double saving, mean_kernel;
 	char b1[32], b2[32];
 	struct apx_finding *f;
@@ -27,14 +29,8 @@ APX_RULE_DECL(launch_bound)
 	for (size_t i = 0; i < m->k.n; i++)
 		small += m->k.dur[i] < 10000;
 	mean_kernel = (double)m->kernel_total_ns / (double)m->k.n;
-	if (gaps && m->launch_cost_ns) {	/* the collector's own share of every gap */
-		uint64_t per = m->launch_cost_ns < idle / gaps ? m->launch_cost_ns : idle / gaps;
-
-		self = per * gaps;
-		idle -= self;
-	}
 	saving = (double)idle - GRAPH_GAP_NS * (double)gaps;
-	if (saving <= 0 || (double)idle < 0.10 * (double)active || mean_kernel > 2 * (double)idle / (double)gaps)
+	if (!gaps || saving <= 0 || (double)idle < 0.10 * (double)active || mean_kernel > 2 * (double)idle / (double)gaps)
 		return APX_RULE_CLEAN;
 	f = apx_finding_add(out, m, "launch-bound",
 			    (double)idle > 0.3 * (double)active ? APX_SEV_CRITICAL : APX_SEV_WARNING,

@@ -1,17 +1,21 @@
 /*
- * rule_small_copies.c - many small host<->device copies (< 64 KiB): each pays a fixed launch
- * and DMA set-up cost. Saving: their time minus their bytes at the rate large pinned copies
- * reached (or 12 GB/s) minus one copy latency per step: the cost of one batched copy.
+ * rule_small_copies.c - many small host<->device copies (< 64 KiB) in the steady state: each
+ * pays a fixed call and DMA set-up cost. Saving: their time minus their bytes at the rate large
+ * pinned copies reached (or 12 GB/s) minus one copy latency per step (the cost of one batched
+ * copy), plus the GPU idle time attributed to their per-call overhead (idle_attrib.c: the
+ * host inside their calls, or between two of them), which one batched copy does not pay.
  */
 #include "analysis/findings.h"
 
 #include <stdio.h>
 
+#include "analysis/idle_attrib.h"
+
 #include "base/banned.h"
 
 APX_RULE_DECL(small_copies)
 {
-	uint64_t n = 0, bytes = 0, dur = 0, batches;
+	uint64_t n = 0, bytes = 0, dur = 0, batches, calls = m->gpu.idle_by_cause[APX_IDLE_COPY_CALLS];
 	double rate, saving, latency;
 	char b1[32], b2[32];
 	struct apx_finding *f;
@@ -19,7 +23,8 @@ APX_RULE_DECL(small_copies)
 	for (size_t i = 0; i < m->copies.n; i++) {
 		const struct apx_an_copy *c = APX_VEC_AT(&m->copies, struct apx_an_copy, i);
 
-		if ((c->kind == APX_COPY_H2D || c->kind == APX_COPY_D2H) && c->bytes < 65536) {
+		if ((c->kind == APX_COPY_H2D || c->kind == APX_COPY_D2H) &&
+		    c->bytes < APX_SMALL_COPY_BYTES && apx_phase_of(m, c->start) == APX_PHASE_STEADY) {
 			n++;
 			bytes += c->bytes;
 			dur += c->dur;
@@ -33,6 +38,9 @@ APX_RULE_DECL(small_copies)
 	latency = (double)dur / (double)n;
 	batches = m->steps ? m->steps : (n + 99) / 100;
 	saving = (double)dur - (double)bytes / rate * 1e9 - latency * (double)batches;
+	if (saving < 0)
+		saving = 0;
+	saving += (double)calls;
 	if (saving <= 0 || (m->steady_ns && saving < 0.01 * (double)m->steady_ns))
 		return APX_RULE_CLEAN;
 	f = apx_finding_add(out, m, "small-copies", APX_SEV_WARNING, saving, 50);
@@ -42,11 +50,15 @@ APX_RULE_DECL(small_copies)
 		 (unsigned long long)n, apx_fmt_ns(b1, sizeof(b1), (double)dur));
 	snprintf(f->model, sizeof(f->model),
 		 "batched into %llu copies (one per %s): saving = their time - bytes at %.1f GB/s - "
-		 "one copy latency per batch", (unsigned long long)batches,
+		 "one copy latency per batch + GPU idle on their calls", (unsigned long long)batches,
 		 m->steps ? "step" : "100 copies", rate / 1e9);
 	apx_text_append(f->evidence, sizeof(f->evidence), "small copies: %llu, %s, mean %s each\n",
 			(unsigned long long)n, apx_fmt_size(b1, sizeof(b1), (double)bytes),
 			apx_fmt_ns(b2, sizeof(b2), latency));
+	if (calls)
+		apx_text_append(f->evidence, sizeof(f->evidence),
+				"GPU idle on their per-call overhead: %s\n",
+				apx_fmt_ns(b1, sizeof(b1), (double)calls));
 	apx_finding_metric(f, "copies", (double)n, APX_UNIT_COUNT);
 	apx_finding_metric(f, "bytes", (double)bytes, APX_UNIT_BYTES);
 	apx_finding_metric(f, "copy_ns", (double)dur, APX_UNIT_NS);

@@ -1,7 +1,8 @@
 /*
  * rule_sync_copy.c - synchronous copies and memsets (not from pageable memory: those are the
- * pageable-copy rule's) that block the host until the GPU is done. Saving: the time they took,
- * which the host could spend launching work if they were asynchronous.
+ * pageable-copy rule's) that block the host until the GPU is done, in the steady state (those
+ * of start-up are set-up). Saving: the time they took, which the host could spend launching
+ * work if they were asynchronous.
  */
 #include "analysis/findings.h"
 
@@ -19,7 +20,7 @@ APX_RULE_DECL(sync_copy)
 		const struct apx_an_copy *c = APX_VEC_AT(&m->copies, struct apx_an_copy, i);
 
 		if (c->async || c->src == APX_MEM_PAGEABLE || c->dst == APX_MEM_PAGEABLE ||
-		    c->kind == APX_COPY_D2D)
+		    c->kind == APX_COPY_D2D || apx_phase_of(m, c->start) != APX_PHASE_STEADY)
 			continue;
 		ncopy++;
 		dcopy += c->dur;
@@ -28,7 +29,7 @@ APX_RULE_DECL(sync_copy)
 	for (size_t i = 0; i < m->memsets.n; i++) {
 		const struct apx_an_memset *s = APX_VEC_AT(&m->memsets, struct apx_an_memset, i);
 
-		if (!s->async) {
+		if (!s->async && apx_phase_of(m, s->start) == APX_PHASE_STEADY) {
 			nset++;
 			dset += s->dur;
 		}

@@ -1,8 +1,8 @@
 /*
  * rule_sync_frequency.c - too many synchronizations: every .item(), .cpu(), print(tensor) or
- * torch.cuda.synchronize() drains the GPU queue. Saving: the GPU idle time after the syncs (the
- * host's work there would overlap GPU work without them), at most the GPU busy time it could
- * hide behind: min(idle after syncs, GPU busy).
+ * torch.cuda.synchronize() drains the GPU queue. Saving: the steady state's GPU idle time
+ * attributed to sync wait (idle_attrib.c: the host's work after a sync would overlap GPU work
+ * without it), at most the GPU busy time it could hide behind: min(that idle, GPU busy).
  */
 #include "analysis/findings.h"
 
@@ -12,7 +12,7 @@
 
 APX_RULE_DECL(sync_frequency)
 {
-	uint64_t n = 0, idle = m->gpu.idle_by_cause[APX_GAP_SYNC], gaps = m->gpu.gaps_by_cause[APX_GAP_SYNC];
+	uint64_t n = 0, idle = m->gpu.idle_by_cause[APX_IDLE_SYNC], gaps = m->gpu.gaps_by_cause[APX_IDLE_SYNC];
 	uint64_t saving;
 	double per_s, per_step;
 	char b1[32], b2[32];

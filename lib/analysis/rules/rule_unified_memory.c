@@ -1,10 +1,10 @@
 /*
  * rule_unified_memory.c - unified (managed) memory page faults and migrations: kernels stall
- * while pages migrate to the GPU, and the host stalls while it faults them back. Saving: the
- * time of the kernels that ran while pages migrated to the GPU plus the GPU idle time while the
- * host faulted pages back (at least the recorded migration time). With the data prefetched or
- * in device memory those kernels run at full speed (their faultless time is not known: counted
- * as saved, so the estimate is an upper bound).
+ * while pages migrate to the GPU, and the host stalls while it faults them back. Saving, in
+ * the steady state: the time of the kernels that ran while pages migrated to the GPU plus the
+ * GPU idle time attributed to the host faulting pages back (idle_attrib.c). With the data
+ * prefetched or in device memory those kernels run at full speed (their faultless time is not
+ * known: counted as saved, so the estimate is an upper bound).
  */
 #include "analysis/findings.h"
 
@@ -15,7 +15,7 @@
 
 APX_RULE_DECL(unified_memory)
 {
-	uint64_t events = 0, stall = 0, mig_bytes, faults, thrash;
+	uint64_t events = 0, stall = 0, saving, mig_bytes, faults, thrash;
 	char b1[32], b2[32];
 	struct apx_finding *f;
 
@@ -39,19 +39,23 @@ APX_RULE_DECL(unified_memory)
 				       "records (trace with apx analyze)");
 		return m->nfiles ? APX_RULE_NOT_MEASURED : APX_RULE_CLEAN;
 	}
-	if (m->gpu.uvm_kernel_ns + m->gpu.uvm_idle_ns > stall)
-		stall = m->gpu.uvm_kernel_ns + m->gpu.uvm_idle_ns;
+	saving = m->gpu.uvm_kernel_ns + m->gpu.idle_by_cause[APX_IDLE_UVM];
+	if (!saving) {	/* events, but none in the steady state's time: start-up, or harmless */
+		snprintf(why, why_len, "%llu unified-memory events, none costing the steady state "
+			 "time", (unsigned long long)events);
+		return APX_RULE_MINOR;
+	}
 	f = apx_finding_add(out, m, "unified-memory",
-			    thrash || (double)stall > 0.25 * (double)m->steady_ns ? APX_SEV_CRITICAL
-										   : APX_SEV_WARNING,
-			    (double)stall, 60);
+			    thrash || (double)saving > 0.25 * (double)m->steady_ns ? APX_SEV_CRITICAL
+										    : APX_SEV_WARNING,
+			    (double)saving, 60);
 	if (!f)
 		return APX_RULE_FIRED;
 	snprintf(f->title, sizeof(f->title), "unified memory: %llu page faults, %s migrated",
 		 (unsigned long long)faults, apx_fmt_size(b1, sizeof(b1), (double)mig_bytes));
 	snprintf(f->model, sizeof(f->model),
-		 "kernels that ran while pages migrated in, plus GPU idle while the host faulted pages "
-		 "back; prefetched or in device memory, that waiting goes");
+		 "steady state: kernels that ran while pages migrated in, plus GPU idle while the "
+		 "host faulted pages back; prefetched or in device memory, that waiting goes");
 	apx_text_append(f->evidence, sizeof(f->evidence),
 			"migrations host->device: %llu (%s), device->host: %llu (%s)\n",
 			(unsigned long long)m->uvm_count[APX_UVM_MIGRATE_H2D],
@@ -61,7 +65,7 @@ APX_RULE_DECL(unified_memory)
 	apx_text_append(f->evidence, sizeof(f->evidence),
 			"kernels running during migrations to the GPU: %s; GPU idle while the host "
 			"faulted: %s\n", apx_fmt_ns(b1, sizeof(b1), (double)m->gpu.uvm_kernel_ns),
-			apx_fmt_ns(b2, sizeof(b2), (double)m->gpu.uvm_idle_ns));
+			apx_fmt_ns(b2, sizeof(b2), (double)m->gpu.idle_by_cause[APX_IDLE_UVM]));
 	apx_text_append(f->evidence, sizeof(f->evidence),
 			"CPU faults %llu, GPU faults %llu, thrashing %llu; migration time %s\n",
 			(unsigned long long)m->uvm_count[APX_UVM_CPU_FAULT],
@@ -71,13 +75,11 @@ APX_RULE_DECL(unified_memory)
 	apx_finding_metric(f, "migrated_bytes", (double)mig_bytes, APX_UNIT_BYTES);
 	apx_finding_metric(f, "thrashing", (double)thrash, APX_UNIT_COUNT);
 	apx_finding_metric(f, "kernel_during_migration_ns", (double)m->gpu.uvm_kernel_ns, APX_UNIT_NS);
-	apx_finding_metric(f, "idle_while_faulting_ns", (double)m->gpu.uvm_idle_ns, APX_UNIT_NS);
+	apx_finding_metric(f, "idle_while_faulting_ns", (double)m->gpu.idle_by_cause[APX_IDLE_UVM], APX_UNIT_NS);
 	apx_finding_metric(f, "migration_ns", (double)stall, APX_UNIT_NS);
 	snprintf(f->fix, sizeof(f->fix),
 		 "Keep tensors in device memory (plain torch allocations), or prefetch managed memory\n"
 		 "before use: cudaMemPrefetchAsync(ptr, bytes, device, stream) (ctypes/cupy), and set\n"
 		 "cudaMemAdviseSetPreferredLocation for data the GPU owns.");
-	(void)why;
-	(void)why_len;
 	return APX_RULE_FIRED;
 }

@@ -1,0 +1,342 @@
+/*
+ * idle_attrib.c - one cause per GPU-idle nanosecond of the steady state (issue 12, item 2).
+ * Every idle gap of a device's sweep (timeline.c) is cut at the steady window: the part before
+ * it is start-up, the part after it teardown, and every ns inside it gets exactly one cause,
+ * the first of this list that holds for it:
+ *   uvm        the host faulted unified-memory pages back during the gap (CPU faults,
+ *              migrations to the host: their records mark when, not how long it stalled);
+ *   sync       a synchronization returned inside the gap: the wait up to its return, then the
+ *              host's work after it (without the sync that work overlaps the GPU's), unless
+ *              the host was in a copy call then or the gap ends with a host->device copy (the
+ *              host was producing that input: data). A host blocked in a sync during a gap
+ *              that the sync does not end did not cause it (the GPU had its work queued);
+ *   staging    the host was inside the call of a pageable copy of >= 64 KiB (staging it
+ *              through the driver's pinned buffer);
+ *   copy-calls the host was inside the call of a small copy, or the gap lies between two small
+ *              copies (per-call overhead: Python, the call, the DMA set-up);
+ *   data       the gap ends with a host->device copy: the host was producing the input;
+ *   collector  a gap < 50 us (a launch gap): the collector's own cost per launch (kv
+ *              collector_launch_cost_ns), which a run without apx does not pay;
+ *   launch     the rest of a launch gap: the host launching slower than the GPU runs;
+ *   unknown    nothing in the trace says.
+ * The copy calls' host times come from the MEMCPY records' api_enter/api_exit fields; traces
+ * without them (model->copy_host_times 0) fall back to the copies' GPU-side intervals, which
+ * never meet an idle gap of their device: staging and in-call overhead are then not seen, and
+ * that idle time falls to the gap-level causes (copy-calls between small copies, data).
+ * Called by timeline.c inside apx_model_finish(); allocates its interval arrays once.
+ */
+#include "analysis/idle_attrib.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/timeline.h"
+
+#include "base/banned.h"
+
+struct pair {
+	uint64_t s, e;
+};
+
+static int cmp_pair(const void *a, const void *b)
+{
+	const struct pair *x = a, *y = b;
+
+	return x->s < y->s ? -1 : x->s > y->s;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The union of n intervals (p is sorted here). */
+static int spans_build(struct apx_spans *sp, struct pair *p, size_t n)
+{
+	qsort(p, n, sizeof(*p), cmp_pair);
+	sp->n = 0;
+	sp->s = malloc((n + 1) * sizeof(*sp->s));
+	sp->e = malloc((n + 1) * sizeof(*sp->e));
+	if (!sp->s || !sp->e)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (p[i].e <= p[i].s)
+			continue;
+		if (sp->n && p[i].s <= sp->e[sp->n - 1]) {
+			if (p[i].e > sp->e[sp->n - 1])
+				sp->e[sp->n - 1] = p[i].e;
+			continue;
+		}
+		sp->s[sp->n] = p[i].s;
+		sp->e[sp->n++] = p[i].e;
+	}
+	return 0;
+}
+
+static void spans_free(struct apx_spans *sp)
+{
+	free(sp->s);
+	free(sp->e);
+	memset(sp, 0, sizeof(*sp));
+}
+
+/* The first span ending after a. */
+static size_t spans_first(const struct apx_spans *sp, uint64_t a)
+{
+	size_t lo = 0, hi = sp->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (sp->e[mid] <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int apx_spans_meet(const struct apx_spans *sp, uint64_t a, uint64_t b)
+{
+	size_t i = spans_first(sp, a);
+
+	return i < sp->n && sp->s[i] < b;
+}
+
+void apx_idle_window(struct apx_model *m)
+{
+	const struct apx_an_steps *st = &m->steady;
+
+	if (st->source != APX_STEPS_NONE && st->last_ns > st->first_ns) {
+		/* steps that start before the warm-up ends hold first-call work: start-up */
+		m->steady_start_ns = m->warmup_end_ns > st->first_ns && m->warmup_end_ns < st->last_ns
+					     ? m->warmup_end_ns : st->first_ns;
+		m->steady_end_ns = st->last_ns;
+		return;
+	}
+	m->steady_start_ns = m->warmup_end_ns > m->run_start_ns ? m->warmup_end_ns : m->run_start_ns;
+	m->steady_end_ns = m->run_end_ns > m->steady_start_ns ? m->run_end_ns : UINT64_MAX;
+}
+
+enum apx_phase apx_phase_of(const struct apx_model *m, uint64_t ts)
+{
+	if (ts < m->steady_start_ns)
+		return APX_PHASE_STARTUP;
+	return ts < m->steady_end_ns ? APX_PHASE_STEADY : APX_PHASE_TEARDOWN;
+}
+
+int apx_idle_ctx_init(struct apx_idle_ctx *c, const struct apx_model *m)
+{
+	size_t n = m->uvm.n + m->copies.n + 1, k;
+	struct pair *p = malloc(n * sizeof(*p));
+	int r;
+
+	memset(c, 0, sizeof(*c));
+	c->m = m;
+	c->sync_ends = malloc((m->syncs.n + 1) * sizeof(*c->sync_ends));
+	c->graph_starts = malloc((m->graphs.n + 1) * sizeof(*c->graph_starts));
+	if (!p || !c->sync_ends || !c->graph_starts) {
+		free(p);
+		apx_idle_ctx_release(c);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < m->graphs.n; i++)
+		c->graph_starts[c->ngraph_starts++] =
+			APX_VEC_AT(&m->graphs, struct apx_an_graph, i)->first_ns;
+	qsort(c->graph_starts, c->ngraph_starts, sizeof(*c->graph_starts), cmp_u64);
+	k = 0;
+	for (size_t i = 0; i < m->uvm.n; i++) {
+		const struct apx_an_uvm *u = APX_VEC_AT(&m->uvm, struct apx_an_uvm, i);
+
+		if (u->kind == APX_UVM_MIGRATE_D2H || u->kind == APX_UVM_CPU_FAULT)
+			p[k++] = (struct pair){ u->start, u->end > u->start ? u->end : u->start + 1 };
+	}
+	r = spans_build(&c->uvm_host, p, k);
+	for (size_t i = 0; i < m->syncs.n; i++) {
+		const struct apx_an_sync *s = APX_VEC_AT(&m->syncs, struct apx_an_sync, i);
+
+		if (s->kind != APX_SYNC_KIND_STREAM_WAIT_EVENT)	/* GPU-side: the host does not wait */
+			c->sync_ends[c->nsync_ends++] = s->end;
+	}
+	qsort(c->sync_ends, c->nsync_ends, sizeof(*c->sync_ends), cmp_u64);
+	for (int small = 0; small < 2 && r == 0; small++) {
+		k = 0;
+		for (size_t i = 0; i < m->copies.n; i++) {
+			const struct apx_an_copy *cp = APX_VEC_AT(&m->copies, struct apx_an_copy, i);
+			int is_small = cp->bytes < APX_SMALL_COPY_BYTES;
+
+			if (!cp->api_enter || cp->api_exit <= cp->api_enter ||
+			    (cp->kind != APX_COPY_H2D && cp->kind != APX_COPY_D2H) || is_small != small)
+				continue;
+			if (!small && cp->src != APX_MEM_PAGEABLE && cp->dst != APX_MEM_PAGEABLE)
+				continue;	/* a large pinned copy stages nothing */
+			p[k++] = (struct pair){ cp->api_enter, cp->api_exit };
+		}
+		r = spans_build(small ? &c->calls : &c->staging, p, k);
+	}
+	free(p);
+	if (r < 0)
+		apx_idle_ctx_release(c);
+	return r;
+}
+
+void apx_idle_ctx_release(struct apx_idle_ctx *c)
+{
+	spans_free(&c->uvm_host);
+	spans_free(&c->staging);
+	spans_free(&c->calls);
+	free(c->sync_ends);
+	c->sync_ends = NULL;
+	c->nsync_ends = 0;
+	free(c->graph_starts);
+	c->graph_starts = NULL;
+	c->ngraph_starts = 0;
+}
+
+/* The last synchronization return in [a, b], or 0 when none. */
+static uint64_t sync_returned_in(const struct apx_idle_ctx *c, uint64_t a, uint64_t b)
+{
+	size_t lo = 0, hi = c->nsync_ends;
+
+	while (lo < hi) {	/* first end > b */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->sync_ends[mid] <= b)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > 0 && c->sync_ends[lo - 1] >= a ? c->sync_ends[lo - 1] : 0;
+}
+
+/* Walks [a, b) over the interval lists (in priority order): each ns covered by one of them
+ * goes to the first list's cause; returns the ns covered by none. */
+static uint64_t cover(const struct apx_spans *const *lists, const unsigned *causes, size_t nl,
+		      uint64_t a, uint64_t b, uint64_t *part)
+{
+	size_t idx[4];
+	uint64_t t = a, rest = 0;
+
+	for (size_t l = 0; l < nl; l++)
+		idx[l] = spans_first(lists[l], a);
+	while (t < b) {
+		uint64_t next = b;
+		int who = -1;
+
+		for (size_t l = 0; l < nl; l++) {
+			const struct apx_spans *sp = lists[l];
+
+			while (idx[l] < sp->n && sp->e[idx[l]] <= t)
+				idx[l]++;
+			if (idx[l] >= sp->n)
+				continue;
+			if (sp->s[idx[l]] <= t) {
+				if (who < 0)
+					who = (int)l;
+				if (sp->e[idx[l]] < next)
+					next = sp->e[idx[l]];
+			} else if (sp->s[idx[l]] < next) {
+				next = sp->s[idx[l]];
+			}
+		}
+		if (who >= 0)
+			part[causes[who]] += next - t;
+		else
+			rest += next - t;
+		t = next;
+	}
+	return rest;
+}
+
+unsigned apx_idle_gap(const struct apx_idle_ctx *c, struct apx_an_timeline *t, uint64_t a,
+		      uint64_t b, const struct apx_gap_edges *ed)
+{
+	const struct apx_model *m = c->m;
+	uint64_t part[APX_IDLE__COUNT] = { 0 };
+	uint64_t lo = a > m->steady_start_ns ? a : m->steady_start_ns;
+	uint64_t hi = b < m->steady_end_ns ? b : m->steady_end_ns;
+	uint64_t rest, ret;
+	unsigned best = APX_IDLE_UNKNOWN;
+
+	if (a < m->steady_start_ns)
+		t->startup_idle_ns += (b < m->steady_start_ns ? b : m->steady_start_ns) - a;
+	if (b > m->steady_end_ns)
+		t->teardown_idle_ns += b - (a > m->steady_end_ns ? a : m->steady_end_ns);
+	if (hi <= lo)
+		return APX_IDLE_UNKNOWN;
+	ret = sync_returned_in(c, a, b);
+	if (apx_spans_meet(&c->uvm_host, a, b)) {
+		/* fault records mark when pages moved, not how long the host stalled on them: a
+		 * gap in which the host faulted pages back is the faults' */
+		part[APX_IDLE_UVM] += hi - lo;
+	} else if (c->ngraph_starts &&
+		   bsearch(&b, c->graph_starts, c->ngraph_starts, sizeof(b), cmp_u64)) {
+		/* the gap ends at a graph's first kernel: the host was capturing and instantiating
+		 * it (torch.cuda.graph() synchronizes too: the graph's, not the sync's) */
+		part[APX_IDLE_GRAPH] += hi - lo;
+	} else if (ret) {
+		static const unsigned causes[] = { APX_IDLE_STAGING, APX_IDLE_COPY_CALLS };
+		const struct apx_spans *lists[] = { &c->staging, &c->calls };
+		uint64_t r = ret < lo ? lo : ret > hi ? hi : ret;
+
+		/* the wait, then the host's work that the sync kept from overlapping the GPU's:
+		 * the sync's, unless the host was in a copy call or produced the gap's input */
+		part[APX_IDLE_SYNC] += r - lo;
+		rest = cover(lists, causes, 2, r, hi, part);
+		part[ed->next_h2d ? APX_IDLE_DATA : APX_IDLE_SYNC] += rest;
+	} else {
+		static const unsigned causes[] = { APX_IDLE_STAGING, APX_IDLE_COPY_CALLS };
+		const struct apx_spans *lists[] = { &c->staging, &c->calls };
+
+		rest = cover(lists, causes, 2, lo, hi, part);
+		if (ed->prev_small_copy && ed->next_small_copy) {
+			part[APX_IDLE_COPY_CALLS] += rest;
+		} else if (ed->next_h2d) {
+			part[APX_IDLE_DATA] += rest;
+		} else if (b - a < APX_LAUNCH_GAP_NS) {
+			uint64_t self = m->launch_cost_ns < rest ? m->launch_cost_ns : rest;
+
+			part[APX_IDLE_COLLECTOR] += self;
+			part[APX_IDLE_LAUNCH] += rest - self;
+		} else {
+			part[APX_IDLE_UNKNOWN] += rest;
+		}
+	}
+	for (unsigned k = 0; k < APX_IDLE__COUNT; k++) {
+		t->idle_by_cause[k] += part[k];
+		if (part[k] > part[best])
+			best = k;
+	}
+	t->gaps_by_cause[best]++;
+	return best;
+}
+
+const char *apx_idle_cause_name(unsigned cause)
+{
+	static const char *const names[] = {
+		[APX_IDLE_UVM] = "page faults (UVM)",
+		[APX_IDLE_GRAPH] = "graph capture",
+		[APX_IDLE_SYNC] = "sync wait",
+		[APX_IDLE_STAGING] = "pageable copy staging",
+		[APX_IDLE_COPY_CALLS] = "small copies' calls",
+		[APX_IDLE_DATA] = "input data (host)",
+		[APX_IDLE_LAUNCH] = "launch overhead",
+		[APX_IDLE_COLLECTOR] = "collector's launch cost",
+		[APX_IDLE_UNKNOWN] = "unknown",
+	};
+	return cause < APX_IDLE__COUNT ? names[cause] : "?";
+}
+
+const char *apx_idle_cause_key(unsigned cause)
+{
+	static const char *const keys[] = {
+		[APX_IDLE_UVM] = "uvm", [APX_IDLE_GRAPH] = "graph", [APX_IDLE_SYNC] = "sync", [APX_IDLE_STAGING] = "staging",
+		[APX_IDLE_COPY_CALLS] = "copy_calls", [APX_IDLE_DATA] = "data",
+		[APX_IDLE_LAUNCH] = "launch", [APX_IDLE_COLLECTOR] = "collector",
+		[APX_IDLE_UNKNOWN] = "unknown",
+	};
+	return cause < APX_IDLE__COUNT ? keys[cause] : "?";
+}

@@ -1,0 +1,53 @@
+/*
+ * idle_attrib.h - one cause per GPU-idle nanosecond (issue 12): the steady window, the host-side
+ * intervals each cause is read from, and the attribution of one idle gap of a device. Used by
+ * timeline.c (one call per gap of its sweep) inside apx_model_finish(); the rules then take
+ * their savings from the attributed totals (struct apx_an_timeline.idle_by_cause).
+ */
+#ifndef APX_ANALYSIS_IDLE_ATTRIB_H
+#define APX_ANALYSIS_IDLE_ATTRIB_H
+
+#include "analysis/model.h"
+
+/* Disjoint intervals [s, e), sorted. */
+struct apx_spans {
+	uint64_t *s, *e;
+	size_t n;
+};
+
+/* The host-side intervals, built once for the whole run. */
+struct apx_idle_ctx {
+	const struct apx_model *m;
+	struct apx_spans uvm_host;	/* the host faulting unified-memory pages back */
+	struct apx_spans staging;	/* inside the call of a pageable copy >= 64 KiB */
+	struct apx_spans calls;		/* inside the call of a small copy (< 64 KiB) */
+	uint64_t *sync_ends;		/* sorted: synchronizations' return times */
+	size_t nsync_ends;
+	uint64_t *graph_starts;		/* sorted: each CUDA graph's first kernel start */
+	size_t ngraph_starts;
+};
+
+/* What ends and begins a gap, from the device's sweep. */
+struct apx_gap_edges {
+	int prev_small_copy;		/* the activity before it was a small host<->device copy */
+	int next_h2d;			/* the activity after it is a host->device copy */
+	int next_small_copy;		/* ... a small host<->device copy */
+};
+
+/* Copies under 64 KiB are "small": their cost is per call, not per byte. */
+#define APX_SMALL_COPY_BYTES 65536u
+
+/* Sets model->steady_start_ns / steady_end_ns from the steps and the warm-up's end. */
+void apx_idle_window(struct apx_model *m);
+/* Builds the host-side intervals (sorts nothing of the model's). 0 or -ENOMEM. */
+int apx_idle_ctx_init(struct apx_idle_ctx *c, const struct apx_model *m);
+void apx_idle_ctx_release(struct apx_idle_ctx *c);
+/* Attributes the gap [a, b) of timeline t: its parts before, inside and after the steady
+ * window; inside, every ns to one cause. Returns the cause of the largest part (for the gap
+ * list). */
+unsigned apx_idle_gap(const struct apx_idle_ctx *c, struct apx_an_timeline *t, uint64_t a,
+		      uint64_t b, const struct apx_gap_edges *ed);
+/* Whether [a, b) meets one of the spans. */
+int apx_spans_meet(const struct apx_spans *sp, uint64_t a, uint64_t b);
+
+#endif

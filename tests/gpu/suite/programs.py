@@ -1,0 +1,328 @@
+"""programs.py CASE VARIANT [--steps N] - the issue 12 suite (tests/gpu/suite/run.py): training
+and inference loops written apart from examples/, each with a planted problem ("planted") and
+its fix ("fixed"), plus three clean models ("clean": bench/overhead's bf16 ResNet-style CNN, GPT
+and HuggingFace GPT-2). Prints "SUITE case variant ms_per_step steps" (median of 3 timed blocks
+after warm-up; no profiler inside). The rule each case plants is in CASES.
+
+Cases (planted -> fixed):
+  pageable       64 MiB batch copied from pageable memory -> pinned + non_blocking
+  small_copies   256 per-sample .cuda() copies a step -> one copy of the stacked batch
+  sync_item      loss.item() after every micro-batch -> one .item() every 50 steps
+  launch_bound   64 tiny Linear layers eager -> the step replayed from a CUDA graph
+  loader         DataLoader(num_workers=0) with CPU work per sample -> num_workers=4
+  fp32_matmul    fp32 4096x4096 matmuls -> TF32 tensor cores
+  copy_overlap   each batch copied then computed on one stream -> next batch on a side stream
+  sync_copy      y.cpu() of a 32 MiB result every step -> non_blocking into pinned memory
+  repeated_copy  the same 64 MiB host tensor copied every step -> copied once
+  foreach        AdamW(foreach=False) over 48 tensors -> AdamW(fused=True)
+  zero_grad      zero_grad(set_to_none=False) -> set_to_none=True
+  graph_recapture a CUDA graph captured every iteration -> captured once, replayed
+  replica        a 1 GiB host tensor kept after its copy to the GPU -> deleted
+  host_stall     5 ms of host work (numpy) between steps -> none (done ahead)
+"""
+import argparse
+import os
+import sys
+import time
+
+import torch
+from torch import nn
+
+CASES = {
+    "pageable": "pageable-copy", "small_copies": "small-copies", "sync_item": "sync-frequency",
+    "launch_bound": "launch-bound", "loader": "dataloader-workers", "fp32_matmul": "fp32-matmul",
+    "copy_overlap": "copy-overlap", "sync_copy": "sync-copy", "repeated_copy": "repeated-copy",
+    "foreach": "optimizer-foreach", "zero_grad": "zero-grad-memset",
+    "graph_recapture": "graph-recapture", "replica": "redundant-replication",
+    "host_stall": "gpu-starvation",
+}
+dev = "cuda"
+
+
+def mlp(n=24, d=512):
+    layers = []
+    for _ in range(n):
+        layers += [nn.Linear(d, d), nn.ReLU()]
+    return nn.Sequential(*layers).to(dev)
+
+
+def train_step(m, opt, x, set_to_none=True):
+    opt.zero_grad(set_to_none=set_to_none)
+    m(x).square().mean().backward()
+    opt.step()
+
+
+def case_pageable(fixed):
+    host = torch.randn(16 << 20)                    # 64 MiB
+    if fixed:
+        host = host.pin_memory()
+    w = torch.randn(2048, 2048, device=dev)
+
+    def step():
+        x = host.to(dev, non_blocking=fixed)
+        (w @ w).sum() + x[:10].sum()
+    return step
+
+
+def case_small_copies(fixed):
+    samples = [torch.randn(16384) for _ in range(256)]   # 64 KiB each
+    batch = torch.stack(samples).pin_memory()
+    w = torch.randn(1024, 1024, device=dev)
+
+    def step():
+        if fixed:
+            x = batch.to(dev, non_blocking=True)
+        else:
+            x = torch.stack([s.cuda() for s in samples])
+        (x[:, :1024] @ w).relu().sum()
+    return step
+
+
+def case_sync_item(fixed):
+    m = mlp(8, 1024)
+    opt = torch.optim.AdamW(m.parameters(), lr=1e-4, fused=True)
+    xs = [torch.randn(64, 1024, device=dev) for _ in range(8)]
+    state = {"n": 0, "acc": torch.zeros((), device=dev)}
+
+    def step():
+        opt.zero_grad()
+        for x in xs:                                # 8 micro-batches
+            loss = m(x).square().mean()
+            loss.backward()
+            if fixed:
+                state["acc"] += loss.detach()
+            else:
+                print_loss = loss.item()            # a host sync per micro-batch
+                del print_loss
+        opt.step()
+        state["n"] += 1
+        if fixed and state["n"] % 50 == 0:
+            state["acc"].item()
+    return step
+
+
+def case_launch_bound(fixed):
+    m = nn.Sequential(*[nn.Linear(64, 64) for _ in range(64)]).to(dev).eval()
+    x = torch.randn(32, 64, device=dev)
+    if not fixed:
+        def step():
+            with torch.no_grad():
+                m(x)
+        return step
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.no_grad(), torch.cuda.stream(s):
+        for _ in range(3):
+            m(x)
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.no_grad(), torch.cuda.graph(g):
+        m(x)
+    return g.replay
+
+
+class SlowSet(torch.utils.data.Dataset):
+    def __len__(self):
+        return 1 << 30
+
+    def __getitem__(self, i):
+        a = torch.randn(128, 128)
+        for _ in range(8):
+            a = (a @ a).tanh()
+        return a.flatten()[:512]
+
+
+def case_loader(fixed):
+    m = mlp()
+    opt = torch.optim.AdamW(m.parameters(), lr=1e-4, fused=True)
+    nw = 4 if fixed else 0
+    it = iter(torch.utils.data.DataLoader(SlowSet(), batch_size=64, num_workers=nw,
+                                          pin_memory=True, persistent_workers=nw > 0))
+
+    def step():
+        x = next(it).to(dev, non_blocking=True)
+        train_step(m, opt, x)
+    return step
+
+
+def case_fp32_matmul(fixed):
+    torch.backends.cuda.matmul.allow_tf32 = fixed
+    a = torch.randn(4096, 4096, device=dev)
+
+    def step():
+        b = a
+        for _ in range(4):
+            b = (b @ a) * 1e-3
+        b.sum()
+    return step
+
+
+def case_copy_overlap(fixed):
+    hosts = [torch.randn(32 << 20).pin_memory() for _ in range(2)]   # 128 MiB each
+    w = torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16)
+    side = torch.cuda.Stream()
+    state = {"i": 0, "next": None, "ev": None}
+
+    def compute(x):
+        y = w
+        for _ in range(6):
+            y = y @ w
+        return y.sum() + x[:10].sum()
+
+    def step():
+        i = state["i"]
+        state["i"] += 1
+        if not fixed:
+            compute(hosts[i % 2].to(dev, non_blocking=True))
+            return
+        if state["next"] is None:
+            with torch.cuda.stream(side):
+                state["next"] = hosts[i % 2].to(dev, non_blocking=True)
+                state["ev"] = torch.cuda.Event()
+                state["ev"].record(side)
+        torch.cuda.current_stream().wait_event(state["ev"])
+        x = state["next"]
+        x.record_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):               # the next batch while this one computes
+            state["next"] = hosts[(i + 1) % 2].to(dev, non_blocking=True)
+            state["ev"] = torch.cuda.Event()
+            state["ev"].record(side)
+        compute(x)
+    return step
+
+
+def case_sync_copy(fixed):
+    w = torch.randn(4096, 2048, device=dev)
+    out = torch.empty(4096, 2048).pin_memory()
+    ev = torch.cuda.Event()
+    state = {"pending": False}
+
+    def step():
+        y = (w * 2).relu()
+        for _ in range(8):
+            y = (y @ w.T[:2048, :2048]).relu() * 1e-3
+        if not fixed:
+            y.cpu()                                 # blocks until the GPU is done
+            return
+        if state["pending"]:
+            ev.synchronize()                        # last step's copy: long done
+        out.copy_(y, non_blocking=True)
+        ev.record()
+        state["pending"] = True
+    return step
+
+
+def case_repeated_copy(fixed):
+    weights = torch.randn(16 << 20).pin_memory()   # 64 MiB, the same every step
+    dw = weights.to(dev)
+    x = torch.randn(4096, 4096, device=dev)
+
+    def step():
+        wd = dw if fixed else weights.to(dev, non_blocking=True)
+        (x @ x).sum() + wd[:10].sum()
+    return step
+
+
+def case_foreach(fixed):
+    m = mlp()
+    kw = {"fused": True} if fixed else {"foreach": False}
+    opt = torch.optim.AdamW(m.parameters(), lr=1e-4, **kw)
+    x = torch.randn(64, 512, device=dev)
+    return lambda: train_step(m, opt, x)
+
+
+def case_zero_grad(fixed):
+    m = mlp()
+    opt = torch.optim.AdamW(m.parameters(), lr=1e-4, fused=True)
+    x = torch.randn(64, 512, device=dev)
+    return lambda: train_step(m, opt, x, set_to_none=fixed)
+
+
+def case_graph_recapture(fixed):
+    m = nn.Sequential(*[nn.Linear(1024, 1024) for _ in range(8)]).to(dev).eval()
+    x = torch.randn(256, 1024, device=dev)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.no_grad(), torch.cuda.stream(s):
+        for _ in range(3):
+            m(x)
+    torch.cuda.current_stream().wait_stream(s)
+    state = {"g": torch.cuda.CUDAGraph()}
+    with torch.no_grad(), torch.cuda.graph(state["g"]):
+        m(x)
+
+    def step():
+        if not fixed:
+            state["g"] = torch.cuda.CUDAGraph()
+            with torch.no_grad(), torch.cuda.graph(state["g"]):
+                m(x)
+        state["g"].replay()
+    return step
+
+
+def case_replica(fixed):
+    host = torch.randn(256 << 20)                   # 1 GiB
+    state = {"gpu": host.to(dev)}
+    if fixed:
+        del host
+    else:
+        state["host"] = host
+    w = torch.randn(4096, 4096, device=dev)
+
+    def step():
+        (w @ w).sum()
+        time.sleep(0.002)
+    return step
+
+
+def case_host_stall(fixed):
+    m = mlp(8, 2048)
+    opt = torch.optim.AdamW(m.parameters(), lr=1e-4, fused=True)
+    x = torch.randn(256, 2048, device=dev)
+    import numpy as np
+    rng = np.random.default_rng(0)
+
+    def step():
+        if not fixed:                               # preprocessing on the main thread
+            t0 = time.perf_counter()
+            while time.perf_counter() - t0 < 0.005:
+                rng.standard_normal(4096).sort()
+        train_step(m, opt, x)
+    return step
+
+
+def clean(name):
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
+                                    "bench", "overhead"))
+    import programs as bench                        # the bf16 models of bench/overhead
+    return getattr(bench, name)()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("case")
+    ap.add_argument("variant", choices=["planted", "fixed", "clean"])
+    ap.add_argument("--steps", type=int, default=60)
+    ap.add_argument("--warmup", type=int, default=10)
+    a = ap.parse_args()
+    torch.manual_seed(0)
+    if a.variant == "clean":
+        step = clean(a.case)
+    else:
+        step = globals()["case_" + a.case](a.variant == "fixed")
+    for _ in range(a.warmup):
+        step()
+    torch.cuda.synchronize()
+    per, times = max(1, a.steps // 3), []
+    for _ in range(3):
+        t0 = time.perf_counter()
+        for _ in range(per):
+            step()
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - t0) / per)
+    times.sort()
+    print(f"SUITE {a.case} {a.variant} {times[1] * 1e3:.4f} {a.warmup + 3 * per}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,197 @@
+/*
+ * test-idle.c - unit tests of the idle attribution (lib/analysis/idle_attrib.c) and of the
+ * start-up split (issue 12): page faults take a gap from the sync before them, gaps between
+ * small copies are their per-call overhead, the collector's launch cost is its own cause,
+ * start-up copies give start-up findings that rank under the steady state's unless start-up
+ * dominates, and, on random traces, every idle ns is counted once and the findings' savings
+ * together stay within the steady window.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "apx-test.h"
+#include "analysis/findings.h"
+#include "analysis/model.h"
+#include "unit/analysed.h"
+
+#include "base/banned.h"
+
+#define US 1000ull
+#define MS 1000000ull
+
+static struct apx_findings fd;
+
+static struct apx_model *load(struct tg *t)
+{
+	return tg_analyse(t, &fd);
+}
+
+static const struct apx_finding *finding(const char *rule)
+{
+	return tg_find(&fd, rule);
+}
+
+static enum apx_rule_status status(const char *rule)
+{
+	return tg_status(&fd, rule);
+}
+
+/* A sync returns, then the host faults managed pages back: the gap is the faults', not the
+ * sync's; the next gap, with a sync and no fault, is the sync's. */
+APX_TEST(page_faults_take_the_gap_from_the_sync)
+{
+	struct tg t;
+	struct apx_model *m;
+
+	APX_ASSERT_OK(tg_open(&t));
+	tg_kernel(&t, 1 * MS, 1 * MS, "k", 7);
+	tg_sync(&t, 1500 * US, 2010 * US, APX_SYNC_KIND_STREAM);
+	tg_uvm(&t, 3 * MS, 3 * MS + 100, APX_UVM_CPU_FAULT, 4096);
+	tg_kernel(&t, 5 * MS, 1 * MS, "k", 7);		/* gap 2-5 ms: faults */
+	tg_sync(&t, 5500 * US, 6010 * US, APX_SYNC_KIND_STREAM);
+	tg_kernel(&t, 8 * MS, 1 * MS, "k", 7);		/* gap 6-8 ms: sync */
+	m = load(&t);
+	APX_ASSERT(m);
+	APX_ASSERT_EQ(m->gpu.idle_by_cause[APX_IDLE_UVM], 3 * MS);
+	APX_ASSERT_EQ(m->gpu.idle_by_cause[APX_IDLE_SYNC], 2 * MS);
+	APX_ASSERT_EQ(m->gpu.gaps_by_cause[APX_IDLE_UVM], 1);
+	apx_model_free(m);
+	return 0;
+}
+
+/* 2000 small pageable copies 12 us apart: the gaps are their per-call overhead, which
+ * small-copies claims; pageable-copy claims none of them (pinning does not speed them up). */
+APX_TEST(gaps_between_small_copies_are_per_call_overhead)
+{
+	struct tg t;
+	struct apx_model *m;
+	const struct apx_finding *f;
+
+	APX_ASSERT_OK(tg_open(&t));
+	for (uint64_t i = 0; i < 2000; i++)
+		tg_copy(&t, 1 * MS + i * 20 * US, 8 * US, APX_COPY_H2D, APX_MEM_PAGEABLE, 4096, 0, 0, 7);
+	m = load(&t);
+	APX_ASSERT(m);
+	APX_ASSERT_EQ(m->gpu.idle_by_cause[APX_IDLE_COPY_CALLS], 1999 * 12 * US);
+	APX_ASSERT_EQ(m->gpu.idle_by_cause[APX_IDLE_LAUNCH], 0);
+	f = finding("small-copies");
+	APX_ASSERT(f && f->saving_ns >= 1999 * 12.0 * US);
+	APX_ASSERT(strstr(f->evidence, "per-call overhead"));
+	APX_ASSERT(!finding("pageable-copy") && status("pageable-copy") == APX_RULE_CLEAN);
+	apx_model_free(m);
+	return 0;
+}
+
+/* 100 steps of 10 ms (two kernels, 100 us launch-free gaps aside), after a pageable copy of
+ * copy_ms at start-up (model.cuda()). */
+static struct apx_model *startup_copy(uint64_t copy_ms)
+{
+	struct tg t;
+	uint64_t ts = 1 * MS + copy_ms * MS + 1 * MS;
+
+	if (tg_open(&t) < 0)
+		return NULL;
+	tg_copy(&t, 1 * MS, copy_ms * MS, APX_COPY_H2D, APX_MEM_PAGEABLE, copy_ms * 5000000, 0, 0, 7);
+	for (int s = 0; s < 100; s++) {
+		tg_kernel(&t, ts, 8 * MS, "fwd", 7);
+		tg_kernel(&t, ts + 8 * MS + 20 * US, 1900 * US, "opt", 7);
+		ts += 10 * MS;
+	}
+	return load(&t);
+}
+
+APX_TEST(startup_copies_rank_under_the_steady_state)
+{
+	struct apx_model *m = startup_copy(100);	/* 100 ms against 1 s of steps */
+	const struct apx_finding *f;
+
+	APX_ASSERT(m && m->steady.count >= 98);
+	APX_ASSERT(m->steady_start_ns > 101 * MS);
+	APX_ASSERT_EQ(apx_phase_of(m, 1 * MS), APX_PHASE_STARTUP);
+	f = finding("pageable-copy");
+	APX_ASSERT(f && f->startup && !fd.startup_dominates);
+	APX_ASSERT(!apx_finding_in_main(&fd, f));
+	APX_ASSERT(strstr(f->title, "at start-up"));
+	APX_ASSERT_EQ(status("pageable-copy"), APX_RULE_STARTUP);
+	for (size_t i = 0; i + 1 < fd.n; i++)	/* the main list comes first */
+		APX_ASSERT(apx_finding_in_main(&fd, &fd.f[i]) >= apx_finding_in_main(&fd, &fd.f[i + 1]));
+	apx_model_free(m);
+
+	m = startup_copy(1500);	/* 1.5 s of copying against 1 s of steps: start-up dominates */
+	APX_ASSERT(m);
+	f = finding("pageable-copy");
+	APX_ASSERT(f && f->startup && fd.startup_dominates && apx_finding_in_main(&fd, f));
+	APX_ASSERT_EQ(status("pageable-copy"), APX_RULE_FIRED);
+	APX_ASSERT(f == &fd.f[0]);
+	apx_model_free(m);
+	return 0;
+}
+
+static uint64_t rnd(uint64_t *s)
+{
+	*s = *s * 6364136223846793005ull + 1442695040888963407ull;
+	return *s >> 33;
+}
+
+/* Random traces: kernels, copies of every kind (some with call times), syncs and faults. */
+APX_TEST(every_idle_ns_once_and_savings_within_the_window)
+{
+	for (uint64_t seed = 1; seed <= 24; seed++) {
+		struct tg t;
+		struct apx_model *m;
+		uint64_t s = seed, ts = 1 * MS, sum = 0;
+		double saved = 0;
+		int steps = 20 + (int)(rnd(&s) % 60);
+
+		APX_ASSERT_OK(tg_open(&t));
+		if (seed % 3 == 0)
+			tg_kv(&t, "collector_launch_cost_ns", "3000");
+		for (int i = 0; i < steps; i++) {
+			uint64_t gap = rnd(&s) % 2 ? rnd(&s) % (12 * MS) : rnd(&s) % (40 * US);
+			uint64_t bytes = rnd(&s) % 2 ? 4096 : 8u << 20;
+			unsigned host = rnd(&s) % 2 ? APX_MEM_PAGEABLE : APX_MEM_PINNED;
+			uint64_t d = bytes > 4096 ? 900 * US : 8 * US;
+
+			if (seed % 2)
+				tg_copy_call(&t, ts, d, APX_COPY_H2D, host, bytes, ts - gap / 2, ts + d);
+			else
+				tg_copy(&t, ts, d, APX_COPY_H2D, host, bytes, 0, 0, 7);
+			ts += d + rnd(&s) % (20 * US);
+			for (int k = 0; k < 6; k++) {
+				uint64_t kd = 5 * US + rnd(&s) % (2 * MS);
+
+				tg_kernel(&t, ts, kd, k % 2 ? "a" : "b", 7);
+				ts += kd + rnd(&s) % (30 * US);
+			}
+			if (rnd(&s) % 3 == 0)
+				tg_sync(&t, ts - 100 * US, ts + rnd(&s) % (200 * US), APX_SYNC_KIND_STREAM);
+			if (rnd(&s) % 5 == 0)
+				tg_uvm(&t, ts + 10 * US, ts + 20 * US, APX_UVM_CPU_FAULT, 4096);
+			ts += gap;
+		}
+		m = load(&t);
+		APX_ASSERT(m && m->timelines.n == 1);
+		{
+			const struct apx_an_timeline *tl =
+				APX_VEC_AT(&m->timelines, struct apx_an_timeline, 0);
+
+			for (unsigned c = 0; c < APX_IDLE__COUNT; c++)
+				sum += tl->idle_by_cause[c];
+			/* every idle ns once: the causes, start-up and teardown add up to the idle */
+			APX_ASSERT_EQ(sum + tl->startup_idle_ns + tl->teardown_idle_ns, tl->idle_ns);
+			APX_ASSERT(sum <= tl->window_ns);
+			APX_ASSERT_EQ(tl->startup_ns + tl->window_ns + tl->teardown_ns,
+				      tl->last_ns - tl->first_ns);
+		}
+		for (size_t i = 0; i < fd.n; i++)
+			if (!fd.f[i].startup && fd.f[i].saving_estimated)
+				saved += fd.f[i].saving_ns;
+		if (saved > (double)m->gpu.window_ns + 1)
+			APX_FAIL_("seed %llu: savings %.0f over the steady window %llu",
+				  (unsigned long long)seed, saved, (unsigned long long)m->gpu.window_ns);
+		apx_model_free(m);
+	}
+	return 0;
+}
+
+APX_TEST_MAIN()

@@ -1,0 +1,375 @@
+/*
+ * test-views.c - unit tests of the model's views over the event store (lib/analysis/views.h,
+ * model.h): on the committed real traces, the kernel-name, copy-kind, synchronization and
+ * per-file aggregates equal a streaming count over the reader (how apx report aggregated before
+ * the store); and the keys: two processes with the same stream ids keep two streams, one GPU
+ * seen by two processes of a host is one device, two hosts' GPU 0 are two devices with their
+ * own timelines.
+ */
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "apx-test.h"
+#include "analysis/model.h"
+#include "analysis/store.h"
+#include "unit/tracegen.h"
+
+#include "base/banned.h"
+
+#define US 1000ull
+#define MS 1000000ull
+
+/* A trace of process pid on host, device 0 with a UUID starting with uuid0. */
+static int open_proc(struct tg *t, const char *host, uint64_t pid, uint8_t uuid0)
+{
+	const uint8_t uuid[16] = { uuid0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
+
+	return tg_open_proc(t, host, pid, uuid);
+}
+
+APX_TEST(two_processes_same_stream_ids_never_mix)
+{
+	struct tg t[2];
+	struct apx_model *m;
+
+	APX_ASSERT_OK(open_proc(&t[0], "node1", 100, 0xa0));
+	APX_ASSERT_OK(open_proc(&t[1], "node1", 200, 0xa0));	/* the same GPU */
+	for (int i = 0; i < 3; i++)
+		tg_kernel(&t[0], 2 * MS + (uint64_t)i * MS, 100 * US, "k", 7);
+	tg_kernel(&t[1], 2 * MS + 500 * US, 200 * US, "k", 7);
+	m = tg_model(t, 2);
+	APX_ASSERT(m);
+	APX_ASSERT_EQ(m->streams.n, 2);
+	for (size_t i = 0; i < 2; i++) {
+		const struct apx_an_stream *s = APX_VEC_AT(&m->streams, struct apx_an_stream, i);
+
+		APX_ASSERT_EQ(s->id, 7);
+		APX_ASSERT_EQ(s->file, i);
+		APX_ASSERT_EQ(s->kernels, i ? 1 : 3);
+		APX_ASSERT_EQ(s->busy_ns, i ? 200 * US : 300 * US);
+	}
+	APX_ASSERT_EQ(m->files[0].kernels, 3);
+	APX_ASSERT_EQ(m->files[1].kernels, 1);
+	APX_ASSERT_EQ(m->ndevices, 1);		/* one GPU (host, UUID), one timeline */
+	APX_ASSERT_EQ(m->timelines.n, 1);
+	APX_ASSERT_EQ(APX_VEC_AT(&m->timelines, struct apx_an_timeline, 0)->busy_ns, 500 * US);
+	apx_model_free(m);
+	return 0;
+}
+
+APX_TEST(two_hosts_same_device_index_never_mix)
+{
+	struct tg t[2];
+	struct apx_model *m;
+	const struct apx_an_timeline *a, *b;
+
+	APX_ASSERT_OK(open_proc(&t[0], "node1", 100, 0xa0));
+	APX_ASSERT_OK(open_proc(&t[1], "node2", 100, 0xa0));	/* same pid, UUID and index */
+	tg_kernel(&t[0], 2 * MS, 1 * MS, "k", 7);
+	tg_kernel(&t[0], 4 * MS, 1 * MS, "k", 7);
+	tg_kernel(&t[1], 2 * MS + 500 * US, 1 * MS, "k", 7);
+	m = tg_model(t, 2);
+	APX_ASSERT(m);
+	APX_ASSERT_EQ(m->ndevices, 2);
+	APX_ASSERT_EQ(m->devices[0].id, 0);
+	APX_ASSERT_EQ(m->devices[1].id, 0);
+	APX_ASSERT(m->devices[0].es_device != m->devices[1].es_device);
+	APX_ASSERT_EQ(m->timelines.n, 2);
+	a = APX_VEC_AT(&m->timelines, struct apx_an_timeline, 0);
+	b = APX_VEC_AT(&m->timelines, struct apx_an_timeline, 1);
+	APX_ASSERT_EQ(a->device, 0);
+	APX_ASSERT_EQ(b->device, 0);
+	/* merged, the two would be one union of 2.5 ms with one 0.5 ms gap */
+	APX_ASSERT_EQ(a->busy_ns, 2 * MS);
+	APX_ASSERT_EQ(a->idle_ns, 1 * MS);
+	APX_ASSERT_EQ(b->busy_ns, 1 * MS);
+	APX_ASSERT_EQ(b->idle_ns, 0);
+	APX_ASSERT_EQ(m->gpu.busy_ns, 3 * MS);
+	apx_model_free(m);
+	return 0;
+}
+
+APX_TEST(kernels_of_4_29_s_or_more_keep_their_end)
+{
+	struct tg t;
+	struct apx_model *m;
+	const struct apx_store *st;
+
+	APX_ASSERT_OK(open_proc(&t, "node1", 100, 0xa0));
+	tg_kernel(&t, 10 * MS, 6000 * MS, "long", 7);	/* read first, sorted second */
+	tg_kernel(&t, 3 * MS, 1 * MS, "short", 7);
+	tg_kernel(&t, 2 * MS, 5000 * MS, "long", 8);	/* sorted first */
+	m = tg_model(&t, 1);
+	APX_ASSERT(m);
+	st = m->store;
+	APX_ASSERT_EQ(st->k.n, 3);
+	APX_ASSERT_EQ(st->k.start[0], 2 * MS);
+	APX_ASSERT_EQ(apx_store_end(st, APX_ES_KERNEL, 0), 5002 * MS);
+	APX_ASSERT_EQ(apx_store_end(st, APX_ES_KERNEL, 1), 4 * MS);
+	APX_ASSERT_EQ(apx_store_end(st, APX_ES_KERNEL, 2), 6010 * MS);
+	APX_ASSERT_EQ(m->files[0].kernel_ns, 11001 * MS);	/* exact */
+	APX_ASSERT_EQ(m->kernel_total_ns, 2ull * UINT32_MAX + 1 * MS);	/* the model saturates */
+	apx_model_free(m);
+	return 0;
+}
+
+/* PM-sampling series (METRIC records with an interval): the steady window's statistics and the
+ * mean over each top kernel's executions (view_metrics.c). 20 steps of 10 ms: "gemm" runs
+ * 0-4 ms of each, "small" 5-6 ms; 1 ms samples read 80 while gemm runs, 10 while small does,
+ * 0 otherwise; an instant (nvperfd-style) reading is no PM series. */
+APX_TEST(pm_sampling_series_by_window_and_kernel)
+{
+	struct tg t;
+	struct apx_model *m;
+	const struct apx_an_pm *p;
+
+	APX_ASSERT_OK(open_proc(&t, "node1", 100, 0xa0));
+	for (uint64_t s = 0; s < 20; s++) {
+		tg_kernel(&t, (10 + 10 * s) * MS, 4 * MS, "gemm", 7);
+		tg_kernel(&t, (15 + 10 * s) * MS, 1 * MS, "small", 7);
+	}
+	for (uint64_t i = 10; i < 210; i++) {
+		uint64_t in = i % 10;
+
+		tg_metric_span(&t, i * MS, (i + 1) * MS, "sm__pipe_tensor_cycles_active.avg.pct", "%",
+			       0, in < 4 ? 80.0 : in == 5 ? 10.0 : 0.0);
+	}
+	tg_metric(&t, 50 * MS, "gpu.util_pct", "%", 0, 0, 55.0);
+	m = tg_model(&t, 1);
+	APX_ASSERT(m);
+	APX_ASSERT_EQ(m->pm.n, 1);
+	p = APX_VEC_AT(&m->pm, struct apx_an_pm, 0);
+	APX_ASSERT_EQ(p->samples, 200);
+	APX_ASSERT_EQ(p->mean_sample_ns, 1 * MS);
+	APX_ASSERT(p->have_steady && p->min == 0 && p->max == 80);
+	APX_ASSERT_EQ(p->ntop, 2);
+	APX_ASSERT(!memcmp(APX_VEC_AT(&m->names, struct apx_an_name, p->top[0])->text, "gemm", 4));
+	APX_ASSERT(p->top_mean[0] == 80 && p->top_covered_ns[0] == 80 * MS);
+	APX_ASSERT(p->top_mean[1] == 10 && p->top_covered_ns[1] == 20 * MS);
+	apx_model_free(m);
+	return 0;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* A name with more kernels than the percentile scratch (4 Mi durations) takes the histogram
+ * path, the names beside it the batched one: both exact. */
+APX_TEST(kernel_percentiles_exact_past_the_scratch)
+{
+	const size_t n = ((size_t)1 << 22) + 4099;
+	uint32_t *ref = malloc(n * sizeof(*ref));
+	struct tg t;
+	struct apx_model *m;
+	const struct apx_an_name *big, *small;
+	uint64_t at = 2 * MS;
+
+	APX_ASSERT(ref);
+	APX_ASSERT_OK(open_proc(&t, "node1", 100, 0xa0));
+	for (size_t i = 0; i < n; i++) {
+		ref[i] = (uint32_t)((i * 2654435761u) % 200003u) * 37u + 1;	/* past 16 bits */
+		tg_kernel(&t, at, ref[i], "big", 7);
+		at += ref[i];
+		if (i % 1024 == 0)
+			tg_kernel(&t, at, 5000 + i % 7, "small", 7);
+	}
+	m = tg_model(&t, 1);
+	APX_ASSERT(m);
+	big = APX_VEC_AT(&m->names, struct apx_an_name, 0);
+	small = APX_VEC_AT(&m->names, struct apx_an_name, 1);
+	qsort(ref, n, sizeof(*ref), cmp_u32);
+	APX_ASSERT_EQ(big->count, n);
+	APX_ASSERT_EQ(big->p50_ns, ref[(n - 1) / 2]);
+	APX_ASSERT_EQ(big->p95_ns, ref[(n * 95 + 99) / 100 - 1]);
+	APX_ASSERT_EQ(big->min_ns, ref[0]);
+	APX_ASSERT_EQ(big->max_ns, ref[n - 1]);
+	APX_ASSERT_EQ(small->count, (n + 1023) / 1024);
+	APX_ASSERT_EQ(small->p50_ns, 5003);
+	APX_ASSERT_EQ(m->k.n, n + small->count);
+	free(ref);
+	apx_model_free(m);
+	return 0;
+}
+
+/* ---- the views against a streaming count over the reader --------------------------------- */
+
+#define NAMES_MAX 4096
+
+struct counted {
+	struct {
+		const char *p;
+		size_t len;
+		uint64_t count, total;
+	} names[NAMES_MAX];
+	size_t nnames;
+	uint64_t kernels, kernel_total, copies, xfer_count[APX_COPY__COUNT][APX_MEM__COUNT];
+	uint64_t xfer_bytes[APX_COPY__COUNT][APX_MEM__COUNT], sync_count[APX_SYNC_KIND__COUNT];
+	uint64_t implicit;
+};
+
+static uint64_t dur32(uint64_t s, uint64_t e)
+{
+	uint64_t d = e > s ? e - s : 0;
+
+	return d > UINT32_MAX ? UINT32_MAX : d;
+}
+
+static void count_kernel(struct counted *c, struct apx_reader *r, const uint64_t *v)
+{
+	size_t len = 0, j;
+	const char *p = apx_reader_string(r, v[APX_KERNEL_NAME], &len);
+	uint64_t d = dur32(v[APX_KERNEL_START_NS], v[APX_KERNEL_END_NS]);
+
+	if (!p || !len) {
+		p = "(unknown kernel)";
+		len = strlen(p);
+	}
+	for (j = 0; j < c->nnames; j++)
+		if (c->names[j].len == len && !memcmp(c->names[j].p, p, len))
+			break;
+	if (j == c->nnames && c->nnames < NAMES_MAX)
+		c->names[c->nnames++] = (typeof(c->names[0])){ p, len, 0, 0 };
+	c->names[j].count++;
+	c->names[j].total += d;
+	c->kernels++;
+	c->kernel_total += d;
+}
+
+static void count_record(struct counted *c, struct apx_reader *r, const struct apx_rec *rec)
+{
+	const uint64_t *v = rec->v;
+
+	switch (rec->type) {
+	case APX_REC_KERNEL:
+		count_kernel(c, r, v);
+		break;
+	case APX_REC_MEMCPY: {
+		unsigned k = v[APX_MEMCPY_COPY_KIND] < APX_COPY__COUNT ? (unsigned)v[APX_MEMCPY_COPY_KIND] : 0;
+		unsigned src = v[APX_MEMCPY_SRC_KIND] < APX_MEM__COUNT ? (unsigned)v[APX_MEMCPY_SRC_KIND] : 0;
+		unsigned dst = v[APX_MEMCPY_DST_KIND] < APX_MEM__COUNT ? (unsigned)v[APX_MEMCPY_DST_KIND] : 0;
+		unsigned host = k == APX_COPY_D2H ? dst : src;
+
+		c->copies++;
+		c->xfer_count[k][host]++;
+		c->xfer_bytes[k][host] += v[APX_MEMCPY_BYTES];
+		c->implicit += !(v[APX_MEMCPY_FLAGS] & 1) || src == APX_MEM_PAGEABLE ||
+			       dst == APX_MEM_PAGEABLE;
+		break;
+	}
+	case APX_REC_MEMSET:
+		c->implicit += !(v[APX_MEMSET_FLAGS] & 1);
+		break;
+	case APX_REC_SYNC:
+		c->sync_count[v[APX_SYNC_KIND] < APX_SYNC_KIND__COUNT ? v[APX_SYNC_KIND] : 0]++;
+		break;
+	default:
+		break;
+	}
+}
+
+static int count_file(const char *path, struct counted *c, struct apx_reader **ret_r)
+{
+	struct apx_reader *r;
+
+	if (apx_reader_open(path, &r, NULL) < 0)
+		return -1;
+	for (size_t ch = 0; ch < apx_reader_chunk_count(r); ch++) {
+		struct apx_chunk_iter it;
+
+		if (apx_chunk_iter_init(&it, r, ch, NULL) < 0)
+			continue;
+		while (apx_chunk_iter_next(&it, NULL) > 0)
+			count_record(c, r, &it.rec);
+	}
+	*ret_r = r;	/* kept open: the names point into it */
+	return 0;
+}
+
+static int check_views(const struct apx_model *m, const struct counted *c)
+{
+	uint64_t stream_kernels = 0, file_kernels = 0, file_copies = 0;
+
+	APX_ASSERT_EQ(m->k.n, c->kernels);
+	APX_ASSERT_EQ(m->kernel_total_ns, c->kernel_total);
+	APX_ASSERT_EQ(m->names.n, c->nnames);
+	for (size_t j = 0; j < c->nnames; j++) {
+		const struct apx_an_name *nm = APX_VEC_AT(&m->names, struct apx_an_name, j);
+
+		APX_ASSERT_EQ(nm->len, c->names[j].len);	/* first-seen order kept */
+		APX_ASSERT(!memcmp(nm->text, c->names[j].p, nm->len));
+		APX_ASSERT_EQ(nm->count, c->names[j].count);
+		APX_ASSERT_EQ(nm->total_ns, c->names[j].total);
+		APX_ASSERT(nm->min_ns <= nm->p50_ns && nm->p50_ns <= nm->p95_ns &&
+			   nm->p95_ns <= nm->max_ns);
+	}
+	for (unsigned k = 0; k < APX_COPY__COUNT; k++)
+		for (unsigned h = 0; h < APX_MEM__COUNT; h++) {
+			APX_ASSERT_EQ(m->xfer[k][h].count, c->xfer_count[k][h]);
+			APX_ASSERT_EQ(m->xfer[k][h].bytes, c->xfer_bytes[k][h]);
+		}
+	for (unsigned k = 0; k < APX_SYNC_KIND__COUNT; k++)
+		APX_ASSERT_EQ(m->sync_count[k], c->sync_count[k]);
+	APX_ASSERT_EQ(m->sync_implicit_count, c->implicit);
+	APX_ASSERT_EQ(m->copies.n, c->copies);
+	for (size_t i = 0; i < m->streams.n; i++)
+		stream_kernels += APX_VEC_AT(&m->streams, struct apx_an_stream, i)->kernels;
+	for (size_t i = 0; i < m->nfiles; i++) {
+		file_kernels += m->files[i].kernels;
+		file_copies += m->files[i].copies;
+	}
+	APX_ASSERT_EQ(stream_kernels, c->kernels);
+	APX_ASSERT_EQ(file_kernels, c->kernels);
+	APX_ASSERT_EQ(file_copies, c->copies);
+	return 0;
+}
+
+APX_TEST(views_equal_a_streaming_count_on_the_real_traces)
+{
+	const char *dir = APX_SOURCE_DIR "/tests/fixtures/real";
+	struct counted *c = calloc(1, sizeof(*c));
+	struct dirent *de;
+	DIR *d = opendir(dir);
+	size_t files = 0;
+
+	APX_ASSERT(d && c);
+	while ((de = readdir(d))) {
+		char path[512];
+		struct apx_model *m = apx_model_new();
+		struct apx_reader *r = NULL;
+		struct apx_diag dg;
+		int bad;
+
+		if (!strstr(de->d_name, ".apx") || strstr(de->d_name, ".apx.")) {
+			apx_model_free(m);
+			continue;
+		}
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		memset(c, 0, sizeof(*c));
+		APX_ASSERT(m);
+		APX_ASSERT_OK(count_file(path, c, &r));
+		APX_ASSERT_OK(apx_model_add_file(m, path, &dg));
+		APX_ASSERT_OK(apx_model_finish(m));
+		APX_ASSERT(m->store);
+		APX_ASSERT_EQ(m->store->k.n, c->kernels);
+		bad = check_views(m, c);
+		apx_model_free(m);
+		apx_reader_close(r);
+		if (bad) {
+			fprintf(stderr, "    views differ on %s\n", de->d_name);
+			return bad;
+		}
+		files++;
+	}
+	closedir(d);
+	free(c);
+	APX_ASSERT(files >= 20);
+	return 0;
+}
+
+APX_TEST_MAIN()
