@@ -460,57 +460,6 @@ static void section_checks(const struct out *o, const struct apx_findings *fd)
 	}
 }
 
-/* How the idle time was attributed: from the copy calls' host times, or without them. */
-static void idle_method_line(const struct out *o, const struct apx_model *m)
-{
-	if (!m->timelines.n)
-		return;
-	fprintf(o->f, "  idle attribution: every steady-state idle ns gets one cause, from host-side "
-		      "times (syncs,\n    page faults, copy calls)%s\n", m->copy_host_times ? ""
-		: "; this trace has no copy-call times: the copies' GPU-side intervals\n    stand "
-		  "in, so staging and in-call overhead are not seen apart");
-}
-
-static void section_method(const struct out *o, const struct apx_model *m)
-{
-	heading(o, "How this was measured");
-	idle_method_line(o, m);
-	for (size_t i = 0; i < m->nfiles; i++) {
-		const struct apx_an_file *f = &m->files[i];
-		uint64_t lost = 0;
-
-		for (unsigned k = 0; k <= APX_LOSS_OTHER; k++)
-			lost += f->lost[k];
-		fprintf(o->f, "  %s: pid %" PRIu64 ", written by %s %s\n", f->path, f->pid, f->producer,
-			f->producer_version);
-		if (!strcmp(f->producer, "apx-inject"))
-			fprintf(o->f, "    collection level %s; apx put into the program the environment "
-				      "variables\n    CUDA_INJECTION64_PATH (loads libapx-inject.so, which "
-				      "subscribes to CUPTI),\n    LD_PRELOAD and NVTX_INJECTION64_PATH "
-				      "(libapx-watch.so: NVTX ranges to CUPTI, notices\n    a tool that "
-				      "loses CUPTI to apx) and APX_* settings; no file of yours was changed\n", f->level[0] ? f->level : "n/a");
-		else if (!strcmp(f->producer, "nvperfd"))
-			fprintf(o->f, "    observed from outside by the nvperfd daemon: /proc, NVML/GPM, and eBPF "
-				      "uprobes on libcuda\n    where attached (see its section: a few us "
-				      "per probed copy or pinned allocation,\n    never on kernel "
-				      "launches); nothing was put into the program\n");
-		if (f->degraded[0])
-			block(o, "degraded", f->degraded);
-		fprintf(o->f, "    kernels replayed: no; records lost: %" PRIu64, lost);
-		if (f->records_unreadable)
-			fprintf(o->f, " dropped by the producer, %" PRIu64 " unreadable (damaged chunks, "
-				      "left out)", f->records_unreadable);
-		fprintf(o->f, "; clock: %s\n",
-			f->clock == APX_CLOCK_MONOTONIC ? "CLOCK_MONOTONIC" : "other");
-		fprintf(o->f, "    file %s\n",
-			f->status == APX_READ_COMPLETE ? "complete"
-			: f->status == APX_READ_TRUNCATED ? "TRUNCATED (read up to the producer's last flush)"
-							  : "DAMAGED (read up to the damage)");
-		if (f->damage[0])
-			block(o, "", f->damage);
-	}
-}
-
 /* The sections not yet in the document's text view (main's start-up section and idle
  * attribution, merged after the move, are not ported yet), rendered from the model. */
 static void section_from_model(const struct out *o, const struct apx_model *m,
@@ -534,9 +483,6 @@ static void section_from_model(const struct out *o, const struct apx_model *m,
 		break;
 	case APX_SEC_CHECKS:
 		section_checks(o, f);
-		break;
-	case APX_SEC_METHOD:
-		section_method(o, m);
 		break;
 	}
 }

@@ -507,6 +507,18 @@ static void view_method(struct apx_rdoc *d)
 	const unsigned s = APX_SEC_METHOD;
 
 	files_json(d);
+	if (m->timelines.n) {	/* how the idle time was attributed (idle_attrib.c) */
+		apx_rdoc_line(d, s, 2, "idle attribution: every steady-state idle ns gets one cause, "
+			      "from host-side times (syncs,");
+		if (m->copy_host_times) {
+			apx_rdoc_line(d, s, 4, "page faults, copy calls)");
+		} else {
+			apx_rdoc_line(d, s, 4, "page faults, copy calls); this trace has no copy-call "
+				      "times: the copies' GPU-side intervals");
+			apx_rdoc_line(d, s, 4, "stand in, so staging and in-call overhead are not seen "
+				      "apart");
+		}
+	}
 	for (size_t i = 0; i < m->nfiles; i++) {
 		const struct apx_an_file *f = &m->files[i];
 		char line[256];
@@ -574,7 +586,7 @@ void apx_rdoc_build_views(struct apx_rdoc *d)
 	 * after their move (the start-up section, the idle attribution: issue 12); until the views
 	 * here say the same, the text report renders them from the model (cli/report_text.c). */
 	const unsigned text_from_model = 1u << APX_SEC_SUMMARY | 1u << APX_SEC_FINDINGS |
-					 1u << APX_SEC_CHECKS | 1u << APX_SEC_METHOD;
+					 1u << APX_SEC_CHECKS;
 
 	for (unsigned s = 0; s < APX_SEC__COUNT; s++)
 		if (d->sec[s].present && views[s]) {
