@@ -142,26 +142,6 @@ static void findings(FILE *f, const struct apx_findings *fd)
 	fputs("]", f);
 }
 
-static void checks(FILE *f, const struct apx_findings *fd)
-{
-	fputs(",\"checks\":[", f);
-	for (size_t i = 0; i < fd->nresults; i++) {
-		const struct apx_rule_result *r = &fd->results[i];
-		int first = 1;
-
-		fputs(i ? ",{" : "{", f);
-		kv_s(f, "rule", r->rule, &first);
-		kv_s(f, "title", r->title, &first);
-		kv_s(f, "status", r->status == APX_RULE_FIRED ? "finding"
-				  : r->status == APX_RULE_CLEAN ? "ok"
-				  : r->status == APX_RULE_MINOR ? "minor"
-				  : r->status == APX_RULE_STARTUP ? "startup" : "not_measured", &first);
-		kv_s(f, "why", r->why, &first);
-		fputc('}', f);
-	}
-	fputs("]", f);
-}
-
 /* "idle": the steady window's GPU idle time by cause, summed over devices; explained is every
  * cause but unknown (docs/report-schema.md). */
 static void idle_attribution(FILE *f, const struct apx_model *m)
@@ -304,7 +284,7 @@ static const struct {
 	void (*both)(FILE *f, const struct apx_model *m, const struct apx_findings *fd);
 } members[] = {
 	{ APX_SEC_METHOD, NULL, NULL, NULL },		{ APX_SEC_SUMMARY, NULL, NULL, NULL },
-	{ APX_SEC_FINDINGS, NULL, findings, NULL },	{ APX_SEC_CHECKS, NULL, checks, NULL },
+	{ APX_SEC_FINDINGS, NULL, findings, NULL },	{ APX_SEC_CHECKS, NULL, NULL, NULL },
 	{ APX_SEC_STARTUP, NULL, NULL, startup },	{ APX_SEC_IDLE, idle_attribution, NULL, NULL },
 	{ APX_SEC_KERNELS, NULL, NULL, NULL },		{ APX_SEC_TRANSFERS, NULL, NULL, NULL },
 	{ APX_SEC_SYNC, NULL, NULL, NULL },		{ APX_SEC_IDLE, timelines, NULL, NULL },

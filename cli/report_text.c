@@ -433,33 +433,6 @@ static void section_metrics(const struct out *o, const struct apx_model *m)
 	}
 }
 
-static void section_checks(const struct out *o, const struct apx_findings *fd)
-{
-	heading(o, "Checks");
-	for (size_t i = 0; i < fd->nresults; i++) {
-		const struct apx_rule_result *r = &fd->results[i];
-
-		char line[sizeof(r->why) + 256];
-		int col = fprintf(o->f, "  %-16s %-14s ", r->rule,
-				  r->status == APX_RULE_FIRED ? "finding"
-				  : r->status == APX_RULE_CLEAN ? "ok"
-				  : r->status == APX_RULE_MINOR ? "minor"
-				  : r->status == APX_RULE_STARTUP ? "start-up" : "not measured");
-
-		snprintf(line, sizeof(line), "%s%s%s", r->title, r->why[0] ? ": " : "", r->why);
-		if (col + (int)strlen(line) <= W) {
-			fprintf(o->f, "%s\n", line);
-			continue;
-		}
-		/* too long for one line: the why on lines of its own, under the status */
-		apx_text_wrap(o->f, col, col, r->title);
-		if (r->why[0]) {
-			fprintf(o->f, "%19s", "");
-			apx_text_wrap(o->f, 19, 19, r->why);
-		}
-	}
-}
-
 /* The sections not yet in the document's text view (main's start-up section and idle
  * attribution, merged after the move, are not ported yet), rendered from the model. */
 static void section_from_model(const struct out *o, const struct apx_model *m,
@@ -480,9 +453,6 @@ static void section_from_model(const struct out *o, const struct apx_model *m,
 		break;
 	case APX_SEC_METRICS:
 		section_metrics(o, m);
-		break;
-	case APX_SEC_CHECKS:
-		section_checks(o, f);
 		break;
 	}
 }

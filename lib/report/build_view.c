@@ -418,13 +418,15 @@ static void view_checks(struct apx_rdoc *d)
 			apx_rtable_str(d, j, 1, r->title);
 			apx_rtable_str(d, j, 2, r->status == APX_RULE_FIRED ? "finding"
 					     : r->status == APX_RULE_CLEAN ? "ok"
-					     : r->status == APX_RULE_MINOR ? "minor" : "not_measured");
+					     : r->status == APX_RULE_MINOR ? "minor"
+					     : r->status == APX_RULE_STARTUP ? "startup" : "not_measured");
 			apx_rtable_str(d, j, 3, r->why);
 		}
 		snprintf(head, sizeof(head), "%-16s %-14s ", r->rule,
 			 r->status == APX_RULE_FIRED ? "finding"
 			 : r->status == APX_RULE_CLEAN ? "ok"
-			 : r->status == APX_RULE_MINOR ? "minor" : "not measured");
+			 : r->status == APX_RULE_MINOR ? "minor"
+			 : r->status == APX_RULE_STARTUP ? "start-up" : "not measured");
 		col = 2 + (int)strlen(head);
 		snprintf(line, sizeof(line), "%s%s%s", r->title, r->why[0] ? ": " : "", r->why);
 		if (col + (int)strlen(line) <= APX_REPORT_W) {
@@ -585,8 +587,7 @@ void apx_rdoc_build_views(struct apx_rdoc *d)
 	/* Sections whose text (and, for findings and checks, JSON: cli/report_json.c) main changed
 	 * after their move (the start-up section, the idle attribution: issue 12); until the views
 	 * here say the same, the text report renders them from the model (cli/report_text.c). */
-	const unsigned text_from_model = 1u << APX_SEC_SUMMARY | 1u << APX_SEC_FINDINGS |
-					 1u << APX_SEC_CHECKS;
+	const unsigned text_from_model = 1u << APX_SEC_SUMMARY | 1u << APX_SEC_FINDINGS;
 
 	for (unsigned s = 0; s < APX_SEC__COUNT; s++)
 		if (d->sec[s].present && views[s]) {
