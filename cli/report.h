@@ -40,8 +40,4 @@ const struct apx_report_format *apx_report_format_find(const char *name);
 /* "text, json, html or csv", for messages. */
 const char *apx_report_format_names(void);
 
-/* nvperfd's line in the summary (nothing when no file holds nvperfd's key/values).
- * report_nvperfd.c; its section: lib/report/build_view_nvperfd.c. */
-void apx_report_nvperfd_summary(FILE *out, const struct apx_model *m);
-
 #endif

@@ -16,6 +16,11 @@
 
 #include "base/banned.h"
 
+static double pct(double part, double whole)
+{
+	return whole > 0 ? 100.0 * part / whole : 0;
+}
+
 /* ---- summary (the JSON: run, steady_state, devices) ---- */
 static const struct apx_rvcol run_json_cols[] = {
 	{ .key = "start_ns", .title = "start", .unit = APX_UNIT_NS },
@@ -196,6 +201,47 @@ static void steady_state_line(struct apx_rdoc *d)
 		      apx_fmt_ns(b4, sizeof(b4), (double)st->teardown_ns));
 }
 
+/* "GPU idle           12% of the steady state (5.10 ms): 96% explained, largest launch overhead"
+ * (the idle attribution, idle_attrib.c) */
+static void steady_idle_line(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	uint64_t idle = 0, unk = m->gpu.idle_by_cause[APX_IDLE_UNKNOWN];
+	unsigned top = APX_IDLE_UNKNOWN;
+	char line[256], b1[32], b2[32];
+
+	if (!m->gpu.window_ns)
+		return;
+	for (unsigned c = 0; c < APX_IDLE__COUNT; c++) {
+		idle += m->gpu.idle_by_cause[c];
+		if (c != APX_IDLE_UNKNOWN && m->gpu.idle_by_cause[c] > m->gpu.idle_by_cause[top])
+			top = c;
+	}
+	snprintf(line, sizeof(line), "%-18s %.0f%% of the steady state (%s", "GPU idle",
+		 pct((double)idle, (double)m->gpu.window_ns), apx_fmt_ns(b1, sizeof(b1), (double)idle));
+	if (m->steady.count)	/* a median step's share of it */
+		apx_text_append(line, sizeof(line), ", %s a step",
+				apx_fmt_ns(b2, sizeof(b2), (double)idle * (double)m->steady.median_ns /
+								   (double)m->gpu.window_ns));
+	apx_text_append(line, sizeof(line), "), %.0f%% of it explained",
+			idle ? pct((double)(idle - unk), (double)idle) : 100.0);
+	apx_rdoc_line(d, APX_SEC_SUMMARY, 2, "%s", line);
+	if (top == APX_IDLE_UNKNOWN && !unk)
+		return;
+	snprintf(line, sizeof(line), "%-18s ", "");
+	if (top != APX_IDLE_UNKNOWN)
+		apx_text_append(line, sizeof(line), "largest cause: %s%s", apx_idle_cause_name(top),
+				unk ? "; " : "");
+	if (unk)
+		apx_text_append(line, sizeof(line), "unexplained: %s",
+				apx_fmt_ns(b2, sizeof(b2), (double)unk));
+	if (unk && m->steady.count)
+		apx_text_append(line, sizeof(line), " (%s a step)",
+				apx_fmt_ns(b1, sizeof(b1), (double)unk * (double)m->steady.median_ns /
+								   (double)m->gpu.window_ns));
+	apx_rdoc_line(d, APX_SEC_SUMMARY, 2, "%s", line);
+}
+
 /* The GPU's share of the run, kernels, the steady state and the host<->device copies. */
 static void gpu_lines(struct apx_rdoc *d)
 {
@@ -221,6 +267,7 @@ static void gpu_lines(struct apx_rdoc *d)
 	apx_rdoc_line(d, s, 2, "%-18s %zu launches, %s of GPU time, %zu distinct", "kernels",
 		      m->k.n, apx_fmt_ns(b1, sizeof(b1), (double)m->kernel_total_ns), m->names.n);
 	steady_state_line(d);
+	steady_idle_line(d);
 	for (unsigned dir = APX_COPY_H2D; dir <= APX_COPY_D2H; dir++) {
 		const struct apx_an_xfer *pg = &m->xfer[dir][APX_MEM_PAGEABLE];
 		const struct apx_an_xfer *pn = &m->xfer[dir][APX_MEM_PINNED];
@@ -281,9 +328,10 @@ static void view_summary(struct apx_rdoc *d)
 	}
 	gpu_lines(d);
 	apx_rdoc_nvperfd_summary(d, s);
-	if (!fd->n)
-		apx_rdoc_line(d, s, 2, "%-18s none: no rule found a problem worth a line", "findings");
-	for (size_t i = 0; i < fd->n && i < 3; i++) {
+	if (!fd->n || !apx_finding_in_main(fd, &fd->f[0]))
+		apx_rdoc_line(d, s, 2, "%-18s none: no rule found a problem worth a line%s", "findings",
+			      fd->n ? " (start-up aside)" : "");
+	for (size_t i = 0; i < fd->n && i < 3 && apx_finding_in_main(fd, &fd->f[i]); i++) {
 		const struct apx_finding *f = &fd->f[i];
 		char line[128];
 
@@ -587,7 +635,7 @@ void apx_rdoc_build_views(struct apx_rdoc *d)
 	/* Sections whose text (and, for findings and checks, JSON: cli/report_json.c) main changed
 	 * after their move (the start-up section, the idle attribution: issue 12); until the views
 	 * here say the same, the text report renders them from the model (cli/report_text.c). */
-	const unsigned text_from_model = 1u << APX_SEC_SUMMARY | 1u << APX_SEC_FINDINGS;
+	const unsigned text_from_model = 1u << APX_SEC_FINDINGS;
 
 	for (unsigned s = 0; s < APX_SEC__COUNT; s++)
 		if (d->sec[s].present && views[s]) {
