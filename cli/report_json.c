@@ -135,13 +135,6 @@ static void finding_list(FILE *f, const struct apx_findings *fd, int main)
 		}
 }
 
-static void findings(FILE *f, const struct apx_findings *fd)
-{
-	fputs(",\"findings\":[", f);
-	finding_list(f, fd, 1);
-	fputs("]", f);
-}
-
 /* "idle": the steady window's GPU idle time by cause, summed over devices; explained is every
  * cause but unknown (docs/report-schema.md). */
 static void idle_attribution(FILE *f, const struct apx_model *m)
@@ -284,7 +277,7 @@ static const struct {
 	void (*both)(FILE *f, const struct apx_model *m, const struct apx_findings *fd);
 } members[] = {
 	{ APX_SEC_METHOD, NULL, NULL, NULL },		{ APX_SEC_SUMMARY, NULL, NULL, NULL },
-	{ APX_SEC_FINDINGS, NULL, findings, NULL },	{ APX_SEC_CHECKS, NULL, NULL, NULL },
+	{ APX_SEC_FINDINGS, NULL, NULL, NULL },	{ APX_SEC_CHECKS, NULL, NULL, NULL },
 	{ APX_SEC_STARTUP, NULL, NULL, startup },	{ APX_SEC_IDLE, idle_attribution, NULL, NULL },
 	{ APX_SEC_KERNELS, NULL, NULL, NULL },		{ APX_SEC_TRANSFERS, NULL, NULL, NULL },
 	{ APX_SEC_SYNC, NULL, NULL, NULL },		{ APX_SEC_IDLE, timelines, NULL, NULL },

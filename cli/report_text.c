@@ -114,21 +114,6 @@ static void finding_text(const struct out *o, const struct apx_finding *f, size_
 	block(o, "fix", f->fix);
 }
 
-static void section_findings(const struct out *o, const struct apx_findings *fd)
-{
-	size_t rank = 0;
-
-	heading(o, "Findings (ranked by estimated saving)");
-	for (size_t i = 0; i < fd->n; i++)
-		if (apx_finding_in_main(fd, &fd->f[i]))
-			finding_text(o, &fd->f[i], ++rank);
-	if (!rank)
-		fprintf(o->f, "  none\n");
-	if (fd->recorded_dropped)
-		fprintf(o->f, "\n  (%zu more findings recorded in the files are not shown: the report "
-			      "keeps %d)\n", fd->recorded_dropped, APX_FINDINGS_MAX);
-}
-
 /* The work before the steady state, and its findings (issue 12: setup is setup). */
 static void section_startup(const struct out *o, const struct apx_model *m,
 			    const struct apx_findings *fd)
@@ -255,9 +240,6 @@ static void section_from_model(const struct out *o, const struct apx_model *m,
 			       const struct apx_findings *f, unsigned s)
 {
 	switch (s) {
-	case APX_SEC_FINDINGS:
-		section_findings(o, f);
-		break;
 	case APX_SEC_STARTUP:
 		section_startup(o, m, f);
 		break;

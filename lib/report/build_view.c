@@ -354,7 +354,7 @@ static void label(struct apx_rdoc *d, unsigned s, const char *head, const char *
 	apx_rdoc_blk(d, s, &(struct apx_rblk){ .kind = APX_RB_LABEL, .head = head, .text = text });
 }
 
-/* ---- findings ---- */
+/* ---- findings (the main list: steady state, and start-up when it dominates) ---- */
 static const struct apx_rvcol findings_json_cols[] = {
 	{ .key = "rank", .title = "#", .unit = APX_UNIT_COUNT },
 	{ .key = "rule", .title = "rule", .unit = APX_UNIT_TEXT },
@@ -364,6 +364,7 @@ static const struct apx_rvcol findings_json_cols[] = {
 	{ .key = "saving_pct", .title = "of the run", .unit = APX_UNIT_PCT },
 	{ .key = "saving_estimated", .title = "estimated", .unit = APX_UNIT_COUNT,
 	  .h.jfmt = APX_JF_BOOL },
+	{ .key = "startup", .title = "start-up", .unit = APX_UNIT_COUNT, .h.jfmt = APX_JF_BOOL },
 	{ .key = "saving_model", .title = "model", .unit = APX_UNIT_TEXT },
 	{ .key = "evidence", .title = "evidence", .unit = APX_UNIT_TEXT },
 	{ .key = "fix", .title = "fix", .unit = APX_UNIT_TEXT },
@@ -375,63 +376,68 @@ static const char *severity_word(int sev)
 	return sev == APX_SEV_CRITICAL ? "critical" : sev == APX_SEV_WARNING ? "warning" : "info";
 }
 
+/* A row a finding of the document's list (d->findings: the main list, ranked). */
 static void findings_json(struct apx_rdoc *d)
 {
-	const struct apx_findings *fd = d->fd;
 	struct apx_rtable *j = apx_rdoc_view_table(d, APX_SEC_FINDINGS, "json:findings",
 						   APX_VIEW_JSON);
 
 	APX_RTABLE_SET_VCOLS(j, findings_json_cols);
-	for (size_t i = 0; i < fd->n; i++) {
-		const struct apx_finding *a = &fd->f[i];
+	for (size_t i = 0; i < d->nfindings; i++) {
+		const struct apx_finding *a = d->findings[i].f;
 
 		if (apx_rtable_row(j) < 0)
 			break;
-		apx_rtable_u64(j, 0, i + 1);
+		apx_rtable_u64(j, 0, d->findings[i].rank);
 		apx_rtable_str(d, j, 1, a->rule);
 		apx_rtable_str(d, j, 2, severity_word(a->severity));
 		apx_rtable_str(d, j, 3, a->title);
 		apx_rtable_num(j, 4, a->saving_ns);
 		apx_rtable_num(j, 5, a->saving_pct);
 		apx_rtable_u64(j, 6, !!a->saving_estimated);
-		apx_rtable_str(d, j, 7, a->model);
-		apx_rtable_str(d, j, 8, a->evidence);
-		apx_rtable_str(d, j, 9, a->fix);
-		apx_rtable_u64(j, 10, (uint64_t)a->confidence_pct);
+		apx_rtable_u64(j, 7, !!a->startup);
+		apx_rtable_str(d, j, 8, a->model);
+		apx_rtable_str(d, j, 9, a->evidence);
+		apx_rtable_str(d, j, 10, a->fix);
+		apx_rtable_u64(j, 11, (uint64_t)a->confidence_pct);
 	}
 	apx_rdoc_json(d, APX_SEC_FINDINGS, "findings", j, APX_RJ_FINDINGS, 0);
+}
+
+/* One finding's text: rank, severity and title, saving, then its model, evidence and fix. */
+static void finding_text(struct apx_rdoc *d, unsigned s, const struct apx_finding *f,
+			 size_t rank)
+{
+	char b1[32], head[32];
+
+	apx_rdoc_line(d, s, 0, "%s", "");
+	snprintf(head, sizeof(head), "[%zu] ", rank);
+	apx_rdoc_blk(d, s, &(struct apx_rblk){ .kind = APX_RB_SEV, .indent = 2, .head = head,
+					      .sev = f->severity, .mid = " ", .text = f->title,
+					      .windent = 6 });
+	if (f->saving_estimated)
+		apx_rdoc_line(d, s, 4, "%-10s %s (%.1f%% of the run), confidence %d%%, rule %s",
+			      "saving", apx_fmt_ns(b1, sizeof(b1), f->saving_ns), f->saving_pct,
+			      f->confidence_pct, f->rule);
+	else
+		apx_rdoc_line(d, s, 4, "%-10s not estimated (recorded by %.20s), confidence %d%%, "
+			      "rule %s", "saving", f->recorded_by ? f->recorded_by : "the producer",
+			      f->confidence_pct, f->rule);
+	label(d, s, "model", f->model);
+	label(d, s, "evidence", f->evidence);
+	label(d, s, "fix", f->fix);
 }
 
 static void view_findings(struct apx_rdoc *d)
 {
 	const struct apx_findings *fd = d->fd;
 	const unsigned s = APX_SEC_FINDINGS;
-	char b1[32], head[32];
 
 	findings_json(d);
-	if (!fd->n)
+	for (size_t i = 0; i < d->nfindings; i++)
+		finding_text(d, s, d->findings[i].f, d->findings[i].rank);
+	if (!d->nfindings)
 		apx_rdoc_line(d, s, 2, "none");
-	for (size_t i = 0; i < fd->n; i++) {
-		const struct apx_finding *f = &fd->f[i];
-
-		apx_rdoc_line(d, s, 0, "%s", "");
-		snprintf(head, sizeof(head), "[%zu] ", i + 1);
-		apx_rdoc_blk(d, s, &(struct apx_rblk){ .kind = APX_RB_SEV, .indent = 2, .head = head,
-						      .sev = f->severity, .mid = " ",
-						      .text = f->title, .windent = 6 });
-		if (f->saving_estimated)
-			apx_rdoc_line(d, s, 4, "%-10s %s (%.1f%% of the run), confidence %d%%, rule %s",
-				      "saving", apx_fmt_ns(b1, sizeof(b1), f->saving_ns), f->saving_pct,
-				      f->confidence_pct, f->rule);
-		else
-			apx_rdoc_line(d, s, 4, "%-10s not estimated (recorded by %.20s), confidence "
-				      "%d%%, rule %s", "saving",
-				      f->recorded_by ? f->recorded_by : "the producer",
-				      f->confidence_pct, f->rule);
-		label(d, s, "model", f->model);
-		label(d, s, "evidence", f->evidence);
-		label(d, s, "fix", f->fix);
-	}
 	if (fd->recorded_dropped) {
 		apx_rdoc_line(d, s, 0, "%s", "");
 		apx_rdoc_line(d, s, 2, "(%zu more findings recorded in the files are not shown: the "
@@ -632,14 +638,9 @@ void apx_rdoc_build_views(struct apx_rdoc *d)
 		[APX_SEC_CPU] = apx_rdoc_view_cpu,
 	};
 
-	/* Sections whose text (and, for findings and checks, JSON: cli/report_json.c) main changed
-	 * after their move (the start-up section, the idle attribution: issue 12); until the views
-	 * here say the same, the text report renders them from the model (cli/report_text.c). */
-	const unsigned text_from_model = 1u << APX_SEC_FINDINGS;
-
 	for (unsigned s = 0; s < APX_SEC__COUNT; s++)
 		if (d->sec[s].present && views[s]) {
-			views[s](d);	/* JSON: apx_rdoc_json() marks it built */
-			d->sec[s].text_built = !(text_from_model & 1u << s);
+			d->sec[s].text_built = 1;	/* JSON: apx_rdoc_json() */
+			views[s](d);
 		}
 }
