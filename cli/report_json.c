@@ -1,7 +1,9 @@
 /*
- * report_json.c - `apx report --format json`: every table and finding of the report, and what
- * nvperfd observed, as one JSON document, schema "apx.report/2" (docs/report-schema.md).
- * Numbers are raw (ns, bytes); strings are escaped. Called by cmd_report.c.
+ * report_json.c - `apx report --format json`: one JSON document, schema "apx.report/2"
+ * (docs/report-schema.md), its members in schema order: those of the sections whose JSON view
+ * the report document holds through lib/report/emit_json.c, the start-up, idle and metrics
+ * members still from the model here. Numbers are raw (ns, bytes); strings go through the one
+ * JSON writer (base/json.c). Called by report_formats.c.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -268,8 +270,7 @@ static void metrics(FILE *f, const struct apx_model *m)
 
 /* The members in schema order, each with the --section it belongs to: NULL functions are
  * the sections whose JSON view the report document holds (lib/report/emit_json.c); the
- * others (findings, checks, start-up, idle, metrics: main's start-up section and idle
- * attribution, merged after the move, not ported yet) still render from the model. */
+ * others (start-up, idle, metrics: they came after the move) still render from the model. */
 static const struct {
 	unsigned section;
 	void (*model)(FILE *f, const struct apx_model *m);

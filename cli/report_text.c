@@ -1,9 +1,9 @@
 /*
  * report_text.c - the terminal report of `apx report`, section by section: a section whose
  * text view the report document holds goes through lib/report/emit_text.c; the others (listed
- * in section_from_model(): summary, findings, start-up, idle, metrics, checks, "How this was
- * measured") still render here from the model, until their views say the same. Fits 100
- * columns; colour only when asked (a terminal). Called by report_formats.c.
+ * in section_from_model(): start-up, idle, metrics) still render here from the model, until
+ * the document holds their views. Fits 100 columns; colour only when asked (a terminal).
+ * Called by report_formats.c.
  */
 #include <inttypes.h>
 #include <math.h>
@@ -234,8 +234,8 @@ static void section_metrics(const struct out *o, const struct apx_model *m)
 	}
 }
 
-/* The sections not yet in the document's text view (main's start-up section and idle
- * attribution, merged after the move, are not ported yet), rendered from the model. */
+/* The sections not yet in the document's text view (the start-up section, the idle
+ * attribution and the device metrics came after the move), rendered from the model. */
 static void section_from_model(const struct out *o, const struct apx_model *m,
 			       const struct apx_findings *f, unsigned s)
 {
