@@ -23,8 +23,7 @@ struct apx_report_opts {
 
 /* The text report and the JSON document of d (report_text.c, report_json.c): the sections
  * whose text or JSON view the document holds through lib/report's emitters (emit_text.c,
- * emit_json.c), the others (start-up, idle, metrics: not moved yet) from the model (d->m,
- * d->fd). */
+ * emit_json.c), the others (start-up, idle: not moved yet) from the model (d->m, d->fd). */
 void apx_report_text(FILE *out, const struct apx_rdoc *d, const struct apx_report_opts *o);
 void apx_report_json(FILE *out, const struct apx_rdoc *d, const struct apx_report_opts *o);
 

@@ -1,8 +1,8 @@
 /*
  * report_json.c - `apx report --format json`: one JSON document, schema "apx.report/2"
  * (docs/report-schema.md), its members in schema order: those of the sections whose JSON view
- * the report document holds through lib/report/emit_json.c, the start-up, idle and metrics
- * members still from the model here. Numbers are raw (ns, bytes); strings go through the one
+ * the report document holds through lib/report/emit_json.c, the start-up and idle members
+ * still from the model here. Numbers are raw (ns, bytes); strings go through the one
  * JSON writer (base/json.c). Called by report_formats.c.
  */
 #include <inttypes.h>
@@ -224,53 +224,9 @@ static void timelines(FILE *f, const struct apx_model *m)
 	fputs("]", f);
 }
 
-/* "metrics": the PM-sampling series (apx analyze --metrics): the steady window's statistics
- * and the means over the top kernels' executions. */
-static void metrics(FILE *f, const struct apx_model *m)
-{
-	char name[4096];
-
-	fputs(",\"metrics\":[", f);
-	for (size_t i = 0; i < m->pm.n; i++) {
-		const struct apx_an_pm *p = APX_VEC_AT(&m->pm, struct apx_an_pm, i);
-		int first = 1;
-
-		fputs(i ? ",{" : "{", f);
-		key(f, "metric", &first);
-		apx_json_strn(f, p->name, p->name_len);
-		key(f, "unit", &first);
-		apx_json_strn(f, p->unit, p->unit_len);
-		kv_u(f, "device", p->device, &first);
-		kv_u(f, "samples", p->samples, &first);
-		kv_u(f, "mean_sample_ns", p->mean_sample_ns, &first);
-		if (p->have_steady) {
-			kv_d(f, "min", p->min, &first);
-			kv_d(f, "mean", p->mean, &first);
-			kv_d(f, "p95", p->p95, &first);
-			kv_d(f, "max", p->max, &first);
-		}
-		fputs(",\"kernels\":[", f);
-		for (size_t j = 0, n = 0; j < p->ntop; j++) {
-			int fk = 1;
-
-			if (isnan(p->top_mean[j]))
-				continue;
-			fputs(n++ ? ",{" : "{", f);
-			kv_s(f, "kernel", apx_kernel_display_name(APX_VEC_AT(&m->names, struct apx_an_name,
-									     p->top[j]),
-								  name, sizeof(name)), &fk);
-			kv_d(f, "mean", p->top_mean[j], &fk);
-			kv_u(f, "covered_ns", p->top_covered_ns[j], &fk);
-			fputc('}', f);
-		}
-		fputs("]}", f);
-	}
-	fputs("]", f);
-}
-
 /* The members in schema order, each with the --section it belongs to: NULL functions are
  * the sections whose JSON view the report document holds (lib/report/emit_json.c); the
- * others (start-up, idle, metrics: they came after the move) still render from the model. */
+ * others (start-up, idle: they came after the move) still render from the model. */
 static const struct {
 	unsigned section;
 	void (*model)(FILE *f, const struct apx_model *m);
@@ -282,7 +238,7 @@ static const struct {
 	{ APX_SEC_STARTUP, NULL, NULL, startup },	{ APX_SEC_IDLE, idle_attribution, NULL, NULL },
 	{ APX_SEC_KERNELS, NULL, NULL, NULL },		{ APX_SEC_TRANSFERS, NULL, NULL, NULL },
 	{ APX_SEC_SYNC, NULL, NULL, NULL },		{ APX_SEC_IDLE, timelines, NULL, NULL },
-	{ APX_SEC_METRICS, metrics, NULL, NULL },
+	{ APX_SEC_METRICS, NULL, NULL, NULL },
 	{ APX_SEC_MEMORY, NULL, NULL, NULL },		{ APX_SEC_STREAMS, NULL, NULL, NULL },
 	{ APX_SEC_NVTX, NULL, NULL, NULL },		{ APX_SEC_L2, NULL, NULL, NULL },
 	{ APX_SEC_UVM, NULL, NULL, NULL },		{ APX_SEC_CPU, NULL, NULL, NULL },

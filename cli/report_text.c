@@ -1,7 +1,7 @@
 /*
  * report_text.c - the terminal report of `apx report`, section by section: a section whose
  * text view the report document holds goes through lib/report/emit_text.c; the others (listed
- * in section_from_model(): start-up, idle, metrics) still render here from the model, until
+ * in section_from_model(): start-up, idle) still render here from the model, until
  * the document holds their views. Fits 100 columns; colour only when asked (a terminal).
  * Called by report_formats.c.
  */
@@ -187,55 +187,8 @@ static void section_idle(const struct out *o, const struct apx_model *m)
 	}
 }
 
-static const char *pm_value(char *buf, size_t cap, const struct apx_an_pm *p, double v)
-{
-	char b[32];
-
-	if (p->unit_len == 1 && p->unit[0] == '%')
-		snprintf(buf, cap, "%.1f%%", v);
-	else if (p->unit_len == 3 && !memcmp(p->unit, "B/s", 3))
-		snprintf(buf, cap, "%s/s", apx_fmt_size(b, sizeof(b), v));
-	else
-		snprintf(buf, cap, "%.4g", v);	/* the unit is beside the metric's name */
-	return buf;
-}
-
-/* Device metrics (apx analyze --metrics): printed only when the trace has them. */
-static void section_metrics(const struct out *o, const struct apx_model *m)
-{
-	char b[4][32], sample[32], name[512];
-
-	if (!m->pm.n)
-		return;
-	heading(o, "Device metrics (PM sampling, over the steady state)");
-	fprintf(o->f, "  %-36s %3s %7s %8s %9s %9s %9s %9s\n", "metric (unit)", "dev", "samples",
-		"sample", "min", "mean", "p95", "max");
-	for (size_t i = 0; i < m->pm.n; i++) {
-		const struct apx_an_pm *p = APX_VEC_AT(&m->pm, struct apx_an_pm, i);
-
-		char label[64];
-
-		snprintf(label, sizeof(label), "%.*s (%.*s)", (int)(p->name_len > 48 ? 48 : p->name_len),
-			 p->name, (int)(p->unit_len > 10 ? 10 : p->unit_len), p->unit);
-		fprintf(o->f, "  %-36.36s %3u %7" PRIu64 " %8s", label, p->device, p->samples,
-			apx_fmt_ns(sample, sizeof(sample), (double)p->mean_sample_ns));
-		if (p->have_steady)
-			fprintf(o->f, " %9s %9s %9s %9s\n", pm_value(b[0], 32, p, p->min),
-				pm_value(b[1], 32, p, p->mean), pm_value(b[2], 32, p, p->p95),
-				pm_value(b[3], 32, p, p->max));
-		else
-			fputs("  no sample in the steady state\n", o->f);
-		for (size_t j = 0; j < p->ntop; j++)
-			if (!isnan(p->top_mean[j]))
-				fprintf(o->f, "      %10s during %.70s\n", pm_value(b[0], 32, p, p->top_mean[j]),
-					apx_kernel_display_name(APX_VEC_AT(&m->names, struct apx_an_name,
-									   p->top[j]),
-								name, sizeof(name)));
-	}
-}
-
-/* The sections not yet in the document's text view (the start-up section, the idle
- * attribution and the device metrics came after the move), rendered from the model. */
+/* The sections not yet in the document's text view (the start-up section and the idle
+ * attribution came after the move), rendered from the model. */
 static void section_from_model(const struct out *o, const struct apx_model *m,
 			       const struct apx_findings *f, unsigned s)
 {
@@ -245,9 +198,6 @@ static void section_from_model(const struct out *o, const struct apx_model *m,
 		break;
 	case APX_SEC_IDLE:
 		section_idle(o, m);
-		break;
-	case APX_SEC_METRICS:
-		section_metrics(o, m);
 		break;
 	}
 }

@@ -25,6 +25,7 @@ void apx_rdoc_build_metrics(struct apx_rdoc *d);
 void apx_rdoc_view_kernels(struct apx_rdoc *d);
 void apx_rdoc_view_transfers(struct apx_rdoc *d);
 void apx_rdoc_view_sync(struct apx_rdoc *d);
+void apx_rdoc_view_metrics(struct apx_rdoc *d);
 void apx_rdoc_view_memory(struct apx_rdoc *d);
 void apx_rdoc_view_streams(struct apx_rdoc *d);
 void apx_rdoc_view_nvtx(struct apx_rdoc *d);

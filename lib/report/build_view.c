@@ -628,6 +628,7 @@ void apx_rdoc_build_views(struct apx_rdoc *d)
 		[APX_SEC_KERNELS] = apx_rdoc_view_kernels,
 		[APX_SEC_TRANSFERS] = apx_rdoc_view_transfers,
 		[APX_SEC_SYNC] = apx_rdoc_view_sync,
+		[APX_SEC_METRICS] = apx_rdoc_view_metrics,
 		[APX_SEC_MEMORY] = apx_rdoc_view_memory,
 		[APX_SEC_CHECKS] = view_checks,
 		[APX_SEC_METHOD] = view_method,

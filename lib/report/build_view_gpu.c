@@ -6,6 +6,7 @@
  * apx_rdoc_build_views() (build_view.c).
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -342,6 +343,120 @@ void apx_rdoc_view_sync(struct apx_rdoc *d)
 			      " steps from NVTX ranges)",
 			      (double)(m->syncs.n - m->sync_count[APX_SYNC_KIND_STREAM_WAIT_EVENT]) /
 				      (double)m->steps, m->steps);
+}
+
+/* ---- device metrics (PM sampling) ---- */
+static const struct apx_rvcol metrics_json_cols[] = {
+	{ .key = "metric", .title = "metric", .unit = APX_UNIT_TEXT },
+	{ .key = "unit", .title = "unit", .unit = APX_UNIT_TEXT },
+	{ .key = "device", .title = "device", .unit = APX_UNIT_ID },
+	{ .key = "samples", .title = "samples", .unit = APX_UNIT_COUNT },
+	{ .key = "mean_sample_ns", .title = "sample", .unit = APX_UNIT_NS },
+	{ .key = "min", .title = "min", .unit = APX_UNIT_RATIO, .h.jomit = 1 },
+	{ .key = "mean", .title = "mean", .unit = APX_UNIT_RATIO, .h.jomit = 1 },
+	{ .key = "p95", .title = "p95", .unit = APX_UNIT_RATIO, .h.jomit = 1 },
+	{ .key = "max", .title = "max", .unit = APX_UNIT_RATIO, .h.jomit = 1 },
+	{ .key = "kernels", .title = "top kernels", .unit = APX_UNIT_TEXT, .h.jfmt = APX_JF_ROWS },
+};
+static const struct apx_rvcol metric_kernels_json_cols[] = {
+	{ .key = "kernel", .title = "kernel", .unit = APX_UNIT_TEXT },
+	{ .key = "mean", .title = "mean", .unit = APX_UNIT_RATIO },
+	{ .key = "covered_ns", .title = "covered", .unit = APX_UNIT_NS },
+};
+
+/* A PM-sampling value in its unit: percentages as %, rates as sizes a second. */
+static const char *pm_value(char *buf, size_t cap, const struct apx_an_pm *p, double v)
+{
+	char b[32];
+
+	if (p->unit_len == 1 && p->unit[0] == '%')
+		snprintf(buf, cap, "%.1f%%", v);
+	else if (p->unit_len == 3 && !memcmp(p->unit, "B/s", 3))
+		snprintf(buf, cap, "%s/s", apx_fmt_size(b, sizeof(b), v));
+	else
+		snprintf(buf, cap, "%.4g", v);	/* the unit is beside the metric's name */
+	return buf;
+}
+
+static void metrics_json(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	struct apx_rtable *j = apx_rdoc_view_table(d, APX_SEC_METRICS, "json:metrics", APX_VIEW_JSON);
+	char name[4096];
+
+	APX_RTABLE_SET_VCOLS(j, metrics_json_cols);
+	for (size_t i = 0; i < m->pm.n; i++) {
+		const struct apx_an_pm *p = APX_VEC_AT(&m->pm, struct apx_an_pm, i);
+		struct apx_rtable *k = apx_rdoc_sub_table(d, "kernels");
+
+		if (apx_rtable_row(j) < 0)
+			break;
+		apx_rtable_text(d, j, 0, p->name, p->name_len);
+		apx_rtable_text(d, j, 1, p->unit, p->unit_len);
+		apx_rtable_u64(j, 2, p->device);
+		apx_rtable_u64(j, 3, p->samples);
+		apx_rtable_u64(j, 4, p->mean_sample_ns);
+		if (p->have_steady) {
+			apx_rtable_num(j, 5, p->min);
+			apx_rtable_num(j, 6, p->mean);
+			apx_rtable_num(j, 7, p->p95);
+			apx_rtable_num(j, 8, p->max);
+		}
+		APX_RTABLE_SET_VCOLS(k, metric_kernels_json_cols);
+		for (size_t t = 0; t < p->ntop; t++) {
+			if (isnan(p->top_mean[t]) || apx_rtable_row(k) < 0)
+				continue;
+			apx_rtable_str(d, k, 0, apx_kernel_display_name(APX_VEC_AT(&m->names,
+										   struct apx_an_name,
+										   p->top[t]),
+								       name, sizeof(name)));
+			apx_rtable_num(k, 1, p->top_mean[t]);
+			apx_rtable_u64(k, 2, p->top_covered_ns[t]);
+		}
+		apx_rtable_sub(j, 9, k);
+	}
+	apx_rdoc_json(d, APX_SEC_METRICS, "metrics", j, APX_RJ_ARRAY, 0);
+}
+
+/* Device metrics (apx analyze --metrics): the section is printed only when the trace has them. */
+void apx_rdoc_view_metrics(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	const unsigned s = APX_SEC_METRICS;
+	char b[4][32], sample[32], name[512], line[256];
+
+	metrics_json(d);
+	d->sec[s].text_title = "Device metrics (PM sampling, over the steady state)";
+	if (!m->pm.n) {
+		d->sec[s].text_untitled = 1;
+		return;
+	}
+	apx_rdoc_line(d, s, 2, "%-36s %3s %7s %8s %9s %9s %9s %9s", "metric (unit)", "dev", "samples",
+		      "sample", "min", "mean", "p95", "max");
+	for (size_t i = 0; i < m->pm.n; i++) {
+		const struct apx_an_pm *p = APX_VEC_AT(&m->pm, struct apx_an_pm, i);
+		char label[64];
+
+		snprintf(label, sizeof(label), "%.*s (%.*s)", (int)(p->name_len > 48 ? 48 : p->name_len),
+			 p->name, (int)(p->unit_len > 10 ? 10 : p->unit_len), p->unit);
+		snprintf(line, sizeof(line), "%-36.36s %3u %7" PRIu64 " %8s", label, p->device,
+			 p->samples, apx_fmt_ns(sample, sizeof(sample), (double)p->mean_sample_ns));
+		if (p->have_steady)
+			apx_text_append(line, sizeof(line), " %9s %9s %9s %9s",
+					pm_value(b[0], 32, p, p->min), pm_value(b[1], 32, p, p->mean),
+					pm_value(b[2], 32, p, p->p95), pm_value(b[3], 32, p, p->max));
+		else
+			apx_text_append(line, sizeof(line), "  no sample in the steady state");
+		apx_rdoc_line(d, s, 2, "%s", line);
+		for (size_t j = 0; j < p->ntop; j++)
+			if (!isnan(p->top_mean[j]))
+				apx_rdoc_line(d, s, 6, "%10s during %.70s",
+					      pm_value(b[0], 32, p, p->top_mean[j]),
+					      apx_kernel_display_name(APX_VEC_AT(&m->names,
+										 struct apx_an_name,
+										 p->top[j]),
+								      name, sizeof(name)));
+	}
 }
 
 /* ---- memory ---- */

@@ -103,6 +103,7 @@ struct apx_rhint {
 	const char *jkey;			/* member path, '/' between levels, a number for
 						 * an array index ("grid/0"); NULL: key */
 	unsigned jfmt;				/* enum apx_jfmt */
+	int jomit;				/* a cell without a value is left out */
 };
 
 /* A column with its hints, for the view builders' static tables (designated initializers). */
@@ -209,6 +210,7 @@ struct apx_rsection {
 	size_t nblk, blkcap;
 	int text_built;
 	int text_untitled;			/* nothing to say: not even the heading */
+	const char *text_title;			/* its heading if not the section's title */
 	/* the JSON view (json_built: the section's members are these) */
 	struct apx_rjson json[APX_RSECTION_JSON];
 	unsigned njson;

@@ -145,6 +145,8 @@ static void row_members(FILE *f, const struct apx_rtable *t, size_t r)
 	for (unsigned c = 0; c < t->ncols; c++) {
 		unsigned common = 0;
 
+		if (t->hint[c].jomit && apx_rtable_cell(t, r, c)->na)
+			continue;	/* a member the schema has only with a value */
 		split(&cur, t->hint[c].jkey ? t->hint[c].jkey : t->col[c].key);
 		while (common < open && common + 1 < cur.n && same_seg(&prev, &cur, common))
 			common++;

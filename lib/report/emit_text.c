@@ -230,7 +230,7 @@ void apx_report_emit_text_section(const struct apx_text_out *o, const struct apx
 	sec = &d->sec[s];
 	if (sec->text_untitled)
 		return;
-	apx_text_heading_to(o, apx_report_section_title(s));
+	apx_text_heading_to(o, sec->text_title ? sec->text_title : apx_report_section_title(s));
 	for (size_t i = 0; i < sec->nblk; i++)
 		blk(o, &sec->blk[i]);
 }
