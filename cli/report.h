@@ -1,9 +1,7 @@
 /*
- * report.h - outputs of `apx report` (cmd_report.c): the terminal report (report_text.c) and
- * the JSON document (report_json.c, schema in docs/report-schema.md), and the table of every
- * output format (report_formats.c: these two and lib/report's CSV and HTML emitters, which
- * format the report document, report/doc.h). Both read the model and the ranked findings;
- * neither computes anything the model does not hold.
+ * report.h - outputs of `apx report` (cmd_report.c): the table of every output format
+ * (report_formats.c), each an emitter of the report document (report/doc.h, built once by
+ * lib/report): text, JSON (schema in docs/report-schema.md), CSV and HTML.
  */
 #ifndef APX_CLI_REPORT_H
 #define APX_CLI_REPORT_H
@@ -23,10 +21,11 @@ struct apx_report_opts {
 	FILE *color_out;
 };
 
-void apx_report_text(FILE *out, const struct apx_model *m, const struct apx_findings *f,
-		     const struct apx_report_opts *o);
-void apx_report_json(FILE *out, const struct apx_model *m, const struct apx_findings *f,
-		     const struct apx_report_opts *o);
+/* The text report and the JSON document of d (report_text.c, report_json.c): the sections
+ * whose text or JSON view the document holds through lib/report's emitters (emit_text.c,
+ * emit_json.c), the others (start-up, idle: not moved yet) from the model (d->m, d->fd). */
+void apx_report_text(FILE *out, const struct apx_rdoc *d, const struct apx_report_opts *o);
+void apx_report_json(FILE *out, const struct apx_rdoc *d, const struct apx_report_opts *o);
 
 /* The output formats of `apx report --format` (report_formats.c), one table. emit gets the
  * document (its model and findings in d->m, d->fd) and the options; 0 or -errno. */
@@ -39,17 +38,5 @@ struct apx_report_format {
 const struct apx_report_format *apx_report_format_find(const char *name);
 /* "text, json, html or csv", for messages. */
 const char *apx_report_format_names(void);
-
-/* Shared by the text renderers (report_text.c, report_nvperfd.c). */
-#define APX_REPORT_W 100		/* every line fits this many columns */
-void apx_text_heading(FILE *out, const struct apx_report_opts *o, const char *title);
-/* Print text from column col (the caller printed what comes before it), wrapped at spaces
- * (or '\n') so that no line passes APX_REPORT_W; further lines start at column indent. */
-void apx_text_wrap(FILE *out, int col, int indent, const char *text);
-
-/* The "nvperfd (observed from outside)" section, and its line in the summary (nothing when no
- * file holds nvperfd's key/values). report_nvperfd.c. */
-void apx_report_nvperfd_text(FILE *out, const struct apx_model *m, const struct apx_report_opts *o);
-void apx_report_nvperfd_summary(FILE *out, const struct apx_model *m);
 
 #endif

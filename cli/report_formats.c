@@ -1,8 +1,7 @@
 /*
- * report_formats.c - the output formats of `apx report` in one table {name, emit}: text and
- * JSON (report_text.c, report_json.c, from the model and findings the document was built
- * from) and CSV and HTML (lib/report, from the document's typed tables). Looked up by
- * cmd_report.c for --format.
+ * report_formats.c - the output formats of `apx report` in one table {name, emit}: the
+ * emitters of the report document (lib/report: CSV, HTML; text and JSON through
+ * report_text.c and report_json.c, section by section). Looked up by cmd_report.c.
  */
 #include <string.h>
 
@@ -12,13 +11,13 @@
 
 static int emit_text(FILE *out, const struct apx_rdoc *d, const struct apx_report_opts *o)
 {
-	apx_report_text(out, d->m, d->fd, o);
+	apx_report_text(out, d, o);
 	return 0;
 }
 
 static int emit_json(FILE *out, const struct apx_rdoc *d, const struct apx_report_opts *o)
 {
-	apx_report_json(out, d->m, d->fd, o);
+	apx_report_json(out, d, o);
 	return 0;
 }
 

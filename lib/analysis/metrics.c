@@ -1,7 +1,7 @@
 /*
  * metrics.c - the typed part of a finding (findings.h): metrics {key, value, unit} and the
  * evidence table. Called by the rules (rules/rule_*.c) when they fill a finding; read by the
- * report's emitters (lib/report, cli/report_json.c).
+ * report's emitters (lib/report).
  */
 #include <stdio.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  * hands over each file's "nvperfd.*" key/values and METRIC samples; apx_model_finish() parses
  * the values into numbers (or the reason there is none) and sums the processes for the summary.
  * The structures are in model.h (struct apx_an_observed, apx_an_kv, apx_an_series); rules.c and
- * cli/report_nvperfd.c read them.
+ * lib/report/build_view_nvperfd.c read them.
  */
 #ifndef APX_ANALYSIS_OBSERVED_H
 #define APX_ANALYSIS_OBSERVED_H

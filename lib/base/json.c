@@ -1,5 +1,5 @@
 /*
- * json.c - JSON string writer (see json.h). Called by cli/report_json.c, cli/cmd_history.c and
+ * json.c - JSON string writer (see json.h). Called by lib/report/emit_json.c, cli/cmd_history.c and
  * lib/daemon/status_view.c (apx status/top --json), lib/export/chrome.c and the report
  * document's emitters (lib/report).
  */

@@ -1,6 +1,6 @@
 /*
  * unit.c - unit names and the human formatter (see unit.h). Called by lib/report (every
- * emitter) and cli/report_json.c.
+ * emitter).
  */
 #include "base/unit.h"
 

@@ -170,6 +170,7 @@ static struct apx_rtable *evidence_table(struct apx_rdoc *d, const struct apx_fi
 	t->note = "";
 	apx_rtable_col(t, e->label_key ? e->label_key : "item", e->label_key ? e->label_key : "item",
 		       APX_UNIT_TEXT);
+	t->hint[0].jkey = e->label_key ? e->label_key : "";	/* the JSON's name for it */
 	for (unsigned c = 0; c < e->ncols; c++)
 		apx_rtable_col(t, e->col[c].key, e->col[c].key, e->col[c].unit);
 	for (unsigned r = 0; r < e->nrows; r++) {
@@ -474,6 +475,7 @@ struct apx_rdoc *apx_rdoc_build(const struct apx_model *m, const struct apx_find
 	for (unsigned s = 0; s < APX_SEC__COUNT; s++)
 		if (d->sec[s].present && builders[s])
 			builders[s](d);
+	apx_rdoc_build_views(d);
 	if (o && o->store)
 		apx_rdoc_build_series(d, o->store);
 	return d;

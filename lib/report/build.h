@@ -21,4 +21,22 @@ void apx_rdoc_build_cpu(struct apx_rdoc *d);
 /* build_metrics.c */
 void apx_rdoc_build_metrics(struct apx_rdoc *d);
 
+/* build_view_gpu.c: the text and JSON views of the GPU sections */
+void apx_rdoc_view_kernels(struct apx_rdoc *d);
+void apx_rdoc_view_transfers(struct apx_rdoc *d);
+void apx_rdoc_view_sync(struct apx_rdoc *d);
+void apx_rdoc_view_metrics(struct apx_rdoc *d);
+void apx_rdoc_view_memory(struct apx_rdoc *d);
+void apx_rdoc_view_streams(struct apx_rdoc *d);
+void apx_rdoc_view_nvtx(struct apx_rdoc *d);
+void apx_rdoc_view_l2(struct apx_rdoc *d);
+void apx_rdoc_view_uvm(struct apx_rdoc *d);
+void apx_rdoc_view_cpu(struct apx_rdoc *d);
+
+/* build_view.c: the text and JSON views of every section asked for */
+void apx_rdoc_build_views(struct apx_rdoc *d);
+/* build_view_nvperfd.c: its section's text, and its "GPU (observed)" lines in section s */
+void apx_rdoc_view_nvperfd(struct apx_rdoc *d);
+void apx_rdoc_nvperfd_summary(struct apx_rdoc *d, unsigned s);
+
 #endif

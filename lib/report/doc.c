@@ -19,7 +19,7 @@ static const char *const section_names[APX_SEC__COUNT] = {
 	"streams", "nvtx", "l2", "uvm", "cpu", "checks", "method",
 };
 
-/* The text report's headings (cli/report_text.c prints the same words). */
+/* The sections' headings (the text report's, the HTML's). */
 static const char *const section_titles[APX_SEC__COUNT] = {
 	"Summary",
 	"Findings (ranked by estimated saving)",
@@ -119,14 +119,19 @@ void apx_rdoc_free(struct apx_rdoc *d)
 
 	if (!d)
 		return;
-	for (unsigned s = 0; s < APX_SEC__COUNT; s++)
+	for (unsigned s = 0; s < APX_SEC__COUNT; s++) {
 		for (unsigned i = 0; i < d->sec[s].ntables; i++)
 			table_free(d->sec[s].t[i]);
+		free(d->sec[s].blk);
+	}
 	for (size_t i = 0; i < d->nfindings; i++) {
 		table_free(d->findings[i].metrics);
 		table_free(d->findings[i].evidence);
 	}
 	free(d->findings);
+	for (size_t i = 0; i < d->nsub; i++)
+		table_free(d->sub[i]);
+	free(d->sub);
 	for (b = d->arena; b; b = next) {
 		next = b->next;
 		free(b);
@@ -149,8 +154,132 @@ struct apx_rtable *apx_rdoc_table(struct apx_rdoc *d, unsigned s, const char *ke
 	t->key = key;
 	t->title = title;
 	t->note = "";
+	t->views = APX_VIEW_DATA;
+	t->tindent = 2;
+	t->theader = 1;
 	sec->t[sec->ntables++] = t;
 	return t;
+}
+
+struct apx_rtable *apx_rdoc_view_table(struct apx_rdoc *d, unsigned s, const char *key,
+				       unsigned views)
+{
+	struct apx_rtable *t = apx_rdoc_table(d, s, key, key);
+
+	if (t)
+		t->views = views;
+	return t;
+}
+
+static struct apx_rcell *last_cell(struct apx_rtable *t, unsigned col);
+
+struct apx_rtable *apx_rdoc_sub_table(struct apx_rdoc *d, const char *key)
+{
+	struct apx_rtable *t;
+
+	if (d->nsub == d->subcap) {
+		size_t cap = d->subcap ? 2 * d->subcap : 16;
+		struct apx_rtable **p = reallocarray(d->sub, cap, sizeof(*p));
+
+		if (!p)
+			return NULL;
+		d->sub = p;
+		d->subcap = cap;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->key = t->title = key;
+	t->note = "";
+	t->views = APX_VIEW_JSON;
+	d->sub[d->nsub++] = t;
+	return t;
+}
+
+void apx_rtable_sub(struct apx_rtable *t, unsigned col, const struct apx_rtable *sub)
+{
+	struct apx_rcell *c = last_cell(t, col);
+
+	if (c && sub) {
+		c->na = 0;
+		c->sub = sub;
+	}
+}
+
+void apx_rdoc_blk(struct apx_rdoc *d, unsigned s, const struct apx_rblk *b)
+{
+	struct apx_rsection *sec;
+	struct apx_rblk *nb;
+
+	if (s >= APX_SEC__COUNT)
+		return;
+	sec = &d->sec[s];
+	sec->text_built = 1;
+	if (sec->nblk == sec->blkcap) {
+		size_t cap = sec->blkcap ? 2 * sec->blkcap : 16;
+		struct apx_rblk *p = reallocarray(sec->blk, cap, sizeof(*p));
+
+		if (!p)
+			return;
+		sec->blk = p;
+		sec->blkcap = cap;
+	}
+	nb = &sec->blk[sec->nblk++];
+	*nb = *b;
+	nb->head = b->head ? apx_rdoc_strdup(d, b->head, strlen(b->head)) : "";
+	nb->text = b->text ? apx_rdoc_strdup(d, b->text, strlen(b->text)) : "";
+}
+
+void apx_rdoc_line(struct apx_rdoc *d, unsigned s, unsigned indent, const char *fmt, ...)
+{
+	char buf[1024], *line = buf;
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(buf)) {	/* a long path: the whole line, never cut */
+		line = malloc((size_t)n + 1);
+		if (!line)
+			return;
+		va_start(ap, fmt);
+		vsnprintf(line, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+	}
+	apx_rdoc_blk(d, s, &(struct apx_rblk){ .kind = APX_RB_LINE, .indent = indent, .text = line });
+	if (line != buf)
+		free(line);
+}
+
+void apx_rdoc_blk_table(struct apx_rdoc *d, unsigned s, const struct apx_rtable *t)
+{
+	if (t)
+		apx_rdoc_blk(d, s, &(struct apx_rblk){ .kind = APX_RB_TABLE, .t = t });
+}
+
+void apx_rdoc_blk_rows(struct apx_rdoc *d, unsigned s, const struct apx_rtable *t, size_t row0,
+		       size_t n)
+{
+	if (t)
+		apx_rdoc_blk(d, s, &(struct apx_rblk){ .kind = APX_RB_ROWS, .t = t, .row0 = row0,
+						      .nrows = n });
+}
+
+void apx_rdoc_json(struct apx_rdoc *d, unsigned s, const char *name, const struct apx_rtable *t,
+		   unsigned shape, int inside)
+{
+	struct apx_rsection *sec;
+
+	if (s >= APX_SEC__COUNT)
+		return;
+	sec = &d->sec[s];
+	sec->json_built = 1;
+	if (!t || sec->njson >= APX_RSECTION_JSON)
+		return;
+	sec->json[sec->njson++] = (struct apx_rjson){ name, t, shape, inside };
 }
 
 void apx_rtable_col(struct apx_rtable *t, const char *key, const char *title, unsigned unit)
@@ -167,6 +296,14 @@ void apx_rtable_cols(struct apx_rtable *t, const struct apx_rcol *cols, size_t n
 {
 	for (size_t i = 0; i < n; i++)
 		apx_rtable_col(t, cols[i].key, cols[i].title, cols[i].unit);
+}
+
+void apx_rtable_vcols(struct apx_rtable *t, const struct apx_rvcol *cols, size_t n)
+{
+	for (size_t i = 0; i < n && t && t->ncols < APX_RTABLE_COLS && !t->nrows; i++) {
+		t->hint[t->ncols] = cols[i].h;
+		apx_rtable_col(t, cols[i].key, cols[i].title, cols[i].unit);
+	}
 }
 
 int apx_rtable_row(struct apx_rtable *t)

@@ -1,14 +1,19 @@
 /*
  * doc.h - the report document of `apx report`: built once from the analysis model and the
- * ranked findings (build.c, build_series.c), then handed to an emitter (text, JSON, HTML, CSV:
- * the table in cli/report_formats.c). A document is sections (enum apx_report_section, the
- * `--section` names); a section holds typed tables and short notes; the findings section also
- * holds the findings, each with its typed metrics and evidence table.
+ * ranked findings (build.c, build_gpu.c, build_series.c; the text and JSON views:
+ * build_view*.c), then handed to an emitter (text, JSON, HTML, CSV: the table in
+ * cli/report_formats.c). A document is sections (enum apx_report_section, the `--section`
+ * names); a section holds typed tables and short notes; the findings section also holds the
+ * findings, each with its typed metrics and evidence table.
  *
  * A table is columns {key, title, unit} and rows of cells, the way perf's perf_hpp_fmt columns
  * describe their entries: an emitter never knows what a table means, it formats cells by
  * their column's unit (base/unit.h). A table may carry a plot hint (what to draw it as); the
- * HTML emitter draws it, the CSV emitter prints the table, the others skip it.
+ * HTML emitter draws it, the CSV emitter prints the table, the others skip it. Each section
+ * also holds its text view (blocks: prose lines, tables laid out by per-column text hints,
+ * wrapped and labelled text) and its JSON view (members: tables named and nested by
+ * per-column JSON paths); the tables only those views show are marked so (APX_VIEW_*), and
+ * the CSV and HTML emitters skip them.
  *
  * The document owns every string it holds (copied from the trace); trace text is raw bytes:
  * each emitter escapes it for its output (JSON, HTML, CSV, terminal). Single-threaded.
@@ -63,12 +68,56 @@ enum apx_plot {
 	APX_PLOT_TIMELINE,	/* lanes (column x), a box per row: start y, duration y+1, name y+2 */
 };
 
-#define APX_RTABLE_COLS 16
+#define APX_RTABLE_COLS 32
+
+/* How the JSON emitter writes a number cell (a text cell is always a string). */
+enum apx_jfmt {
+	APX_JF_UNIT,		/* integer units: the exact integer; others: 6 significant digits */
+	APX_JF_INT,		/* rounded to an integer, never in exponent form */
+	APX_JF_F4,		/* 4 decimals */
+	APX_JF_G15,		/* 15 significant digits */
+	APX_JF_BOOL,		/* true when not 0, else false */
+	APX_JF_ROWS,		/* the cell's table (apx_rtable_sub) as an array of objects */
+	APX_JF_KV,		/* the cell's table as one object: names from its column 0, string
+				 * values from its column 1 (key/values from the trace) */
+};
 
 struct apx_rcol {
 	const char *key;			/* CSV header, a literal: "total_ns" */
 	const char *title;			/* for people: "total" */
 	unsigned unit;				/* enum apx_unit */
+};
+
+/* How the text and JSON views lay a column out (struct apx_rtable's hint[]). */
+struct apx_rhint {
+	/* text (emit_text.c): */
+	int tw;					/* width, < 0 left-aligned, 0 as wide as the cell */
+	unsigned tgap;				/* spaces before it beyond the one between columns */
+	unsigned tmax;				/* text: at most this many bytes (0: all) */
+	unsigned tfix;				/* PCT, RATIO: 1 + the decimals of a fixed-point
+						 * number ("%5.1f%%"); 0: the unit's format */
+	const char *ttitle;			/* its header; NULL: title */
+	const char *tna;			/* what a cell without a value shows; NULL: "n/a" */
+	const char *tsuffix;			/* printed after the cell (" gaps"); NULL: none */
+	/* JSON (emit_json.c): */
+	const char *jkey;			/* member path, '/' between levels, a number for
+						 * an array index ("grid/0"); NULL: key */
+	unsigned jfmt;				/* enum apx_jfmt */
+	int jomit;				/* a cell without a value is left out */
+};
+
+/* A column with its hints, for the view builders' static tables (designated initializers). */
+struct apx_rvcol {
+	const char *key, *title;
+	unsigned unit;
+	struct apx_rhint h;
+};
+
+/* Which emitters show a table (a bit each). */
+enum {
+	APX_VIEW_DATA = 1,			/* CSV and HTML: every table of the document */
+	APX_VIEW_TEXT = 2,			/* in the text report, placed by a block */
+	APX_VIEW_JSON = 4,			/* a member of the JSON report (struct apx_rjson) */
 };
 
 struct apx_rcell {
@@ -77,12 +126,14 @@ struct apx_rcell {
 	double v;				/* every number (u as a double for integer units) */
 	const char *s;				/* APX_UNIT_TEXT: owned by the document, len bytes */
 	size_t len;
+	const struct apx_rtable *sub;		/* APX_JF_ROWS, APX_JF_KV: a table of its own */
 };
 
 struct apx_rtable {
 	const char *key;			/* within its section: "kernels", "idle_by_cause" */
 	const char *title;
 	struct apx_rcol col[APX_RTABLE_COLS];
+	struct apx_rhint hint[APX_RTABLE_COLS];	/* all 0 but in the views' tables */
 	unsigned ncols;
 	struct apx_rcell *cells;		/* nrows x ncols */
 	size_t nrows, cap;
@@ -91,7 +142,58 @@ struct apx_rtable {
 	int plot_only;				/* for the plot or for machines: the HTML shows
 						 * no table (its plot, if it has one) */
 	const char *note;			/* one line under it ("" none), owned */
+	unsigned views;				/* APX_VIEW_* (apx_rdoc_table: DATA) */
+	/* the text view: */
+	unsigned tindent;			/* spaces before each line (2) */
+	int theader;				/* a line of column headers first */
 };
+
+/* The text report of a section is blocks, in order (emit_text.c prints them under the
+ * section's heading): lines of prose, tables, wrapped and labelled text. */
+enum apx_rblk_kind {
+	APX_RB_LINE,		/* text, whole */
+	APX_RB_TABLE,		/* t, laid out by its columns' text hints */
+	APX_RB_HEADER,		/* t's line of column headers alone */
+	APX_RB_ROWS,		/* rows row0 .. row0 + nrows - 1 of t, without the headers */
+	APX_RB_WRAP,		/* head, then text wrapped (at spaces) within APX_REPORT_W columns,
+				 * further lines from column windent */
+	APX_RB_LABEL,		/* "    %-10s " head, then text: each of its lines cut at a space to
+				 * fit (the findings' model/evidence/fix) */
+	APX_RB_SEV,		/* head, the severity word of sev in colour (padded to sevpad
+				 * columns), mid, then text: whole, or wrapped as APX_RB_WRAP's
+				 * when windent is not 0 */
+};
+
+struct apx_rblk {
+	unsigned kind;				/* enum apx_rblk_kind */
+	unsigned indent;			/* spaces before head or text */
+	const char *head, *text;		/* owned */
+	unsigned windent;
+	int sev;				/* APX_RB_SEV: enum apx_severity */
+	unsigned sevpad;
+	const char *mid;			/* APX_RB_SEV: a literal ("" or NULL: none) */
+	const struct apx_rtable *t;
+	size_t row0, nrows;			/* APX_RB_ROWS */
+};
+
+/* The JSON report of a section is members, in order (emit_json.c): a table as an array of
+ * objects (a row each) or as one object (its first row), member names from its columns. */
+enum {
+	APX_RJ_ARRAY,
+	APX_RJ_OBJECT,
+	APX_RJ_FINDINGS,	/* an array, a row a finding: its members, then "metrics" and
+				 * "evidence_table" from the document's findings (the same rank) */
+};
+
+struct apx_rjson {
+	const char *name;			/* the member's name */
+	const struct apx_rtable *t;
+	unsigned shape;				/* APX_RJ_* */
+	int inside;				/* written inside the previous member's object, as
+						 * its last member */
+};
+
+#define APX_RSECTION_JSON 8
 
 #define APX_RSECTION_TABLES 16
 #define APX_RSECTION_NOTES 16
@@ -103,6 +205,16 @@ struct apx_rsection {
 	const char *note[APX_RSECTION_NOTES];	/* lines of prose, owned */
 	unsigned nnotes;
 	int has_findings;			/* the document's findings belong here */
+	/* the text view: blocks (text_built: the section's text is the blocks) */
+	struct apx_rblk *blk;
+	size_t nblk, blkcap;
+	int text_built;
+	int text_untitled;			/* nothing to say: not even the heading */
+	const char *text_title;			/* its heading if not the section's title */
+	/* the JSON view (json_built: the section's members are these) */
+	struct apx_rjson json[APX_RSECTION_JSON];
+	unsigned njson;
+	int json_built;
 };
 
 /* One finding as the emitters see it: the prose of findings.h plus its typed numbers as
@@ -116,7 +228,7 @@ struct apx_rfinding {
 };
 
 struct apx_rdoc {
-	const struct apx_model *m;		/* what it was built from (text and JSON emitters) */
+	const struct apx_model *m;		/* what it was built from (the builders) */
 	const struct apx_findings *fd;
 	unsigned sections;			/* bit per enum apx_report_section */
 	unsigned top;				/* rows of the long tables */
@@ -124,6 +236,8 @@ struct apx_rdoc {
 	struct apx_rfinding *findings;
 	size_t nfindings;
 	void *arena;				/* the strings (doc.c) */
+	struct apx_rtable **sub;		/* the tables in cells (apx_rdoc_sub_table) */
+	size_t nsub, subcap;
 };
 
 struct apx_rdoc_opts {
@@ -149,6 +263,9 @@ void apx_rtable_col(struct apx_rtable *t, const char *key, const char *title, un
 /* Columns from a static table of them. */
 void apx_rtable_cols(struct apx_rtable *t, const struct apx_rcol *cols, size_t n);
 #define APX_RTABLE_SET_COLS(t, cols) apx_rtable_cols(t, cols, sizeof(cols) / sizeof(cols[0]))
+/* Columns with their text and JSON hints. */
+void apx_rtable_vcols(struct apx_rtable *t, const struct apx_rvcol *cols, size_t n);
+#define APX_RTABLE_SET_VCOLS(t, cols) apx_rtable_vcols(t, cols, sizeof(cols) / sizeof(cols[0]))
 /* A new row (all cells n/a); -ENOMEM. Then set its cells by column index. */
 int apx_rtable_row(struct apx_rtable *t);
 void apx_rtable_num(struct apx_rtable *t, unsigned col, double v);
@@ -162,6 +279,23 @@ const char *apx_rdoc_strdup(struct apx_rdoc *d, const char *s, size_t len);
 /* A line of prose under section s (printf format). */
 void apx_rdoc_note(struct apx_rdoc *d, unsigned s, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* A table only the text and/or JSON views show (views: APX_VIEW_TEXT | APX_VIEW_JSON). */
+struct apx_rtable *apx_rdoc_view_table(struct apx_rdoc *d, unsigned s, const char *key,
+				       unsigned views);
+/* A table held in a cell of another (JSON: a nested array or object); NULL for ENOMEM. */
+struct apx_rtable *apx_rdoc_sub_table(struct apx_rdoc *d, const char *key);
+void apx_rtable_sub(struct apx_rtable *t, unsigned col, const struct apx_rtable *sub);
+/* Text blocks of section s (they mark its text built). The strings are copied. */
+void apx_rdoc_line(struct apx_rdoc *d, unsigned s, unsigned indent, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+void apx_rdoc_blk(struct apx_rdoc *d, unsigned s, const struct apx_rblk *b);
+void apx_rdoc_blk_table(struct apx_rdoc *d, unsigned s, const struct apx_rtable *t);
+/* Rows row0 .. row0 + n - 1 of t (no headers). */
+void apx_rdoc_blk_rows(struct apx_rdoc *d, unsigned s, const struct apx_rtable *t, size_t row0,
+		       size_t n);
+/* A JSON member of section s (marks its JSON built). */
+void apx_rdoc_json(struct apx_rdoc *d, unsigned s, const char *name, const struct apx_rtable *t,
+		   unsigned shape, int inside);
 /* The time series tables from the store (build_series.c). */
 void apx_rdoc_build_series(struct apx_rdoc *d, const struct apx_store *st);
 
@@ -171,6 +305,25 @@ struct apx_report_opts;
 /* A cell for people ("1.23 ms", "n/a"; text cells: their bytes, unescaped). */
 const char *apx_rcell_fmt(char *buf, size_t cap, const struct apx_rtable *t, size_t row,
 			  unsigned col);
+
+/* Text (emit_text.c): the blocks of each section under its heading; colour sequences (bold
+ * headings, severity words) go to color_out when color is set, everything else to out. */
+struct apx_text_out {
+	FILE *f;
+	int color;
+	FILE *color_out;
+};
+#define APX_REPORT_W 100		/* every line of the text report fits this many columns */
+void apx_report_emit_text_section(const struct apx_text_out *o, const struct apx_rdoc *d,
+				  unsigned s);
+/* Every section of the document, in order; 0 or -EIO. */
+int apx_report_emit_text(const struct apx_text_out *o, const struct apx_rdoc *d);
+void apx_text_heading_to(const struct apx_text_out *o, const char *title);
+/* Print text from column col (the caller printed what comes before it), wrapped at spaces
+ * (or '\n') so that no line passes APX_REPORT_W; further lines start at column indent. */
+void apx_text_wrap(FILE *out, int col, int indent, const char *text);
+/* JSON (emit_json.c): the members of section s, each preceded by ','. */
+void apx_report_emit_json_section(FILE *out, const struct apx_rdoc *d, unsigned s);
 
 /* CSV (emit_csv.c): every table of the document's sections, RFC 4180 quoting, raw numbers
  * (ns, bytes); several tables are separated by a blank line and a "# section/table" line. */

@@ -72,14 +72,16 @@ int apx_report_emit_csv(FILE *out, const struct apx_rdoc *d)
 	size_t ntables = 0, k = 0;
 
 	for (unsigned s = 0; s < APX_SEC__COUNT; s++)
-		if (d->sec[s].present)
-			ntables += d->sec[s].ntables;
+		for (unsigned i = 0; d->sec[s].present && i < d->sec[s].ntables; i++)
+			ntables += !!(d->sec[s].t[i]->views & APX_VIEW_DATA);
 	for (unsigned s = 0; s < APX_SEC__COUNT; s++) {
 		if (!d->sec[s].present)
 			continue;
 		for (unsigned i = 0; i < d->sec[s].ntables; i++) {
 			const struct apx_rtable *t = d->sec[s].t[i];
 
+			if (!(t->views & APX_VIEW_DATA))
+				continue;	/* the text or JSON report's own layout */
 			if (ntables > 1)
 				fprintf(out, "%s# %s/%s\n", k++ ? "\n" : "", apx_report_section_name(s),
 					t->key);

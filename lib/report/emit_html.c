@@ -166,6 +166,8 @@ static void section(FILE *out, const struct apx_rdoc *d, unsigned s)
 	for (unsigned i = 0; i < sec->ntables; i++) {
 		const struct apx_rtable *t = sec->t[i];
 
+		if (!(t->views & APX_VIEW_DATA))
+			continue;	/* the text or JSON report's own layout */
 		if (t->plot)
 			apx_html_plot(out, t);
 		if (!t->plot_only && t->nrows) {

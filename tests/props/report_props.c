@@ -1,6 +1,6 @@
 /*
  * report_props.c - report invariants (see report_props.h): renders a model with the report's
- * own renderers (cli/report_text.c, cli/report_json.c, lib/report CSV and HTML) and checks the
+ * own emitters (lib/report: text, JSON, CSV and HTML, from one document) and checks the
  * outputs against the model and each other. Called by test-report-props.c and fuzz-report.c.
  */
 #include "props/report_props.h"
@@ -400,15 +400,17 @@ int apx_props_check(const struct apx_model *m, const struct apx_findings *fd, ch
 	char *text = NULL, *json = NULL;
 	size_t tlen = 0, jlen = 0;
 	FILE *tf = open_memstream(&text, &tlen), *jf = open_memstream(&json, &jlen), *filt;
+	struct apx_rdoc_opts dopts = { .sections = o.sections, .top = o.top };
+	struct apx_rdoc *doc = apx_rdoc_build(m, fd, &dopts);
 	int r = -1;
 
-	if (!tf || !jf || !(filt = apx_term_filter_open(tf))) {
+	if (!doc || !tf || !jf || !(filt = apx_term_filter_open(tf))) {
 		fail(why, cap, "out of memory");
 		goto out;
 	}
-	apx_report_text(filt, m, fd, &o);
+	apx_report_text(filt, doc, &o);
 	fclose(filt);
-	apx_report_json(jf, m, fd, &o);
+	apx_report_json(jf, doc, &o);
 	fclose(tf);
 	fclose(jf);
 	tf = jf = NULL;
@@ -429,6 +431,7 @@ out:
 		fclose(jf);
 	free(text);
 	free(json);
+	apx_rdoc_free(doc);
 	return r;
 }
 

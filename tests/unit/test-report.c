@@ -336,6 +336,63 @@ APX_TEST(units_format)
 	return 0;
 }
 
+/* The text and JSON views: a table laid out by its column hints, prose lines, and JSON member
+ * paths that nest objects and arrays. */
+APX_TEST(views_text_and_json)
+{
+	static const struct apx_rvcol cols[] = {
+		{ .key = "name", .title = "kernel", .unit = APX_UNIT_TEXT, .h = { .tw = -6, .tmax = 4 } },
+		{ .key = "share_pct", .title = "time%", .unit = APX_UNIT_PCT,
+		  .h = { .tw = 6, .tfix = 2 } },
+		{ .key = "total_ns", .title = "total", .unit = APX_UNIT_NS,
+		  .h = { .tw = 9, .tna = "(none)", .tsuffix = " !" } },
+		{ .key = "gx", .title = "x", .unit = APX_UNIT_COUNT, .h = { .tw = 3, .jkey = "g/0" } },
+		{ .key = "gy", .title = "y", .unit = APX_UNIT_COUNT,
+		  .h = { .tw = 3, .tgap = 1, .jkey = "g/1" } },
+		{ .key = "ok", .title = "ok", .unit = APX_UNIT_COUNT,
+		  .h = { .tw = 2, .jkey = "o/ok", .jfmt = APX_JF_BOOL } },
+	};
+	struct apx_rdoc *d = apx_rdoc_new(NULL, NULL, 1u << APX_SEC_KERNELS, 5);
+	struct apx_rtable *t;
+	struct apx_text_out o = { NULL, 0, NULL };
+	char *buf = NULL;
+	size_t len = 0;
+
+	APX_ASSERT(d);
+	t = apx_rdoc_view_table(d, APX_SEC_KERNELS, "view:k", APX_VIEW_TEXT | APX_VIEW_JSON);
+	APX_ASSERT(t);
+	APX_RTABLE_SET_VCOLS(t, cols);
+	APX_ASSERT_OK(apx_rtable_row(t));
+	apx_rtable_str(d, t, 0, "abcdef");
+	apx_rtable_num(t, 1, 12.345);
+	apx_rtable_u64(t, 2, 1500);
+	apx_rtable_u64(t, 3, 2);
+	apx_rtable_u64(t, 4, 3);
+	apx_rtable_u64(t, 5, 1);
+	APX_ASSERT_OK(apx_rtable_row(t));	/* all n/a */
+	apx_rdoc_line(d, APX_SEC_KERNELS, 2, "%d lines", 2);
+	apx_rdoc_blk_table(d, APX_SEC_KERNELS, t);
+	apx_rdoc_json(d, APX_SEC_KERNELS, "k", t, APX_RJ_ARRAY, 0);
+	o.f = open_memstream(&buf, &len);
+	APX_ASSERT(o.f);
+	apx_report_emit_text_section(&o, d, APX_SEC_KERNELS);
+	apx_report_emit_json_section(o.f, d, APX_SEC_KERNELS);
+	apx_report_emit_text_section(&o, d, APX_SEC_SUMMARY);	/* not asked for: nothing */
+	fclose(o.f);
+	APX_ASSERT_STREQ(buf, "\nGPU kernels (by total time)\n"
+			      "  2 lines\n"
+			      "  kernel  time%     total   x    y ok\n"
+			      "  abcd    12.3%    1.5 us !   2    3  1\n"
+			      "  n/a       n/a    (none) ! n/a  n/a n/a\n"
+			      ",\"k\":[{\"name\":\"abcdef\",\"share_pct\":12.345,\"total_ns\":1500,"
+			      "\"g\":[2,3],\"o\":{\"ok\":true}},"
+			      "{\"name\":null,\"share_pct\":null,\"total_ns\":null,\"g\":[null,null],"
+			      "\"o\":{\"ok\":null}}]");
+	free(buf);
+	apx_rdoc_free(d);
+	return 0;
+}
+
 APX_TEST(section_names)
 {
 	for (unsigned s = 0; s < APX_SEC__COUNT; s++)

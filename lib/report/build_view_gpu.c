@@ -1,0 +1,873 @@
+/*
+ * build_view_gpu.c - the text and JSON views of the report document's GPU sections (doc.h):
+ * kernels, transfers, synchronization, idle time, memory, streams, NVTX ranges, L2
+ * persistence, unified memory and CPU, one builder a section: each section's text blocks and
+ * JSON members, with every sentence, order, --top cut and enum word of them. Called by
+ * apx_rdoc_build_views() (build_view.c).
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/hwcounters.h"
+#include "report/build.h"
+
+#include "base/banned.h"
+
+#define TJ (APX_VIEW_TEXT | APX_VIEW_JSON)
+
+static double pct(double part, double whole)
+{
+	return whole > 0 ? 100.0 * part / whole : 0;
+}
+
+/* ---- GPU kernels ---- */
+static const struct apx_rvcol kernels_text_cols[] = {
+	{ .key = "share_pct", .title = "time%", .unit = APX_UNIT_PCT, .h = { .tw = 6, .tfix = 2 } },
+	{ .key = "total_ns", .title = "total", .unit = APX_UNIT_NS, .h = { .tw = 9 } },
+	{ .key = "count", .title = "count", .unit = APX_UNIT_COUNT, .h = { .tw = 8 } },
+	{ .key = "mean_ns", .title = "mean", .unit = APX_UNIT_NS, .h = { .tw = 9 } },
+	{ .key = "p50_ns", .title = "p50", .unit = APX_UNIT_NS, .h = { .tw = 9 } },
+	{ .key = "p95_ns", .title = "p95", .unit = APX_UNIT_NS, .h = { .tw = 9 } },
+	{ .key = "max_ns", .title = "max", .unit = APX_UNIT_NS, .h = { .tw = 9 } },
+	{ .key = "name", .title = "name", .unit = APX_UNIT_TEXT, .h = { .tgap = 1, .tmax = 30 } },
+};
+static const struct apx_rvcol launch_text_cols[] = {
+	{ .key = "grid", .title = "grid", .unit = APX_UNIT_TEXT, .h = { .tw = -17, .tmax = 17 } },
+	{ .key = "block", .title = "block", .unit = APX_UNIT_TEXT, .h = { .tw = -15, .tmax = 15 } },
+	{ .key = "registers", .title = "regs", .unit = APX_UNIT_COUNT, .h = { .tw = 4 } },
+	{ .key = "static_smem_bytes", .title = "smem", .unit = APX_UNIT_COUNT, .h = { .tw = 7 } },
+	{ .key = "dynamic_smem_bytes", .title = "dynsmem", .unit = APX_UNIT_COUNT,
+	  .h = { .tw = 7 } },
+	{ .key = "occupancy_pct", .title = "occ", .unit = APX_UNIT_PCT, .h = { .tw = 5, .tfix = 1 } },
+	{ .key = "name", .title = "name", .unit = APX_UNIT_TEXT, .h = { .tgap = 1, .tmax = 34 } },
+};
+static const struct apx_rvcol kernels_json_cols[] = {
+	{ .key = "name", .title = "kernel", .unit = APX_UNIT_TEXT },
+	{ .key = "mangled", .title = "mangled", .unit = APX_UNIT_TEXT },
+	{ .key = "count", .title = "count", .unit = APX_UNIT_COUNT },
+	{ .key = "total_ns", .title = "total", .unit = APX_UNIT_NS },
+	{ .key = "mean_ns", .title = "mean", .unit = APX_UNIT_NS },
+	{ .key = "min_ns", .title = "min", .unit = APX_UNIT_NS },
+	{ .key = "max_ns", .title = "max", .unit = APX_UNIT_NS },
+	{ .key = "p50_ns", .title = "p50", .unit = APX_UNIT_NS },
+	{ .key = "p95_ns", .title = "p95", .unit = APX_UNIT_NS },
+	{ .key = "share_pct", .title = "time%", .unit = APX_UNIT_PCT },
+	{ .key = "grid_x", .title = "grid x", .unit = APX_UNIT_COUNT, .h.jkey = "grid/0" },
+	{ .key = "grid_y", .title = "grid y", .unit = APX_UNIT_COUNT, .h.jkey = "grid/1" },
+	{ .key = "grid_z", .title = "grid z", .unit = APX_UNIT_COUNT, .h.jkey = "grid/2" },
+	{ .key = "block_x", .title = "block x", .unit = APX_UNIT_COUNT, .h.jkey = "block/0" },
+	{ .key = "block_y", .title = "block y", .unit = APX_UNIT_COUNT, .h.jkey = "block/1" },
+	{ .key = "block_z", .title = "block z", .unit = APX_UNIT_COUNT, .h.jkey = "block/2" },
+	{ .key = "registers", .title = "regs", .unit = APX_UNIT_COUNT },
+	{ .key = "static_smem_bytes", .title = "smem", .unit = APX_UNIT_BYTES },
+	{ .key = "dynamic_smem_bytes", .title = "dynsmem", .unit = APX_UNIT_BYTES },
+	{ .key = "occupancy", .title = "occupancy", .unit = APX_UNIT_RATIO,
+	  .h.jfmt = APX_JF_F4 },
+};
+
+static int cmp_name_total(const void *a, const void *b)
+{
+	const struct apx_an_name *x = *(const struct apx_an_name *const *)a;
+	const struct apx_an_name *y = *(const struct apx_an_name *const *)b;
+
+	return x->total_ns < y->total_ns ? 1 : x->total_ns > y->total_ns ? -1 : 0;
+}
+
+/* The kernels by total time, largest first: the 256 largest at most, in top[]; their number. */
+static size_t kernels_by_total(const struct apx_model *m, const struct apx_an_name **top)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->names.n; i++) {
+		const struct apx_an_name *nm = APX_VEC_AT(&m->names, struct apx_an_name, i);
+
+		if (!nm->count)
+			continue;
+		if (n < 256) {
+			top[n++] = nm;
+		} else {
+			qsort(top, n, sizeof(top[0]), cmp_name_total);
+			if (nm->total_ns > top[n - 1]->total_ns)
+				top[n - 1] = nm;
+		}
+	}
+	qsort(top, n, sizeof(top[0]), cmp_name_total);
+	return n;
+}
+
+static void kernels_json(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	struct apx_rtable *j = apx_rdoc_view_table(d, APX_SEC_KERNELS, "json:kernels", APX_VIEW_JSON);
+	char name[4096];
+
+	APX_RTABLE_SET_VCOLS(j, kernels_json_cols);
+	for (size_t i = 0; i < m->names.n; i++) {
+		const struct apx_an_name *a = APX_VEC_AT(&m->names, struct apx_an_name, i);
+
+		if (!a->count)
+			continue;
+		if (apx_rtable_row(j) < 0)
+			break;
+		apx_rtable_str(d, j, 0, apx_kernel_display_name(a, name, sizeof(name)));
+		apx_rtable_text(d, j, 1, a->text, a->len);
+		apx_rtable_u64(j, 2, a->count);
+		apx_rtable_u64(j, 3, a->total_ns);
+		apx_rtable_u64(j, 4, a->total_ns / a->count);
+		apx_rtable_u64(j, 5, a->min_ns);
+		apx_rtable_u64(j, 6, a->max_ns);
+		apx_rtable_u64(j, 7, a->p50_ns);
+		apx_rtable_u64(j, 8, a->p95_ns);
+		apx_rtable_num(j, 9, m->kernel_total_ns
+					     ? 100.0 * (double)a->total_ns / (double)m->kernel_total_ns
+					     : 0);
+		for (unsigned k = 0; k < 3; k++) {
+			apx_rtable_u64(j, 10 + k, a->grid[k]);
+			apx_rtable_u64(j, 13 + k, a->block[k]);
+		}
+		apx_rtable_u64(j, 16, a->regs);
+		apx_rtable_u64(j, 17, a->smem_static);
+		apx_rtable_u64(j, 18, a->smem_dynamic);
+		if (a->occupancy >= 0)
+			apx_rtable_num(j, 19, a->occupancy);
+	}
+	apx_rdoc_json(d, APX_SEC_KERNELS, "kernels", j, APX_RJ_ARRAY, 0);
+}
+
+/* The text: the first --top kernels by total time, their times, then their launches. */
+void apx_rdoc_view_kernels(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	const unsigned s = APX_SEC_KERNELS;
+	struct apx_rtable *t = apx_rdoc_view_table(d, s, "text:kernels", APX_VIEW_TEXT);
+	struct apx_rtable *l = apx_rdoc_view_table(d, s, "text:launches", APX_VIEW_TEXT);
+	const struct apx_an_name *top[256];
+	char name[4096], b[32];
+	size_t n;
+
+	kernels_json(d);
+	if (!m->k.n) {
+		apx_rdoc_line(d, s, 2, "no kernels");
+		return;
+	}
+	n = kernels_by_total(m, top);
+	APX_RTABLE_SET_VCOLS(t, kernels_text_cols);
+	APX_RTABLE_SET_VCOLS(l, launch_text_cols);
+	for (size_t i = 0; i < n && i < d->top; i++) {
+		const struct apx_an_name *nm = top[i];
+		const char *dn = apx_kernel_display_name(nm, name, sizeof(name));
+
+		if (apx_rtable_row(t) < 0 || apx_rtable_row(l) < 0)
+			break;
+		apx_rtable_num(t, 0, pct((double)nm->total_ns, (double)m->kernel_total_ns));
+		apx_rtable_u64(t, 1, nm->total_ns);
+		apx_rtable_u64(t, 2, nm->count);
+		apx_rtable_num(t, 3, (double)nm->total_ns / (double)nm->count);
+		apx_rtable_u64(t, 4, nm->p50_ns);
+		apx_rtable_u64(t, 5, nm->p95_ns);
+		apx_rtable_u64(t, 6, nm->max_ns);
+		apx_rtable_str(d, t, 7, dn);
+		snprintf(b, sizeof(b), "%ux%ux%u", nm->grid[0], nm->grid[1], nm->grid[2]);
+		apx_rtable_str(d, l, 0, b);
+		snprintf(b, sizeof(b), "%ux%ux%u", nm->block[0], nm->block[1], nm->block[2]);
+		apx_rtable_str(d, l, 1, b);
+		apx_rtable_u64(l, 2, nm->regs);
+		apx_rtable_u64(l, 3, nm->smem_static);
+		apx_rtable_u64(l, 4, nm->smem_dynamic);
+		if (nm->occupancy >= 0)
+			apx_rtable_num(l, 5, 100 * nm->occupancy);
+		apx_rtable_str(d, l, 6, dn);
+	}
+	apx_rdoc_blk_table(d, s, t);
+	apx_rdoc_line(d, s, 0, "%s", "");
+	apx_rdoc_blk_table(d, s, l);
+}
+
+/* ---- transfers ---- */
+static const struct apx_rvcol transfers_text_cols[] = {
+	{ .key = "direction", .title = "dir", .unit = APX_UNIT_TEXT, .h = { .tw = -7 } },
+	{ .key = "host_memory", .title = "host memory", .unit = APX_UNIT_TEXT, .h = { .tw = -13 } },
+	{ .key = "count", .title = "count", .unit = APX_UNIT_COUNT, .h = { .tw = 8 } },
+	{ .key = "bytes", .title = "bytes", .unit = APX_UNIT_BYTES, .h = { .tw = 9 } },
+	{ .key = "min_bytes", .title = "min", .unit = APX_UNIT_BYTES, .h = { .tw = 8 } },
+	{ .key = "max_bytes", .title = "max", .unit = APX_UNIT_BYTES, .h = { .tw = 8 } },
+	{ .key = "time_ns", .title = "time", .unit = APX_UNIT_NS, .h = { .tw = 9 } },
+	{ .key = "mean_ns", .title = "mean", .unit = APX_UNIT_NS, .h = { .tw = 9 } },
+	{ .key = "gbps", .title = "GB/s", .unit = APX_UNIT_RATIO, .h = { .tw = 7, .tfix = 2 } },
+	{ .key = "peak_pct", .title = "%peak", .unit = APX_UNIT_PCT, .h = { .tw = 6, .tfix = 1 } },
+};
+static const struct apx_rvcol transfers_json_cols[] = {
+	{ .key = "direction", .title = "dir", .unit = APX_UNIT_TEXT },
+	{ .key = "host_memory", .title = "host memory", .unit = APX_UNIT_TEXT },
+	{ .key = "count", .title = "count", .unit = APX_UNIT_COUNT },
+	{ .key = "bytes", .title = "bytes", .unit = APX_UNIT_BYTES },
+	{ .key = "min_bytes", .title = "min", .unit = APX_UNIT_BYTES },
+	{ .key = "max_bytes", .title = "max", .unit = APX_UNIT_BYTES },
+	{ .key = "time_ns", .title = "time", .unit = APX_UNIT_NS },
+	{ .key = "gbps", .title = "GB/s", .unit = APX_UNIT_RATIO },
+	{ .key = "small_count", .title = "< 64 kB", .unit = APX_UNIT_COUNT },
+	{ .key = "synchronous_count", .title = "synchronous", .unit = APX_UNIT_COUNT },
+};
+
+void apx_rdoc_view_transfers(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	const unsigned s = APX_SEC_TRANSFERS;
+	struct apx_rtable *t = apx_rdoc_view_table(d, s, "text:transfers", APX_VIEW_TEXT);
+	struct apx_rtable *j = apx_rdoc_view_table(d, s, "json:transfers", APX_VIEW_JSON);
+	double link;
+
+	APX_RTABLE_SET_VCOLS(t, transfers_text_cols);
+	APX_RTABLE_SET_VCOLS(j, transfers_json_cols);
+	for (unsigned dir = 0; dir < APX_COPY__COUNT; dir++) {
+		for (unsigned k = 0; k < APX_MEM__COUNT; k++) {
+			const struct apx_an_xfer *x = &m->xfer[dir][k];
+			double peak = dir == APX_COPY_H2D || dir == APX_COPY_D2H
+					      ? apx_link_peak_bps(m, m->devices[0].id) : 0;
+			double rate = x->dur_ns ? (double)x->bytes / (double)x->dur_ns : 0;
+
+			if (!x->count || apx_rtable_row(t) < 0 || apx_rtable_row(j) < 0)
+				continue;
+			apx_rtable_str(d, t, 0, apx_copy_kind_name(dir));
+			apx_rtable_str(d, t, 1, dir == APX_COPY_D2D || dir == APX_COPY_P2P
+							? "(device)" : apx_mem_kind_name(k));
+			apx_rtable_u64(t, 2, x->count);
+			apx_rtable_u64(t, 3, x->bytes);
+			apx_rtable_u64(t, 4, x->min_bytes);
+			apx_rtable_u64(t, 5, x->max_bytes);
+			apx_rtable_u64(t, 6, x->dur_ns);
+			apx_rtable_num(t, 7, (double)x->dur_ns / (double)x->count);
+			apx_rtable_num(t, 8, rate);
+			if (peak > 0)
+				apx_rtable_num(t, 9, 100.0 * rate * 1e9 / peak);
+			apx_rtable_str(d, j, 0, apx_copy_kind_name(dir));
+			apx_rtable_str(d, j, 1, apx_mem_kind_name(k));
+			apx_rtable_u64(j, 2, x->count);
+			apx_rtable_u64(j, 3, x->bytes);
+			apx_rtable_u64(j, 4, x->min_bytes);
+			apx_rtable_u64(j, 5, x->max_bytes);
+			apx_rtable_u64(j, 6, x->dur_ns);
+			apx_rtable_num(j, 7, rate);
+			apx_rtable_u64(j, 8, x->small);
+			apx_rtable_u64(j, 9, x->sync_count);
+		}
+	}
+	apx_rdoc_json(d, s, "transfers", j, APX_RJ_ARRAY, 0);
+
+	apx_rdoc_blk_table(d, s, t);
+	if (!t || !t->nrows) {
+		apx_rdoc_line(d, s, 2, "no copies");
+		return;
+	}
+	link = m->ndevices ? apx_link_peak_bps(m, m->devices[0].id) : 0;
+	if (link > 0 && m->devices[0].pcie_gen)
+		apx_rdoc_line(d, s, 2, "host link peak: PCIe gen%u x%u, %.1f GB/s per direction",
+			      m->devices[0].pcie_gen, m->devices[0].pcie_width, link / 1e9);
+	else if (link > 0)
+		apx_rdoc_line(d, s, 2, "host link peak: %.1f GB/s per direction (PCIe generation not "
+			      "recorded: the one sm_%u%u GPUs have)", link / 1e9,
+			      m->devices[0].cc_major % 100, m->devices[0].cc_minor % 100);
+}
+
+/* ---- synchronization ---- */
+static const struct apx_rvcol sync_text_cols[] = {
+	{ .key = "kind", .title = "kind", .unit = APX_UNIT_TEXT, .h = { .tw = -20 } },
+	{ .key = "count", .title = "count", .unit = APX_UNIT_COUNT, .h = { .tw = 10 } },
+	{ .key = "host_blocked_ns", .title = "host blocked", .unit = APX_UNIT_NS,
+	  .h = { .tw = 14, .tna = "(GPU-side)" } },
+	{ .key = "mean_ns", .title = "mean", .unit = APX_UNIT_NS, .h = { .tw = 12 } },
+};
+static const struct apx_rvcol sync_json_cols[] = {
+	{ .key = "host_blocked_ns", .title = "host blocked", .unit = APX_UNIT_NS },
+	{ .key = "implicit_count", .title = "implicit", .unit = APX_UNIT_COUNT },
+	{ .key = "implicit_ns", .title = "implicit time", .unit = APX_UNIT_NS },
+	{ .key = "steps", .title = "steps", .unit = APX_UNIT_COUNT },
+};
+static const struct apx_rvcol sync_kinds_json_cols[] = {
+	{ .key = "kind", .title = "kind", .unit = APX_UNIT_TEXT },
+	{ .key = "count", .title = "count", .unit = APX_UNIT_COUNT },
+	{ .key = "host_blocked_ns", .title = "host blocked", .unit = APX_UNIT_NS },
+};
+
+void apx_rdoc_view_sync(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	const unsigned s = APX_SEC_SYNC;
+	struct apx_rtable *j = apx_rdoc_view_table(d, s, "json:synchronization", APX_VIEW_JSON);
+	struct apx_rtable *jk = apx_rdoc_view_table(d, s, "json:kinds", APX_VIEW_JSON);
+	struct apx_rtable *t = apx_rdoc_view_table(d, s, "text:kinds", APX_VIEW_TEXT);
+	char b1[32];
+
+	APX_RTABLE_SET_VCOLS(j, sync_json_cols);
+	APX_RTABLE_SET_VCOLS(jk, sync_kinds_json_cols);
+	APX_RTABLE_SET_VCOLS(t, sync_text_cols);
+	if (apx_rtable_row(j) == 0) {
+		apx_rtable_u64(j, 0, m->sync_total_ns);
+		apx_rtable_u64(j, 1, m->sync_implicit_count);
+		apx_rtable_u64(j, 2, m->sync_implicit_ns);
+		apx_rtable_u64(j, 3, m->steps);
+	}
+	if (m->sync_implicit_count && apx_rtable_row(t) == 0) {
+		apx_rtable_str(d, t, 0, "implicit (sync copy)");
+		apx_rtable_u64(t, 1, m->sync_implicit_count);
+		apx_rtable_u64(t, 2, m->sync_implicit_ns);
+		apx_rtable_num(t, 3, (double)m->sync_implicit_ns / (double)m->sync_implicit_count);
+	}
+	for (unsigned k = 0; k < APX_SYNC_KIND__COUNT; k++) {
+		if (!m->sync_count[k] || apx_rtable_row(jk) < 0 || apx_rtable_row(t) < 0)
+			continue;
+		apx_rtable_str(d, jk, 0, apx_sync_kind_name(k));
+		apx_rtable_u64(jk, 1, m->sync_count[k]);
+		apx_rtable_u64(jk, 2, m->sync_ns[k]);
+		apx_rtable_str(d, t, 0, apx_sync_kind_name(k));
+		apx_rtable_u64(t, 1, m->sync_count[k]);
+		if (k != APX_SYNC_KIND_STREAM_WAIT_EVENT)	/* the host did not wait */
+			apx_rtable_u64(t, 2, m->sync_ns[k]);
+		apx_rtable_num(t, 3, (double)m->sync_ns[k] / (double)m->sync_count[k]);
+	}
+	apx_rdoc_json(d, s, "synchronization", j, APX_RJ_OBJECT, 0);
+	apx_rdoc_json(d, s, "kinds", jk, APX_RJ_ARRAY, 1);
+
+	if (!m->syncs.n && !m->sync_implicit_count) {
+		apx_rdoc_line(d, s, 2, "no synchronization records");
+		return;
+	}
+	apx_rdoc_blk_table(d, s, t);
+	apx_rdoc_line(d, s, 2, "host blocked in synchronization: %s (%.1f%% of the run)",
+		      apx_fmt_ns(b1, sizeof(b1), (double)m->sync_total_ns),
+		      pct((double)m->sync_total_ns, (double)m->wall_ns));
+	if (m->steps)
+		apx_rdoc_line(d, s, 2, "per step: %.1f synchronizations (%" PRIu64
+			      " steps from NVTX ranges)",
+			      (double)(m->syncs.n - m->sync_count[APX_SYNC_KIND_STREAM_WAIT_EVENT]) /
+				      (double)m->steps, m->steps);
+}
+
+/* ---- device metrics (PM sampling) ---- */
+static const struct apx_rvcol metrics_json_cols[] = {
+	{ .key = "metric", .title = "metric", .unit = APX_UNIT_TEXT },
+	{ .key = "unit", .title = "unit", .unit = APX_UNIT_TEXT },
+	{ .key = "device", .title = "device", .unit = APX_UNIT_ID },
+	{ .key = "samples", .title = "samples", .unit = APX_UNIT_COUNT },
+	{ .key = "mean_sample_ns", .title = "sample", .unit = APX_UNIT_NS },
+	{ .key = "min", .title = "min", .unit = APX_UNIT_RATIO, .h.jomit = 1 },
+	{ .key = "mean", .title = "mean", .unit = APX_UNIT_RATIO, .h.jomit = 1 },
+	{ .key = "p95", .title = "p95", .unit = APX_UNIT_RATIO, .h.jomit = 1 },
+	{ .key = "max", .title = "max", .unit = APX_UNIT_RATIO, .h.jomit = 1 },
+	{ .key = "kernels", .title = "top kernels", .unit = APX_UNIT_TEXT, .h.jfmt = APX_JF_ROWS },
+};
+static const struct apx_rvcol metric_kernels_json_cols[] = {
+	{ .key = "kernel", .title = "kernel", .unit = APX_UNIT_TEXT },
+	{ .key = "mean", .title = "mean", .unit = APX_UNIT_RATIO },
+	{ .key = "covered_ns", .title = "covered", .unit = APX_UNIT_NS },
+};
+
+/* A PM-sampling value in its unit: percentages as %, rates as sizes a second. */
+static const char *pm_value(char *buf, size_t cap, const struct apx_an_pm *p, double v)
+{
+	char b[32];
+
+	if (p->unit_len == 1 && p->unit[0] == '%')
+		snprintf(buf, cap, "%.1f%%", v);
+	else if (p->unit_len == 3 && !memcmp(p->unit, "B/s", 3))
+		snprintf(buf, cap, "%s/s", apx_fmt_size(b, sizeof(b), v));
+	else
+		snprintf(buf, cap, "%.4g", v);	/* the unit is beside the metric's name */
+	return buf;
+}
+
+static void metrics_json(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	struct apx_rtable *j = apx_rdoc_view_table(d, APX_SEC_METRICS, "json:metrics", APX_VIEW_JSON);
+	char name[4096];
+
+	APX_RTABLE_SET_VCOLS(j, metrics_json_cols);
+	for (size_t i = 0; i < m->pm.n; i++) {
+		const struct apx_an_pm *p = APX_VEC_AT(&m->pm, struct apx_an_pm, i);
+		struct apx_rtable *k = apx_rdoc_sub_table(d, "kernels");
+
+		if (apx_rtable_row(j) < 0)
+			break;
+		apx_rtable_text(d, j, 0, p->name, p->name_len);
+		apx_rtable_text(d, j, 1, p->unit, p->unit_len);
+		apx_rtable_u64(j, 2, p->device);
+		apx_rtable_u64(j, 3, p->samples);
+		apx_rtable_u64(j, 4, p->mean_sample_ns);
+		if (p->have_steady) {
+			apx_rtable_num(j, 5, p->min);
+			apx_rtable_num(j, 6, p->mean);
+			apx_rtable_num(j, 7, p->p95);
+			apx_rtable_num(j, 8, p->max);
+		}
+		APX_RTABLE_SET_VCOLS(k, metric_kernels_json_cols);
+		for (size_t t = 0; t < p->ntop; t++) {
+			if (isnan(p->top_mean[t]) || apx_rtable_row(k) < 0)
+				continue;
+			apx_rtable_str(d, k, 0, apx_kernel_display_name(APX_VEC_AT(&m->names,
+										   struct apx_an_name,
+										   p->top[t]),
+								       name, sizeof(name)));
+			apx_rtable_num(k, 1, p->top_mean[t]);
+			apx_rtable_u64(k, 2, p->top_covered_ns[t]);
+		}
+		apx_rtable_sub(j, 9, k);
+	}
+	apx_rdoc_json(d, APX_SEC_METRICS, "metrics", j, APX_RJ_ARRAY, 0);
+}
+
+/* Device metrics (apx analyze --metrics): the section is printed only when the trace has them. */
+/* One replayed kernel's counters (apx analyze --replay): what bounds it, throughput, hit rates,
+ * bytes, the top stalls in words with what to try. */
+static void kernel_counter_lines(struct apx_rdoc *d, const struct apx_an_kc *kc)
+{
+	const struct apx_model *m = d->m;
+	const unsigned s = APX_SEC_METRICS;
+	struct apx_kc_values k = { .have = kc->have, .launches = kc->launches };
+	unsigned st[3];
+	size_t ns;
+	char name[512], b1[32], b2[32], b3[32];
+
+	memcpy(k.v, kc->v, sizeof(k.v));
+	apx_rdoc_line(d, s, 2, "kernel counters (replay): %.70s",
+		      apx_kernel_display_name(APX_VEC_AT(&m->names, struct apx_an_name, kc->name),
+					      name, sizeof(name)));
+	apx_rdoc_line(d, s, 4, "%u launches replayed (%u passes each): %s-bound; duration %s, "
+		      "occupancy %.0f%%, SM %.0f%%, DRAM %.0f%% of peak", kc->launches, kc->passes,
+		      apx_bound_name(apx_kc_bound(&k)),
+		      apx_fmt_ns(b1, sizeof(b1), k.v[APX_KC_DURATION]), k.v[APX_KC_OCCUPANCY],
+		      k.v[APX_KC_SM_PCT], k.v[APX_KC_DRAM_PCT]);
+	apx_rdoc_line(d, s, 4, "L1/shared hits %.0f%%, L2 hits %.0f%%, DRAM read %s, written %s, "
+		      "tensor pipe %.0f%%", k.v[APX_KC_L1_HIT], k.v[APX_KC_L2_HIT],
+		      apx_fmt_size(b2, sizeof(b2), k.v[APX_KC_DRAM_READ]),
+		      apx_fmt_size(b3, sizeof(b3), k.v[APX_KC_DRAM_WRITE]), k.v[APX_KC_TENSOR]);
+	ns = apx_kc_top_stalls(&k, st, 3);
+	for (size_t i = 0; i < ns; i++) {
+		apx_rdoc_line(d, s, 4, "stall %.1f cycles/inst: %s", k.v[APX_KC_STALL_FIRST + st[i]],
+			      apx_stall_words(st[i]));
+		apx_rdoc_line(d, s, 6, "try: %s", apx_stall_try(st[i]));
+	}
+}
+
+void apx_rdoc_view_metrics(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	const unsigned s = APX_SEC_METRICS;
+	char b[4][32], sample[32], name[512], line[256];
+
+	metrics_json(d);
+	d->sec[s].text_title = m->pm.n ? "Device metrics (PM sampling, over the steady state)"
+				       : "Kernel counters (kernel replay)";
+	if (!m->pm.n && !m->kc.n) {
+		d->sec[s].text_untitled = 1;
+		return;
+	}
+	for (size_t i = 0; i < m->kc.n; i++)
+		kernel_counter_lines(d, APX_VEC_AT(&m->kc, struct apx_an_kc, i));
+	if (!m->pm.n)
+		return;
+	apx_rdoc_line(d, s, 2, "%-36s %3s %7s %8s %9s %9s %9s %9s", "metric (unit)", "dev", "samples",
+		      "sample", "min", "mean", "p95", "max");
+	for (size_t i = 0; i < m->pm.n; i++) {
+		const struct apx_an_pm *p = APX_VEC_AT(&m->pm, struct apx_an_pm, i);
+		char label[64];
+
+		snprintf(label, sizeof(label), "%.*s (%.*s)", (int)(p->name_len > 48 ? 48 : p->name_len),
+			 p->name, (int)(p->unit_len > 10 ? 10 : p->unit_len), p->unit);
+		snprintf(line, sizeof(line), "%-36.36s %3u %7" PRIu64 " %8s", label, p->device,
+			 p->samples, apx_fmt_ns(sample, sizeof(sample), (double)p->mean_sample_ns));
+		if (p->have_steady)
+			apx_text_append(line, sizeof(line), " %9s %9s %9s %9s",
+					pm_value(b[0], 32, p, p->min), pm_value(b[1], 32, p, p->mean),
+					pm_value(b[2], 32, p, p->p95), pm_value(b[3], 32, p, p->max));
+		else
+			apx_text_append(line, sizeof(line), "  no sample in the steady state");
+		apx_rdoc_line(d, s, 2, "%s", line);
+		for (size_t j = 0; j < p->ntop; j++)
+			if (!isnan(p->top_mean[j]))
+				apx_rdoc_line(d, s, 6, "%10s during %.70s",
+					      pm_value(b[0], 32, p, p->top_mean[j]),
+					      apx_kernel_display_name(APX_VEC_AT(&m->names,
+										 struct apx_an_name,
+										 p->top[j]),
+								      name, sizeof(name)));
+	}
+}
+
+/* ---- memory ---- */
+static const struct apx_rvcol memory_json_cols[] = {
+	{ .key = "device_peak_bytes", .title = "device peak", .unit = APX_UNIT_BYTES },
+	{ .key = "device_total_bytes", .title = "device memory", .unit = APX_UNIT_BYTES },
+	{ .key = "device_allocations", .title = "allocations", .unit = APX_UNIT_COUNT },
+	{ .key = "pinned_peak_bytes", .title = "pinned peak", .unit = APX_UNIT_BYTES },
+	{ .key = "pinned_allocations", .title = "pinned allocations", .unit = APX_UNIT_COUNT },
+};
+
+void apx_rdoc_view_memory(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	const unsigned s = APX_SEC_MEMORY;
+	struct apx_rtable *j = apx_rdoc_view_table(d, s, "json:memory", APX_VIEW_JSON);
+	char b1[32], b2[32], line[256];
+	uint64_t total = 0;
+
+	for (size_t i = 0; i < m->ndevices; i++)
+		total += m->devices[i].mem_bytes;
+	APX_RTABLE_SET_VCOLS(j, memory_json_cols);
+	if (apx_rtable_row(j) == 0) {
+		apx_rtable_u64(j, 0, m->device_mem_peak);
+		apx_rtable_u64(j, 1, total);
+		apx_rtable_u64(j, 2, m->device_allocs);
+		apx_rtable_u64(j, 3, m->pinned_peak);
+		apx_rtable_u64(j, 4, m->pinned_allocs);
+	}
+	apx_rdoc_json(d, s, "memory", j, APX_RJ_OBJECT, 0);
+
+	if (!m->mem_events.n) {
+		apx_rdoc_line(d, s, 2, "no allocation records");
+		return;
+	}
+	snprintf(line, sizeof(line), "device memory peak %s",
+		 apx_fmt_size(b1, sizeof(b1), (double)m->device_mem_peak));
+	if (total)
+		apx_text_append(line, sizeof(line), " of %s (%.1f%%)",
+				apx_fmt_size(b2, sizeof(b2), (double)total),
+				pct((double)m->device_mem_peak, (double)total));
+	apx_text_append(line, sizeof(line), " in %" PRIu64 " allocations; at the end %s",
+			m->device_allocs, apx_fmt_size(b1, sizeof(b1), (double)m->device_mem_now));
+	apx_rdoc_line(d, s, 2, "%s", line);
+	apx_rdoc_line(d, s, 2, "pinned host memory peak %s in %" PRIu64 " allocations%s",
+		      apx_fmt_size(b1, sizeof(b1), (double)m->pinned_peak), m->pinned_allocs,
+		      m->pinned_allocs ? "" : " (the program never used cudaMallocHost / pin_memory)");
+}
+
+/* ---- streams ---- */
+static const struct apx_rvcol streams_cols[] = {
+	{ .key = "device", .title = "device", .unit = APX_UNIT_ID, .h = { .tw = -6 } },
+	{ .key = "stream", .title = "stream", .unit = APX_UNIT_ID, .h = { .tw = -14 } },
+	{ .key = "kernels", .title = "kernels", .unit = APX_UNIT_COUNT, .h = { .tw = 10 } },
+	{ .key = "copies", .title = "copies", .unit = APX_UNIT_COUNT, .h = { .tw = 10 } },
+	{ .key = "busy_ns", .title = "busy", .unit = APX_UNIT_NS, .h = { .tw = 12 } },
+};
+
+/* One table for both views: JSON has every stream, the text the first --top. */
+void apx_rdoc_view_streams(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	const unsigned s = APX_SEC_STREAMS;
+	struct apx_rtable *t = apx_rdoc_view_table(d, s, "view:streams", TJ);
+	char b1[32], b2[32];
+
+	APX_RTABLE_SET_VCOLS(t, streams_cols);
+	for (size_t i = 0; i < m->streams.n; i++) {
+		const struct apx_an_stream *st = APX_VEC_AT(&m->streams, struct apx_an_stream, i);
+
+		if (apx_rtable_row(t) < 0)
+			break;
+		apx_rtable_u64(t, 0, st->device);
+		apx_rtable_u64(t, 1, st->id);
+		apx_rtable_u64(t, 2, st->kernels);
+		apx_rtable_u64(t, 3, st->copies);
+		apx_rtable_u64(t, 4, st->busy_ns);
+	}
+	apx_rdoc_json(d, s, "streams", t, APX_RJ_ARRAY, 0);
+
+	if (!m->streams.n) {
+		apx_rdoc_line(d, s, 2, "no streams");
+		return;
+	}
+	apx_rdoc_blk(d, s, &(struct apx_rblk){ .kind = APX_RB_HEADER, .t = t });
+	apx_rdoc_blk_rows(d, s, t, 0, d->top);
+	for (size_t i = 0; i < m->timelines.n; i++) {
+		const struct apx_an_timeline *tl = APX_VEC_AT(&m->timelines, struct apx_an_timeline, i);
+
+		apx_rdoc_line(d, s, 2, "device %u: 2+ kernels in flight %s (%.1f%% of kernel time), "
+			      "copies under kernels %s (%.1f%%)", tl->device,
+			      apx_fmt_ns(b1, sizeof(b1), (double)tl->concurrent_ns),
+			      pct((double)tl->concurrent_ns, (double)tl->kernel_busy_ns),
+			      apx_fmt_ns(b2, sizeof(b2), (double)tl->overlap_ns),
+			      pct((double)tl->overlap_ns, (double)tl->copy_busy_ns));
+	}
+}
+
+/* ---- NVTX ranges ---- */
+static const struct apx_rvcol nvtx_text_cols[] = {
+	{ .key = "count", .title = "count", .unit = APX_UNIT_COUNT, .h = { .tw = 10 } },
+	{ .key = "wall_ns", .title = "wall", .unit = APX_UNIT_NS, .h = { .tw = 12 } },
+	{ .key = "gpu_ns", .title = "GPU", .unit = APX_UNIT_NS, .h = { .tw = 12 } },
+	{ .key = "gpu_pct", .title = "GPU%", .unit = APX_UNIT_PCT, .h = { .tw = 6, .tfix = 2 } },
+	{ .key = "name", .title = "range", .unit = APX_UNIT_TEXT, .h = { .tgap = 1, .tmax = 50 } },
+};
+static const struct apx_rvcol nvtx_json_cols[] = {
+	{ .key = "name", .title = "range", .unit = APX_UNIT_TEXT },
+	{ .key = "count", .title = "count", .unit = APX_UNIT_COUNT },
+	{ .key = "wall_ns", .title = "wall", .unit = APX_UNIT_NS },
+	{ .key = "gpu_ns", .title = "GPU", .unit = APX_UNIT_NS },
+};
+
+void apx_rdoc_view_nvtx(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	const unsigned s = APX_SEC_NVTX;
+	struct apx_rtable *t = apx_rdoc_view_table(d, s, "text:ranges", APX_VIEW_TEXT);
+	struct apx_rtable *j = apx_rdoc_view_table(d, s, "json:nvtx", APX_VIEW_JSON);
+
+	APX_RTABLE_SET_VCOLS(t, nvtx_text_cols);
+	APX_RTABLE_SET_VCOLS(j, nvtx_json_cols);
+	for (size_t i = 0; i < m->ranges.n; i++) {
+		const struct apx_an_range *r = APX_VEC_AT(&m->ranges, struct apx_an_range, i);
+
+		if (apx_rtable_row(j) < 0)
+			break;
+		apx_rtable_text(d, j, 0, r->name, r->name_len);
+		apx_rtable_u64(j, 1, r->count);
+		apx_rtable_u64(j, 2, r->wall_ns);
+		apx_rtable_u64(j, 3, r->gpu_ns);
+		if (i >= d->top || apx_rtable_row(t) < 0)
+			continue;
+		apx_rtable_u64(t, 0, r->count);
+		apx_rtable_u64(t, 1, r->wall_ns);
+		apx_rtable_u64(t, 2, r->gpu_ns);
+		apx_rtable_num(t, 3, pct((double)r->gpu_ns, (double)r->wall_ns));
+		apx_rtable_text(d, t, 4, r->name, r->name_len);
+	}
+	apx_rdoc_json(d, s, "nvtx", j, APX_RJ_ARRAY, 0);
+	if (!m->ranges.n)
+		apx_rdoc_line(d, s, 2, "no NVTX ranges (torch.cuda.nvtx.range_push/pop, emit_nvtx)");
+	else
+		apx_rdoc_blk_table(d, s, t);
+}
+
+/* ---- L2 persistence ---- */
+static const struct apx_rvcol l2_json_cols[] = {
+	{ .key = "kind", .title = "setting", .unit = APX_UNIT_TEXT },
+	{ .key = "device", .title = "device", .unit = APX_UNIT_ID },
+	{ .key = "stream", .title = "stream", .unit = APX_UNIT_ID },
+	{ .key = "value", .title = "value", .unit = APX_UNIT_COUNT },
+	{ .key = "base", .title = "base", .unit = APX_UNIT_ID },
+	{ .key = "bytes", .title = "bytes", .unit = APX_UNIT_BYTES },
+	{ .key = "hit_ratio", .title = "hit ratio", .unit = APX_UNIT_RATIO },
+	{ .key = "hit_prop", .title = "hits", .unit = APX_UNIT_ID },
+	{ .key = "miss_prop", .title = "misses", .unit = APX_UNIT_ID },
+};
+
+static const char *prop_name(unsigned p)
+{
+	return p == APX_ACCESS_PERSISTING   ? "persisting"
+	       : p == APX_ACCESS_STREAMING ? "streaming" : "normal";
+}
+
+/* A stream of an L2 setting: the CUDA stream id, or (nvperfd) the CUstream handle in hex. Each
+ * fits 20 columns, so the lines below fit 100 columns for any 64-bit value. */
+static const char *stream_name(char *buf, size_t cap, const struct apx_an_config *c)
+{
+	if (c->stream_is_handle)
+		snprintf(buf, cap, "handle 0x%" PRIx64, c->stream);
+	else
+		snprintf(buf, cap, "%" PRIu64, c->stream);
+	return buf;
+}
+
+static void l2_line(struct apx_rdoc *d, const struct apx_an_config *c)
+{
+	const unsigned s = APX_SEC_L2;
+	char b1[32], b2[32];
+
+	switch (c->kind) {
+	case APX_CONFIG_L2_PERSIST_LIMIT:
+		apx_rdoc_line(d, s, 2, "set-aside for persisting accesses: %s (device %u, +%s)",
+			      apx_fmt_size(b1, sizeof(b1), (double)c->value), c->device,
+			      apx_fmt_ns(b2, sizeof(b2), (double)(c->ts - d->m->run_start_ns)));
+		break;
+	case APX_CONFIG_L2_PERSIST_RESET:
+		apx_rdoc_line(d, s, 2, "persisting lines reset (device %u)", c->device);
+		break;
+	case APX_AN_CONFIG_KERNELS_UNDER_APW:
+		apx_rdoc_line(d, s, 2, "access-policy window on kernels of stream %s: 0x%" PRIx64 " %s",
+			      stream_name(b2, sizeof(b2), c), c->base,
+			      apx_fmt_size(b1, sizeof(b1), (double)c->bytes));
+		apx_rdoc_line(d, s, 4, "%" PRIu64 " kernels ran under it; hit ratio %.2f, hits %s, "
+			      "misses %s", c->value, c->hit_ppm / 1e6, prop_name(c->hit_prop),
+			      prop_name(c->miss_prop));
+		break;
+	default:
+		if (c->kind == APX_CONFIG_APW_GRAPH_NODE)
+			snprintf(b2, sizeof(b2), "%" PRIu64, c->target);
+		else
+			stream_name(b2, sizeof(b2), c);
+		apx_rdoc_line(d, s, 2, "access-policy window on %s %s: 0x%" PRIx64 " %s",
+			      c->kind == APX_CONFIG_APW_STREAM ? "stream"
+			      : c->kind == APX_CONFIG_APW_GRAPH_NODE ? "graph node" : "launch",
+			      b2, c->base, apx_fmt_size(b1, sizeof(b1), (double)c->bytes));
+		apx_rdoc_line(d, s, 4, "hit ratio %.2f, hits %s, misses %s", c->hit_ppm / 1e6,
+			      prop_name(c->hit_prop), prop_name(c->miss_prop));
+		break;
+	}
+}
+
+void apx_rdoc_view_l2(struct apx_rdoc *d)
+{
+	static const char *const kinds[] = { "kernels_under_window", "persisting_limit",
+					     "persisting_reset", "window_stream",
+					     "window_graph_node", "window_launch" };
+	const struct apx_model *m = d->m;
+	const unsigned s = APX_SEC_L2;
+	struct apx_rtable *j = apx_rdoc_view_table(d, s, "json:l2", APX_VIEW_JSON);
+	char b1[32], b2[32];
+
+	APX_RTABLE_SET_VCOLS(j, l2_json_cols);
+	for (size_t i = 0; i < m->configs.n; i++) {
+		const struct apx_an_config *c = APX_VEC_AT(&m->configs, struct apx_an_config, i);
+
+		if (apx_rtable_row(j) < 0)
+			break;
+		apx_rtable_str(d, j, 0, c->kind < 6 ? kinds[c->kind] : "other");
+		apx_rtable_u64(j, 1, c->device);
+		apx_rtable_u64(j, 2, c->stream);
+		apx_rtable_u64(j, 3, c->value);
+		apx_rtable_u64(j, 4, c->base);
+		apx_rtable_u64(j, 5, c->bytes);
+		apx_rtable_num(j, 6, c->hit_ppm / 1e6);
+		apx_rtable_u64(j, 7, c->hit_prop);
+		apx_rtable_u64(j, 8, c->miss_prop);
+	}
+	apx_rdoc_json(d, s, "l2", j, APX_RJ_ARRAY, 0);
+
+	for (size_t i = 0; i < m->ndevices; i++) {
+		if (!m->devices[i].known)
+			continue;
+		if (m->devices[i].persist_l2_max)
+			apx_rdoc_line(d, s, 2, "device %u: L2 %s, up to %s can be set aside for "
+				      "persisting accesses", m->devices[i].id,
+				      apx_fmt_size(b1, sizeof(b1), (double)m->devices[i].l2_bytes),
+				      apx_fmt_size(b2, sizeof(b2), (double)m->devices[i].persist_l2_max));
+		else	/* collectors before 2026-12-02 did not record it */
+			apx_rdoc_line(d, s, 2, "device %u: L2 %s; the trace does not say how much can be "
+				      "set aside for persisting accesses", m->devices[i].id,
+				      apx_fmt_size(b1, sizeof(b1), (double)m->devices[i].l2_bytes));
+	}
+	for (size_t i = 0; i < m->configs.n; i++)
+		l2_line(d, APX_VEC_AT(&m->configs, struct apx_an_config, i));
+	if (!m->configs.n)
+		apx_rdoc_line(d, s, 2, "not used: no persisting set-aside and no access-policy window "
+			      "was set");
+}
+
+/* ---- unified memory ---- */
+static const struct apx_rvcol uvm_text_cols[] = {
+	{ .key = "kind", .title = "kind", .unit = APX_UNIT_TEXT, .h = { .tw = -28 } },
+	{ .key = "count", .title = "count", .unit = APX_UNIT_COUNT, .h = { .tw = 10 } },
+	{ .key = "bytes", .title = "bytes", .unit = APX_UNIT_BYTES, .h = { .tw = 10 } },
+};
+#define UVM_JSON(k)                                                                   \
+	{ .key = k "_count", .title = k, .unit = APX_UNIT_COUNT, .h.jkey = k "/count" },      \
+	{ .key = k "_bytes", .title = k, .unit = APX_UNIT_BYTES, .h.jkey = k "/bytes" }
+static const struct apx_rvcol uvm_json_cols[] = {
+	UVM_JSON("cpu_faults"), UVM_JSON("gpu_faults"), UVM_JSON("migrate_h2d"),
+	UVM_JSON("migrate_d2h"), UVM_JSON("migrate_d2d"), UVM_JSON("thrashing"),
+	UVM_JSON("throttling"), UVM_JSON("remote_map"),
+};
+
+void apx_rdoc_view_uvm(struct apx_rdoc *d)
+{
+	static const char *const kinds[] = { "", "CPU page faults", "GPU page faults",
+					     "migrations host->device", "migrations device->host",
+					     "migrations device->device", "thrashing", "throttling",
+					     "remote maps" };
+	const struct apx_model *m = d->m;
+	const unsigned s = APX_SEC_UVM;
+	struct apx_rtable *j = apx_rdoc_view_table(d, s, "json:unified_memory", APX_VIEW_JSON);
+	struct apx_rtable *t = apx_rdoc_view_table(d, s, "text:events", APX_VIEW_TEXT);
+
+	APX_RTABLE_SET_VCOLS(j, uvm_json_cols);
+	if (apx_rtable_row(j) == 0)
+		for (unsigned k = 1; k <= APX_UVM_REMOTE_MAP; k++) {
+			apx_rtable_u64(j, 2 * (k - 1), m->uvm_count[k]);
+			apx_rtable_u64(j, 2 * (k - 1) + 1, m->uvm_bytes[k]);
+		}
+	apx_rdoc_json(d, s, "unified_memory", j, APX_RJ_OBJECT, 0);
+
+	if (!m->uvm.n) {
+		apx_rdoc_line(d, s, 2, "no unified-memory events");
+		return;
+	}
+	APX_RTABLE_SET_VCOLS(t, uvm_text_cols);
+	t->theader = 0;
+	for (unsigned k = 1; k <= APX_UVM_REMOTE_MAP; k++) {
+		if (!m->uvm_count[k] || apx_rtable_row(t) < 0)
+			continue;
+		apx_rtable_str(d, t, 0, kinds[k]);
+		apx_rtable_u64(t, 1, m->uvm_count[k]);
+		apx_rtable_u64(t, 2, m->uvm_bytes[k]);
+	}
+	apx_rdoc_blk_table(d, s, t);
+}
+
+/* ---- CPU ---- */
+static const struct apx_rvcol cpu_text_cols[] = {
+	{ .key = "pid", .title = "pid", .unit = APX_UNIT_ID, .h = { .tw = -8 } },
+	{ .key = "wall_ns", .title = "wall", .unit = APX_UNIT_NS, .h = { .tw = 9 } },
+	{ .key = "user_ns", .title = "user", .unit = APX_UNIT_NS, .h = { .tw = 9 } },
+	{ .key = "system_ns", .title = "system", .unit = APX_UNIT_NS, .h = { .tw = 9 } },
+	{ .key = "cpu_pct", .title = "cpu%", .unit = APX_UNIT_PCT, .h = { .tw = 6, .tfix = 1 } },
+	{ .key = "voluntary_switches", .title = "vol.csw", .unit = APX_UNIT_COUNT, .h = { .tw = 10 } },
+	{ .key = "involuntary_switches", .title = "invol.csw", .unit = APX_UNIT_COUNT,
+	  .h = { .tw = 10 } },
+	{ .key = "threads_max", .title = "threads", .unit = APX_UNIT_COUNT, .h = { .tw = 7 } },
+	{ .key = "peak_rss_bytes", .title = "peak RSS", .unit = APX_UNIT_BYTES, .h = { .tw = 9 } },
+};
+static const struct apx_rvcol cpu_json_cols[] = {
+	{ .key = "pid", .title = "pid", .unit = APX_UNIT_ID },
+	{ .key = "user_ns", .title = "user", .unit = APX_UNIT_NS },
+	{ .key = "system_ns", .title = "system", .unit = APX_UNIT_NS },
+	{ .key = "voluntary_switches", .title = "vol.csw", .unit = APX_UNIT_COUNT },
+	{ .key = "involuntary_switches", .title = "invol.csw", .unit = APX_UNIT_COUNT },
+	{ .key = "threads_max", .title = "threads", .unit = APX_UNIT_COUNT },
+	{ .key = "peak_rss_bytes", .title = "peak RSS", .unit = APX_UNIT_BYTES },
+};
+
+void apx_rdoc_view_cpu(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	const unsigned s = APX_SEC_CPU;
+	struct apx_rtable *t = apx_rdoc_view_table(d, s, "text:processes", APX_VIEW_TEXT);
+	struct apx_rtable *j = apx_rdoc_view_table(d, s, "json:cpu", APX_VIEW_JSON);
+
+	APX_RTABLE_SET_VCOLS(t, cpu_text_cols);
+	APX_RTABLE_SET_VCOLS(j, cpu_json_cols);
+	apx_rdoc_blk(d, s, &(struct apx_rblk){ .kind = APX_RB_HEADER, .t = t });
+	for (size_t fi = 0; fi < m->nfiles; fi++) {
+		const struct apx_an_file *f = &m->files[fi];
+		const struct apx_an_cpu *last = &f->cpu_last;
+		double wall;
+
+		if (!f->has_cpu) {
+			apx_rdoc_line(d, s, 2, "%-8" PRIu64 " no CPU samples", f->pid);
+			continue;
+		}
+		wall = (double)(last->ts - (f->first_ns != UINT64_MAX ? f->first_ns : last->ts));
+		if (apx_rtable_row(t) < 0 || apx_rtable_row(j) < 0)
+			break;
+		apx_rtable_u64(t, 0, f->pid);
+		apx_rtable_num(t, 1, wall);
+		apx_rtable_u64(t, 2, last->utime);
+		apx_rtable_u64(t, 3, last->stime);
+		apx_rtable_num(t, 4, pct((double)(last->utime + last->stime), wall));
+		apx_rtable_u64(t, 5, last->vol);
+		apx_rtable_u64(t, 6, last->invol);
+		apx_rtable_u64(t, 7, f->threads_max);
+		apx_rtable_u64(t, 8, last->peak);
+		apx_rdoc_blk_rows(d, s, t, t->nrows - 1, 1);
+		apx_rtable_u64(j, 0, f->pid);
+		apx_rtable_u64(j, 1, last->utime);
+		apx_rtable_u64(j, 2, last->stime);
+		apx_rtable_u64(j, 3, last->vol);
+		apx_rtable_u64(j, 4, last->invol);
+		apx_rtable_u64(j, 5, f->threads_max);
+		apx_rtable_u64(j, 6, last->peak);
+	}
+	apx_rdoc_json(d, s, "cpu", j, APX_RJ_ARRAY, 0);
+}
