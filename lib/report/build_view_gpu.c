@@ -427,28 +427,41 @@ static void kernel_counter_lines(struct apx_rdoc *d, const struct apx_an_kc *kc)
 	const struct apx_model *m = d->m;
 	const unsigned s = APX_SEC_METRICS;
 	struct apx_kc_values k = { .have = kc->have, .launches = kc->launches };
+	static const struct { unsigned kc; const char *what, *after; } pct[] = {
+		{ APX_KC_OCCUPANCY, "occupancy", "" }, { APX_KC_SM_PCT, "SM", " of peak" },
+		{ APX_KC_DRAM_PCT, "DRAM", " of peak" }, { APX_KC_L1_HIT, "L1/shared hits", "" },
+		{ APX_KC_L2_HIT, "L2 hits", "" }, { APX_KC_TENSOR, "tensor pipe", "" },
+	};
+	char name[512], text[600], b1[32], b2[32], head[64];
 	unsigned st[3];
 	size_t ns;
-	char name[512], b1[32], b2[32], b3[32];
 
 	memcpy(k.v, kc->v, sizeof(k.v));
 	apx_rdoc_line(d, s, 2, "kernel counters (replay): %.70s",
 		      apx_kernel_display_name(APX_VEC_AT(&m->names, struct apx_an_name, kc->name),
 					      name, sizeof(name)));
-	apx_rdoc_line(d, s, 4, "%u launches replayed (%u passes each): %s-bound; duration %s, "
-		      "occupancy %.0f%%, SM %.0f%%, DRAM %.0f%% of peak", kc->launches, kc->passes,
-		      apx_bound_name(apx_kc_bound(&k)),
-		      apx_fmt_ns(b1, sizeof(b1), k.v[APX_KC_DURATION]), k.v[APX_KC_OCCUPANCY],
-		      k.v[APX_KC_SM_PCT], k.v[APX_KC_DRAM_PCT]);
-	apx_rdoc_line(d, s, 4, "L1/shared hits %.0f%%, L2 hits %.0f%%, DRAM read %s, written %s, "
-		      "tensor pipe %.0f%%", k.v[APX_KC_L1_HIT], k.v[APX_KC_L2_HIT],
-		      apx_fmt_size(b2, sizeof(b2), k.v[APX_KC_DRAM_READ]),
-		      apx_fmt_size(b3, sizeof(b3), k.v[APX_KC_DRAM_WRITE]), k.v[APX_KC_TENSOR]);
+	/* only what was measured: a counter the replay did not give is left out */
+	snprintf(text, sizeof(text), "%u launches replayed (%u passes each), %s-bound", kc->launches,
+		 kc->passes, apx_bound_name(apx_kc_bound(&k)));
+	if (kc->have >> APX_KC_DURATION & 1)
+		apx_text_append(text, sizeof(text), "; duration %s",
+				apx_fmt_ns(b1, sizeof(b1), k.v[APX_KC_DURATION]));
+	for (size_t i = 0; i < sizeof(pct) / sizeof(pct[0]); i++)
+		if (kc->have >> pct[i].kc & 1)
+			apx_text_append(text, sizeof(text), ", %s %.0f%%%s", pct[i].what, k.v[pct[i].kc],
+					pct[i].after);
+	if (kc->have >> APX_KC_DRAM_READ & 1 && kc->have >> APX_KC_DRAM_WRITE & 1)
+		apx_text_append(text, sizeof(text), ", DRAM read %s and written %s a launch",
+				apx_fmt_size(b1, sizeof(b1), k.v[APX_KC_DRAM_READ]),
+				apx_fmt_size(b2, sizeof(b2), k.v[APX_KC_DRAM_WRITE]));
+	apx_rdoc_blk(d, s, &(struct apx_rblk){ .kind = APX_RB_WRAP, .indent = 4, .text = text,
+					       .windent = 4 });
 	ns = apx_kc_top_stalls(&k, st, 3);
 	for (size_t i = 0; i < ns; i++) {
-		apx_rdoc_line(d, s, 4, "stall %.1f cycles/inst: %s", k.v[APX_KC_STALL_FIRST + st[i]],
-			      apx_stall_words(st[i]));
-		apx_rdoc_line(d, s, 6, "try: %s", apx_stall_try(st[i]));
+		snprintf(head, sizeof(head), "stall %.1f cycles/inst: ", k.v[APX_KC_STALL_FIRST + st[i]]);
+		snprintf(text, sizeof(text), "%s; try: %s", apx_stall_words(st[i]), apx_stall_try(st[i]));
+		apx_rdoc_blk(d, s, &(struct apx_rblk){ .kind = APX_RB_WRAP, .indent = 4, .head = head,
+						       .text = text, .windent = 6 });
 	}
 }
 
