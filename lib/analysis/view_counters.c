@@ -56,7 +56,7 @@ static void join(const struct apx_model *m, uint32_t *name_of)
 				hi = mid;
 		}
 		for (; lo < n && !cmp_counter(&c[lo], &key); lo++)
-			name_of[lo] = st->string_kname[st->k.name[i]] - 1;
+			name_of[lo] = apx_view_kname(st, i);
 	}
 }
 

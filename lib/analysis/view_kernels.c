@@ -114,11 +114,6 @@ static int names(struct apx_model *m)
  * that 10 million kernels need no second copy of their durations. */
 #define SCRATCH_MAX ((size_t)1 << 22)
 
-static uint32_t kname_of(const struct apx_store *st, size_t i)
-{
-	return st->string_kname[st->k.name[i]] - 1;
-}
-
 /* The nth smallest duration (from 0) of the kernels of name j, for a name with more kernels
  * than the scratch holds: two histogram passes, the high then the low 16 bits. */
 static uint32_t nth_by_histogram(const struct apx_store *st, uint32_t j, uint64_t nth,
@@ -128,13 +123,13 @@ static uint32_t nth_by_histogram(const struct apx_store *st, uint32_t j, uint64_
 
 	memset(hist, 0, 65536 * sizeof(*hist));
 	for (size_t i = 0; i < st->k.n; i++)
-		if (kname_of(st, i) == j)
+		if (apx_view_kname(st, i) == j)
 			hist[st->k.dur[i] >> 16]++;
 	for (; hist[hi] <= nth; hi++)
 		nth -= hist[hi];
 	memset(hist, 0, 65536 * sizeof(*hist));
 	for (size_t i = 0; i < st->k.n; i++)
-		if (kname_of(st, i) == j && st->k.dur[i] >> 16 == hi)
+		if (apx_view_kname(st, i) == j && st->k.dur[i] >> 16 == hi)
 			hist[st->k.dur[i] & 0xffff]++;
 	for (; hist[lo] <= nth; lo++)
 		nth -= hist[lo];
@@ -152,7 +147,7 @@ static void batch_percentiles(struct apx_model *m, size_t j0, size_t j1, uint32_
 	for (size_t j = j0; j < j1; j++)
 		off[j - j0 + 1] = off[j - j0] + APX_VEC_AT(&m->names, struct apx_an_name, j)->count;
 	for (size_t i = 0; i < st->k.n; i++) {
-		uint32_t j = kname_of(st, i);
+		uint32_t j = apx_view_kname(st, i);
 
 		if (j >= j0 && j < j1)
 			durs[off[j - j0]++] = st->k.dur[i];
@@ -183,7 +178,7 @@ int apx_view_kernels(struct apx_model *m)
 		return 0;
 	for (size_t i = 0; i < n; i++) {
 		uint32_t d = st->k.dur[i];
-		struct apx_an_name *nm = APX_VEC_AT(&m->names, struct apx_an_name, kname_of(st, i));
+		struct apx_an_name *nm = APX_VEC_AT(&m->names, struct apx_an_name, apx_view_kname(st, i));
 
 		nm->count++;
 		nm->total_ns += d;
@@ -258,7 +253,7 @@ int apx_view_steady_launches(struct apx_model *m)
 	}
 	memset(last, 0xff, st->nstreams * sizeof(*last));
 	for (size_t i = 0; i < st->k.n; i++) {
-		uint32_t j = kname_of(st, i), s = st->k.stream[i];
+		uint32_t j = apx_view_kname(st, i), s = st->k.stream[i];
 		struct apx_an_name *nm = APX_VEC_AT(&m->names, struct apx_an_name, j);
 
 		if (st->k.start[i] < steps->first_ns || st->k.start[i] >= steps->last_ns ||

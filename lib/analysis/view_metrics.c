@@ -16,11 +16,6 @@
 
 #include "base/banned.h"
 
-static uint32_t kname_at(const struct apx_store *st, size_t i)
-{
-	return st->string_kname[st->k.name[i]] - 1;
-}
-
 /* The top kernels of store device dev by total time: name indexes into top (at most max). */
 static size_t top_kernels(const struct apx_model *m, uint32_t dev, uint32_t *top, size_t max)
 {
@@ -92,7 +87,7 @@ static int one_series(struct apx_model *m, uint32_t si, struct apx_hw_sample *sm
 			return -ENOMEM;
 		}
 		for (size_t i = 0; i < st->k.n && nk < cnt; i++)
-			if (kname_at(st, i) == p.top[t] &&
+			if (apx_view_kname(st, i) == p.top[t] &&
 			    st->streams[st->k.stream[i]].device == se->device) {
 				ks[nk] = st->k.start[i];
 				ke[nk++] = apx_view_kernel_end(st, i);

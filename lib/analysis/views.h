@@ -28,6 +28,12 @@ static inline uint64_t apx_view_kernel_end(const struct apx_store *st, size_t i)
 
 /* A device id (ordinal) as the model shows it: CUDA's are small; one past 65535 (a damaged
  * record) is shown as 65535. */
+/* The model name (index into model->names, the store's kernel names in order) of kernel i. */
+static inline uint32_t apx_view_kname(const struct apx_store *st, size_t i)
+{
+	return st->string_kname[st->k.name[i]] - 1;
+}
+
 static inline uint32_t apx_view_ordinal(uint32_t ordinal)
 {
 	return ordinal > UINT16_MAX ? UINT16_MAX : ordinal;
