@@ -242,6 +242,17 @@ static void finding_row(struct apx_rdoc *d, struct apx_rtable *t, const struct a
 	apx_rtable_str(d, t, 6, f->title);
 }
 
+/* A finding as the emitters see it: its rank in its list, its typed tables. */
+static void rfinding(struct apx_rdoc *d, struct apx_rfinding *rf, const struct apx_finding *f,
+		     unsigned rank)
+{
+	rf->f = f;
+	rf->rank = rank;
+	rf->severity = severity_word(f->severity);
+	rf->metrics = metrics_table(d, f);
+	rf->evidence = evidence_table(d, f);
+}
+
 /* The main list: the steady state's findings (and start-up's when it dominates the run). */
 static void findings(struct apx_rdoc *d)
 {
@@ -262,11 +273,7 @@ static void findings(struct apx_rdoc *d)
 		if (!apx_finding_in_main(fd, f))
 			continue;
 		rf = &d->findings[d->nfindings++];
-		rf->f = f;
-		rf->rank = (unsigned)d->nfindings;
-		rf->severity = severity_word(f->severity);
-		rf->metrics = metrics_table(d, f);
-		rf->evidence = evidence_table(d, f);
+		rfinding(d, rf, f, (unsigned)d->nfindings);
 		finding_row(d, t, f, rf->rank, rf->severity);
 	}
 	metrics_long(d);
@@ -286,7 +293,8 @@ static const struct apx_rcol startup_cols[] = {
 };
 
 /* Start-up: the GPU's work before the steady window, and its findings (when start-up does not
- * dominate the run; otherwise they are in the main list). */
+ * dominate the run; otherwise they are in the main list), with their typed tables
+ * (d->sfindings, for the JSON view). */
 static void startup(struct apx_rdoc *d)
 {
 	const struct apx_model *m = d->m;
@@ -308,9 +316,14 @@ static void startup(struct apx_rdoc *d)
 		apx_rtable_u64(t, 3, g->startup_idle_ns);
 		apx_rtable_u64(t, 4, fd->startup_dominates ? 1 : 0);
 	}
-	for (size_t i = 0; i < fd->n; i++)
-		if (!apx_finding_in_main(fd, &fd->f[i]))
-			finding_row(d, ft, &fd->f[i], ++rank, severity_word(fd->f[i].severity));
+	d->sfindings = calloc(fd->n ? fd->n : 1, sizeof(*d->sfindings));
+	for (size_t i = 0; i < fd->n; i++) {
+		if (apx_finding_in_main(fd, &fd->f[i]))
+			continue;
+		finding_row(d, ft, &fd->f[i], ++rank, severity_word(fd->f[i].severity));
+		if (d->sfindings)
+			rfinding(d, &d->sfindings[d->nsfindings++], &fd->f[i], rank);
+	}
 	if (!rank)
 		apx_rdoc_note(d, APX_SEC_STARTUP, fd->startup_dominates
 			      ? "start-up dominates the run: its findings are ranked with the others"

@@ -33,6 +33,10 @@ void apx_rdoc_view_l2(struct apx_rdoc *d);
 void apx_rdoc_view_uvm(struct apx_rdoc *d);
 void apx_rdoc_view_cpu(struct apx_rdoc *d);
 
+/* build_view_idle.c: the idle section's text, its JSON "idle" and "timelines" */
+void apx_rdoc_view_idle(struct apx_rdoc *d);
+void apx_rdoc_view_timelines(struct apx_rdoc *d);
+
 /* build_view.c: the text and JSON views of every section asked for */
 void apx_rdoc_build_views(struct apx_rdoc *d);
 /* build_view_nvperfd.c: its section's text, and its "GPU (observed)" lines in section s */

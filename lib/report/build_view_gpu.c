@@ -1,7 +1,7 @@
 /*
  * build_view_gpu.c - the text and JSON views of the report document's GPU sections (doc.h):
- * kernels, transfers, synchronization, idle time, memory, streams, NVTX ranges, L2
- * persistence, unified memory and CPU, one builder a section: each section's text blocks and
+ * kernels, transfers, synchronization, device metrics and replayed kernel counters, memory,
+ * streams, NVTX ranges, L2 persistence, unified memory and CPU, one builder a section: each section's text blocks and
  * JSON members, with every sentence, order, --top cut and enum word of them. Called by
  * apx_rdoc_build_views() (build_view.c).
  */
@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "analysis/hwcounters.h"
+#include "collector/pm_sets.h"
 #include "report/build.h"
 
 #include "base/banned.h"
@@ -419,6 +420,73 @@ static void metrics_json(struct apx_rdoc *d)
 	apx_rdoc_json(d, APX_SEC_METRICS, "metrics", j, APX_RJ_ARRAY, 0);
 }
 
+static const struct apx_rvcol kc_json_cols[] = {
+	{ .key = "kernel", .title = "kernel", .unit = APX_UNIT_TEXT },
+	{ .key = "launches", .title = "launches", .unit = APX_UNIT_COUNT },
+	{ .key = "passes", .title = "passes", .unit = APX_UNIT_COUNT },
+	{ .key = "bound", .title = "bound", .unit = APX_UNIT_TEXT },
+	{ .key = "counters", .title = "counters", .unit = APX_UNIT_TEXT, .h.jfmt = APX_JF_OBJ },
+	{ .key = "stalls", .title = "top stalls", .unit = APX_UNIT_TEXT, .h.jfmt = APX_JF_ROWS },
+};
+static const struct apx_rvcol kc_stall_json_cols[] = {
+	{ .key = "metric", .title = "metric", .unit = APX_UNIT_TEXT },
+	{ .key = "cycles_per_inst", .title = "cycles/inst", .unit = APX_UNIT_RATIO },
+	{ .key = "reason", .title = "reason", .unit = APX_UNIT_TEXT },
+	{ .key = "try", .title = "try", .unit = APX_UNIT_TEXT },
+};
+
+/* "kernel_counters": each replayed kernel's counters (medians of its replayed launches; only
+ * those measured, named as the replay set names them), what bounds it and its top stalls
+ * (apx analyze --replay). */
+static void kernel_counters_json(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	const struct apx_pm_set *set = apx_pm_replay_set();
+	struct apx_rtable *j = apx_rdoc_view_table(d, APX_SEC_METRICS, "json:kernel_counters",
+						   APX_VIEW_JSON);
+	char name[4096];
+
+	APX_RTABLE_SET_VCOLS(j, kc_json_cols);
+	for (size_t i = 0; i < m->kc.n; i++) {
+		const struct apx_an_kc *kc = APX_VEC_AT(&m->kc, struct apx_an_kc, i);
+		struct apx_kc_values k = { .have = kc->have, .launches = kc->launches };
+		struct apx_rtable *c = apx_rdoc_sub_table(d, "counters");
+		struct apx_rtable *st = apx_rdoc_sub_table(d, "stalls");
+		unsigned top[3];
+		size_t ns;
+
+		if (apx_rtable_row(j) < 0)
+			break;
+		memcpy(k.v, kc->v, sizeof(k.v));
+		apx_rtable_str(d, j, 0, apx_kernel_display_name(APX_VEC_AT(&m->names,
+									   struct apx_an_name,
+									   kc->name),
+							       name, sizeof(name)));
+		apx_rtable_u64(j, 1, kc->launches);
+		apx_rtable_u64(j, 2, kc->passes);
+		apx_rtable_str(d, j, 3, apx_bound_name(apx_kc_bound(&k)));
+		for (size_t n = 0; n < set->n && n < APX_KC__COUNT; n++)
+			if (kc->have >> n & 1)
+				apx_rtable_col(c, set->metrics[n].name, set->metrics[n].name,
+					       APX_UNIT_RATIO);
+		if (apx_rtable_row(c) == 0)
+			for (size_t n = 0, col = 0; n < set->n && n < APX_KC__COUNT; n++)
+				if (kc->have >> n & 1)
+					apx_rtable_num(c, (unsigned)col++, kc->v[n]);
+		apx_rtable_sub(j, 4, c);
+		APX_RTABLE_SET_VCOLS(st, kc_stall_json_cols);
+		ns = apx_kc_top_stalls(&k, top, 3);
+		for (size_t n = 0; n < ns && apx_rtable_row(st) == 0; n++) {
+			apx_rtable_str(d, st, 0, set->metrics[APX_KC_STALL_FIRST + top[n]].name);
+			apx_rtable_num(st, 1, k.v[APX_KC_STALL_FIRST + top[n]]);
+			apx_rtable_str(d, st, 2, apx_stall_words(top[n]));
+			apx_rtable_str(d, st, 3, apx_stall_try(top[n]));
+		}
+		apx_rtable_sub(j, 5, st);
+	}
+	apx_rdoc_json(d, APX_SEC_METRICS, "kernel_counters", j, APX_RJ_ARRAY, 0);
+}
+
 /* Device metrics (apx analyze --metrics): the section is printed only when the trace has them. */
 /* One replayed kernel's counters (apx analyze --replay): what bounds it, throughput, hit rates,
  * bytes, the top stalls in words with what to try. */
@@ -472,6 +540,7 @@ void apx_rdoc_view_metrics(struct apx_rdoc *d)
 	char b[4][32], sample[32], name[512], line[256];
 
 	metrics_json(d);
+	kernel_counters_json(d);
 	d->sec[s].text_title = m->pm.n ? "Device metrics (PM sampling, over the steady state)"
 				       : "Kernel counters (kernel replay)";
 	if (!m->pm.n && !m->kc.n) {

@@ -129,6 +129,11 @@ void apx_rdoc_free(struct apx_rdoc *d)
 		table_free(d->findings[i].evidence);
 	}
 	free(d->findings);
+	for (size_t i = 0; i < d->nsfindings; i++) {
+		table_free(d->sfindings[i].metrics);
+		table_free(d->sfindings[i].evidence);
+	}
+	free(d->sfindings);
 	for (size_t i = 0; i < d->nsub; i++)
 		table_free(d->sub[i]);
 	free(d->sub);
@@ -214,7 +219,6 @@ void apx_rdoc_blk(struct apx_rdoc *d, unsigned s, const struct apx_rblk *b)
 	if (s >= APX_SEC__COUNT)
 		return;
 	sec = &d->sec[s];
-	sec->text_built = 1;
 	if (sec->nblk == sec->blkcap) {
 		size_t cap = sec->blkcap ? 2 * sec->blkcap : 16;
 		struct apx_rblk *p = reallocarray(sec->blk, cap, sizeof(*p));
@@ -268,18 +272,24 @@ void apx_rdoc_blk_rows(struct apx_rdoc *d, unsigned s, const struct apx_rtable *
 						      .nrows = n });
 }
 
+void apx_rdoc_json_findings(struct apx_rdoc *d, unsigned s, const char *name,
+			    const struct apx_rtable *t, const struct apx_rfinding *rf, size_t n,
+			    int inside)
+{
+	if (s >= APX_SEC__COUNT || !t || d->njson >= APX_RDOC_JSON)
+		return;
+	d->json[d->njson++] = (struct apx_rjson){ .name = name, .t = t, .shape = APX_RJ_FINDINGS,
+						  .inside = inside, .section = s, .rf = rf,
+						  .nrf = n };
+}
+
 void apx_rdoc_json(struct apx_rdoc *d, unsigned s, const char *name, const struct apx_rtable *t,
 		   unsigned shape, int inside)
 {
-	struct apx_rsection *sec;
-
-	if (s >= APX_SEC__COUNT)
+	if (s >= APX_SEC__COUNT || !t || d->njson >= APX_RDOC_JSON)
 		return;
-	sec = &d->sec[s];
-	sec->json_built = 1;
-	if (!t || sec->njson >= APX_RSECTION_JSON)
-		return;
-	sec->json[sec->njson++] = (struct apx_rjson){ name, t, shape, inside };
+	d->json[d->njson++] = (struct apx_rjson){ .name = name, .t = t, .shape = shape,
+						  .inside = inside, .section = s };
 }
 
 void apx_rtable_col(struct apx_rtable *t, const char *key, const char *title, unsigned unit)
