@@ -18,11 +18,6 @@ static const char *severity_word(int sev)
 	return sev == APX_SEV_CRITICAL ? "critical" : sev == APX_SEV_WARNING ? "warning" : "info";
 }
 
-static const char *status_word(enum apx_read_status s)
-{
-	return s == APX_READ_COMPLETE ? "complete" : s == APX_READ_TRUNCATED ? "truncated" : "damaged";
-}
-
 static const struct apx_rcol run_cols[] = {
 	{ "files", "files", APX_UNIT_COUNT },
 	{ "pid", "main pid", APX_UNIT_ID },
@@ -72,71 +67,27 @@ static void summary(struct apx_rdoc *d)
 	struct apx_rtable *t = apx_rdoc_table(d, APX_SEC_SUMMARY, "run", "Run");
 
 	APX_RTABLE_SET_COLS(t, run_cols);
-	if (apx_rtable_row(t) == 0) {
-		apx_rtable_u64(t, 0, m->nfiles);
-		apx_rtable_u64(t, 1, m->nfiles ? m->files[0].pid : 0);
-		apx_rtable_u64(t, 2, m->wall_ns);
-		apx_rtable_u64(t, 3, m->gpu.busy_ns);
-		apx_rtable_num(t, 4, apx_gpu_time_pct(m, m->gpu.busy_ns));
-		apx_rtable_u64(t, 5, m->k.n);
-		apx_rtable_u64(t, 6, m->kernel_total_ns);
-		apx_rtable_u64(t, 7, m->names.n);
-		if (m->nfiles) {
-			apx_rtable_str(d, t, 8, m->files[0].host);
-			apx_rtable_str(d, t, 9, m->files[0].argv);
-		}
-	}
+	if (apx_rtable_row(t) == 0)
+		apx_rdoc_run_cells(d, t);
 
 	t = apx_rdoc_table(d, APX_SEC_SUMMARY, "steady_state", "Steady state");
 	APX_RTABLE_SET_COLS(t, steady_state_cols);
-	if (apx_rtable_row(t) == 0) {
-		apx_rtable_str(d, t, 0, apx_step_source_name(st->source));
-		apx_rtable_u64(t, 1, st->count);
-		if (st->source != APX_STEPS_NONE) {
-			apx_rtable_u64(t, 2, st->median_ns);
-			apx_rtable_u64(t, 3, st->p95_ns);
-			apx_rtable_num(t, 4, st->busy_pct);
-			apx_rtable_u64(t, 5, st->setup_ns);
-			apx_rtable_u64(t, 6, st->teardown_ns);
-		}
-	}
+	if (apx_rtable_row(t) == 0)
+		apx_rdoc_steady_cells(d, t);
 	if (st->source == APX_STEPS_NONE)
 		apx_rdoc_note(d, APX_SEC_SUMMARY,
 			      "no repeating step found: the numbers are for the whole run");
 
 	t = apx_rdoc_table(d, APX_SEC_SUMMARY, "devices", "GPUs");
 	APX_RTABLE_SET_COLS(t, devices_cols);
-	for (size_t i = 0; i < m->ndevices; i++) {
-		const struct apx_an_device *dv = &m->devices[i];
-
-		if (!dv->known || apx_rtable_row(t) < 0)
-			continue;
-		apx_rtable_u64(t, 0, dv->id);
-		apx_rtable_str(d, t, 1, dv->name);
-		apx_rtable_u64(t, 2, dv->sm_count);
-		apx_rtable_u64(t, 3, dv->cc_major);
-		apx_rtable_u64(t, 4, dv->cc_minor);
-		apx_rtable_u64(t, 5, dv->mem_bytes);
-		apx_rtable_u64(t, 6, dv->l2_bytes);
-		apx_rtable_num(t, 7, apx_link_peak_bps(m, dv->id));
-	}
+	for (size_t i = 0; i < m->ndevices; i++)
+		if (m->devices[i].known && apx_rtable_row(t) == 0)
+			apx_rdoc_device_cells(d, t, &m->devices[i]);
 
 	t = apx_rdoc_table(d, APX_SEC_SUMMARY, "processes", "Processes");
 	APX_RTABLE_SET_COLS(t, processes_cols);
-	for (size_t i = 0; i < m->nfiles; i++) {
-		const struct apx_an_file *f = &m->files[i];
-
-		if (apx_rtable_row(t) < 0)
-			break;
-		apx_rtable_u64(t, 0, f->pid);
-		apx_rtable_u64(t, 1, f->kernels);
-		apx_rtable_u64(t, 2, f->kernel_ns);
-		apx_rtable_u64(t, 3, f->copies);
-		apx_rtable_u64(t, 4, f->copy_bytes);
-		apx_rtable_u64(t, 5, f->copy_ns);
-		apx_rtable_str(d, t, 6, f->degraded);
-		apx_rtable_str(d, t, 7, f->argv);
-	}
+	for (size_t i = 0; i < m->nfiles && apx_rtable_row(t) == 0; i++)
+		apx_rdoc_file_cells(d, t, &m->files[i]);
 }
 
 /* A finding's metrics as a one-row table, a column per metric. */
@@ -377,26 +328,8 @@ static void method(struct apx_rdoc *d)
 	struct apx_rtable *t = apx_rdoc_table(d, APX_SEC_METHOD, "files", "Trace files");
 
 	APX_RTABLE_SET_COLS(t, files_cols);
-	for (size_t i = 0; i < m->nfiles; i++) {
-		const struct apx_an_file *f = &m->files[i];
-		uint64_t lost = 0;
-
-		for (unsigned k = 0; k <= APX_LOSS_OTHER; k++)
-			lost += f->lost[k];
-		if (apx_rtable_row(t) < 0)
-			break;
-		apx_rtable_str(d, t, 0, f->path);
-		apx_rtable_u64(t, 1, f->pid);
-		apx_rtable_str(d, t, 2, f->producer);
-		apx_rtable_str(d, t, 3, f->producer_version);
-		apx_rtable_str(d, t, 4, f->level);
-		apx_rtable_str(d, t, 5, status_word(f->status));
-		apx_rtable_u64(t, 6, f->records);
-		apx_rtable_u64(t, 7, lost);
-		apx_rtable_u64(t, 8, f->records_unreadable);
-		apx_rtable_str(d, t, 9, f->damage);
-		apx_rtable_str(d, t, 10, f->degraded);
-	}
+	for (size_t i = 0; i < m->nfiles && apx_rtable_row(t) == 0; i++)
+		apx_rdoc_file_cells(d, t, &m->files[i]);
 	apx_rdoc_note(d, APX_SEC_METHOD, "kernels replayed: no; apx-inject traces: CUPTI activity "
 		      "records and callbacks (docs/report.md, \"How this was measured\")");
 }

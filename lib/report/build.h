@@ -7,6 +7,19 @@
 
 #include "report/doc.h"
 
+/* cells.c: a thing's cells by column key, for every table that shows it (the last row of t) */
+void apx_rdoc_run_cells(struct apx_rdoc *d, struct apx_rtable *t);
+void apx_rdoc_steady_cells(struct apx_rdoc *d, struct apx_rtable *t);
+void apx_rdoc_device_cells(struct apx_rdoc *d, struct apx_rtable *t,
+			   const struct apx_an_device *dv);
+void apx_rdoc_file_cells(struct apx_rdoc *d, struct apx_rtable *t, const struct apx_an_file *f);
+void apx_rdoc_xfer_cells(struct apx_rdoc *d, struct apx_rtable *t, unsigned dir, unsigned k);
+void apx_rdoc_kernel_cells(struct apx_rdoc *d, struct apx_rtable *t,
+			   const struct apx_an_name *nm);
+void apx_rdoc_stream_cells(struct apx_rtable *t, const struct apx_an_stream *s);
+void apx_rdoc_range_cells(struct apx_rdoc *d, struct apx_rtable *t, const struct apx_an_range *r);
+void apx_rdoc_cpu_cells(struct apx_rtable *t, const struct apx_an_file *f);
+
 /* build_gpu.c */
 void apx_rdoc_build_kernels(struct apx_rdoc *d);
 void apx_rdoc_build_transfers(struct apx_rdoc *d);

@@ -76,23 +76,11 @@ static void summary_json(struct apx_rdoc *d)
 	struct apx_rtable *r = apx_rdoc_view_table(d, s, "json:run", APX_VIEW_JSON);
 	struct apx_rtable *t = apx_rdoc_view_table(d, s, "json:steady_state", APX_VIEW_JSON);
 	struct apx_rtable *v = apx_rdoc_view_table(d, s, "json:devices", APX_VIEW_JSON);
-	const uint64_t steps[] = { st->first_ns, st->last_ns, st->median_ns, st->p95_ns,
-				   st->min_ns, st->max_ns, 0, st->setup_ns, st->teardown_ns };
 	const int found = st->source != APX_STEPS_NONE;
-	unsigned c = 0;
 
 	APX_RTABLE_SET_VCOLS(r, run_json_cols);
-	if (apx_rtable_row(r) == 0) {
-		const uint64_t u[] = { m->run_start_ns, m->run_end_ns, m->wall_ns, m->gpu.busy_ns,
-				       m->warmup_end_ns, m->steady_ns };
-
-		for (unsigned k = 0; k < 6; k++)
-			apx_rtable_u64(r, k, u[k]);
-		apx_rtable_num(r, 6, apx_gpu_time_pct(m, m->gpu.busy_ns));
-		apx_rtable_u64(r, 7, m->k.n);
-		apx_rtable_u64(r, 8, m->kernel_total_ns);
-		apx_rtable_u64(r, 9, m->names.n);
-	}
+	if (apx_rtable_row(r) == 0)
+		apx_rdoc_run_cells(d, r);
 	apx_rdoc_json(d, s, "run", r, APX_RJ_OBJECT, 0);
 
 	apx_rtable_vcols(t, steady_json_cols, 2);
@@ -103,38 +91,14 @@ static void summary_json(struct apx_rdoc *d)
 	if (found)
 		apx_rtable_vcols(t, &steady_json_cols[ST_FIRST],
 				 sizeof(steady_json_cols) / sizeof(steady_json_cols[0]) - ST_FIRST);
-	if (apx_rtable_row(t) == 0) {
-		apx_rtable_str(d, t, c++, apx_step_source_name(st->source));
-		apx_rtable_u64(t, c++, st->count);
-		if (found && st->source == APX_STEPS_KERNELS)
-			apx_rtable_u64(t, c++, st->period);
-		if (found && st->name[0])
-			apx_rtable_str(d, t, c++, st->name);
-		for (unsigned k = 0; found && k < sizeof(steps) / sizeof(steps[0]); k++, c++)
-			if (k == 6)
-				apx_rtable_num(t, c, st->busy_pct);
-			else
-				apx_rtable_u64(t, c, steps[k]);
-	}
+	if (apx_rtable_row(t) == 0)
+		apx_rdoc_steady_cells(d, t);
 	apx_rdoc_json(d, s, "steady_state", t, APX_RJ_OBJECT, 0);
 
 	APX_RTABLE_SET_VCOLS(v, devices_json_cols);
-	for (size_t i = 0; i < m->ndevices; i++) {
-		const struct apx_an_device *dv = &m->devices[i];
-
-		if (!dv->known || apx_rtable_row(v) < 0)
-			continue;
-		apx_rtable_u64(v, 0, dv->id);
-		apx_rtable_str(d, v, 1, dv->name);
-		apx_rtable_u64(v, 2, dv->sm_count);
-		apx_rtable_u64(v, 3, dv->cc_major);
-		apx_rtable_u64(v, 4, dv->cc_minor);
-		apx_rtable_u64(v, 5, dv->mem_bytes);
-		apx_rtable_u64(v, 6, dv->l2_bytes);
-		apx_rtable_u64(v, 7, dv->persist_l2_max);
-		apx_rtable_u64(v, 8, dv->bw_bps);
-		apx_rtable_num(v, 9, apx_link_peak_bps(m, dv->id));
-	}
+	for (size_t i = 0; i < m->ndevices; i++)
+		if (m->devices[i].known && apx_rtable_row(v) == 0)
+			apx_rdoc_device_cells(d, v, &m->devices[i]);
 	apx_rdoc_json(d, s, "devices", v, APX_RJ_ARRAY, 0);
 }
 
@@ -159,19 +123,8 @@ static void processes(struct apx_rdoc *d)
 		return;
 	t = apx_rdoc_view_table(d, APX_SEC_SUMMARY, "text:processes", APX_VIEW_TEXT);
 	APX_RTABLE_SET_VCOLS(t, processes_text_cols);
-	for (size_t i = 0; i < m->nfiles; i++) {
-		const struct apx_an_file *f = &m->files[i];
-
-		if (apx_rtable_row(t) < 0)
-			break;
-		apx_rtable_u64(t, 0, f->pid);
-		apx_rtable_u64(t, 1, f->kernels);
-		apx_rtable_u64(t, 2, f->kernel_ns);
-		apx_rtable_u64(t, 3, f->copies);
-		apx_rtable_u64(t, 4, f->copy_bytes);
-		apx_rtable_u64(t, 5, f->copy_ns);
-		apx_rtable_str(d, t, 6, f->argv);
-	}
+	for (size_t i = 0; i < m->nfiles && apx_rtable_row(t) == 0; i++)
+		apx_rdoc_file_cells(d, t, &m->files[i]);
 	apx_rdoc_line(d, APX_SEC_SUMMARY, 0, "%s", "");
 	apx_rdoc_blk_table(d, APX_SEC_SUMMARY, t);
 }
@@ -582,35 +535,8 @@ static void files_json(struct apx_rdoc *d)
 	struct apx_rtable *j = apx_rdoc_view_table(d, APX_SEC_METHOD, "json:files", APX_VIEW_JSON);
 
 	APX_RTABLE_SET_VCOLS(j, files_json_cols);
-	for (size_t i = 0; i < m->nfiles; i++) {
-		const struct apx_an_file *a = &m->files[i];
-		uint64_t lost = 0;
-
-		for (unsigned k = 0; k <= APX_LOSS_OTHER; k++)
-			lost += a->lost[k];
-		if (apx_rtable_row(j) < 0)
-			break;
-		apx_rtable_str(d, j, 0, a->path);
-		apx_rtable_u64(j, 1, a->pid);
-		apx_rtable_u64(j, 2, a->ppid);
-		apx_rtable_str(d, j, 3, a->argv);
-		apx_rtable_str(d, j, 4, a->host);
-		apx_rtable_str(d, j, 5, a->producer);
-		apx_rtable_str(d, j, 6, a->producer_version);
-		apx_rtable_str(d, j, 7, a->level);
-		apx_rtable_str(d, j, 8, a->status == APX_READ_COMPLETE ? "complete"
-				     : a->status == APX_READ_TRUNCATED ? "truncated" : "damaged");
-		apx_rtable_str(d, j, 9, a->damage);
-		apx_rtable_str(d, j, 10, a->degraded);
-		apx_rtable_u64(j, 11, a->records);
-		apx_rtable_u64(j, 12, lost);
-		apx_rtable_u64(j, 13, a->records_unreadable);
-		apx_rtable_u64(j, 14, a->kernels);
-		apx_rtable_u64(j, 15, a->kernel_ns);
-		apx_rtable_u64(j, 16, a->copies);
-		apx_rtable_u64(j, 17, a->copy_bytes);
-		apx_rtable_u64(j, 18, a->copy_ns);
-	}
+	for (size_t i = 0; i < m->nfiles && apx_rtable_row(j) == 0; i++)
+		apx_rdoc_file_cells(d, j, &m->files[i]);
 	apx_rdoc_json(d, APX_SEC_METHOD, "files", j, APX_RJ_ARRAY, 0);
 }
 

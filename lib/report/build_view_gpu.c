@@ -50,7 +50,7 @@ static const struct apx_rvcol kernels_json_cols[] = {
 	{ .key = "mangled", .title = "mangled", .unit = APX_UNIT_TEXT },
 	{ .key = "count", .title = "count", .unit = APX_UNIT_COUNT },
 	{ .key = "total_ns", .title = "total", .unit = APX_UNIT_NS },
-	{ .key = "mean_ns", .title = "mean", .unit = APX_UNIT_NS },
+	{ .key = "mean_floor_ns", .title = "mean", .unit = APX_UNIT_NS, .h.jkey = "mean_ns" },
 	{ .key = "min_ns", .title = "min", .unit = APX_UNIT_NS },
 	{ .key = "max_ns", .title = "max", .unit = APX_UNIT_NS },
 	{ .key = "p50_ns", .title = "p50", .unit = APX_UNIT_NS },
@@ -103,7 +103,6 @@ static void kernels_json(struct apx_rdoc *d)
 {
 	const struct apx_model *m = d->m;
 	struct apx_rtable *j = apx_rdoc_view_table(d, APX_SEC_KERNELS, "json:kernels", APX_VIEW_JSON);
-	char name[4096];
 
 	APX_RTABLE_SET_VCOLS(j, kernels_json_cols);
 	for (size_t i = 0; i < m->names.n; i++) {
@@ -113,27 +112,7 @@ static void kernels_json(struct apx_rdoc *d)
 			continue;
 		if (apx_rtable_row(j) < 0)
 			break;
-		apx_rtable_str(d, j, 0, apx_kernel_display_name(a, name, sizeof(name)));
-		apx_rtable_text(d, j, 1, a->text, a->len);
-		apx_rtable_u64(j, 2, a->count);
-		apx_rtable_u64(j, 3, a->total_ns);
-		apx_rtable_u64(j, 4, a->total_ns / a->count);
-		apx_rtable_u64(j, 5, a->min_ns);
-		apx_rtable_u64(j, 6, a->max_ns);
-		apx_rtable_u64(j, 7, a->p50_ns);
-		apx_rtable_u64(j, 8, a->p95_ns);
-		apx_rtable_num(j, 9, m->kernel_total_ns
-					     ? 100.0 * (double)a->total_ns / (double)m->kernel_total_ns
-					     : 0);
-		for (unsigned k = 0; k < 3; k++) {
-			apx_rtable_u64(j, 10 + k, a->grid[k]);
-			apx_rtable_u64(j, 13 + k, a->block[k]);
-		}
-		apx_rtable_u64(j, 16, a->regs);
-		apx_rtable_u64(j, 17, a->smem_static);
-		apx_rtable_u64(j, 18, a->smem_dynamic);
-		if (a->occupancy >= 0)
-			apx_rtable_num(j, 19, a->occupancy);
+		apx_rdoc_kernel_cells(d, j, a);
 	}
 	apx_rdoc_json(d, APX_SEC_KERNELS, "kernels", j, APX_RJ_ARRAY, 0);
 }
@@ -146,7 +125,6 @@ void apx_rdoc_view_kernels(struct apx_rdoc *d)
 	struct apx_rtable *t = apx_rdoc_view_table(d, s, "text:kernels", APX_VIEW_TEXT);
 	struct apx_rtable *l = apx_rdoc_view_table(d, s, "text:launches", APX_VIEW_TEXT);
 	const struct apx_an_name *top[256];
-	char name[4096], b[32];
 	size_t n;
 
 	kernels_json(d);
@@ -158,29 +136,10 @@ void apx_rdoc_view_kernels(struct apx_rdoc *d)
 	APX_RTABLE_SET_VCOLS(t, kernels_text_cols);
 	APX_RTABLE_SET_VCOLS(l, launch_text_cols);
 	for (size_t i = 0; i < n && i < d->top; i++) {
-		const struct apx_an_name *nm = top[i];
-		const char *dn = apx_kernel_display_name(nm, name, sizeof(name));
-
 		if (apx_rtable_row(t) < 0 || apx_rtable_row(l) < 0)
 			break;
-		apx_rtable_num(t, 0, pct((double)nm->total_ns, (double)m->kernel_total_ns));
-		apx_rtable_u64(t, 1, nm->total_ns);
-		apx_rtable_u64(t, 2, nm->count);
-		apx_rtable_num(t, 3, (double)nm->total_ns / (double)nm->count);
-		apx_rtable_u64(t, 4, nm->p50_ns);
-		apx_rtable_u64(t, 5, nm->p95_ns);
-		apx_rtable_u64(t, 6, nm->max_ns);
-		apx_rtable_str(d, t, 7, dn);
-		snprintf(b, sizeof(b), "%ux%ux%u", nm->grid[0], nm->grid[1], nm->grid[2]);
-		apx_rtable_str(d, l, 0, b);
-		snprintf(b, sizeof(b), "%ux%ux%u", nm->block[0], nm->block[1], nm->block[2]);
-		apx_rtable_str(d, l, 1, b);
-		apx_rtable_u64(l, 2, nm->regs);
-		apx_rtable_u64(l, 3, nm->smem_static);
-		apx_rtable_u64(l, 4, nm->smem_dynamic);
-		if (nm->occupancy >= 0)
-			apx_rtable_num(l, 5, 100 * nm->occupancy);
-		apx_rtable_str(d, l, 6, dn);
+		apx_rdoc_kernel_cells(d, t, top[i]);
+		apx_rdoc_kernel_cells(d, l, top[i]);
 	}
 	apx_rdoc_blk_table(d, s, t);
 	apx_rdoc_line(d, s, 0, "%s", "");
@@ -202,7 +161,8 @@ static const struct apx_rvcol transfers_text_cols[] = {
 };
 static const struct apx_rvcol transfers_json_cols[] = {
 	{ .key = "direction", .title = "dir", .unit = APX_UNIT_TEXT },
-	{ .key = "host_memory", .title = "host memory", .unit = APX_UNIT_TEXT },
+	{ .key = "host_memory_kind", .title = "host memory", .unit = APX_UNIT_TEXT,
+	  .h.jkey = "host_memory" },
 	{ .key = "count", .title = "count", .unit = APX_UNIT_COUNT },
 	{ .key = "bytes", .title = "bytes", .unit = APX_UNIT_BYTES },
 	{ .key = "min_bytes", .title = "min", .unit = APX_UNIT_BYTES },
@@ -223,39 +183,13 @@ void apx_rdoc_view_transfers(struct apx_rdoc *d)
 
 	APX_RTABLE_SET_VCOLS(t, transfers_text_cols);
 	APX_RTABLE_SET_VCOLS(j, transfers_json_cols);
-	for (unsigned dir = 0; dir < APX_COPY__COUNT; dir++) {
+	for (unsigned dir = 0; dir < APX_COPY__COUNT; dir++)
 		for (unsigned k = 0; k < APX_MEM__COUNT; k++) {
-			const struct apx_an_xfer *x = &m->xfer[dir][k];
-			double peak = dir == APX_COPY_H2D || dir == APX_COPY_D2H
-					      ? apx_link_peak_bps(m, m->devices[0].id) : 0;
-			double rate = x->dur_ns ? (double)x->bytes / (double)x->dur_ns : 0;
-
-			if (!x->count || apx_rtable_row(t) < 0 || apx_rtable_row(j) < 0)
+			if (!m->xfer[dir][k].count || apx_rtable_row(t) < 0 || apx_rtable_row(j) < 0)
 				continue;
-			apx_rtable_str(d, t, 0, apx_copy_kind_name(dir));
-			apx_rtable_str(d, t, 1, dir == APX_COPY_D2D || dir == APX_COPY_P2P
-							? "(device)" : apx_mem_kind_name(k));
-			apx_rtable_u64(t, 2, x->count);
-			apx_rtable_u64(t, 3, x->bytes);
-			apx_rtable_u64(t, 4, x->min_bytes);
-			apx_rtable_u64(t, 5, x->max_bytes);
-			apx_rtable_u64(t, 6, x->dur_ns);
-			apx_rtable_num(t, 7, (double)x->dur_ns / (double)x->count);
-			apx_rtable_num(t, 8, rate);
-			if (peak > 0)
-				apx_rtable_num(t, 9, 100.0 * rate * 1e9 / peak);
-			apx_rtable_str(d, j, 0, apx_copy_kind_name(dir));
-			apx_rtable_str(d, j, 1, apx_mem_kind_name(k));
-			apx_rtable_u64(j, 2, x->count);
-			apx_rtable_u64(j, 3, x->bytes);
-			apx_rtable_u64(j, 4, x->min_bytes);
-			apx_rtable_u64(j, 5, x->max_bytes);
-			apx_rtable_u64(j, 6, x->dur_ns);
-			apx_rtable_num(j, 7, rate);
-			apx_rtable_u64(j, 8, x->small);
-			apx_rtable_u64(j, 9, x->sync_count);
+			apx_rdoc_xfer_cells(d, t, dir, k);
+			apx_rdoc_xfer_cells(d, j, dir, k);
 		}
-	}
 	apx_rdoc_json(d, s, "transfers", j, APX_RJ_ARRAY, 0);
 
 	apx_rdoc_blk_table(d, s, t);
@@ -644,17 +578,8 @@ void apx_rdoc_view_streams(struct apx_rdoc *d)
 	char b1[32], b2[32];
 
 	APX_RTABLE_SET_VCOLS(t, streams_cols);
-	for (size_t i = 0; i < m->streams.n; i++) {
-		const struct apx_an_stream *st = APX_VEC_AT(&m->streams, struct apx_an_stream, i);
-
-		if (apx_rtable_row(t) < 0)
-			break;
-		apx_rtable_u64(t, 0, st->device);
-		apx_rtable_u64(t, 1, st->id);
-		apx_rtable_u64(t, 2, st->kernels);
-		apx_rtable_u64(t, 3, st->copies);
-		apx_rtable_u64(t, 4, st->busy_ns);
-	}
+	for (size_t i = 0; i < m->streams.n && apx_rtable_row(t) == 0; i++)
+		apx_rdoc_stream_cells(t, APX_VEC_AT(&m->streams, struct apx_an_stream, i));
 	apx_rdoc_json(d, s, "streams", t, APX_RJ_ARRAY, 0);
 
 	if (!m->streams.n) {
@@ -704,17 +629,9 @@ void apx_rdoc_view_nvtx(struct apx_rdoc *d)
 
 		if (apx_rtable_row(j) < 0)
 			break;
-		apx_rtable_text(d, j, 0, r->name, r->name_len);
-		apx_rtable_u64(j, 1, r->count);
-		apx_rtable_u64(j, 2, r->wall_ns);
-		apx_rtable_u64(j, 3, r->gpu_ns);
-		if (i >= d->top || apx_rtable_row(t) < 0)
-			continue;
-		apx_rtable_u64(t, 0, r->count);
-		apx_rtable_u64(t, 1, r->wall_ns);
-		apx_rtable_u64(t, 2, r->gpu_ns);
-		apx_rtable_num(t, 3, pct((double)r->gpu_ns, (double)r->wall_ns));
-		apx_rtable_text(d, t, 4, r->name, r->name_len);
+		apx_rdoc_range_cells(d, j, r);
+		if (i < d->top && apx_rtable_row(t) == 0)
+			apx_rdoc_range_cells(d, t, r);
 	}
 	apx_rdoc_json(d, s, "nvtx", j, APX_RJ_ARRAY, 0);
 	if (!m->ranges.n)
@@ -923,33 +840,16 @@ void apx_rdoc_view_cpu(struct apx_rdoc *d)
 	apx_rdoc_blk(d, s, &(struct apx_rblk){ .kind = APX_RB_HEADER, .t = t });
 	for (size_t fi = 0; fi < m->nfiles; fi++) {
 		const struct apx_an_file *f = &m->files[fi];
-		const struct apx_an_cpu *last = &f->cpu_last;
-		double wall;
 
 		if (!f->has_cpu) {
 			apx_rdoc_line(d, s, 2, "%-8" PRIu64 " no CPU samples", f->pid);
 			continue;
 		}
-		wall = (double)(last->ts - (f->first_ns != UINT64_MAX ? f->first_ns : last->ts));
 		if (apx_rtable_row(t) < 0 || apx_rtable_row(j) < 0)
 			break;
-		apx_rtable_u64(t, 0, f->pid);
-		apx_rtable_num(t, 1, wall);
-		apx_rtable_u64(t, 2, last->utime);
-		apx_rtable_u64(t, 3, last->stime);
-		apx_rtable_num(t, 4, pct((double)(last->utime + last->stime), wall));
-		apx_rtable_u64(t, 5, last->vol);
-		apx_rtable_u64(t, 6, last->invol);
-		apx_rtable_u64(t, 7, f->threads_max);
-		apx_rtable_u64(t, 8, last->peak);
+		apx_rdoc_cpu_cells(t, f);
 		apx_rdoc_blk_rows(d, s, t, t->nrows - 1, 1);
-		apx_rtable_u64(j, 0, f->pid);
-		apx_rtable_u64(j, 1, last->utime);
-		apx_rtable_u64(j, 2, last->stime);
-		apx_rtable_u64(j, 3, last->vol);
-		apx_rtable_u64(j, 4, last->invol);
-		apx_rtable_u64(j, 5, f->threads_max);
-		apx_rtable_u64(j, 6, last->peak);
+		apx_rdoc_cpu_cells(j, f);
 	}
 	apx_rdoc_json(d, s, "cpu", j, APX_RJ_ARRAY, 0);
 }

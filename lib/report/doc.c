@@ -396,6 +396,44 @@ const struct apx_rcell *apx_rtable_cell(const struct apx_rtable *t, size_t row, 
 	return &t->cells[row * t->ncols + col];
 }
 
+int apx_rtable_col_of(const struct apx_rtable *t, const char *key)
+{
+	for (unsigned c = 0; t && c < t->ncols; c++)
+		if (!strcmp(t->col[c].key, key))
+			return (int)c;
+	return -1;
+}
+
+void apx_rtable_knum(struct apx_rtable *t, const char *key, double v)
+{
+	int c = apx_rtable_col_of(t, key);
+
+	if (c >= 0)
+		apx_rtable_num(t, (unsigned)c, v);
+}
+
+void apx_rtable_ku64(struct apx_rtable *t, const char *key, uint64_t v)
+{
+	int c = apx_rtable_col_of(t, key);
+
+	if (c >= 0)
+		apx_rtable_u64(t, (unsigned)c, v);
+}
+
+void apx_rtable_ktext(struct apx_rdoc *d, struct apx_rtable *t, const char *key, const char *s,
+		      size_t len)
+{
+	int c = apx_rtable_col_of(t, key);
+
+	if (c >= 0)
+		apx_rtable_text(d, t, (unsigned)c, s, len);
+}
+
+void apx_rtable_kstr(struct apx_rdoc *d, struct apx_rtable *t, const char *key, const char *s)
+{
+	apx_rtable_ktext(d, t, key, s, s ? strlen(s) : 0);
+}
+
 const char *apx_rcell_fmt(char *buf, size_t cap, const struct apx_rtable *t, size_t row,
 			  unsigned col)
 {

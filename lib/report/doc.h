@@ -281,6 +281,15 @@ void apx_rtable_text(struct apx_rdoc *d, struct apx_rtable *t, unsigned col, con
 		     size_t len);
 void apx_rtable_str(struct apx_rdoc *d, struct apx_rtable *t, unsigned col, const char *s);
 const struct apx_rcell *apx_rtable_cell(const struct apx_rtable *t, size_t row, unsigned col);
+/* A cell of the last row by its column's key: a key t does not have is skipped, so that one
+ * function fills the row of a thing in every table that shows it (cells.c). The index of a
+ * key, or -1. */
+int apx_rtable_col_of(const struct apx_rtable *t, const char *key);
+void apx_rtable_knum(struct apx_rtable *t, const char *key, double v);
+void apx_rtable_ku64(struct apx_rtable *t, const char *key, uint64_t v);
+void apx_rtable_kstr(struct apx_rdoc *d, struct apx_rtable *t, const char *key, const char *s);
+void apx_rtable_ktext(struct apx_rdoc *d, struct apx_rtable *t, const char *key, const char *s,
+		      size_t len);
 /* A copy of s owned by the document ("" on ENOMEM). */
 const char *apx_rdoc_strdup(struct apx_rdoc *d, const char *s, size_t len);
 /* A line of prose under section s (printf format). */
