@@ -158,21 +158,7 @@ void apx_rdoc_build_sync(struct apx_rdoc *d)
 		apx_rdoc_note(d, APX_SEC_SYNC, "no synchronization records");
 		return;
 	}
-	if (m->sync_implicit_count && apx_rtable_row(t) == 0) {
-		apx_rtable_str(d, t, 0, "implicit (sync copy)");
-		apx_rtable_u64(t, 1, m->sync_implicit_count);
-		apx_rtable_u64(t, 2, m->sync_implicit_ns);
-		apx_rtable_num(t, 3, (double)m->sync_implicit_ns / (double)m->sync_implicit_count);
-	}
-	for (unsigned k = 0; k < APX_SYNC_KIND__COUNT; k++) {
-		if (!m->sync_count[k] || apx_rtable_row(t) < 0)
-			continue;
-		apx_rtable_str(d, t, 0, apx_sync_kind_name(k));
-		apx_rtable_u64(t, 1, m->sync_count[k]);
-		if (k != APX_SYNC_KIND_STREAM_WAIT_EVENT)	/* GPU-side: the host never waits */
-			apx_rtable_u64(t, 2, m->sync_ns[k]);
-		apx_rtable_num(t, 3, (double)m->sync_ns[k] / (double)m->sync_count[k]);
-	}
+	apx_rdoc_sync_rows(d, t);
 	apx_rdoc_note(d, APX_SEC_SYNC, "host blocked in synchronization: %.3f ms (%.1f%% of the run)",
 		      (double)m->sync_total_ns / 1e6, pct((double)m->sync_total_ns, (double)m->wall_ns));
 }

@@ -245,23 +245,13 @@ void apx_rdoc_view_sync(struct apx_rdoc *d)
 		apx_rtable_u64(j, 2, m->sync_implicit_ns);
 		apx_rtable_u64(j, 3, m->steps);
 	}
-	if (m->sync_implicit_count && apx_rtable_row(t) == 0) {
-		apx_rtable_str(d, t, 0, "implicit (sync copy)");
-		apx_rtable_u64(t, 1, m->sync_implicit_count);
-		apx_rtable_u64(t, 2, m->sync_implicit_ns);
-		apx_rtable_num(t, 3, (double)m->sync_implicit_ns / (double)m->sync_implicit_count);
-	}
-	for (unsigned k = 0; k < APX_SYNC_KIND__COUNT; k++) {
-		if (!m->sync_count[k] || apx_rtable_row(jk) < 0 || apx_rtable_row(t) < 0)
+	apx_rdoc_sync_rows(d, t);
+	for (unsigned k = 0; k < APX_SYNC_KIND__COUNT; k++) {	/* JSON: no implicit row */
+		if (!m->sync_count[k] || apx_rtable_row(jk) < 0)
 			continue;
 		apx_rtable_str(d, jk, 0, apx_sync_kind_name(k));
 		apx_rtable_u64(jk, 1, m->sync_count[k]);
 		apx_rtable_u64(jk, 2, m->sync_ns[k]);
-		apx_rtable_str(d, t, 0, apx_sync_kind_name(k));
-		apx_rtable_u64(t, 1, m->sync_count[k]);
-		if (k != APX_SYNC_KIND_STREAM_WAIT_EVENT)	/* the host did not wait */
-			apx_rtable_u64(t, 2, m->sync_ns[k]);
-		apx_rtable_num(t, 3, (double)m->sync_ns[k] / (double)m->sync_count[k]);
 	}
 	apx_rdoc_json(d, s, "synchronization", j, APX_RJ_OBJECT, 0);
 	apx_rdoc_json(d, s, "kinds", jk, APX_RJ_ARRAY, 1);

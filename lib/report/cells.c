@@ -1,6 +1,7 @@
 /*
  * cells.c - the cells of the things the report document shows in several tables (the run, its
- * steady state, a device, a trace file, a class of transfers, a kernel, a stream, an NVTX range, a
+ * steady state, a device, a trace file, a class of transfers, a kernel, the kinds of
+ * synchronization, a stream, an NVTX range, a
  * process's CPU use), each set once by its column key for every table that shows it: the CSV
  * and HTML data tables (build.c, build_gpu.c) and the text and JSON views (build_view*.c).
  * A table takes the keys it has and skips the others (apx_rtable_k*, doc.c); a key means one
@@ -169,6 +170,30 @@ void apx_rdoc_kernel_cells(struct apx_rdoc *d, struct apx_rtable *t, const struc
 	if (nm->occupancy >= 0) {
 		apx_rtable_knum(t, "occupancy", nm->occupancy);
 		apx_rtable_knum(t, "occupancy_pct", 100 * nm->occupancy);
+	}
+}
+
+/* The synchronization kinds, a row each, the implicit syncs of synchronous copies first; a
+ * GPU-side wait (stream wait event) has no host-blocked time. */
+void apx_rdoc_sync_rows(struct apx_rdoc *d, struct apx_rtable *t)
+{
+	const struct apx_model *m = d->m;
+
+	if (m->sync_implicit_count && apx_rtable_row(t) == 0) {
+		apx_rtable_kstr(d, t, "kind", "implicit (sync copy)");
+		apx_rtable_ku64(t, "count", m->sync_implicit_count);
+		apx_rtable_ku64(t, "host_blocked_ns", m->sync_implicit_ns);
+		apx_rtable_knum(t, "mean_ns", (double)m->sync_implicit_ns /
+					      (double)m->sync_implicit_count);
+	}
+	for (unsigned k = 0; k < APX_SYNC_KIND__COUNT; k++) {
+		if (!m->sync_count[k] || apx_rtable_row(t) < 0)
+			continue;
+		apx_rtable_kstr(d, t, "kind", apx_sync_kind_name(k));
+		apx_rtable_ku64(t, "count", m->sync_count[k]);
+		if (k != APX_SYNC_KIND_STREAM_WAIT_EVENT)
+			apx_rtable_ku64(t, "host_blocked_ns", m->sync_ns[k]);
+		apx_rtable_knum(t, "mean_ns", (double)m->sync_ns[k] / (double)m->sync_count[k]);
 	}
 }
 
