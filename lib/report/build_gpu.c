@@ -389,10 +389,6 @@ static const struct apx_rcol uvm_events_cols[] = {
 
 void apx_rdoc_build_uvm(struct apx_rdoc *d)
 {
-	static const char *const kinds[] = { "", "CPU page faults", "GPU page faults",
-					     "migrations host->device", "migrations device->host",
-					     "migrations device->device", "thrashing", "throttling",
-					     "remote maps" };
 	const struct apx_model *m = d->m;
 	struct apx_rtable *t = apx_rdoc_table(d, APX_SEC_UVM, "events", "Unified-memory events");
 
@@ -401,13 +397,7 @@ void apx_rdoc_build_uvm(struct apx_rdoc *d)
 		apx_rdoc_note(d, APX_SEC_UVM, "no unified-memory events");
 		return;
 	}
-	for (unsigned k = 1; k <= APX_UVM_REMOTE_MAP; k++) {
-		if (!m->uvm_count[k] || apx_rtable_row(t) < 0)
-			continue;
-		apx_rtable_str(d, t, 0, kinds[k]);
-		apx_rtable_u64(t, 1, m->uvm_count[k]);
-		apx_rtable_u64(t, 2, m->uvm_bytes[k]);
-	}
+	apx_rdoc_uvm_rows(d, t);
 }
 
 static const struct apx_rcol cpu_cols[] = {

@@ -762,10 +762,6 @@ static const struct apx_rvcol uvm_json_cols[] = {
 
 void apx_rdoc_view_uvm(struct apx_rdoc *d)
 {
-	static const char *const kinds[] = { "", "CPU page faults", "GPU page faults",
-					     "migrations host->device", "migrations device->host",
-					     "migrations device->device", "thrashing", "throttling",
-					     "remote maps" };
 	const struct apx_model *m = d->m;
 	const unsigned s = APX_SEC_UVM;
 	struct apx_rtable *j = apx_rdoc_view_table(d, s, "json:unified_memory", APX_VIEW_JSON);
@@ -785,13 +781,7 @@ void apx_rdoc_view_uvm(struct apx_rdoc *d)
 	}
 	APX_RTABLE_SET_VCOLS(t, uvm_text_cols);
 	t->theader = 0;
-	for (unsigned k = 1; k <= APX_UVM_REMOTE_MAP; k++) {
-		if (!m->uvm_count[k] || apx_rtable_row(t) < 0)
-			continue;
-		apx_rtable_str(d, t, 0, kinds[k]);
-		apx_rtable_u64(t, 1, m->uvm_count[k]);
-		apx_rtable_u64(t, 2, m->uvm_bytes[k]);
-	}
+	apx_rdoc_uvm_rows(d, t);
 	apx_rdoc_blk_table(d, s, t);
 }
 

@@ -1,7 +1,7 @@
 /*
  * cells.c - the cells of the things the report document shows in several tables (the run, its
  * steady state, a device, a trace file, a class of transfers, a kernel, the kinds of
- * synchronization, a stream, an NVTX range, a
+ * synchronization and of unified-memory events, a stream, an NVTX range, a
  * process's CPU use), each set once by its column key for every table that shows it: the CSV
  * and HTML data tables (build.c, build_gpu.c) and the text and JSON views (build_view*.c).
  * A table takes the keys it has and skips the others (apx_rtable_k*, doc.c); a key means one
@@ -194,6 +194,24 @@ void apx_rdoc_sync_rows(struct apx_rdoc *d, struct apx_rtable *t)
 		if (k != APX_SYNC_KIND_STREAM_WAIT_EVENT)
 			apx_rtable_ku64(t, "host_blocked_ns", m->sync_ns[k]);
 		apx_rtable_knum(t, "mean_ns", (double)m->sync_ns[k] / (double)m->sync_count[k]);
+	}
+}
+
+/* The unified-memory events, a row a kind that happened. */
+void apx_rdoc_uvm_rows(struct apx_rdoc *d, struct apx_rtable *t)
+{
+	static const char *const kinds[] = { "", "CPU page faults", "GPU page faults",
+					     "migrations host->device", "migrations device->host",
+					     "migrations device->device", "thrashing", "throttling",
+					     "remote maps" };
+	const struct apx_model *m = d->m;
+
+	for (unsigned k = 1; k <= APX_UVM_REMOTE_MAP; k++) {
+		if (!m->uvm_count[k] || apx_rtable_row(t) < 0)
+			continue;
+		apx_rtable_kstr(d, t, "kind", kinds[k]);
+		apx_rtable_ku64(t, "count", m->uvm_count[k]);
+		apx_rtable_ku64(t, "bytes", m->uvm_bytes[k]);
 	}
 }
 
