@@ -11,9 +11,9 @@
  * their column's unit (base/unit.h). A table may carry a plot hint (what to draw it as); the
  * HTML emitter draws it, the CSV emitter prints the table, the others skip it. Each section
  * also holds its text view (blocks: prose lines, tables laid out by per-column text hints,
- * wrapped and labelled text) and its JSON view (members: tables named and nested by
- * per-column JSON paths); the tables only those views show are marked so (APX_VIEW_*), and
- * the CSV and HTML emitters skip them.
+ * wrapped and labelled text), and the document its JSON view (members, each of a section, in
+ * the schema's order: tables named and nested by per-column JSON paths); the tables only
+ * those views show are marked so (APX_VIEW_*), and the CSV and HTML emitters skip them.
  *
  * The document owns every string it holds (copied from the trace); trace text is raw bytes:
  * each emitter escapes it for its output (JSON, HTML, CSV, terminal). Single-threaded.
