@@ -102,6 +102,11 @@ struct apx_rdoc *apx_rdoc_new(const struct apx_model *m, const struct apx_findin
 	d->top = top ? top : 15;
 	for (unsigned s = 0; s < APX_SEC__COUNT; s++)
 		d->sec[s].present = !!(d->sections & 1u << s);
+	if (m && m->nfiles) {
+		d->command = apx_rdoc_strdup(d, m->files[0].argv, strlen(m->files[0].argv));
+		d->trace = apx_rdoc_strdup(d, m->files[0].path ? m->files[0].path : "",
+					   m->files[0].path ? strlen(m->files[0].path) : 0);
+	}
 	return d;
 }
 

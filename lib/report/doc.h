@@ -235,6 +235,8 @@ struct apx_rdoc {
 	const struct apx_findings *fd;
 	unsigned sections;			/* bit per enum apx_report_section */
 	unsigned top;				/* rows of the long tables */
+	const char *command, *trace;		/* the first file's command and path (its title;
+						 * NULL: no file), owned */
 	struct apx_rsection sec[APX_SEC__COUNT];
 	struct apx_rfinding *findings;		/* the main list (the findings section) */
 	size_t nfindings;
