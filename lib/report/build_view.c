@@ -418,7 +418,8 @@ static void view_startup(struct apx_rdoc *d)
 	const struct apx_findings *fd = d->fd;
 	const struct apx_an_timeline *g = &m->gpu;
 	const unsigned s = APX_SEC_STARTUP;
-	const uint64_t idle = g->startup_idle_ns < g->startup_ns ? g->startup_idle_ns : g->startup_ns;
+	const uint64_t idle = g->startup_idle_ns < g->startup_ns ? g->startup_idle_ns
+							      : g->startup_ns;
 	struct apx_rtable *j = apx_rdoc_view_table(d, s, "json:startup", APX_VIEW_JSON);
 	char b1[32], b2[32], b3[32];
 

@@ -1,9 +1,9 @@
 /*
  * build_view_gpu.c - the text and JSON views of the report document's GPU sections (doc.h):
  * kernels, transfers, synchronization, device metrics and replayed kernel counters, memory,
- * streams, NVTX ranges, L2 persistence, unified memory and CPU, one builder a section: each section's text blocks and
- * JSON members, with every sentence, order, --top cut and enum word of them. Called by
- * apx_rdoc_build_views() (build_view.c).
+ * streams, NVTX ranges, L2 persistence, unified memory and CPU, one builder a section: each
+ * section's text blocks and JSON members, with every sentence, order, --top cut and enum word
+ * of them. Called by apx_rdoc_build_views() (build_view.c).
  */
 #include <inttypes.h>
 #include <math.h>
@@ -185,7 +185,8 @@ void apx_rdoc_view_transfers(struct apx_rdoc *d)
 	APX_RTABLE_SET_VCOLS(j, transfers_json_cols);
 	for (unsigned dir = 0; dir < APX_COPY__COUNT; dir++)
 		for (unsigned k = 0; k < APX_MEM__COUNT; k++) {
-			if (!m->xfer[dir][k].count || apx_rtable_row(t) < 0 || apx_rtable_row(j) < 0)
+			if (!m->xfer[dir][k].count || apx_rtable_row(t) < 0 ||
+			    apx_rtable_row(j) < 0)
 				continue;
 			apx_rdoc_xfer_cells(d, t, dir, k);
 			apx_rdoc_xfer_cells(d, j, dir, k);

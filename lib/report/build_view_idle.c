@@ -74,7 +74,8 @@ static void idle_json(struct apx_rdoc *d)
 	cause_cols(d, j, "by_cause");
 	if (apx_rtable_row(j) == 0) {
 		apx_rtable_u64(j, 0, m->steady_start_ns);
-		apx_rtable_u64(j, 1, m->steady_end_ns == UINT64_MAX ? m->run_end_ns : m->steady_end_ns);
+		apx_rtable_u64(j, 1, m->steady_end_ns == UINT64_MAX ? m->run_end_ns
+								   : m->steady_end_ns);
 		apx_rtable_u64(j, 2, g->window_ns);
 		apx_rtable_u64(j, 3, g->window_ns > idle ? g->window_ns - idle : 0);
 		apx_rtable_u64(j, 4, idle);
@@ -175,12 +176,14 @@ void apx_rdoc_view_timelines(struct apx_rdoc *d)
 	APX_RTABLE_SET_VCOLS(j, timelines_json_cols);
 	cause_cols(d, j, "idle_by_cause");
 	for (size_t i = 0; i < m->timelines.n; i++) {
-		const struct apx_an_timeline *t = APX_VEC_AT(&m->timelines, struct apx_an_timeline, i);
+		const struct apx_an_timeline *t = APX_VEC_AT(&m->timelines, struct apx_an_timeline,
+							     i);
 		const uint64_t u[] = { t->device, t->first_ns, t->last_ns, t->busy_ns,
 				       t->kernel_busy_ns, t->copy_busy_ns, t->overlap_ns,
 				       t->copy_before_kernels_ns, t->concurrent_ns, t->idle_ns,
-				       t->before_ns, t->after_ns, t->gaps, t->window_ns, t->startup_ns,
-				       t->startup_idle_ns, t->teardown_ns, t->teardown_idle_ns };
+				       t->before_ns, t->after_ns, t->gaps, t->window_ns,
+				       t->startup_ns, t->startup_idle_ns, t->teardown_ns,
+				       t->teardown_idle_ns };
 
 		if (apx_rtable_row(j) < 0)
 			break;

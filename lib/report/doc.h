@@ -80,7 +80,8 @@ enum apx_jfmt {
 	APX_JF_ROWS,		/* the cell's table (apx_rtable_sub) as an array of objects */
 	APX_JF_KV,		/* the cell's table as one object: names from its column 0, string
 				 * values from its column 1 (key/values from the trace) */
-	APX_JF_OBJ,		/* the cell's table's first row as one object ({} without a row) */
+	APX_JF_OBJ,		/* the cell's table's first row as one object ({} without a
+				 * row) */
 };
 
 struct apx_rcol {
@@ -240,7 +241,7 @@ struct apx_rdoc {
 	struct apx_rsection sec[APX_SEC__COUNT];
 	struct apx_rfinding *findings;		/* the main list (the findings section) */
 	size_t nfindings;
-	struct apx_rfinding *sfindings;		/* start-up's own (when it does not dominate) */
+	struct apx_rfinding *sfindings;		/* start-up's own (it does not dominate) */
 	size_t nsfindings;
 	struct apx_rjson json[APX_RDOC_JSON];	/* the JSON view, in schema order */
 	unsigned njson;
