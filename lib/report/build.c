@@ -294,18 +294,8 @@ static void checks(struct apx_rdoc *d)
 	struct apx_rtable *t = apx_rdoc_table(d, APX_SEC_CHECKS, "checks", "Checks");
 
 	APX_RTABLE_SET_COLS(t, checks_cols);
-	for (size_t i = 0; i < fd->nresults; i++) {
-		const struct apx_rule_result *r = &fd->results[i];
-
-		if (apx_rtable_row(t) < 0)
-			break;
-		apx_rtable_str(d, t, 0, r->rule);
-		apx_rtable_str(d, t, 1, r->status == APX_RULE_FIRED ? "finding"
-				     : r->status == APX_RULE_CLEAN ? "ok"
-				     : r->status == APX_RULE_MINOR ? "minor" : "not_measured");
-		apx_rtable_str(d, t, 2, r->title);
-		apx_rtable_str(d, t, 3, r->why);
-	}
+	for (size_t i = 0; i < fd->nresults && apx_rtable_row(t) == 0; i++)
+		apx_rdoc_check_cells(d, t, &fd->results[i]);
 }
 
 static const struct apx_rcol files_cols[] = {

@@ -18,6 +18,8 @@ void apx_rdoc_kernel_cells(struct apx_rdoc *d, struct apx_rtable *t,
 			   const struct apx_an_name *nm);
 void apx_rdoc_sync_rows(struct apx_rdoc *d, struct apx_rtable *t);	/* adds the rows */
 void apx_rdoc_uvm_rows(struct apx_rdoc *d, struct apx_rtable *t);	/* adds the rows */
+void apx_rdoc_check_cells(struct apx_rdoc *d, struct apx_rtable *t,
+			  const struct apx_rule_result *r);
 void apx_rdoc_stream_cells(struct apx_rtable *t, const struct apx_an_stream *s);
 void apx_rdoc_range_cells(struct apx_rdoc *d, struct apx_rtable *t, const struct apx_an_range *r);
 void apx_rdoc_cpu_cells(struct apx_rtable *t, const struct apx_an_file *f);

@@ -478,15 +478,8 @@ static void view_checks(struct apx_rdoc *d)
 		char head[256], line[sizeof(r->why) + 256];
 		int col;
 
-		if (apx_rtable_row(j) == 0) {
-			apx_rtable_str(d, j, 0, r->rule);
-			apx_rtable_str(d, j, 1, r->title);
-			apx_rtable_str(d, j, 2, r->status == APX_RULE_FIRED ? "finding"
-					     : r->status == APX_RULE_CLEAN ? "ok"
-					     : r->status == APX_RULE_MINOR ? "minor"
-					     : r->status == APX_RULE_STARTUP ? "startup" : "not_measured");
-			apx_rtable_str(d, j, 3, r->why);
-		}
+		if (apx_rtable_row(j) == 0)
+			apx_rdoc_check_cells(d, j, r);
 		snprintf(head, sizeof(head), "%-16s %-14s ", r->rule,
 			 r->status == APX_RULE_FIRED ? "finding"
 			 : r->status == APX_RULE_CLEAN ? "ok"

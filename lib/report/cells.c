@@ -1,7 +1,7 @@
 /*
  * cells.c - the cells of the things the report document shows in several tables (the run, its
  * steady state, a device, a trace file, a class of transfers, a kernel, the kinds of
- * synchronization and of unified-memory events, a stream, an NVTX range, a
+ * synchronization and of unified-memory events, a rule's check, a stream, an NVTX range, a
  * process's CPU use), each set once by its column key for every table that shows it: the CSV
  * and HTML data tables (build.c, build_gpu.c) and the text and JSON views (build_view*.c).
  * A table takes the keys it has and skips the others (apx_rtable_k*, doc.c); a key means one
@@ -213,6 +213,19 @@ void apx_rdoc_uvm_rows(struct apx_rdoc *d, struct apx_rtable *t)
 		apx_rtable_ku64(t, "count", m->uvm_count[k]);
 		apx_rtable_ku64(t, "bytes", m->uvm_bytes[k]);
 	}
+}
+
+/* A rule's check: its status as the JSON schema words it (docs/report-schema.md, "check"). */
+void apx_rdoc_check_cells(struct apx_rdoc *d, struct apx_rtable *t,
+			  const struct apx_rule_result *r)
+{
+	apx_rtable_kstr(d, t, "rule", r->rule);
+	apx_rtable_kstr(d, t, "title", r->title);
+	apx_rtable_kstr(d, t, "status", r->status == APX_RULE_FIRED ? "finding"
+				 : r->status == APX_RULE_CLEAN ? "ok"
+				 : r->status == APX_RULE_MINOR ? "minor"
+				 : r->status == APX_RULE_STARTUP ? "startup" : "not_measured");
+	apx_rtable_kstr(d, t, "why", r->why);
 }
 
 void apx_rdoc_stream_cells(struct apx_rtable *t, const struct apx_an_stream *s)
