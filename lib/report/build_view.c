@@ -330,8 +330,8 @@ static const char *severity_word(int sev)
 	return sev == APX_SEV_CRITICAL ? "critical" : sev == APX_SEV_WARNING ? "warning" : "info";
 }
 
-/* A row a finding of a list (d->findings: the main list; d->sfindings: start-up's), ranked;
- * the member name, inside the previous member's object when inside is set. */
+/* The JSON member "findings": a row a finding of a list (d->findings: the main list;
+ * d->sfindings: start-up's), ranked; inside the previous member's object when inside is set. */
 static void findings_json(struct apx_rdoc *d, unsigned s, const struct apx_rfinding *rf,
 			  size_t n, int inside)
 {

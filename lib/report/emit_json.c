@@ -1,11 +1,11 @@
 /*
- * emit_json.c - the JSON emitter of the report document (doc.h): a section's members, each a
- * table written as an array of objects (a row each) or as one object, member names and
- * nesting from its columns' JSON paths ("grid/0" makes "grid":[...]). Strings go through the
- * project's one JSON writer (base/json.c). The whole report, schema "apx.report/2": the
- * document's members in the order the view builders added them (the schema's). It decides
- * nothing: names, order and which rows are the builders' (build*.c). Registered as the json
- * format in cli/report_formats.c.
+ * emit_json.c - the JSON emitter of the report document (doc.h): the whole report, schema
+ * "apx.report/2", as the document's members in the order the view builders added them (the
+ * schema's), those of the sections asked for. Each member is a table written as an array of
+ * objects (a row each) or as one object, member names and nesting from its columns' JSON
+ * paths ("grid/0" makes "grid":[...], "by_cause/uvm/ns" nested objects). Strings go through
+ * the project's one JSON writer (base/json.c). It decides nothing: names, order and which
+ * rows are the builders' (build*.c). Registered as the json format in cli/report_formats.c.
  */
 #include <errno.h>
 #include <inttypes.h>
