@@ -21,8 +21,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <apx/format.h>
-
 #include "daemon/daemon.h"
 
 #include "base/banned.h"
