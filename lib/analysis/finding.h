@@ -70,8 +70,8 @@ struct apx_finding {
 	unsigned nmetrics;
 	struct apx_evidence table;		/* optional typed evidence (table.ncols 0: none) */
 	int startup;			/* about the work before the steady state: shown in the
-					 * start-up section, ranked under the steady state's findings
-					 * unless start-up dominates the run (rules.c) */
+					 * start-up section, ranked under the steady state's
+					 * findings unless start-up dominates the run (rules.c) */
 };
 
 /* MINOR: the rule found something that would save under 1 % of a step (under 1 ms when no
@@ -128,7 +128,8 @@ void apx_evidence_cols(struct apx_finding *f, const char *label_key, unsigned nc
 		       const char *const *keys, const unsigned *units);
 double *apx_evidence_row(struct apx_finding *f, const char *label, size_t label_len);
 /* Append a formatted line to a finding text field (evidence, fix). */
-void apx_text_append(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void apx_text_append(char *buf, size_t cap, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* ---- shared by the two inputs of a rule ------------------------------------------------- */
 

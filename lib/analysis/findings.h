@@ -20,9 +20,9 @@
 /* Whether a finding belongs in the main list (else only in the start-up section). */
 int apx_finding_in_main(const struct apx_findings *fd, const struct apx_finding *f);
 
-/* Run every rule of the table (rules.c: those with a run function; the ones that also observe
- * processes share the entry with procobs.c's table) and sort the findings by estimated saving (largest first), then findings
- * without an estimate (recorded by nvperfd) by severity. When the run holds no GPU trace
+/* Run every rule of the table (rules.c; the ones that also observe processes share their entry
+ * with procobs.c's table) and sort the findings by estimated saving (largest first), then
+ * findings without an estimate (recorded by nvperfd) by severity. When the run holds no GPU trace
  * (model->no_gpu_trace: nvperfd summaries only) no rule runs: each is NOT_MEASURED, saying so. */
 void apx_rules_run(const struct apx_model *m, struct apx_findings *out);
 const struct apx_rule *apx_rules(size_t *ret_n);

@@ -55,8 +55,9 @@ void apx_procobs_run(const struct apx_procobs *o, struct apx_findings *out)
 		res->title = rules[i].title;
 		res->why[0] = 0;
 		if (short_run) {
-			snprintf(res->why, sizeof(res->why), "ran %.1f s, under threshold.min_runtime "
-				 "(%.1f s)", (double)o->run_ns / 1e9, (double)o->th.min_runtime_ns / 1e9);
+			snprintf(res->why, sizeof(res->why), "ran %.1f s, under "
+				 "threshold.min_runtime (%.1f s)", (double)o->run_ns / 1e9,
+				 (double)o->th.min_runtime_ns / 1e9);
 			res->status = APX_RULE_NOT_MEASURED;
 			continue;
 		}

@@ -30,7 +30,8 @@ struct apx_procobs_th {
 enum apx_procobs_up {			/* uprobes on the process's libcuda */
 	APX_PROCOBS_UP_NONE = 0,	/* none attached: the copy and L2 rules do not measure */
 	APX_PROCOBS_UP_ATTACHED = 1,
-	APX_PROCOBS_UP_DETACHED_RATE = 2,	/* removed over uprobe_max_rate: counts cover the start */
+	APX_PROCOBS_UP_DETACHED_RATE = 2,	/* removed over uprobe_max_rate: the counts cover
+						 * the start of the run */
 };
 
 /* [0] pageable host memory, [1] pinned */
@@ -54,7 +55,8 @@ struct apx_procobs {
 	uint64_t l2_resets;
 	/* NVML (counts of samples; 0 samples: not measured) */
 	int32_t gpu_device;		/* the last device it ran on, -1 = none seen */
-	uint64_t gpu_util_samples;	/* samples where it held a GPU whose utilization NVML gave */
+	uint64_t gpu_util_samples;	/* samples where it held a GPU whose utilization NVML
+					 * gave */
 	uint64_t gpu_idle_samples;	/* ... and that utilization was 0 */
 	int sm_valid;			/* per-process SM utilization given */
 	uint64_t sm_samples, sm_util_sum;	/* its SM utilization %, summed over sm_samples */

@@ -357,7 +357,8 @@ static void answer_status(struct apx_daemon *d, struct apx_client *c)
 		apx_ctl_escape(title, sizeof(title), f->f.title, strlen(f->f.title));
 		apx_ctl_escape(comm, sizeof(comm), f->comm, strlen(f->comm));
 		out_add(c, "finding\t%d\t%u\t%" PRIu64 "\t%u\t%s\t%s\t%s\n", (int)f->pid,
-			(unsigned)f->uid, f->unix_ms, (unsigned)f->f.severity, f->f.rule, title, comm);
+			(unsigned)f->uid, f->unix_ms, (unsigned)f->f.severity, f->f.rule, title,
+			comm);
 	}
 }
 

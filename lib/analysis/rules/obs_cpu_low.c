@@ -30,7 +30,8 @@ APX_OBS_RULE_DECL(cpu_low)
 	snprintf(f->model, sizeof(f->model), "a threshold crossed (threshold.cpu_low_pct): no "
 		 "saving estimated");
 	snprintf(f->fix, sizeof(f->fix), "see what it waits for: data loading (DataLoader "
-		 "num_workers, pin_memory), I/O, or GPU synchronization; 'apx analyze' shows where");
+		 "num_workers, pin_memory), I/O, or GPU synchronization; 'apx analyze' shows "
+		 "where");
 	apx_finding_metric(f, "cpu_pct", pct, APX_UNIT_PCT);
 	apx_finding_metric(f, "run_ns", (double)o->run_ns, APX_UNIT_NS);
 	apx_finding_metric(f, "threshold_pct", (double)o->th.cpu_low_pct, APX_UNIT_PCT);

@@ -22,8 +22,8 @@ APX_OBS_RULE_DECL(gpu_idle)
 	if (!o->th.gpu_idle_pct)
 		return apx_procobs_off(why, why_len, "threshold.gpu_idle_pct");
 	if (o->gpu_util_samples < MIN_SAMPLES) {
-		snprintf(why, why_len, "%" PRIu64 " NVML samples of its GPU's utilization (%d needed)",
-			 o->gpu_util_samples, MIN_SAMPLES);
+		snprintf(why, why_len, "%" PRIu64 " NVML samples of its GPU's utilization (%d "
+			 "needed)", o->gpu_util_samples, MIN_SAMPLES);
 		return APX_RULE_NOT_MEASURED;
 	}
 	if (o->gpu_idle_samples * 100 <= o->th.gpu_idle_pct * o->gpu_util_samples)

@@ -47,32 +47,36 @@ APX_OBS_RULE_DECL(l2_persistence)
 		return APX_RULE_NOT_MEASURED;
 	}
 	if (o->apw_persisting && !o->l2_limit_bytes) {
-		if ((f = add(o, out, APX_SEV_WARNING))) {
-			snprintf(f->title, sizeof(f->title), "%" PRIu64 " L2 access-policy windows "
-				 "asked for persisting accesses but no persisting-L2 limit was set: L2 "
-				 "persistence not in effect", o->apw_persisting);
-			snprintf(f->fix, sizeof(f->fix), "set the persisting-L2 set-aside first: "
-				 "cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, bytes); without it "
-				 "the windows do nothing");
-		}
+		f = add(o, out, APX_SEV_WARNING);
+		if (!f)
+			return APX_RULE_FIRED;
+		snprintf(f->title, sizeof(f->title), "%" PRIu64 " L2 access-policy windows asked "
+			 "for persisting accesses but no persisting-L2 limit was set: L2 "
+			 "persistence not in effect", o->apw_persisting);
+		snprintf(f->fix, sizeof(f->fix), "set the persisting-L2 set-aside first: "
+			 "cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, bytes); without it "
+			 "the windows do nothing");
 		return APX_RULE_FIRED;
 	}
 	if (o->l2_limit_bytes || o->apw_windows) {
-		if ((f = add(o, out, APX_SEV_INFO)))
-			snprintf(f->title, sizeof(f->title), "L2 persistence in use: set-aside %s, %"
-				 PRIu64 " access-policy windows (%" PRIu64 " persisting), %" PRIu64
-				 " resets", apx_procobs_fmt_bytes(a, sizeof(a), o->l2_limit_bytes),
-				 o->apw_windows, o->apw_persisting, o->l2_resets);
+		f = add(o, out, APX_SEV_INFO);
+		if (!f)
+			return APX_RULE_FIRED;
+		snprintf(f->title, sizeof(f->title), "L2 persistence in use: set-aside %s, %" PRIu64
+			 " access-policy windows (%" PRIu64 " persisting), %" PRIu64 " resets",
+			 apx_procobs_fmt_bytes(a, sizeof(a), o->l2_limit_bytes), o->apw_windows,
+			 o->apw_persisting, o->l2_resets);
 		return APX_RULE_FIRED;
 	}
 	if (o->h2d.calls[0] + o->h2d.calls[1] && o->uprobes == APX_PROCOBS_UP_ATTACHED) {
-		if ((f = add(o, out, APX_SEV_INFO))) {
-			snprintf(f->title, sizeof(f->title), "L2 persistence not used (no persisting-L2 "
-				 "limit, no access-policy window)");
-			snprintf(f->fix, sizeof(f->fix), "data reused across kernels (weights, "
-				 "embeddings) may gain from a persisting-L2 window: cudaStreamSetAttribute("
-				 "..., cudaStreamAttributeAccessPolicyWindow, ...)");
-		}
+		f = add(o, out, APX_SEV_INFO);
+		if (!f)
+			return APX_RULE_FIRED;
+		snprintf(f->title, sizeof(f->title), "L2 persistence not used (no persisting-L2 "
+			 "limit, no access-policy window)");
+		snprintf(f->fix, sizeof(f->fix), "data reused across kernels (weights, embeddings) "
+			 "may gain from a persisting-L2 window: cudaStreamSetAttribute(..., "
+			 "cudaStreamAttributeAccessPolicyWindow, ...)");
 		return APX_RULE_FIRED;
 	}
 	return APX_RULE_CLEAN;

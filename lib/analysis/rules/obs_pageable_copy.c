@@ -67,14 +67,14 @@ APX_OBS_RULE_DECL(pageable_copy)
 	f->saving_estimated = timed;
 	if (timed)
 		snprintf(rate, sizeof(rate), "%.2f GB/s in the calls", (double)pb / (double)pns);
-	snprintf(f->title, sizeof(f->title), "%s copied between host and pageable memory in %" PRIu64
-		 " calls (%s; threshold %s)", apx_procobs_fmt_bytes(a, sizeof(a), pb), pc, rate,
-		 apx_procobs_fmt_bytes(b, sizeof(b), o->th.pageable_copy_bytes));
+	snprintf(f->title, sizeof(f->title), "%s copied between host and pageable memory in %"
+		 PRIu64 " calls (%s; threshold %s)", apx_procobs_fmt_bytes(a, sizeof(a), pb), pc,
+		 rate, apx_procobs_fmt_bytes(b, sizeof(b), o->th.pageable_copy_bytes));
 	if (timed)
 		snprintf(f->model, sizeof(f->model), "bytes at the %s minus the time the pageable "
-			 "copy calls took (uprobes)", floor_used ? "host link's floor (12 GB/s) where "
-			 "the pinned copies were too small to tell" : "bandwidth its pinned copies "
-			 "reached");
+			 "copy calls took (uprobes)", floor_used ? "host link's floor (12 GB/s) "
+			 "where the pinned copies were too small to tell" : "bandwidth its pinned "
+			 "copies reached");
 	else
 		snprintf(f->model, sizeof(f->model), "a threshold crossed (threshold.pageable_copy_"
 			 "bytes); calls not timed (uprobe_copy_time = no): no saving estimated");

@@ -27,8 +27,8 @@ APX_OBS_RULE_DECL(rss_peak)
 		 apx_procobs_fmt_bytes(b, sizeof(b), o->th.rss_peak_bytes));
 	snprintf(f->model, sizeof(f->model), "a threshold crossed (threshold.rss_peak): a risk "
 		 "(host memory), no saving estimated");
-	snprintf(f->fix, sizeof(f->fix), "look for host copies of large tensors (.cpu(), .numpy()), "
-		 "datasets held in memory, or DataLoader prefetch_factor x num_workers");
+	snprintf(f->fix, sizeof(f->fix), "look for host copies of large tensors (.cpu(), "
+		 ".numpy()), datasets held in memory, or DataLoader prefetch_factor x num_workers");
 	apx_finding_metric(f, "rss_peak_bytes", (double)o->rss_peak_bytes, APX_UNIT_BYTES);
 	apx_finding_metric(f, "threshold_bytes", (double)o->th.rss_peak_bytes, APX_UNIT_BYTES);
 	return APX_RULE_FIRED;

@@ -26,8 +26,8 @@ APX_OBS_RULE_DECL(uprobe_rate)
 	if (!f)
 		return APX_RULE_FIRED;
 	f->saving_estimated = 0;
-	snprintf(f->title, sizeof(f->title), "probes removed after %" PRIu64 " libcuda calls in 1 s "
-		 "(uprobe_max_rate %" PRIu64 "): copy counts cover only the start of the run",
+	snprintf(f->title, sizeof(f->title), "probes removed after %" PRIu64 " libcuda calls in "
+		 "1 s (uprobe_max_rate %" PRIu64 "): copy counts cover only the start of the run",
 		 o->over_rate_calls, o->th.uprobe_max_rate);
 	snprintf(f->model, sizeof(f->model), "about the measurement: no saving");
 	snprintf(f->fix, sizeof(f->fix), "raise uprobe_max_rate in nvperfd.conf to keep counting "
