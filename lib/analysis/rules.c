@@ -4,39 +4,46 @@
  * Findings about start-up (f->startup) rank under every steady-state finding unless start-up
  * dominates the run (its GPU busy time exceeds the steady window's); the steady findings'
  * savings together never pass the steady window, the start-up's never its span (a finding
- * that would is capped, saying so).
+ * that would is capped, saying so). An entry with an observe function is a rule nvperfd runs
+ * too, on what it saw of a process (procobs.c's table holds the same entry).
  */
 #include "analysis/findings.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/procobs.h"
+
 #include "base/banned.h"
 
+/* TRACE: a rule on traces only; BOTH: also on what nvperfd saw of a process (obs_<name>.c) */
+#define TRACE(id_, title_, name) { .id = id_, .title = title_, .run = apx_rule_##name }
+#define BOTH(id_, title_, name)                                                                 \
+	{ .id = id_, .title = title_, .run = apx_rule_##name, .observe = apx_obs_##name }
+
 static const struct apx_rule rules[] = {
-	{ "pageable-copy", "host<->device copies from pageable memory", apx_rule_pageable_copy },
-	{ "sync-copy", "synchronous copies and memsets that block the host", apx_rule_sync_copy },
-	{ "sync-frequency", "too many synchronizations", apx_rule_sync_frequency },
-	{ "gpu-starvation", "GPU idle gaps", apx_rule_gpu_starvation },
-	{ "launch-bound", "kernels shorter than the gaps between them", apx_rule_launch_bound },
-	{ "copy-overlap", "copies not overlapped with compute", apx_rule_copy_overlap },
-	{ "unified-memory", "unified-memory faults and migrations", apx_rule_unified_memory },
-	{ "memory-capacity", "device memory near capacity, pinned memory", apx_rule_memory_capacity },
-	{ "repeated-copy", "the same host buffer copied again and again", apx_rule_repeated_copy },
-	{ "fp32-matmul", "float32 matrix work not on tensor cores", apx_rule_fp32_matmul },
-	{ "small-copies", "many small copies", apx_rule_small_copies },
-	{ "input-pipeline", "the input pipeline starving the GPU", apx_rule_input_pipeline },
-	{ "redundant-replication", "the same data held in host and device memory",
-	  apx_rule_redundant_replication },
-	{ "graph-recapture", "a CUDA graph captured again every iteration", apx_rule_graph_recapture },
-	{ "optimizer-foreach", "an optimizer without foreach/fused kernels", apx_rule_optimizer_foreach },
-	{ "zero-grad-memset", "gradients zeroed by kernels every step", apx_rule_zero_grad_memset },
-	{ "dataloader-workers", "no DataLoader worker processes while the GPU waits for data",
-	  apx_rule_dataloader_workers },
-	{ "l2-persistence", "L2 persistence: a window worth setting, or set too large",
-	  apx_rule_l2_persistence },
+	BOTH("pageable-copy", "host<->device copies from pageable memory", pageable_copy),
+	TRACE("sync-copy", "synchronous copies and memsets that block the host", sync_copy),
+	TRACE("sync-frequency", "too many synchronizations", sync_frequency),
+	TRACE("gpu-starvation", "GPU idle gaps", gpu_starvation),
+	TRACE("launch-bound", "kernels shorter than the gaps between them", launch_bound),
+	TRACE("copy-overlap", "copies not overlapped with compute", copy_overlap),
+	TRACE("unified-memory", "unified-memory faults and migrations", unified_memory),
+	BOTH("memory-capacity", "device memory near capacity, pinned memory", memory_capacity),
+	TRACE("repeated-copy", "the same host buffer copied again and again", repeated_copy),
+	TRACE("fp32-matmul", "float32 matrix work not on tensor cores", fp32_matmul),
+	TRACE("small-copies", "many small copies", small_copies),
+	TRACE("input-pipeline", "the input pipeline starving the GPU", input_pipeline),
+	TRACE("redundant-replication", "the same data held in host and device memory",
+	      redundant_replication),
+	TRACE("graph-recapture", "a CUDA graph captured again every iteration", graph_recapture),
+	TRACE("optimizer-foreach", "an optimizer without foreach/fused kernels", optimizer_foreach),
+	TRACE("zero-grad-memset", "gradients zeroed by kernels every step", zero_grad_memset),
+	TRACE("dataloader-workers", "no DataLoader worker processes while the GPU waits for data",
+	      dataloader_workers),
+	BOTH("l2-persistence", "L2 persistence: a window worth setting, or set too large",
+	     l2_persistence),
 };
 
 const struct apx_rule *apx_rules(size_t *ret_n)
@@ -277,34 +284,7 @@ struct apx_finding *apx_finding_add(struct apx_findings *out, const struct apx_m
 				    const char *rule, int severity, double saving_ns,
 				    int confidence_pct)
 {
-	struct apx_finding *f;
-
-	if (out->n == APX_FINDINGS_MAX)
-		return NULL;
-	f = &out->f[out->n++];
-	memset(f, 0, sizeof(*f));
-	f->rule = rule;
-	f->order = (unsigned)(out->n - 1);
-	f->saving_estimated = 1;
-	f->severity = severity;
-	f->saving_ns = saving_ns > 0 ? saving_ns : 0;
-	if (f->saving_ns > (double)m->wall_ns)	/* nothing saves more than the run took */
-		f->saving_ns = (double)m->wall_ns;
-	f->saving_pct = m->wall_ns ? 100.0 * f->saving_ns / (double)m->wall_ns : 0;
-	f->confidence_pct = confidence_pct;
-	return f;
-}
-
-void apx_text_append(char *buf, size_t cap, const char *fmt, ...)
-{
-	size_t len = strnlen(buf, cap);
-	va_list ap;
-
-	if (len + 1 >= cap)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf + len, cap - len, fmt, ap);
-	va_end(ap);
+	return apx_finding_new(out, rule, severity, saving_ns, m->wall_ns, confidence_pct);
 }
 
 void apx_data_gaps_evidence(const struct apx_model *m, struct apx_finding *f)
