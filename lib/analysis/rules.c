@@ -71,13 +71,38 @@ static int cmp_saving(const void *a, const void *b)
  * 0 is one the producer did not estimate (nvperfd's findings are thresholds it saw crossed).
  * They are added after the rules ran, into the room the rules left: a run of many summaries
  * cannot push a rule's finding out of the cap (the ones left out are counted). */
+/* The engine's id for a rule id a producer wrote (the report's and nvperfd's tables, and the
+ * ids older nvperfd summaries used); NULL when the id is none of them. */
+static const char *known_rule_id(const char *id, size_t len)
+{
+	static const char *const renamed[][2] = { { "gpu-mem", "memory-capacity" },
+						  { "l2-persist", "l2-persistence" } };
+	const struct apx_rule *tab[2];
+	size_t n[2];
+
+	if (!id)
+		return NULL;
+	tab[0] = apx_rules(&n[0]);
+	tab[1] = apx_procobs_rules(&n[1]);
+	for (size_t t = 0; t < 2; t++)
+		for (size_t i = 0; i < n[t]; i++)
+			if (strlen(tab[t][i].id) == len && !memcmp(tab[t][i].id, id, len))
+				return tab[t][i].id;
+	for (size_t i = 0; i < sizeof(renamed) / sizeof(renamed[0]); i++)
+		if (strlen(renamed[i][0]) == len && !memcmp(renamed[i][0], id, len))
+			return known_rule_id(renamed[i][1], strlen(renamed[i][1]));
+	return NULL;
+}
+
 static void add_recorded(const struct apx_model *m, struct apx_findings *out)
 {
 	for (size_t i = 0; i < m->recorded.n; i++) {
 		const struct apx_an_recorded *r = APX_VEC_AT(&m->recorded, struct apx_an_recorded, i);
 		const char *producer = r->file < m->nfiles && m->files[r->file].producer[0]
 					       ? m->files[r->file].producer : "the trace's producer";
-		struct apx_finding *f = apx_finding_add(out, m, "recorded", r->severity ? r->severity : 1,
+		const char *id = known_rule_id((const char *)r->rule, r->rule_len);
+		struct apx_finding *f = apx_finding_add(out, m, id ? id : "recorded",
+							r->severity ? r->severity : 1,
 							(double)r->saving_ns, r->confidence_pct);
 
 		if (!f) {
@@ -90,9 +115,13 @@ static void add_recorded(const struct apx_model *m, struct apx_findings *out)
 		snprintf(f->evidence, sizeof(f->evidence), "%.*s", (int)r->evidence_len,
 			 r->evidence ? (const char *)r->evidence : "");
 		snprintf(f->fix, sizeof(f->fix), "%.*s", (int)r->fix_len, r->fix ? (const char *)r->fix : "");
-		snprintf(f->model, sizeof(f->model), "recorded by %s (rule %.*s)%s", producer,
-			 (int)r->rule_len, r->rule ? (const char *)r->rule : "?",
-			 f->saving_estimated ? "" : ", which estimates no saving");
+		if (id)
+			snprintf(f->model, sizeof(f->model), "recorded by %s%s", producer,
+				 f->saving_estimated ? "" : ", which estimates no saving");
+		else
+			snprintf(f->model, sizeof(f->model), "recorded by %s (rule %.*s)%s", producer,
+				 (int)r->rule_len, r->rule ? (const char *)r->rule : "?",
+				 f->saving_estimated ? "" : ", which estimates no saving");
 	}
 }
 
