@@ -296,6 +296,8 @@ int apx_timelines_build(struct apx_model *m)
 		g->teardown_ns += t->teardown_ns;
 		g->teardown_idle_ns += t->teardown_idle_ns;
 		g->uvm_kernel_ns += t->uvm_kernel_ns;
+		g->step_host_ns += t->step_host_ns;
+		g->step_host_gaps += t->step_host_gaps;
 		g->gaps += t->gaps;
 		for (unsigned c = 0; c < APX_IDLE__COUNT; c++) {
 			g->idle_by_cause[c] += t->idle_by_cause[c];
@@ -304,5 +306,7 @@ int apx_timelines_build(struct apx_model *m)
 		m->gpu_active_ns += t->last_ns - t->first_ns;
 		m->steady_ns += t->last_ns - (t->first_ns > m->warmup_end_ns ? t->first_ns : m->warmup_end_ns < t->last_ns ? m->warmup_end_ns : t->last_ns);
 	}
+	if (r == 0)
+		apx_idle_resolve(m);
 	return r;
 }

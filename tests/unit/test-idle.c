@@ -3,7 +3,8 @@
  * start-up split (issue 12): page faults take a gap from the sync before them, gaps between
  * small copies are their per-call overhead, the collector's launch cost is its own cause,
  * start-up copies give start-up findings that rank under the steady state's unless start-up
- * dominates, and, on random traces, every idle ns is counted once and the findings' savings
+ * dominates, long gaps inside launch-bound steps are launch overhead (not starvation) while a
+ * stall between steps is not, and, on random traces, every idle ns is counted once and the findings' savings
  * together stay within the steady window.
  */
 #include <stdio.h>
@@ -123,6 +124,88 @@ APX_TEST(startup_copies_rank_under_the_steady_state)
 	APX_ASSERT(f && f->startup && fd.startup_dominates && apx_finding_in_main(&fd, f));
 	APX_ASSERT_EQ(status("pageable-copy"), APX_RULE_FIRED);
 	APX_ASSERT(f == &fd.f[0]);
+	apx_model_free(m);
+	return 0;
+}
+
+/* 60 steps (NVTX ranges "step") of nk kernels named k0, k1, ... (kernel_us each) on one stream:
+ * 20 us launch gaps, a mid_us gap after k9 (the host's own work inside the step: autograd,
+ * the optimizer's Python) and a between_us gap before each step, which holds the boundary. */
+static struct apx_model *steps_with_gaps(int nk, uint64_t kernel_us, uint64_t mid_us,
+					uint64_t between_us)
+{
+	struct tg t;
+	uint64_t ts = 1 * MS, step0 = ts;
+	char name[16];
+
+	if (tg_open(&t) < 0)
+		return NULL;
+	for (int s = 0; s < 60; s++) {
+		for (int k = 0; k < nk; k++) {
+			snprintf(name, sizeof(name), "k%d", k);
+			tg_kernel(&t, ts, kernel_us * US, name, 7);
+			ts += kernel_us * US + (k == 9 ? mid_us : k == nk - 1 ? between_us : 20) * US;
+		}
+		tg_marker(&t, step0, ts - between_us * US / 2, "step");
+		step0 = ts - between_us * US / 2;
+	}
+	return load(&t);
+}
+
+/* Launch-bound steps (5 us kernels, 20 us gaps): the 200 us gap inside each step is the
+ * host's work between launches, launch overhead that launch-bound claims (a captured step
+ * does not repeat it); gpu-starvation, which claims idle with no cause, stays silent. */
+APX_TEST(long_gaps_inside_launch_bound_steps_are_launch_overhead)
+{
+	struct apx_model *m = steps_with_gaps(20, 5, 200, 40);
+	const struct apx_finding *f;
+
+	APX_ASSERT(m && m->steady.count == 60 && m->steady.source == APX_STEPS_NVTX);
+	APX_ASSERT(m->launch_bound);
+	APX_ASSERT(m->gpu.step_host_gaps >= 57 && m->gpu.step_host_launch);
+	APX_ASSERT_EQ(m->gpu.step_host_ns, m->gpu.step_host_gaps * 200 * US);
+	APX_ASSERT_EQ(m->gpu.idle_by_cause[APX_IDLE_UNKNOWN], 0);
+	f = finding("launch-bound");
+	APX_ASSERT(f && f->saving_ns >= (double)m->gpu.step_host_ns);
+	APX_ASSERT(strstr(f->evidence, "inside steps"));
+	APX_ASSERT(!finding("gpu-starvation") && status("gpu-starvation") == APX_RULE_CLEAN);
+	for (size_t i = 0; i < m->gaps.n; i++)	/* no gap is left with the tentative cause */
+		APX_ASSERT(APX_VEC_AT(&m->gaps, struct apx_an_gap, i)->cause < APX_IDLE__COUNT);
+	apx_model_free(m);
+	return 0;
+}
+
+/* Kernels of 400 us: the 20 us gaps are small next to the work, the steady state is not
+ * launch-bound, and the 200 us gap inside each step has no cause the trace shows (unknown). */
+APX_TEST(long_gaps_inside_steps_stay_unknown_when_not_launch_bound)
+{
+	struct apx_model *m = steps_with_gaps(20, 400, 200, 40);
+
+	APX_ASSERT(m && m->steady.count == 60);
+	APX_ASSERT(!m->launch_bound && !m->gpu.step_host_launch);
+	APX_ASSERT(m->gpu.step_host_gaps >= 57);
+	APX_ASSERT(m->gpu.idle_by_cause[APX_IDLE_UNKNOWN] >= m->gpu.step_host_ns);
+	APX_ASSERT(!finding("launch-bound"));
+	apx_model_free(m);
+	return 0;
+}
+
+/* Launch-bound steps (200 kernels) with 5 ms of host work between them (preprocessing on the
+ * main thread):
+ * the stall is not launch overhead (a captured step still waits for it); gpu-starvation
+ * claims it, launch-bound only the gaps inside the steps. */
+APX_TEST(a_stall_between_launch_bound_steps_stays_starvation)
+{
+	struct apx_model *m = steps_with_gaps(200, 5, 200, 5000);
+	const struct apx_finding *lb, *gs;
+
+	APX_ASSERT(m && m->launch_bound);
+	lb = finding("launch-bound");
+	gs = finding("gpu-starvation");
+	APX_ASSERT(lb && gs);
+	APX_ASSERT(m->gpu.idle_by_cause[APX_IDLE_UNKNOWN] >= (m->steady.count - 1) * 5000 * US);
+	APX_ASSERT(gs->saving_ns >= (double)(m->steady.count - 1) * 5000 * US);
+	APX_ASSERT(lb->saving_ns < (double)m->steady.count * (200 + 199 * 20) * US);
 	apx_model_free(m);
 	return 0;
 }
