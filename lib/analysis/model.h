@@ -451,7 +451,8 @@ struct apx_model {
 	struct apx_vec ranges;			/* struct apx_an_range, after finish, by gpu_ns */
 	struct apx_an_timeline gpu;		/* the timelines summed over devices */
 	uint64_t gpu_active_ns;			/* sum of each device's first..last span */
-	uint64_t warmup_end_ns;			/* start of the last kernel with a new name */
+	uint64_t warmup_end_ns;			/* start of the last kernel with a new name (no
+						 * steps: or of a recurring copy kind's first) */
 	uint64_t steady_ns;			/* GPU active span after warm-up (rules' yardstick) */
 	/* The steady window (idle_attrib.c): from the first step that starts after warm-up (or
 	 * warmup_end_ns) to the last step's end; without steps, warmup_end_ns .. run_end_ns.

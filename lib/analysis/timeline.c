@@ -187,11 +187,20 @@ static int build_device(struct apx_model *m, uint32_t dev, const struct apx_idle
 	return apx_vec_push(&m->timelines, &t);
 }
 
-/* Warm-up lasts until the last kernel whose name had not run before starts. */
+/* Copies of a kind that recurs at least this often are work of the run, not a one-off. */
+#define RECURRING_COPIES 3
+
+/* Warm-up lasts until the last kernel whose name had not run before starts. With no steps
+ * found, also until the first copy of each kind (H2D, D2H, D2D, P2P...) that recurs: a
+ * program whose repeated work is copies pays its first-call cost there (a second GPU's
+ * context and peer access before the first P2P copy), and the gap before it is start-up, not
+ * steady-state idle. (With steps the steps say where the work repeats; a copy kind first seen
+ * late, e.g. one .item() every 50 steps, must not push the steady window back.) */
 static int find_warmup_end(struct apx_model *m)
 {
 	const struct apx_store *st = m->store;
 	uint8_t *seen = calloc(st->nstrings + 1, 1);
+	uint64_t first[APX_COPY__COUNT] = { 0 }, count[APX_COPY__COUNT] = { 0 };
 
 	if (!seen)
 		return -ENOMEM;
@@ -202,6 +211,17 @@ static int find_warmup_end(struct apx_model *m)
 		}
 	}
 	free(seen);
+	if (m->steady.source != APX_STEPS_NONE)
+		return 0;
+	for (size_t i = 0; i < st->c.n; i++) {	/* in time order */
+		unsigned kind = st->c.kind[i] < APX_COPY__COUNT ? st->c.kind[i] : APX_COPY_UNKNOWN;
+
+		if (!count[kind]++)
+			first[kind] = st->c.start[i];
+	}
+	for (unsigned kind = 0; kind < APX_COPY__COUNT; kind++)
+		if (count[kind] >= RECURRING_COPIES && first[kind] > m->warmup_end_ns)
+			m->warmup_end_ns = first[kind];
 	return 0;
 }
 

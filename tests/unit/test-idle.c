@@ -4,7 +4,7 @@
  * small copies are their per-call overhead, the collector's launch cost is its own cause,
  * start-up copies give start-up findings that rank under the steady state's unless start-up
  * dominates, long gaps inside launch-bound steps are launch overhead (not starvation) while a
- * stall between steps is not, and, on random traces, every idle ns is counted once and the findings' savings
+ * stall between steps is not, the gap before a run's first recurring copy is start-up, and, on random traces, every idle ns is counted once and the findings' savings
  * together stay within the steady window.
  */
 #include <stdio.h>
@@ -206,6 +206,44 @@ APX_TEST(a_stall_between_launch_bound_steps_stays_starvation)
 	APX_ASSERT(m->gpu.idle_by_cause[APX_IDLE_UNKNOWN] >= (m->steady.count - 1) * 5000 * US);
 	APX_ASSERT(gs->saving_ns >= (double)(m->steady.count - 1) * 5000 * US);
 	APX_ASSERT(lb->saving_ns < (double)m->steady.count * (200 + 199 * 20) * US);
+	apx_model_free(m);
+	return 0;
+}
+
+/* No steps: one kernel, then a stall of stall_ms (at copy number at, 0: before the first),
+ * and 10 peer-to-peer copies of 170 us, 20 us apart (p2p_copy.py: a second GPU's context and
+ * peer access are set up before the first copy). */
+static struct apx_model *p2p_after_stall(uint64_t stall_ms, int at)
+{
+	struct tg t;
+	uint64_t ts = 1 * MS + 41 * US;
+
+	if (tg_open(&t) < 0)
+		return NULL;
+	tg_kernel(&t, 1 * MS, 41 * US, "randn", 7);
+	for (int i = 0; i < 10; i++) {
+		ts += i == at ? stall_ms * MS : 20 * US;
+		tg_copy(&t, ts, 170 * US, APX_COPY_P2P, APX_MEM_DEVICE, 64u << 20, 1, 0, 7);
+		ts += 170 * US;
+	}
+	return load(&t);
+}
+
+/* The gap before the first copy of a kind that recurs is first-call work (start-up), not
+ * steady-state idle: gpu-starvation does not fire; the same stall between two copies does. */
+APX_TEST(the_gap_before_the_first_recurring_copy_is_startup)
+{
+	struct apx_model *m = p2p_after_stall(150, 0);
+
+	APX_ASSERT(m && m->steady.source == APX_STEPS_NONE);
+	APX_ASSERT(m->gpu.startup_idle_ns >= 150 * MS);
+	APX_ASSERT_EQ(m->gpu.idle_by_cause[APX_IDLE_UNKNOWN], 0);
+	APX_ASSERT(!finding("gpu-starvation") && status("gpu-starvation") == APX_RULE_CLEAN);
+	apx_model_free(m);
+
+	m = p2p_after_stall(150, 5);
+	APX_ASSERT(m && m->gpu.idle_by_cause[APX_IDLE_UNKNOWN] >= 150 * MS);
+	APX_ASSERT(finding("gpu-starvation"));
 	apx_model_free(m);
 	return 0;
 }
