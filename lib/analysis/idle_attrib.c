@@ -11,7 +11,11 @@
  *              host was producing that input: data). A host blocked in a sync during a gap
  *              that the sync does not end did not cause it (the GPU had its work queued);
  *   staging    the host was inside the call of a pageable copy of >= 64 KiB (staging it
- *              through the driver's pinned buffer);
+ *              through the driver's pinned buffer); or the gap begins with such a copy to the
+ *              device and a sync returns in it: the copy's own sync (PyTorch's .to('cuda')
+ *              without non_blocking waits for the copy: the host reads nothing back), the
+ *              wait and the host's launching after it, which a pinned non_blocking copy
+ *              overlaps with the copy;
  *   copy-calls the host was inside the call of a small copy, or the gap lies between two small
  *              copies (per-call overhead: Python, the call, the DMA set-up);
  *   data       the gap ends with a host->device copy: the host was producing the input;
@@ -313,10 +317,13 @@ unsigned apx_idle_gap(const struct apx_idle_ctx *c, struct apx_an_timeline *t, u
 		uint64_t r = ret < lo ? lo : ret > hi ? hi : ret;
 
 		/* the wait, then the host's work that the sync kept from overlapping the GPU's:
-		 * the sync's, unless the host was in a copy call or produced the gap's input */
-		part[APX_IDLE_SYNC] += r - lo;
+		 * the sync's, unless the host was in a copy call or produced the gap's input; after
+		 * a pageable copy to the device, the copy's own sync: staging's */
+		unsigned waited = ed->prev_pageable_h2d ? APX_IDLE_STAGING : APX_IDLE_SYNC;
+
+		part[waited] += r - lo;
 		rest = cover(lists, causes, 2, r, hi, part);
-		part[ed->next_h2d ? APX_IDLE_DATA : APX_IDLE_SYNC] += rest;
+		part[ed->next_h2d ? APX_IDLE_DATA : waited] += rest;
 	} else {
 		static const unsigned causes[] = { APX_IDLE_STAGING, APX_IDLE_COPY_CALLS };
 		const struct apx_spans *lists[] = { &c->staging, &c->calls };

@@ -32,6 +32,8 @@ struct apx_gap_edges {
 	int prev_small_copy;		/* the activity before it was a small host<->device copy */
 	int next_h2d;			/* the activity after it is a host->device copy */
 	int next_small_copy;		/* ... a small host<->device copy */
+	int prev_pageable_h2d;		/* the activity before it was a host->device copy of
+					 * >= 64 KiB from pageable memory */
 };
 
 /* A gap inside a step that nothing else explains, >= 50 us: apx_idle_gap() returns and keeps

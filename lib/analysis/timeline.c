@@ -54,6 +54,8 @@ struct sweep {
 	struct uni all, kc, k, c, conc, hc, khc;	/* hc, khc: host<->device copies only */
 	uint64_t kmax_end;
 	int last_small;				/* the activity ending the union is a small copy */
+	int last_pageable_h2d;			/* ... a host->device copy >= 64 KiB from pageable
+						 * memory */
 };
 
 /* The idle gap [a, b], to the attribution; long ones are kept one by one. */
@@ -70,8 +72,9 @@ static int on_gap(struct sweep *w, uint64_t a, uint64_t b, const struct apx_gap_
 }
 
 /* Feed one interval of the device (in start order) to every tracker. copy: 1 a copy between
- * device memories (D2D, P2P...), 2 a copy between host and device (H2D, D2H); small: a small
- * host<->device copy. */
+ * device memories (D2D, P2P...), 2 a copy between host and device (H2D, D2H); h2d: 1 a
+ * host->device copy, 2 one of >= 64 KiB from pageable memory; small: a small host<->device
+ * copy. */
 static int feed(struct sweep *w, uint64_t s, uint64_t e, int kernel, int copy, int h2d, int small)
 {
 	int r = 0;
@@ -79,12 +82,14 @@ static int feed(struct sweep *w, uint64_t s, uint64_t e, int kernel, int copy, i
 	if (e < s)
 		e = s;
 	if (w->all.open && s > w->all.e) {
-		struct apx_gap_edges ed = { w->last_small, h2d, small };
+		struct apx_gap_edges ed = { w->last_small, h2d != 0, small, w->last_pageable_h2d };
 
 		r = on_gap(w, w->all.e, s, &ed);
 	}
-	if (!w->all.open || e > w->all.e || s > w->all.e)
+	if (!w->all.open || e > w->all.e || s > w->all.e) {
 		w->last_small = small;
+		w->last_pageable_h2d = h2d == 2;
+	}
 	uni_add(&w->all, s, e);
 	if (kernel) {
 		if (!w->k.open) {	/* the first kernel: copy time before it had nothing to hide
@@ -149,10 +154,12 @@ static int build_device(struct apx_model *m, uint32_t dev, const struct apx_idle
 			ki++;
 		} else if (cs <= ss) {
 			int hd = cp->kind[ci] == APX_COPY_H2D || cp->kind[ci] == APX_COPY_D2H;
+			int h2d = cp->kind[ci] == APX_COPY_H2D;
 
+			if (h2d && cp->src[ci] == APX_MEM_PAGEABLE && cp->bytes[ci] >= APX_SMALL_COPY_BYTES)
+				h2d = 2;
 			if (st->streams[cp->stream[ci]].device == dev)
-				r = feed(&w, cs, cs + apx_view_dur(cs, cp->end[ci]), 0, hd ? 2 : 1,
-					 cp->kind[ci] == APX_COPY_H2D,
+				r = feed(&w, cs, cs + apx_view_dur(cs, cp->end[ci]), 0, hd ? 2 : 1, h2d,
 					 hd && cp->bytes[ci] < APX_SMALL_COPY_BYTES);
 			ci++;
 		} else {

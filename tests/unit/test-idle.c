@@ -4,7 +4,8 @@
  * small copies are their per-call overhead, the collector's launch cost is its own cause,
  * start-up copies give start-up findings that rank under the steady state's unless start-up
  * dominates, long gaps inside launch-bound steps are launch overhead (not starvation) while a
- * stall between steps is not, the gap before a run's first recurring copy is start-up, and, on random traces, every idle ns is counted once and the findings' savings
+ * stall between steps is not, the gap before a run's first recurring copy is start-up, the
+ * sync of a pageable copy to the device is staging, and, on random traces, every idle ns is counted once and the findings' savings
  * together stay within the steady window.
  */
 #include <stdio.h>
@@ -206,6 +207,49 @@ APX_TEST(a_stall_between_launch_bound_steps_stays_starvation)
 	APX_ASSERT(m->gpu.idle_by_cause[APX_IDLE_UNKNOWN] >= (m->steady.count - 1) * 5000 * US);
 	APX_ASSERT(gs->saving_ns >= (double)(m->steady.count - 1) * 5000 * US);
 	APX_ASSERT(lb->saving_ns < (double)m->steady.count * (200 + 199 * 20) * US);
+	apx_model_free(m);
+	return 0;
+}
+
+/* 20 steps: a 64 MiB host->device copy (host memory kind host) of 9 ms, the copy's own stream
+ * sync (PyTorch's .to('cuda') without non_blocking) returning 10 us after it, and a GEMM the
+ * host launches 200 us later. */
+static struct apx_model *copy_sync_gemm(unsigned host)
+{
+	struct tg t;
+	uint64_t ts = 1 * MS;
+
+	if (tg_open(&t) < 0)
+		return NULL;
+	for (int i = 0; i < 20; i++) {
+		tg_copy(&t, ts, 9 * MS, APX_COPY_H2D, host, 64u << 20, 0, 0, 7);
+		tg_sync(&t, ts + 50 * US, ts + 9 * MS + 10 * US, APX_SYNC_KIND_STREAM);
+		tg_kernel(&t, ts + 9 * MS + 200 * US, 340 * US, "gemm", 7);
+		tg_kernel(&t, ts + 9 * MS + 560 * US, 8 * US, "sum", 7);
+		ts += 9 * MS + 600 * US;
+	}
+	return load(&t);
+}
+
+/* The sync after a pageable copy to the device is the copy's own: the wait and the launch
+ * after it are staging, which pageable-copy claims (pinned + non_blocking overlaps them), not
+ * sync-frequency's; after a pinned copy the same gap stays a sync wait. */
+APX_TEST(the_sync_of_a_pageable_copy_is_the_copy_s)
+{
+	struct apx_model *m = copy_sync_gemm(APX_MEM_PAGEABLE);
+	const struct apx_finding *f;
+
+	APX_ASSERT(m && m->steady.count >= 18);
+	APX_ASSERT_EQ(m->gpu.idle_by_cause[APX_IDLE_SYNC], 0);
+	APX_ASSERT(m->gpu.idle_by_cause[APX_IDLE_STAGING] >= 17 * 200 * US);
+	f = finding("pageable-copy");
+	APX_ASSERT(f && f->saving_ns >= (double)m->gpu.idle_by_cause[APX_IDLE_STAGING]);
+	APX_ASSERT(!finding("sync-frequency"));
+	apx_model_free(m);
+
+	m = copy_sync_gemm(APX_MEM_PINNED);
+	APX_ASSERT(m && m->gpu.idle_by_cause[APX_IDLE_SYNC] >= 17 * 200 * US);
+	APX_ASSERT_EQ(m->gpu.idle_by_cause[APX_IDLE_STAGING], 0);
 	apx_model_free(m);
 	return 0;
 }
