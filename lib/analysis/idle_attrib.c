@@ -246,6 +246,24 @@ static int inside_step(const struct apx_model *m, uint64_t a, uint64_t b)
 	return lo > 0 && lo <= m->steady.count && b < s[lo];
 }
 
+/* The step that time a lies in (a boundary gap goes with the step before it), or the first
+ * or last one outside them. */
+static size_t step_of(const struct apx_model *m, uint64_t a)
+{
+	const uint64_t *s = m->steady.bounds;
+	size_t lo = 0, hi = m->steady.count + 1;
+
+	while (lo < hi) {	/* the first bound > a */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s[mid] <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo == 0 ? 0 : lo - 1 < m->steady.count ? lo - 1 : m->steady.count - 1;
+}
+
 /* Walks [a, b) over the interval lists (in priority order): each ns covered by one of them
  * goes to the first list's cause; returns the ns covered by none. */
 static uint64_t cover(const struct apx_spans *const *lists, const unsigned *causes, size_t nl,
@@ -350,6 +368,12 @@ unsigned apx_idle_gap(const struct apx_idle_ctx *c, struct apx_an_timeline *t, u
 			best = k;
 	}
 	t->step_host_ns += part[APX_IDLE_STEP_HOST];
+	if (c->unknown_per_step && (part[APX_IDLE_UNKNOWN] || part[APX_IDLE_STEP_HOST])) {
+		size_t s = step_of(m, lo);
+
+		c->unknown_per_step[s] += part[APX_IDLE_UNKNOWN];
+		c->step_host_per_step[s] += part[APX_IDLE_STEP_HOST];
+	}
 	if (best == APX_IDLE_STEP_HOST)
 		t->step_host_gaps++;	/* its cause is decided by apx_idle_resolve() */
 	else
@@ -395,6 +419,8 @@ void apx_idle_resolve(struct apx_model *m)
 		if (g->cause == APX_IDLE_STEP_HOST)
 			g->cause = (uint8_t)cause;
 	}
+	for (size_t s = 0; m->unknown_per_step && !m->launch_bound && s < m->steady.count; s++)
+		m->unknown_per_step[s] += m->step_host_per_step[s];
 }
 
 const char *apx_idle_cause_name(unsigned cause)

@@ -25,6 +25,8 @@ struct apx_idle_ctx {
 	size_t nsync_ends;
 	uint64_t *graph_starts;		/* sorted: each CUDA graph's first kernel start */
 	size_t ngraph_starts;
+	uint64_t *unknown_per_step;	/* the model's (NULL without steps): added to here */
+	uint64_t *step_host_per_step;
 };
 
 /* What ends and begins a gap, from the device's sweep. */

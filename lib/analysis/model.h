@@ -465,6 +465,10 @@ struct apx_model {
 	 * >= 10 % of the steady state and kernels are on average shorter than twice those gaps;
 	 * then the longer gaps inside steps with no other cause are launch overhead too */
 	int launch_bound;
+	/* with steps: each step's idle time with no cause (unknown), summed over devices, and
+	 * the same for the gaps kept apart as the host's work inside steps (idle_attrib.c);
+	 * steady.count entries each, owned by the model */
+	uint64_t *unknown_per_step, *step_host_per_step;
 
 	/* after finish */
 	struct apx_an_xfer xfer[APX_COPY__COUNT][APX_MEM__COUNT];

@@ -294,6 +294,14 @@ int apx_timelines_build(struct apx_model *m)
 	r = uvm_spans(m, &ug);
 	if (r == 0)
 		r = apx_idle_ctx_init(&ic, m);
+	if (r == 0 && m->steady.count && m->steady.bounds) {
+		m->unknown_per_step = calloc(m->steady.count, sizeof(*m->unknown_per_step));
+		m->step_host_per_step = calloc(m->steady.count, sizeof(*m->step_host_per_step));
+		if (!m->unknown_per_step || !m->step_host_per_step)
+			r = -ENOMEM;
+		ic.unknown_per_step = m->unknown_per_step;
+		ic.step_host_per_step = m->step_host_per_step;
+	}
 	for (size_t d = 0; d < ndev && r == 0; d++)
 		r = build_device(m, devs[d], &ic, &ug);
 	apx_idle_ctx_release(&ic);
