@@ -5,8 +5,9 @@
  * start-up copies give start-up findings that rank under the steady state's unless start-up
  * dominates, long gaps inside launch-bound steps are launch overhead (not starvation) while a
  * stall between steps is not, the gap before a run's first recurring copy is start-up, the
- * sync of a pageable copy to the device is staging, a one-off stall is no starvation, and, on random traces, every idle ns is counted once and the findings' savings
- * together stay within the steady window.
+ * sync of a pageable copy to the device is staging, a one-off stall is no starvation, and,
+ * on random traces, every idle ns is counted once and the findings' savings together stay
+ * within the steady window.
  */
 #include <stdio.h>
 #include <string.h>
