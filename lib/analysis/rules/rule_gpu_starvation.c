@@ -97,8 +97,8 @@ APX_RULE_DECL(gpu_starvation)
 			apx_fmt_ns(b1, sizeof(b1), (double)all), (unsigned long long)n);
 	if (m->gpu.step_host_ns && !m->gpu.step_host_launch)
 		apx_text_append(f->evidence, sizeof(f->evidence),
-				"of it %s in %llu gaps inside steps, between two kernels: the host's "
-				"own work between launches (eager overhead)\n",
+				"of it %s in %llu gaps inside steps or under 1 ms, between two "
+				"kernels: the host's own work between launches (eager overhead)\n",
 				apx_fmt_ns(b1, sizeof(b1), (double)m->gpu.step_host_ns),
 				(unsigned long long)m->gpu.step_host_gaps);
 	if (all > total)
@@ -137,7 +137,7 @@ APX_RULE_DECL(gpu_starvation)
 		 "off the critical path: prepare batches in DataLoader workers (num_workers=4+),\n"
 		 "avoid Python work between steps, or overlap it with the GPU using CUDA streams.%s",
 		 2 * m->gpu.step_host_ns > all && !m->gpu.step_host_launch
-			 ? "\nMost of it lies inside steps, between kernels: the host's per-op work\n"
+			 ? "\nMost of it is short gaps between kernels: the host's per-op work\n"
 			   "(Python, dispatch, the optimizer): model = torch.compile(model) or CUDA\n"
 			   "graphs (torch.compile(mode=\"reduce-overhead\")) remove it." : "");
 	(void)why;
