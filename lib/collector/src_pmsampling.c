@@ -14,7 +14,6 @@
  * CUPTI follows the trace clock): each decode compares the newest sample with both clocks and
  * converts (kv metrics_clock says which).
  */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,11 +81,8 @@ static void bind_ctx(struct pm_dev *d)
 	CUcontext ctx = atomic_load(&d->ctx);
 
 	if (!looked) {
-		void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-
 		looked = 1;
-		if (lib)
-			set_current = (set_current_t)dlsym(lib, "cuCtxSetCurrent");
+		*(void **)&set_current = apx_cuda_sym("cuCtxSetCurrent");
 	}
 	if (set_current && ctx)
 		(void)set_current(ctx);
