@@ -8,7 +8,9 @@
  * wanted; everything else runs on the writer thread: drain() enables the sampler on a wanted
  * device (counter availability, host configuration, enable, set-config, start), then decodes
  * the hardware buffer every 50 ms into METRIC records (one per sample and metric, start and
- * end on the trace clock); finish() stops, decodes the rest and disables. Every failure turns
+ * end on the trace clock); finish() stops, decodes the rest and disables, with the device's
+ * context current on the writer (a context destroyed first has its sampler stopped from the
+ * destroy callback, through the writer: apx_pm_context_ending). Every failure turns
  * this source off for that device and says so once (kv "degraded": "metrics: ..."); the rest of
  * the trace is unaffected. Sample timestamps come in CUPTI's time base (CLOCK_REALTIME unless
  * CUPTI follows the trace clock): each decode compares the newest sample with both clocks and
