@@ -60,6 +60,10 @@ struct apx_finding {
 	char evidence[1200];		/* lines of numbers and top offenders */
 	char fix[1200];			/* what to change, with PyTorch code */
 	int confidence_pct;
+	double kernel_ns;		/* the part of saving_ns that is kernel time: kernels made
+					 * shorter (fp32-matmul) or kernel time that would hide
+					 * copies (copy-overlap); the steady findings' together never
+					 * pass the GPU's kernel busy time (rules.c) */
 	struct apx_metric metrics[APX_FINDING_METRICS_MAX];	/* typed numbers of the finding */
 	unsigned nmetrics;
 	struct apx_evidence table;		/* optional typed evidence (table.ncols 0: none) */

@@ -11,14 +11,26 @@
  *              host was producing that input: data). A host blocked in a sync during a gap
  *              that the sync does not end did not cause it (the GPU had its work queued);
  *   staging    the host was inside the call of a pageable copy of >= 64 KiB (staging it
- *              through the driver's pinned buffer);
+ *              through the driver's pinned buffer); or the gap begins with such a copy to the
+ *              device and a sync returns in it: the copy's own sync (PyTorch's .to('cuda')
+ *              without non_blocking waits for the copy: the host reads nothing back), the
+ *              wait and the host's launching after it, which a pinned non_blocking copy
+ *              overlaps with the copy;
  *   copy-calls the host was inside the call of a small copy, or the gap lies between two small
  *              copies (per-call overhead: Python, the call, the DMA set-up);
  *   data       the gap ends with a host->device copy: the host was producing the input;
  *   collector  a gap < 50 us (a launch gap): the collector's own cost per launch (kv
  *              collector_launch_cost_ns), which a run without apx does not pay;
- *   launch     the rest of a launch gap: the host launching slower than the GPU runs;
- *   unknown    nothing in the trace says.
+ *   launch     the rest of a launch gap: the host launching slower than the GPU runs; and,
+ *              when the steady state is launch-bound (the short gaps' launch overhead >= 10 %
+ *              of it, kernels on average shorter than twice those gaps), a longer gap inside
+ *              a step (no step boundary in it) that nothing above explains, less the
+ *              collector's cost: the host's own work between two of the step's launches
+ *              (autograd, the optimizer's Python, ops that launch nothing), which a captured
+ *              or compiled step does not repeat; decided after the sweep (apx_idle_resolve),
+ *              from the short gaps alone;
+ *   unknown    nothing in the trace says (such a gap inside a step of a steady state that is
+ *              not launch-bound, every such gap between steps: Python, I/O, ...).
  * The copy calls' host times come from the MEMCPY records' api_enter/api_exit fields; traces
  * without them (model->copy_host_times 0) fall back to the copies' GPU-side intervals, which
  * never meet an idle gap of their device: staging and in-call overhead are then not seen, and
@@ -31,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/store.h"
 #include "analysis/timeline.h"
 
 #include "base/banned.h"
@@ -212,6 +225,45 @@ static uint64_t sync_returned_in(const struct apx_idle_ctx *c, uint64_t a, uint6
 	return lo > 0 && c->sync_ends[lo - 1] >= a ? c->sync_ends[lo - 1] : 0;
 }
 
+/* Whether the gap [a, b) lies inside one step: after the first step's start, before the last
+ * step's end, with no step boundary in (a, b] (a gap that ends where a step starts, or holds
+ * the start of a step's range, is between steps). */
+static int inside_step(const struct apx_model *m, uint64_t a, uint64_t b)
+{
+	const uint64_t *s = m->steady.bounds;
+	size_t lo = 0, hi = m->steady.count + 1;
+
+	if (!s || !m->steady.count)
+		return 0;
+	while (lo < hi) {	/* the first bound > a */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s[mid] <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > 0 && lo <= m->steady.count && b < s[lo];
+}
+
+/* The step that time a lies in (a boundary gap goes with the step before it), or the first
+ * or last one outside them. */
+static size_t step_of(const struct apx_model *m, uint64_t a)
+{
+	const uint64_t *s = m->steady.bounds;
+	size_t lo = 0, hi = m->steady.count + 1;
+
+	while (lo < hi) {	/* the first bound > a */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s[mid] <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo == 0 ? 0 : lo - 1 < m->steady.count ? lo - 1 : m->steady.count - 1;
+}
+
 /* Walks [a, b) over the interval lists (in priority order): each ns covered by one of them
  * goes to the first list's cause; returns the ns covered by none. */
 static uint64_t cover(const struct apx_spans *const *lists, const unsigned *causes, size_t nl,
@@ -255,7 +307,7 @@ unsigned apx_idle_gap(const struct apx_idle_ctx *c, struct apx_an_timeline *t, u
 		      uint64_t b, const struct apx_gap_edges *ed)
 {
 	const struct apx_model *m = c->m;
-	uint64_t part[APX_IDLE__COUNT] = { 0 };
+	uint64_t part[APX_IDLE__COUNT + 1] = { 0 };	/* + APX_IDLE_STEP_HOST */
 	uint64_t lo = a > m->steady_start_ns ? a : m->steady_start_ns;
 	uint64_t hi = b < m->steady_end_ns ? b : m->steady_end_ns;
 	uint64_t rest, ret;
@@ -283,10 +335,13 @@ unsigned apx_idle_gap(const struct apx_idle_ctx *c, struct apx_an_timeline *t, u
 		uint64_t r = ret < lo ? lo : ret > hi ? hi : ret;
 
 		/* the wait, then the host's work that the sync kept from overlapping the GPU's:
-		 * the sync's, unless the host was in a copy call or produced the gap's input */
-		part[APX_IDLE_SYNC] += r - lo;
+		 * the sync's, unless the host was in a copy call or produced the gap's input; after
+		 * a pageable copy to the device, the copy's own sync: staging's */
+		unsigned waited = ed->prev_pageable_h2d ? APX_IDLE_STAGING : APX_IDLE_SYNC;
+
+		part[waited] += r - lo;
 		rest = cover(lists, causes, 2, r, hi, part);
-		part[ed->next_h2d ? APX_IDLE_DATA : APX_IDLE_SYNC] += rest;
+		part[ed->next_h2d ? APX_IDLE_DATA : waited] += rest;
 	} else {
 		static const unsigned causes[] = { APX_IDLE_STAGING, APX_IDLE_COPY_CALLS };
 		const struct apx_spans *lists[] = { &c->staging, &c->calls };
@@ -296,22 +351,76 @@ unsigned apx_idle_gap(const struct apx_idle_ctx *c, struct apx_an_timeline *t, u
 			part[APX_IDLE_COPY_CALLS] += rest;
 		} else if (ed->next_h2d) {
 			part[APX_IDLE_DATA] += rest;
-		} else if (b - a < APX_LAUNCH_GAP_NS) {
+		} else if (b - a < APX_LAUNCH_GAP_NS || inside_step(m, a, b)) {
+			/* the gap ends with a launch made under the collector: its cost is its own */
 			uint64_t self = m->launch_cost_ns < rest ? m->launch_cost_ns : rest;
 
 			part[APX_IDLE_COLLECTOR] += self;
-			part[APX_IDLE_LAUNCH] += rest - self;
+			part[b - a < APX_LAUNCH_GAP_NS ? APX_IDLE_LAUNCH : APX_IDLE_STEP_HOST] += rest - self;
 		} else {
 			part[APX_IDLE_UNKNOWN] += rest;
 		}
 	}
-	for (unsigned k = 0; k < APX_IDLE__COUNT; k++) {
-		t->idle_by_cause[k] += part[k];
+	for (unsigned k = 0; k <= APX_IDLE_STEP_HOST; k++) {
+		if (k < APX_IDLE__COUNT)
+			t->idle_by_cause[k] += part[k];
 		if (part[k] > part[best])
 			best = k;
 	}
-	t->gaps_by_cause[best]++;
+	t->step_host_ns += part[APX_IDLE_STEP_HOST];
+	if (c->unknown_per_step && (part[APX_IDLE_UNKNOWN] || part[APX_IDLE_STEP_HOST])) {
+		size_t s = step_of(m, lo);
+
+		c->unknown_per_step[s] += part[APX_IDLE_UNKNOWN];
+		c->step_host_per_step[s] += part[APX_IDLE_STEP_HOST];
+	}
+	if (best == APX_IDLE_STEP_HOST)
+		t->step_host_gaps++;	/* its cause is decided by apx_idle_resolve() */
+	else
+		t->gaps_by_cause[best]++;
 	return best;
+}
+
+/* Launch-bound, from the short gaps (< 50 us) alone: their launch overhead is >= 10 % of the
+ * GPU's active time after warm-up and kernels are on average shorter than twice those gaps
+ * (else the gaps, however many, are small next to the work). */
+static int launch_bound(const struct apx_model *m)
+{
+	const struct apx_store *st = m->store;
+	uint64_t idle = m->gpu.idle_by_cause[APX_IDLE_LAUNCH];
+	uint64_t gaps = m->gpu.gaps_by_cause[APX_IDLE_LAUNCH] + m->gpu.gaps_by_cause[APX_IDLE_COLLECTOR];
+	double kernel_ns = 0;
+
+	if (!st || !st->k.n || !gaps || !m->steady_ns ||
+	    (double)idle < APX_LAUNCH_BOUND_SHARE * (double)m->steady_ns)
+		return 0;
+	for (size_t i = 0; i < st->k.n; i++)
+		kernel_ns += (double)st->k.dur[i];
+	return kernel_ns / (double)st->k.n <= 2.0 * (double)idle / (double)gaps;
+}
+
+void apx_idle_resolve(struct apx_model *m)
+{
+	unsigned cause;
+
+	m->launch_bound = launch_bound(m);
+	cause = m->launch_bound ? APX_IDLE_LAUNCH : APX_IDLE_UNKNOWN;
+	for (size_t i = 0; i <= m->timelines.n; i++) {
+		struct apx_an_timeline *t = i < m->timelines.n
+			? APX_VEC_AT(&m->timelines, struct apx_an_timeline, i) : &m->gpu;
+
+		t->idle_by_cause[cause] += t->step_host_ns;
+		t->gaps_by_cause[cause] += t->step_host_gaps;
+		t->step_host_launch = m->launch_bound;
+	}
+	for (size_t i = 0; i < m->gaps.n; i++) {
+		struct apx_an_gap *g = APX_VEC_AT(&m->gaps, struct apx_an_gap, i);
+
+		if (g->cause == APX_IDLE_STEP_HOST)
+			g->cause = (uint8_t)cause;
+	}
+	for (size_t s = 0; m->unknown_per_step && !m->launch_bound && s < m->steady.count; s++)
+		m->unknown_per_step[s] += m->step_host_per_step[s];
 }
 
 const char *apx_idle_cause_name(unsigned cause)

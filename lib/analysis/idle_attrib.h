@@ -25,6 +25,8 @@ struct apx_idle_ctx {
 	size_t nsync_ends;
 	uint64_t *graph_starts;		/* sorted: each CUDA graph's first kernel start */
 	size_t ngraph_starts;
+	uint64_t *unknown_per_step;	/* the model's (NULL without steps): added to here */
+	uint64_t *step_host_per_step;
 };
 
 /* What ends and begins a gap, from the device's sweep. */
@@ -32,7 +34,16 @@ struct apx_gap_edges {
 	int prev_small_copy;		/* the activity before it was a small host<->device copy */
 	int next_h2d;			/* the activity after it is a host->device copy */
 	int next_small_copy;		/* ... a small host<->device copy */
+	int prev_pageable_h2d;		/* the activity before it was a host->device copy of
+					 * >= 64 KiB from pageable memory */
 };
+
+/* A gap inside a step that nothing else explains, >= 50 us: apx_idle_gap() returns and keeps
+ * it apart, apx_idle_resolve() makes it launch overhead or unknown (never in idle_by_cause[]
+ * or a gap's cause after that). */
+#define APX_IDLE_STEP_HOST APX_IDLE__COUNT
+/* Launch-bound: the short gaps' launch overhead is at least this share of the steady state. */
+#define APX_LAUNCH_BOUND_SHARE 0.10
 
 /* Copies under 64 KiB are "small": their cost is per call, not per byte. */
 #define APX_SMALL_COPY_BYTES 65536u
@@ -47,6 +58,12 @@ void apx_idle_ctx_release(struct apx_idle_ctx *c);
  * list). */
 unsigned apx_idle_gap(const struct apx_idle_ctx *c, struct apx_an_timeline *t, uint64_t a,
 		      uint64_t b, const struct apx_gap_edges *ed);
+/* After every device's sweep (and the sum over devices in model->gpu): whether the steady
+ * state is launch-bound (model->launch_bound), from the short gaps alone; then the gaps kept
+ * apart as APX_IDLE_STEP_HOST become launch overhead (launch-bound: the host's work between a
+ * step's launches, which a captured or compiled step does not repeat) or unknown, in every
+ * timeline, in model->gpu and in model->gaps. */
+void apx_idle_resolve(struct apx_model *m);
 /* Whether [a, b) meets one of the spans. */
 int apx_spans_meet(const struct apx_spans *sp, uint64_t a, uint64_t b);
 

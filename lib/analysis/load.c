@@ -107,6 +107,9 @@ void apx_model_free(struct apx_model *m)
 	free(m->k.name);
 	free(m->k.stream);
 	free(m->stream_of_es);
+	free(m->steady.bounds);
+	free(m->unknown_per_step);
+	free(m->step_host_per_step);
 	free(m);
 }
 

@@ -337,7 +337,9 @@ enum apx_idle_cause {
 	APX_IDLE_STAGING,	/* the host staging a pageable copy (inside its copy call) */
 	APX_IDLE_COPY_CALLS,	/* per-call overhead of many small copies (between two of them) */
 	APX_IDLE_DATA,		/* the host producing the next input (gap ended by a host->device copy) */
-	APX_IDLE_LAUNCH,	/* launch overhead: gaps < 50 us, less the collector's own cost */
+	APX_IDLE_LAUNCH,	/* launch overhead: gaps < 50 us, less the collector's own cost; in
+				 * a launch-bound steady state also the longer gaps inside a step
+				 * that nothing else explains (the host between launches) */
 	APX_IDLE_COLLECTOR,	/* the collector's own cost per launch (kv collector_launch_cost_ns) */
 	APX_IDLE_UNKNOWN,	/* nothing in the trace says */
 	APX_IDLE__COUNT,
@@ -373,6 +375,11 @@ struct apx_an_timeline {
 	uint64_t gaps_by_cause[APX_IDLE__COUNT];	/* gaps whose largest part is this cause */
 	uint64_t startup_ns, startup_idle_ns;	/* first activity .. the window */
 	uint64_t teardown_ns, teardown_idle_ns;	/* the window .. last activity */
+	/* gaps >= 50 us between two activities of one step that nothing else explains (the
+	 * host's work between the step's launches): launch overhead when the steady state is
+	 * launch-bound (step_host_launch), else unknown; counted in idle_by_cause too */
+	uint64_t step_host_ns, step_host_gaps;
+	int step_host_launch;
 	uint64_t uvm_kernel_ns;			/* kernels that ran while pages migrated to the GPU */
 	uint64_t before_ns, after_ns;		/* run start..first, last..run end */
 	uint64_t gaps;
@@ -403,6 +410,8 @@ struct apx_an_steps {
 	uint64_t median_ns, p95_ns, min_ns, max_ns;
 	double busy_pct;			/* median over steps of kernel time / step time */
 	uint64_t setup_ns, teardown_ns;		/* run start .. first step, last step .. run end */
+	uint64_t *bounds;			/* count + 1: each step's start, then the last one's
+						 * end (sorted; owned by the model; NULL when none) */
 };
 
 struct apx_model {
@@ -442,7 +451,8 @@ struct apx_model {
 	struct apx_vec ranges;			/* struct apx_an_range, after finish, by gpu_ns */
 	struct apx_an_timeline gpu;		/* the timelines summed over devices */
 	uint64_t gpu_active_ns;			/* sum of each device's first..last span */
-	uint64_t warmup_end_ns;			/* start of the last kernel with a new name */
+	uint64_t warmup_end_ns;			/* start of the last kernel with a new name (no
+						 * steps: or of a recurring copy kind's first) */
 	uint64_t steady_ns;			/* GPU active span after warm-up (rules' yardstick) */
 	/* The steady window (idle_attrib.c): from the first step that starts after warm-up (or
 	 * warmup_end_ns) to the last step's end; without steps, warmup_end_ns .. run_end_ns.
@@ -451,6 +461,14 @@ struct apx_model {
 	int copy_host_times;			/* copies carry their API enter/exit times; 0: the
 						 * attribution fell back to their GPU-side intervals */
 	uint64_t launch_cost_ns;		/* the collector's cost per launch, largest of the files */
+	/* the steady state is launch-bound (idle_attrib.c): the short gaps' launch overhead is
+	 * >= 10 % of the steady state and kernels are on average shorter than twice those gaps;
+	 * then the longer gaps inside steps with no other cause are launch overhead too */
+	int launch_bound;
+	/* with steps: each step's idle time with no cause (unknown), summed over devices, and
+	 * the same for the gaps kept apart as the host's work inside steps (idle_attrib.c);
+	 * steady.count entries each, owned by the model */
+	uint64_t *unknown_per_step, *step_host_per_step;
 
 	/* after finish */
 	struct apx_an_xfer xfer[APX_COPY__COUNT][APX_MEM__COUNT];

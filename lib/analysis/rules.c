@@ -3,8 +3,10 @@
  * their findings by estimated saving, and the text helpers rules share. Called by apx report.
  * Findings about start-up (f->startup) rank under every steady-state finding unless start-up
  * dominates the run (its GPU busy time exceeds the steady window's); the steady findings'
- * savings together never pass the steady window, the start-up's never its span (a finding
- * that would is capped, saying so).
+ * savings together never pass the steady window, the start-up's never its span, and the part
+ * of them that is kernel time (f->kernel_ns) never the GPU's kernel busy time: a kernel ns
+ * hidden behind a copy cannot also be saved by a faster kernel (a finding that would is
+ * capped, saying so).
  */
 #include "analysis/findings.h"
 
@@ -210,13 +212,35 @@ static void main_first(struct apx_findings *out)
 	memcpy(out->f, tmp, k * sizeof(tmp[0]));
 }
 
+/* A steady finding's kernel time, in rank order, within what the findings above left of the
+ * GPU's kernel busy time: copy-overlap hides copies behind kernel time, fp32-matmul shortens
+ * kernels; with the copies hidden, faster kernels save only what the copies leave exposed
+ * (both together save c + k - max(c, k/3), not min(c, k) + 2k/3). */
+static void cap_kernel_time(struct apx_finding *f, double *kleft, uint8_t *capped)
+{
+	double claim = f->kernel_ns < f->saving_ns ? f->kernel_ns : f->saving_ns;
+
+	if (claim <= 0)
+		return;
+	if (claim > *kleft) {
+		f->saving_ns -= claim - (*kleft > 0 ? *kleft : 0);
+		apx_text_append(f->model, sizeof(f->model), " (less the kernel time the findings "
+				"above save)");
+		*capped = 1;
+		claim = *kleft > 0 ? *kleft : 0;
+	}
+	*kleft -= claim;
+}
+
 /* The estimated savings, in rank order, capped so that together they never pass the time they
  * come from: the steady window for the steady state's findings, the start-up span for the
- * start-up's; capped[i] says which were (they may then fall under the minor floor). */
+ * start-up's, and the kernel busy time for the steady findings' kernel time; capped[i] says
+ * which were (they may then fall under the minor floor). */
 static void cap_savings(const struct apx_model *m, struct apx_findings *out, uint8_t *capped)
 {
 	const double budget[2] = { out->steady_budget_ns, (double)m->gpu.startup_ns };
 	double left[2] = { budget[0], budget[1] };
+	double kleft = (double)m->gpu.kernel_busy_ns;
 
 	for (size_t i = 0; i < out->n; i++) {
 		struct apx_finding *f = &out->f[i];
@@ -224,6 +248,9 @@ static void cap_savings(const struct apx_model *m, struct apx_findings *out, uin
 
 		if (f->recorded_by || !f->saving_estimated || !budget[f->startup ? 1 : 0])
 			continue;	/* no such time measured (no GPU activity): nothing to cap by */
+		if (!f->startup)
+			cap_kernel_time(f, &kleft, &capped[i]);
+		f->saving_pct = m->wall_ns ? 100.0 * f->saving_ns / (double)m->wall_ns : 0;
 		if (f->saving_ns > *l) {
 			f->saving_ns = *l > 0 ? *l : 0;
 			f->saving_pct = m->wall_ns ? 100.0 * f->saving_ns / (double)m->wall_ns : 0;

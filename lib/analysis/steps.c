@@ -48,11 +48,14 @@ static int summarise(struct apx_model *m, const uint64_t *s, size_t n)
 	uint16_t *busy = malloc(n * sizeof(*busy));	/* 0.01 % */
 	size_t k = 0;
 
-	if (!d || !busy) {
+	free(st->bounds);
+	st->bounds = malloc((n + 1) * sizeof(*st->bounds));
+	if (!d || !busy || !st->bounds) {
 		free(d);
 		free(busy);
 		return -ENOMEM;
 	}
+	memcpy(st->bounds, s, (n + 1) * sizeof(*s));
 	/* kernel time inside each step (summed over streams, at most the step's length) */
 	for (size_t i = 0; i < n; i++) {
 		uint64_t sum = 0;
@@ -330,6 +333,7 @@ int apx_steps_find(struct apx_model *m)
 {
 	int err = 0;
 
+	free(m->steady.bounds);
 	memset(&m->steady, 0, sizeof(m->steady));
 	if (from_ranges(m, &err) || err)
 		return err;

@@ -54,6 +54,8 @@ struct sweep {
 	struct uni all, kc, k, c, conc, hc, khc;	/* hc, khc: host<->device copies only */
 	uint64_t kmax_end;
 	int last_small;				/* the activity ending the union is a small copy */
+	int last_pageable_h2d;			/* ... a host->device copy >= 64 KiB from pageable
+						 * memory */
 };
 
 /* The idle gap [a, b], to the attribution; long ones are kept one by one. */
@@ -70,8 +72,9 @@ static int on_gap(struct sweep *w, uint64_t a, uint64_t b, const struct apx_gap_
 }
 
 /* Feed one interval of the device (in start order) to every tracker. copy: 1 a copy between
- * device memories (D2D, P2P...), 2 a copy between host and device (H2D, D2H); small: a small
- * host<->device copy. */
+ * device memories (D2D, P2P...), 2 a copy between host and device (H2D, D2H); h2d: 1 a
+ * host->device copy, 2 one of >= 64 KiB from pageable memory; small: a small host<->device
+ * copy. */
 static int feed(struct sweep *w, uint64_t s, uint64_t e, int kernel, int copy, int h2d, int small)
 {
 	int r = 0;
@@ -79,12 +82,14 @@ static int feed(struct sweep *w, uint64_t s, uint64_t e, int kernel, int copy, i
 	if (e < s)
 		e = s;
 	if (w->all.open && s > w->all.e) {
-		struct apx_gap_edges ed = { w->last_small, h2d, small };
+		struct apx_gap_edges ed = { w->last_small, h2d != 0, small, w->last_pageable_h2d };
 
 		r = on_gap(w, w->all.e, s, &ed);
 	}
-	if (!w->all.open || e > w->all.e || s > w->all.e)
+	if (!w->all.open || e > w->all.e || s > w->all.e) {
 		w->last_small = small;
+		w->last_pageable_h2d = h2d == 2;
+	}
 	uni_add(&w->all, s, e);
 	if (kernel) {
 		if (!w->k.open) {	/* the first kernel: copy time before it had nothing to hide
@@ -149,10 +154,12 @@ static int build_device(struct apx_model *m, uint32_t dev, const struct apx_idle
 			ki++;
 		} else if (cs <= ss) {
 			int hd = cp->kind[ci] == APX_COPY_H2D || cp->kind[ci] == APX_COPY_D2H;
+			int h2d = cp->kind[ci] == APX_COPY_H2D;
 
+			if (h2d && cp->src[ci] == APX_MEM_PAGEABLE && cp->bytes[ci] >= APX_SMALL_COPY_BYTES)
+				h2d = 2;
 			if (st->streams[cp->stream[ci]].device == dev)
-				r = feed(&w, cs, cs + apx_view_dur(cs, cp->end[ci]), 0, hd ? 2 : 1,
-					 cp->kind[ci] == APX_COPY_H2D,
+				r = feed(&w, cs, cs + apx_view_dur(cs, cp->end[ci]), 0, hd ? 2 : 1, h2d,
 					 hd && cp->bytes[ci] < APX_SMALL_COPY_BYTES);
 			ci++;
 		} else {
@@ -187,11 +194,20 @@ static int build_device(struct apx_model *m, uint32_t dev, const struct apx_idle
 	return apx_vec_push(&m->timelines, &t);
 }
 
-/* Warm-up lasts until the last kernel whose name had not run before starts. */
+/* Copies of a kind that recurs at least this often are work of the run, not a one-off. */
+#define RECURRING_COPIES 3
+
+/* Warm-up lasts until the last kernel whose name had not run before starts. With no steps
+ * found, also until the first copy of each kind (H2D, D2H, D2D, P2P...) that recurs: a
+ * program whose repeated work is copies pays its first-call cost there (a second GPU's
+ * context and peer access before the first P2P copy), and the gap before it is start-up, not
+ * steady-state idle. (With steps the steps say where the work repeats; a copy kind first seen
+ * late, e.g. one .item() every 50 steps, must not push the steady window back.) */
 static int find_warmup_end(struct apx_model *m)
 {
 	const struct apx_store *st = m->store;
 	uint8_t *seen = calloc(st->nstrings + 1, 1);
+	uint64_t first[APX_COPY__COUNT] = { 0 }, count[APX_COPY__COUNT] = { 0 };
 
 	if (!seen)
 		return -ENOMEM;
@@ -202,6 +218,17 @@ static int find_warmup_end(struct apx_model *m)
 		}
 	}
 	free(seen);
+	if (m->steady.source != APX_STEPS_NONE)
+		return 0;
+	for (size_t i = 0; i < st->c.n; i++) {	/* in time order */
+		unsigned kind = st->c.kind[i] < APX_COPY__COUNT ? st->c.kind[i] : APX_COPY_UNKNOWN;
+
+		if (!count[kind]++)
+			first[kind] = st->c.start[i];
+	}
+	for (unsigned kind = 0; kind < APX_COPY__COUNT; kind++)
+		if (count[kind] >= RECURRING_COPIES && first[kind] > m->warmup_end_ns)
+			m->warmup_end_ns = first[kind];
 	return 0;
 }
 
@@ -267,6 +294,14 @@ int apx_timelines_build(struct apx_model *m)
 	r = uvm_spans(m, &ug);
 	if (r == 0)
 		r = apx_idle_ctx_init(&ic, m);
+	if (r == 0 && m->steady.count && m->steady.bounds) {
+		m->unknown_per_step = calloc(m->steady.count, sizeof(*m->unknown_per_step));
+		m->step_host_per_step = calloc(m->steady.count, sizeof(*m->step_host_per_step));
+		if (!m->unknown_per_step || !m->step_host_per_step)
+			r = -ENOMEM;
+		ic.unknown_per_step = m->unknown_per_step;
+		ic.step_host_per_step = m->step_host_per_step;
+	}
 	for (size_t d = 0; d < ndev && r == 0; d++)
 		r = build_device(m, devs[d], &ic, &ug);
 	apx_idle_ctx_release(&ic);
@@ -296,6 +331,8 @@ int apx_timelines_build(struct apx_model *m)
 		g->teardown_ns += t->teardown_ns;
 		g->teardown_idle_ns += t->teardown_idle_ns;
 		g->uvm_kernel_ns += t->uvm_kernel_ns;
+		g->step_host_ns += t->step_host_ns;
+		g->step_host_gaps += t->step_host_gaps;
 		g->gaps += t->gaps;
 		for (unsigned c = 0; c < APX_IDLE__COUNT; c++) {
 			g->idle_by_cause[c] += t->idle_by_cause[c];
@@ -304,5 +341,7 @@ int apx_timelines_build(struct apx_model *m)
 		m->gpu_active_ns += t->last_ns - t->first_ns;
 		m->steady_ns += t->last_ns - (t->first_ns > m->warmup_end_ns ? t->first_ns : m->warmup_end_ns < t->last_ns ? m->warmup_end_ns : t->last_ns);
 	}
+	if (r == 0)
+		apx_idle_resolve(m);
 	return r;
 }

@@ -3,8 +3,11 @@
  * start-up split (issue 12): page faults take a gap from the sync before them, gaps between
  * small copies are their per-call overhead, the collector's launch cost is its own cause,
  * start-up copies give start-up findings that rank under the steady state's unless start-up
- * dominates, and, on random traces, every idle ns is counted once and the findings' savings
- * together stay within the steady window.
+ * dominates, long gaps inside launch-bound steps are launch overhead (not starvation) while a
+ * stall between steps is not, the gap before a run's first recurring copy is start-up, the
+ * sync of a pageable copy to the device is staging, a one-off stall is no starvation, and,
+ * on random traces, every idle ns is counted once and the findings' savings together stay
+ * within the steady window.
  */
 #include <stdio.h>
 #include <string.h>
@@ -123,6 +126,211 @@ APX_TEST(startup_copies_rank_under_the_steady_state)
 	APX_ASSERT(f && f->startup && fd.startup_dominates && apx_finding_in_main(&fd, f));
 	APX_ASSERT_EQ(status("pageable-copy"), APX_RULE_FIRED);
 	APX_ASSERT(f == &fd.f[0]);
+	apx_model_free(m);
+	return 0;
+}
+
+/* 60 steps (NVTX ranges "step") of nk kernels named k0, k1, ... (kernel_us each) on one stream:
+ * 20 us launch gaps, a mid_us gap after k9 (the host's own work inside the step: autograd,
+ * the optimizer's Python) and a between_us gap before each step, which holds the boundary. */
+static struct apx_model *steps_with_gaps(int nk, uint64_t kernel_us, uint64_t mid_us,
+					uint64_t between_us)
+{
+	struct tg t;
+	uint64_t ts = 1 * MS, step0 = ts;
+	char name[16];
+
+	if (tg_open(&t) < 0)
+		return NULL;
+	for (int s = 0; s < 60; s++) {
+		for (int k = 0; k < nk; k++) {
+			snprintf(name, sizeof(name), "k%d", k);
+			tg_kernel(&t, ts, kernel_us * US, name, 7);
+			ts += kernel_us * US + (k == 9 ? mid_us : k == nk - 1 ? between_us : 20) * US;
+		}
+		tg_marker(&t, step0, ts - between_us * US / 2, "step");
+		step0 = ts - between_us * US / 2;
+	}
+	return load(&t);
+}
+
+/* Launch-bound steps (5 us kernels, 20 us gaps): the 200 us gap inside each step is the
+ * host's work between launches, launch overhead that launch-bound claims (a captured step
+ * does not repeat it); gpu-starvation, which claims idle with no cause, stays silent. */
+APX_TEST(long_gaps_inside_launch_bound_steps_are_launch_overhead)
+{
+	struct apx_model *m = steps_with_gaps(20, 5, 200, 40);
+	const struct apx_finding *f;
+
+	APX_ASSERT(m && m->steady.count == 60 && m->steady.source == APX_STEPS_NVTX);
+	APX_ASSERT(m->launch_bound);
+	APX_ASSERT(m->gpu.step_host_gaps >= 57 && m->gpu.step_host_launch);
+	APX_ASSERT_EQ(m->gpu.step_host_ns, m->gpu.step_host_gaps * 200 * US);
+	APX_ASSERT_EQ(m->gpu.idle_by_cause[APX_IDLE_UNKNOWN], 0);
+	f = finding("launch-bound");
+	APX_ASSERT(f && f->saving_ns >= (double)m->gpu.step_host_ns);
+	APX_ASSERT(strstr(f->evidence, "inside steps"));
+	APX_ASSERT(!finding("gpu-starvation") && status("gpu-starvation") == APX_RULE_CLEAN);
+	for (size_t i = 0; i < m->gaps.n; i++)	/* no gap is left with the tentative cause */
+		APX_ASSERT(APX_VEC_AT(&m->gaps, struct apx_an_gap, i)->cause < APX_IDLE__COUNT);
+	apx_model_free(m);
+	return 0;
+}
+
+/* Kernels of 400 us: the 20 us gaps are small next to the work, the steady state is not
+ * launch-bound, and the 200 us gap inside each step has no cause the trace shows (unknown). */
+APX_TEST(long_gaps_inside_steps_stay_unknown_when_not_launch_bound)
+{
+	struct apx_model *m = steps_with_gaps(20, 400, 200, 40);
+
+	APX_ASSERT(m && m->steady.count == 60);
+	APX_ASSERT(!m->launch_bound && !m->gpu.step_host_launch);
+	APX_ASSERT(m->gpu.step_host_gaps >= 57);
+	APX_ASSERT(m->gpu.idle_by_cause[APX_IDLE_UNKNOWN] >= m->gpu.step_host_ns);
+	APX_ASSERT(!finding("launch-bound"));
+	apx_model_free(m);
+	return 0;
+}
+
+/* Launch-bound steps (200 kernels) with 5 ms of host work between them (preprocessing on the
+ * main thread):
+ * the stall is not launch overhead (a captured step still waits for it); gpu-starvation
+ * claims it, launch-bound only the gaps inside the steps. */
+APX_TEST(a_stall_between_launch_bound_steps_stays_starvation)
+{
+	struct apx_model *m = steps_with_gaps(200, 5, 200, 5000);
+	const struct apx_finding *lb, *gs;
+
+	APX_ASSERT(m && m->launch_bound);
+	lb = finding("launch-bound");
+	gs = finding("gpu-starvation");
+	APX_ASSERT(lb && gs);
+	APX_ASSERT(m->gpu.idle_by_cause[APX_IDLE_UNKNOWN] >= (m->steady.count - 1) * 5000 * US);
+	APX_ASSERT(gs->saving_ns >= (double)(m->steady.count - 1) * 5000 * US);
+	APX_ASSERT(lb->saving_ns < (double)m->steady.count * (200 + 199 * 20) * US);
+	apx_model_free(m);
+	return 0;
+}
+
+/* 40 NVTX steps of two 1 ms kernels; a stall of stall_ms between them in one step (one_off) or
+ * in every step. */
+static struct apx_model *stalled_steps(uint64_t stall_ms, int one_off)
+{
+	struct tg t;
+	uint64_t ts = 1 * MS;
+
+	if (tg_open(&t) < 0)
+		return NULL;
+	for (int s = 0; s < 40; s++) {
+		uint64_t s0 = ts;
+
+		tg_kernel(&t, ts, 1 * MS, "fwd", 7);
+		ts += 1 * MS + (!one_off || s == 20 ? stall_ms * MS : 10 * US);
+		tg_kernel(&t, ts, 1 * MS, "bwd", 7);
+		ts += 1 * MS + 10 * US;
+		tg_marker(&t, s0, ts - 5 * US, "step");
+	}
+	return load(&t);
+}
+
+/* A 30 ms stall in one of 40 steps (a GC pause, a second iteration's first calls) is no
+ * steady-state problem: gpu-starvation counts what recurs, and is silent; the same stall in
+ * every step is its finding. */
+APX_TEST(a_one_off_stall_is_no_starvation)
+{
+	struct apx_model *m = stalled_steps(30, 1);
+	const struct apx_finding *f;
+
+	APX_ASSERT(m && m->steady.count == 40);
+	APX_ASSERT(m->gpu.idle_by_cause[APX_IDLE_UNKNOWN] >= 30 * MS);
+	APX_ASSERT(!finding("gpu-starvation") && status("gpu-starvation") == APX_RULE_CLEAN);
+	apx_model_free(m);
+
+	m = stalled_steps(3, 0);
+	APX_ASSERT(m);
+	f = finding("gpu-starvation");
+	APX_ASSERT(f && f->saving_ns >= 38 * 3.0 * MS);
+	apx_model_free(m);
+	return 0;
+}
+
+/* 20 steps: a 64 MiB host->device copy (host memory kind host) of 9 ms, the copy's own stream
+ * sync (PyTorch's .to('cuda') without non_blocking) returning 10 us after it, and a GEMM the
+ * host launches 200 us later. */
+static struct apx_model *copy_sync_gemm(unsigned host)
+{
+	struct tg t;
+	uint64_t ts = 1 * MS;
+
+	if (tg_open(&t) < 0)
+		return NULL;
+	for (int i = 0; i < 20; i++) {
+		tg_copy(&t, ts, 9 * MS, APX_COPY_H2D, host, 64u << 20, 0, 0, 7);
+		tg_sync(&t, ts + 50 * US, ts + 9 * MS + 10 * US, APX_SYNC_KIND_STREAM);
+		tg_kernel(&t, ts + 9 * MS + 200 * US, 340 * US, "gemm", 7);
+		tg_kernel(&t, ts + 9 * MS + 560 * US, 8 * US, "sum", 7);
+		ts += 9 * MS + 600 * US;
+	}
+	return load(&t);
+}
+
+/* The sync after a pageable copy to the device is the copy's own: the wait and the launch
+ * after it are staging, which pageable-copy claims (pinned + non_blocking overlaps them), not
+ * sync-frequency's; after a pinned copy the same gap stays a sync wait. */
+APX_TEST(the_sync_of_a_pageable_copy_is_the_copy_s)
+{
+	struct apx_model *m = copy_sync_gemm(APX_MEM_PAGEABLE);
+	const struct apx_finding *f;
+
+	APX_ASSERT(m && m->steady.count >= 18);
+	APX_ASSERT_EQ(m->gpu.idle_by_cause[APX_IDLE_SYNC], 0);
+	APX_ASSERT(m->gpu.idle_by_cause[APX_IDLE_STAGING] >= 17 * 200 * US);
+	f = finding("pageable-copy");
+	APX_ASSERT(f && f->saving_ns >= (double)m->gpu.idle_by_cause[APX_IDLE_STAGING]);
+	APX_ASSERT(!finding("sync-frequency"));
+	apx_model_free(m);
+
+	m = copy_sync_gemm(APX_MEM_PINNED);
+	APX_ASSERT(m && m->gpu.idle_by_cause[APX_IDLE_SYNC] >= 17 * 200 * US);
+	APX_ASSERT_EQ(m->gpu.idle_by_cause[APX_IDLE_STAGING], 0);
+	apx_model_free(m);
+	return 0;
+}
+
+/* No steps: one kernel, then a stall of stall_ms (at copy number at, 0: before the first),
+ * and 10 peer-to-peer copies of 170 us, 20 us apart (p2p_copy.py: a second GPU's context and
+ * peer access are set up before the first copy). */
+static struct apx_model *p2p_after_stall(uint64_t stall_ms, int at)
+{
+	struct tg t;
+	uint64_t ts = 1 * MS + 41 * US;
+
+	if (tg_open(&t) < 0)
+		return NULL;
+	tg_kernel(&t, 1 * MS, 41 * US, "randn", 7);
+	for (int i = 0; i < 10; i++) {
+		ts += i == at ? stall_ms * MS : 20 * US;
+		tg_copy(&t, ts, 170 * US, APX_COPY_P2P, APX_MEM_DEVICE, 64u << 20, 1, 0, 7);
+		ts += 170 * US;
+	}
+	return load(&t);
+}
+
+/* The gap before the first copy of a kind that recurs is first-call work (start-up), not
+ * steady-state idle: gpu-starvation does not fire; the same stall between two copies does. */
+APX_TEST(the_gap_before_the_first_recurring_copy_is_startup)
+{
+	struct apx_model *m = p2p_after_stall(150, 0);
+
+	APX_ASSERT(m && m->steady.source == APX_STEPS_NONE);
+	APX_ASSERT(m->gpu.startup_idle_ns >= 150 * MS);
+	APX_ASSERT_EQ(m->gpu.idle_by_cause[APX_IDLE_UNKNOWN], 0);
+	APX_ASSERT(!finding("gpu-starvation") && status("gpu-starvation") == APX_RULE_CLEAN);
+	apx_model_free(m);
+
+	m = p2p_after_stall(150, 5);
+	APX_ASSERT(m && m->gpu.idle_by_cause[APX_IDLE_UNKNOWN] >= 150 * MS);
+	APX_ASSERT(finding("gpu-starvation"));
 	apx_model_free(m);
 	return 0;
 }

@@ -3,7 +3,8 @@
  * project's writer (tracegen.c): each rule fires on a trace that plants its problem the way a
  * PyTorch program makes it, with the saving checked against the model the rule states, and
  * stays silent on the twin trace of the fixed program. Also the two categories fixed there:
- * device-to-device copies are no copy-overlap finding, tiny fp32 GEMMs no fp32-matmul one.
+ * device-to-device copies are no copy-overlap finding, tiny fp32 GEMMs no fp32-matmul one;
+ * and kernel time is saved once: GEMMs hidden behind copies are no fp32-matmul finding.
  */
 #include <stdio.h>
 #include <string.h>
@@ -502,6 +503,52 @@ APX_TEST(fp32_matmul_leaves_tiny_gemms_out)
 	m = analyse(&t);
 	APX_ASSERT(m && finding("fp32-matmul"));
 	APX_ASSERT_EQ((uint64_t)finding("fp32-matmul")->saving_ns, 20 * 2700 * US * 2 / 3);
+	apx_model_free(m);
+	return 0;
+}
+
+/* Each step copies a pinned batch (copy_us) and then runs an fp32 GEMM (gemm_us) on it, on one
+ * stream: copy-overlap hides one behind the other, fp32-matmul shortens the GEMM by 2/3. */
+static struct apx_model *copy_then_sgemm(uint64_t copy_us, uint64_t gemm_us)
+{
+	struct tg t;
+	uint64_t at = MS;
+
+	if (tg_open(&t) < 0)
+		return NULL;
+	for (uint64_t i = 0; i < 20; i++) {
+		tg_copy(&t, at, copy_us * US, APX_COPY_H2D, APX_MEM_PINNED, 64u << 20, 1, 0, 7);
+		tg_kernel(&t, at + copy_us * US, gemm_us * US, "cutlass_80_simt_sgemm_256x128_8x4_nn", 7);
+		at += (copy_us + gemm_us + 5) * US;
+	}
+	return analyse(&t);
+}
+
+/* pinned_h2d's shape: 1.2 ms copies, 340 us GEMMs. With the next copy overlapped, the GEMMs
+ * are hidden behind the copies: making them faster saves nothing more, so fp32-matmul
+ * is no finding (its kernel time is copy-overlap's); with copies short next to the GEMMs both
+ * findings keep what they save together (c + k - max(c, k/3)). */
+APX_TEST(kernel_time_is_saved_once_by_copy_overlap_and_fp32_matmul)
+{
+	struct apx_model *m = copy_then_sgemm(1200, 340);
+	const struct apx_finding *co, *fp;
+
+	APX_ASSERT(m);
+	co = finding("copy-overlap");
+	APX_ASSERT(co && (uint64_t)co->saving_ns == 20 * 340 * US);
+	APX_ASSERT(!finding("fp32-matmul"));
+	APX_ASSERT_EQ(result("fp32-matmul")->status, APX_RULE_MINOR);
+	APX_ASSERT(strstr(result("fp32-matmul")->why, "claimed by larger findings"));
+	apx_model_free(m);
+
+	m = copy_then_sgemm(100, 1500);
+	APX_ASSERT(m);
+	co = finding("copy-overlap");
+	fp = finding("fp32-matmul");
+	APX_ASSERT(co && fp);
+	APX_ASSERT_EQ((uint64_t)fp->saving_ns, 20 * 1500 * US * 2 / 3);
+	APX_ASSERT_EQ((uint64_t)co->saving_ns, 19 * 100 * US);	/* the first copy is set-up */
+	APX_ASSERT_EQ((uint64_t)(fp->saving_ns + co->saving_ns), (19 * 100 + 20 * (1500 - 500)) * US);
 	apx_model_free(m);
 	return 0;
 }

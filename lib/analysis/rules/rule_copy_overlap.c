@@ -50,6 +50,7 @@ APX_RULE_DECL(copy_overlap)
 	f = apx_finding_add(out, m, "copy-overlap", APX_SEV_WARNING, (double)hidable, 60);
 	if (!f)
 		return APX_RULE_FIRED;
+	f->kernel_ns = f->saving_ns;	/* kernel time that hides copies, or is hidden by them */
 	snprintf(f->title, sizeof(f->title), "%.0f%% of copy time does not overlap compute",
 		 100.0 * (double)alone / (double)(copy - setup));
 	snprintf(f->model, sizeof(f->model),

@@ -72,6 +72,7 @@ static void suggest(const struct apx_model *m, struct apx_findings *out, const s
 
 	if (!f)
 		return;
+	f->kernel_ns = f->saving_ns;	/* a kernel made shorter by L2 hits */
 	snprintf(f->title, sizeof(f->title), "a persisting L2 window of %s could keep the data "
 		 "%.60s re-reads from DRAM (L2 hits %.0f%%)", apx_fmt_size(b1, sizeof(b1),
 		 (double)a->window_bytes), apx_kernel_display_name(nm, name, sizeof(name)),

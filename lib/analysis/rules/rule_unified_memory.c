@@ -51,6 +51,7 @@ APX_RULE_DECL(unified_memory)
 			    (double)saving, 60);
 	if (!f)
 		return APX_RULE_FIRED;
+	f->kernel_ns = (double)m->gpu.uvm_kernel_ns;	/* kernels made shorter (no faults) */
 	snprintf(f->title, sizeof(f->title), "unified memory: %llu page faults, %s migrated",
 		 (unsigned long long)faults, apx_fmt_size(b1, sizeof(b1), (double)mig_bytes));
 	snprintf(f->model, sizeof(f->model),

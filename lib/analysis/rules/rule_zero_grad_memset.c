@@ -52,6 +52,7 @@ APX_RULE_DECL(zero_grad_memset)
 	f = apx_finding_add(out, m, "zero-grad-memset", APX_SEV_WARNING, saving, 60);
 	if (!f)
 		return APX_RULE_FIRED;
+	f->kernel_ns = gpu_ns * (double)st->count;	/* the fills' own GPU time */
 	snprintf(f->title, sizeof(f->title), "gradients zeroed by %.0f kernels every step "
 		 "(zero_grad without set_to_none)", launches);
 	snprintf(f->model, sizeof(f->model),
