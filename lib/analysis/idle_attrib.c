@@ -179,7 +179,7 @@ int apx_idle_ctx_init(struct apx_idle_ctx *c, const struct apx_model *m)
 		k = 0;
 		for (size_t i = 0; i < m->copies.n; i++) {
 			const struct apx_an_copy *cp = APX_VEC_AT(&m->copies, struct apx_an_copy, i);
-			int is_small = cp->bytes < APX_SMALL_COPY_BYTES;
+			int is_small = apx_copy_small(cp->bytes);
 
 			if (!cp->api_enter || cp->api_exit <= cp->api_enter ||
 			    (cp->kind != APX_COPY_H2D && cp->kind != APX_COPY_D2H) || is_small != small)
@@ -303,6 +303,19 @@ static uint64_t cover(const struct apx_spans *const *lists, const unsigned *caus
 	return rest;
 }
 
+/* Whose is the wait of a sync that returns inside a gap (and the host's work after it)? A
+ * blocking .to('cuda') from pageable memory waits for its own copy (staging); so does each
+ * blocking .cuda() of a small tensor, and a gap from one small copy to the next is their
+ * per-call overhead (copy-calls: one batched copy pays it once); else the sync's. */
+static unsigned sync_gap_owner(const struct apx_gap_edges *ed)
+{
+	if (ed->prev_pageable_h2d)
+		return APX_IDLE_STAGING;
+	if (ed->prev_small_copy && ed->next_small_copy)
+		return APX_IDLE_COPY_CALLS;
+	return APX_IDLE_SYNC;
+}
+
 unsigned apx_idle_gap(const struct apx_idle_ctx *c, struct apx_an_timeline *t, uint64_t a,
 		      uint64_t b, const struct apx_gap_edges *ed)
 {
@@ -336,12 +349,13 @@ unsigned apx_idle_gap(const struct apx_idle_ctx *c, struct apx_an_timeline *t, u
 
 		/* the wait, then the host's work that the sync kept from overlapping the GPU's:
 		 * the sync's, unless the host was in a copy call or produced the gap's input; after
-		 * a pageable copy to the device, the copy's own sync: staging's */
-		unsigned waited = ed->prev_pageable_h2d ? APX_IDLE_STAGING : APX_IDLE_SYNC;
+		 * a pageable copy to the device, the copy's own sync: staging's; between two small
+		 * copies, the copy's own sync and the next one's call: their per-call overhead */
+		unsigned waited = sync_gap_owner(ed);
 
 		part[waited] += r - lo;
 		rest = cover(lists, causes, 2, r, hi, part);
-		part[ed->next_h2d ? APX_IDLE_DATA : waited] += rest;
+		part[ed->next_h2d && waited != APX_IDLE_COPY_CALLS ? APX_IDLE_DATA : waited] += rest;
 	} else {
 		static const unsigned causes[] = { APX_IDLE_STAGING, APX_IDLE_COPY_CALLS };
 		const struct apx_spans *lists[] = { &c->staging, &c->calls };

@@ -41,6 +41,23 @@ double apx_pinned_rate_bps(const struct apx_model *m, unsigned copy_kind)
 	return (double)x->bytes / ((double)x->dur_ns / 1e9);
 }
 
+double apx_pinned_or_link_bps(const struct apx_model *m, unsigned copy_kind, int *ret_peak)
+{
+	double rate = apx_pinned_rate_bps(m, copy_kind);
+	int peak = 0;
+
+	if (!rate) {
+		peak = 1;
+		if (m->copies.n)
+			rate = apx_link_peak_bps(m, APX_VEC_AT(&m->copies, struct apx_an_copy, 0)->device);
+		if (!rate)
+			rate = 12e9;
+	}
+	if (ret_peak)
+		*ret_peak = peak;
+	return rate;
+}
+
 double apx_gpu_time_pct(const struct apx_model *m, uint64_t ns)
 {
 	double cap = (double)m->wall_ns * (double)(m->timelines.n > 1 ? m->timelines.n : 1);

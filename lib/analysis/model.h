@@ -388,7 +388,7 @@ struct apx_an_timeline {
 /* Transfers by direction x (host-side) memory kind. */
 struct apx_an_xfer {
 	uint64_t count, bytes, dur_ns, min_bytes, max_bytes;
-	uint64_t small;				/* < 64 KiB */
+	uint64_t small;				/* <= 64 KiB (apx_copy_small) */
 	uint64_t sync_count;			/* not async */
 };
 

@@ -156,11 +156,11 @@ static int build_device(struct apx_model *m, uint32_t dev, const struct apx_idle
 			int hd = cp->kind[ci] == APX_COPY_H2D || cp->kind[ci] == APX_COPY_D2H;
 			int h2d = cp->kind[ci] == APX_COPY_H2D;
 
-			if (h2d && cp->src[ci] == APX_MEM_PAGEABLE && cp->bytes[ci] >= APX_SMALL_COPY_BYTES)
+			if (h2d && cp->src[ci] == APX_MEM_PAGEABLE && !apx_copy_small(cp->bytes[ci]))
 				h2d = 2;
 			if (st->streams[cp->stream[ci]].device == dev)
 				r = feed(&w, cs, cs + apx_view_dur(cs, cp->end[ci]), 0, hd ? 2 : 1, h2d,
-					 hd && cp->bytes[ci] < APX_SMALL_COPY_BYTES);
+					 hd && apx_copy_small(cp->bytes[ci]));
 			ci++;
 		} else {
 			if (st->streams[ms->stream[si]].device == dev)
