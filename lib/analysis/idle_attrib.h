@@ -36,6 +36,8 @@ struct apx_gap_edges {
 	int next_small_copy;		/* ... a small host<->device copy */
 	int prev_pageable_h2d;		/* the activity before it was a host->device copy of
 					 * >= 64 KiB from pageable memory */
+	int prev_pageable_d2h;		/* ... a device->host copy of more than 64 KiB into
+					 * pageable memory (the host stages it out, then returns) */
 };
 
 /* A gap inside a step that nothing else explains, >= 50 us: apx_idle_gap() returns and keeps

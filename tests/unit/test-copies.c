@@ -4,7 +4,7 @@
  * pageable-copy's); the sync after each blocking .cuda() of a small tensor, between two small
  * copies, is their per-call overhead (not a sync wait); small copies batch once a step; a copy
  * of more than 64 KiB into pageable memory (y.cpu()) is sync-copy's, saving its time beyond the
- * pinned rate, while a 4-byte one (.item()) is not; the same pageable buffer copied every step
+ * pinned rate and the staging idle after it, while a 4-byte one (.item()) is not; the same pageable buffer copied every step
  * gives repeated-copy only its bytes at the pinned rate, the rest of each copy staying
  * pageable-copy's, which ranks first. Synthetic traces (tests/unit/tracegen.c), each checked
  * firing and silent.
@@ -151,13 +151,15 @@ static struct apx_model *gemms_then_d2h(unsigned host, uint64_t bytes, uint64_t 
 
 /* y.cpu() of a 32 MiB result: CUDA finishes a copy into pageable memory before the call
  * returns, whatever the call (async flag or not); sync-copy saves its time beyond the bytes at
- * the pinned rate, pageable-copy (host->device) says nothing. A 4-byte .item() is no such copy;
+ * the pinned rate and the GPU idle after it while the host staged it out (not a sync wait:
+ * sync-frequency claims none of it), pageable-copy (host->device) says nothing. A 4-byte .item() is no such copy;
  * neither is a non_blocking copy into pinned memory. */
 APX_TEST(a_copy_to_pageable_memory_is_sync_copy_s)
 {
 	struct apx_model *m = gemms_then_d2h(APX_MEM_PAGEABLE, 32u << 20, 20 * MS, 1);
 	const struct apx_finding *f;
 	double rate, want = 0;
+	uint64_t n = 0;
 
 	APX_ASSERT(m && m->steady.count >= 15);
 	rate = apx_pinned_or_link_bps(m, APX_COPY_D2H, NULL);
@@ -165,9 +167,17 @@ APX_TEST(a_copy_to_pageable_memory_is_sync_copy_s)
 	for (size_t i = 0; i < m->copies.n; i++) {
 		const struct apx_an_copy *c = APX_VEC_AT(&m->copies, struct apx_an_copy, i);
 
-		if (apx_phase_of(m, c->start) == APX_PHASE_STEADY)
+		if (apx_phase_of(m, c->start) == APX_PHASE_STEADY) {
 			want += (double)c->dur - (double)c->bytes / rate * 1e9;
+			n++;
+		}
 	}
+	/* the gap after each copy (its sync, then the host's launch) is the copy's staging */
+	APX_ASSERT(n >= 15 && m->gpu.staging_d2h_ns >= (n - 1) * 300 * US);
+	APX_ASSERT_EQ(m->gpu.staging_d2h_ns, m->gpu.idle_by_cause[APX_IDLE_STAGING]);
+	APX_ASSERT_EQ(m->gpu.idle_by_cause[APX_IDLE_SYNC], 0);
+	APX_ASSERT(!finding("sync-frequency"));
+	want += (double)m->gpu.staging_d2h_ns;
 	f = finding("sync-copy");
 	APX_ASSERT(f);
 	if (fabs(f->saving_ns - want) > 1)

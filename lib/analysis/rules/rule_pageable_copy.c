@@ -44,7 +44,8 @@ static void emit(const struct apx_model *m, struct apx_findings *out, enum apx_p
 	static const char dn[] = "H2D";
 	double saving = 0, bytes = (double)a->bytes, dur = (double)a->dur, pct, rate, ideal;
 	char model[240] = "", ev[1200] = "", b1[32], b2[32], b3[32], b4[32];
-	uint64_t staged = ph == APX_PHASE_STEADY ? m->gpu.idle_by_cause[APX_IDLE_STAGING] : 0;
+	uint64_t staged = ph == APX_PHASE_STEADY ? m->gpu.idle_by_cause[APX_IDLE_STAGING] -
+						   m->gpu.staging_d2h_ns : 0;	/* host->device's */
 	int peak_used = 0;
 	struct apx_finding *f;
 

@@ -7,7 +7,8 @@
  * Saving: the time the blocking copies and memsets took, which the host could spend launching
  * work if they were asynchronous; for a copy to pageable memory, the time it took beyond its
  * bytes at the pinned rate (pinned copies' in the trace, or the link's peak): copied
- * non_blocking into a pinned buffer it runs at that rate, behind the host.
+ * non_blocking into a pinned buffer it runs at that rate, behind the host; plus the GPU idle
+ * after such copies while the host staged them out (idle_attrib.c, staging_d2h_ns).
  */
 #include "analysis/findings.h"
 
@@ -58,6 +59,8 @@ APX_RULE_DECL(sync_copy)
 			dset += s->dur;
 		}
 	}
+	if (npage)	/* the GPU idle while the host staged them out (idle_attrib.c) */
+		psave += (double)m->gpu.staging_d2h_ns;
 	if (!ncopy && !nset && !npage)
 		return APX_RULE_CLEAN;
 	if (m->steady_ns && (double)(dcopy + dset) + psave < 0.005 * (double)m->steady_ns)
@@ -78,7 +81,7 @@ APX_RULE_DECL(sync_copy)
 		 "the host waits for each synchronous copy/memset; made asynchronous, that time "
 		 "overlaps GPU work: saving = their total duration%s",
 		 npage ? "; for copies to pageable memory, their time beyond their bytes at the "
-			 "pinned rate" : "");
+			 "pinned rate, plus the GPU idle while the host staged them out" : "");
 	if (npage)
 		apx_text_append(f->evidence, sizeof(f->evidence), "D2H to pageable memory: %llu "
 				"copies, %s in %s (%s); at %.1f GB/s they would take %s\n",
@@ -86,6 +89,10 @@ APX_RULE_DECL(sync_copy)
 				apx_fmt_ns(b2, sizeof(b2), pdur),
 				apx_fmt_rate(b3, sizeof(b3), (double)pbytes, pdur), rate / 1e9,
 				apx_fmt_ns(b4, sizeof(b4), (double)pbytes / rate * 1e9));
+	if (npage && m->gpu.staging_d2h_ns)
+		apx_text_append(f->evidence, sizeof(f->evidence), "GPU idle while the host staged "
+				"them out: %s\n", apx_fmt_ns(b1, sizeof(b1),
+							     (double)m->gpu.staging_d2h_ns));
 	apx_text_append(f->evidence, sizeof(f->evidence), "synchronous copies: %llu, %s, %s\n",
 			(unsigned long long)ncopy, apx_fmt_size(b1, sizeof(b1), (double)bytes),
 			apx_fmt_ns(b2, sizeof(b2), (double)dcopy));
@@ -100,6 +107,7 @@ APX_RULE_DECL(sync_copy)
 	apx_finding_metric(f, "pageable_bytes", (double)pbytes, APX_UNIT_BYTES);
 	apx_finding_metric(f, "pageable_copy_ns", pdur, APX_UNIT_NS);
 	apx_finding_metric(f, "pageable_saving_ns", psave, APX_UNIT_NS);
+	apx_finding_metric(f, "staging_idle_ns", (double)m->gpu.staging_d2h_ns, APX_UNIT_NS);
 	if (npage)
 		snprintf(f->fix, sizeof(f->fix),
 			 "Copy results into a pinned buffer without blocking; read it after an event:\n"
