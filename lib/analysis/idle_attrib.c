@@ -25,14 +25,14 @@
  *              collector_launch_cost_ns), which a run without apx does not pay;
  *   launch     the rest of a launch gap: the host launching slower than the GPU runs; and,
  *              when the steady state is launch-bound (the short gaps' launch overhead >= 10 %
- *              of it, kernels on average shorter than twice those gaps), a longer gap inside
- *              a step (no step boundary in it) that nothing above explains, less the
- *              collector's cost: the host's own work between two of the step's launches
- *              (autograd, the optimizer's Python, ops that launch nothing), which a captured
- *              or compiled step does not repeat; decided after the sweep (apx_idle_resolve),
- *              from the short gaps alone;
- *   unknown    nothing in the trace says (such a gap inside a step of a steady state that is
- *              not launch-bound, every such gap between steps: Python, I/O, ...).
+ *              of it, kernels on average shorter than twice those gaps), a longer gap that
+ *              nothing above explains, inside a step (no step boundary in it) or under 1 ms,
+ *              less the collector's cost: the host's own work between two launches
+ *              (autograd, zero_grad, the optimizer's Python, ops that launch nothing), which a
+ *              captured or compiled step does not repeat; decided after the sweep
+ *              (apx_idle_resolve), from the short gaps alone;
+ *   unknown    nothing in the trace says (such a gap in a steady state that is not
+ *              launch-bound; a gap of 1 ms or more between steps: data, I/O, Python...).
  * The copy calls' host times come from the MEMCPY records' api_enter/api_exit fields; traces
  * without them (model->copy_host_times 0) fall back to the copies' GPU-side intervals, which
  * never meet an idle gap of their device: staging and in-call overhead are then not seen, and
@@ -368,7 +368,7 @@ unsigned apx_idle_gap(const struct apx_idle_ctx *c, struct apx_an_timeline *t, u
 			part[APX_IDLE_COPY_CALLS] += rest;
 		} else if (ed->next_h2d) {
 			part[APX_IDLE_DATA] += rest;
-		} else if (b - a < APX_LAUNCH_GAP_NS || inside_step(m, a, b)) {
+		} else if (b - a < APX_LAUNCH_GAP_NS || b - a < APX_STALL_NS || inside_step(m, a, b)) {
 			/* the gap ends with a launch made under the collector: its cost is its own */
 			uint64_t self = m->launch_cost_ns < rest ? m->launch_cost_ns : rest;
 

@@ -40,9 +40,12 @@ struct apx_gap_edges {
 					 * pageable memory (the host stages it out, then returns) */
 };
 
-/* A gap inside a step that nothing else explains, >= 50 us: apx_idle_gap() returns and keeps
- * it apart, apx_idle_resolve() makes it launch overhead or unknown (never in idle_by_cause[]
- * or a gap's cause after that). */
+/* Between steps, a gap this long or longer is a stall (data, I/O, Python work), not the host's
+ * work between two launches. */
+#define APX_STALL_NS 1000000u
+/* A gap >= 50 us that nothing else explains, inside a step or under APX_STALL_NS (the host's
+ * work between launches): apx_idle_gap() returns and keeps it apart, apx_idle_resolve() makes
+ * it launch overhead or unknown (never in idle_by_cause[] or a gap's cause after that). */
 #define APX_IDLE_STEP_HOST APX_IDLE__COUNT
 /* Launch-bound: the short gaps' launch overhead is at least this share of the steady state. */
 #define APX_LAUNCH_BOUND_SHARE 0.10

@@ -375,9 +375,9 @@ struct apx_an_timeline {
 	uint64_t gaps_by_cause[APX_IDLE__COUNT];	/* gaps whose largest part is this cause */
 	uint64_t startup_ns, startup_idle_ns;	/* first activity .. the window */
 	uint64_t teardown_ns, teardown_idle_ns;	/* the window .. last activity */
-	/* gaps >= 50 us between two activities of one step that nothing else explains (the
-	 * host's work between the step's launches): launch overhead when the steady state is
-	 * launch-bound (step_host_launch), else unknown; counted in idle_by_cause too */
+	/* gaps >= 50 us that nothing else explains, inside a step or under 1 ms (the host's
+	 * work between launches): launch overhead when the steady state is launch-bound
+	 * (step_host_launch), else unknown; counted in idle_by_cause too */
 	uint64_t step_host_ns, step_host_gaps;
 	int step_host_launch;
 	uint64_t uvm_kernel_ns;			/* kernels that ran while pages migrated to the GPU */

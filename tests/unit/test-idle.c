@@ -156,7 +156,8 @@ static struct apx_model *steps_with_gaps(int nk, uint64_t kernel_us, uint64_t mi
 
 /* Launch-bound steps (5 us kernels, 20 us gaps): the 200 us gap inside each step is the
  * host's work between launches, launch overhead that launch-bound claims (a captured step
- * does not repeat it); gpu-starvation, which claims idle with no cause, stays silent. */
+ * does not repeat it); gpu-starvation, which claims idle with no cause, stays silent. So is
+ * a gap under 1 ms between the steps. */
 APX_TEST(long_gaps_inside_launch_bound_steps_are_launch_overhead)
 {
 	struct apx_model *m = steps_with_gaps(20, 5, 200, 40);
@@ -173,6 +174,14 @@ APX_TEST(long_gaps_inside_launch_bound_steps_are_launch_overhead)
 	APX_ASSERT(!finding("gpu-starvation") && status("gpu-starvation") == APX_RULE_CLEAN);
 	for (size_t i = 0; i < m->gaps.n; i++)	/* no gap is left with the tentative cause */
 		APX_ASSERT(APX_VEC_AT(&m->gaps, struct apx_an_gap, i)->cause < APX_IDLE__COUNT);
+	apx_model_free(m);
+
+	/* 500 us between the steps (zero_grad, the optimizer's Python): under 1 ms, the host's
+	 * work between launches too */
+	m = steps_with_gaps(20, 5, 200, 500);
+	APX_ASSERT(m && m->launch_bound);
+	APX_ASSERT_EQ(m->gpu.idle_by_cause[APX_IDLE_UNKNOWN], 0);
+	APX_ASSERT(finding("launch-bound") && !finding("gpu-starvation"));
 	apx_model_free(m);
 	return 0;
 }

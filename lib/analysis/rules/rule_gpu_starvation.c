@@ -95,6 +95,12 @@ APX_RULE_DECL(gpu_starvation)
 	apx_text_append(f->evidence, sizeof(f->evidence),
 			"idle for no known cause: %s; %llu gaps of >= 1 ms mostly so\n",
 			apx_fmt_ns(b1, sizeof(b1), (double)all), (unsigned long long)n);
+	if (m->gpu.step_host_ns && !m->gpu.step_host_launch)
+		apx_text_append(f->evidence, sizeof(f->evidence),
+				"of it %s in %llu gaps inside steps or under 1 ms, between two "
+				"kernels: the host's own work between launches (eager overhead)\n",
+				apx_fmt_ns(b1, sizeof(b1), (double)m->gpu.step_host_ns),
+				(unsigned long long)m->gpu.step_host_gaps);
 	if (all > total)
 		apx_text_append(f->evidence, sizeof(f->evidence),
 				"left out: %s more in the steps that hold the most (a one-off, not "
@@ -129,7 +135,11 @@ APX_RULE_DECL(gpu_starvation)
 	snprintf(f->fix, sizeof(f->fix),
 		 "Find what the host does in the gaps (apx report --section cpu; py-spy) and move it\n"
 		 "off the critical path: prepare batches in DataLoader workers (num_workers=4+),\n"
-		 "avoid Python work between steps, or overlap it with the GPU using CUDA streams.");
+		 "avoid Python work between steps, or overlap it with the GPU using CUDA streams.%s",
+		 2 * m->gpu.step_host_ns > all && !m->gpu.step_host_launch
+			 ? "\nMost of it is short gaps between kernels: the host's per-op work\n"
+			   "(Python, dispatch, the optimizer): model = torch.compile(model) or CUDA\n"
+			   "graphs (torch.compile(mode=\"reduce-overhead\")) remove it." : "");
 	(void)why;
 	(void)why_len;
 	return APX_RULE_FIRED;

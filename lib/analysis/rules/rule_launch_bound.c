@@ -7,9 +7,9 @@
  * without a profiler; the collector's cost per launch (kv collector_launch_cost_ns, measured by
  * apx analyze) is its own cause there, taken off each gap first. When the short gaps make the
  * steady state launch-bound (model->launch_bound, idle_attrib.c), the longer gaps inside a
- * step that nothing else explains are launch overhead too: the host's own work between two of
- * the step's launches (autograd, the optimizer's Python), which a captured or compiled step
- * does not repeat; they are counted here, and not by gpu-starvation.
+ * step (or under 1 ms between steps) that nothing else explains are launch overhead too: the
+ * host's own work between two launches (autograd, zero_grad, the optimizer's Python), which a
+ * captured or compiled step does not repeat; they are counted here, and not by gpu-starvation.
  */
 #include "analysis/findings.h"
 
@@ -56,8 +56,8 @@ APX_RULE_DECL(launch_bound)
 			apx_fmt_ns(b2, sizeof(b2), (double)idle / (double)gaps));
 	if (m->gpu.step_host_gaps)
 		apx_text_append(f->evidence, sizeof(f->evidence),
-				"of them %llu gaps of 50 us or more inside steps, %s: the host's work "
-				"between the step's launches\n",
+				"of them %llu gaps of 50 us or more (inside steps, or under 1 ms), %s: "
+				"the host's own work between launches\n",
 				(unsigned long long)m->gpu.step_host_gaps,
 				apx_fmt_ns(b1, sizeof(b1), (double)m->gpu.step_host_ns));
 	if (self)
