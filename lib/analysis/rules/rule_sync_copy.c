@@ -69,19 +69,27 @@ APX_RULE_DECL(sync_copy)
 			    60);
 	if (!f)
 		return APX_RULE_FIRED;
-	if (npage)
-		snprintf(f->title, sizeof(f->title), "%llu copies to pageable memory (%s) and %llu "
-			 "other synchronous copies and memsets blocked the host",
-			 (unsigned long long)npage, apx_fmt_size(b1, sizeof(b1), (double)pbytes),
+	if (npage && !ncopy && !nset)
+		snprintf(f->title, sizeof(f->title), "%llu copies to pageable memory (%s at %s) "
+			 "blocked the host", (unsigned long long)npage,
+			 apx_fmt_size(b1, sizeof(b1), (double)pbytes),
+			 apx_fmt_rate(b2, sizeof(b2), (double)pbytes, pdur));
+	else if (npage)
+		snprintf(f->title, sizeof(f->title), "%llu copies to pageable memory and %llu other "
+			 "synchronous copies and memsets blocked the host", (unsigned long long)npage,
 			 (unsigned long long)(ncopy + nset));
 	else
 		snprintf(f->title, sizeof(f->title), "%llu synchronous copies and %llu memsets "
 			 "blocked the host", (unsigned long long)ncopy, (unsigned long long)nset);
-	snprintf(f->model, sizeof(f->model),
-		 "the host waits for each synchronous copy/memset; made asynchronous, that time "
-		 "overlaps GPU work: saving = their total duration%s",
-		 npage ? "; for copies to pageable memory, their time beyond their bytes at the "
-			 "pinned rate, plus the GPU idle while the host staged them out" : "");
+	if (npage)
+		snprintf(f->model, sizeof(f->model), "copied non_blocking into pinned memory, a copy "
+			 "to pageable memory runs at the pinned rate behind the host: saving = its time "
+			 "beyond that + the GPU idle while the host staged it out%s",
+			 ncopy + nset ? "; + the other blocking copies' and memsets' time" : "");
+	else
+		snprintf(f->model, sizeof(f->model),
+			 "the host waits for each synchronous copy/memset; made asynchronous, that "
+			 "time overlaps GPU work: saving = their total duration");
 	if (npage)
 		apx_text_append(f->evidence, sizeof(f->evidence), "D2H to pageable memory: %llu "
 				"copies, %s in %s (%s); at %.1f GB/s they would take %s\n",
@@ -93,11 +101,14 @@ APX_RULE_DECL(sync_copy)
 		apx_text_append(f->evidence, sizeof(f->evidence), "GPU idle while the host staged "
 				"them out: %s\n", apx_fmt_ns(b1, sizeof(b1),
 							     (double)m->gpu.staging_d2h_ns));
-	apx_text_append(f->evidence, sizeof(f->evidence), "synchronous copies: %llu, %s, %s\n",
-			(unsigned long long)ncopy, apx_fmt_size(b1, sizeof(b1), (double)bytes),
-			apx_fmt_ns(b2, sizeof(b2), (double)dcopy));
-	apx_text_append(f->evidence, sizeof(f->evidence), "synchronous memsets: %llu, %s\n",
-			(unsigned long long)nset, apx_fmt_ns(b1, sizeof(b1), (double)dset));
+	if (!npage || ncopy)
+		apx_text_append(f->evidence, sizeof(f->evidence), "synchronous copies: %llu, %s, "
+				"%s\n", (unsigned long long)ncopy,
+				apx_fmt_size(b1, sizeof(b1), (double)bytes),
+				apx_fmt_ns(b2, sizeof(b2), (double)dcopy));
+	if (!npage || nset)
+		apx_text_append(f->evidence, sizeof(f->evidence), "synchronous memsets: %llu, %s\n",
+				(unsigned long long)nset, apx_fmt_ns(b1, sizeof(b1), (double)dset));
 	apx_finding_metric(f, "copies", (double)ncopy, APX_UNIT_COUNT);
 	apx_finding_metric(f, "copy_bytes", (double)bytes, APX_UNIT_BYTES);
 	apx_finding_metric(f, "copy_ns", (double)dcopy, APX_UNIT_NS);
