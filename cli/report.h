@@ -21,14 +21,8 @@ struct apx_report_opts {
 	FILE *color_out;
 };
 
-/* The text report and the JSON document of d (report_text.c, report_json.c): the sections
- * whose text or JSON view the document holds through lib/report's emitters (emit_text.c,
- * emit_json.c), the others (start-up, idle: not moved yet) from the model (d->m, d->fd). */
-void apx_report_text(FILE *out, const struct apx_rdoc *d, const struct apx_report_opts *o);
-void apx_report_json(FILE *out, const struct apx_rdoc *d, const struct apx_report_opts *o);
-
 /* The output formats of `apx report --format` (report_formats.c), one table. emit gets the
- * document (its model and findings in d->m, d->fd) and the options; 0 or -errno. */
+ * document (built with o's sections and --top) and the options; 0 or -errno. */
 struct apx_report_format {
 	const char *name;
 	int (*emit)(FILE *out, const struct apx_rdoc *d, const struct apx_report_opts *o);

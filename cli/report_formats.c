@@ -1,7 +1,8 @@
 /*
- * report_formats.c - the output formats of `apx report` in one table {name, emit}: the
- * emitters of the report document (lib/report: CSV, HTML; text and JSON through
- * report_text.c and report_json.c, section by section). Looked up by cmd_report.c.
+ * report_formats.c - the output formats of `apx report` in one table {name, emit}: each an
+ * emitter of the report document (lib/report: emit_text.c, emit_json.c, emit_html.c,
+ * emit_csv.c), given the options it needs. Looked up by cmd_report.c and the report
+ * property test.
  */
 #include <string.h>
 
@@ -11,14 +12,15 @@
 
 static int emit_text(FILE *out, const struct apx_rdoc *d, const struct apx_report_opts *o)
 {
-	apx_report_text(out, d, o);
-	return 0;
+	const struct apx_text_out t = { out, o->color, o->color_out };
+
+	return apx_report_emit_text(&t, d);
 }
 
 static int emit_json(FILE *out, const struct apx_rdoc *d, const struct apx_report_opts *o)
 {
-	apx_report_json(out, d, o);
-	return 0;
+	(void)o;
+	return apx_report_emit_json(out, d);
 }
 
 static int emit_csv(FILE *out, const struct apx_rdoc *d, const struct apx_report_opts *o)

@@ -25,7 +25,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 
-def resnet():
+def resnet(res=96):
     class Block(nn.Module):
         def __init__(self, cin, cout, stride):
             super().__init__()
@@ -52,7 +52,7 @@ def resnet():
     layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(512, 1000)]
     model = nn.Sequential(*layers).cuda().to(memory_format=torch.channels_last)
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-    x = torch.randn(128, 3, 96, 96, device="cuda").to(memory_format=torch.channels_last)
+    x = torch.randn(128, 3, res, res, device="cuda").to(memory_format=torch.channels_last)
     y = torch.randint(0, 1000, (128,), device="cuda")
 
     def step():
@@ -64,8 +64,8 @@ def resnet():
     return step
 
 
-def gpt():
-    d, heads, t, batch, vocab, nlayer = 768, 12, 512, 16, 16384, 6
+def gpt(batch=16):
+    d, heads, t, vocab, nlayer = 768, 12, 512, 16384, 6
 
     class Layer(nn.Module):
         def __init__(self):

@@ -36,7 +36,8 @@ double apx_pinned_rate_bps(const struct apx_model *m, unsigned copy_kind)
 	const struct apx_an_xfer *x = &m->xfer[copy_kind][APX_MEM_PINNED];
 
 	/* copies under 1 MB are dominated by latency: too small to measure bandwidth */
-	if (x->bytes < (1u << 20) || !x->dur_ns || x->max_bytes < (256u << 10))
+	if (x->bytes < APX_PINNED_RATE_MIN_BYTES || !x->dur_ns ||
+	    x->max_bytes < APX_PINNED_RATE_MIN_COPY)
 		return 0;
 	return (double)x->bytes / ((double)x->dur_ns / 1e9);
 }
@@ -51,7 +52,7 @@ double apx_pinned_or_link_bps(const struct apx_model *m, unsigned copy_kind, int
 		if (m->copies.n)
 			rate = apx_link_peak_bps(m, APX_VEC_AT(&m->copies, struct apx_an_copy, 0)->device);
 		if (!rate)
-			rate = 12e9;
+			rate = APX_LINK_FLOOR_BPS;
 	}
 	if (ret_peak)
 		*ret_peak = peak;

@@ -6,39 +6,46 @@
  * savings together never pass the steady window, the start-up's never its span, and the part
  * of them that is kernel time (f->kernel_ns) never the GPU's kernel busy time: a kernel ns
  * hidden behind a copy cannot also be saved by a faster kernel (a finding that would is
- * capped, saying so).
+ * capped, saying so). An entry with an observe function is a rule nvperfd runs too, on what
+ * it saw of a process (procobs.c's table holds the same entry).
  */
 #include "analysis/findings.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/procobs.h"
+
 #include "base/banned.h"
 
+/* TRACE: a rule on traces only; BOTH: also on what nvperfd saw of a process (obs_<name>.c) */
+#define TRACE(id_, title_, name) { .id = id_, .title = title_, .run = apx_rule_##name }
+#define BOTH(id_, title_, name)                                                                 \
+	{ .id = id_, .title = title_, .run = apx_rule_##name, .observe = apx_obs_##name }
+
 static const struct apx_rule rules[] = {
-	{ "pageable-copy", "host<->device copies from pageable memory", apx_rule_pageable_copy },
-	{ "sync-copy", "synchronous copies and memsets that block the host", apx_rule_sync_copy },
-	{ "sync-frequency", "too many synchronizations", apx_rule_sync_frequency },
-	{ "gpu-starvation", "GPU idle gaps", apx_rule_gpu_starvation },
-	{ "launch-bound", "kernels shorter than the gaps between them", apx_rule_launch_bound },
-	{ "copy-overlap", "copies not overlapped with compute", apx_rule_copy_overlap },
-	{ "unified-memory", "unified-memory faults and migrations", apx_rule_unified_memory },
-	{ "memory-capacity", "device memory near capacity, pinned memory", apx_rule_memory_capacity },
-	{ "repeated-copy", "the same host buffer copied again and again", apx_rule_repeated_copy },
-	{ "fp32-matmul", "float32 matrix work not on tensor cores", apx_rule_fp32_matmul },
-	{ "small-copies", "many small copies", apx_rule_small_copies },
-	{ "input-pipeline", "the input pipeline starving the GPU", apx_rule_input_pipeline },
-	{ "redundant-replication", "the same data held in host and device memory",
-	  apx_rule_redundant_replication },
-	{ "graph-recapture", "a CUDA graph captured again every iteration", apx_rule_graph_recapture },
-	{ "optimizer-foreach", "an optimizer without foreach/fused kernels", apx_rule_optimizer_foreach },
-	{ "zero-grad-memset", "gradients zeroed by kernels every step", apx_rule_zero_grad_memset },
-	{ "dataloader-workers", "no DataLoader worker processes while the GPU waits for data",
-	  apx_rule_dataloader_workers },
-	{ "l2-persistence", "L2 persistence: a window worth setting, or set too large",
-	  apx_rule_l2_persistence },
+	BOTH("pageable-copy", "host<->device copies from pageable memory", pageable_copy),
+	TRACE("sync-copy", "synchronous copies and memsets that block the host", sync_copy),
+	TRACE("sync-frequency", "too many synchronizations", sync_frequency),
+	TRACE("gpu-starvation", "GPU idle gaps", gpu_starvation),
+	TRACE("launch-bound", "kernels shorter than the gaps between them", launch_bound),
+	TRACE("copy-overlap", "copies not overlapped with compute", copy_overlap),
+	TRACE("unified-memory", "unified-memory faults and migrations", unified_memory),
+	BOTH("memory-capacity", "device memory near capacity, pinned memory", memory_capacity),
+	TRACE("repeated-copy", "the same host buffer copied again and again", repeated_copy),
+	TRACE("fp32-matmul", "float32 matrix work not on tensor cores", fp32_matmul),
+	TRACE("small-copies", "many small copies", small_copies),
+	TRACE("input-pipeline", "the input pipeline starving the GPU", input_pipeline),
+	TRACE("redundant-replication", "the same data held in host and device memory",
+	      redundant_replication),
+	TRACE("graph-recapture", "a CUDA graph captured again every iteration", graph_recapture),
+	TRACE("optimizer-foreach", "an optimizer without foreach/fused kernels", optimizer_foreach),
+	TRACE("zero-grad-memset", "gradients zeroed by kernels every step", zero_grad_memset),
+	TRACE("dataloader-workers", "no DataLoader worker processes while the GPU waits for data",
+	      dataloader_workers),
+	BOTH("l2-persistence", "L2 persistence: a window worth setting, or set too large",
+	     l2_persistence),
 };
 
 const struct apx_rule *apx_rules(size_t *ret_n)
@@ -66,13 +73,38 @@ static int cmp_saving(const void *a, const void *b)
  * 0 is one the producer did not estimate (nvperfd's findings are thresholds it saw crossed).
  * They are added after the rules ran, into the room the rules left: a run of many summaries
  * cannot push a rule's finding out of the cap (the ones left out are counted). */
+/* The engine's id for a rule id a producer wrote (the report's and nvperfd's tables, and the
+ * ids older nvperfd summaries used); NULL when the id is none of them. */
+static const char *known_rule_id(const char *id, size_t len)
+{
+	static const char *const renamed[][2] = { { "gpu-mem", "memory-capacity" },
+						  { "l2-persist", "l2-persistence" } };
+	const struct apx_rule *tab[2];
+	size_t n[2];
+
+	if (!id)
+		return NULL;
+	tab[0] = apx_rules(&n[0]);
+	tab[1] = apx_procobs_rules(&n[1]);
+	for (size_t t = 0; t < 2; t++)
+		for (size_t i = 0; i < n[t]; i++)
+			if (strlen(tab[t][i].id) == len && !memcmp(tab[t][i].id, id, len))
+				return tab[t][i].id;
+	for (size_t i = 0; i < sizeof(renamed) / sizeof(renamed[0]); i++)
+		if (strlen(renamed[i][0]) == len && !memcmp(renamed[i][0], id, len))
+			return known_rule_id(renamed[i][1], strlen(renamed[i][1]));
+	return NULL;
+}
+
 static void add_recorded(const struct apx_model *m, struct apx_findings *out)
 {
 	for (size_t i = 0; i < m->recorded.n; i++) {
 		const struct apx_an_recorded *r = APX_VEC_AT(&m->recorded, struct apx_an_recorded, i);
 		const char *producer = r->file < m->nfiles && m->files[r->file].producer[0]
 					       ? m->files[r->file].producer : "the trace's producer";
-		struct apx_finding *f = apx_finding_add(out, m, "recorded", r->severity ? r->severity : 1,
+		const char *id = known_rule_id((const char *)r->rule, r->rule_len);
+		struct apx_finding *f = apx_finding_add(out, m, id ? id : "recorded",
+							r->severity ? r->severity : 1,
 							(double)r->saving_ns, r->confidence_pct);
 
 		if (!f) {
@@ -85,9 +117,13 @@ static void add_recorded(const struct apx_model *m, struct apx_findings *out)
 		snprintf(f->evidence, sizeof(f->evidence), "%.*s", (int)r->evidence_len,
 			 r->evidence ? (const char *)r->evidence : "");
 		snprintf(f->fix, sizeof(f->fix), "%.*s", (int)r->fix_len, r->fix ? (const char *)r->fix : "");
-		snprintf(f->model, sizeof(f->model), "recorded by %s (rule %.*s)%s", producer,
-			 (int)r->rule_len, r->rule ? (const char *)r->rule : "?",
-			 f->saving_estimated ? "" : ", which estimates no saving");
+		if (id)
+			snprintf(f->model, sizeof(f->model), "recorded by %s%s", producer,
+				 f->saving_estimated ? "" : ", which estimates no saving");
+		else
+			snprintf(f->model, sizeof(f->model), "recorded by %s (rule %.*s)%s", producer,
+				 (int)r->rule_len, r->rule ? (const char *)r->rule : "?",
+				 f->saving_estimated ? "" : ", which estimates no saving");
 	}
 }
 
@@ -304,34 +340,7 @@ struct apx_finding *apx_finding_add(struct apx_findings *out, const struct apx_m
 				    const char *rule, int severity, double saving_ns,
 				    int confidence_pct)
 {
-	struct apx_finding *f;
-
-	if (out->n == APX_FINDINGS_MAX)
-		return NULL;
-	f = &out->f[out->n++];
-	memset(f, 0, sizeof(*f));
-	f->rule = rule;
-	f->order = (unsigned)(out->n - 1);
-	f->saving_estimated = 1;
-	f->severity = severity;
-	f->saving_ns = saving_ns > 0 ? saving_ns : 0;
-	if (f->saving_ns > (double)m->wall_ns)	/* nothing saves more than the run took */
-		f->saving_ns = (double)m->wall_ns;
-	f->saving_pct = m->wall_ns ? 100.0 * f->saving_ns / (double)m->wall_ns : 0;
-	f->confidence_pct = confidence_pct;
-	return f;
-}
-
-void apx_text_append(char *buf, size_t cap, const char *fmt, ...)
-{
-	size_t len = strnlen(buf, cap);
-	va_list ap;
-
-	if (len + 1 >= cap)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(buf + len, cap - len, fmt, ap);
-	va_end(ap);
+	return apx_finding_new(out, rule, severity, saving_ns, m->wall_ns, confidence_pct);
 }
 
 void apx_data_gaps_evidence(const struct apx_model *m, struct apx_finding *f)

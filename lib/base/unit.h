@@ -1,5 +1,5 @@
 /*
- * unit.h - the units of typed numbers: finding metrics (analysis/findings.h) and the cells of
+ * unit.h - the units of typed numbers: finding metrics (analysis/finding.h) and the cells of
  * the report document's tables (report/doc.h). One table of unit names ("ns", "bytes", ...,
  * as JSON and CSV write them) and one formatter for humans (text and HTML reports). Any thread.
  */

@@ -149,7 +149,12 @@ extern const struct apx_source apx_source_replay;	/* src_replay.c */
 
 /* src_pmsampling.c: a context exists on device (context-creation callback, any thread): the
  * writer enables PM sampling there when metrics were asked for. Lock-free, allocates nothing. */
-void apx_pm_device_seen(uint32_t device);
+void apx_pm_device_seen(uint32_t device, CUcontext ctx);
+/* src_pmsampling.c: a context on device is being destroyed (context-destroy callback, the
+ * destroying thread): the writer stops and drains the device's sampler while the context still
+ * exists (stopping it later, at exit, crashed inside libnvperf_host on the H200). Waits up to
+ * 2 s; returns at once when the device is not sampled. */
+void apx_pm_context_ending(struct apx_collector *c, uint32_t device);
 
 /* src_replay.c (apx analyze --replay): whether launches must be seen; a new context (enables
  * the range profiler on it); a launch callback, enter and exit (application threads). */

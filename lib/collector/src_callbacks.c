@@ -274,8 +274,15 @@ static void on_resource(struct apx_collector *c, CUpti_CallbackId cbid, const CU
 			return;
 		if ((c->kinds & APX_K_UVM) && !atomic_load(&c->uvm_done))
 			apx_activity_configure_uvm(c, dev);
-		apx_pm_device_seen(dev);
+		apx_pm_device_seen(dev, rd->context);
 		apx_replay_context(rd->context, dev);
+		return;
+	}
+	if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+		uint32_t dev = 0;
+
+		if (cuptiGetDeviceId(rd->context, &dev) == CUPTI_SUCCESS)
+			apx_pm_context_ending(c, dev);
 		return;
 	}
 	if (cbid == CUPTI_CBID_RESOURCE_STREAM_ATTRIBUTE_CHANGED) {
@@ -358,6 +365,8 @@ static int callbacks_start(struct apx_collector *c)
 		return -1;
 	(void)cuptiEnableCallback(1, c->sub, CUPTI_CB_DOMAIN_RESOURCE,
 				  CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+	(void)cuptiEnableCallback(1, c->sub, CUPTI_CB_DOMAIN_RESOURCE,
+				  CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
 	r = cuptiEnableCallback(1, c->sub, CUPTI_CB_DOMAIN_RESOURCE,
 				CUPTI_CBID_RESOURCE_STREAM_ATTRIBUTE_CHANGED);
 	if (r != CUPTI_SUCCESS)

@@ -14,10 +14,12 @@
  * CUPTI follows the trace clock): each decode compares the newest sample with both clocks and
  * converts (kv metrics_clock says which).
  */
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cupti.h>
 #include <cupti_pmsampling.h>
@@ -34,15 +36,18 @@
 #define PM_MAX_SAMPLES 4096u			/* per decode: 4 s at 1 kHz, 0.4 s at 10 kHz */
 #define PM_HW_BUFFER (64u << 20)		/* as Kineto: 64 MiB, append mode keep-latest */
 
-enum { PM_IDLE, PM_WANTED, PM_RUNNING, PM_OFF };
+enum { PM_IDLE, PM_WANTED, PM_RUNNING, PM_STOPPING, PM_OFF };
 
 struct pm_dev {
 	_Atomic int state;
+	_Atomic(CUcontext) ctx;			/* the context seen on it (made current on the writer) */
 	struct apx_pm_host host;
 	CUpti_PmSampling_Object *obj;
 	uint8_t *data;				/* the counter-data image */
 	size_t data_size;
 	uint64_t last_decode, samples, overflows, sum_len;
+	uint64_t first_dropped_ns;		/* length of a dropped first sample, 0 = none */
+	int seen_first;
 };
 
 static struct pm_state {
@@ -56,12 +61,35 @@ static struct pm_state {
 	struct pm_dev dev[PM_DEVICES];
 } pm;
 
-void apx_pm_device_seen(uint32_t device)
+void apx_pm_device_seen(uint32_t device, CUcontext ctx)
 {
 	int idle = PM_IDLE;
 
-	if (pm.on && device < PM_DEVICES)
-		(void)atomic_compare_exchange_strong(&pm.dev[device].state, &idle, PM_WANTED);
+	if (!pm.on || device >= PM_DEVICES)
+		return;
+	atomic_store(&pm.dev[device].ctx, ctx);
+	(void)atomic_compare_exchange_strong(&pm.dev[device].state, &idle, PM_WANTED);
+}
+
+/* Make the device's context current on the writer thread: the sampler's stop dereferenced
+ * the calling thread's context (a crash inside libnvperf_host on the H200 without one). The
+ * driver is already loaded by the program; it is looked up, not linked. */
+static void bind_ctx(struct pm_dev *d)
+{
+	typedef int (*set_current_t)(CUcontext);
+	static set_current_t set_current;
+	static int looked;
+	CUcontext ctx = atomic_load(&d->ctx);
+
+	if (!looked) {
+		void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+
+		looked = 1;
+		if (lib)
+			set_current = (set_current_t)dlsym(lib, "cuCtxSetCurrent");
+	}
+	if (set_current && ctx)
+		(void)set_current(ctx);
 }
 
 static void release(struct pm_dev *d)
@@ -90,12 +118,12 @@ static void off(struct apx_collector *c, uint32_t device, const char *what, int 
 		snprintf(text, sizeof(text), "metrics: device %u: GPU performance counters are "
 			 "restricted to administrators (run as root, or load the nvidia module with "
 			 "NVreg_RestrictProfilingToAdminUsers=0)", device);
-	else if (r == CUPTI_ERROR_INVALID_OPERATION || r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+	else if (r == CUPTI_ERROR_INVALID_OPERATION || r == CUPTI_ERROR_HARDWARE_BUSY ||
+		 r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
 		snprintf(text, sizeof(text), "metrics: device %u: the counters are in use by another "
 			 "profiler (Nsight, DCGM profiling, another apx?) (%s)", device,
 			 apx_pm_result_name(r));
-	apx_add_kv(c, "degraded", text);
-	apx_say("%s", text);
+	apx_add_kv(c, "degraded", text);	/* apx analyze's summary prints it, once */
 	atomic_store(&pm.dev[device].state, PM_OFF);
 }
 
@@ -123,6 +151,7 @@ static void enable(struct apx_collector *c, uint32_t i)
 	char err[300];
 	int r;
 
+	bind_ctx(d);
 	if (!pm.profiler_init) {
 		CUpti_Profiler_Initialize_Params ip = { .structSize = CUpti_Profiler_Initialize_Params_STRUCT_SIZE };
 
@@ -273,6 +302,16 @@ static void decode(struct apx_collector *c, uint32_t i)
 				continue;
 			if (!pm.clock_known)
 				learn_clock(c, si.endTimestamp);
+			if (!d->seen_first) {
+				/* The sampler's first sample runs from the start call to the first
+				 * trigger, which came 0.66 s late on the H200 and had counted
+				 * nothing over 50 GiB of DRAM traffic: not a measurement. */
+				d->seen_first = 1;
+				if (si.endTimestamp - si.startTimestamp > 4 * pm.interval_ns) {
+					d->first_dropped_ns = si.endTimestamp - si.startTimestamp;
+					continue;
+				}
+			}
 			for (size_t k = 0; k < d->host.n; k++) {
 				struct apx_rec rec;
 
@@ -318,6 +357,30 @@ static int pm_start(struct apx_collector *c)
 	return 0;
 }
 
+/* Stop one device's sampler, decode what is left, say what it collected, disable (writer). */
+static void finish_dev(struct apx_collector *c, uint32_t i)
+{
+	struct pm_dev *d = &pm.dev[i];
+	CUpti_PmSampling_Stop_Params sp = { .structSize = CUpti_PmSampling_Stop_Params_STRUCT_SIZE };
+	char text[300];
+
+	bind_ctx(d);
+	sp.pPmSamplingObject = d->obj;
+	(void)cuptiPmSamplingStop(&sp);
+	decode(c, i);
+	if (atomic_load(&d->state) != PM_OFF) {	/* else the decode failed and said so */
+		snprintf(text, sizeof(text), "device %u: %s, %zu metrics, %llu samples, asked every "
+			 "%llu ns, mean sample %llu ns, %llu decodes with overflow, first sample "
+			 "dropped %llu ns", i, pm.spec.set, d->host.n, (unsigned long long)d->samples,
+			 (unsigned long long)pm.interval_ns,
+			 (unsigned long long)(d->samples ? d->sum_len / d->samples : 0),
+			 (unsigned long long)d->overflows, (unsigned long long)d->first_dropped_ns);
+		apx_add_kv(c, "metrics", text);
+		release(d);
+		atomic_store(&d->state, PM_OFF);
+	}
+}
+
 static void pm_drain(struct apx_collector *c, uint64_t now_ns, int periodic)
 {
 	(void)periodic;
@@ -326,6 +389,8 @@ static void pm_drain(struct apx_collector *c, uint64_t now_ns, int periodic)
 
 		if (s == PM_WANTED)
 			enable(c, i);
+		else if (s == PM_STOPPING)
+			finish_dev(c, i);
 		else if (s == PM_RUNNING && now_ns - pm.dev[i].last_decode >= PM_DECODE_NS) {
 			pm.dev[i].last_decode = now_ns;
 			decode(c, i);
@@ -335,30 +400,26 @@ static void pm_drain(struct apx_collector *c, uint64_t now_ns, int periodic)
 
 static void pm_finish(struct apx_collector *c, uint64_t now_ns)
 {
-	char text[300];
-
 	(void)now_ns;
 	for (uint32_t i = 0; pm.on && i < PM_DEVICES; i++) {
-		struct pm_dev *d = &pm.dev[i];
-		CUpti_PmSampling_Stop_Params sp = { .structSize = CUpti_PmSampling_Stop_Params_STRUCT_SIZE };
+		int s = atomic_load(&pm.dev[i].state);
 
-		if (atomic_load(&d->state) != PM_RUNNING)
-			continue;
-		sp.pPmSamplingObject = d->obj;
-		(void)cuptiPmSamplingStop(&sp);
-		decode(c, i);
-		if (atomic_load(&d->state) != PM_RUNNING)
-			continue;	/* the decode failed and said so */
-		snprintf(text, sizeof(text), "device %u: %s, %zu metrics, %llu samples, asked every "
-			 "%llu ns, mean sample %llu ns, %llu decodes with overflow", i, pm.spec.set,
-			 d->host.n, (unsigned long long)d->samples,
-			 (unsigned long long)pm.interval_ns,
-			 (unsigned long long)(d->samples ? d->sum_len / d->samples : 0),
-			 (unsigned long long)d->overflows);
-		apx_add_kv(c, "metrics", text);
-		release(d);
-		atomic_store(&d->state, PM_OFF);
+		if (s == PM_RUNNING || s == PM_STOPPING)
+			finish_dev(c, i);
 	}
+}
+
+void apx_pm_context_ending(struct apx_collector *c, uint32_t device)
+{
+	int running = PM_RUNNING;
+	uint64_t one = 1;
+
+	if (!pm.on || device >= PM_DEVICES ||
+	    !atomic_compare_exchange_strong(&pm.dev[device].state, &running, PM_STOPPING))
+		return;
+	(void)!write(c->efd, &one, sizeof(one));
+	for (int ms = 0; ms < 2000 && atomic_load(&pm.dev[device].state) == PM_STOPPING; ms++)
+		usleep(1000);
 }
 
 const struct apx_source apx_source_pmsampling = {

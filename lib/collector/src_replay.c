@@ -223,13 +223,18 @@ static struct rp_func *func_slot(uintptr_t f)
 	return NULL;
 }
 
-/* Is this launch (the n-th of its kernel, from 0) one to replay? */
+/* Is this launch (the n-th of its kernel, from 0) one to replay? The first N, then the
+ * launches numbered (from 1) 2N, 4N, 8N, ... */
 static int chosen(uint32_t n, uint32_t done)
 {
+	uint32_t k;
+
 	if (n < rp.max)
 		return 1;
-	return done < rp.max + RP_EXTRA && rp.max && n % rp.max == 0 &&
-	       ((n / rp.max) & (n / rp.max - 1)) == 0;
+	if (!rp.max || done >= rp.max + RP_EXTRA || (n + 1) % rp.max)
+		return 0;
+	k = (n + 1) / rp.max;
+	return k >= 2 && (k & (k - 1)) == 0;
 }
 
 static struct rp_ctx *ctx_of(CUcontext ctx)

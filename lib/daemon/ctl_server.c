@@ -349,15 +349,16 @@ static void answer_status(struct apx_daemon *d, struct apx_client *c)
 	}
 	first = d->nfindings > APX_FINDINGS_RECENT ? d->nfindings - APX_FINDINGS_RECENT : 0;
 	for (size_t i = d->nfindings; i-- > first;) {	/* newest first */
-		const struct apx_finding *f = &d->findings[i % APX_FINDINGS_RECENT];
+		const struct apx_proc_finding *f = &d->findings[i % APX_FINDINGS_RECENT];
 		char title[400];
 
 		if (c->uid != 0 && c->uid != f->uid)
 			continue;
-		apx_ctl_escape(title, sizeof(title), f->title, strlen(f->title));
+		apx_ctl_escape(title, sizeof(title), f->f.title, strlen(f->f.title));
 		apx_ctl_escape(comm, sizeof(comm), f->comm, strlen(f->comm));
 		out_add(c, "finding\t%d\t%u\t%" PRIu64 "\t%u\t%s\t%s\t%s\n", (int)f->pid,
-			(unsigned)f->uid, f->unix_ms, f->severity, f->rule, title, comm);
+			(unsigned)f->uid, f->unix_ms, (unsigned)f->f.severity, f->f.rule, title,
+			comm);
 	}
 }
 

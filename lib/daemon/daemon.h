@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "analysis/finding.h"
+#include "analysis/procobs.h"
 #include "daemon/config.h"
 
 struct apx_daemon;
@@ -232,14 +234,13 @@ struct apx_proc {
 	struct apx_gpu_proc gpu;	/* NVML per-process readings (nvml.c) */
 };
 
-struct apx_finding {
+/* A finding of a process that ended, for `apx status`: the rule engine's record
+ * (analysis/finding.h, made by the rules of analysis/procobs.h) and whose it was. */
+struct apx_proc_finding {
+	struct apx_finding f;
 	pid_t pid;
 	uid_t uid;
 	uint64_t unix_ms;
-	unsigned severity;
-	char rule[32];
-	char title[256];
-	const char *fix;		/* static text: what to try */
 	char comm[APX_COMM_MAX];
 };
 
@@ -291,8 +292,10 @@ struct apx_daemon {
 	size_t hsize;
 	struct apx_proc *procs;		/* list head */
 	size_t nprocs;
-	struct apx_finding findings[APX_FINDINGS_RECENT];
+	struct apx_proc_finding findings[APX_FINDINGS_RECENT];
 	size_t nfindings;		/* total ever; ring index = n % size */
+	struct apx_findings exit_findings;	/* the rules' output at an exit (tracker.c): here,
+						 * not on the stack (~280 KiB), made once */
 	struct apx_user_conf users[APX_USERS_MAX];
 	struct apx_client *clients;
 	size_t nclients;
@@ -329,6 +332,12 @@ void apx_user_conf_changed(struct apx_daemon *d, int wd, const char *name, uint3
 void apx_tracker_up_over_rate(struct apx_daemon *d, struct apx_proc *p, uint64_t calls);
 
 enum { APX_WHY_EXEC = 1, APX_WHY_COMM = 2, APX_WHY_SCAN = 3 };
+
+/* ---- the rule engine's input (observe.c) ------------------------------------------------- */
+
+/* What the daemon saw of p, ended at end_ns, with its thresholds: the input of the rules of
+ * analysis/procobs.h. Copies counters p holds; no allocation, no syscall. */
+void apx_proc_observe(const struct apx_proc *p, uint64_t end_ns, struct apx_procobs *ret);
 
 /* ---- summary files (summary.c) ------------------------------------------------------------ */
 

@@ -366,10 +366,16 @@ static int write_records(struct apx_daemon *d, struct apx_writer *w, struct apx_
 		apx_rec_init(&r, APX_REC_FINDING);
 		r.v[APX_FINDING_TS_NS] = end_ns;
 		apx_rec_set_str(&r, APX_FINDING_RULE, f[i].rule);
-		r.v[APX_FINDING_SEVERITY] = f[i].severity;
-		r.v[APX_FINDING_CONFIDENCE_PCT] = 100;
+		r.v[APX_FINDING_SEVERITY] = (uint64_t)f[i].severity;
+		r.v[APX_FINDING_CONFIDENCE_PCT] = (uint64_t)f[i].confidence_pct;
+		if (f[i].saving_estimated) {	/* only a rule that estimates one (pageable-copy) */
+			r.v[APX_FINDING_SAVING_NS] = (uint64_t)f[i].saving_ns;
+			r.v[APX_FINDING_SAVING_PPM] = (uint64_t)(f[i].saving_pct * 1e4);
+		}
 		apx_rec_set_str(&r, APX_FINDING_TITLE, f[i].title);
-		if (f[i].fix)
+		if (f[i].evidence[0])
+			apx_rec_set_str(&r, APX_FINDING_EVIDENCE, f[i].evidence);
+		if (f[i].fix[0])
 			apx_rec_set_str(&r, APX_FINDING_FIX, f[i].fix);
 		r.v[APX_FINDING_PID] = (uint64_t)p->pid;
 		if ((rc = apx_writer_add(w, &r)) < 0)

@@ -1,7 +1,8 @@
 /*
  * tracker.c - the table of tracked Python processes: classification (at exec, comm change,
  * fork of a tracked parent, /proc scans), the periodic /proc samples, and what happens at exit
- * (findings, summary file, log line, notice). Also the per-user config cache. Runs on the
+ * (findings of the rule engine's process rules, analysis/procobs.h, on what observe.c gathers;
+ * summary file, log line, notice). Also the per-user config cache. Runs on the
  * daemon's event loop (main.c); the only logging file besides main.c.
  */
 #include <dirent.h>
@@ -19,8 +20,6 @@
 #include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
-
-#include <apx/format.h>
 
 #include "daemon/daemon.h"
 
@@ -649,146 +648,6 @@ static int sample(struct apx_daemon *d, struct apx_proc *p, uint64_t now, int re
 
 /* ---- exit: findings, notice, summary ------------------------------------------------------ */
 
-static void fmt_bytes(char *buf, size_t cap, uint64_t b)
-{
-	if (b >= (1ull << 30))
-		snprintf(buf, cap, "%.1f GiB", (double)b / (double)(1ull << 30));
-	else if (b >= (1ull << 20))
-		snprintf(buf, cap, "%.1f MiB", (double)b / (double)(1ull << 20));
-	else
-		snprintf(buf, cap, "%.1f KiB", (double)b / 1024.0);
-}
-
-static size_t make_findings(struct apx_daemon *d, struct apx_proc *p, uint64_t end_ns,
-			    struct apx_finding *out, size_t cap)
-{
-	const struct apx_conf *c = &p->cfg;
-	uint64_t run = end_ns - p->start_ns, cpu = p->last.utime_ns + p->last.stime_ns;
-	double secs = (double)run / 1e9;
-	uint64_t wall = apx_wall_ns() / 1000000;
-	size_t n = 0;
-	char a[32], b[32];
-
-	if (run < c->th_min_runtime_ns || !run)
-		return 0;
-#define ADD(sev, r, fx, ...)                                                              \
-	do {                                                                              \
-		if (n < cap) {                                                            \
-			out[n] = (struct apx_finding){ .pid = p->pid, .uid = p->uid,      \
-						       .unix_ms = wall, .severity = sev,  \
-						       .fix = fx };                        \
-			snprintf(out[n].rule, sizeof(out[n].rule), "%s", r);              \
-			snprintf(out[n].title, sizeof(out[n].title), __VA_ARGS__);        \
-			snprintf(out[n].comm, sizeof(out[n].comm), "%s", p->comm);        \
-			n++;                                                              \
-		}                                                                         \
-	} while (0)
-	if (c->th_rss_peak_bytes && p->peak_rss >= c->th_rss_peak_bytes) {
-		fmt_bytes(a, sizeof(a), p->peak_rss);
-		fmt_bytes(b, sizeof(b), c->th_rss_peak_bytes);
-		ADD(2, "rss-peak", "look for host copies of large tensors (.cpu(), .numpy()), "
-		    "datasets held in memory, or DataLoader prefetch_factor x num_workers",
-		    "peak RSS %s (threshold %s)", a, b);
-	}
-	if (c->th_invol_csw_rate && (double)p->last.invol_csw / secs > (double)c->th_invol_csw_rate)
-		ADD(2, "invol-csw", "use fewer threads than cores (torch.set_num_threads, "
-		    "OMP_NUM_THREADS, DataLoader num_workers) or a less loaded machine",
-		    "%.0f involuntary context switches/s (threshold %" PRIu64
-		    "): threads were preempted; too many threads or a busy CPU",
-		    (double)p->last.invol_csw / secs, c->th_invol_csw_rate);
-	if (c->th_cpu_low_pct && (double)cpu * 100.0 / (double)run < (double)c->th_cpu_low_pct)
-		ADD(1, "cpu-low", "see what it waits for: data loading (DataLoader num_workers, "
-		    "pin_memory), I/O, or GPU synchronization; 'apx analyze' shows where",
-		    "average CPU %.1f%% of a core over %.0f s (threshold %" PRIu64
-		    "%%): the process mostly waited", (double)cpu * 100.0 / (double)run, secs,
-		    c->th_cpu_low_pct);
-	if (c->th_cpu_high_pct && (double)cpu * 100.0 / (double)run > (double)c->th_cpu_high_pct)
-		ADD(1, "cpu-high", "profile the Python side ('apx analyze'): data preprocessing or "
-		    "launch overhead may be the bottleneck",
-		    "average CPU %.0f%% over %.0f s (threshold %" PRIu64 "%%)",
-		    (double)cpu * 100.0 / (double)run, secs, c->th_cpu_high_pct);
-	if (p->up) {
-		const struct apx_up_proc_state *u = p->up;
-		uint64_t pb = u->h2d_bytes[0] + u->d2h_bytes[0], pns = u->h2d_ns[0] + u->d2h_ns[0];
-		uint64_t pc = u->h2d_calls[0] + u->d2h_calls[0];
-		/* the live counts (as `apx status` shows them), whole even when cfg[] is full */
-		uint64_t limit = u->l2_limit_bytes, apw = u->apw_windows;
-		uint64_t apw_persist = 0, resets = 0;
-
-		if (c->th_pageable_copy_bytes && pb >= c->th_pageable_copy_bytes) {
-			char rate[48] = "rate n/a: uprobe_copy_time = no";
-
-			fmt_bytes(a, sizeof(a), pb);
-			fmt_bytes(b, sizeof(b), c->th_pageable_copy_bytes);
-			if (pns && u->copy_time)
-				snprintf(rate, sizeof(rate), "%.2f GB/s in the calls",
-					 (double)pb / (double)pns);
-			ADD(2, "pageable-copy", "pin the host buffers: DataLoader(pin_memory=True) or "
-			    "tensor.pin_memory(), then .to('cuda', non_blocking=True); pinned copies "
-			    "run at full PCIe speed and can overlap compute",
-			    "%s copied between host and pageable memory in %" PRIu64 " calls (%s; "
-			    "threshold %s)", a, pc, rate, b);
-		}
-		for (size_t i = 0; i < u->ncfg; i++) {
-			if (u->cfg[i].kind == APX_CONFIG_L2_PERSIST_RESET)
-				resets++;
-			else if (u->cfg[i].kind == APX_CONFIG_APW_STREAM)
-				apw_persist += u->cfg[i].hit_prop == APX_ACCESS_PERSISTING &&
-					       u->cfg[i].bytes && u->cfg[i].hit_ppm;
-		}
-		if (c->th_l2_persist && apw_persist && !limit) {
-			ADD(2, "l2-persist", "set the persisting-L2 set-aside first: "
-			    "cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, bytes); without it "
-			    "the windows do nothing",
-			    "%" PRIu64 " L2 access-policy windows asked for persisting accesses but no "
-			    "persisting-L2 limit was set: L2 persistence not in effect", apw_persist);
-		} else if (c->th_l2_persist && (limit || apw)) {
-			fmt_bytes(a, sizeof(a), limit);
-			ADD(1, "l2-persist", NULL, "L2 persistence in use: set-aside %s, %" PRIu64
-			    " access-policy windows (%" PRIu64 " persisting), %" PRIu64 " resets",
-			    a, apw, apw_persist, resets);
-		} else if (c->th_l2_persist && u->h2d_calls[0] + u->h2d_calls[1] &&
-			   u->state == APX_UPS_ATTACHED) {
-			ADD(1, "l2-persist", "data reused across kernels (weights, embeddings) may gain "
-			    "from a persisting-L2 window: cudaStreamSetAttribute(..., "
-			    "cudaStreamAttributeAccessPolicyWindow, ...)",
-			    "L2 persistence not used (no persisting-L2 limit, no access-policy window)");
-		}
-		if (u->state == APX_UPS_DETACHED_RATE)
-			ADD(1, "uprobe-rate", "raise uprobe_max_rate in nvperfd.conf to keep counting "
-			    "(each probed call costs a few microseconds)",
-			    "probes removed after %" PRIu64 " libcuda calls in 1 s (uprobe_max_rate %"
-			    PRIu64 "): copy counts cover only the start of the run",
-			    u->over_rate_calls, c->uprobe_max_rate);
-	}
-	/* of the samples where its GPU's utilization is known (as `apx status` shows it) */
-	if (c->th_gpu_idle_pct && p->gpu.gpu_util_samples >= 3 &&
-	    p->gpu.gpu_idle_samples * 100 > c->th_gpu_idle_pct * p->gpu.gpu_util_samples)
-		ADD(2, "gpu-idle", "see what the GPU waits for with 'apx analyze': data loading, "
-		    "host synchronization, or Python overhead between launches",
-		    "GPU %d idle in %.0f%% of the samples while the process held it (threshold %"
-		    PRIu64 "%%)", (int)p->gpu.device,
-		    100.0 * (double)p->gpu.gpu_idle_samples / (double)p->gpu.gpu_util_samples,
-		    c->th_gpu_idle_pct);
-	if (c->th_sm_low_pct && (p->gpu.valid & APX_GPU_UTIL) && p->gpu.util_samples >= 3 &&
-	    p->gpu.sm_util_sum < c->th_sm_low_pct * p->gpu.util_samples)
-		ADD(1, "sm-low", "small kernels or a host-bound loop: batch more work per launch, "
-		    "CUDA graphs or torch.compile; 'apx analyze' shows where the time goes",
-		    "mean SM utilization %.1f%% on GPU %d (threshold %" PRIu64 "%%)",
-		    (double)p->gpu.sm_util_sum / (double)p->gpu.util_samples, (int)p->gpu.device,
-		    c->th_sm_low_pct);
-	if (c->th_gpu_mem_pct && p->gpu.dev_mem_valid &&
-	    p->gpu.dev_mem_peak_permille >= c->th_gpu_mem_pct * 10)
-		ADD(2, "gpu-mem", "smaller batches, activation checkpointing, mixed precision, or "
-		    "torch.cuda.empty_cache() between phases; out-of-memory is near",
-		    "GPU %d memory reached %.1f%% of its total while the process ran (threshold %"
-		    PRIu64 "%%)", (int)p->gpu.device, (double)p->gpu.dev_mem_peak_permille / 10.0,
-		    c->th_gpu_mem_pct);
-#undef ADD
-	(void)d;
-	return n;
-}
-
 /* Write a notice line on the terminal the process ran from, if it is the user's pty/tty. */
 static void tty_notice(struct apx_proc *p, const char *text)
 {
@@ -819,8 +678,10 @@ static void tty_notice(struct apx_proc *p, const char *text)
 
 static void finish(struct apx_daemon *d, struct apx_proc *p, int code, int have_code)
 {
-	uint64_t now = apx_now_ns();
-	struct apx_finding f[12];
+	uint64_t now = apx_now_ns(), wall_ms = apx_wall_ns() / 1000000;
+	struct apx_findings *fd = &d->exit_findings;
+	struct apx_procobs obs;
+	const struct apx_finding *f = fd->f;
 	size_t nf;
 	char path[APX_CONF_PATH_MAX + 64] = "";
 	char ecomm[64], etitle[400];
@@ -830,9 +691,19 @@ static void finish(struct apx_daemon *d, struct apx_proc *p, int code, int have_
 		(void)apx_uprobes_drain(d->up, d);
 		apx_uprobes_detach(d->up, p);
 	}
-	nf = make_findings(d, p, now, f, 12);
-	for (size_t i = 0; i < nf; i++)
-		d->findings[d->nfindings++ % APX_FINDINGS_RECENT] = f[i];
+	/* the rule engine on what was seen of it (analysis/procobs.h) */
+	apx_proc_observe(p, now, &obs);
+	apx_procobs_run(&obs, fd);
+	nf = fd->n;
+	for (size_t i = 0; i < nf; i++) {
+		struct apx_proc_finding *pf = &d->findings[d->nfindings++ % APX_FINDINGS_RECENT];
+
+		pf->f = f[i];
+		pf->pid = p->pid;
+		pf->uid = p->uid;
+		pf->unix_ms = wall_ms;
+		snprintf(pf->comm, sizeof(pf->comm), "%s", p->comm);
+	}
 	if (now - p->start_ns >= d->conf.summary_min_runtime_ns) {
 		r = apx_summary_write(d, p, code, have_code, f, nf, path, sizeof(path));
 		if (r < 0) {

@@ -18,11 +18,6 @@ static const char *severity_word(int sev)
 	return sev == APX_SEV_CRITICAL ? "critical" : sev == APX_SEV_WARNING ? "warning" : "info";
 }
 
-static const char *status_word(enum apx_read_status s)
-{
-	return s == APX_READ_COMPLETE ? "complete" : s == APX_READ_TRUNCATED ? "truncated" : "damaged";
-}
-
 static const struct apx_rcol run_cols[] = {
 	{ "files", "files", APX_UNIT_COUNT },
 	{ "pid", "main pid", APX_UNIT_ID },
@@ -72,71 +67,27 @@ static void summary(struct apx_rdoc *d)
 	struct apx_rtable *t = apx_rdoc_table(d, APX_SEC_SUMMARY, "run", "Run");
 
 	APX_RTABLE_SET_COLS(t, run_cols);
-	if (apx_rtable_row(t) == 0) {
-		apx_rtable_u64(t, 0, m->nfiles);
-		apx_rtable_u64(t, 1, m->nfiles ? m->files[0].pid : 0);
-		apx_rtable_u64(t, 2, m->wall_ns);
-		apx_rtable_u64(t, 3, m->gpu.busy_ns);
-		apx_rtable_num(t, 4, apx_gpu_time_pct(m, m->gpu.busy_ns));
-		apx_rtable_u64(t, 5, m->k.n);
-		apx_rtable_u64(t, 6, m->kernel_total_ns);
-		apx_rtable_u64(t, 7, m->names.n);
-		if (m->nfiles) {
-			apx_rtable_str(d, t, 8, m->files[0].host);
-			apx_rtable_str(d, t, 9, m->files[0].argv);
-		}
-	}
+	if (apx_rtable_row(t) == 0)
+		apx_rdoc_run_cells(d, t);
 
 	t = apx_rdoc_table(d, APX_SEC_SUMMARY, "steady_state", "Steady state");
 	APX_RTABLE_SET_COLS(t, steady_state_cols);
-	if (apx_rtable_row(t) == 0) {
-		apx_rtable_str(d, t, 0, apx_step_source_name(st->source));
-		apx_rtable_u64(t, 1, st->count);
-		if (st->source != APX_STEPS_NONE) {
-			apx_rtable_u64(t, 2, st->median_ns);
-			apx_rtable_u64(t, 3, st->p95_ns);
-			apx_rtable_num(t, 4, st->busy_pct);
-			apx_rtable_u64(t, 5, st->setup_ns);
-			apx_rtable_u64(t, 6, st->teardown_ns);
-		}
-	}
+	if (apx_rtable_row(t) == 0)
+		apx_rdoc_steady_cells(d, t);
 	if (st->source == APX_STEPS_NONE)
 		apx_rdoc_note(d, APX_SEC_SUMMARY,
 			      "no repeating step found: the numbers are for the whole run");
 
 	t = apx_rdoc_table(d, APX_SEC_SUMMARY, "devices", "GPUs");
 	APX_RTABLE_SET_COLS(t, devices_cols);
-	for (size_t i = 0; i < m->ndevices; i++) {
-		const struct apx_an_device *dv = &m->devices[i];
-
-		if (!dv->known || apx_rtable_row(t) < 0)
-			continue;
-		apx_rtable_u64(t, 0, dv->id);
-		apx_rtable_str(d, t, 1, dv->name);
-		apx_rtable_u64(t, 2, dv->sm_count);
-		apx_rtable_u64(t, 3, dv->cc_major);
-		apx_rtable_u64(t, 4, dv->cc_minor);
-		apx_rtable_u64(t, 5, dv->mem_bytes);
-		apx_rtable_u64(t, 6, dv->l2_bytes);
-		apx_rtable_num(t, 7, apx_link_peak_bps(m, dv->id));
-	}
+	for (size_t i = 0; i < m->ndevices; i++)
+		if (m->devices[i].known && apx_rtable_row(t) == 0)
+			apx_rdoc_device_cells(d, t, &m->devices[i]);
 
 	t = apx_rdoc_table(d, APX_SEC_SUMMARY, "processes", "Processes");
 	APX_RTABLE_SET_COLS(t, processes_cols);
-	for (size_t i = 0; i < m->nfiles; i++) {
-		const struct apx_an_file *f = &m->files[i];
-
-		if (apx_rtable_row(t) < 0)
-			break;
-		apx_rtable_u64(t, 0, f->pid);
-		apx_rtable_u64(t, 1, f->kernels);
-		apx_rtable_u64(t, 2, f->kernel_ns);
-		apx_rtable_u64(t, 3, f->copies);
-		apx_rtable_u64(t, 4, f->copy_bytes);
-		apx_rtable_u64(t, 5, f->copy_ns);
-		apx_rtable_str(d, t, 6, f->degraded);
-		apx_rtable_str(d, t, 7, f->argv);
-	}
+	for (size_t i = 0; i < m->nfiles && apx_rtable_row(t) == 0; i++)
+		apx_rdoc_file_cells(d, t, &m->files[i]);
 }
 
 /* A finding's metrics as a one-row table, a column per metric. */
@@ -242,6 +193,17 @@ static void finding_row(struct apx_rdoc *d, struct apx_rtable *t, const struct a
 	apx_rtable_str(d, t, 6, f->title);
 }
 
+/* A finding as the emitters see it: its rank in its list, its typed tables. */
+static void rfinding(struct apx_rdoc *d, struct apx_rfinding *rf, const struct apx_finding *f,
+		     unsigned rank)
+{
+	rf->f = f;
+	rf->rank = rank;
+	rf->severity = severity_word(f->severity);
+	rf->metrics = metrics_table(d, f);
+	rf->evidence = evidence_table(d, f);
+}
+
 /* The main list: the steady state's findings (and start-up's when it dominates the run). */
 static void findings(struct apx_rdoc *d)
 {
@@ -262,11 +224,7 @@ static void findings(struct apx_rdoc *d)
 		if (!apx_finding_in_main(fd, f))
 			continue;
 		rf = &d->findings[d->nfindings++];
-		rf->f = f;
-		rf->rank = (unsigned)d->nfindings;
-		rf->severity = severity_word(f->severity);
-		rf->metrics = metrics_table(d, f);
-		rf->evidence = evidence_table(d, f);
+		rfinding(d, rf, f, (unsigned)d->nfindings);
 		finding_row(d, t, f, rf->rank, rf->severity);
 	}
 	metrics_long(d);
@@ -286,7 +244,8 @@ static const struct apx_rcol startup_cols[] = {
 };
 
 /* Start-up: the GPU's work before the steady window, and its findings (when start-up does not
- * dominate the run; otherwise they are in the main list). */
+ * dominate the run; otherwise they are in the main list), with their typed tables
+ * (d->sfindings, for the JSON view). */
 static void startup(struct apx_rdoc *d)
 {
 	const struct apx_model *m = d->m;
@@ -308,9 +267,14 @@ static void startup(struct apx_rdoc *d)
 		apx_rtable_u64(t, 3, g->startup_idle_ns);
 		apx_rtable_u64(t, 4, fd->startup_dominates ? 1 : 0);
 	}
-	for (size_t i = 0; i < fd->n; i++)
-		if (!apx_finding_in_main(fd, &fd->f[i]))
-			finding_row(d, ft, &fd->f[i], ++rank, severity_word(fd->f[i].severity));
+	d->sfindings = calloc(fd->n ? fd->n : 1, sizeof(*d->sfindings));
+	for (size_t i = 0; i < fd->n; i++) {
+		if (apx_finding_in_main(fd, &fd->f[i]))
+			continue;
+		finding_row(d, ft, &fd->f[i], ++rank, severity_word(fd->f[i].severity));
+		if (d->sfindings)
+			rfinding(d, &d->sfindings[d->nsfindings++], &fd->f[i], rank);
+	}
 	if (!rank)
 		apx_rdoc_note(d, APX_SEC_STARTUP, fd->startup_dominates
 			      ? "start-up dominates the run: its findings are ranked with the others"
@@ -330,18 +294,8 @@ static void checks(struct apx_rdoc *d)
 	struct apx_rtable *t = apx_rdoc_table(d, APX_SEC_CHECKS, "checks", "Checks");
 
 	APX_RTABLE_SET_COLS(t, checks_cols);
-	for (size_t i = 0; i < fd->nresults; i++) {
-		const struct apx_rule_result *r = &fd->results[i];
-
-		if (apx_rtable_row(t) < 0)
-			break;
-		apx_rtable_str(d, t, 0, r->rule);
-		apx_rtable_str(d, t, 1, r->status == APX_RULE_FIRED ? "finding"
-				     : r->status == APX_RULE_CLEAN ? "ok"
-				     : r->status == APX_RULE_MINOR ? "minor" : "not_measured");
-		apx_rtable_str(d, t, 2, r->title);
-		apx_rtable_str(d, t, 3, r->why);
-	}
+	for (size_t i = 0; i < fd->nresults && apx_rtable_row(t) == 0; i++)
+		apx_rdoc_check_cells(d, t, &fd->results[i]);
 }
 
 static const struct apx_rcol files_cols[] = {
@@ -364,26 +318,8 @@ static void method(struct apx_rdoc *d)
 	struct apx_rtable *t = apx_rdoc_table(d, APX_SEC_METHOD, "files", "Trace files");
 
 	APX_RTABLE_SET_COLS(t, files_cols);
-	for (size_t i = 0; i < m->nfiles; i++) {
-		const struct apx_an_file *f = &m->files[i];
-		uint64_t lost = 0;
-
-		for (unsigned k = 0; k <= APX_LOSS_OTHER; k++)
-			lost += f->lost[k];
-		if (apx_rtable_row(t) < 0)
-			break;
-		apx_rtable_str(d, t, 0, f->path);
-		apx_rtable_u64(t, 1, f->pid);
-		apx_rtable_str(d, t, 2, f->producer);
-		apx_rtable_str(d, t, 3, f->producer_version);
-		apx_rtable_str(d, t, 4, f->level);
-		apx_rtable_str(d, t, 5, status_word(f->status));
-		apx_rtable_u64(t, 6, f->records);
-		apx_rtable_u64(t, 7, lost);
-		apx_rtable_u64(t, 8, f->records_unreadable);
-		apx_rtable_str(d, t, 9, f->damage);
-		apx_rtable_str(d, t, 10, f->degraded);
-	}
+	for (size_t i = 0; i < m->nfiles && apx_rtable_row(t) == 0; i++)
+		apx_rdoc_file_cells(d, t, &m->files[i]);
 	apx_rdoc_note(d, APX_SEC_METHOD, "kernels replayed: no; apx-inject traces: CUPTI activity "
 		      "records and callbacks (docs/report.md, \"How this was measured\")");
 }

@@ -7,6 +7,23 @@
 
 #include "report/doc.h"
 
+/* cells.c: a thing's cells by column key, for every table that shows it (the last row of t) */
+void apx_rdoc_run_cells(struct apx_rdoc *d, struct apx_rtable *t);
+void apx_rdoc_steady_cells(struct apx_rdoc *d, struct apx_rtable *t);
+void apx_rdoc_device_cells(struct apx_rdoc *d, struct apx_rtable *t,
+			   const struct apx_an_device *dv);
+void apx_rdoc_file_cells(struct apx_rdoc *d, struct apx_rtable *t, const struct apx_an_file *f);
+void apx_rdoc_xfer_cells(struct apx_rdoc *d, struct apx_rtable *t, unsigned dir, unsigned k);
+void apx_rdoc_kernel_cells(struct apx_rdoc *d, struct apx_rtable *t,
+			   const struct apx_an_name *nm);
+void apx_rdoc_sync_rows(struct apx_rdoc *d, struct apx_rtable *t);	/* adds the rows */
+void apx_rdoc_uvm_rows(struct apx_rdoc *d, struct apx_rtable *t);	/* adds the rows */
+void apx_rdoc_check_cells(struct apx_rdoc *d, struct apx_rtable *t,
+			  const struct apx_rule_result *r);
+void apx_rdoc_stream_cells(struct apx_rtable *t, const struct apx_an_stream *s);
+void apx_rdoc_range_cells(struct apx_rdoc *d, struct apx_rtable *t, const struct apx_an_range *r);
+void apx_rdoc_cpu_cells(struct apx_rtable *t, const struct apx_an_file *f);
+
 /* build_gpu.c */
 void apx_rdoc_build_kernels(struct apx_rdoc *d);
 void apx_rdoc_build_transfers(struct apx_rdoc *d);
@@ -32,6 +49,10 @@ void apx_rdoc_view_nvtx(struct apx_rdoc *d);
 void apx_rdoc_view_l2(struct apx_rdoc *d);
 void apx_rdoc_view_uvm(struct apx_rdoc *d);
 void apx_rdoc_view_cpu(struct apx_rdoc *d);
+
+/* build_view_idle.c: the idle section's text, its JSON "idle" and "timelines" */
+void apx_rdoc_view_idle(struct apx_rdoc *d);
+void apx_rdoc_view_timelines(struct apx_rdoc *d);
 
 /* build_view.c: the text and JSON views of every section asked for */
 void apx_rdoc_build_views(struct apx_rdoc *d);

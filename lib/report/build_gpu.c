@@ -51,7 +51,6 @@ void apx_rdoc_build_kernels(struct apx_rdoc *d)
 	struct apx_rtable *t = apx_rdoc_table(d, APX_SEC_KERNELS, "kernels", "Top kernels");
 	const struct apx_an_name **top;
 	size_t n = 0;
-	char name[4096], b[32];
 
 	APX_RTABLE_SET_COLS(t, kernels_cols);
 	if (t) {
@@ -73,30 +72,8 @@ void apx_rdoc_build_kernels(struct apx_rdoc *d)
 			top[n++] = nm;
 	}
 	qsort(top, n, sizeof(top[0]), cmp_name_total);
-	for (size_t i = 0; i < n && i < d->top; i++) {
-		const struct apx_an_name *nm = top[i];
-		const char *dn = apx_kernel_display_name(nm, name, sizeof(name));
-
-		if (apx_rtable_row(t) < 0)
-			break;
-		apx_rtable_str(d, t, 0, dn);
-		apx_rtable_u64(t, 1, nm->total_ns);
-		apx_rtable_num(t, 2, pct((double)nm->total_ns, (double)m->kernel_total_ns));
-		apx_rtable_u64(t, 3, nm->count);
-		apx_rtable_num(t, 4, (double)nm->total_ns / (double)nm->count);
-		apx_rtable_u64(t, 5, nm->p50_ns);
-		apx_rtable_u64(t, 6, nm->p95_ns);
-		apx_rtable_u64(t, 7, nm->max_ns);
-		snprintf(b, sizeof(b), "%ux%ux%u", nm->grid[0], nm->grid[1], nm->grid[2]);
-		apx_rtable_str(d, t, 8, b);
-		snprintf(b, sizeof(b), "%ux%ux%u", nm->block[0], nm->block[1], nm->block[2]);
-		apx_rtable_str(d, t, 9, b);
-		apx_rtable_u64(t, 10, nm->regs);
-		apx_rtable_u64(t, 11, nm->smem_static);
-		apx_rtable_u64(t, 12, nm->smem_dynamic);
-		if (nm->occupancy >= 0)
-			apx_rtable_num(t, 13, 100 * nm->occupancy);
-	}
+	for (size_t i = 0; i < n && i < d->top && apx_rtable_row(t) == 0; i++)
+		apx_rdoc_kernel_cells(d, t, top[i]);
 	free(top);
 }
 
@@ -130,31 +107,10 @@ void apx_rdoc_build_transfers(struct apx_rdoc *d)
 	size_t step;
 
 	APX_RTABLE_SET_COLS(t, transfers_cols);
-	for (unsigned dir = 0; dir < APX_COPY__COUNT; dir++) {
-		for (unsigned k = 0; k < APX_MEM__COUNT; k++) {
-			const struct apx_an_xfer *x = &m->xfer[dir][k];
-			double rate = x->dur_ns ? (double)x->bytes / (double)x->dur_ns * 1e9 : 0;
-			int host = dir == APX_COPY_H2D || dir == APX_COPY_D2H;
-
-			if (!x->count || apx_rtable_row(t) < 0)
-				continue;
-			apx_rtable_str(d, t, 0, apx_copy_kind_name(dir));
-			apx_rtable_str(d, t, 1, dir == APX_COPY_D2D || dir == APX_COPY_P2P
-							? "(device)" : apx_mem_kind_name(k));
-			apx_rtable_u64(t, 2, x->count);
-			apx_rtable_u64(t, 3, x->bytes);
-			apx_rtable_u64(t, 4, x->min_bytes);
-			apx_rtable_u64(t, 5, x->max_bytes);
-			apx_rtable_u64(t, 6, x->dur_ns);
-			apx_rtable_num(t, 7, (double)x->dur_ns / (double)x->count);
-			if (x->dur_ns)
-				apx_rtable_num(t, 8, rate);
-			if (host && peak > 0)
-				apx_rtable_num(t, 9, 100.0 * rate / peak);
-			apx_rtable_u64(t, 10, x->small);
-			apx_rtable_u64(t, 11, x->sync_count);
-		}
-	}
+	for (unsigned dir = 0; dir < APX_COPY__COUNT; dir++)
+		for (unsigned k = 0; k < APX_MEM__COUNT; k++)
+			if (m->xfer[dir][k].count && apx_rtable_row(t) == 0)
+				apx_rdoc_xfer_cells(d, t, dir, k);
 	if (!m->copies.n) {
 		apx_rdoc_note(d, APX_SEC_TRANSFERS, "no copies");
 		return;
@@ -202,21 +158,7 @@ void apx_rdoc_build_sync(struct apx_rdoc *d)
 		apx_rdoc_note(d, APX_SEC_SYNC, "no synchronization records");
 		return;
 	}
-	if (m->sync_implicit_count && apx_rtable_row(t) == 0) {
-		apx_rtable_str(d, t, 0, "implicit (sync copy)");
-		apx_rtable_u64(t, 1, m->sync_implicit_count);
-		apx_rtable_u64(t, 2, m->sync_implicit_ns);
-		apx_rtable_num(t, 3, (double)m->sync_implicit_ns / (double)m->sync_implicit_count);
-	}
-	for (unsigned k = 0; k < APX_SYNC_KIND__COUNT; k++) {
-		if (!m->sync_count[k] || apx_rtable_row(t) < 0)
-			continue;
-		apx_rtable_str(d, t, 0, apx_sync_kind_name(k));
-		apx_rtable_u64(t, 1, m->sync_count[k]);
-		if (k != APX_SYNC_KIND_STREAM_WAIT_EVENT)	/* GPU-side: the host never waits */
-			apx_rtable_u64(t, 2, m->sync_ns[k]);
-		apx_rtable_num(t, 3, (double)m->sync_ns[k] / (double)m->sync_count[k]);
-	}
+	apx_rdoc_sync_rows(d, t);
 	apx_rdoc_note(d, APX_SEC_SYNC, "host blocked in synchronization: %.3f ms (%.1f%% of the run)",
 		      (double)m->sync_total_ns / 1e6, pct((double)m->sync_total_ns, (double)m->wall_ns));
 }
@@ -343,17 +285,8 @@ void apx_rdoc_build_streams(struct apx_rdoc *d)
 	APX_RTABLE_SET_COLS(o, overlap_cols);
 	if (!m->streams.n)
 		apx_rdoc_note(d, APX_SEC_STREAMS, "no streams");
-	for (size_t i = 0; i < m->streams.n && i < d->top; i++) {
-		const struct apx_an_stream *s = APX_VEC_AT(&m->streams, struct apx_an_stream, i);
-
-		if (apx_rtable_row(t) < 0)
-			break;
-		apx_rtable_u64(t, 0, s->device);
-		apx_rtable_u64(t, 1, s->id);
-		apx_rtable_u64(t, 2, s->kernels);
-		apx_rtable_u64(t, 3, s->copies);
-		apx_rtable_u64(t, 4, s->busy_ns);
-	}
+	for (size_t i = 0; i < m->streams.n && i < d->top && apx_rtable_row(t) == 0; i++)
+		apx_rdoc_stream_cells(t, APX_VEC_AT(&m->streams, struct apx_an_stream, i));
 	for (size_t i = 0; i < m->timelines.n; i++) {
 		const struct apx_an_timeline *tl = APX_VEC_AT(&m->timelines, struct apx_an_timeline, i);
 
@@ -383,17 +316,8 @@ void apx_rdoc_build_nvtx(struct apx_rdoc *d)
 	APX_RTABLE_SET_COLS(t, ranges_cols);
 	if (!m->ranges.n)
 		apx_rdoc_note(d, APX_SEC_NVTX, "no NVTX ranges (torch.cuda.nvtx.range_push/pop, emit_nvtx)");
-	for (size_t i = 0; i < m->ranges.n && i < d->top; i++) {
-		const struct apx_an_range *r = APX_VEC_AT(&m->ranges, struct apx_an_range, i);
-
-		if (apx_rtable_row(t) < 0)
-			break;
-		apx_rtable_text(d, t, 0, r->name, r->name_len);
-		apx_rtable_u64(t, 1, r->count);
-		apx_rtable_u64(t, 2, r->wall_ns);
-		apx_rtable_u64(t, 3, r->gpu_ns);
-		apx_rtable_num(t, 4, pct((double)r->gpu_ns, (double)r->wall_ns));
-	}
+	for (size_t i = 0; i < m->ranges.n && i < d->top && apx_rtable_row(t) == 0; i++)
+		apx_rdoc_range_cells(d, t, APX_VEC_AT(&m->ranges, struct apx_an_range, i));
 }
 
 static const char *l2_kind(unsigned k)
@@ -465,10 +389,6 @@ static const struct apx_rcol uvm_events_cols[] = {
 
 void apx_rdoc_build_uvm(struct apx_rdoc *d)
 {
-	static const char *const kinds[] = { "", "CPU page faults", "GPU page faults",
-					     "migrations host->device", "migrations device->host",
-					     "migrations device->device", "thrashing", "throttling",
-					     "remote maps" };
 	const struct apx_model *m = d->m;
 	struct apx_rtable *t = apx_rdoc_table(d, APX_SEC_UVM, "events", "Unified-memory events");
 
@@ -477,13 +397,7 @@ void apx_rdoc_build_uvm(struct apx_rdoc *d)
 		apx_rdoc_note(d, APX_SEC_UVM, "no unified-memory events");
 		return;
 	}
-	for (unsigned k = 1; k <= APX_UVM_REMOTE_MAP; k++) {
-		if (!m->uvm_count[k] || apx_rtable_row(t) < 0)
-			continue;
-		apx_rtable_str(d, t, 0, kinds[k]);
-		apx_rtable_u64(t, 1, m->uvm_count[k]);
-		apx_rtable_u64(t, 2, m->uvm_bytes[k]);
-	}
+	apx_rdoc_uvm_rows(d, t);
 }
 
 static const struct apx_rcol cpu_cols[] = {
@@ -504,24 +418,7 @@ void apx_rdoc_build_cpu(struct apx_rdoc *d)
 	struct apx_rtable *t = apx_rdoc_table(d, APX_SEC_CPU, "processes", "CPU");
 
 	APX_RTABLE_SET_COLS(t, cpu_cols);
-	for (size_t i = 0; i < m->nfiles; i++) {
-		const struct apx_an_file *f = &m->files[i];
-		const struct apx_an_cpu *last = &f->cpu_last;
-		double wall;
-
-		if (apx_rtable_row(t) < 0)
-			break;
-		apx_rtable_u64(t, 0, f->pid);
-		if (!f->has_cpu)
-			continue;	/* the other cells stay n/a: no CPU samples */
-		wall = (double)(last->ts - (f->first_ns != UINT64_MAX ? f->first_ns : last->ts));
-		apx_rtable_num(t, 1, wall);
-		apx_rtable_u64(t, 2, last->utime);
-		apx_rtable_u64(t, 3, last->stime);
-		apx_rtable_num(t, 4, pct((double)(last->utime + last->stime), wall));
-		apx_rtable_u64(t, 5, last->vol);
-		apx_rtable_u64(t, 6, last->invol);
-		apx_rtable_u64(t, 7, f->threads_max);
-		apx_rtable_u64(t, 8, last->peak);
-	}
+	/* a row a process; without CPU samples only its pid (the other cells n/a) */
+	for (size_t i = 0; i < m->nfiles && apx_rtable_row(t) == 0; i++)
+		apx_rdoc_cpu_cells(t, &m->files[i]);
 }

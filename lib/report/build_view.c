@@ -2,7 +2,8 @@
  * build_view.c - the text and JSON views of the report document's sections (doc.h): for each
  * section, its text report as blocks (prose lines, tables with text hints) and its JSON
  * members (tables with member names), one builder a section: here the summary, findings,
- * checks and "how this was measured"; build_view_gpu.c the GPU sections,
+ * start-up, checks and "how this was measured", and the order of them all (the JSON
+ * schema's); build_view_gpu.c the GPU sections, build_view_idle.c the idle time,
  * build_view_nvperfd.c nvperfd's. Every sentence, order, --top cut and enum word of the text
  * and JSON reports is decided in them; emit_text.c and emit_json.c only format it. Called by
  * apx_rdoc_build() (build.c) for the sections asked for.
@@ -75,23 +76,11 @@ static void summary_json(struct apx_rdoc *d)
 	struct apx_rtable *r = apx_rdoc_view_table(d, s, "json:run", APX_VIEW_JSON);
 	struct apx_rtable *t = apx_rdoc_view_table(d, s, "json:steady_state", APX_VIEW_JSON);
 	struct apx_rtable *v = apx_rdoc_view_table(d, s, "json:devices", APX_VIEW_JSON);
-	const uint64_t steps[] = { st->first_ns, st->last_ns, st->median_ns, st->p95_ns,
-				   st->min_ns, st->max_ns, 0, st->setup_ns, st->teardown_ns };
 	const int found = st->source != APX_STEPS_NONE;
-	unsigned c = 0;
 
 	APX_RTABLE_SET_VCOLS(r, run_json_cols);
-	if (apx_rtable_row(r) == 0) {
-		const uint64_t u[] = { m->run_start_ns, m->run_end_ns, m->wall_ns, m->gpu.busy_ns,
-				       m->warmup_end_ns, m->steady_ns };
-
-		for (unsigned k = 0; k < 6; k++)
-			apx_rtable_u64(r, k, u[k]);
-		apx_rtable_num(r, 6, apx_gpu_time_pct(m, m->gpu.busy_ns));
-		apx_rtable_u64(r, 7, m->k.n);
-		apx_rtable_u64(r, 8, m->kernel_total_ns);
-		apx_rtable_u64(r, 9, m->names.n);
-	}
+	if (apx_rtable_row(r) == 0)
+		apx_rdoc_run_cells(d, r);
 	apx_rdoc_json(d, s, "run", r, APX_RJ_OBJECT, 0);
 
 	apx_rtable_vcols(t, steady_json_cols, 2);
@@ -102,38 +91,14 @@ static void summary_json(struct apx_rdoc *d)
 	if (found)
 		apx_rtable_vcols(t, &steady_json_cols[ST_FIRST],
 				 sizeof(steady_json_cols) / sizeof(steady_json_cols[0]) - ST_FIRST);
-	if (apx_rtable_row(t) == 0) {
-		apx_rtable_str(d, t, c++, apx_step_source_name(st->source));
-		apx_rtable_u64(t, c++, st->count);
-		if (found && st->source == APX_STEPS_KERNELS)
-			apx_rtable_u64(t, c++, st->period);
-		if (found && st->name[0])
-			apx_rtable_str(d, t, c++, st->name);
-		for (unsigned k = 0; found && k < sizeof(steps) / sizeof(steps[0]); k++, c++)
-			if (k == 6)
-				apx_rtable_num(t, c, st->busy_pct);
-			else
-				apx_rtable_u64(t, c, steps[k]);
-	}
+	if (apx_rtable_row(t) == 0)
+		apx_rdoc_steady_cells(d, t);
 	apx_rdoc_json(d, s, "steady_state", t, APX_RJ_OBJECT, 0);
 
 	APX_RTABLE_SET_VCOLS(v, devices_json_cols);
-	for (size_t i = 0; i < m->ndevices; i++) {
-		const struct apx_an_device *dv = &m->devices[i];
-
-		if (!dv->known || apx_rtable_row(v) < 0)
-			continue;
-		apx_rtable_u64(v, 0, dv->id);
-		apx_rtable_str(d, v, 1, dv->name);
-		apx_rtable_u64(v, 2, dv->sm_count);
-		apx_rtable_u64(v, 3, dv->cc_major);
-		apx_rtable_u64(v, 4, dv->cc_minor);
-		apx_rtable_u64(v, 5, dv->mem_bytes);
-		apx_rtable_u64(v, 6, dv->l2_bytes);
-		apx_rtable_u64(v, 7, dv->persist_l2_max);
-		apx_rtable_u64(v, 8, dv->bw_bps);
-		apx_rtable_num(v, 9, apx_link_peak_bps(m, dv->id));
-	}
+	for (size_t i = 0; i < m->ndevices; i++)
+		if (m->devices[i].known && apx_rtable_row(v) == 0)
+			apx_rdoc_device_cells(d, v, &m->devices[i]);
 	apx_rdoc_json(d, s, "devices", v, APX_RJ_ARRAY, 0);
 }
 
@@ -158,19 +123,8 @@ static void processes(struct apx_rdoc *d)
 		return;
 	t = apx_rdoc_view_table(d, APX_SEC_SUMMARY, "text:processes", APX_VIEW_TEXT);
 	APX_RTABLE_SET_VCOLS(t, processes_text_cols);
-	for (size_t i = 0; i < m->nfiles; i++) {
-		const struct apx_an_file *f = &m->files[i];
-
-		if (apx_rtable_row(t) < 0)
-			break;
-		apx_rtable_u64(t, 0, f->pid);
-		apx_rtable_u64(t, 1, f->kernels);
-		apx_rtable_u64(t, 2, f->kernel_ns);
-		apx_rtable_u64(t, 3, f->copies);
-		apx_rtable_u64(t, 4, f->copy_bytes);
-		apx_rtable_u64(t, 5, f->copy_ns);
-		apx_rtable_str(d, t, 6, f->argv);
-	}
+	for (size_t i = 0; i < m->nfiles && apx_rtable_row(t) == 0; i++)
+		apx_rdoc_file_cells(d, t, &m->files[i]);
 	apx_rdoc_line(d, APX_SEC_SUMMARY, 0, "%s", "");
 	apx_rdoc_blk_table(d, APX_SEC_SUMMARY, t);
 }
@@ -376,19 +330,20 @@ static const char *severity_word(int sev)
 	return sev == APX_SEV_CRITICAL ? "critical" : sev == APX_SEV_WARNING ? "warning" : "info";
 }
 
-/* A row a finding of the document's list (d->findings: the main list, ranked). */
-static void findings_json(struct apx_rdoc *d)
+/* The JSON member "findings": a row a finding of a list (d->findings: the main list;
+ * d->sfindings: start-up's), ranked; inside the previous member's object when inside is set. */
+static void findings_json(struct apx_rdoc *d, unsigned s, const struct apx_rfinding *rf,
+			  size_t n, int inside)
 {
-	struct apx_rtable *j = apx_rdoc_view_table(d, APX_SEC_FINDINGS, "json:findings",
-						   APX_VIEW_JSON);
+	struct apx_rtable *j = apx_rdoc_view_table(d, s, "json:findings", APX_VIEW_JSON);
 
 	APX_RTABLE_SET_VCOLS(j, findings_json_cols);
-	for (size_t i = 0; i < d->nfindings; i++) {
-		const struct apx_finding *a = d->findings[i].f;
+	for (size_t i = 0; i < n; i++) {
+		const struct apx_finding *a = rf[i].f;
 
 		if (apx_rtable_row(j) < 0)
 			break;
-		apx_rtable_u64(j, 0, d->findings[i].rank);
+		apx_rtable_u64(j, 0, rf[i].rank);
 		apx_rtable_str(d, j, 1, a->rule);
 		apx_rtable_str(d, j, 2, severity_word(a->severity));
 		apx_rtable_str(d, j, 3, a->title);
@@ -401,7 +356,7 @@ static void findings_json(struct apx_rdoc *d)
 		apx_rtable_str(d, j, 10, a->fix);
 		apx_rtable_u64(j, 11, (uint64_t)a->confidence_pct);
 	}
-	apx_rdoc_json(d, APX_SEC_FINDINGS, "findings", j, APX_RJ_FINDINGS, 0);
+	apx_rdoc_json_findings(d, s, "findings", j, rf, n, inside);
 }
 
 /* One finding's text: rank, severity and title, saving, then its model, evidence and fix. */
@@ -433,7 +388,7 @@ static void view_findings(struct apx_rdoc *d)
 	const struct apx_findings *fd = d->fd;
 	const unsigned s = APX_SEC_FINDINGS;
 
-	findings_json(d);
+	findings_json(d, s, d->findings, d->nfindings, 0);
 	for (size_t i = 0; i < d->nfindings; i++)
 		finding_text(d, s, d->findings[i].f, d->findings[i].rank);
 	if (!d->nfindings)
@@ -443,6 +398,62 @@ static void view_findings(struct apx_rdoc *d)
 		apx_rdoc_line(d, s, 2, "(%zu more findings recorded in the files are not shown: the "
 			      "report keeps %d)", fd->recorded_dropped, APX_FINDINGS_MAX);
 	}
+}
+
+/* ---- start-up (before the steady state) ---- */
+static const struct apx_rvcol startup_json_cols[] = {
+	{ .key = "end_ns", .title = "steady state from", .unit = APX_UNIT_NS },
+	{ .key = "gpu_span_ns", .title = "GPU span before it", .unit = APX_UNIT_NS },
+	{ .key = "gpu_idle_ns", .title = "GPU idle", .unit = APX_UNIT_NS },
+	{ .key = "gpu_busy_ns", .title = "GPU busy", .unit = APX_UNIT_NS },
+	{ .key = "dominates", .title = "dominates the run", .unit = APX_UNIT_COUNT,
+	  .h.jfmt = APX_JF_BOOL },
+};
+
+/* The work before the steady state, and its findings (issue 12: setup is setup). JSON: the
+ * "startup" object, its findings inside it. */
+static void view_startup(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	const struct apx_findings *fd = d->fd;
+	const struct apx_an_timeline *g = &m->gpu;
+	const unsigned s = APX_SEC_STARTUP;
+	const uint64_t idle = g->startup_idle_ns < g->startup_ns ? g->startup_idle_ns
+							      : g->startup_ns;
+	struct apx_rtable *j = apx_rdoc_view_table(d, s, "json:startup", APX_VIEW_JSON);
+	char b1[32], b2[32], b3[32];
+
+	APX_RTABLE_SET_VCOLS(j, startup_json_cols);
+	if (apx_rtable_row(j) == 0) {
+		apx_rtable_u64(j, 0, m->steady_start_ns);
+		apx_rtable_u64(j, 1, g->startup_ns);
+		apx_rtable_u64(j, 2, g->startup_idle_ns);
+		apx_rtable_u64(j, 3, g->startup_ns - idle);
+		apx_rtable_u64(j, 4, !!fd->startup_dominates);
+	}
+	apx_rdoc_json(d, s, "startup", j, APX_RJ_OBJECT, 0);
+	findings_json(d, s, d->sfindings, d->nsfindings, 1);
+	if (!m->timelines.n) {
+		apx_rdoc_line(d, s, 2, "no GPU activity");
+		return;
+	}
+	apx_rdoc_line(d, s, 2, "GPU first activity to the steady state: %s, busy %s, idle %s",
+		      apx_fmt_ns(b1, sizeof(b1), (double)g->startup_ns),
+		      apx_fmt_ns(b2, sizeof(b2), (double)(g->startup_ns - idle)),
+		      apx_fmt_ns(b3, sizeof(b3), (double)g->startup_idle_ns));
+	if (fd->startup_dominates) {
+		apx_rdoc_line(d, s, 2, "start-up dominates the run (more GPU busy time than the "
+			      "steady state): its findings are");
+		apx_rdoc_line(d, s, 2, "ranked with the others");
+	} else {
+		apx_rdoc_line(d, s, 2, "its findings rank under the steady state's (start-up does "
+			      "not dominate the run)");
+	}
+	for (size_t i = 0; i < d->nsfindings; i++)
+		finding_text(d, s, d->sfindings[i].f, d->sfindings[i].rank);
+	if (!d->nsfindings)
+		apx_rdoc_line(d, s, 2, "findings: none%s",
+			      fd->startup_dominates ? " apart from the ranked ones" : "");
 }
 
 /* ---- checks ---- */
@@ -467,15 +478,8 @@ static void view_checks(struct apx_rdoc *d)
 		char head[256], line[sizeof(r->why) + 256];
 		int col;
 
-		if (apx_rtable_row(j) == 0) {
-			apx_rtable_str(d, j, 0, r->rule);
-			apx_rtable_str(d, j, 1, r->title);
-			apx_rtable_str(d, j, 2, r->status == APX_RULE_FIRED ? "finding"
-					     : r->status == APX_RULE_CLEAN ? "ok"
-					     : r->status == APX_RULE_MINOR ? "minor"
-					     : r->status == APX_RULE_STARTUP ? "startup" : "not_measured");
-			apx_rtable_str(d, j, 3, r->why);
-		}
+		if (apx_rtable_row(j) == 0)
+			apx_rdoc_check_cells(d, j, r);
 		snprintf(head, sizeof(head), "%-16s %-14s ", r->rule,
 			 r->status == APX_RULE_FIRED ? "finding"
 			 : r->status == APX_RULE_CLEAN ? "ok"
@@ -525,35 +529,8 @@ static void files_json(struct apx_rdoc *d)
 	struct apx_rtable *j = apx_rdoc_view_table(d, APX_SEC_METHOD, "json:files", APX_VIEW_JSON);
 
 	APX_RTABLE_SET_VCOLS(j, files_json_cols);
-	for (size_t i = 0; i < m->nfiles; i++) {
-		const struct apx_an_file *a = &m->files[i];
-		uint64_t lost = 0;
-
-		for (unsigned k = 0; k <= APX_LOSS_OTHER; k++)
-			lost += a->lost[k];
-		if (apx_rtable_row(j) < 0)
-			break;
-		apx_rtable_str(d, j, 0, a->path);
-		apx_rtable_u64(j, 1, a->pid);
-		apx_rtable_u64(j, 2, a->ppid);
-		apx_rtable_str(d, j, 3, a->argv);
-		apx_rtable_str(d, j, 4, a->host);
-		apx_rtable_str(d, j, 5, a->producer);
-		apx_rtable_str(d, j, 6, a->producer_version);
-		apx_rtable_str(d, j, 7, a->level);
-		apx_rtable_str(d, j, 8, a->status == APX_READ_COMPLETE ? "complete"
-				     : a->status == APX_READ_TRUNCATED ? "truncated" : "damaged");
-		apx_rtable_str(d, j, 9, a->damage);
-		apx_rtable_str(d, j, 10, a->degraded);
-		apx_rtable_u64(j, 11, a->records);
-		apx_rtable_u64(j, 12, lost);
-		apx_rtable_u64(j, 13, a->records_unreadable);
-		apx_rtable_u64(j, 14, a->kernels);
-		apx_rtable_u64(j, 15, a->kernel_ns);
-		apx_rtable_u64(j, 16, a->copies);
-		apx_rtable_u64(j, 17, a->copy_bytes);
-		apx_rtable_u64(j, 18, a->copy_ns);
-	}
+	for (size_t i = 0; i < m->nfiles && apx_rtable_row(j) == 0; i++)
+		apx_rdoc_file_cells(d, j, &m->files[i]);
 	apx_rdoc_json(d, APX_SEC_METHOD, "files", j, APX_RJ_ARRAY, 0);
 }
 
@@ -619,29 +596,37 @@ static void view_method(struct apx_rdoc *d)
 	}
 }
 
+/* The views in the JSON schema's order (docs/report-schema.md): each adds its section's JSON
+ * members (apx_rdoc_json), which emit_json.c writes in the order they were added; the text
+ * blocks are the section's own, printed in section order. The idle section's members stand
+ * in two places: "idle" after "startup", "timelines" after "synchronization". */
 void apx_rdoc_build_views(struct apx_rdoc *d)
 {
-	static void (*const views[APX_SEC__COUNT])(struct apx_rdoc *) = {
-		[APX_SEC_SUMMARY] = view_summary,
-		[APX_SEC_FINDINGS] = view_findings,
-		[APX_SEC_NVPERFD] = apx_rdoc_view_nvperfd,
-		[APX_SEC_KERNELS] = apx_rdoc_view_kernels,
-		[APX_SEC_TRANSFERS] = apx_rdoc_view_transfers,
-		[APX_SEC_SYNC] = apx_rdoc_view_sync,
-		[APX_SEC_METRICS] = apx_rdoc_view_metrics,
-		[APX_SEC_MEMORY] = apx_rdoc_view_memory,
-		[APX_SEC_CHECKS] = view_checks,
-		[APX_SEC_METHOD] = view_method,
-		[APX_SEC_L2] = apx_rdoc_view_l2,
-		[APX_SEC_STREAMS] = apx_rdoc_view_streams,
-		[APX_SEC_NVTX] = apx_rdoc_view_nvtx,
-		[APX_SEC_UVM] = apx_rdoc_view_uvm,
-		[APX_SEC_CPU] = apx_rdoc_view_cpu,
+	static const struct {
+		unsigned section;
+		void (*view)(struct apx_rdoc *d);
+	} views[] = {
+		{ APX_SEC_METHOD, view_method },
+		{ APX_SEC_SUMMARY, view_summary },
+		{ APX_SEC_FINDINGS, view_findings },
+		{ APX_SEC_CHECKS, view_checks },
+		{ APX_SEC_STARTUP, view_startup },
+		{ APX_SEC_IDLE, apx_rdoc_view_idle },
+		{ APX_SEC_KERNELS, apx_rdoc_view_kernels },
+		{ APX_SEC_TRANSFERS, apx_rdoc_view_transfers },
+		{ APX_SEC_SYNC, apx_rdoc_view_sync },
+		{ APX_SEC_IDLE, apx_rdoc_view_timelines },
+		{ APX_SEC_METRICS, apx_rdoc_view_metrics },
+		{ APX_SEC_MEMORY, apx_rdoc_view_memory },
+		{ APX_SEC_STREAMS, apx_rdoc_view_streams },
+		{ APX_SEC_NVTX, apx_rdoc_view_nvtx },
+		{ APX_SEC_L2, apx_rdoc_view_l2 },
+		{ APX_SEC_UVM, apx_rdoc_view_uvm },
+		{ APX_SEC_CPU, apx_rdoc_view_cpu },
+		{ APX_SEC_NVPERFD, apx_rdoc_view_nvperfd },
 	};
 
-	for (unsigned s = 0; s < APX_SEC__COUNT; s++)
-		if (d->sec[s].present && views[s]) {
-			d->sec[s].text_built = 1;	/* JSON: apx_rdoc_json() */
-			views[s](d);
-		}
+	for (size_t i = 0; i < sizeof(views) / sizeof(views[0]); i++)
+		if (d->sec[views[i].section].present)
+			views[i].view(d);
 }

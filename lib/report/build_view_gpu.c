@@ -1,9 +1,9 @@
 /*
  * build_view_gpu.c - the text and JSON views of the report document's GPU sections (doc.h):
- * kernels, transfers, synchronization, idle time, memory, streams, NVTX ranges, L2
- * persistence, unified memory and CPU, one builder a section: each section's text blocks and
- * JSON members, with every sentence, order, --top cut and enum word of them. Called by
- * apx_rdoc_build_views() (build_view.c).
+ * kernels, transfers, synchronization, device metrics and replayed kernel counters, memory,
+ * streams, NVTX ranges, L2 persistence, unified memory and CPU, one builder a section: each
+ * section's text blocks and JSON members, with every sentence, order, --top cut and enum word
+ * of them. Called by apx_rdoc_build_views() (build_view.c).
  */
 #include <inttypes.h>
 #include <math.h>
@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "analysis/hwcounters.h"
+#include "collector/pm_sets.h"
 #include "report/build.h"
 
 #include "base/banned.h"
@@ -49,7 +50,7 @@ static const struct apx_rvcol kernels_json_cols[] = {
 	{ .key = "mangled", .title = "mangled", .unit = APX_UNIT_TEXT },
 	{ .key = "count", .title = "count", .unit = APX_UNIT_COUNT },
 	{ .key = "total_ns", .title = "total", .unit = APX_UNIT_NS },
-	{ .key = "mean_ns", .title = "mean", .unit = APX_UNIT_NS },
+	{ .key = "mean_floor_ns", .title = "mean", .unit = APX_UNIT_NS, .h.jkey = "mean_ns" },
 	{ .key = "min_ns", .title = "min", .unit = APX_UNIT_NS },
 	{ .key = "max_ns", .title = "max", .unit = APX_UNIT_NS },
 	{ .key = "p50_ns", .title = "p50", .unit = APX_UNIT_NS },
@@ -102,7 +103,6 @@ static void kernels_json(struct apx_rdoc *d)
 {
 	const struct apx_model *m = d->m;
 	struct apx_rtable *j = apx_rdoc_view_table(d, APX_SEC_KERNELS, "json:kernels", APX_VIEW_JSON);
-	char name[4096];
 
 	APX_RTABLE_SET_VCOLS(j, kernels_json_cols);
 	for (size_t i = 0; i < m->names.n; i++) {
@@ -112,27 +112,7 @@ static void kernels_json(struct apx_rdoc *d)
 			continue;
 		if (apx_rtable_row(j) < 0)
 			break;
-		apx_rtable_str(d, j, 0, apx_kernel_display_name(a, name, sizeof(name)));
-		apx_rtable_text(d, j, 1, a->text, a->len);
-		apx_rtable_u64(j, 2, a->count);
-		apx_rtable_u64(j, 3, a->total_ns);
-		apx_rtable_u64(j, 4, a->total_ns / a->count);
-		apx_rtable_u64(j, 5, a->min_ns);
-		apx_rtable_u64(j, 6, a->max_ns);
-		apx_rtable_u64(j, 7, a->p50_ns);
-		apx_rtable_u64(j, 8, a->p95_ns);
-		apx_rtable_num(j, 9, m->kernel_total_ns
-					     ? 100.0 * (double)a->total_ns / (double)m->kernel_total_ns
-					     : 0);
-		for (unsigned k = 0; k < 3; k++) {
-			apx_rtable_u64(j, 10 + k, a->grid[k]);
-			apx_rtable_u64(j, 13 + k, a->block[k]);
-		}
-		apx_rtable_u64(j, 16, a->regs);
-		apx_rtable_u64(j, 17, a->smem_static);
-		apx_rtable_u64(j, 18, a->smem_dynamic);
-		if (a->occupancy >= 0)
-			apx_rtable_num(j, 19, a->occupancy);
+		apx_rdoc_kernel_cells(d, j, a);
 	}
 	apx_rdoc_json(d, APX_SEC_KERNELS, "kernels", j, APX_RJ_ARRAY, 0);
 }
@@ -145,7 +125,6 @@ void apx_rdoc_view_kernels(struct apx_rdoc *d)
 	struct apx_rtable *t = apx_rdoc_view_table(d, s, "text:kernels", APX_VIEW_TEXT);
 	struct apx_rtable *l = apx_rdoc_view_table(d, s, "text:launches", APX_VIEW_TEXT);
 	const struct apx_an_name *top[256];
-	char name[4096], b[32];
 	size_t n;
 
 	kernels_json(d);
@@ -157,29 +136,10 @@ void apx_rdoc_view_kernels(struct apx_rdoc *d)
 	APX_RTABLE_SET_VCOLS(t, kernels_text_cols);
 	APX_RTABLE_SET_VCOLS(l, launch_text_cols);
 	for (size_t i = 0; i < n && i < d->top; i++) {
-		const struct apx_an_name *nm = top[i];
-		const char *dn = apx_kernel_display_name(nm, name, sizeof(name));
-
 		if (apx_rtable_row(t) < 0 || apx_rtable_row(l) < 0)
 			break;
-		apx_rtable_num(t, 0, pct((double)nm->total_ns, (double)m->kernel_total_ns));
-		apx_rtable_u64(t, 1, nm->total_ns);
-		apx_rtable_u64(t, 2, nm->count);
-		apx_rtable_num(t, 3, (double)nm->total_ns / (double)nm->count);
-		apx_rtable_u64(t, 4, nm->p50_ns);
-		apx_rtable_u64(t, 5, nm->p95_ns);
-		apx_rtable_u64(t, 6, nm->max_ns);
-		apx_rtable_str(d, t, 7, dn);
-		snprintf(b, sizeof(b), "%ux%ux%u", nm->grid[0], nm->grid[1], nm->grid[2]);
-		apx_rtable_str(d, l, 0, b);
-		snprintf(b, sizeof(b), "%ux%ux%u", nm->block[0], nm->block[1], nm->block[2]);
-		apx_rtable_str(d, l, 1, b);
-		apx_rtable_u64(l, 2, nm->regs);
-		apx_rtable_u64(l, 3, nm->smem_static);
-		apx_rtable_u64(l, 4, nm->smem_dynamic);
-		if (nm->occupancy >= 0)
-			apx_rtable_num(l, 5, 100 * nm->occupancy);
-		apx_rtable_str(d, l, 6, dn);
+		apx_rdoc_kernel_cells(d, t, top[i]);
+		apx_rdoc_kernel_cells(d, l, top[i]);
 	}
 	apx_rdoc_blk_table(d, s, t);
 	apx_rdoc_line(d, s, 0, "%s", "");
@@ -201,7 +161,8 @@ static const struct apx_rvcol transfers_text_cols[] = {
 };
 static const struct apx_rvcol transfers_json_cols[] = {
 	{ .key = "direction", .title = "dir", .unit = APX_UNIT_TEXT },
-	{ .key = "host_memory", .title = "host memory", .unit = APX_UNIT_TEXT },
+	{ .key = "host_memory_kind", .title = "host memory", .unit = APX_UNIT_TEXT,
+	  .h.jkey = "host_memory" },
 	{ .key = "count", .title = "count", .unit = APX_UNIT_COUNT },
 	{ .key = "bytes", .title = "bytes", .unit = APX_UNIT_BYTES },
 	{ .key = "min_bytes", .title = "min", .unit = APX_UNIT_BYTES },
@@ -222,39 +183,14 @@ void apx_rdoc_view_transfers(struct apx_rdoc *d)
 
 	APX_RTABLE_SET_VCOLS(t, transfers_text_cols);
 	APX_RTABLE_SET_VCOLS(j, transfers_json_cols);
-	for (unsigned dir = 0; dir < APX_COPY__COUNT; dir++) {
+	for (unsigned dir = 0; dir < APX_COPY__COUNT; dir++)
 		for (unsigned k = 0; k < APX_MEM__COUNT; k++) {
-			const struct apx_an_xfer *x = &m->xfer[dir][k];
-			double peak = dir == APX_COPY_H2D || dir == APX_COPY_D2H
-					      ? apx_link_peak_bps(m, m->devices[0].id) : 0;
-			double rate = x->dur_ns ? (double)x->bytes / (double)x->dur_ns : 0;
-
-			if (!x->count || apx_rtable_row(t) < 0 || apx_rtable_row(j) < 0)
+			if (!m->xfer[dir][k].count || apx_rtable_row(t) < 0 ||
+			    apx_rtable_row(j) < 0)
 				continue;
-			apx_rtable_str(d, t, 0, apx_copy_kind_name(dir));
-			apx_rtable_str(d, t, 1, dir == APX_COPY_D2D || dir == APX_COPY_P2P
-							? "(device)" : apx_mem_kind_name(k));
-			apx_rtable_u64(t, 2, x->count);
-			apx_rtable_u64(t, 3, x->bytes);
-			apx_rtable_u64(t, 4, x->min_bytes);
-			apx_rtable_u64(t, 5, x->max_bytes);
-			apx_rtable_u64(t, 6, x->dur_ns);
-			apx_rtable_num(t, 7, (double)x->dur_ns / (double)x->count);
-			apx_rtable_num(t, 8, rate);
-			if (peak > 0)
-				apx_rtable_num(t, 9, 100.0 * rate * 1e9 / peak);
-			apx_rtable_str(d, j, 0, apx_copy_kind_name(dir));
-			apx_rtable_str(d, j, 1, apx_mem_kind_name(k));
-			apx_rtable_u64(j, 2, x->count);
-			apx_rtable_u64(j, 3, x->bytes);
-			apx_rtable_u64(j, 4, x->min_bytes);
-			apx_rtable_u64(j, 5, x->max_bytes);
-			apx_rtable_u64(j, 6, x->dur_ns);
-			apx_rtable_num(j, 7, rate);
-			apx_rtable_u64(j, 8, x->small);
-			apx_rtable_u64(j, 9, x->sync_count);
+			apx_rdoc_xfer_cells(d, t, dir, k);
+			apx_rdoc_xfer_cells(d, j, dir, k);
 		}
-	}
 	apx_rdoc_json(d, s, "transfers", j, APX_RJ_ARRAY, 0);
 
 	apx_rdoc_blk_table(d, s, t);
@@ -310,23 +246,13 @@ void apx_rdoc_view_sync(struct apx_rdoc *d)
 		apx_rtable_u64(j, 2, m->sync_implicit_ns);
 		apx_rtable_u64(j, 3, m->steps);
 	}
-	if (m->sync_implicit_count && apx_rtable_row(t) == 0) {
-		apx_rtable_str(d, t, 0, "implicit (sync copy)");
-		apx_rtable_u64(t, 1, m->sync_implicit_count);
-		apx_rtable_u64(t, 2, m->sync_implicit_ns);
-		apx_rtable_num(t, 3, (double)m->sync_implicit_ns / (double)m->sync_implicit_count);
-	}
-	for (unsigned k = 0; k < APX_SYNC_KIND__COUNT; k++) {
-		if (!m->sync_count[k] || apx_rtable_row(jk) < 0 || apx_rtable_row(t) < 0)
+	apx_rdoc_sync_rows(d, t);
+	for (unsigned k = 0; k < APX_SYNC_KIND__COUNT; k++) {	/* JSON: no implicit row */
+		if (!m->sync_count[k] || apx_rtable_row(jk) < 0)
 			continue;
 		apx_rtable_str(d, jk, 0, apx_sync_kind_name(k));
 		apx_rtable_u64(jk, 1, m->sync_count[k]);
 		apx_rtable_u64(jk, 2, m->sync_ns[k]);
-		apx_rtable_str(d, t, 0, apx_sync_kind_name(k));
-		apx_rtable_u64(t, 1, m->sync_count[k]);
-		if (k != APX_SYNC_KIND_STREAM_WAIT_EVENT)	/* the host did not wait */
-			apx_rtable_u64(t, 2, m->sync_ns[k]);
-		apx_rtable_num(t, 3, (double)m->sync_ns[k] / (double)m->sync_count[k]);
 	}
 	apx_rdoc_json(d, s, "synchronization", j, APX_RJ_OBJECT, 0);
 	apx_rdoc_json(d, s, "kinds", jk, APX_RJ_ARRAY, 1);
@@ -419,6 +345,73 @@ static void metrics_json(struct apx_rdoc *d)
 	apx_rdoc_json(d, APX_SEC_METRICS, "metrics", j, APX_RJ_ARRAY, 0);
 }
 
+static const struct apx_rvcol kc_json_cols[] = {
+	{ .key = "kernel", .title = "kernel", .unit = APX_UNIT_TEXT },
+	{ .key = "launches", .title = "launches", .unit = APX_UNIT_COUNT },
+	{ .key = "passes", .title = "passes", .unit = APX_UNIT_COUNT },
+	{ .key = "bound", .title = "bound", .unit = APX_UNIT_TEXT },
+	{ .key = "counters", .title = "counters", .unit = APX_UNIT_TEXT, .h.jfmt = APX_JF_OBJ },
+	{ .key = "stalls", .title = "top stalls", .unit = APX_UNIT_TEXT, .h.jfmt = APX_JF_ROWS },
+};
+static const struct apx_rvcol kc_stall_json_cols[] = {
+	{ .key = "metric", .title = "metric", .unit = APX_UNIT_TEXT },
+	{ .key = "cycles_per_inst", .title = "cycles/inst", .unit = APX_UNIT_RATIO },
+	{ .key = "reason", .title = "reason", .unit = APX_UNIT_TEXT },
+	{ .key = "try", .title = "try", .unit = APX_UNIT_TEXT },
+};
+
+/* "kernel_counters": each replayed kernel's counters (medians of its replayed launches; only
+ * those measured, named as the replay set names them), what bounds it and its top stalls
+ * (apx analyze --replay). */
+static void kernel_counters_json(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	const struct apx_pm_set *set = apx_pm_replay_set();
+	struct apx_rtable *j = apx_rdoc_view_table(d, APX_SEC_METRICS, "json:kernel_counters",
+						   APX_VIEW_JSON);
+	char name[4096];
+
+	APX_RTABLE_SET_VCOLS(j, kc_json_cols);
+	for (size_t i = 0; i < m->kc.n; i++) {
+		const struct apx_an_kc *kc = APX_VEC_AT(&m->kc, struct apx_an_kc, i);
+		struct apx_kc_values k = { .have = kc->have, .launches = kc->launches };
+		struct apx_rtable *c = apx_rdoc_sub_table(d, "counters");
+		struct apx_rtable *st = apx_rdoc_sub_table(d, "stalls");
+		unsigned top[3];
+		size_t ns;
+
+		if (apx_rtable_row(j) < 0)
+			break;
+		memcpy(k.v, kc->v, sizeof(k.v));
+		apx_rtable_str(d, j, 0, apx_kernel_display_name(APX_VEC_AT(&m->names,
+									   struct apx_an_name,
+									   kc->name),
+							       name, sizeof(name)));
+		apx_rtable_u64(j, 1, kc->launches);
+		apx_rtable_u64(j, 2, kc->passes);
+		apx_rtable_str(d, j, 3, apx_bound_name(apx_kc_bound(&k)));
+		for (size_t n = 0; n < set->n && n < APX_KC__COUNT; n++)
+			if (kc->have >> n & 1)
+				apx_rtable_col(c, set->metrics[n].name, set->metrics[n].name,
+					       APX_UNIT_RATIO);
+		if (apx_rtable_row(c) == 0)
+			for (size_t n = 0, col = 0; n < set->n && n < APX_KC__COUNT; n++)
+				if (kc->have >> n & 1)
+					apx_rtable_num(c, (unsigned)col++, kc->v[n]);
+		apx_rtable_sub(j, 4, c);
+		APX_RTABLE_SET_VCOLS(st, kc_stall_json_cols);
+		ns = apx_kc_top_stalls(&k, top, 3);
+		for (size_t n = 0; n < ns && apx_rtable_row(st) == 0; n++) {
+			apx_rtable_str(d, st, 0, set->metrics[APX_KC_STALL_FIRST + top[n]].name);
+			apx_rtable_num(st, 1, k.v[APX_KC_STALL_FIRST + top[n]]);
+			apx_rtable_str(d, st, 2, apx_stall_words(top[n]));
+			apx_rtable_str(d, st, 3, apx_stall_try(top[n]));
+		}
+		apx_rtable_sub(j, 5, st);
+	}
+	apx_rdoc_json(d, APX_SEC_METRICS, "kernel_counters", j, APX_RJ_ARRAY, 0);
+}
+
 /* Device metrics (apx analyze --metrics): the section is printed only when the trace has them. */
 /* One replayed kernel's counters (apx analyze --replay): what bounds it, throughput, hit rates,
  * bytes, the top stalls in words with what to try. */
@@ -472,6 +465,7 @@ void apx_rdoc_view_metrics(struct apx_rdoc *d)
 	char b[4][32], sample[32], name[512], line[256];
 
 	metrics_json(d);
+	kernel_counters_json(d);
 	d->sec[s].text_title = m->pm.n ? "Device metrics (PM sampling, over the steady state)"
 				       : "Kernel counters (kernel replay)";
 	if (!m->pm.n && !m->kc.n) {
@@ -575,17 +569,8 @@ void apx_rdoc_view_streams(struct apx_rdoc *d)
 	char b1[32], b2[32];
 
 	APX_RTABLE_SET_VCOLS(t, streams_cols);
-	for (size_t i = 0; i < m->streams.n; i++) {
-		const struct apx_an_stream *st = APX_VEC_AT(&m->streams, struct apx_an_stream, i);
-
-		if (apx_rtable_row(t) < 0)
-			break;
-		apx_rtable_u64(t, 0, st->device);
-		apx_rtable_u64(t, 1, st->id);
-		apx_rtable_u64(t, 2, st->kernels);
-		apx_rtable_u64(t, 3, st->copies);
-		apx_rtable_u64(t, 4, st->busy_ns);
-	}
+	for (size_t i = 0; i < m->streams.n && apx_rtable_row(t) == 0; i++)
+		apx_rdoc_stream_cells(t, APX_VEC_AT(&m->streams, struct apx_an_stream, i));
 	apx_rdoc_json(d, s, "streams", t, APX_RJ_ARRAY, 0);
 
 	if (!m->streams.n) {
@@ -635,17 +620,9 @@ void apx_rdoc_view_nvtx(struct apx_rdoc *d)
 
 		if (apx_rtable_row(j) < 0)
 			break;
-		apx_rtable_text(d, j, 0, r->name, r->name_len);
-		apx_rtable_u64(j, 1, r->count);
-		apx_rtable_u64(j, 2, r->wall_ns);
-		apx_rtable_u64(j, 3, r->gpu_ns);
-		if (i >= d->top || apx_rtable_row(t) < 0)
-			continue;
-		apx_rtable_u64(t, 0, r->count);
-		apx_rtable_u64(t, 1, r->wall_ns);
-		apx_rtable_u64(t, 2, r->gpu_ns);
-		apx_rtable_num(t, 3, pct((double)r->gpu_ns, (double)r->wall_ns));
-		apx_rtable_text(d, t, 4, r->name, r->name_len);
+		apx_rdoc_range_cells(d, j, r);
+		if (i < d->top && apx_rtable_row(t) == 0)
+			apx_rdoc_range_cells(d, t, r);
 	}
 	apx_rdoc_json(d, s, "nvtx", j, APX_RJ_ARRAY, 0);
 	if (!m->ranges.n)
@@ -786,10 +763,6 @@ static const struct apx_rvcol uvm_json_cols[] = {
 
 void apx_rdoc_view_uvm(struct apx_rdoc *d)
 {
-	static const char *const kinds[] = { "", "CPU page faults", "GPU page faults",
-					     "migrations host->device", "migrations device->host",
-					     "migrations device->device", "thrashing", "throttling",
-					     "remote maps" };
 	const struct apx_model *m = d->m;
 	const unsigned s = APX_SEC_UVM;
 	struct apx_rtable *j = apx_rdoc_view_table(d, s, "json:unified_memory", APX_VIEW_JSON);
@@ -809,13 +782,7 @@ void apx_rdoc_view_uvm(struct apx_rdoc *d)
 	}
 	APX_RTABLE_SET_VCOLS(t, uvm_text_cols);
 	t->theader = 0;
-	for (unsigned k = 1; k <= APX_UVM_REMOTE_MAP; k++) {
-		if (!m->uvm_count[k] || apx_rtable_row(t) < 0)
-			continue;
-		apx_rtable_str(d, t, 0, kinds[k]);
-		apx_rtable_u64(t, 1, m->uvm_count[k]);
-		apx_rtable_u64(t, 2, m->uvm_bytes[k]);
-	}
+	apx_rdoc_uvm_rows(d, t);
 	apx_rdoc_blk_table(d, s, t);
 }
 
@@ -854,33 +821,16 @@ void apx_rdoc_view_cpu(struct apx_rdoc *d)
 	apx_rdoc_blk(d, s, &(struct apx_rblk){ .kind = APX_RB_HEADER, .t = t });
 	for (size_t fi = 0; fi < m->nfiles; fi++) {
 		const struct apx_an_file *f = &m->files[fi];
-		const struct apx_an_cpu *last = &f->cpu_last;
-		double wall;
 
 		if (!f->has_cpu) {
 			apx_rdoc_line(d, s, 2, "%-8" PRIu64 " no CPU samples", f->pid);
 			continue;
 		}
-		wall = (double)(last->ts - (f->first_ns != UINT64_MAX ? f->first_ns : last->ts));
 		if (apx_rtable_row(t) < 0 || apx_rtable_row(j) < 0)
 			break;
-		apx_rtable_u64(t, 0, f->pid);
-		apx_rtable_num(t, 1, wall);
-		apx_rtable_u64(t, 2, last->utime);
-		apx_rtable_u64(t, 3, last->stime);
-		apx_rtable_num(t, 4, pct((double)(last->utime + last->stime), wall));
-		apx_rtable_u64(t, 5, last->vol);
-		apx_rtable_u64(t, 6, last->invol);
-		apx_rtable_u64(t, 7, f->threads_max);
-		apx_rtable_u64(t, 8, last->peak);
+		apx_rdoc_cpu_cells(t, f);
 		apx_rdoc_blk_rows(d, s, t, t->nrows - 1, 1);
-		apx_rtable_u64(j, 0, f->pid);
-		apx_rtable_u64(j, 1, last->utime);
-		apx_rtable_u64(j, 2, last->stime);
-		apx_rtable_u64(j, 3, last->vol);
-		apx_rtable_u64(j, 4, last->invol);
-		apx_rtable_u64(j, 5, f->threads_max);
-		apx_rtable_u64(j, 6, last->peak);
+		apx_rdoc_cpu_cells(j, f);
 	}
 	apx_rdoc_json(d, s, "cpu", j, APX_RJ_ARRAY, 0);
 }

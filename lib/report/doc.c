@@ -102,6 +102,11 @@ struct apx_rdoc *apx_rdoc_new(const struct apx_model *m, const struct apx_findin
 	d->top = top ? top : 15;
 	for (unsigned s = 0; s < APX_SEC__COUNT; s++)
 		d->sec[s].present = !!(d->sections & 1u << s);
+	if (m && m->nfiles) {
+		d->command = apx_rdoc_strdup(d, m->files[0].argv, strlen(m->files[0].argv));
+		d->trace = apx_rdoc_strdup(d, m->files[0].path ? m->files[0].path : "",
+					   m->files[0].path ? strlen(m->files[0].path) : 0);
+	}
 	return d;
 }
 
@@ -129,6 +134,11 @@ void apx_rdoc_free(struct apx_rdoc *d)
 		table_free(d->findings[i].evidence);
 	}
 	free(d->findings);
+	for (size_t i = 0; i < d->nsfindings; i++) {
+		table_free(d->sfindings[i].metrics);
+		table_free(d->sfindings[i].evidence);
+	}
+	free(d->sfindings);
 	for (size_t i = 0; i < d->nsub; i++)
 		table_free(d->sub[i]);
 	free(d->sub);
@@ -214,7 +224,6 @@ void apx_rdoc_blk(struct apx_rdoc *d, unsigned s, const struct apx_rblk *b)
 	if (s >= APX_SEC__COUNT)
 		return;
 	sec = &d->sec[s];
-	sec->text_built = 1;
 	if (sec->nblk == sec->blkcap) {
 		size_t cap = sec->blkcap ? 2 * sec->blkcap : 16;
 		struct apx_rblk *p = reallocarray(sec->blk, cap, sizeof(*p));
@@ -268,18 +277,24 @@ void apx_rdoc_blk_rows(struct apx_rdoc *d, unsigned s, const struct apx_rtable *
 						      .nrows = n });
 }
 
+void apx_rdoc_json_findings(struct apx_rdoc *d, unsigned s, const char *name,
+			    const struct apx_rtable *t, const struct apx_rfinding *rf, size_t n,
+			    int inside)
+{
+	if (s >= APX_SEC__COUNT || !t || d->njson >= APX_RDOC_JSON)
+		return;
+	d->json[d->njson++] = (struct apx_rjson){ .name = name, .t = t, .shape = APX_RJ_FINDINGS,
+						  .inside = inside, .section = s, .rf = rf,
+						  .nrf = n };
+}
+
 void apx_rdoc_json(struct apx_rdoc *d, unsigned s, const char *name, const struct apx_rtable *t,
 		   unsigned shape, int inside)
 {
-	struct apx_rsection *sec;
-
-	if (s >= APX_SEC__COUNT)
+	if (s >= APX_SEC__COUNT || !t || d->njson >= APX_RDOC_JSON)
 		return;
-	sec = &d->sec[s];
-	sec->json_built = 1;
-	if (!t || sec->njson >= APX_RSECTION_JSON)
-		return;
-	sec->json[sec->njson++] = (struct apx_rjson){ name, t, shape, inside };
+	d->json[d->njson++] = (struct apx_rjson){ .name = name, .t = t, .shape = shape,
+						  .inside = inside, .section = s };
 }
 
 void apx_rtable_col(struct apx_rtable *t, const char *key, const char *title, unsigned unit)
@@ -384,6 +399,44 @@ const struct apx_rcell *apx_rtable_cell(const struct apx_rtable *t, size_t row, 
 	if (!t || row >= t->nrows || col >= t->ncols)
 		return &na;
 	return &t->cells[row * t->ncols + col];
+}
+
+int apx_rtable_col_of(const struct apx_rtable *t, const char *key)
+{
+	for (unsigned c = 0; t && c < t->ncols; c++)
+		if (!strcmp(t->col[c].key, key))
+			return (int)c;
+	return -1;
+}
+
+void apx_rtable_knum(struct apx_rtable *t, const char *key, double v)
+{
+	int c = apx_rtable_col_of(t, key);
+
+	if (c >= 0)
+		apx_rtable_num(t, (unsigned)c, v);
+}
+
+void apx_rtable_ku64(struct apx_rtable *t, const char *key, uint64_t v)
+{
+	int c = apx_rtable_col_of(t, key);
+
+	if (c >= 0)
+		apx_rtable_u64(t, (unsigned)c, v);
+}
+
+void apx_rtable_ktext(struct apx_rdoc *d, struct apx_rtable *t, const char *key, const char *s,
+		      size_t len)
+{
+	int c = apx_rtable_col_of(t, key);
+
+	if (c >= 0)
+		apx_rtable_text(d, t, (unsigned)c, s, len);
+}
+
+void apx_rtable_kstr(struct apx_rdoc *d, struct apx_rtable *t, const char *key, const char *s)
+{
+	apx_rtable_ktext(d, t, key, s, s ? strlen(s) : 0);
 }
 
 const char *apx_rcell_fmt(char *buf, size_t cap, const struct apx_rtable *t, size_t row,

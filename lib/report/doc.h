@@ -11,9 +11,9 @@
  * their column's unit (base/unit.h). A table may carry a plot hint (what to draw it as); the
  * HTML emitter draws it, the CSV emitter prints the table, the others skip it. Each section
  * also holds its text view (blocks: prose lines, tables laid out by per-column text hints,
- * wrapped and labelled text) and its JSON view (members: tables named and nested by
- * per-column JSON paths); the tables only those views show are marked so (APX_VIEW_*), and
- * the CSV and HTML emitters skip them.
+ * wrapped and labelled text), and the document its JSON view (members, each of a section, in
+ * the schema's order: tables named and nested by per-column JSON paths); the tables only
+ * those views show are marked so (APX_VIEW_*), and the CSV and HTML emitters skip them.
  *
  * The document owns every string it holds (copied from the trace); trace text is raw bytes:
  * each emitter escapes it for its output (JSON, HTML, CSV, terminal). Single-threaded.
@@ -68,7 +68,7 @@ enum apx_plot {
 	APX_PLOT_TIMELINE,	/* lanes (column x), a box per row: start y, duration y+1, name y+2 */
 };
 
-#define APX_RTABLE_COLS 32
+#define APX_RTABLE_COLS 40
 
 /* How the JSON emitter writes a number cell (a text cell is always a string). */
 enum apx_jfmt {
@@ -80,6 +80,8 @@ enum apx_jfmt {
 	APX_JF_ROWS,		/* the cell's table (apx_rtable_sub) as an array of objects */
 	APX_JF_KV,		/* the cell's table as one object: names from its column 0, string
 				 * values from its column 1 (key/values from the trace) */
+	APX_JF_OBJ,		/* the cell's table's first row as one object ({} without a
+				 * row) */
 };
 
 struct apx_rcol {
@@ -176,14 +178,18 @@ struct apx_rblk {
 	size_t row0, nrows;			/* APX_RB_ROWS */
 };
 
-/* The JSON report of a section is members, in order (emit_json.c): a table as an array of
- * objects (a row each) or as one object (its first row), member names from its columns. */
+/* The JSON report is members of the document, in the schema's order (docs/report-schema.md:
+ * the view builders add them in that order, build_view.c), each of one section: a table as an
+ * array of objects (a row each) or as one object (its first row), member names from its
+ * columns. emit_json.c writes them all, in order. */
 enum {
 	APX_RJ_ARRAY,
 	APX_RJ_OBJECT,
 	APX_RJ_FINDINGS,	/* an array, a row a finding: its members, then "metrics" and
-				 * "evidence_table" from the document's findings (the same rank) */
+				 * "evidence_table" from rf[row] (the same rank) */
 };
+
+struct apx_rfinding;
 
 struct apx_rjson {
 	const char *name;			/* the member's name */
@@ -191,9 +197,12 @@ struct apx_rjson {
 	unsigned shape;				/* APX_RJ_* */
 	int inside;				/* written inside the previous member's object, as
 						 * its last member */
+	unsigned section;			/* enum apx_report_section */
+	const struct apx_rfinding *rf;		/* APX_RJ_FINDINGS: a finding a row */
+	size_t nrf;
 };
 
-#define APX_RSECTION_JSON 8
+#define APX_RDOC_JSON 48
 
 #define APX_RSECTION_TABLES 16
 #define APX_RSECTION_NOTES 16
@@ -205,16 +214,11 @@ struct apx_rsection {
 	const char *note[APX_RSECTION_NOTES];	/* lines of prose, owned */
 	unsigned nnotes;
 	int has_findings;			/* the document's findings belong here */
-	/* the text view: blocks (text_built: the section's text is the blocks) */
+	/* the text view: blocks */
 	struct apx_rblk *blk;
 	size_t nblk, blkcap;
-	int text_built;
 	int text_untitled;			/* nothing to say: not even the heading */
 	const char *text_title;			/* its heading if not the section's title */
-	/* the JSON view (json_built: the section's members are these) */
-	struct apx_rjson json[APX_RSECTION_JSON];
-	unsigned njson;
-	int json_built;
 };
 
 /* One finding as the emitters see it: the prose of findings.h plus its typed numbers as
@@ -232,9 +236,15 @@ struct apx_rdoc {
 	const struct apx_findings *fd;
 	unsigned sections;			/* bit per enum apx_report_section */
 	unsigned top;				/* rows of the long tables */
+	const char *command, *trace;		/* the first file's command and path (its title;
+						 * NULL: no file), owned */
 	struct apx_rsection sec[APX_SEC__COUNT];
-	struct apx_rfinding *findings;
+	struct apx_rfinding *findings;		/* the main list (the findings section) */
 	size_t nfindings;
+	struct apx_rfinding *sfindings;		/* start-up's own (it does not dominate) */
+	size_t nsfindings;
+	struct apx_rjson json[APX_RDOC_JSON];	/* the JSON view, in schema order */
+	unsigned njson;
 	void *arena;				/* the strings (doc.c) */
 	struct apx_rtable **sub;		/* the tables in cells (apx_rdoc_sub_table) */
 	size_t nsub, subcap;
@@ -274,6 +284,15 @@ void apx_rtable_text(struct apx_rdoc *d, struct apx_rtable *t, unsigned col, con
 		     size_t len);
 void apx_rtable_str(struct apx_rdoc *d, struct apx_rtable *t, unsigned col, const char *s);
 const struct apx_rcell *apx_rtable_cell(const struct apx_rtable *t, size_t row, unsigned col);
+/* A cell of the last row by its column's key: a key t does not have is skipped, so that one
+ * function fills the row of a thing in every table that shows it (cells.c). The index of a
+ * key, or -1. */
+int apx_rtable_col_of(const struct apx_rtable *t, const char *key);
+void apx_rtable_knum(struct apx_rtable *t, const char *key, double v);
+void apx_rtable_ku64(struct apx_rtable *t, const char *key, uint64_t v);
+void apx_rtable_kstr(struct apx_rdoc *d, struct apx_rtable *t, const char *key, const char *s);
+void apx_rtable_ktext(struct apx_rdoc *d, struct apx_rtable *t, const char *key, const char *s,
+		      size_t len);
 /* A copy of s owned by the document ("" on ENOMEM). */
 const char *apx_rdoc_strdup(struct apx_rdoc *d, const char *s, size_t len);
 /* A line of prose under section s (printf format). */
@@ -285,7 +304,7 @@ struct apx_rtable *apx_rdoc_view_table(struct apx_rdoc *d, unsigned s, const cha
 /* A table held in a cell of another (JSON: a nested array or object); NULL for ENOMEM. */
 struct apx_rtable *apx_rdoc_sub_table(struct apx_rdoc *d, const char *key);
 void apx_rtable_sub(struct apx_rtable *t, unsigned col, const struct apx_rtable *sub);
-/* Text blocks of section s (they mark its text built). The strings are copied. */
+/* Text blocks of section s. The strings are copied. */
 void apx_rdoc_line(struct apx_rdoc *d, unsigned s, unsigned indent, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 void apx_rdoc_blk(struct apx_rdoc *d, unsigned s, const struct apx_rblk *b);
@@ -293,9 +312,13 @@ void apx_rdoc_blk_table(struct apx_rdoc *d, unsigned s, const struct apx_rtable 
 /* Rows row0 .. row0 + n - 1 of t (no headers). */
 void apx_rdoc_blk_rows(struct apx_rdoc *d, unsigned s, const struct apx_rtable *t, size_t row0,
 		       size_t n);
-/* A JSON member of section s (marks its JSON built). */
+/* The next JSON member, of section s (APX_RJ_ARRAY or APX_RJ_OBJECT). */
 void apx_rdoc_json(struct apx_rdoc *d, unsigned s, const char *name, const struct apx_rtable *t,
 		   unsigned shape, int inside);
+/* The next JSON member, an APX_RJ_FINDINGS: t's rows, each with rf[row]'s typed tables. */
+void apx_rdoc_json_findings(struct apx_rdoc *d, unsigned s, const char *name,
+			    const struct apx_rtable *t, const struct apx_rfinding *rf, size_t n,
+			    int inside);
 /* The time series tables from the store (build_series.c). */
 void apx_rdoc_build_series(struct apx_rdoc *d, const struct apx_store *st);
 
@@ -322,8 +345,9 @@ void apx_text_heading_to(const struct apx_text_out *o, const char *title);
 /* Print text from column col (the caller printed what comes before it), wrapped at spaces
  * (or '\n') so that no line passes APX_REPORT_W; further lines start at column indent. */
 void apx_text_wrap(FILE *out, int col, int indent, const char *text);
-/* JSON (emit_json.c): the members of section s, each preceded by ','. */
-void apx_report_emit_json_section(FILE *out, const struct apx_rdoc *d, unsigned s);
+/* JSON (emit_json.c): the whole document, schema "apx.report/2", its members in order (only
+ * the sections asked for are built); 0 or -EIO. */
+int apx_report_emit_json(FILE *out, const struct apx_rdoc *d);
 
 /* CSV (emit_csv.c): every table of the document's sections, RFC 4180 quoting, raw numbers
  * (ns, bytes); several tables are separated by a blank line and a "# section/table" line. */

@@ -189,7 +189,7 @@ static void section(FILE *out, const struct apx_rdoc *d, unsigned s)
 
 int apx_report_emit_html(FILE *out, const struct apx_rdoc *d)
 {
-	const char *cmd = d->m->nfiles ? d->m->files[0].argv : "";
+	const char *cmd = d->command ? d->command : "";
 
 	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
 	      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
@@ -197,9 +197,9 @@ int apx_report_emit_html(FILE *out, const struct apx_rdoc *d)
 	apx_html_str(out, cmd);
 	fprintf(out, "</title>\n<style>%s</style></head><body>\n<header><h1>apx report</h1><p>", css);
 	apx_html_str(out, cmd);
-	if (d->m->nfiles) {
+	if (d->trace) {
 		fputs(" &middot; ", out);
-		apx_html_str(out, d->m->files[0].path);
+		apx_html_str(out, d->trace);
 	}
 	fputs("</p></header>\n<nav>", out);
 	for (unsigned s = 0; s < APX_SEC__COUNT; s++)

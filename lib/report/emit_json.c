@@ -1,10 +1,13 @@
 /*
- * emit_json.c - the JSON emitter of the report document (doc.h): a section's members, each a
- * table written as an array of objects (a row each) or as one object, member names and
- * nesting from its columns' JSON paths ("grid/0" makes "grid":[...]). Strings go through the
- * project's one JSON writer (base/json.c). It decides nothing: names, order and which rows are
- * the builders' (build*.c). Called by cli/report_json.c, section by section.
+ * emit_json.c - the JSON emitter of the report document (doc.h): the whole report, schema
+ * "apx.report/2", as the document's members in the order the view builders added them (the
+ * schema's), those of the sections asked for. Each member is a table written as an array of
+ * objects (a row each) or as one object, member names and nesting from its columns' JSON
+ * paths ("grid/0" makes "grid":[...], "by_cause/uvm/ns" nested objects). Strings go through
+ * the project's one JSON writer (base/json.c). It decides nothing: names, order and which
+ * rows are the builders' (build*.c). Registered as the json format in cli/report_formats.c.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -52,9 +55,17 @@ static void number(FILE *f, const struct apx_rcol *col, const struct apx_rhint *
 
 static void row(FILE *f, const struct apx_rtable *t, size_t r);
 
-/* A table in a cell: an array of objects, or (APX_JF_KV) one object of its key/values. */
+/* A table in a cell: an array of objects, one object of its key/values (APX_JF_KV), or its
+ * first row as one object (APX_JF_OBJ). */
 static void sub_table(FILE *f, const struct apx_rtable *t, unsigned jfmt)
 {
+	if (jfmt == APX_JF_OBJ) {
+		if (t->nrows)
+			row(f, t, 0);
+		else
+			fputs("{}", f);
+		return;
+	}
 	fputc(jfmt == APX_JF_KV ? '{' : '[', f);
 	for (size_t r = 0; r < t->nrows; r++) {
 		if (r)
@@ -78,11 +89,12 @@ static void value(FILE *f, const struct apx_rtable *t, size_t r, unsigned c)
 {
 	const struct apx_rcell *x = apx_rtable_cell(t, r, c);
 
-	if (t->hint[c].jfmt == APX_JF_ROWS || t->hint[c].jfmt == APX_JF_KV) {
+	if (t->hint[c].jfmt == APX_JF_ROWS || t->hint[c].jfmt == APX_JF_KV ||
+	    t->hint[c].jfmt == APX_JF_OBJ) {
 		if (x->sub)
 			sub_table(f, x->sub, t->hint[c].jfmt);
 		else
-			fputs(t->hint[c].jfmt == APX_JF_KV ? "{}" : "[]", f);
+			fputs(t->hint[c].jfmt == APX_JF_ROWS ? "[]" : "{}", f);
 		return;
 	}
 	if (t->col[c].unit != APX_UNIT_TEXT)
@@ -230,14 +242,14 @@ static void finding_tables(FILE *f, const struct apx_rfinding *rf)
 	fputs("]}", f);
 }
 
-static void findings(FILE *f, const struct apx_rdoc *d, const struct apx_rjson *j)
+static void findings(FILE *f, const struct apx_rjson *j)
 {
 	fputc('[', f);
 	for (size_t r = 0; r < j->t->nrows; r++) {
 		fputs(r ? ",{" : "{", f);
 		row_members(f, j->t, r);
-		if (r < d->nfindings)
-			finding_tables(f, &d->findings[r]);
+		if (r < j->nrf)
+			finding_tables(f, &j->rf[r]);
 		fputc('}', f);
 	}
 	fputc(']', f);
@@ -245,6 +257,10 @@ static void findings(FILE *f, const struct apx_rdoc *d, const struct apx_rjson *
 
 static void member_value(FILE *f, const struct apx_rjson *j)
 {
+	if (j->shape == APX_RJ_FINDINGS) {
+		findings(f, j);
+		return;
+	}
 	if (j->shape == APX_RJ_OBJECT) {
 		if (j->t->nrows)
 			row(f, j->t, 0);
@@ -261,24 +277,18 @@ static void member_value(FILE *f, const struct apx_rjson *j)
 	fputc(']', f);
 }
 
-void apx_report_emit_json_section(FILE *out, const struct apx_rdoc *d, unsigned s)
+int apx_report_emit_json(FILE *out, const struct apx_rdoc *d)
 {
-	const struct apx_rsection *sec;
-
-	if (s >= APX_SEC__COUNT || !d->sec[s].present)
-		return;
-	sec = &d->sec[s];
-	for (unsigned i = 0; i < sec->njson; i++) {
-		const struct apx_rjson *j = &sec->json[i];
+	fputs("{\"schema\":\"apx.report/2\"", out);
+	for (unsigned i = 0; i < d->njson; i++) {
+		const struct apx_rjson *j = &d->json[i];
 		int any;
 
+		if (!d->sec[j->section].present)
+			continue;	/* --section: only the members of the sections asked for */
 		fputc(',', out);
 		name(out, j->name, strlen(j->name));
-		if (j->shape == APX_RJ_FINDINGS) {
-			findings(out, d, j);
-			continue;
-		}
-		if (j->shape != APX_RJ_OBJECT || i + 1 >= sec->njson || !sec->json[i + 1].inside) {
+		if (j->shape != APX_RJ_OBJECT || i + 1 >= d->njson || !d->json[i + 1].inside) {
 			member_value(out, j);
 			continue;
 		}
@@ -287,14 +297,15 @@ void apx_report_emit_json_section(FILE *out, const struct apx_rdoc *d, unsigned 
 		any = j->t->nrows && j->t->ncols;
 		if (j->t->nrows)
 			row_members(out, j->t, 0);
-		for (; i + 1 < sec->njson && sec->json[i + 1].inside; i++) {
+		for (; i + 1 < d->njson && d->json[i + 1].inside; i++) {
 			if (any)
 				fputc(',', out);
-			name(out, sec->json[i + 1].name, strlen(sec->json[i + 1].name));
-			member_value(out, &sec->json[i + 1]);
+			name(out, d->json[i + 1].name, strlen(d->json[i + 1].name));
+			member_value(out, &d->json[i + 1]);
 			any = 1;
 		}
 		fputc('}', out);
 	}
+	fputs("}\n", out);
+	return ferror(out) ? -EIO : 0;
 }
-

@@ -2,7 +2,8 @@
  * emit_text.c - the text emitter of the report document (doc.h): a section's heading, then its
  * blocks (lines, tables laid out by their columns' text hints, wrapped and labelled text).
  * It formats what the document holds and decides nothing: what a section says and in which
- * order is the builders' (build*.c). Called by cli/report_text.c, section by section.
+ * order is the builders' (build*.c). Registered as the text format in cli/report_formats.c;
+ * the unit tests print single sections.
  */
 #include <inttypes.h>
 #include <stdio.h>

@@ -118,8 +118,8 @@ grep -q "^finding gpu-idle 2 GPU 0 idle in 100% of the samples" "$T/kv" ||
 	fail "no gpu-idle finding: $(grep ^finding "$T/kv")"
 grep -q "^finding sm-low 1 mean SM utilization 42.0% on GPU 0 (threshold 50%)$" "$T/kv" ||
 	fail "no sm-low finding: $(grep ^finding "$T/kv")"
-grep -q "^finding gpu-mem 2 GPU 0 memory reached 1.2% of its total while the process ran (threshold 1%)$" \
-	"$T/kv" || fail "no gpu-mem finding: $(grep ^finding "$T/kv")"
+grep -q "^finding memory-capacity 2 GPU 0 memory reached 1.2% of its total while the process ran (threshold 1%)$" \
+	"$T/kv" || fail "no memory-capacity finding: $(grep ^finding "$T/kv")"
 # the time series: METRIC records, only values the driver gave
 [ "$(grep -c "^metric gpu.mem_bytes 0 $P 536870912 bytes$" "$T/kv")" -ge 3 ] ||
 	fail "GPU memory series: $(grep ^metric "$T/kv" | head)"

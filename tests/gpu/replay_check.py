@@ -1,10 +1,12 @@
 """replay_check.py BUILD OUT - `apx analyze --replay` (kernel replay with CUPTI's range profiler,
 issue 13 item 2) against Nsight Compute on the same GPU: runs replay_workload.py (a GEMM, an
 elementwise kernel, a reduction, an attention kernel, 6 launches each) once under
-`apx analyze --replay --replay-max 3` and once under `ncu --clock-control none --csv --page raw`
+`apx analyze --replay --replay-max 3` and once under `ncu --clock-control none --cache-control
+none --csv --page raw` (no cache flush: apx replays in the cache state the program leaves)
 with the same metric names, and compares per kernel the medians of the launches: within 5 %
 (or 1 point for percentages near 0). Also checks: every replayed launch's counters join a
-kernel record by correlation id; at most 3 + sampled launches per kernel replayed; kv `replay`
+kernel record by correlation id; the first 3 launches of each kernel replayed, then
+the launches numbered 6, 12, 24, ... (src_replay.c); kv `replay`
 says what it cost; the program's exit status is kept. Prints a table last; exit 1 on a FAIL."""
 import csv
 import glob
@@ -28,8 +30,11 @@ COMPARE = ["gpu__time_duration.sum", "sm__warps_active.avg.pct_of_peak_sustained
            "lts__t_sector_hit_rate.pct", "dram__bytes_read.sum", "dram__bytes_write.sum",
            "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed",
            "smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio"]
-KINDS = {"gemm": ("gemm", "xmma", "cutlass", "sm90"), "elementwise": ("elementwise",),
-         "reduction": ("reduce_kernel",), "attention": ("flash", "fmha", "attention")}
+# what each kernel of the workload is, for the table (matched on the symbol name)
+KINDS = (("attention", ("sdpa", "flash", "fmha", "attention")), ("gemm", ("nvjet", "gemm", "xmma", "cutlass")),
+         ("reduction", ("reduce_kernel",)), ("elementwise", ("vectorized_elementwise",)),
+         ("randn", ("distribution",)))
+RP_EXTRA = 8     # src_replay.c: after the first N, launches 2N, 4N, 8N, ..., up to 8 more
 
 
 def check(ok, what):
@@ -40,10 +45,19 @@ def check(ok, what):
 
 def kind_of(name):
     low = name.lower()
-    for k, keys in KINDS.items():
+    for k, keys in KINDS:
         if any(s in low for s in keys):
             return k
     return None
+
+
+def chosen(launches, n):
+    """the launches (from 0) src_replay.c replays: the first n, then those numbered (from 1)
+    2n, 4n, 8n, ..., at most RP_EXTRA more"""
+    out, k = list(range(min(n, launches))), 2 * n
+    while k <= launches and len(out) < n + RP_EXTRA:
+        out, k = out + [k - 1], 2 * k
+    return out
 
 
 trace = os.path.join(out, "replay.apx")
@@ -59,26 +73,34 @@ kv = [r.get("value") for r in recs if r["type"] == "kv" and r.get("key") in ("re
 print("kv:", kv)
 check(ctr and all(c["correlation"] in kern for c in ctr),
       f"{len(ctr)} counters, all joined to kernel records by correlation id")
-apx_vals = {}            # kind -> metric -> [values]
-per_kernel = {}
+order = {}               # kernel name -> correlation ids in launch order
+for k in sorted(kern.values(), key=lambda r: r["correlation"]):   # replayed ones carry no times
+    order.setdefault(k["name"], []).append(k["correlation"])
+apx_vals = {}            # (name, ordinal) -> metric -> value
 for c in ctr:
     k = kern.get(c["correlation"])
-    if not k:
-        continue
-    per_kernel.setdefault(k["name"], set()).add(c["correlation"])
-    kd = kind_of(k["name"])
-    if kd:
-        apx_vals.setdefault(kd, {}).setdefault(c["name"], []).append(c["value"])
-check(per_kernel and max(len(v) for v in per_kernel.values()) <= 3,
-      f"replayed launches per kernel: {sorted(len(v) for v in per_kernel.values())} (<= 3)")
-check(set(KINDS) <= set(apx_vals), f"kernel kinds replayed: {sorted(apx_vals)}")
+    if k:
+        ordinal = order[k["name"]].index(c["correlation"])
+        apx_vals.setdefault((k["name"], ordinal), {})[c["name"]] = c["value"]
+replayed = {}
+for name, ordinal in apx_vals:
+    replayed.setdefault(name, []).append(ordinal)
+bad = [n for n, o in replayed.items() if sorted(o) != chosen(len(order[n]), 3)]
+for n in bad:
+    print(f"  {kind_of(n)}: replayed {sorted(replayed[n])} of {len(order[n])}, expected "
+          f"{chosen(len(order[n]), 3)}")
+check(replayed and not bad, "replayed launches per kernel: " + ", ".join(
+    f"{kind_of(n)} {len(o)} of {len(order[n])}" for n, o in sorted(replayed.items())) +
+    " (the first 3, then 2N, 4N, ...)")
+kinds = {kind_of(n) for n in replayed}
+check({"gemm", "elementwise", "reduction", "attention"} <= kinds, f"kernel kinds replayed: {sorted(kinds, key=str)}")
 
 ncu = shutil.which("ncu") or (sorted(glob.glob("/opt/nvidia/nsight-compute/*/ncu")) or [None])[-1]
 ncu_vals = {}
 if not ncu:
     check(False, "ncu not found")
 else:
-    q = subprocess.run([ncu, "--clock-control", "none", "--csv", "--page", "raw",
+    q = subprocess.run([ncu, "--clock-control", "none", "--cache-control", "none", "--csv", "--page", "raw",
                         "--print-kernel-base", "mangled", "--metrics", ",".join(COMPARE),
                         sys.executable, work], capture_output=True, text=True)
     open(os.path.join(out, "ncu.csv"), "w").write(q.stdout)
@@ -87,29 +109,29 @@ else:
     check(q.returncode == 0 and len(rows) > 2, f"ncu exit {q.returncode}, {len(rows) - 2} kernels")
     if len(rows) > 2:
         head = rows[0]
+        seen = {}
         for row in rows[2:]:
             d = dict(zip(head, row))
-            kd = kind_of(d.get("Kernel Name", ""))
-            if not kd:
-                continue
+            name = d.get("Kernel Name", "")
+            ordinal = seen.get(name, 0)
+            seen[name] = ordinal + 1
             for m in COMPARE:
                 try:
-                    val = float(d[m].replace(",", ""))
+                    ncu_vals.setdefault((name, ordinal), {})[m] = float(d[m].replace(",", ""))
                 except (KeyError, ValueError):
                     continue
-                ncu_vals.setdefault(kd, {}).setdefault(m, []).append(val)
 
-print("\nreplay vs ncu --clock-control none (medians of the launches):")
+print("\nreplay vs ncu --clock-control none --cache-control none (medians over the same launches):")
 print(f"  {'kernel':11s} {'metric':62s} {'apx':>14s} {'ncu':>14s} {'diff':>7s}")
-for kd in KINDS:
+for name in sorted(replayed, key=lambda n: str(kind_of(n))):
     for m in COMPARE:
-        a = apx_vals.get(kd, {}).get(m)
-        n = ncu_vals.get(kd, {}).get(m)
-        if not a or not n:
+        pairs = [(apx_vals[(name, o)].get(m), ncu_vals.get((name, o), {}).get(m)) for o in replayed[name]]
+        pairs = [(a, n) for a, n in pairs if a is not None and n is not None]
+        if not pairs:
             continue
-        am, nm = statistics.median(a), statistics.median(n)
+        am, nm = statistics.median(a for a, _ in pairs), statistics.median(n for _, n in pairs)
         rel = abs(am - nm) / abs(nm) if nm else abs(am)
         ok = rel <= 0.05 or (("pct" in m or "rate" in m) and abs(am - nm) <= 1.0)
-        print(f"  {kd:11s} {m:62s} {am:14.4g} {nm:14.4g} {rel * 100:6.1f}% {'ok' if ok else 'FAIL'}")
+        print(f"  {str(kind_of(name)):11s} {m:62s} {am:14.4g} {nm:14.4g} {rel * 100:6.1f}% {'ok' if ok else 'FAIL'}")
         fails += not ok
 sys.exit(1 if fails else 0)

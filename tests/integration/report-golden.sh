@@ -59,6 +59,20 @@ grep -q '<section id="kernels">' "$tmp" && ! grep -q '<section id="summary">' "$
 "$apx" report --format json -s kernels,checks tests/fixtures/sample.apx 2>/dev/null |
 	python3 -c 'import json, sys; sys.exit(sorted(json.load(sys.stdin)) != ["checks", "kernels", "schema"])' ||
 	{ echo "FAIL: json -s kernels,checks"; fail=1; }
+# start-up and idle are the document's sections in every format (issue 14): -s startup,idle
+t=tests/fixtures/real/sync_every_step.apx
+"$apx" report --color never -s startup,idle "$t" 2>/dev/null >"$tmp"
+grep -q '^Start-up (before the steady state)$' "$tmp" && grep -q '^GPU idle time' "$tmp" &&
+	! grep -q '^Summary' "$tmp" || { echo "FAIL: text -s startup,idle"; fail=1; }
+"$apx" report --format json -s startup,idle "$t" 2>/dev/null |
+	python3 -c 'import json, sys; sys.exit(list(json.load(sys.stdin)) != ["schema", "startup", "idle", "timelines"])' ||
+	{ echo "FAIL: json -s startup,idle"; fail=1; }
+"$apx" report --format csv -s startup,idle "$t" 2>/dev/null >"$tmp"
+grep -q '^# startup/startup$' "$tmp" && grep -q '^# idle/idle_by_cause$' "$tmp" &&
+	! grep -q '^# summary/' "$tmp" || { echo "FAIL: csv -s startup,idle"; fail=1; }
+"$apx" report --format html -s startup,idle "$t" 2>/dev/null >"$tmp"
+grep -q '<section id="startup">' "$tmp" && grep -q '<section id="idle">' "$tmp" &&
+	! grep -q '<section id="kernels">' "$tmp" || { echo "FAIL: html -s startup,idle"; fail=1; }
 # -o FILE writes what stdout would get (text: escaped the same way, no colour)
 out=$(mktemp) || exit 1
 "$apx" report --color never tests/fixtures/corrupt/hostile-strings.apx >"$tmp" 2>/dev/null

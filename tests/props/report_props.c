@@ -408,9 +408,9 @@ int apx_props_check(const struct apx_model *m, const struct apx_findings *fd, ch
 		fail(why, cap, "out of memory");
 		goto out;
 	}
-	apx_report_text(filt, doc, &o);
+	apx_report_format_find("text")->emit(filt, doc, &o);
 	fclose(filt);
-	apx_report_json(jf, doc, &o);
+	apx_report_format_find("json")->emit(jf, doc, &o);
 	fclose(tf);
 	fclose(jf);
 	tf = jf = NULL;

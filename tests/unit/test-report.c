@@ -337,7 +337,8 @@ APX_TEST(units_format)
 }
 
 /* The text and JSON views: a table laid out by its column hints, prose lines, and JSON member
- * paths that nest objects and arrays. */
+ * paths that nest objects and arrays; the JSON document holds only the members of the sections
+ * asked for, in the order they were added. */
 APX_TEST(views_text_and_json)
 {
 	static const struct apx_rvcol cols[] = {
@@ -352,8 +353,15 @@ APX_TEST(views_text_and_json)
 		{ .key = "ok", .title = "ok", .unit = APX_UNIT_COUNT,
 		  .h = { .tw = 2, .jkey = "o/ok", .jfmt = APX_JF_BOOL } },
 	};
+	/* a table in a cell as one object, and paths two levels deep */
+	static const struct apx_rvcol mcols[] = {
+		{ .key = "c", .title = "c", .unit = APX_UNIT_TEXT, .h.jfmt = APX_JF_OBJ },
+		{ .key = "by/x/ns", .title = "x", .unit = APX_UNIT_NS },
+		{ .key = "by/x/gaps", .title = "x gaps", .unit = APX_UNIT_COUNT },
+		{ .key = "by/y/ns", .title = "y", .unit = APX_UNIT_NS },
+	};
 	struct apx_rdoc *d = apx_rdoc_new(NULL, NULL, 1u << APX_SEC_KERNELS, 5);
-	struct apx_rtable *t;
+	struct apx_rtable *t, *m, *sub;
 	struct apx_text_out o = { NULL, 0, NULL };
 	char *buf = NULL;
 	size_t len = 0;
@@ -373,10 +381,23 @@ APX_TEST(views_text_and_json)
 	apx_rdoc_line(d, APX_SEC_KERNELS, 2, "%d lines", 2);
 	apx_rdoc_blk_table(d, APX_SEC_KERNELS, t);
 	apx_rdoc_json(d, APX_SEC_KERNELS, "k", t, APX_RJ_ARRAY, 0);
+	apx_rdoc_json(d, APX_SEC_SUMMARY, "s", t, APX_RJ_ARRAY, 0);	/* not asked for */
+	m = apx_rdoc_view_table(d, APX_SEC_KERNELS, "view:m", APX_VIEW_JSON);
+	sub = apx_rdoc_sub_table(d, "c");
+	APX_ASSERT(m && sub);
+	APX_RTABLE_SET_VCOLS(m, mcols);
+	apx_rtable_col(sub, "a", "a", APX_UNIT_RATIO);
+	APX_ASSERT_OK(apx_rtable_row(sub));
+	apx_rtable_num(sub, 0, 1.5);
+	APX_ASSERT_OK(apx_rtable_row(m));
+	apx_rtable_sub(m, 0, sub);
+	for (unsigned c = 1; c < 4; c++)
+		apx_rtable_u64(m, c, c);
+	apx_rdoc_json(d, APX_SEC_KERNELS, "m", m, APX_RJ_OBJECT, 0);
 	o.f = open_memstream(&buf, &len);
 	APX_ASSERT(o.f);
 	apx_report_emit_text_section(&o, d, APX_SEC_KERNELS);
-	apx_report_emit_json_section(o.f, d, APX_SEC_KERNELS);
+	APX_ASSERT_OK(apx_report_emit_json(o.f, d));
 	apx_report_emit_text_section(&o, d, APX_SEC_SUMMARY);	/* not asked for: nothing */
 	fclose(o.f);
 	APX_ASSERT_STREQ(buf, "\nGPU kernels (by total time)\n"
@@ -384,10 +405,13 @@ APX_TEST(views_text_and_json)
 			      "  kernel  time%     total   x    y ok\n"
 			      "  abcd    12.3%    1.5 us !   2    3  1\n"
 			      "  n/a       n/a    (none) ! n/a  n/a n/a\n"
-			      ",\"k\":[{\"name\":\"abcdef\",\"share_pct\":12.345,\"total_ns\":1500,"
+			      "{\"schema\":\"apx.report/2\","
+			      "\"k\":[{\"name\":\"abcdef\",\"share_pct\":12.345,\"total_ns\":1500,"
 			      "\"g\":[2,3],\"o\":{\"ok\":true}},"
 			      "{\"name\":null,\"share_pct\":null,\"total_ns\":null,\"g\":[null,null],"
-			      "\"o\":{\"ok\":null}}]");
+			      "\"o\":{\"ok\":null}}],"
+			      "\"m\":{\"c\":{\"a\":1.5},\"by\":{\"x\":{\"ns\":1,\"gaps\":2},"
+			      "\"y\":{\"ns\":3}}}}\n");
 	free(buf);
 	apx_rdoc_free(d);
 	return 0;

@@ -11,6 +11,7 @@
 
 #include "analysis/findings.h"
 #include "analysis/model.h"
+#include "analysis/procobs.h"
 #include "apx-test.h"
 #include "unit/analysed.h"
 #include "unit/tracegen.h"
@@ -504,6 +505,45 @@ APX_TEST(fp32_matmul_leaves_tiny_gemms_out)
 	APX_ASSERT(m && finding("fp32-matmul"));
 	APX_ASSERT_EQ((uint64_t)finding("fp32-matmul")->saving_ns, 20 * 2700 * US * 2 / 3);
 	apx_model_free(m);
+	return 0;
+}
+
+/* One engine: a rule nvperfd runs on processes (procobs.c's table) whose id is also a report
+ * rule is one entry: same title, same observe function, and the report's entry also runs on
+ * traces; the daemon-only rules have ids no report rule uses. Both tables name each id once. */
+APX_TEST(rule_tables_agree)
+{
+	size_t nt, no, shared = 0;
+	const struct apx_rule *t = apx_rules(&nt), *o = apx_procobs_rules(&no);
+
+	for (size_t i = 0; i < no; i++) {
+		const struct apx_rule *same = NULL;
+
+		APX_ASSERT(o[i].observe != NULL);
+		for (size_t j = 0; j < nt; j++)
+			if (!strcmp(t[j].id, o[i].id)) {
+				APX_ASSERT(same == NULL);
+				same = &t[j];
+			}
+		for (size_t k = i + 1; k < no; k++)
+			APX_ASSERT(strcmp(o[k].id, o[i].id));
+		if (!same)
+			continue;
+		shared++;
+		APX_ASSERT_STREQ(same->title, o[i].title);
+		APX_ASSERT(same->observe == o[i].observe);
+		APX_ASSERT(same->run != NULL);
+	}
+	for (size_t j = 0; j < nt; j++) {
+		int found = 0;
+
+		APX_ASSERT(t[j].run != NULL);
+		for (size_t i = 0; i < no; i++)
+			found |= !strcmp(t[j].id, o[i].id);
+		APX_ASSERT(!t[j].observe || found);	/* observes: it is in procobs.c's table */
+	}
+	/* pageable-copy, memory-capacity and l2-persistence */
+	APX_ASSERT_EQ(shared, 3);
 	return 0;
 }
 

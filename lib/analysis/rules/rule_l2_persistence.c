@@ -11,7 +11,8 @@
  *     (seed 000: persistence may be disabled there).
  * Saving (a rough upper bound, confidence 30 %): the kernel's time in the steps x its DRAM
  * throughput share x the part of its misses the window could keep. Not measured without
- * replayed counters (the set-aside check needs none).
+ * replayed counters (the set-aside check needs none). The same rule on the L2 settings nvperfd's
+ * uprobes saw a process make is obs_l2_persistence.c.
  */
 #include "analysis/findings.h"
 

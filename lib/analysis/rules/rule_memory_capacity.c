@@ -1,7 +1,8 @@
 /*
  * rule_memory_capacity.c - device memory near capacity (peak of the allocations recorded
  * above 90% of the device's memory: the next larger batch fails) and excessive pinned host
- * memory (page-locked memory cannot be swapped). A risk, not a speed-up: saving 0.
+ * memory (page-locked memory cannot be swapped). A risk, not a speed-up: saving 0. The same
+ * rule on the device memory NVML saw a process's GPU reach is obs_memory_capacity.c (nvperfd).
  */
 #include "analysis/findings.h"
 
@@ -44,10 +45,7 @@ APX_RULE_DECL(memory_capacity)
 					apx_fmt_size(b2, sizeof(b2), (double)total));
 			apx_finding_metric(f, "peak_bytes", (double)m->device_mem_peak, APX_UNIT_BYTES);
 			apx_finding_metric(f, "capacity_bytes", (double)total, APX_UNIT_BYTES);
-			snprintf(f->fix, sizeof(f->fix),
-				 "Lower peak memory: torch.autocast('cuda', dtype=torch.bfloat16), activation\n"
-				 "checkpointing (torch.utils.checkpoint), a smaller batch with gradient\n"
-				 "accumulation, or PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True.");
+			snprintf(f->fix, sizeof(f->fix), "%s", apx_memory_capacity_fix);
 			fired = 1;
 		}
 	}

@@ -8,7 +8,8 @@
  * sync-copy's: the host waits for them until the GPU is done, whatever the call, and their fix
  * is a pinned destination read after an event. Copies before the steady state (model.cuda(),
  * loading weights) give a start-up finding of their own (f->startup), which the ranking keeps
- * under the steady state's findings (rules.c).
+ * under the steady state's findings (rules.c). The same rule on what nvperfd saw of a process
+ * (the uprobes' copy counts) is obs_pageable_copy.c: same id, severity policy and fix (finding.c).
  */
 #include "analysis/findings.h"
 
@@ -71,9 +72,8 @@ static void emit(const struct apx_model *m, struct apx_findings *out, enum apx_p
 		apx_text_append(model, sizeof(model), ", plus the GPU idle time spent staging them");
 	}
 	pct = m->wall_ns ? 100.0 * saving / (double)m->wall_ns : 0;
-	f = apx_finding_add(out, m, "pageable-copy",
-			    pct > 10 ? APX_SEV_CRITICAL : pct > 2 ? APX_SEV_WARNING : APX_SEV_INFO,
-			    saving, peak_used ? 60 : 80);
+	f = apx_finding_add(out, m, "pageable-copy", apx_pageable_copy_severity(pct, 1), saving,
+			    peak_used ? 60 : 80);
 	if (!f)
 		return;
 	f->startup = ph == APX_PHASE_STARTUP;
@@ -102,11 +102,7 @@ static void emit(const struct apx_model *m, struct apx_findings *out, enum apx_p
 			v[3] = ideal;
 		}
 	}
-	snprintf(f->fix, sizeof(f->fix),
-		 "Copy from page-locked (pinned) memory, asynchronously:\n"
-		 "  loader = DataLoader(ds, batch_size=..., pin_memory=True)\n"
-		 "  x = x.to('cuda', non_blocking=True)\n"
-		 "or pin a tensor you reuse once: buf = torch.empty(shape).pin_memory()");
+	snprintf(f->fix, sizeof(f->fix), "%s", apx_pageable_copy_fix);
 }
 
 APX_RULE_DECL(pageable_copy)
