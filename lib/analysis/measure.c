@@ -48,9 +48,12 @@ double apx_pinned_or_link_bps(const struct apx_model *m, unsigned copy_kind, int
 	int peak = 0;
 
 	if (!rate) {
+		const struct apx_an_copy *c = m->copies.n ? APX_VEC_AT(&m->copies,
+								       struct apx_an_copy, 0) : NULL;
+
 		peak = 1;
-		if (m->copies.n)
-			rate = apx_link_peak_bps(m, APX_VEC_AT(&m->copies, struct apx_an_copy, 0)->device);
+		if (c)
+			rate = apx_link_peak_bps(m, c->device);
 		if (!rate)
 			rate = APX_LINK_FLOOR_BPS;
 	}

@@ -4,9 +4,9 @@
  * pageable-copy's); the sync after each blocking .cuda() of a small tensor, between two small
  * copies, is their per-call overhead (not a sync wait); small copies batch once a step; a copy
  * of more than 64 KiB into pageable memory (y.cpu()) is sync-copy's, saving its time beyond the
- * pinned rate and the staging idle after it, while a 4-byte one (.item()) is not; the same pageable buffer copied every step
- * gives repeated-copy only its bytes at the pinned rate, the rest of each copy staying
- * pageable-copy's, which ranks first. Synthetic traces (tests/unit/tracegen.c), each checked
+ * pinned rate and the staging idle after it, while a 4-byte one (.item()) is not; the same
+ * pageable buffer copied every step gives repeated-copy only its bytes at the pinned rate, the
+ * rest of each copy staying pageable-copy's, which ranks first. Synthetic traces (tests/unit/tracegen.c), each checked
  * firing and silent.
  */
 #include <math.h>
@@ -152,8 +152,8 @@ static struct apx_model *gemms_then_d2h(unsigned host, uint64_t bytes, uint64_t 
 /* y.cpu() of a 32 MiB result: CUDA finishes a copy into pageable memory before the call
  * returns, whatever the call (async flag or not); sync-copy saves its time beyond the bytes at
  * the pinned rate and the GPU idle after it while the host staged it out (not a sync wait:
- * sync-frequency claims none of it), pageable-copy (host->device) says nothing. A 4-byte .item() is no such copy;
- * neither is a non_blocking copy into pinned memory. */
+ * sync-frequency claims none of it), pageable-copy (host->device) says nothing. A 4-byte
+ * .item() is no such copy; neither is a non_blocking copy into pinned memory. */
 APX_TEST(a_copy_to_pageable_memory_is_sync_copy_s)
 {
 	struct apx_model *m = gemms_then_d2h(APX_MEM_PAGEABLE, 32u << 20, 20 * MS, 1);

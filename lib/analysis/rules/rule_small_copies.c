@@ -16,7 +16,8 @@
 
 APX_RULE_DECL(small_copies)
 {
-	uint64_t n = 0, bytes = 0, dur = 0, batches, steps, calls = m->gpu.idle_by_cause[APX_IDLE_COPY_CALLS];
+	uint64_t n = 0, bytes = 0, dur = 0, batches, steps;
+	uint64_t calls = m->gpu.idle_by_cause[APX_IDLE_COPY_CALLS];
 	double rate, saving, latency;
 	char b1[32], b2[32];
 	struct apx_finding *f;
