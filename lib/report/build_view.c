@@ -206,7 +206,7 @@ static void gpu_lines(struct apx_rdoc *d)
 
 	if (m->no_gpu_trace)
 		return;	/* nvperfd summaries only: the "GPU (observed)" line says what was seen */
-	if (!m->k.n && !m->copies.n) {
+	if (!m->k.n && !m->untimed_launches && !m->copies.n) {
 		int any_cuda = 0;
 
 		for (size_t i = 0; i < m->nfiles; i++)
@@ -218,8 +218,15 @@ static void gpu_lines(struct apx_rdoc *d)
 	apx_rdoc_line(d, s, 2, "%-18s %.1f%% of the run (%s); kernels %.1f%%, copies %.1f%%",
 		      "GPU busy", apx_gpu_time_pct(m, busy), apx_fmt_ns(b1, sizeof(b1), (double)busy),
 		      apx_gpu_time_pct(m, kern), apx_gpu_time_pct(m, copy));
-	apx_rdoc_line(d, s, 2, "%-18s %zu launches, %s of GPU time, %zu distinct", "kernels",
-		      m->k.n, apx_fmt_ns(b1, sizeof(b1), (double)m->kernel_total_ns), m->names.n);
+	apx_rdoc_line(d, s, 2, "%-18s %llu launches, %s of GPU time, %zu distinct", "kernels",
+		      (unsigned long long)(m->k.n + m->untimed_launches),
+		      apx_fmt_ns(b1, sizeof(b1), (double)m->kernel_total_ns), m->names.n);
+	if (m->untimed_launches)	/* CUPTI gives a replayed launch no timestamps */
+		apx_rdoc_line(d, s, 2, "%-18s %llu launches replayed: their durations are the replay's "
+			      "counter (%llu without one);", "", (unsigned long long)m->untimed_launches,
+			      (unsigned long long)m->untimed_nodur);
+	if (m->untimed_launches)
+		apx_rdoc_line(d, s, 2, "%-18s they are left out of timelines, idle time and steps", "");
 	steady_state_line(d);
 	steady_idle_line(d);
 	for (unsigned dir = APX_COPY_H2D; dir <= APX_COPY_D2H; dir++) {
