@@ -188,7 +188,8 @@ static void batch_percentiles(struct apx_model *m, const uint32_t *udur, size_t 
 }
 
 /* The durations of the store's untimed (replayed) kernels, from their gpu__time_duration.sum
- * counters (UNKNOWN where none), counted into their names. NULL with no untimed kernel;
+ * counters (UNKNOWN where none), counted into their names and files (not their streams:
+ * those are the timelines'). NULL with no untimed kernel;
  * ret_err -ENOMEM when memory ran out. */
 static uint32_t *untimed_durations(struct apx_model *m, int *ret_err)
 {
@@ -206,9 +207,11 @@ static uint32_t *untimed_durations(struct apx_model *m, int *ret_err)
 	for (size_t i = 0; i < st->ku.n; i++) {
 		struct apx_an_name *nm = APX_VEC_AT(&m->names, struct apx_an_name,
 						    apx_view_untimed_kname(st, i));
+		struct apx_an_file *f = &m->files[st->streams[st->ku.stream[i]].file];
 		double v;
 
 		udur[i] = UNKNOWN;
+		f->kernels++;		/* the file's launches; its kernel time below */
 		if (apx_view_counter_value(m, st->streams[st->ku.stream[i]].file, st->ku.corr[i],
 					   APX_KC_DURATION, &v) == 0 && v >= 0)
 			udur[i] = v < (double)UNKNOWN ? (uint32_t)(v + 0.5) : UNKNOWN - 1;
@@ -221,6 +224,7 @@ static uint32_t *untimed_durations(struct apx_model *m, int *ret_err)
 			continue;
 		}
 		nm->total_ns += udur[i];
+		f->kernel_ns += udur[i];
 		if (udur[i] < nm->min_ns)
 			nm->min_ns = udur[i];
 		if (udur[i] > nm->max_ns)

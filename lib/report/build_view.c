@@ -35,6 +35,12 @@ static const struct apx_rvcol run_json_cols[] = {
 	{ .key = "kernel_time_ns", .title = "kernel time", .unit = APX_UNIT_NS },
 	{ .key = "distinct_kernels", .title = "distinct", .unit = APX_UNIT_COUNT },
 };
+/* Only in a run with replayed launches CUPTI gave no times (counted in kernels). */
+static const struct apx_rvcol run_untimed_json_cols[] = {
+	{ .key = "replayed_untimed", .title = "replayed, untimed", .unit = APX_UNIT_COUNT },
+	{ .key = "replayed_untimed_no_duration", .title = "of them without duration",
+	  .unit = APX_UNIT_COUNT },
+};
 /* The steady state's members: the first two always, the others when a step was found
  * (kernels_per_step: steps from the kernel sequence; range_name: from named ranges). */
 enum { ST_SOURCE, ST_STEPS, ST_PERIOD, ST_NAME, ST_FIRST };
@@ -79,6 +85,8 @@ static void summary_json(struct apx_rdoc *d)
 	const int found = st->source != APX_STEPS_NONE;
 
 	APX_RTABLE_SET_VCOLS(r, run_json_cols);
+	if (m->untimed_launches)
+		APX_RTABLE_SET_VCOLS(r, run_untimed_json_cols);
 	if (apx_rtable_row(r) == 0)
 		apx_rdoc_run_cells(d, r);
 	apx_rdoc_json(d, s, "run", r, APX_RJ_OBJECT, 0);

@@ -35,6 +35,10 @@ void apx_rdoc_run_cells(struct apx_rdoc *d, struct apx_rtable *t)
 	apx_rtable_ku64(t, "kernels", m->k.n + m->untimed_launches);
 	apx_rtable_ku64(t, "kernel_time_ns", m->kernel_total_ns);
 	apx_rtable_ku64(t, "distinct_kernels", m->names.n);
+	if (m->untimed_launches) {	/* replayed launches: CUPTI gave them no times */
+		apx_rtable_ku64(t, "replayed_untimed", m->untimed_launches);
+		apx_rtable_ku64(t, "replayed_untimed_no_duration", m->untimed_nodur);
+	}
 	if (m->nfiles) {
 		apx_rtable_kstr(d, t, "host", m->files[0].host);
 		apx_rtable_kstr(d, t, "command", m->files[0].argv);
