@@ -6,8 +6,9 @@
  * two histogram passes), theoretical occupancy, and the kernel time total; then the steady
  * state's launches per name (apx_view_steady_launches). m->k.dur is the store's duration
  * column. Replayed launches without times (store.h struct apx_es_untimed) count in their
- * name, with the duration their replay measured (gpu__time_duration.sum) where it did. Called by apx_model_finish() (finish.c) last of the views, when the
- * timelines no longer need scratch memory; single-threaded.
+ * name, with the duration their replay measured (gpu__time_duration.sum) where it did.
+ * Called by apx_model_finish() (finish.c) last of the views, when the timelines no longer
+ * need scratch memory; single-threaded.
  */
 #include <errno.h>
 #include <stdlib.h>
