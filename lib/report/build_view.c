@@ -229,12 +229,13 @@ static void gpu_lines(struct apx_rdoc *d)
 	apx_rdoc_line(d, s, 2, "%-18s %llu launches, %s of GPU time, %zu distinct", "kernels",
 		      (unsigned long long)(m->k.n + m->untimed_launches),
 		      apx_fmt_ns(b1, sizeof(b1), (double)m->kernel_total_ns), m->names.n);
-	if (m->untimed_launches)	/* CUPTI gives a replayed launch no timestamps */
-		apx_rdoc_line(d, s, 2, "%-18s %llu launches replayed: their durations are the replay's "
-			      "counter (%llu without one);", "", (unsigned long long)m->untimed_launches,
-			      (unsigned long long)m->untimed_nodur);
-	if (m->untimed_launches)
-		apx_rdoc_line(d, s, 2, "%-18s they are left out of timelines, idle time and steps", "");
+	if (m->untimed_launches) {	/* CUPTI gives a replayed launch no timestamps */
+		apx_rdoc_line(d, s, 2, "%-18s %llu of them replayed, which CUPTI gives no times: their "
+			      "durations are", "", (unsigned long long)m->untimed_launches);
+		apx_rdoc_line(d, s, 2, "%-18s the replay's gpu__time_duration.sum (%llu without it); "
+			      "not in timelines,", "", (unsigned long long)m->untimed_nodur);
+		apx_rdoc_line(d, s, 2, "%-18s idle time or steps", "");
+	}
 	steady_state_line(d);
 	steady_idle_line(d);
 	for (unsigned dir = APX_COPY_H2D; dir <= APX_COPY_D2H; dir++) {
