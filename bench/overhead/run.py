@@ -46,10 +46,40 @@ ap.add_argument("--out", default=os.environ.get("OUT") or tempfile.mkdtemp(prefi
 ap.add_argument("--api-programs", default="gpt",
                 help="programs the api mode runs for (it is priced on the transformer only)")
 ap.add_argument("--keep", default="", help="copy the light traces of these programs to --out")
-ap.add_argument("--cpus", default=os.environ.get("BENCH_CPUS", "2-9"),
-                help="taskset CPU list every process runs on ('' = no pinning): the same cores "
-                "for every mode, away from CPU 0's interrupts")
+ap.add_argument("--cpus", default=os.environ.get("BENCH_CPUS", "gpu-node"),
+                help="taskset CPU list every process runs on ('' = no pinning; default: up to 8 "
+                "CPUs of the GPU's NUMA node, CPU 0 left out): the same cores for every mode, "
+                "away from CPU 0's interrupts and on the node the GPU is attached to")
 args = ap.parse_args()
+
+
+def cpu_list(text):
+    """'0-3,8' -> [0, 1, 2, 3, 8]"""
+    out = []
+    for part in filter(None, text.strip().split(",")):
+        a, _, b = part.partition("-")
+        out += range(int(a), int(b or a) + 1)
+    return out
+
+
+def gpu_node_cpus():
+    """Up to 8 CPUs (not CPU 0) of the NUMA node of GPU 0, as a taskset list; '2-9' when the
+    machine does not say (no NUMA information, or a VM that puts everything on node -1)."""
+    try:
+        bus = subprocess.run(["nvidia-smi", "--query-gpu=pci.bus_id", "--format=csv,noheader",
+                              "-i", "0"], capture_output=True, text=True).stdout.strip().lower()
+        node = int(open(f"/sys/bus/pci/devices/{bus[4:] if len(bus) > 12 else bus}/numa_node").read())
+        cpus = [c for c in cpu_list(open(f"/sys/devices/system/node/node{node}/cpulist").read())
+                if c != 0]
+    except (OSError, ValueError, IndexError):
+        return "2-9"
+    if node < 0 or len(cpus) < 2:
+        return "2-9"
+    return ",".join(str(c) for c in cpus[:8])
+
+
+if args.cpus == "gpu-node":
+    args.cpus = gpu_node_cpus()
 
 here = os.path.dirname(os.path.abspath(__file__))
 build = os.path.abspath(args.build)
@@ -217,7 +247,7 @@ def launch_bound_check():
 
 
 t_start = time.time()
-print(f"overhead: programs {programs}, modes {modes}, {args.rounds} rounds, nsys {NSYS}",
+print(f"overhead: programs {programs}, modes {modes}, {args.rounds} rounds, CPUs {args.cpus or 'any'}, nsys {NSYS}",
       flush=True)
 for rnd in range(args.rounds):
     if args.budget and rnd and time.time() - t_start > args.budget:

@@ -47,6 +47,10 @@ double apx_link_peak_bps(const struct apx_model *m, uint32_t device);
 double apx_gpu_time_pct(const struct apx_model *m, uint64_t ns);
 /* Achieved bytes/s of pinned copies in one direction (0 if too few bytes to tell). */
 double apx_pinned_rate_bps(const struct apx_model *m, unsigned copy_kind);
+/* The rate a pinned copy in that direction would reach: the pinned copies' of the trace, or
+ * the host link's peak of the run's first copying device (*ret_peak 1), or APX_LINK_FLOOR_BPS
+ * (*ret_peak 1). ret_peak may be NULL. */
+double apx_pinned_or_link_bps(const struct apx_model *m, unsigned copy_kind, int *ret_peak);
 /* Whether the n bytes at s (a kernel name: not NUL-terminated) contain needle. */
 int apx_text_has(const char *s, size_t n, const char *needle);
 int apx_name_has(const struct apx_an_name *nm, const char *needle);

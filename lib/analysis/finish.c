@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/idle_attrib.h"
 #include "analysis/nvtx.h"
 #include "analysis/observed.h"
 #include "analysis/timeline.h"
@@ -46,7 +47,7 @@ static void transfers(struct apx_model *m)
 		x->count++;
 		x->bytes += c->bytes[i];
 		x->dur_ns += d;
-		x->small += c->bytes[i] < 65536;
+		x->small += apx_copy_small(c->bytes[i]);
 		x->sync_count += !async;
 		/* a copy that is not asynchronous holds the host until it is done, and so does a
 		 * copy from or to pageable memory even when issued as async (the host stages it) */

@@ -10,14 +10,16 @@
  *              the host was in a copy call then or the gap ends with a host->device copy (the
  *              host was producing that input: data). A host blocked in a sync during a gap
  *              that the sync does not end did not cause it (the GPU had its work queued);
- *   staging    the host was inside the call of a pageable copy of >= 64 KiB (staging it
- *              through the driver's pinned buffer); or the gap begins with such a copy to the
- *              device and a sync returns in it: the copy's own sync (PyTorch's .to('cuda')
- *              without non_blocking waits for the copy: the host reads nothing back), the
- *              wait and the host's launching after it, which a pinned non_blocking copy
- *              overlaps with the copy;
+ *   staging    the host was inside the call of a pageable copy of > 64 KiB (staging it
+ *              through the driver's pinned buffer); or the gap begins with such a copy (to the
+ *              device, or to pageable memory: y.cpu()) and a sync returns in it: the copy's
+ *              own sync (PyTorch's .to('cuda') without non_blocking waits for the copy: the
+ *              host reads nothing back), the wait and the host's launching after it, which a
+ *              pinned non_blocking copy overlaps with the copy (the part after copies to
+ *              pageable memory is kept apart, staging_d2h_ns: sync-copy's, not pageable-copy's);
  *   copy-calls the host was inside the call of a small copy, or the gap lies between two small
- *              copies (per-call overhead: Python, the call, the DMA set-up);
+ *              copies, a sync in it or not (per-call overhead: Python, the call, the DMA
+ *              set-up, the sync of each blocking .cuda());
  *   data       the gap ends with a host->device copy: the host was producing the input;
  *   collector  a gap < 50 us (a launch gap): the collector's own cost per launch (kv
  *              collector_launch_cost_ns), which a run without apx does not pay;
@@ -190,7 +192,7 @@ int apx_idle_ctx_init(struct apx_idle_ctx *c, const struct apx_model *m)
 		k = 0;
 		for (size_t i = 0; i < m->copies.n; i++) {
 			const struct apx_an_copy *cp = APX_VEC_AT(&m->copies, struct apx_an_copy, i);
-			int is_small = cp->bytes < APX_SMALL_COPY_BYTES;
+			int is_small = apx_copy_small(cp->bytes);
 
 			if (!cp->api_enter || cp->api_exit <= cp->api_enter ||
 			    (cp->kind != APX_COPY_H2D && cp->kind != APX_COPY_D2H) || is_small != small)
@@ -334,6 +336,20 @@ static uint64_t cover(const struct apx_spans *const *lists, const unsigned *caus
 	return rest;
 }
 
+/* Whose is the wait of a sync that returns inside a gap (and the host's work after it)? A
+ * blocking .to('cuda') from pageable memory waits for its own copy, and a copy to pageable
+ * memory (y.cpu()) holds the host until it has staged the bytes out (staging); so does each
+ * blocking .cuda() of a small tensor, and a gap from one small copy to the next is their
+ * per-call overhead (copy-calls: one batched copy pays it once); else the sync's. */
+static unsigned sync_gap_owner(const struct apx_gap_edges *ed)
+{
+	if (ed->prev_pageable_h2d || ed->prev_pageable_d2h)
+		return APX_IDLE_STAGING;
+	if (ed->prev_small_copy && ed->next_small_copy)
+		return APX_IDLE_COPY_CALLS;
+	return APX_IDLE_SYNC;
+}
+
 unsigned apx_idle_gap(const struct apx_idle_ctx *c, struct apx_an_timeline *t, uint64_t a,
 		      uint64_t b, const struct apx_gap_edges *ed)
 {
@@ -369,12 +385,13 @@ unsigned apx_idle_gap(const struct apx_idle_ctx *c, struct apx_an_timeline *t, u
 
 		/* the wait, then the host's work that the sync kept from overlapping the GPU's:
 		 * the sync's, unless the host was in a copy call or produced the gap's input; after
-		 * a pageable copy to the device, the copy's own sync: staging's */
-		unsigned waited = ed->prev_pageable_h2d ? APX_IDLE_STAGING : APX_IDLE_SYNC;
+		 * a pageable copy to the device, the copy's own sync: staging's; between two small
+		 * copies, the copy's own sync and the next one's call: their per-call overhead */
+		unsigned waited = sync_gap_owner(ed);
 
 		part[waited] += r - lo;
 		rest = cover(lists, causes, 2, r, hi, part);
-		part[ed->next_h2d ? APX_IDLE_DATA : waited] += rest;
+		part[ed->next_h2d && waited != APX_IDLE_COPY_CALLS ? APX_IDLE_DATA : waited] += rest;
 	} else {
 		static const unsigned causes[] = { APX_IDLE_STAGING, APX_IDLE_COPY_CALLS };
 		const struct apx_spans *lists[] = { &c->staging, &c->calls };
@@ -401,6 +418,8 @@ unsigned apx_idle_gap(const struct apx_idle_ctx *c, struct apx_an_timeline *t, u
 			best = k;
 	}
 	t->step_host_ns += part[APX_IDLE_STEP_HOST];
+	if (ed->prev_pageable_d2h)	/* staging after a copy to pageable memory: sync-copy's */
+		t->staging_d2h_ns += part[APX_IDLE_STAGING];
 	if (c->unknown_per_step && (part[APX_IDLE_UNKNOWN] || part[APX_IDLE_STEP_HOST])) {
 		size_t s = step_of(m, lo);
 

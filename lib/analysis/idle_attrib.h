@@ -38,6 +38,8 @@ struct apx_gap_edges {
 	int next_small_copy;		/* ... a small host<->device copy */
 	int prev_pageable_h2d;		/* the activity before it was a host->device copy of
 					 * >= 64 KiB from pageable memory */
+	int prev_pageable_d2h;		/* ... a device->host copy of more than 64 KiB into
+					 * pageable memory (the host stages it out, then returns) */
 };
 
 /* Between steps, a gap this long or longer is a stall (data, I/O, Python work), not the host's
@@ -50,8 +52,15 @@ struct apx_gap_edges {
 /* Launch-bound: the short gaps' launch overhead is at least this share of the steady state. */
 #define APX_LAUNCH_BOUND_SHARE 0.10
 
-/* Copies under 64 KiB are "small": their cost is per call, not per byte. */
+/* Host<->device copies of 64 KiB or less are "small": their cost is per call, not per byte
+ * (the CUDA Programming Guide counts host->device copies "of 64 KB or less" among the
+ * operations asynchronous to the host: the driver takes them in one piece, not staged). */
 #define APX_SMALL_COPY_BYTES 65536u
+
+static inline int apx_copy_small(uint64_t bytes)
+{
+	return bytes <= APX_SMALL_COPY_BYTES;
+}
 
 /* Sets model->steady_start_ns / steady_end_ns from the steps and the warm-up's end. */
 void apx_idle_window(struct apx_model *m);

@@ -42,6 +42,26 @@ double apx_pinned_rate_bps(const struct apx_model *m, unsigned copy_kind)
 	return (double)x->bytes / ((double)x->dur_ns / 1e9);
 }
 
+double apx_pinned_or_link_bps(const struct apx_model *m, unsigned copy_kind, int *ret_peak)
+{
+	double rate = apx_pinned_rate_bps(m, copy_kind);
+	int peak = 0;
+
+	if (!rate) {
+		const struct apx_an_copy *c = m->copies.n ? APX_VEC_AT(&m->copies,
+								       struct apx_an_copy, 0) : NULL;
+
+		peak = 1;
+		if (c)
+			rate = apx_link_peak_bps(m, c->device);
+		if (!rate)
+			rate = APX_LINK_FLOOR_BPS;
+	}
+	if (ret_peak)
+		*ret_peak = peak;
+	return rate;
+}
+
 double apx_gpu_time_pct(const struct apx_model *m, uint64_t ns)
 {
 	double cap = (double)m->wall_ns * (double)(m->timelines.n > 1 ? m->timelines.n : 1);

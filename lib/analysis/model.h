@@ -381,6 +381,8 @@ struct apx_an_timeline {
 	uint64_t step_host_ns, step_host_gaps;
 	int step_host_launch;
 	uint64_t uvm_kernel_ns;			/* kernels that ran while pages migrated to the GPU */
+	uint64_t staging_d2h_ns;		/* of idle_by_cause[staging]: in the gaps after copies
+						 * of > 64 KiB to pageable memory (sync-copy's) */
 	uint64_t before_ns, after_ns;		/* run start..first, last..run end */
 	uint64_t gaps;
 };
@@ -388,7 +390,7 @@ struct apx_an_timeline {
 /* Transfers by direction x (host-side) memory kind. */
 struct apx_an_xfer {
 	uint64_t count, bytes, dur_ns, min_bytes, max_bytes;
-	uint64_t small;				/* < 64 KiB */
+	uint64_t small;				/* <= 64 KiB (apx_copy_small) */
 	uint64_t sync_count;			/* not async */
 };
 

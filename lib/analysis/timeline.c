@@ -56,6 +56,7 @@ struct sweep {
 	int last_small;				/* the activity ending the union is a small copy */
 	int last_pageable_h2d;			/* ... a host->device copy >= 64 KiB from pageable
 						 * memory */
+	int last_pageable_d2h;			/* ... a device->host copy > 64 KiB to pageable memory */
 };
 
 /* The idle gap [a, b], to the attribution; long ones are kept one by one. */
@@ -73,8 +74,8 @@ static int on_gap(struct sweep *w, uint64_t a, uint64_t b, const struct apx_gap_
 
 /* Feed one interval of the device (in start order) to every tracker. copy: 1 a copy between
  * device memories (D2D, P2P...), 2 a copy between host and device (H2D, D2H); h2d: 1 a
- * host->device copy, 2 one of >= 64 KiB from pageable memory; small: a small host<->device
- * copy. */
+ * host->device copy, 2 one of >= 64 KiB from pageable memory, -1 a device->host copy of more
+ * than 64 KiB to pageable memory; small: a small host<->device copy. */
 static int feed(struct sweep *w, uint64_t s, uint64_t e, int kernel, int copy, int h2d, int small)
 {
 	int r = 0;
@@ -82,13 +83,15 @@ static int feed(struct sweep *w, uint64_t s, uint64_t e, int kernel, int copy, i
 	if (e < s)
 		e = s;
 	if (w->all.open && s > w->all.e) {
-		struct apx_gap_edges ed = { w->last_small, h2d != 0, small, w->last_pageable_h2d };
+		struct apx_gap_edges ed = { w->last_small, h2d > 0, small, w->last_pageable_h2d,
+					    w->last_pageable_d2h };
 
 		r = on_gap(w, w->all.e, s, &ed);
 	}
 	if (!w->all.open || e > w->all.e || s > w->all.e) {
 		w->last_small = small;
 		w->last_pageable_h2d = h2d == 2;
+		w->last_pageable_d2h = h2d == -1;
 	}
 	uni_add(&w->all, s, e);
 	if (kernel) {
@@ -156,11 +159,14 @@ static int build_device(struct apx_model *m, uint32_t dev, const struct apx_idle
 			int hd = cp->kind[ci] == APX_COPY_H2D || cp->kind[ci] == APX_COPY_D2H;
 			int h2d = cp->kind[ci] == APX_COPY_H2D;
 
-			if (h2d && cp->src[ci] == APX_MEM_PAGEABLE && cp->bytes[ci] >= APX_SMALL_COPY_BYTES)
+			if (h2d && cp->src[ci] == APX_MEM_PAGEABLE && !apx_copy_small(cp->bytes[ci]))
 				h2d = 2;
+			else if (cp->kind[ci] == APX_COPY_D2H && cp->dst[ci] == APX_MEM_PAGEABLE &&
+				 !apx_copy_small(cp->bytes[ci]))
+				h2d = -1;
 			if (st->streams[cp->stream[ci]].device == dev)
 				r = feed(&w, cs, cs + apx_view_dur(cs, cp->end[ci]), 0, hd ? 2 : 1, h2d,
-					 hd && cp->bytes[ci] < APX_SMALL_COPY_BYTES);
+					 hd && apx_copy_small(cp->bytes[ci]));
 			ci++;
 		} else {
 			if (st->streams[ms->stream[si]].device == dev)
@@ -331,6 +337,7 @@ int apx_timelines_build(struct apx_model *m)
 		g->teardown_ns += t->teardown_ns;
 		g->teardown_idle_ns += t->teardown_idle_ns;
 		g->uvm_kernel_ns += t->uvm_kernel_ns;
+		g->staging_d2h_ns += t->staging_d2h_ns;
 		g->step_host_ns += t->step_host_ns;
 		g->step_host_gaps += t->step_host_gaps;
 		g->gaps += t->gaps;

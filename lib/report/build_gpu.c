@@ -88,7 +88,7 @@ static const struct apx_rcol transfers_cols[] = {
 	{ "mean_ns", "mean", APX_UNIT_NS },
 	{ "rate_bytes_per_s", "bandwidth", APX_UNIT_BYTES_PER_S },
 	{ "peak_pct", "%peak", APX_UNIT_PCT },
-	{ "small_count", "< 64 kB", APX_UNIT_COUNT },
+	{ "small_count", "<= 64 kB", APX_UNIT_COUNT },
 	{ "synchronous_count", "synchronous", APX_UNIT_COUNT },
 };
 static const struct apx_rcol copy_sizes_cols[] = {

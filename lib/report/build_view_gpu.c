@@ -169,7 +169,7 @@ static const struct apx_rvcol transfers_json_cols[] = {
 	{ .key = "max_bytes", .title = "max", .unit = APX_UNIT_BYTES },
 	{ .key = "time_ns", .title = "time", .unit = APX_UNIT_NS },
 	{ .key = "gbps", .title = "GB/s", .unit = APX_UNIT_RATIO },
-	{ .key = "small_count", .title = "< 64 kB", .unit = APX_UNIT_COUNT },
+	{ .key = "small_count", .title = "<= 64 kB", .unit = APX_UNIT_COUNT },
 	{ .key = "synchronous_count", .title = "synchronous", .unit = APX_UNIT_COUNT },
 };
 

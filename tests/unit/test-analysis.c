@@ -507,17 +507,22 @@ APX_TEST(rule_repeated_copy)
 	struct tg t;
 	struct apx_model *m;
 	const struct apx_finding *f;
+	double want;
 
-	APX_ASSERT_OK(tg_open(&t));
+	APX_ASSERT_OK(tg_open(&t));	/* 64 MiB pageable at 6.7 GB/s, 10 times */
 	for (uint64_t i = 0; i < 10; i++) {
-		tg_copy(&t, i * 2 * MS, 1 * MS, APX_COPY_H2D, APX_MEM_PAGEABLE, 4 << 20, 0, 0x7f001000, 7);
-		tg_kernel(&t, i * 2 * MS + 1 * MS, 1 * MS, "k", 7);
+		tg_copy(&t, i * 12 * MS, 10 * MS, APX_COPY_H2D, APX_MEM_PAGEABLE, 64u << 20, 0,
+			0x7f001000, 7);
+		tg_kernel(&t, i * 12 * MS + 10 * MS, 1 * MS, "k", 7);
 	}
 	m = analyse(&t);
 	APX_ASSERT(m);
 	f = finding("repeated-copy");
 	APX_ASSERT(f);
-	APX_ASSERT_EQ((uint64_t)f->saving_ns, 9 * MS);
+	/* the 9 repeats at the pinned rate (here the link's peak): the rest is pageable-copy's */
+	want = 9 * (double)(64u << 20) / apx_pinned_or_link_bps(m, APX_COPY_H2D, NULL) * 1e9;
+	if (fabs(f->saving_ns - want) > 1)
+		APX_FAIL_("saving %.0f, want %.0f", f->saving_ns, want);
 	apx_model_free(m);
 
 	APX_ASSERT_OK(tg_open(&t));	/* a pinned staging buffer refilled each step: fine */

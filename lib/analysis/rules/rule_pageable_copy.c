@@ -1,10 +1,12 @@
 /*
- * rule_pageable_copy.c - host<->device copies of >= 64 KiB from pageable memory. They go through
- * a staging buffer and block the host. Saving: their bytes moved at the bandwidth pinned copies
- * reached in the same trace (or the link's peak when there were none), against the time they
- * took, plus the steady state's GPU idle time attributed to staging them (idle_attrib.c; seen
- * only when the trace has the copy calls' host times). Smaller copies are latency-bound: pinning
- * does not speed them up (they are small-copies'). Copies before the steady state (model.cuda(),
+ * rule_pageable_copy.c - host->device copies of more than 64 KiB from pageable memory. They go
+ * through a staging buffer and block the host. Saving: their bytes moved at the bandwidth pinned
+ * copies reached in the same trace (or the link's peak when there were none), against the time
+ * they took, plus the steady state's GPU idle time attributed to staging them (idle_attrib.c;
+ * seen only when the trace has the copy calls' host times). Smaller copies are latency-bound:
+ * pinning does not speed them up (they are small-copies'). Copies to pageable memory are
+ * sync-copy's: the host waits for them until the GPU is done, whatever the call, and their fix
+ * is a pinned destination read after an event. Copies before the steady state (model.cuda(),
  * loading weights) give a start-up finding of their own (f->startup), which the ranking keeps
  * under the steady state's findings (rules.c). The same rule on what nvperfd saw of a process
  * (the uprobes' copy counts) is obs_pageable_copy.c: same id, severity policy and fix (finding.c).
@@ -22,74 +24,47 @@ struct acc {
 	uint64_t count, bytes, dur;
 };
 
-/* One phase's pageable copies of >= 64 KiB, by direction [0 H2D, 1 D2H]. */
-static void measure(const struct apx_model *m, enum apx_phase ph, struct acc a[2])
+/* One phase's host->device copies of more than 64 KiB from pageable memory. */
+static void measure(const struct apx_model *m, enum apx_phase ph, struct acc *a)
 {
 	for (size_t i = 0; i < m->copies.n; i++) {
 		const struct apx_an_copy *c = APX_VEC_AT(&m->copies, struct apx_an_copy, i);
-		int d = c->kind == APX_COPY_H2D ? 0 : c->kind == APX_COPY_D2H ? 1 : -1;
 
-		if (d < 0 || c->bytes < APX_SMALL_COPY_BYTES || apx_phase_of(m, c->start) != ph ||
-		    (d == 0 ? c->src : c->dst) != APX_MEM_PAGEABLE)
+		if (c->kind != APX_COPY_H2D || c->src != APX_MEM_PAGEABLE || apx_copy_small(c->bytes) ||
+		    apx_phase_of(m, c->start) != ph)
 			continue;
-		a[d].count++;
-		a[d].bytes += c->bytes;
-		a[d].dur += c->dur;
+		a->count++;
+		a->bytes += c->bytes;
+		a->dur += c->dur;
 	}
 }
 
 static void emit(const struct apx_model *m, struct apx_findings *out, enum apx_phase ph,
-		 const struct acc a[2])
+		 const struct acc *a)
 {
-	static const unsigned dirs[] = { APX_COPY_H2D, APX_COPY_D2H };
-	double saving = 0, bytes = 0, dur = 0, pct;
+	static const char dn[] = "H2D";
+	double saving = 0, bytes = (double)a->bytes, dur = (double)a->dur, pct, rate, ideal;
 	char model[240] = "", ev[1200] = "", b1[32], b2[32], b3[32], b4[32];
-	uint64_t staged = ph == APX_PHASE_STEADY ? m->gpu.idle_by_cause[APX_IDLE_STAGING] : 0;
-	double row[2][4] = { { 0 } };	/* per direction: copies, bytes, time, time at the rate */
-	uint32_t dev = 0;
+	uint64_t staged = ph == APX_PHASE_STEADY ? m->gpu.idle_by_cause[APX_IDLE_STAGING] -
+						   m->gpu.staging_d2h_ns : 0;	/* host->device's */
 	int peak_used = 0;
 	struct apx_finding *f;
 
-	if (m->copies.n)
-		dev = APX_VEC_AT(&m->copies, struct apx_an_copy, 0)->device;
-	for (size_t i = 0; i < 2; i++) {
-		double rate, ideal;
-
-		if (!a[i].count)
-			continue;
-		rate = apx_pinned_rate_bps(m, dirs[i]);
-		if (!rate) {
-			rate = apx_link_peak_bps(m, dev);
-			peak_used = 1;
-		}
-		if (!rate)
-			rate = APX_LINK_FLOOR_BPS;
-		ideal = (double)a[i].bytes / rate * 1e9;
-		if ((double)a[i].dur > ideal)
-			saving += (double)a[i].dur - ideal;
-		bytes += (double)a[i].bytes;
-		dur += (double)a[i].dur;
-		row[i][0] = (double)a[i].count;
-		row[i][1] = (double)a[i].bytes;
-		row[i][2] = (double)a[i].dur;
-		row[i][3] = ideal;
-		apx_text_append(ev, sizeof(ev), "%s from pageable memory%s: %llu copies, %s in %s "
-				"(%s); at %.1f GB/s they would take %s\n", apx_copy_kind_name(dirs[i]),
-				ph == APX_PHASE_STARTUP ? " at start-up" : "",
-				(unsigned long long)a[i].count,
-				apx_fmt_size(b1, sizeof(b1), (double)a[i].bytes),
-				apx_fmt_ns(b2, sizeof(b2), (double)a[i].dur),
-				apx_fmt_rate(b3, sizeof(b3), (double)a[i].bytes, (double)a[i].dur),
-				rate / 1e9, apx_fmt_ns(b4, sizeof(b4), ideal));
-		if (!model[0])
-			snprintf(model, sizeof(model),
-				 "bytes at the %s (%.1f GB/s) minus the time the pageable copies took",
-				 peak_used ? "host link's peak bandwidth"
-					   : "bandwidth pinned copies reached in this trace",
-				 rate / 1e9);
-	}
-	if (!bytes)
+	if (!a->count)
 		return;
+	rate = apx_pinned_or_link_bps(m, APX_COPY_H2D, &peak_used);
+	ideal = bytes / rate * 1e9;
+	if (dur > ideal)
+		saving += dur - ideal;
+	apx_text_append(ev, sizeof(ev), "H2D from pageable memory%s: %llu copies, %s in %s (%s); at "
+			"%.1f GB/s they would take %s\n", ph == APX_PHASE_STARTUP ? " at start-up" : "",
+			(unsigned long long)a->count, apx_fmt_size(b1, sizeof(b1), bytes),
+			apx_fmt_ns(b2, sizeof(b2), dur), apx_fmt_rate(b3, sizeof(b3), bytes, dur),
+			rate / 1e9, apx_fmt_ns(b4, sizeof(b4), ideal));
+	snprintf(model, sizeof(model), "bytes at the %s (%.1f GB/s) minus the time the pageable "
+		 "copies took", peak_used ? "host link's peak bandwidth"
+					  : "bandwidth pinned copies reached in this trace",
+		 rate / 1e9);
 	if (staged) {
 		saving += (double)staged;
 		apx_text_append(ev, sizeof(ev), "GPU idle while the host staged them: %s\n",
@@ -116,14 +91,15 @@ static void emit(const struct apx_model *m, struct apx_findings *out, enum apx_p
 		static const char *const keys[] = { "copies", "bytes", "copy_ns", "ideal_ns" };
 		static const unsigned units[] = { APX_UNIT_COUNT, APX_UNIT_BYTES, APX_UNIT_NS,
 						  APX_UNIT_NS };
+		double *v;
 
 		apx_evidence_cols(f, "direction", 4, keys, units);
-		for (size_t i = 0; i < 2; i++) {
-			const char *dn = apx_copy_kind_name(dirs[i]);
-			double *v = row[i][0] > 0 ? apx_evidence_row(f, dn, strlen(dn)) : NULL;
-
-			for (unsigned c = 0; v && c < 4; c++)
-				v[c] = row[i][c];
+		v = apx_evidence_row(f, dn, strlen(dn));
+		if (v) {
+			v[0] = (double)a->count;
+			v[1] = bytes;
+			v[2] = dur;
+			v[3] = ideal;
 		}
 	}
 	snprintf(f->fix, sizeof(f->fix), "%s", apx_pageable_copy_fix);
@@ -131,13 +107,13 @@ static void emit(const struct apx_model *m, struct apx_findings *out, enum apx_p
 
 APX_RULE_DECL(pageable_copy)
 {
-	struct acc steady[2] = { { 0 } }, startup[2] = { { 0 } };
+	struct acc steady = { 0 }, startup = { 0 };
 	size_t before = out->n;
 
-	measure(m, APX_PHASE_STEADY, steady);
-	measure(m, APX_PHASE_STARTUP, startup);
-	emit(m, out, APX_PHASE_STEADY, steady);
-	emit(m, out, APX_PHASE_STARTUP, startup);
+	measure(m, APX_PHASE_STEADY, &steady);
+	measure(m, APX_PHASE_STARTUP, &startup);
+	emit(m, out, APX_PHASE_STEADY, &steady);
+	emit(m, out, APX_PHASE_STARTUP, &startup);
 	(void)why;
 	(void)why_len;
 	return out->n > before ? APX_RULE_FIRED : APX_RULE_CLEAN;

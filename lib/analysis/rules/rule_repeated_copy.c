@@ -2,9 +2,12 @@
  * rule_repeated_copy.c - the same pageable host buffer (address and size) copied to the device
  * again and again: the data could stay on the device. Pinned buffers are left out: a pinned
  * staging buffer refilled every step (or DataLoader's pinned batches, which its caching host
- * allocator hands out at the same addresses) is the right pattern, not a repeat. Saving: the
- * time of every copy after the first of each buffer copied at least 3 times. Needs host
- * addresses (the collector's callbacks).
+ * allocator hands out at the same addresses) is the right pattern, not a repeat, and the trace
+ * does not say whether the bytes changed. Saving: every copy after the first of each buffer
+ * copied at least 3 times, each at its bytes' time at the pinned rate (pinned copies' in the
+ * trace, or the link's peak), at most its duration: the time a pageable copy takes beyond that
+ * is pageable-copy's (or small-copies'), one owner per copy ns. Needs host addresses (the
+ * collector's callbacks).
  */
 #include "analysis/findings.h"
 
@@ -14,7 +17,8 @@
 #include "base/banned.h"
 
 struct key {
-	uint64_t addr, bytes, dur;
+	uint64_t addr, bytes;
+	double share;	/* the copy's ns that are this rule's */
 };
 
 static int cmp_key(const void *a, const void *b)
@@ -29,7 +33,7 @@ static int cmp_key(const void *a, const void *b)
 APX_RULE_DECL(repeated_copy)
 {
 	uint64_t h2d = 0, buffers = 0, repeats = 0, rep_bytes = 0, best_n = 0, best_bytes = 0;
-	double saving = 0;
+	double saving = 0, rate = apx_pinned_or_link_bps(m, APX_COPY_H2D, NULL);
 	struct key *keys;
 	size_t n = 0;
 	char b1[32], b2[32];
@@ -44,8 +48,12 @@ APX_RULE_DECL(repeated_copy)
 		if (c->kind != APX_COPY_H2D || c->src != APX_MEM_PAGEABLE)
 			continue;
 		h2d++;
-		if (c->host_addr)
-			keys[n++] = (struct key){ c->host_addr, c->bytes, c->dur };
+		if (c->host_addr) {
+			double at_rate = (double)c->bytes / rate * 1e9;
+
+			keys[n++] = (struct key){ c->host_addr, c->bytes,
+						  at_rate < (double)c->dur ? at_rate : (double)c->dur };
+		}
 	}
 	if (h2d && !n) {
 		free(keys);
@@ -59,7 +67,7 @@ APX_RULE_DECL(repeated_copy)
 		double d = 0;
 
 		while (j < n && keys[j].addr == keys[i].addr && keys[j].bytes == keys[i].bytes)
-			d += (double)keys[j++].dur;
+			d += keys[j++].share;
 		if (j - i >= 3) {
 			buffers++;
 			repeats += j - i - 1;
@@ -81,8 +89,9 @@ APX_RULE_DECL(repeated_copy)
 	snprintf(f->title, sizeof(f->title), "%llu host buffers copied to the device %llu extra times",
 		 (unsigned long long)buffers, (unsigned long long)repeats);
 	snprintf(f->model, sizeof(f->model),
-		 "a buffer copied N times needs one copy if kept on the device: saving = the time of "
-		 "the other N-1 copies");
+		 "a buffer copied N times needs one copy if kept on the device: saving = the other "
+		 "N-1 copies at %.1f GB/s (the pinned rate; their time beyond it is pageable "
+		 "memory's)", rate / 1e9);
 	apx_text_append(f->evidence, sizeof(f->evidence), "repeated bytes: %s in %llu copies\n",
 			apx_fmt_size(b1, sizeof(b1), (double)rep_bytes), (unsigned long long)repeats);
 	apx_text_append(f->evidence, sizeof(f->evidence), "largest: one %s buffer copied %llu times\n",

@@ -1,9 +1,10 @@
 /*
- * rule_small_copies.c - many small host<->device copies (< 64 KiB) in the steady state: each
+ * rule_small_copies.c - many small host<->device copies (<= 64 KiB) in the steady state: each
  * pays a fixed call and DMA set-up cost. Saving: their time minus their bytes at the rate large
- * pinned copies reached (or 12 GB/s) minus one copy latency per step (the cost of one batched
- * copy), plus the GPU idle time attributed to their per-call overhead (idle_attrib.c: the
- * host inside their calls, or between two of them), which one batched copy does not pay.
+ * pinned copies reached (or the link's peak: one batched copy from pinned memory) minus one copy
+ * latency per step of the steady state (the cost of one batched copy), plus the GPU idle time
+ * attributed to their per-call overhead (idle_attrib.c: the host inside their calls, between two
+ * of them, or in the sync each blocking .cuda() makes), which one batched copy does not pay.
  */
 #include "analysis/findings.h"
 
@@ -15,7 +16,8 @@
 
 APX_RULE_DECL(small_copies)
 {
-	uint64_t n = 0, bytes = 0, dur = 0, batches, calls = m->gpu.idle_by_cause[APX_IDLE_COPY_CALLS];
+	uint64_t n = 0, bytes = 0, dur = 0, batches, steps;
+	uint64_t calls = m->gpu.idle_by_cause[APX_IDLE_COPY_CALLS];
 	double rate, saving, latency;
 	char b1[32], b2[32];
 	struct apx_finding *f;
@@ -24,7 +26,7 @@ APX_RULE_DECL(small_copies)
 		const struct apx_an_copy *c = APX_VEC_AT(&m->copies, struct apx_an_copy, i);
 
 		if ((c->kind == APX_COPY_H2D || c->kind == APX_COPY_D2H) &&
-		    c->bytes < APX_SMALL_COPY_BYTES && apx_phase_of(m, c->start) == APX_PHASE_STEADY) {
+		    apx_copy_small(c->bytes) && apx_phase_of(m, c->start) == APX_PHASE_STEADY) {
 			n++;
 			bytes += c->bytes;
 			dur += c->dur;
@@ -32,11 +34,10 @@ APX_RULE_DECL(small_copies)
 	}
 	if (n < 1000)
 		return APX_RULE_CLEAN;
-	rate = apx_pinned_rate_bps(m, APX_COPY_H2D);
-	if (!rate)
-		rate = 12e9;
+	rate = apx_pinned_or_link_bps(m, APX_COPY_H2D, NULL);	/* one batched pinned copy */
 	latency = (double)dur / (double)n;
-	batches = m->steps ? m->steps : (n + 99) / 100;
+	steps = m->steady.count ? m->steady.count : m->steps;
+	batches = steps ? steps : (n + 99) / 100;
 	saving = (double)dur - (double)bytes / rate * 1e9 - latency * (double)batches;
 	if (saving < 0)
 		saving = 0;
@@ -46,12 +47,12 @@ APX_RULE_DECL(small_copies)
 	f = apx_finding_add(out, m, "small-copies", APX_SEV_WARNING, saving, 50);
 	if (!f)
 		return APX_RULE_FIRED;
-	snprintf(f->title, sizeof(f->title), "%llu small copies (< 64 kB) took %s",
+	snprintf(f->title, sizeof(f->title), "%llu small copies (<= 64 kB) took %s",
 		 (unsigned long long)n, apx_fmt_ns(b1, sizeof(b1), (double)dur));
 	snprintf(f->model, sizeof(f->model),
 		 "batched into %llu copies (one per %s): saving = their time - bytes at %.1f GB/s - "
 		 "one copy latency per batch + GPU idle on their calls", (unsigned long long)batches,
-		 m->steps ? "step" : "100 copies", rate / 1e9);
+		 steps ? "step" : "100 copies", rate / 1e9);
 	apx_text_append(f->evidence, sizeof(f->evidence), "small copies: %llu, %s, mean %s each\n",
 			(unsigned long long)n, apx_fmt_size(b1, sizeof(b1), (double)bytes),
 			apx_fmt_ns(b2, sizeof(b2), latency));
