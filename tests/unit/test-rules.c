@@ -214,6 +214,59 @@ APX_TEST(rule_zero_grad_memset)
 	return 0;
 }
 
+#define MTA "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::" \
+	"(anonymous namespace)::TensorListMetadata<1>, at::native::(anonymous namespace)::"
+#define ADD "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, " \
+	"std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul>)"
+
+/* 20 steps: [the foreach zeroing,] forward and backward, 16 adds (one per gradient: into the
+ * zeroed ones when zeroed), the optimizer's foreach kernel. */
+static struct apx_model *foreach_zeroing(int zeroed)
+{
+	struct tg t;
+	uint64_t ts = 10 * MS;
+
+	if (tg_open(&t) < 0)
+		return NULL;
+	for (int s = 0; s < 20; s++) {
+		uint64_t s0 = ts;
+
+		if (zeroed)
+			tg_kernel_cfg(&t, ts, 10 * US, MTA "ZeroFunctor<float, 1, 1, 0>>()", 512, 26, 0);
+		ts = fwd_bwd(&t, ts + 20 * US);
+		for (int p = 0; p < 16; p++, ts += 5 * US)
+			tg_kernel(&t, ts, 2 * US, ADD, 7);
+		tg_kernel(&t, ts, 50 * US, MTA "BinaryOpScalarFunctor<float, 1, 1, 0>, "
+			  "std::plus<float>, float>()", 7);
+		ts += 300 * US;
+		tg_marker(&t, s0, ts, "train_step");
+	}
+	return analyse(&t);
+}
+
+/* PyTorch 2.x's zero_grad(set_to_none=False): one foreach zeroing kernel a step, and backward
+ * then adds each gradient into its zeroed one */
+APX_TEST(zero_grad_by_foreach_kernels)
+{
+	const struct apx_finding *f;
+	struct apx_model *m = foreach_zeroing(1);
+
+	APX_ASSERT(m);
+	f = finding("zero-grad-memset");
+	APX_ASSERT(f);
+	/* not launch-bound: (1 zeroing + 16 adds) x 4 us of the host + 10 us + 16 x 2 us of GPU */
+	APX_ASSERT_EQ((uint64_t)f->saving_ns, (17ull * 4000 + 10000 + 16ull * 2000) * 20);
+	APX_ASSERT(strstr(f->title, "1 foreach kernel, 16 adds"));
+	apx_model_free(m);
+
+	/* the same adds (gradients of a shared weight, residual sums) and the optimizer's foreach
+	 * kernel without zeroing: silent */
+	m = foreach_zeroing(0);
+	APX_ASSERT(m && !finding("zero-grad-memset"));
+	apx_model_free(m);
+	return 0;
+}
+
 APX_TEST(rule_graph_recapture)
 {
 	const struct apx_finding *f;

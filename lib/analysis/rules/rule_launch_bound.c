@@ -10,6 +10,8 @@
  * step (or under 1 ms between steps) that nothing else explains are launch overhead too: the
  * host's own work between two launches (autograd, zero_grad, the optimizer's Python), which a
  * captured or compiled step does not repeat; they are counted here, and not by gpu-starvation.
+ * The launch gaps of gradients zeroed every step (apx_zero_grad_find: the zeroing kernels and
+ * the adds into the zeroed gradients) are zero-grad-memset's, left out here.
  */
 #include "analysis/findings.h"
 
@@ -24,12 +26,21 @@ APX_RULE_DECL(launch_bound)
 	uint64_t idle = m->gpu.idle_by_cause[APX_IDLE_LAUNCH];
 	uint64_t gaps = m->gpu.gaps_by_cause[APX_IDLE_LAUNCH] + m->gpu.gaps_by_cause[APX_IDLE_COLLECTOR];
 	uint64_t active = m->steady_ns, small = 0, self = m->gpu.idle_by_cause[APX_IDLE_COLLECTOR];
-	double saving, mean_kernel;
+	double saving, mean_kernel, zero_idle = 0;
 	char b1[32], b2[32];
 	struct apx_finding *f;
+	struct apx_zero_grad z;
 
 	if (!m->k.n || !active)
 		return APX_RULE_CLEAN;
+	apx_zero_grad_find(m, &z);
+	if (z.found && z.launch_idle_ns > 0) {
+		uint64_t zg = (uint64_t)((z.launches + z.adds) * (double)m->steady.count);
+
+		zero_idle = z.launch_idle_ns < (double)idle ? z.launch_idle_ns : (double)idle;
+		idle -= (uint64_t)zero_idle;
+		gaps -= zg < gaps ? zg : gaps;
+	}
 	for (size_t i = 0; i < m->k.n; i++)
 		small += m->k.dur[i] < 10000;
 	mean_kernel = (double)m->kernel_total_ns / (double)m->k.n;
@@ -60,6 +71,10 @@ APX_RULE_DECL(launch_bound)
 				"the host's own work between launches\n",
 				(unsigned long long)m->gpu.step_host_gaps,
 				apx_fmt_ns(b1, sizeof(b1), (double)m->gpu.step_host_ns));
+	if (zero_idle > 0)
+		apx_text_append(f->evidence, sizeof(f->evidence),
+				"%s of launch gaps before the gradients' zeroing and the adds into them "
+				"left to zero-grad-memset\n", apx_fmt_ns(b1, sizeof(b1), zero_idle));
 	if (self)
 		apx_text_append(f->evidence, sizeof(f->evidence),
 				"collector's cost per launch: %s (measured by apx analyze); %s of the "
