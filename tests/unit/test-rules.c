@@ -376,6 +376,21 @@ APX_TEST(rule_redundant_replication)
 	APX_ASSERT(strstr(f->fix, "del x"));
 	apx_model_free(m);
 
+	/* a run shorter than the collector's RSS sampling: samples at start-up and exit only,
+	 * none between the copy and the end of the GPU work: not measured, not a finding */
+	APX_ASSERT_OK(tg_open(&t));
+	tg_mem_at(&t, 990 * MS, APX_MEMOP_ALLOC, APX_MEM_DEVICE, 1024 * MIB, 0x7f9000000000ull);
+	tg_copy(&t, 1000 * MS, 80 * MS, APX_COPY_H2D, APX_MEM_PAGEABLE, 1024 * MIB, 0,
+		0x7f1000000000ull, 7);
+	for (int s = 0; s < 20; s++)
+		tg_kernel(&t, 1100 * MS + (uint64_t)s * 5 * MS, 4 * MS, GEMM, 7);
+	tg_cpu(&t, 1300 * MS, 900 * MIB);
+	m = analyse(&t);
+	APX_ASSERT(m && !finding("redundant-replication"));
+	APX_ASSERT(result("redundant-replication")->status == APX_RULE_NOT_MEASURED);
+	APX_ASSERT(strstr(result("redundant-replication")->why, "no RSS sample"));
+	apx_model_free(m);
+
 	APX_ASSERT_OK(tg_open(&t));	/* del X after the copy: the RSS drops by the buffer */
 	replica_trace(&t, APX_MEM_PAGEABLE, 3000 * MIB, 1990 * MIB);
 	m = analyse(&t);
