@@ -6,6 +6,7 @@
  * device-to-device copies are no copy-overlap finding, tiny fp32 GEMMs no fp32-matmul one;
  * and kernel time is saved once: GEMMs hidden behind copies are no fp32-matmul finding.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -114,6 +115,35 @@ APX_TEST(rule_optimizer_foreach)
 	APX_ASSERT(strstr(f->title, "40 parameter tensors"));
 	APX_ASSERT(strstr(f->evidence, "no multi_tensor_apply_kernel ran"));
 	APX_ASSERT(strstr(f->fix, "fused=True"));
+	apx_model_free(m);
+
+	/* launch-bound: 100 tiny kernels a step 17 us apart, then the per-tensor loop; its
+	 * launches cost the steady state's mean launch gap each, which launch-bound leaves out */
+	APX_ASSERT_OK(tg_open(&t));
+	ts = 10 * MS;
+	for (int s = 0; s < 20; s++) {
+		uint64_t s0 = ts;
+
+		for (int k = 0; k < 100; k++, ts += 20 * US)
+			tg_kernel(&t, ts, 3 * US, "tiny_fwd", 7);
+		ts = adamw_single(&t, ts, 40) + 300 * US;
+		tg_marker(&t, s0, ts, "train_step");
+	}
+	m = analyse(&t);
+	APX_ASSERT(m && m->launch_bound);
+	f = finding("optimizer-foreach");
+	APX_ASSERT(f);
+	{
+		double host = apx_launch_host_ns(m), launch_idle = 0;
+		const struct apx_finding *lb = finding("launch-bound");
+
+		APX_ASSERT(host > 4000 && host < 17000);	/* between the two gap lengths */
+		APX_ASSERT(fabs(f->saving_ns - 40.0 * 8 * host * 20) < 1e3);
+		APX_ASSERT(strstr(f->model, "mean launch gap"));
+		APX_ASSERT(lb && strstr(lb->evidence, "left to them"));
+		launch_idle = (double)m->gpu.idle_by_cause[APX_IDLE_LAUNCH];
+		APX_ASSERT(lb->saving_ns + f->saving_ns <= launch_idle);
+	}
 	apx_model_free(m);
 
 	APX_ASSERT_OK(tg_open(&t));	/* the fixed program: AdamW(fused=True) */

@@ -31,22 +31,6 @@
 
 #define EVERY_STEP 0.8		/* share of the steps with a long run of fills */
 
-/* The host cost of one launch: the steady state's mean short launch gap when it is
- * launch-bound, else APX_HOST_OP_NS. */
-static double launch_host_ns(const struct apx_model *m)
-{
-	uint64_t idle = m->gpu.idle_by_cause[APX_IDLE_LAUNCH];
-	uint64_t gaps = m->gpu.gaps_by_cause[APX_IDLE_LAUNCH];
-
-	if (m->gpu.step_host_launch) {	/* the long in-step gaps are in there too: left out */
-		idle -= m->gpu.step_host_ns < idle ? m->gpu.step_host_ns : idle;
-		gaps -= m->gpu.step_host_gaps < gaps ? m->gpu.step_host_gaps : gaps;
-	}
-	if (!m->launch_bound || !gaps)
-		return APX_HOST_OP_NS;
-	return (double)idle / (double)gaps;
-}
-
 /* Zeroing by foreach kernels (multi_tensor_apply with a zero or fill functor) in most steps,
  * and the adds into the zeroed gradients. */
 static void find_foreach(const struct apx_model *m, struct apx_zero_grad *z)
@@ -114,9 +98,11 @@ void apx_zero_grad_find(const struct apx_model *m, struct apx_zero_grad *z)
 	find_foreach(m, z);
 	if (!z->found)
 		return;
-	z->host_ns = launch_host_ns(m);
-	if (m->launch_bound && z->host_ns != APX_HOST_OP_NS)
+	z->host_ns = apx_launch_host_ns(m);
+	if (z->host_ns > 0)
 		z->launch_idle_ns = (z->launches + z->adds) * z->host_ns * (double)st->count;
+	else
+		z->host_ns = APX_HOST_OP_NS;
 }
 
 APX_RULE_DECL(zero_grad_memset)
