@@ -297,6 +297,56 @@ APX_TEST(zero_grad_by_foreach_kernels)
 	return 0;
 }
 
+/* 20 launch-bound steps (100 tiny kernels 17 us apart), a sync every `every` steps after the
+ * last kernel, then 400 us of host work before the next step. */
+static struct apx_model *launch_bound_with_syncs(int every)
+{
+	struct tg t;
+	uint64_t ts = 10 * MS;
+
+	if (tg_open(&t) < 0)
+		return NULL;
+	for (int s = 0; s < 20; s++) {
+		uint64_t s0 = ts;
+
+		for (int k = 0; k < 100; k++, ts += 20 * US)
+			tg_kernel(&t, ts, 3 * US, "tiny_fwd", 7);
+		if (s % every == 0)
+			tg_sync(&t, ts - 20 * US, ts - 15 * US, APX_SYNC_KIND_STREAM);
+		ts += 400 * US;
+		tg_marker(&t, s0, ts, "train_step");
+	}
+	return analyse(&t);
+}
+
+/* loss.item() every step in a launch-bound loop: the syncs must go before the step can be a
+ * CUDA graph, so sync-frequency ranks above launch-bound though it saves less */
+APX_TEST(per_step_syncs_rank_above_launch_bound)
+{
+	const struct apx_finding *lb, *sf;
+	struct apx_model *m = launch_bound_with_syncs(1);
+
+	APX_ASSERT(m && m->launch_bound);
+	lb = finding("launch-bound");
+	sf = finding("sync-frequency");
+	APX_ASSERT(lb && sf);
+	APX_ASSERT(sf->saving_ns < lb->saving_ns);
+	APX_ASSERT(sf < lb);				/* ranked first */
+	APX_ASSERT(strstr(sf->model, "ranked above launch-bound"));
+	APX_ASSERT(strstr(lb->fix, "First remove the host synchronizations"));
+	apx_model_free(m);
+
+	/* a sync every 10 steps: no prerequisite, ranked by saving */
+	m = launch_bound_with_syncs(10);
+	APX_ASSERT(m);
+	lb = finding("launch-bound");
+	sf = finding("sync-frequency");
+	APX_ASSERT(lb && (!sf || lb < sf));
+	APX_ASSERT(!strstr(lb->fix, "First remove"));
+	apx_model_free(m);
+	return 0;
+}
+
 APX_TEST(rule_graph_recapture)
 {
 	const struct apx_finding *f;
