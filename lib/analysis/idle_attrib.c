@@ -258,17 +258,13 @@ static uint64_t sync_returned_in(const struct apx_idle_ctx *c, uint64_t a, uint6
 	return lo > 0 && c->sync_ends[lo - 1] >= a ? c->sync_ends[lo - 1] : 0;
 }
 
-/* Whether the gap [a, b) lies inside one step: after the first step's start, before the last
- * step's end, with no step boundary in (a, b] (a gap that ends where a step starts, or holds
- * the start of a step's range, is between steps). */
-static int inside_step(const struct apx_model *m, uint64_t a, uint64_t b)
+/* The index of the first step bound after time a (0 .. count + 1). */
+static size_t bound_after(const struct apx_model *m, uint64_t a)
 {
 	const uint64_t *s = m->steady.bounds;
 	size_t lo = 0, hi = m->steady.count + 1;
 
-	if (!s || !m->steady.count)
-		return 0;
-	while (lo < hi) {	/* the first bound > a */
+	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
 		if (s[mid] <= a)
@@ -276,24 +272,28 @@ static int inside_step(const struct apx_model *m, uint64_t a, uint64_t b)
 		else
 			hi = mid;
 	}
-	return lo > 0 && lo <= m->steady.count && b < s[lo];
+	return lo;
+}
+
+/* Whether the gap [a, b) lies inside one step: after the first step's start, before the last
+ * step's end, with no step boundary in (a, b] (a gap that ends where a step starts, or holds
+ * the start of a step's range, is between steps). */
+static int inside_step(const struct apx_model *m, uint64_t a, uint64_t b)
+{
+	size_t lo;
+
+	if (!m->steady.bounds || !m->steady.count)
+		return 0;
+	lo = bound_after(m, a);
+	return lo > 0 && lo <= m->steady.count && b < m->steady.bounds[lo];
 }
 
 /* The step that time a lies in (a boundary gap goes with the step before it), or the first
  * or last one outside them. */
 static size_t step_of(const struct apx_model *m, uint64_t a)
 {
-	const uint64_t *s = m->steady.bounds;
-	size_t lo = 0, hi = m->steady.count + 1;
+	size_t lo = bound_after(m, a);
 
-	while (lo < hi) {	/* the first bound > a */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s[mid] <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo == 0 ? 0 : lo - 1 < m->steady.count ? lo - 1 : m->steady.count - 1;
 }
 

@@ -401,14 +401,15 @@ static int add_record(struct apx_model *m, struct apx_an_file *f, uint16_t fi,
 	}
 }
 
-/* First and last timestamp of a record, for spans; 0 when the type has none. */
+/* First and last timestamp of a record, for spans; 0 when the type has none. A COUNTER's first
+ * field is a correlation id, not a time. */
 static void record_span(const struct apx_rec *r, uint64_t *lo, uint64_t *hi)
 {
 	const struct apx_rec_schema *s = apx_schema(r->type);
 	uint64_t a, b;
 
 	if (!s || s->fields[0].kind != APX_FK_DELTA || r->type == APX_REC_STRINGS ||
-	    r->type == APX_REC_CPU || !r->v[0])
+	    r->type == APX_REC_CPU || r->type == APX_REC_COUNTER || !r->v[0])
 		return;
 	a = r->v[0];
 	b = s->nfields > 1 && s->fields[1].kind == APX_FK_SPAN ? r->v[1] : a;

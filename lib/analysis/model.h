@@ -153,6 +153,10 @@ struct apx_an_name {
 	const char *text;			/* not NUL-terminated: use len */
 	uint32_t len;
 	uint64_t count, total_ns, min_ns, max_ns, p50_ns, p95_ns;
+	uint64_t untimed;			/* of count: replayed launches CUPTI gave no times;
+						 * their durations are the replay's counter */
+	uint64_t untimed_nodur;			/* of those: no duration counter either (left out
+						 * of total, min, max, p50, p95) */
 	uint64_t steady_count;			/* launches inside the steady state's steps */
 	uint64_t steady_ns;			/* their time */
 	uint32_t max_burst;			/* most launches of it in a row on one stream, there */
@@ -445,6 +449,9 @@ struct apx_model {
 	struct apx_vec pm;			/* struct apx_an_pm: PM-sampling series (view_metrics.c) */
 	struct apx_vec counters;		/* struct apx_an_counter: replayed kernels' counters */
 	struct apx_vec kc;			/* struct apx_an_kc: their medians per kernel name */
+	int counters_sorted;			/* counters in (file, corr) order (view_counters.c) */
+	uint64_t untimed_launches;		/* replayed kernels without times (store's ku.n) */
+	uint64_t untimed_nodur;			/* of those: without a duration counter */
 	struct apx_an_observed_run obs;		/* after finish */
 	int no_gpu_trace;			/* after finish: every file is an nvperfd summary and
 						 * none holds a kernel, copy or memset record */

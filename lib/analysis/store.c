@@ -513,6 +513,26 @@ static int kernel_launch(struct apx_store *st, uint32_t name, const struct apx_e
 	return 0;
 }
 
+/* A kernel with no times (a replayed launch, struct apx_es_untimed): kept whatever the time
+ * options, since it has no time to be outside them. */
+static int add_untimed(struct apx_store *st, uint16_t fi, const uint64_t *v,
+		       const struct apx_es_launch *l)
+{
+	struct apx_es_untimed *u = &st->ku;
+	int e;
+
+	if ((e = cols_reserve(u->n, &u->cap, (const struct col[]){
+				COL(u->corr), COL(u->stream), COL(u->name), COL(u->launch) }, 4)) < 0)
+		return e;
+	if ((e = stream_of(st, fi, v[APX_KERNEL_DEVICE], v[APX_KERNEL_STREAM], &u->stream[u->n])) < 0 ||
+	    (e = intern_id(st, fi, v[APX_KERNEL_NAME], &u->name[u->n])) < 0 ||
+	    (e = kernel_launch(st, u->name[u->n], l, v[APX_KERNEL_DEVICE], &u->launch[u->n])) < 0)
+		return e;
+	u->corr[u->n] = (uint32_t)v[APX_KERNEL_CORRELATION];
+	u->n++;
+	return 0;
+}
+
 static int add_kernel(struct apx_store *st, uint16_t fi, const struct apx_rec *r)
 {
 	struct apx_es_kernels *k = &st->k;
@@ -528,6 +548,8 @@ static int add_kernel(struct apx_store *st, uint16_t fi, const struct apx_rec *r
 	};
 	int e;
 
+	if (!v[APX_KERNEL_START_NS] && !v[APX_KERNEL_END_NS])
+		return add_untimed(st, fi, v, &l);
 	if (!keep(st, fi, start, end))
 		return 0;
 	if ((e = cols_reserve(k->n, &k->cap, (const struct col[]){
@@ -997,7 +1019,8 @@ void apx_store_free(struct apx_store *st)
 	free(st->string_kname);
 	{
 		void *cols[] = { st->k.start, st->k.dur, st->k.corr, st->k.stream, st->k.name,
-				 st->k.launch, st->c.start, st->c.end, st->c.bytes, st->c.corr,
+				 st->k.launch, st->ku.corr, st->ku.stream, st->ku.name, st->ku.launch,
+				 st->c.start, st->c.end, st->c.bytes, st->c.corr,
 				 st->c.stream, st->c.kind, st->c.src, st->c.dst, st->c.flags,
 				 st->c.host_addr, st->c.api_enter, st->c.api_exit, st->s.start, st->s.end, st->s.bytes, st->s.corr,
 				 st->s.stream, st->s.kind, st->s.flags, st->a.start, st->a.end,

@@ -104,6 +104,15 @@ struct apx_es_kernels {
 	uint32_t *corr, *stream, *name, *launch;	/* name: string index; launch: launches[] */
 };
 
+/* Kernels without times: CUPTI gives a launch profiled by the range profiler (apx analyze
+ * --replay) start = end = 0. They are not in the kernel columns (no timeline, idle, steps or
+ * run start/end sees them); the kernel views count them and take their duration from the
+ * launch's replayed gpu__time_duration.sum counter (view_kernels.c). In record order. */
+struct apx_es_untimed {
+	size_t n, cap;
+	uint32_t *corr, *stream, *name, *launch;	/* as in struct apx_es_kernels */
+};
+
 struct apx_es_copies {
 	size_t n, cap;
 	uint64_t *start, *end, *bytes, *host_addr;	/* host_addr: the host side's, 0 unknown */
@@ -201,6 +210,7 @@ struct apx_store {
 	uint32_t *string_kname;			/* per string: knames index + 1, 0 = no kernel's */
 
 	struct apx_es_kernels k;
+	struct apx_es_untimed ku;
 	struct apx_es_copies c;
 	struct apx_es_memsets s;
 	struct apx_es_apis a;

@@ -3,7 +3,9 @@
  * collected by load.c's record hook) joined to their kernels by (file, correlation id) through
  * the event store, and summarised per kernel name: the median of each counter over the name's
  * replayed launches (struct apx_kc_values of hwcounters.h, which reads them: bound-by, stalls,
- * L2 advice). Called by apx_model_finish() (finish.c) after the kernel names; single-threaded.
+ * L2 advice). The kernels may be timed ones or replayed ones without times (store.h struct
+ * apx_es_untimed). Called by apx_model_finish() (finish.c) after the kernel names, and its
+ * lookup by view_kernels.c for the untimed launches' durations; single-threaded.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -58,6 +60,52 @@ static void join(const struct apx_model *m, uint32_t *name_of)
 		for (; lo < n && !cmp_counter(&c[lo], &key); lo++)
 			name_of[lo] = apx_view_kname(st, i);
 	}
+	for (size_t i = 0; i < st->ku.n; i++) {	/* replayed launches: the usual case */
+		struct apx_an_counter key = { .corr = st->ku.corr[i],
+					      .file = st->streams[st->ku.stream[i]].file };
+		size_t lo = 0, hi = n;
+
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (cmp_counter(&c[mid], &key) < 0)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < n && !cmp_counter(&c[lo], &key); lo++)
+			name_of[lo] = apx_view_untimed_kname(st, i);
+	}
+}
+
+void apx_view_counters_sort(struct apx_model *m)
+{
+	if (m->counters.n && !m->counters_sorted)
+		qsort(m->counters.data, m->counters.n, sizeof(struct apx_an_counter), cmp_counter);
+	m->counters_sorted = 1;
+}
+
+int apx_view_counter_value(const struct apx_model *m, uint16_t file, uint64_t corr, int metric,
+			   double *ret)
+{
+	const struct apx_an_counter *c = m->counters.data;
+	struct apx_an_counter key = { .corr = corr, .file = file };
+	size_t lo = 0, hi = m->counters.n;
+
+	while (lo < hi) {	/* the first counter of (file, corr) */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cmp_counter(&c[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < m->counters.n && !cmp_counter(&c[lo], &key); lo++)
+		if (c[lo].metric == metric) {
+			*ret = c[lo].value;
+			return 0;
+		}
+	return -ENOENT;
 }
 
 int apx_view_counters(struct apx_model *m)
@@ -70,7 +118,7 @@ int apx_view_counters(struct apx_model *m)
 
 	if (!n)
 		return 0;
-	qsort(m->counters.data, n, sizeof(struct apx_an_counter), cmp_counter);
+	apx_view_counters_sort(m);
 	c = m->counters.data;
 	name_of = malloc(n * sizeof(*name_of));
 	vals = malloc(n * sizeof(*vals));

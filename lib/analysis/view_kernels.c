@@ -5,13 +5,16 @@
  * gathered by name into a 16 MB scratch, then selection; a name with more kernels than that by
  * two histogram passes), theoretical occupancy, and the kernel time total; then the steady
  * state's launches per name (apx_view_steady_launches). m->k.dur is the store's duration
- * column. Called by apx_model_finish() (finish.c) last of the views, when the
- * timelines no longer need scratch memory; single-threaded.
+ * column. Replayed launches without times (store.h struct apx_es_untimed) count in their
+ * name, with the duration their replay measured (gpu__time_duration.sum) where it did.
+ * Called by apx_model_finish() (finish.c) last of the views, when the timelines no longer
+ * need scratch memory; single-threaded.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/hwcounters.h"
 #include "analysis/views.h"
 
 #include "base/banned.h"
@@ -110,14 +113,23 @@ static int names(struct apx_model *m)
 	return 0;
 }
 
+/* An untimed launch's duration when its replay recorded no gpu__time_duration.sum. */
+#define UNKNOWN UINT32_MAX
+
 /* Scratch for the exact percentiles: the durations of a batch of names at a time (16 MB), so
  * that 10 million kernels need no second copy of their durations. */
 #define SCRATCH_MAX ((size_t)1 << 22)
 
+/* A name's launches with a duration: its timed ones and its replayed ones with a counter. */
+static uint64_t timed(const struct apx_an_name *nm)
+{
+	return nm->count - nm->untimed_nodur;
+}
+
 /* The nth smallest duration (from 0) of the kernels of name j, for a name with more kernels
  * than the scratch holds: two histogram passes, the high then the low 16 bits. */
-static uint32_t nth_by_histogram(const struct apx_store *st, uint32_t j, uint64_t nth,
-				 uint64_t *hist)
+static uint32_t nth_by_histogram(const struct apx_store *st, const uint32_t *udur, uint32_t j,
+				 uint64_t nth, uint64_t *hist)
 {
 	uint32_t hi = 0, lo = 0;
 
@@ -125,12 +137,18 @@ static uint32_t nth_by_histogram(const struct apx_store *st, uint32_t j, uint64_
 	for (size_t i = 0; i < st->k.n; i++)
 		if (apx_view_kname(st, i) == j)
 			hist[st->k.dur[i] >> 16]++;
+	for (size_t i = 0; i < st->ku.n; i++)
+		if (apx_view_untimed_kname(st, i) == j && udur[i] != UNKNOWN)
+			hist[udur[i] >> 16]++;
 	for (; hist[hi] <= nth; hi++)
 		nth -= hist[hi];
 	memset(hist, 0, 65536 * sizeof(*hist));
 	for (size_t i = 0; i < st->k.n; i++)
 		if (apx_view_kname(st, i) == j && st->k.dur[i] >> 16 == hi)
 			hist[st->k.dur[i] & 0xffff]++;
+	for (size_t i = 0; i < st->ku.n; i++)
+		if (apx_view_untimed_kname(st, i) == j && udur[i] != UNKNOWN && udur[i] >> 16 == hi)
+			hist[udur[i] & 0xffff]++;
 	for (; hist[lo] <= nth; lo++)
 		nth -= hist[lo];
 	return hi << 16 | lo;
@@ -138,43 +156,101 @@ static uint32_t nth_by_histogram(const struct apx_store *st, uint32_t j, uint64_
 
 /* p50 and p95 of names [j0, j1), whose kernels fit the scratch together: one pass gathers
  * their durations by name (off: each name's start in the scratch), then selection. */
-static void batch_percentiles(struct apx_model *m, size_t j0, size_t j1, uint32_t *durs,
-			      size_t *off)
+static void batch_percentiles(struct apx_model *m, const uint32_t *udur, size_t j0, size_t j1,
+			      uint32_t *durs, size_t *off)
 {
 	const struct apx_store *st = m->store;
 
 	off[0] = 0;
 	for (size_t j = j0; j < j1; j++)
-		off[j - j0 + 1] = off[j - j0] + APX_VEC_AT(&m->names, struct apx_an_name, j)->count;
+		off[j - j0 + 1] = off[j - j0] + timed(APX_VEC_AT(&m->names, struct apx_an_name, j));
 	for (size_t i = 0; i < st->k.n; i++) {
 		uint32_t j = apx_view_kname(st, i);
 
 		if (j >= j0 && j < j1)
 			durs[off[j - j0]++] = st->k.dur[i];
 	}
+	for (size_t i = 0; i < st->ku.n; i++) {
+		uint32_t j = apx_view_untimed_kname(st, i);
+
+		if (j >= j0 && j < j1 && udur[i] != UNKNOWN)
+			durs[off[j - j0]++] = udur[i];
+	}
 	for (size_t j = j0; j < j1; j++) {
 		struct apx_an_name *nm = APX_VEC_AT(&m->names, struct apx_an_name, j);
-		uint32_t *d = durs + off[j - j0] - nm->count;	/* off[] now ends each name */
+		uint64_t nd = timed(nm);
+		uint32_t *d = durs + off[j - j0] - nd;	/* off[] now ends each name */
 
-		if (!nm->count)
+		if (!nd)
 			continue;
-		nm->p50_ns = select_nth(d, nm->count, (nm->count - 1) / 2);
-		nm->p95_ns = select_nth(d, nm->count, (nm->count * 95 + 99) / 100 - 1);
+		nm->p50_ns = select_nth(d, nd, (nd - 1) / 2);
+		nm->p95_ns = select_nth(d, nd, (nd * 95 + 99) / 100 - 1);
 	}
+}
+
+/* The durations of the store's untimed (replayed) kernels, from their gpu__time_duration.sum
+ * counters (UNKNOWN where none), counted into their names and files (not their streams:
+ * those are the timelines'). NULL with no untimed kernel;
+ * ret_err -ENOMEM when memory ran out. */
+static uint32_t *untimed_durations(struct apx_model *m, int *ret_err)
+{
+	const struct apx_store *st = m->store;
+	uint32_t *udur;
+
+	*ret_err = 0;
+	if (!st->ku.n)
+		return NULL;
+	if (!(udur = malloc(st->ku.n * sizeof(*udur)))) {
+		*ret_err = -ENOMEM;
+		return NULL;
+	}
+	apx_view_counters_sort(m);
+	for (size_t i = 0; i < st->ku.n; i++) {
+		struct apx_an_name *nm = APX_VEC_AT(&m->names, struct apx_an_name,
+						    apx_view_untimed_kname(st, i));
+		struct apx_an_file *f = &m->files[st->streams[st->ku.stream[i]].file];
+		double v;
+
+		udur[i] = UNKNOWN;
+		f->kernels++;		/* the file's launches; its kernel time below */
+		if (apx_view_counter_value(m, st->streams[st->ku.stream[i]].file, st->ku.corr[i],
+					   APX_KC_DURATION, &v) == 0 && v >= 0)
+			udur[i] = v < (double)UNKNOWN ? (uint32_t)(v + 0.5) : UNKNOWN - 1;
+		nm->count++;
+		nm->untimed++;
+		m->untimed_launches++;
+		if (udur[i] == UNKNOWN) {
+			nm->untimed_nodur++;
+			m->untimed_nodur++;
+			continue;
+		}
+		nm->total_ns += udur[i];
+		f->kernel_ns += udur[i];
+		if (udur[i] < nm->min_ns)
+			nm->min_ns = udur[i];
+		if (udur[i] > nm->max_ns)
+			nm->max_ns = udur[i];
+		m->kernel_total_ns += udur[i];
+	}
+	return udur;
 }
 
 int apx_view_kernels(struct apx_model *m)
 {
 	const struct apx_store *st = m->store;
-	size_t nn, n = st->k.n, *off;
+	size_t nn, n = st->k.n, *off, all;
 	uint64_t *hist;
-	uint32_t *durs;
+	uint32_t *durs, *udur;
 	int r;
 
 	if ((r = names(m)) < 0)
 		return r;
 	m->k.dur = st->k.dur;	/* the store's column (time order), borrowed */
-	if (!n)
+	udur = untimed_durations(m, &r);
+	if (r < 0)
+		return r;
+	all = n + st->ku.n;
+	if (!all)
 		return 0;
 	for (size_t i = 0; i < n; i++) {
 		uint32_t d = st->k.dur[i];
@@ -190,45 +266,49 @@ int apx_view_kernels(struct apx_model *m)
 	}
 	nn = m->names.n;
 	off = malloc((nn + 1) * sizeof(*off));
-	durs = malloc((n < SCRATCH_MAX ? n : SCRATCH_MAX) * sizeof(*durs));
+	durs = malloc((all < SCRATCH_MAX ? all : SCRATCH_MAX) * sizeof(*durs));
 	hist = malloc(65536 * sizeof(*hist));
 	if (!off || !durs || !hist) {
 		free(off);
 		free(durs);
 		free(hist);
+		free(udur);
 		return -ENOMEM;
 	}
 	for (size_t j0 = 0, j1; j0 < nn; j0 = j1) {
 		struct apx_an_name *nm = APX_VEC_AT(&m->names, struct apx_an_name, j0);
 		size_t sum = 0;
 
-		if (nm->count > SCRATCH_MAX) {
-			nm->p50_ns = nth_by_histogram(st, (uint32_t)j0, (nm->count - 1) / 2, hist);
-			nm->p95_ns = nth_by_histogram(st, (uint32_t)j0, (nm->count * 95 + 99) / 100 - 1,
+		if (timed(nm) > SCRATCH_MAX) {
+			uint64_t nd = timed(nm);
+
+			nm->p50_ns = nth_by_histogram(st, udur, (uint32_t)j0, (nd - 1) / 2, hist);
+			nm->p95_ns = nth_by_histogram(st, udur, (uint32_t)j0, (nd * 95 + 99) / 100 - 1,
 						      hist);
 			j1 = j0 + 1;
 			continue;
 		}
 		for (j1 = j0; j1 < nn; j1++) {
-			uint64_t c = APX_VEC_AT(&m->names, struct apx_an_name, j1)->count;
+			uint64_t c = timed(APX_VEC_AT(&m->names, struct apx_an_name, j1));
 
 			if (c > SCRATCH_MAX || sum + c > SCRATCH_MAX)
 				break;
 			sum += c;
 		}
-		batch_percentiles(m, j0, j1, durs, off);
+		batch_percentiles(m, udur, j0, j1, durs, off);
 	}
 	for (size_t j = 0; j < nn; j++) {
 		struct apx_an_name *nm = APX_VEC_AT(&m->names, struct apx_an_name, j);
 
-		if (!nm->count)
+		if (!timed(nm))
 			nm->min_ns = 0;
-		else
+		if (nm->count)
 			nm->occupancy = occupancy(nm, apx_model_device(m, nm->device));
 	}
 	free(off);
 	free(durs);
 	free(hist);
+	free(udur);
 	return 0;
 }
 

@@ -34,6 +34,12 @@ static inline uint32_t apx_view_kname(const struct apx_store *st, size_t i)
 	return st->string_kname[st->k.name[i]] - 1;
 }
 
+/* The same for untimed (replayed) kernel i (store.h struct apx_es_untimed). */
+static inline uint32_t apx_view_untimed_kname(const struct apx_store *st, size_t i)
+{
+	return st->string_kname[st->ku.name[i]] - 1;
+}
+
 static inline uint32_t apx_view_ordinal(uint32_t ordinal)
 {
 	return ordinal > UINT16_MAX ? UINT16_MAX : ordinal;
@@ -64,5 +70,10 @@ int apx_view_metrics(struct apx_model *m);
 /* view_counters.c: the replayed kernels' counters per kernel name (after apx_view_kernels):
  * m->kc. */
 int apx_view_counters(struct apx_model *m);
+/* view_counters.c: order m->counters by (file, correlation id), once; then the value of one
+ * counter (enum apx_kc) of the launch (file, corr): 0, or -ENOENT when it was not recorded. */
+void apx_view_counters_sort(struct apx_model *m);
+int apx_view_counter_value(const struct apx_model *m, uint16_t file, uint64_t corr, int metric,
+			   double *ret);
 
 #endif

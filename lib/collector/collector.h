@@ -150,6 +150,9 @@ extern const struct apx_source apx_source_replay;	/* src_replay.c */
 /* src_pmsampling.c: a context exists on device (context-creation callback, any thread): the
  * writer enables PM sampling there when metrics were asked for. Lock-free, allocates nothing. */
 void apx_pm_device_seen(uint32_t device, CUcontext ctx);
+
+/* cuda_sym.c: a symbol of the libcuda the program loaded (NULL when there is none). */
+void *apx_cuda_sym(const char *name);
 /* src_pmsampling.c: a context on device is being destroyed (context-destroy callback, the
  * destroying thread): the writer stops and drains the device's sampler while the context still
  * exists (stopping it later, at exit, crashed inside libnvperf_host on the H200). Waits up to

@@ -6,7 +6,6 @@
  * table filled by the API callbacks (joined by correlation id). CUPTI enums that apx mirrors
  * one to one (memory kinds, sync types) are copied after a range check.
  */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -331,7 +330,7 @@ static uint64_t persist_l2_max(uint32_t device)
 
 	if (!looked) {
 		looked = 1;
-		*(void **)&get = dlsym(RTLD_DEFAULT, "cuDeviceGetAttribute");
+		*(void **)&get = apx_cuda_sym("cuDeviceGetAttribute");
 	}
 	if (!get || get(&v, CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE, (CUdevice)device) !=
 	    CUDA_SUCCESS || v < 0)

@@ -204,9 +204,11 @@ static int activity_start(struct apx_collector *c)
 		if (r != CUPTI_SUCCESS)
 			apx_degraded(c, "launch attributes: kernels carry no access-policy window", r);
 	}
-	if (!c->win_start_ns || apx_mono_ns() >= c->win_start_ns)
+	if (!c->win_start_ns || apx_mono_ns() >= c->win_start_ns) {
 		apx_activity_set_kinds(c, 1, 1);
-	else if (c->kinds & APX_K_DEVICE)
+		if (c->win_start_ns)	/* the delay had passed before CUDA started */
+			apx_add_kv(c, "window", "collection started");
+	} else if (c->kinds & APX_K_DEVICE)
 		(void)cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);
 	return 0;
 }

@@ -8,13 +8,14 @@
  * wanted; everything else runs on the writer thread: drain() enables the sampler on a wanted
  * device (counter availability, host configuration, enable, set-config, start), then decodes
  * the hardware buffer every 50 ms into METRIC records (one per sample and metric, start and
- * end on the trace clock); finish() stops, decodes the rest and disables. Every failure turns
+ * end on the trace clock); finish() stops, decodes the rest and disables, with the device's
+ * context current on the writer (a context destroyed first has its sampler stopped from the
+ * destroy callback, through the writer: apx_pm_context_ending). Every failure turns
  * this source off for that device and says so once (kv "degraded": "metrics: ..."); the rest of
  * the trace is unaffected. Sample timestamps come in CUPTI's time base (CLOCK_REALTIME unless
  * CUPTI follows the trace clock): each decode compares the newest sample with both clocks and
  * converts (kv metrics_clock says which).
  */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,11 +83,8 @@ static void bind_ctx(struct pm_dev *d)
 	CUcontext ctx = atomic_load(&d->ctx);
 
 	if (!looked) {
-		void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-
 		looked = 1;
-		if (lib)
-			set_current = (set_current_t)dlsym(lib, "cuCtxSetCurrent");
+		*(void **)&set_current = apx_cuda_sym("cuCtxSetCurrent");
 	}
 	if (set_current && ctx)
 		(void)set_current(ctx);

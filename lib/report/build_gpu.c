@@ -58,7 +58,7 @@ void apx_rdoc_build_kernels(struct apx_rdoc *d)
 		t->plot_x = 0;
 		t->plot_y = 1;
 	}
-	if (!m->k.n) {
+	if (!m->k.n && !m->untimed_launches) {
 		apx_rdoc_note(d, APX_SEC_KERNELS, "no kernels");
 		return;
 	}

@@ -35,6 +35,12 @@ static const struct apx_rvcol run_json_cols[] = {
 	{ .key = "kernel_time_ns", .title = "kernel time", .unit = APX_UNIT_NS },
 	{ .key = "distinct_kernels", .title = "distinct", .unit = APX_UNIT_COUNT },
 };
+/* Only in a run with replayed launches CUPTI gave no times (counted in kernels). */
+static const struct apx_rvcol run_untimed_json_cols[] = {
+	{ .key = "replayed_untimed", .title = "replayed, untimed", .unit = APX_UNIT_COUNT },
+	{ .key = "replayed_untimed_no_duration", .title = "of them without duration",
+	  .unit = APX_UNIT_COUNT },
+};
 /* The steady state's members: the first two always, the others when a step was found
  * (kernels_per_step: steps from the kernel sequence; range_name: from named ranges). */
 enum { ST_SOURCE, ST_STEPS, ST_PERIOD, ST_NAME, ST_FIRST };
@@ -79,6 +85,8 @@ static void summary_json(struct apx_rdoc *d)
 	const int found = st->source != APX_STEPS_NONE;
 
 	APX_RTABLE_SET_VCOLS(r, run_json_cols);
+	if (m->untimed_launches)
+		APX_RTABLE_SET_VCOLS(r, run_untimed_json_cols);
 	if (apx_rtable_row(r) == 0)
 		apx_rdoc_run_cells(d, r);
 	apx_rdoc_json(d, s, "run", r, APX_RJ_OBJECT, 0);
@@ -206,7 +214,7 @@ static void gpu_lines(struct apx_rdoc *d)
 
 	if (m->no_gpu_trace)
 		return;	/* nvperfd summaries only: the "GPU (observed)" line says what was seen */
-	if (!m->k.n && !m->copies.n) {
+	if (!m->k.n && !m->untimed_launches && !m->copies.n) {
 		int any_cuda = 0;
 
 		for (size_t i = 0; i < m->nfiles; i++)
@@ -218,8 +226,16 @@ static void gpu_lines(struct apx_rdoc *d)
 	apx_rdoc_line(d, s, 2, "%-18s %.1f%% of the run (%s); kernels %.1f%%, copies %.1f%%",
 		      "GPU busy", apx_gpu_time_pct(m, busy), apx_fmt_ns(b1, sizeof(b1), (double)busy),
 		      apx_gpu_time_pct(m, kern), apx_gpu_time_pct(m, copy));
-	apx_rdoc_line(d, s, 2, "%-18s %zu launches, %s of GPU time, %zu distinct", "kernels",
-		      m->k.n, apx_fmt_ns(b1, sizeof(b1), (double)m->kernel_total_ns), m->names.n);
+	apx_rdoc_line(d, s, 2, "%-18s %llu launches, %s of GPU time, %zu distinct", "kernels",
+		      (unsigned long long)(m->k.n + m->untimed_launches),
+		      apx_fmt_ns(b1, sizeof(b1), (double)m->kernel_total_ns), m->names.n);
+	if (m->untimed_launches) {	/* CUPTI gives a replayed launch no timestamps */
+		apx_rdoc_line(d, s, 2, "%-18s %llu of them replayed, which CUPTI gives no times: their "
+			      "durations are", "", (unsigned long long)m->untimed_launches);
+		apx_rdoc_line(d, s, 2, "%-18s the replay's gpu__time_duration.sum (%llu without it); "
+			      "not in timelines,", "", (unsigned long long)m->untimed_nodur);
+		apx_rdoc_line(d, s, 2, "%-18s idle time or steps", "");
+	}
 	steady_state_line(d);
 	steady_idle_line(d);
 	for (unsigned dir = APX_COPY_H2D; dir <= APX_COPY_D2H; dir++) {

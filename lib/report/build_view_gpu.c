@@ -476,7 +476,8 @@ void apx_rdoc_view_metrics(struct apx_rdoc *d)
 		kernel_counter_lines(d, APX_VEC_AT(&m->kc, struct apx_an_kc, i));
 	if (!m->pm.n)
 		return;
-	apx_rdoc_line(d, s, 2, "%-36s %3s %7s %8s %9s %9s %9s %9s", "metric (unit)", "dev", "samples",
+	/* 2 + 32 + 4 + 8 + 9 + 4 x 11 = 99 columns: a rate is up to 10 ("262.1 MB/s") */
+	apx_rdoc_line(d, s, 2, "%-32s %3s %7s %8s %10s %10s %10s %10s", "metric (unit)", "dev", "samples",
 		      "sample", "min", "mean", "p95", "max");
 	for (size_t i = 0; i < m->pm.n; i++) {
 		const struct apx_an_pm *p = APX_VEC_AT(&m->pm, struct apx_an_pm, i);
@@ -484,10 +485,10 @@ void apx_rdoc_view_metrics(struct apx_rdoc *d)
 
 		snprintf(label, sizeof(label), "%.*s (%.*s)", (int)(p->name_len > 48 ? 48 : p->name_len),
 			 p->name, (int)(p->unit_len > 10 ? 10 : p->unit_len), p->unit);
-		snprintf(line, sizeof(line), "%-36.36s %3u %7" PRIu64 " %8s", label, p->device,
+		snprintf(line, sizeof(line), "%-32.32s %3u %7" PRIu64 " %8s", label, p->device,
 			 p->samples, apx_fmt_ns(sample, sizeof(sample), (double)p->mean_sample_ns));
 		if (p->have_steady)
-			apx_text_append(line, sizeof(line), " %9s %9s %9s %9s",
+			apx_text_append(line, sizeof(line), " %10s %10s %10s %10s",
 					pm_value(b[0], 32, p, p->min), pm_value(b[1], 32, p, p->mean),
 					pm_value(b[2], 32, p, p->p95), pm_value(b[3], 32, p, p->max));
 		else

@@ -32,9 +32,13 @@ void apx_rdoc_run_cells(struct apx_rdoc *d, struct apx_rtable *t)
 	apx_rtable_ku64(t, "warmup_end_ns", m->warmup_end_ns);
 	apx_rtable_ku64(t, "steady_ns", m->steady_ns);
 	apx_rtable_knum(t, "gpu_busy_pct", apx_gpu_time_pct(m, m->gpu.busy_ns));
-	apx_rtable_ku64(t, "kernels", m->k.n);
+	apx_rtable_ku64(t, "kernels", m->k.n + m->untimed_launches);
 	apx_rtable_ku64(t, "kernel_time_ns", m->kernel_total_ns);
 	apx_rtable_ku64(t, "distinct_kernels", m->names.n);
+	if (m->untimed_launches) {	/* replayed launches: CUPTI gave them no times */
+		apx_rtable_ku64(t, "replayed_untimed", m->untimed_launches);
+		apx_rtable_ku64(t, "replayed_untimed_no_duration", m->untimed_nodur);
+	}
 	if (m->nfiles) {
 		apx_rtable_kstr(d, t, "host", m->files[0].host);
 		apx_rtable_kstr(d, t, "command", m->files[0].argv);
@@ -143,6 +147,7 @@ void apx_rdoc_kernel_cells(struct apx_rdoc *d, struct apx_rtable *t, const struc
 {
 	static const char *const grid[3] = { "grid_x", "grid_y", "grid_z" };
 	static const char *const block[3] = { "block_x", "block_y", "block_z" };
+	uint64_t timed = nm->count - nm->untimed_nodur;
 	char name[4096], b[48];
 
 	apx_rtable_kstr(d, t, "name", apx_kernel_display_name(nm, name, sizeof(name)));
@@ -150,8 +155,9 @@ void apx_rdoc_kernel_cells(struct apx_rdoc *d, struct apx_rtable *t, const struc
 	apx_rtable_ku64(t, "count", nm->count);
 	apx_rtable_ku64(t, "total_ns", nm->total_ns);
 	apx_rtable_knum(t, "share_pct", pct((double)nm->total_ns, (double)d->m->kernel_total_ns));
-	apx_rtable_knum(t, "mean_ns", (double)nm->total_ns / (double)nm->count);
-	apx_rtable_ku64(t, "mean_floor_ns", nm->total_ns / nm->count);
+	/* over the launches with a duration: a replayed one without its counter has none */
+	apx_rtable_knum(t, "mean_ns", timed ? (double)nm->total_ns / (double)timed : 0);
+	apx_rtable_ku64(t, "mean_floor_ns", timed ? nm->total_ns / timed : 0);
 	apx_rtable_ku64(t, "min_ns", nm->min_ns);
 	apx_rtable_ku64(t, "max_ns", nm->max_ns);
 	apx_rtable_ku64(t, "p50_ns", nm->p50_ns);

@@ -7,23 +7,32 @@ with the same metric names, and compares per kernel the medians of the launches:
 (or 1 point for percentages near 0). Also checks: every replayed launch's counters join a
 kernel record by correlation id; the first 3 launches of each kernel replayed, then
 the launches numbered 6, 12, 24, ... (src_replay.c); kv `replay`
-says what it cost; the program's exit status is kept. Prints a table last; exit 1 on a FAIL."""
+says what it cost; the program's exit status is kept. Prints a table last; exit 1 on a FAIL.
+
+replay_check.py BUILD --from DIR: the same checks on DIR/replay.apx, replay.log and ncu.csv of an
+earlier GPU run, no GPU needed (ctest hwc_replay_check on tests/fixtures/hwc); the comparisons
+listed in DIR/known-differences.txt (id `replay.KIND.METRIC`) print KNOWN (tests/gpu/known.py)."""
 import csv
 import glob
 import io
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
 import sys
 
-build, out = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import known  # noqa: E402  (tests/gpu/known.py: --from DIR and the known differences)
+
+build = os.path.abspath(sys.argv[1])
+offline, out = known.args(sys.argv[2:])
 here = os.path.dirname(os.path.abspath(__file__))
 apx, dump = os.path.join(build, "apx"), os.path.join(build, "apx-dump")
 os.makedirs(out, exist_ok=True)
 work = os.path.join(here, "replay_workload.py")
-fails = 0
+check = known.Checker(out if offline else None, True)
 COMPARE = ["gpu__time_duration.sum", "sm__warps_active.avg.pct_of_peak_sustained_active",
            "sm__throughput.avg.pct_of_peak_sustained_elapsed",
            "dram__throughput.avg.pct_of_peak_sustained_elapsed", "l1tex__t_sector_hit_rate.pct",
@@ -35,12 +44,6 @@ KINDS = (("attention", ("sdpa", "flash", "fmha", "attention")), ("gemm", ("nvjet
          ("reduction", ("reduce_kernel",)), ("elementwise", ("vectorized_elementwise",)),
          ("randn", ("distribution",)))
 RP_EXTRA = 8     # src_replay.c: after the first N, launches 2N, 4N, 8N, ..., up to 8 more
-
-
-def check(ok, what):
-    global fails
-    print(("PASS  " if ok else "FAIL  ") + what, flush=True)
-    fails += not ok
 
 
 def kind_of(name):
@@ -61,18 +64,28 @@ def chosen(launches, n):
 
 
 trace = os.path.join(out, "replay.apx")
-p = subprocess.run([apx, "analyze", "-f", "-o", trace, "--replay", "--replay-max", "3", "--",
-                    sys.executable, work], capture_output=True, text=True)
-open(os.path.join(out, "replay.log"), "w").write(p.stdout + p.stderr)
-check(p.returncode == 0 and "done" in p.stdout, f"apx analyze --replay exit {p.returncode}")
+if offline:
+    p = known.logged_run(os.path.join(out, "replay.log"))
+else:
+    p = subprocess.run([apx, "analyze", "-f", "-o", trace, "--replay", "--replay-max", "3", "--",
+                        sys.executable, work], capture_output=True, text=True)
+    open(os.path.join(out, "replay.log"), "w").write(p.stdout + p.stderr)
+check(p.returncode == 0 and "done" in p.stdout, f"apx analyze --replay exit {p.returncode}", "replay.exit")
 recs = [json.loads(l) for l in subprocess.run([dump, trace], capture_output=True,
                                               text=True).stdout.splitlines() if l.startswith("{")]
 kern = {r["correlation"]: r for r in recs if r["type"] == "kernel"}
 ctr = [r for r in recs if r["type"] == "counter"]
 kv = [r.get("value") for r in recs if r["type"] == "kv" and r.get("key") in ("replay", "degraded")]
 print("kv:", kv)
+check(any(v and re.match(r"\d+ launches of \d+ kernels replayed .*; 0 failed", v) for v in kv),
+      "kv replay says what was replayed and what it cost", "replay.kv")
 check(ctr and all(c["correlation"] in kern for c in ctr),
-      f"{len(ctr)} counters, all joined to kernel records by correlation id")
+      f"{len(ctr)} counters, all joined to kernel records by correlation id", "replay.joined")
+untimed = [k for k in kern.values() if k["start_ns"] == 0 and k["end_ns"] == 0]
+ctr_corr = {c["correlation"] for c in ctr}
+check(untimed and {k["correlation"] for k in untimed} == ctr_corr,
+      f"{len(untimed)} kernel records without times, exactly the {len(ctr_corr)} replayed launches",
+      "replay.untimed")
 order = {}               # kernel name -> correlation ids in launch order
 for k in sorted(kern.values(), key=lambda r: r["correlation"]):   # replayed ones carry no times
     order.setdefault(k["name"], []).append(k["correlation"])
@@ -91,22 +104,28 @@ for n in bad:
           f"{chosen(len(order[n]), 3)}")
 check(replayed and not bad, "replayed launches per kernel: " + ", ".join(
     f"{kind_of(n)} {len(o)} of {len(order[n])}" for n, o in sorted(replayed.items())) +
-    " (the first 3, then 2N, 4N, ...)")
+    " (the first 3, then 2N, 4N, ...)", "replay.chosen")
 kinds = {kind_of(n) for n in replayed}
-check({"gemm", "elementwise", "reduction", "attention"} <= kinds, f"kernel kinds replayed: {sorted(kinds, key=str)}")
+check({"gemm", "elementwise", "reduction", "attention"} <= kinds, f"kernel kinds replayed: {sorted(kinds, key=str)}",
+      "replay.kinds")
 
-ncu = shutil.which("ncu") or (sorted(glob.glob("/opt/nvidia/nsight-compute/*/ncu")) or [None])[-1]
+ncu = None if offline else shutil.which("ncu") or (sorted(glob.glob("/opt/nvidia/nsight-compute/*/ncu")) or
+                                                    [None])[-1]
 ncu_vals = {}
-if not ncu:
-    check(False, "ncu not found")
+if not ncu and not offline:
+    check(False, "ncu not found", "replay.ncu")
 else:
-    q = subprocess.run([ncu, "--clock-control", "none", "--cache-control", "none", "--csv", "--page", "raw",
-                        "--print-kernel-base", "mangled", "--metrics", ",".join(COMPARE),
-                        sys.executable, work], capture_output=True, text=True)
-    open(os.path.join(out, "ncu.csv"), "w").write(q.stdout)
+    if offline:
+        q = known.LoggedRun(os.path.join(out, "ncu.csv"))
+        q.returncode = 0
+    else:
+        q = subprocess.run([ncu, "--clock-control", "none", "--cache-control", "none", "--csv", "--page",
+                            "raw", "--print-kernel-base", "mangled", "--metrics", ",".join(COMPARE),
+                            sys.executable, work], capture_output=True, text=True)
+        open(os.path.join(out, "ncu.csv"), "w").write(q.stdout)
     lines = [l for l in q.stdout.splitlines() if l.startswith('"')]
     rows = list(csv.reader(io.StringIO("\n".join(lines))))
-    check(q.returncode == 0 and len(rows) > 2, f"ncu exit {q.returncode}, {len(rows) - 2} kernels")
+    check(q.returncode == 0 and len(rows) > 2, f"ncu exit {q.returncode}, {len(rows) - 2} kernels", "replay.ncu")
     if len(rows) > 2:
         head = rows[0]
         seen = {}
@@ -132,6 +151,6 @@ for name in sorted(replayed, key=lambda n: str(kind_of(n))):
         am, nm = statistics.median(a for a, _ in pairs), statistics.median(n for _, n in pairs)
         rel = abs(am - nm) / abs(nm) if nm else abs(am)
         ok = rel <= 0.05 or (("pct" in m or "rate" in m) and abs(am - nm) <= 1.0)
-        print(f"  {str(kind_of(name)):11s} {m:62s} {am:14.4g} {nm:14.4g} {rel * 100:6.1f}% {'ok' if ok else 'FAIL'}")
-        fails += not ok
-sys.exit(1 if fails else 0)
+        kid = f"{kind_of(name)}{'' if kind_of(name) != 'randn' else len(order[name])}"
+        check(ok, f"  {kid:11s} {m:62s} {am:14.4g} {nm:14.4g} {rel * 100:6.1f}%", f"replay.{kid}.{m}")
+sys.exit(check.finish())

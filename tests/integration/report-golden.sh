@@ -2,7 +2,8 @@
 # report-golden.sh - `apx report --format json` on committed traces equals the golden files in
 # tests/golden/ (the JSON schema and every number are stable; torch.profiler traces of
 # tests/fixtures/kineto in tests/golden/kineto/), the CSV and HTML of a few equal
-# tests/golden/csv/ and tests/golden/html/, and the text report of each renders within
+# tests/golden/csv/ and tests/golden/html/, the H200 hardware-counter traces' (tests/fixtures/hwc)
+# JSON and metrics-section text tests/golden/hwc/, and the text report of each renders within
 # 100 columns. Called by ctest: APX SRCDIR; with a third argument "update" it
 # rewrites the golden files instead (review the diff before committing).
 set -u
@@ -11,10 +12,12 @@ cd "$src" || exit 1
 fail=0 n=0
 tmp=$(mktemp) || exit 1
 trap 'rm -f "$tmp"' EXIT
-for trace in tests/fixtures/sample.apx tests/fixtures/real/*.apx tests/fixtures/kineto/*.json.gz; do
+for trace in tests/fixtures/sample.apx tests/fixtures/real/*.apx tests/fixtures/kineto/*.json.gz \
+	tests/fixtures/hwc/*.apx; do
 	[ -e "$trace" ] || continue
 	case $trace in
 	*.json.gz) golden=tests/golden/kineto/$(basename "$trace" .json.gz).json ;;
+	*/hwc/*) golden=tests/golden/hwc/$(basename "$trace" .apx).json ;;
 	*) golden=tests/golden/$(basename "$trace" .apx).json ;;
 	esac
 	"$apx" report --format json "$trace" >"$tmp" 2>/dev/null
@@ -29,6 +32,21 @@ for trace in tests/fixtures/sample.apx tests/fixtures/real/*.apx tests/fixtures/
 	"$apx" report --color never "$trace" 2>/dev/null |
 		awk -v t="$trace" 'length($0) > 100 { print "FAIL: " t ": line over 100 columns: " $0; bad = 1 } END { exit bad }' ||
 		fail=1
+	n=$((n + 1))
+done
+# the text of the metrics section (PM sampling, kernel counters) of the H200 hardware-counter
+# traces (issue 13): the report's metric maths on real data, as text
+for trace in tests/fixtures/hwc/*.apx; do
+	[ -e "$trace" ] || continue
+	golden=tests/golden/hwc/$(basename "$trace" .apx).metrics.txt
+	"$apx" report --color never -s metrics "$trace" >"$tmp" 2>/dev/null
+	if [ $? -gt 1 ]; then echo "FAIL: $trace: -s metrics failed"; fail=1; continue; fi
+	if [ "$mode" = update ]; then
+		mkdir -p tests/golden/hwc && cp "$tmp" "$golden"
+	elif ! cmp -s "$tmp" "$golden"; then
+		echo "FAIL: $trace: the metrics section differs from $golden"
+		diff "$golden" "$tmp" | head -20; fail=1
+	fi
 	n=$((n + 1))
 done
 # the document's CSV and HTML emitters on a few traces (tests/golden/csv, tests/golden/html):

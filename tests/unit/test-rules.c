@@ -653,6 +653,27 @@ APX_TEST(rule_l2_persistence)
 	f = finding("l2-persistence");
 	APX_ASSERT(f && strstr(f->title, "at most 33% of it can persist"));
 	apx_model_free(m);
+
+	APX_ASSERT_OK(tg_open(&t));	/* a 24 MiB window, and the kernel still hits L2 12 % */
+	tg_l2_limit(&t, 5 * MS, 32u << 20);
+	tg_apw(&t, 6 * MS, 7, 0x7f0000000000ull, 24u << 20);
+	l2_loop(&t, 12);
+	m = analyse(&t);
+	APX_ASSERT(m);
+	f = finding("l2-persistence");
+	APX_ASSERT(f && strstr(f->title, "is set, but gather_kernel still hits L2 only 12%"));
+	APX_ASSERT(strstr(f->evidence, "window 24.0 MiB") || strstr(f->evidence, "window 25.2 MB"));
+	APX_ASSERT_EQ(result("l2-persistence")->status, APX_RULE_FIRED);
+	apx_model_free(m);
+
+	APX_ASSERT_OK(tg_open(&t));	/* the same window, and hits are high: silent */
+	tg_l2_limit(&t, 5 * MS, 32u << 20);
+	tg_apw(&t, 6 * MS, 7, 0x7f0000000000ull, 24u << 20);
+	l2_loop(&t, 85);
+	m = analyse(&t);
+	APX_ASSERT(m && !finding("l2-persistence"));
+	APX_ASSERT_EQ(result("l2-persistence")->status, APX_RULE_CLEAN);
+	apx_model_free(m);
 	return 0;
 }
 

@@ -194,6 +194,43 @@ APX_TEST(replay_counters_per_kernel)
 	return 0;
 }
 
+/* Replayed launches have no times (start = end = 0): they count in their name with the
+ * duration their replay measured, and the run, the timelines and the idle time never see them. */
+APX_TEST(replayed_kernels_without_times_are_untimed)
+{
+	struct tg t;
+	struct apx_model *m;
+	const struct apx_an_name *nm;
+
+	APX_ASSERT_OK(open_proc(&t, "node1", 100, 0xa0));
+	tg_kernel(&t, 0, 0, "gemm", 7);		/* replayed: 300 us by its counter */
+	tg_counter(&t, t.corr, "gpu__time_duration.sum", 300000.0, 12);
+	tg_counter(&t, t.corr, "lts__t_sector_hit_rate.pct", 40.0, 12);
+	tg_kernel(&t, 0, 0, "gemm", 7);		/* replayed, its duration not recorded */
+	tg_counter(&t, t.corr, "lts__t_sector_hit_rate.pct", 60.0, 12);
+	for (int i = 0; i < 3; i++)		/* timed: 100 us each, 10 ms apart */
+		tg_kernel(&t, (10 + 10 * i) * MS, 100 * US, "gemm", 7);
+	m = tg_model(&t, 1);
+	APX_ASSERT(m);
+	APX_ASSERT_EQ(m->k.n, 3);
+	APX_ASSERT_EQ(m->untimed_launches, 2);
+	APX_ASSERT_EQ(m->untimed_nodur, 1);
+	APX_ASSERT_EQ(m->names.n, 1);
+	nm = APX_VEC_AT(&m->names, struct apx_an_name, 0);
+	APX_ASSERT_EQ(nm->count, 5);
+	APX_ASSERT_EQ(nm->untimed, 2);
+	APX_ASSERT_EQ(nm->total_ns, 600 * US);
+	APX_ASSERT_EQ(nm->max_ns, 300 * US);
+	APX_ASSERT_EQ(nm->p50_ns, 100 * US);	/* of 100, 100, 100, 300 */
+	APX_ASSERT_EQ(m->kernel_total_ns, 600 * US);
+	APX_ASSERT(m->run_start_ns > 0);	/* not pulled to 0 by the untimed ones */
+	APX_ASSERT_EQ(m->gpu.busy_ns, 300 * US);
+	APX_ASSERT_EQ(m->kc.n, 1);		/* their counters still join: both launches */
+	APX_ASSERT_EQ(APX_VEC_AT(&m->kc, struct apx_an_kc, 0)->launches, 2);
+	apx_model_free(m);
+	return 0;
+}
+
 static int cmp_u32(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;

@@ -7,6 +7,9 @@
  *     (hwcounters.c apx_l2_advise);
  *   - a window larger than the set-aside the program asked for (cudaLimitPersistingL2CacheSize):
  *     only part of it can persist;
+ *   - a window set, and a replayed kernel still re-reads from DRAM what fits the set-aside at
+ *     a low L2 hit rate (what would make the first case suggest a window): the window did not
+ *     help that kernel (it does not cover its data, or hitRatio / the set-aside is too small);
  *   - with several GPUs in the run, a reminder to check that the set-aside is granted on each
  *     (seed 000: persistence may be disabled there).
  * Saving (a rough upper bound, confidence 30 %): the kernel's time in the steps x its DRAM
@@ -62,6 +65,35 @@ static void too_small(const struct apx_model *m, struct apx_findings *out, uint6
 		 "  attr.accessPolicyWindow.hitRatio = min(1.0, set_aside / window_bytes)");
 }
 
+static void no_gain(const struct apx_model *m, struct apx_findings *out, const struct apx_an_kc *kc,
+		    uint64_t window, uint64_t limit)
+{
+	struct apx_finding *f = apx_finding_add(out, m, "l2-persistence", APX_SEV_INFO, 0, 50);
+	const struct apx_an_name *nm = APX_VEC_AT(&m->names, struct apx_an_name, kc->name);
+	char name[512], b1[32], b2[32], b3[32];
+
+	if (!f)
+		return;
+	snprintf(f->title, sizeof(f->title), "an L2 window of %s is set, but %.60s still hits L2 "
+		 "only %.0f%%", apx_fmt_size(b1, sizeof(b1), (double)window),
+		 apx_kernel_display_name(nm, name, sizeof(name)), kc->v[APX_KC_L2_HIT]);
+	snprintf(f->model, sizeof(f->model), "a check of the window's effect on the replayed "
+		 "launches' L2 hit rate; no saving is estimated");
+	apx_text_append(f->evidence, sizeof(f->evidence),
+			"%u replayed launches: DRAM read %s a launch, DRAM %.0f%% of peak, L2 hits "
+			"%.0f%%; window %s, set-aside asked for %s\n", kc->launches,
+			apx_fmt_size(b1, sizeof(b1), kc->v[APX_KC_DRAM_READ]), kc->v[APX_KC_DRAM_PCT],
+			kc->v[APX_KC_L2_HIT], apx_fmt_size(b2, sizeof(b2), (double)window),
+			limit ? apx_fmt_size(b3, sizeof(b3), (double)limit) : "none");
+	apx_finding_metric(f, "window_bytes", (double)window, APX_UNIT_BYTES);
+	apx_finding_metric(f, "l2_hit_pct", kc->v[APX_KC_L2_HIT], APX_UNIT_PCT);
+	apx_finding_metric(f, "dram_read_bytes", kc->v[APX_KC_DRAM_READ], APX_UNIT_BYTES);
+	snprintf(f->fix, sizeof(f->fix),
+		 "Check that the window covers the tensor this kernel re-reads (base_ptr, num_bytes),\n"
+		 "that it is set on the stream the kernel runs on, and that the set-aside\n"
+		 "(cudaLimitPersistingL2CacheSize) is at least num_bytes x hitRatio; else drop it.");
+}
+
 static void suggest(const struct apx_model *m, struct apx_findings *out, const struct apx_an_kc *kc,
 		    const struct apx_l2_advice *a, double steady_ns, uint64_t per_step)
 {
@@ -114,7 +146,7 @@ APX_RULE_DECL(l2_persistence)
 			 "L2 hit rates)");
 		return APX_RULE_NOT_MEASURED;
 	}
-	for (size_t i = 0; i < m->kc.n && !window; i++) {
+	for (size_t i = 0; i < m->kc.n; i++) {
 		const struct apx_an_kc *kc = APX_VEC_AT(&m->kc, struct apx_an_kc, i);
 		const struct apx_an_name *nm = APX_VEC_AT(&m->names, struct apx_an_name, kc->name);
 		const struct apx_an_device *d = apx_model_device(m, nm->device);
@@ -125,8 +157,12 @@ APX_RULE_DECL(l2_persistence)
 		struct apx_l2_advice a;
 
 		memcpy(k.v, kc->v, sizeof(k.v));
-		apx_l2_advise(&in, &a);
-		if (a.kind == APX_L2_SUGGEST_WINDOW)
+		apx_l2_advise(&in, &a);	/* as if there were no window */
+		if (a.kind != APX_L2_SUGGEST_WINDOW)
+			continue;
+		if (window)
+			no_gain(m, out, kc, window, limit);
+		else
 			suggest(m, out, kc, &a, (double)nm->steady_ns, per_step);
 	}
 	if (out->n > before && m->ndevices > 1)

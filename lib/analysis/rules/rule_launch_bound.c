@@ -58,7 +58,9 @@ APX_RULE_DECL(launch_bound)
 	}
 	for (size_t i = 0; i < m->k.n; i++)
 		small += m->k.dur[i] < 10000;
-	mean_kernel = (double)m->kernel_total_ns / (double)m->k.n;
+	/* kernel_total_ns also holds replayed launches' durations (view_kernels.c): count them */
+	mean_kernel = (double)m->kernel_total_ns /
+		      (double)(m->k.n + m->untimed_launches - m->untimed_nodur);
 	saving = (double)idle - GRAPH_GAP_NS * (double)gaps;
 	if (!m->launch_bound || !gaps || saving <= 0)
 		return APX_RULE_CLEAN;

@@ -1,0 +1,73 @@
+"""known.py - shared by metrics_check.py and replay_check.py (issue 13): their `--from DIR`
+offline mode (the committed traces, logs and ncu.csv of an earlier GPU run instead of running)
+and the known differences of DIR/known-differences.txt.
+
+known-differences.txt: one check a line, `ID | measured | reason` ('#' starts a comment). A
+failing check whose ID is listed prints KNOWN and does not fail the run; a listed check that
+passes prints "NOW PASSES" (take it off the list) and does not fail either; a failing check not
+listed fails. Without DIR (on the GPU) nothing is known: every failure fails."""
+import os
+import re
+import sys
+
+
+def args(argv):
+    """(offline, dir) from `OUT` or `--from DIR`"""
+    if len(argv) == 2 and argv[0] == "--from":
+        return True, os.path.abspath(argv[1])
+    if len(argv) == 1 and not argv[0].startswith("-"):
+        return False, os.path.abspath(argv[0])
+    sys.exit("usage: %s BUILD OUT | BUILD --from DIR" % os.path.basename(sys.argv[0]))
+
+
+class LoggedRun:
+    """what an earlier `apx analyze` run left in its log: stdout and stderr together, its exit
+    status from apx's own summary line ('killed by signal N' -> 128 + N)"""
+
+    def __init__(self, path):
+        self.stdout = self.stderr = open(path, encoding="utf-8", errors="replace").read()
+        m = re.search(r"killed by signal (\d+)", self.stdout)
+        e = re.search(r"exit status (\d+)", self.stdout)
+        self.returncode = 128 + int(m.group(1)) if m else int(e.group(1)) if e else 1
+
+
+def logged_run(path):
+    return LoggedRun(path)
+
+
+class Checker:
+    def __init__(self, known_dir, replay):
+        """replay: the ids of replay_check.py (replay.*), else those of metrics_check.py"""
+        self.known, self.fails, self.listed_ok = {}, 0, []
+        path = os.path.join(known_dir, "known-differences.txt") if known_dir else None
+        if path and os.path.exists(path):
+            for line in open(path, encoding="utf-8"):
+                line = line.split("#", 1)[0].strip()
+                if line:
+                    parts = [p.strip() for p in line.split("|")]
+                    if parts[0].startswith("replay.") == replay:
+                        self.known[parts[0]] = parts[1:] if len(parts) > 1 else []
+        self.seen = set()
+
+    def __call__(self, ok, what, cid=None):
+        if cid:
+            self.seen.add(cid)
+        if not ok and cid in self.known:
+            print("KNOWN " + what + "  [" + " | ".join(self.known[cid]) + "]", flush=True)
+            return ok
+        if ok and cid in self.known:
+            self.listed_ok.append(cid)
+            print("PASS  " + what + "  (NOW PASSES: take '%s' off known-differences.txt)" % cid,
+                  flush=True)
+            return ok
+        print(("PASS  " if ok else "FAIL  ") + what + ("" if ok or not cid else "  [id " + cid + "]"),
+              flush=True)
+        self.fails += not ok
+        return ok
+
+    def finish(self):
+        unused = sorted(set(self.known) - self.seen)
+        for cid in unused:   # a listed check that no longer exists: the list is stale
+            print("FAIL  known-differences.txt lists '%s', which no check has" % cid)
+        self.fails += len(unused)
+        return 1 if self.fails else 0
