@@ -100,7 +100,9 @@ for f in "$T"/state/0/*.apx; do
 	"$APX" report --color never "$f" 2>/dev/null | grep -q "written by nvperfd" ||
 		fail "apx report $f"
 done
-"$APX" history --json | grep -q "\"pid\":$P1," || fail "apx history lacks $P1"
+history_has() { "$APX" history --json | grep -q "\"pid\":$1,"; }
+# the daemon indexes a summary after writing it: under load (CI, -j2) that can lag the file
+WAIT_S=3 wait_for history_has "$P1" || fail "apx history lacks $P1"
 "$APX" info "$T"/state/0/*-"$MT"-*.apx | grep -q "^  thread *1 *4 " || fail "thread records of $MT"
 "$APX" history | grep -q "pt_main_thread\|$P2" || fail "apx history table lacks $P2"
 grep -q "pid $P1 uid 0 \"python3\" ended, signal 15" "$T/log" || fail "no exit log line for $P1"
