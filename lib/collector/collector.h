@@ -72,7 +72,7 @@ enum {
 /* ---- the shared structures ---------------------------------------------------------------- */
 
 /* One host<->device copy seen by an API callback. corr is 0 while the slot is being written
- * at API enter; exit_ns is written at API exit (0 until then). */
+ * at API enter; host_fp then exit_ns are written at API exit (0 until then). */
 struct apx_hostptr_slot {
 	_Atomic uint64_t corr;
 	_Atomic uint64_t src;
@@ -80,6 +80,7 @@ struct apx_hostptr_slot {
 	_Atomic uint64_t bytes;
 	_Atomic uint64_t enter_ns;	/* the copy call's enter and exit (CLOCK_MONOTONIC) */
 	_Atomic uint64_t exit_ns;
+	_Atomic uint64_t host_fp;	/* H2D calls that succeeded: apx_copy_fp of the source */
 };
 
 enum apx_ev_kind {
