@@ -1,12 +1,16 @@
 /*
- * rule_repeated_copy.c - the same pageable host buffer (address and size) copied to the device
- * again and again: the data could stay on the device. Pinned buffers are left out: a pinned
+ * rule_repeated_copy.c - the same host buffer copied to the device again and again with the
+ * same data: the data could stay on the device. A repeat is the same (address, size, content
+ * fingerprint) again. The fingerprint (host_fp, taken by the collector at the copy call,
+ * docs/collector.md) tells the same data from a buffer refilled with new data: a pinned
  * staging buffer refilled every step (or DataLoader's pinned batches, which its caching host
- * allocator hands out at the same addresses) is the right pattern, not a repeat, and the trace
- * does not say whether the bytes changed. Saving: every copy after the first of each buffer
- * copied at least 3 times, each at its bytes' time at the pinned rate (pinned copies' in the
- * trace, or the link's peak), at most its duration: the time a pageable copy takes beyond that
- * is pageable-copy's (or small-copies'), one owner per copy ns. Needs host addresses (the
+ * allocator hands out at the same addresses) gets a new fingerprint each time and is no
+ * repeat. Copies without one (older traces, cuMemcpy[Async] calls) keep the rule's rule
+ * before fingerprints: pageable buffers only, by (address, size), pinned ones left out as
+ * possibly refilled. Saving: every copy after the first of each buffer copied at least 3
+ * times, each at its bytes' time at the pinned rate (pinned copies' in the trace, or the
+ * link's peak), at most its duration: the time a pageable copy takes beyond that is
+ * pageable-copy's (or small-copies'), one owner per copy ns. Needs host addresses (the
  * collector's callbacks).
  */
 #include "analysis/findings.h"
@@ -17,7 +21,7 @@
 #include "base/banned.h"
 
 struct key {
-	uint64_t addr, bytes;
+	uint64_t addr, bytes, fp;	/* fp 0: no fingerprint (then only pageable buffers) */
 	double share;	/* the copy's ns that are this rule's */
 };
 
@@ -27,12 +31,20 @@ static int cmp_key(const void *a, const void *b)
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	return x->bytes < y->bytes ? -1 : x->bytes > y->bytes;
+	if (x->bytes != y->bytes)
+		return x->bytes < y->bytes ? -1 : 1;
+	return x->fp < y->fp ? -1 : x->fp > y->fp;
+}
+
+static int same(const struct key *x, const struct key *y)
+{
+	return x->addr == y->addr && x->bytes == y->bytes && x->fp == y->fp;
 }
 
 APX_RULE_DECL(repeated_copy)
 {
 	uint64_t h2d = 0, buffers = 0, repeats = 0, rep_bytes = 0, best_n = 0, best_bytes = 0;
+	uint64_t fp_repeats = 0;	/* of repeats: with the same fingerprint */
 	double saving = 0, rate = apx_pinned_or_link_bps(m, APX_COPY_H2D, NULL);
 	struct key *keys;
 	size_t n = 0;
@@ -45,13 +57,13 @@ APX_RULE_DECL(repeated_copy)
 	for (size_t i = 0; i < m->copies.n; i++) {
 		const struct apx_an_copy *c = APX_VEC_AT(&m->copies, struct apx_an_copy, i);
 
-		if (c->kind != APX_COPY_H2D || c->src != APX_MEM_PAGEABLE)
+		if (c->kind != APX_COPY_H2D || (c->src != APX_MEM_PAGEABLE && !c->host_fp))
 			continue;
 		h2d++;
 		if (c->host_addr) {
 			double at_rate = (double)c->bytes / rate * 1e9;
 
-			keys[n++] = (struct key){ c->host_addr, c->bytes,
+			keys[n++] = (struct key){ c->host_addr, c->bytes, c->host_fp,
 						  at_rate < (double)c->dur ? at_rate : (double)c->dur };
 		}
 	}
@@ -66,11 +78,13 @@ APX_RULE_DECL(repeated_copy)
 		size_t j = i + 1;
 		double d = 0;
 
-		while (j < n && keys[j].addr == keys[i].addr && keys[j].bytes == keys[i].bytes)
+		while (j < n && same(&keys[j], &keys[i]))
 			d += keys[j++].share;
 		if (j - i >= 3) {
 			buffers++;
 			repeats += j - i - 1;
+			if (keys[i].fp)
+				fp_repeats += j - i - 1;
 			rep_bytes += (j - i - 1) * keys[i].bytes;
 			saving += d;
 			if ((j - i) * keys[i].bytes > best_n * best_bytes) {
@@ -96,11 +110,17 @@ APX_RULE_DECL(repeated_copy)
 			apx_fmt_size(b1, sizeof(b1), (double)rep_bytes), (unsigned long long)repeats);
 	apx_text_append(f->evidence, sizeof(f->evidence), "largest: one %s buffer copied %llu times\n",
 			apx_fmt_size(b2, sizeof(b2), (double)best_bytes), (unsigned long long)best_n);
+	if (fp_repeats)		/* the collector sampled the bytes at each copy call */
+		apx_text_append(f->evidence, sizeof(f->evidence),
+				"same data: %llu repeats with the content fingerprint of the "
+				"buffer's earlier copies\n", (unsigned long long)fp_repeats);
 	apx_finding_metric(f, "buffers", (double)buffers, APX_UNIT_COUNT);
 	apx_finding_metric(f, "repeats", (double)repeats, APX_UNIT_COUNT);
 	apx_finding_metric(f, "repeated_bytes", (double)rep_bytes, APX_UNIT_BYTES);
 	apx_finding_metric(f, "largest_bytes", (double)best_bytes, APX_UNIT_BYTES);
 	apx_finding_metric(f, "largest_copies", (double)best_n, APX_UNIT_COUNT);
+	if (fp_repeats)		/* with fingerprints only: older traces' metrics stay */
+		apx_finding_metric(f, "same_fp_repeats", (double)fp_repeats, APX_UNIT_COUNT);
 	snprintf(f->fix, sizeof(f->fix),
 		 "Move constant data to the device once, outside the loop:\n"
 		 "  weights_gpu = weights.to('cuda')     # before the loop\n"
