@@ -110,6 +110,7 @@ struct apx_enc {
 	size_t hp_mask;
 	uint32_t api_name[2][1024];	/* string ids per (domain, cbid), 0 = not yet */
 	uint64_t kernels, memcpys, others, hostptr_joined;
+	uint64_t host_fps_joined;	/* of those: H2D copies given their source's fingerprint */
 	uint64_t foreign;		/* records of kinds apx did not enable */
 	uint64_t foreign_clock;		/* timestamps far from CLOCK_MONOTONIC */
 	uint64_t clock_limit;		/* a timestamp past this is not CLOCK_MONOTONIC */

@@ -135,8 +135,10 @@ static void host_side(struct apx_enc *e, uint32_t corr, unsigned kind, struct ap
 	if (enter && exit >= enter) {	/* exit 0: the call had not returned yet */
 		rec->v[APX_MEMCPY_API_ENTER_NS] = enter;
 		rec->v[APX_MEMCPY_API_EXIT_NS] = exit;
-		if (kind == APX_COPY_H2D)
+		if (kind == APX_COPY_H2D && fp) {
 			rec->v[APX_MEMCPY_HOST_FP] = fp;
+			e->host_fps_joined++;
+		}
 	}
 }
 

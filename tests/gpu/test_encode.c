@@ -160,6 +160,7 @@ int main(void)
 	}
 	CHECK(apx_enc_buffer(&enc, buf, used) == 7);
 	CHECK(enc.kernels == 1 && enc.memcpys == 1 && enc.hostptr_joined == 1 && !enc.foreign);
+	CHECK(enc.host_fps_joined == 1);
 	{	/* a cuCtxSynchronize seen by the callbacks: enter 5000, exit 9000 */
 		static struct apx_event ring[APX_EVENT_SLOTS];
 		static struct apx_collector col;
