@@ -84,13 +84,16 @@ int apx_analyze_metrics(const char *inject_lib, const struct apx_metrics_opts *m
 		}
 		snprintf(hz, sizeof(hz), "%u", m->replay_max ? m->replay_max : 5);
 		setenv("APX_REPLAY_MAX", hz, 1);
+		if (m->replay_flush)
+			setenv("APX_REPLAY_FLUSH", "1", 1);
 		setenv("APX_REPLAY", "1", 1);
 		*stop = 0;
 		return APX_EXIT_OK;
 	}
-	if (m->kernels || m->replay_max) {
+	if (m->kernels || m->replay_max || m->replay_flush) {
 		*stop = 1;
-		return apx_cli_usage_error("analyze", "--kernels and --replay-max need --replay");
+		return apx_cli_usage_error("analyze", "--kernels, --replay-max and --replay-flush "
+					   "need --replay");
 	}
 	if (!m->spec)
 		return APX_EXIT_OK;

@@ -45,13 +45,14 @@ int apx_analyze_calibrate(const char *inject_lib, const char *level, uint64_t *r
 char **apx_tool_env(char *const *extra, size_t nextra);
 
 /* analyze_metrics.c: --metrics[=SET], --metrics-list, --metrics-frequency (PM sampling) and
- * --replay, --kernels, --replay-max (kernel replay with the range profiler). */
+ * --replay, --kernels, --replay-max, --replay-flush (kernel replay with the range profiler). */
 struct apx_metrics_opts {
 	const char *spec;		/* set name or list; NULL: no metrics */
 	unsigned hz;			/* 0: default */
 	int replay;			/* --replay: per-kernel counters by kernel replay */
 	const char *kernels;		/* --kernels REGEX, or NULL */
 	unsigned replay_max;		/* --replay-max N, 0: default */
+	int replay_flush;		/* --replay-flush: L2 swept before each replayed launch */
 };
 /* Check the options with apx-metrics (beside inject_lib) against this machine's GPU and put
  * them into the program's environment; "help" lists the sets and the GPU's metrics. Returns

@@ -70,6 +70,9 @@ const char apx_cmd_analyze_usage[] =
 	"                      kernel: the first N, then launches 2N, 4N, ... (slow for those)\n"
 	"      --kernels REGEX replay only kernels whose symbol name matches (extended regex)\n"
 	"      --replay-max N  N of --replay (default 5)\n"
+	"      --replay-flush  before each replayed launch, read 3 x L2 bytes of apx's own\n"
+	"                      buffer on its stream, so that no dirty line of earlier kernels\n"
+	"                      is written back during it (as ncu flushes caches first)\n"
 	"  -q, --quiet         no summary\n"
 	"  -h, --help          show this help\n"
 	"\n"
@@ -704,6 +707,7 @@ int apx_cmd_analyze(int argc, char **argv)
 		{ "replay", no_argument, NULL, 'R' },
 		{ "kernels", required_argument, NULL, 'K' },
 		{ "replay-max", required_argument, NULL, 'N' },
+		{ "replay-flush", no_argument, NULL, 'X' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -767,6 +771,9 @@ int apx_cmd_analyze(int argc, char **argv)
 			break;
 		case 'K':
 			metrics.kernels = optarg;
+			break;
+		case 'X':
+			metrics.replay_flush = 1;
 			break;
 		case 'N':
 			if (apx_parse_u64(optarg, 1000000, &hz) < 0 || !hz)

@@ -68,6 +68,27 @@ int apx_copy_repeats(const struct apx_model *m, struct apx_copy_repeats *r);	/* 
 /* Whether the n bytes at s (a kernel name: not NUL-terminated) contain needle. */
 int apx_text_has(const char *s, size_t n, const char *needle);
 int apx_name_has(const struct apx_an_name *nm, const char *needle);
+/* The host cost of one kernel launch in a launch-bound steady state: its mean launch gap under
+ * 50 us (idle_attrib.c's launch overhead less the collector's own cost; the longer in-step
+ * gaps left out); 0 when the steady state is not launch-bound (rules then take
+ * APX_HOST_OP_NS). Rules that remove launches claim that much launch idle per launch, and
+ * launch-bound leaves it to them (apx_launch_idle_claimed). */
+double apx_launch_host_ns(const struct apx_model *m);
+/* The launches a step that optimizer-foreach removes (0: it does not fire), and the steady
+ * launch-overhead idle that rules removing launches claim, in ns (*ret_launches: all steps). */
+double apx_optimizer_loop_launches(const struct apx_model *m);
+double apx_launch_idle_claimed(const struct apx_model *m, double *ret_launches);
+/* Gradients zeroed by kernels every step (rule_zero_grad_memset.c): per step, the zeroing
+ * launches and their GPU time, the gradient accumulations set_to_none would spare (adds into
+ * the zeroed gradients) and theirs, and what each launch costs the host; launch_idle_ns: the
+ * steady state's launch-overhead idle these launches account for (launch-bound leaves it to
+ * zero-grad-memset). found 0: no such zeroing. */
+struct apx_zero_grad {
+	int found, foreach;			/* foreach: multi_tensor_apply zeroing kernels */
+	const struct apx_an_name *top;		/* the zeroing kernel */
+	double launches, gpu_ns, adds, add_ns, host_ns, launch_idle_ns;
+};
+void apx_zero_grad_find(const struct apx_model *m, struct apx_zero_grad *z);
 /* Child processes of the process that ran the GPU work (DataLoader workers, subprocesses):
  * from the collector's process records and the run's other files; -1 when the trace cannot
  * tell (no process records: a collector that did not look, or no GPU work). */

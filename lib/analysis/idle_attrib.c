@@ -145,7 +145,7 @@ enum apx_phase apx_phase_of(const struct apx_model *m, uint64_t ts)
 
 int apx_idle_ctx_init(struct apx_idle_ctx *c, const struct apx_model *m)
 {
-	size_t n = m->uvm.n + m->copies.n + 1, k;
+	size_t n = m->uvm.n + m->copies.n + m->graphs.n + 1, k;
 	struct pair *p = malloc(n * sizeof(*p));
 	int r;
 
@@ -153,15 +153,26 @@ int apx_idle_ctx_init(struct apx_idle_ctx *c, const struct apx_model *m)
 	c->m = m;
 	c->sync_ends = malloc((m->syncs.n + 1) * sizeof(*c->sync_ends));
 	c->graph_starts = malloc((m->graphs.n + 1) * sizeof(*c->graph_starts));
-	if (!p || !c->sync_ends || !c->graph_starts) {
+	c->capture_from = malloc((m->graphs.n + 1) * sizeof(*c->capture_from));
+	if (!p || !c->sync_ends || !c->graph_starts || !c->capture_from) {
 		free(p);
 		apx_idle_ctx_release(c);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < m->graphs.n; i++)
-		c->graph_starts[c->ngraph_starts++] =
-			APX_VEC_AT(&m->graphs, struct apx_an_graph, i)->first_ns;
-	qsort(c->graph_starts, c->ngraph_starts, sizeof(*c->graph_starts), cmp_u64);
+	/* each graph's first run, and when the graphs before it had last run: its capture lies
+	 * between (pairs sorted by first run) */
+	for (size_t i = 0; i < m->graphs.n; i++) {
+		const struct apx_an_graph *g = APX_VEC_AT(&m->graphs, struct apx_an_graph, i);
+
+		p[i] = (struct pair){ g->first_ns, g->last_ns };
+	}
+	qsort(p, m->graphs.n, sizeof(*p), cmp_pair);
+	for (size_t i = 0, before = 0; i < m->graphs.n; i++) {
+		c->graph_starts[i] = p[i].s;
+		c->capture_from[i] = i ? before : UINT64_MAX;
+		before = p[i].e > before ? p[i].e : before;
+	}
+	c->ngraph_starts = m->graphs.n;
 	k = 0;
 	for (size_t i = 0; i < m->uvm.n; i++) {
 		const struct apx_an_uvm *u = APX_VEC_AT(&m->uvm, struct apx_an_uvm, i);
@@ -208,7 +219,27 @@ void apx_idle_ctx_release(struct apx_idle_ctx *c)
 	c->nsync_ends = 0;
 	free(c->graph_starts);
 	c->graph_starts = NULL;
+	free(c->capture_from);
+	c->capture_from = NULL;
 	c->ngraph_starts = 0;
+}
+
+/* Whether the gap [a, b] lies where the next CUDA graph to run first was captured: after every
+ * graph before it had run, before its first kernel. */
+static int in_capture(const struct apx_idle_ctx *c, uint64_t a, uint64_t b)
+{
+	size_t lo = 0, hi = c->ngraph_starts;
+
+	while (lo < hi) {	/* first start >= b */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->graph_starts[mid] < b)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < c->ngraph_starts && c->capture_from[lo] != UINT64_MAX &&
+	       c->capture_from[lo] <= a;
 }
 
 /* The last synchronization return in [a, b], or 0 when none. */
@@ -340,10 +371,12 @@ unsigned apx_idle_gap(const struct apx_idle_ctx *c, struct apx_an_timeline *t, u
 		/* fault records mark when pages moved, not how long the host stalled on them: a
 		 * gap in which the host faulted pages back is the faults' */
 		part[APX_IDLE_UVM] += hi - lo;
-	} else if (c->ngraph_starts &&
-		   bsearch(&b, c->graph_starts, c->ngraph_starts, sizeof(b), cmp_u64)) {
+	} else if ((c->ngraph_starts &&
+		    bsearch(&b, c->graph_starts, c->ngraph_starts, sizeof(b), cmp_u64)) ||
+		   (ret && in_capture(c, a, b))) {
 		/* the gap ends at a graph's first kernel: the host was capturing and instantiating
-		 * it (torch.cuda.graph() synchronizes too: the graph's, not the sync's) */
+		 * it; or a sync returned in it while the next graph was being captured:
+		 * torch.cuda.graph() synchronizes before it captures (the graph's, not the sync's) */
 		part[APX_IDLE_GRAPH] += hi - lo;
 	} else if (ret) {
 		static const unsigned causes[] = { APX_IDLE_STAGING, APX_IDLE_COPY_CALLS };

@@ -24,6 +24,8 @@ struct apx_idle_ctx {
 	uint64_t *sync_ends;		/* sorted: synchronizations' return times */
 	size_t nsync_ends;
 	uint64_t *graph_starts;		/* sorted: each CUDA graph's first kernel start */
+	uint64_t *capture_from;		/* per graph_starts: the graphs before it last ended
+					 * (UINT64_MAX: none before): it was captured since */
 	size_t ngraph_starts;
 	uint64_t *unknown_per_step;	/* the model's (NULL without steps): added to here */
 	uint64_t *step_host_per_step;

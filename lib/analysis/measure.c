@@ -118,3 +118,17 @@ long apx_child_processes(const struct apx_model *m)
 	}
 	return n || m->files[fi].has_proc_tree ? n : -1;
 }
+
+double apx_launch_host_ns(const struct apx_model *m)
+{
+	uint64_t idle = m->gpu.idle_by_cause[APX_IDLE_LAUNCH];
+	uint64_t gaps = m->gpu.gaps_by_cause[APX_IDLE_LAUNCH];
+
+	if (m->gpu.step_host_launch) {	/* the long in-step gaps are in there too: left out */
+		idle -= m->gpu.step_host_ns < idle ? m->gpu.step_host_ns : idle;
+		gaps -= m->gpu.step_host_gaps < gaps ? m->gpu.step_host_gaps : gaps;
+	}
+	if (!m->launch_bound || !gaps)
+		return 0;
+	return (double)idle / (double)gaps;
+}

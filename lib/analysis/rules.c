@@ -6,7 +6,8 @@
  * savings together never pass the steady window, the start-up's never its span, and the part
  * of them that is kernel time (f->kernel_ns) never the GPU's kernel busy time: a kernel ns
  * hidden behind a copy cannot also be saved by a faster kernel (a finding that would is
- * capped, saying so). An entry with an observe function is a rule nvperfd runs too, on what
+ * capped, saying so). A finding whose fix another one's needs first ranks above it
+ * (prerequisites_first: per-step syncs above launch-bound). An entry with an observe function is a rule nvperfd runs too, on what
  * it saw of a process (procobs.c's table holds the same entry).
  */
 #include "analysis/findings.h"
@@ -67,6 +68,37 @@ static int cmp_saving(const void *a, const void *b)
 	if (x->severity != y->severity)
 		return y->severity - x->severity;
 	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* A fix that another one's needs first ranks above it: a step that synchronizes the host
+ * (.item(), .cpu()) cannot be captured in a CUDA graph, which is launch-bound's fix, so a
+ * sync-frequency finding whose syncs recur in most steps moves up to just above launch-bound,
+ * and both say why. */
+static void prerequisites_first(const struct apx_model *m, struct apx_findings *out)
+{
+	size_t lb = out->n, sf = out->n;
+
+	for (size_t i = 0; i < out->n; i++) {
+		if (!apx_finding_in_main(out, &out->f[i]) || out->f[i].startup)
+			continue;
+		if (!strcmp(out->f[i].rule, "launch-bound") && lb == out->n)
+			lb = i;
+		else if (!strcmp(out->f[i].rule, "sync-frequency") && sf == out->n)
+			sf = i;
+	}
+	if (lb >= out->n || sf >= out->n || sf < lb || !m->steady.count ||
+	    (double)m->gpu.gaps_by_cause[APX_IDLE_SYNC] < 0.8 * (double)m->steady.count)
+		return;
+	{
+		struct apx_finding f = out->f[sf];
+
+		memmove(&out->f[lb + 1], &out->f[lb], (sf - lb) * sizeof(out->f[0]));
+		out->f[lb] = f;
+	}
+	apx_text_append(out->f[lb].model, sizeof(out->f[lb].model), "; ranked above launch-bound: "
+			"a step that synchronizes cannot be captured in a CUDA graph, its fix");
+	apx_text_append(out->f[lb + 1].fix, sizeof(out->f[lb + 1].fix), "\nFirst remove the host "
+			"synchronizations from the step (sync-frequency): a graph cannot hold them.");
 }
 
 /* Findings the producer wrote (nvperfd's summaries) join the ranking as they are; a saving of
@@ -359,6 +391,7 @@ void apx_rules_run(const struct apx_model *m, struct apx_findings *out)
 		out->f[i].order = (unsigned)(i < nrules ? out->n - nrules + i : i - nrules);
 	qsort(out->f, out->n, sizeof(out->f[0]), cmp_saving);
 	main_first(out);
+	prerequisites_first(m, out);
 	mark_startup_only(out);
 }
 

@@ -2,8 +2,10 @@
  * steps.c - the program's iterations, found without code changes (issue 12): from
  * torch.profiler's ProfilerStep#N ranges when the trace has them, else from the most frequent
  * NVTX range name whose ranges follow one another, else from the repeating sequence of kernel
- * names on the busiest stream (the smallest period that the second half of the run repeats, the
- * step starting after the longest gap of the period). Gives the step count, step time (the
+ * names on the busiest stream (the smallest period that the second half of the run repeats,
+ * widened to the program's iteration: the shortest multiple of it with a host gap at one position
+ * that nearly every period has and the smaller multiples lack, e.g. 64 identical layers a step or
+ * a CUDA graph of repeated kernels a step; the step starts after that gap). Gives the step count, step time (the
  * start of a step to the start of the next, the last one to its end: median, p95, min, max),
  * GPU busy per step, and the start-up before the first step and the teardown
  * after the last. Reads the kernels from the event store's columns (in time order; streams
@@ -26,10 +28,23 @@
 #define SAMPLES 512		/* positions compared per period */
 #define MATCH 0.97		/* share of positions a period must repeat */
 #define WINDOW (1u << 20)	/* kernels looked at, at the start and at the end */
+#define GAPS_MAX 32768		/* gaps looked at to widen the period */
+#define WIDEN_MAX 256		/* multiples of the shortest period tried */
+#define WIDEN_PERIODS 16		/* periods of the gaps looked at a multiple needs at least */
+#define WIDEN_KEEP 0.8		/* a multiple's boundary gap within this of the widest's */
+#define WIDEN_STANDS 1.3	/* and this times the shortest period's, else that one stays */
+#define WIDEN_FLOOR 1000.0	/* ns: a boundary gap this small is no boundary */
 
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
 	return x < y ? -1 : x > y;
 }
@@ -233,6 +248,119 @@ static int windows_fill(const struct apx_model *m, size_t b, struct windows *w)
 	return 0;
 }
 
+/* The boundary gap of period p over the host gaps g[0..n) (g[i]: the gap before kernel i of the
+ * stream, t0 + i its index): the largest, over the period's positions, of the gap that 9 of 10
+ * periods reach at that position (its lowest decile, so that a few long gaps elsewhere do not
+ * make a boundary and a boundary every other period does not count). Its position in *phase;
+ * scratch holds n values. */
+static double boundary_gap(const uint32_t *g, size_t n, size_t t0, size_t p, uint32_t *scratch,
+			   size_t *phase)
+{
+	double best = -1;
+
+	for (size_t k = 0; k < p; k++) {
+		size_t c = 0, first = (k + p - t0 % p) % p;
+
+		for (size_t i = first; i < n; i += p)
+			scratch[c++] = g[i];
+		if (!c)
+			continue;
+		qsort(scratch, c, sizeof(*scratch), cmp_u32);
+		if ((double)scratch[c / 10] > best) {
+			best = (double)scratch[c / 10];
+			*phase = k;
+		}
+	}
+	return best;
+}
+
+/* The gap that 9 of 10 gaps at the other p0-positions of period p that share the boundary's
+ * position modulo p0 (the boundary's siblings: a layer's start where the step's start is the
+ * first layer's) stay under: their highest decile. */
+static double siblings_gap(const uint32_t *g, size_t n, size_t t0, size_t p, size_t p0,
+			   size_t phase, uint32_t *scratch)
+{
+	size_t c = 0;
+
+	for (size_t j = 1; j < p / p0; j++) {
+		size_t first = (phase + j * p0 + p - t0 % p) % p;
+
+		for (size_t i = first; i < n; i += p)
+			scratch[c++] = g[i];
+	}
+	if (!c)
+		return 0;
+	qsort(scratch, c, sizeof(*scratch), cmp_u32);
+	return (double)scratch[c - 1 - c / 10];
+}
+
+/* The program's iteration from the shortest period p0 of the names: the shortest multiple of p0
+ * whose boundary gap (boundary_gap) is within WIDEN_KEEP of the largest any multiple has, when
+ * that stands WIDEN_STANDS above p0's own and nearly every boundary gap is longer than nearly
+ * every sibling's (siblings_gap); p0 otherwise. The gaps are the last GAPS_MAX of the
+ * tail window's second half (more when WIDEN_PERIODS periods need it). The step starts at the
+ * widened period's boundary: *phase (unchanged when p0 stays). Negative errno on no memory. */
+static long widen(const struct apx_model *m, const struct windows *w, size_t p0, size_t *phase)
+{
+	size_t lo = w->ntail / 2 + 1, n, t0, kmax, best_p = p0, ph = 0;
+	uint32_t *g, *scratch;
+	double *score, top = 0;
+
+	if (lo >= w->ntail)
+		return (long)p0;
+	n = w->ntail - lo;
+	if (n > GAPS_MAX && n > WIDEN_PERIODS * p0 * 2)
+		n = GAPS_MAX > WIDEN_PERIODS * p0 * 2 ? GAPS_MAX : WIDEN_PERIODS * p0 * 2;
+	lo = w->ntail - n;
+	t0 = w->n - w->ntail + lo;	/* the stream's index of the first kernel after a gap */
+	kmax = n / (WIDEN_PERIODS * p0);
+	if (kmax > WIDEN_MAX)
+		kmax = WIDEN_MAX;
+	if (kmax > MAX_PERIOD / p0)
+		kmax = MAX_PERIOD / p0;
+	if (kmax < 1)
+		kmax = 1;
+	g = malloc(n * sizeof(*g));
+	scratch = malloc(n * sizeof(*scratch));
+	score = calloc(kmax + 1, sizeof(*score));
+	if (!g || !scratch || !score) {
+		free(g);
+		free(scratch);
+		free(score);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint64_t a = apx_view_kernel_end(m->store, w->tail[lo + i - 1]);
+		uint64_t b = m->store->k.start[w->tail[lo + i]];
+		uint64_t d = b > a ? b - a : 0;
+
+		g[i] = d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
+	}
+	for (size_t k = 1; k <= kmax; k++) {
+		score[k] = boundary_gap(g, n, t0, k * p0, scratch, &ph);
+		top = score[k] > top ? score[k] : top;
+	}
+	if (top >= WIDEN_FLOOR && top >= WIDEN_STANDS * score[1])
+		for (size_t k = 2; k <= kmax; k++)
+			if (score[k] >= WIDEN_KEEP * top) {
+				best_p = k * p0;
+				break;
+			}
+	if (best_p != p0) {
+		size_t at = 0;
+		double b = boundary_gap(g, n, t0, best_p, scratch, &at);
+
+		if (b > siblings_gap(g, n, t0, best_p, p0, at, scratch))
+			*phase = at;
+		else
+			best_p = p0;
+	}
+	free(g);
+	free(scratch);
+	free(score);
+	return (long)best_p;
+}
+
 /* The repeating sequence of kernel names on the busiest stream. 1 when found. */
 static int from_kernels(struct apx_model *m, int *ret_err)
 {
@@ -285,6 +413,15 @@ static int from_kernels(struct apx_model *m, int *ret_err)
 			best = gap[k];
 			phase = k;
 		}
+	/* the program's iteration: a multiple of p when p is a part of it, its start after its
+	 * boundary gap */
+	{
+		long wp = widen(m, &w, p, &phase);
+
+		if (wp < 0)
+			goto oom;
+		p = (size_t)wp;
+	}
 	/* the steps: whole periods from the phase on, from the first that repeats the next */
 	first = phase;
 	while (first + 2 * p <= w.nhead && repeats(m, w.head, first, first + 2 * p, p) < MATCH)

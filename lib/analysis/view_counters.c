@@ -28,6 +28,23 @@ static int cmp_counter(const void *a, const void *b)
 	return x->corr < y->corr ? -1 : x->corr > y->corr;
 }
 
+/* The index of the first of the n sorted counters c of key's (file, correlation). */
+static size_t first_counter(const struct apx_an_counter *c, size_t n,
+			    const struct apx_an_counter *key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cmp_counter(&c[mid], key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -47,33 +64,15 @@ static void join(const struct apx_model *m, uint32_t *name_of)
 	for (size_t i = 0; i < st->k.n; i++) {
 		struct apx_an_counter key = { .corr = st->k.corr[i],
 					      .file = st->streams[st->k.stream[i]].file };
-		size_t lo = 0, hi = n;
 
-		while (lo < hi) {	/* the first counter of (file, corr) */
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (cmp_counter(&c[mid], &key) < 0)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		for (; lo < n && !cmp_counter(&c[lo], &key); lo++)
+		for (size_t lo = first_counter(c, n, &key); lo < n && !cmp_counter(&c[lo], &key); lo++)
 			name_of[lo] = apx_view_kname(st, i);
 	}
 	for (size_t i = 0; i < st->ku.n; i++) {	/* replayed launches: the usual case */
 		struct apx_an_counter key = { .corr = st->ku.corr[i],
 					      .file = st->streams[st->ku.stream[i]].file };
-		size_t lo = 0, hi = n;
 
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-
-			if (cmp_counter(&c[mid], &key) < 0)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		for (; lo < n && !cmp_counter(&c[lo], &key); lo++)
+		for (size_t lo = first_counter(c, n, &key); lo < n && !cmp_counter(&c[lo], &key); lo++)
 			name_of[lo] = apx_view_untimed_kname(st, i);
 	}
 }

@@ -232,6 +232,15 @@ struct apx_event *apx_ring_begin(struct apx_collector *c, uint64_t *ret_pos);
 void apx_ring_commit(struct apx_event *ev, uint64_t pos);
 /* A feature failed: one DEGRADED event (what = static text, err = CUPTI/CUDA code). */
 void apx_degraded(struct apx_collector *c, const char *what, int err);
+/* ring.c: the same for a CUDA driver error (written "CUDA error N"). */
+void apx_degraded_cuda(struct apx_collector *c, const char *what, int cuda_err);
+
+/* l2_sweep.c (--replay-flush): before a replayed launch, read 3 x L2 bytes of apx's own
+ * buffer on the launch's stream (no dirty line of earlier kernels left in L2); -1 when it is
+ * off for this context (said once). apx_l2_sweeping(): this thread is inside it (its own
+ * driver calls re-enter the callbacks). */
+int apx_l2_sweep(struct apx_collector *c, CUcontext ctx, uint32_t device, CUstream stream);
+int apx_l2_sweeping(void);
 /* Writer thread: encode every complete event; lapped or torn slots are counted in ev_lost. */
 void apx_ring_drain(struct apx_collector *c);
 

@@ -496,8 +496,10 @@ void apx_enc_event(struct apx_enc *e, const struct apx_event *ev)
 
 	if (ev->kind == APX_EV_DEGRADED) {
 		char msg[256];
-		int n = snprintf(msg, sizeof(msg), "%s (CUPTI error %d)", ev->text ? ev->text : "?",
-				 ev->err);
+		int n = ev->err < 0 ? snprintf(msg, sizeof(msg), "%s (CUDA error %d)",
+					       ev->text ? ev->text : "?", -ev->err)
+				    : snprintf(msg, sizeof(msg), "%s (CUPTI error %d)",
+					       ev->text ? ev->text : "?", ev->err);
 
 		apx_rec_init(&rec, APX_REC_KV);
 		apx_rec_set_str(&rec, APX_KV_KEY, "degraded");

@@ -1,7 +1,8 @@
 /*
  * proc.c - process-level CPU facts for the collector, cheaply: getrusage(RUSAGE_SELF) plus
- * /proc/self/status for RSS and the thread count, sampled by the writer thread once per flush
- * period and at exit; at exit also the name of every live thread (/proc/self/task/N/comm).
+ * /proc/self/status for RSS and the thread count, sampled by the writer thread at its first
+ * drain, every 100 ms for the first 10 s, then once per flush period, and at exit; at exit
+ * also the name of every live thread (/proc/self/task/N/comm).
  * The process tree: a PROCESS record for this process at the first sample (its presence tells
  * the report that children were looked for) and one for each child process the first time a
  * sample sees it (/proc/self/task/N/children: DataLoader workers, subprocesses), so that
@@ -169,12 +170,27 @@ static int cpu_start(struct apx_collector *c)
 	return c->off & APX_F_CPU ? -1 : 0;
 }
 
+#define EARLY_NS 10000000000ull	/* the first 10 s of the writer ... */
+#define EARLY_EVERY_NS 100000000ull	/* ... sample every 100 ms, then once a flush period */
+
+/* A sample at the first drain, every 100 ms for 10 s (set-up is where large host buffers are
+ * made, copied to the GPU and kept or freed: redundant-replication reads the RSS on either side
+ * of those copies, and short programs end before a 1 s period), then each flush period. */
 static void cpu_drain(struct apx_collector *c, uint64_t now_ns, int periodic)
 {
-	if (periodic && !(c->off & APX_F_CPU)) {
+	static uint64_t first_ns, last_ns;
+
+	if (c->off & APX_F_CPU)
+		return;
+	if (!first_ns)
+		first_ns = now_ns;
+	if (periodic || !last_ns ||
+	    (now_ns - first_ns < EARLY_NS && now_ns - last_ns >= EARLY_EVERY_NS)) {
 		apx_proc_sample(c->w, now_ns);
-		apx_proc_children(c->w, now_ns);
+		last_ns = now_ns;
 	}
+	if (periodic)
+		apx_proc_children(c->w, now_ns);
 }
 
 static void cpu_finish(struct apx_collector *c, uint64_t now_ns)

@@ -51,6 +51,11 @@ void apx_degraded(struct apx_collector *c, const char *what, int err)
 	apx_ring_commit(ev, pos);
 }
 
+void apx_degraded_cuda(struct apx_collector *c, const char *what, int cuda_err)
+{
+	apx_degraded(c, what, cuda_err > 0 ? -cuda_err : 0);
+}
+
 void apx_ring_drain(struct apx_collector *c)
 {
 	for (;;) {

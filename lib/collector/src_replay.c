@@ -15,6 +15,8 @@
  * replays the kernel once per pass inside the launch), decode and evaluate it, and push one
  * ring event per counter. This is deliberately expensive for the launches chosen and costs one
  * table lookup for the others; the time spent is summed and written at exit (kv "replay").
+ * With APX_REPLAY_FLUSH=1 (--replay-flush) each chosen launch is preceded by apx's L2 sweep
+ * kernel on its stream (l2_sweep.c), as ncu flushes caches before its passes.
  * finish() (writer thread) disables the profiler. Failures turn replay off for that context and
  * say so once. PM sampling and replay exclude each other (one profiling session per device):
  * apx analyze refuses both together.
@@ -59,6 +61,7 @@ struct rp_func {
 
 static struct rp_state {
 	int on;
+	int flush;			/* --replay-flush: L2 swept before each replay (l2_sweep.c) */
 	uint32_t max;			/* first launches replayed per kernel */
 	int have_re;
 	regex_t re;
@@ -245,7 +248,7 @@ static struct rp_ctx *ctx_of(CUcontext ctx)
 	return NULL;
 }
 
-static void range_enter(const CUpti_CallbackData *cb, uintptr_t f)
+static void range_enter(const CUpti_CallbackData *cb, uintptr_t f, CUstream stream)
 {
 	CUpti_RangeProfiler_Start_Params st = { .structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE };
 	struct rp_func *s = func_slot(f);
@@ -267,6 +270,8 @@ static void range_enter(const CUpti_CallbackData *cb, uintptr_t f)
 	if (!(x = ctx_of(cb->context)) || !atomic_compare_exchange_strong(&x->busy, &idle, 1))
 		return;
 	open_ns = apx_mono_ns();
+	if (rp.flush)
+		(void)apx_l2_sweep(rp.c, cb->context, x->device, stream);
 	st.pRangeProfilerObject = x->obj;
 	if (cuptiRangeProfilerStart(&st) != CUPTI_SUCCESS) {
 		atomic_store(&x->busy, 0);
@@ -335,8 +340,9 @@ done:
 void apx_replay_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	uintptr_t f;
+	CUstream stream;
 
-	if (!rp.on)
+	if (!rp.on || apx_l2_sweeping())	/* the flush kernel's own launch */
 		return;
 	if (cb->callbackSite == CUPTI_API_EXIT) {
 		if (open_ctx)
@@ -344,12 +350,19 @@ void apx_replay_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 		return;
 	}
 	if (cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx ||
-	    cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz)
-		f = (uintptr_t)((const cuLaunchKernelEx_params *)cb->functionParams)->f;
-	else
-		f = (uintptr_t)((const cuLaunchKernel_params *)cb->functionParams)->f;
+	    cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz) {
+		const cuLaunchKernelEx_params *p = cb->functionParams;
+
+		f = (uintptr_t)p->f;
+		stream = p->config ? p->config->hStream : NULL;
+	} else {
+		const cuLaunchKernel_params *p = cb->functionParams;
+
+		f = (uintptr_t)p->f;
+		stream = p->hStream;
+	}
 	if (f)
-		range_enter(cb, f);
+		range_enter(cb, f, stream);
 }
 
 int apx_replay_wanted(void)
@@ -366,6 +379,7 @@ static int replay_start(struct apx_collector *c)
 	if (!getenv("APX_REPLAY") || strcmp(getenv("APX_REPLAY"), "1"))
 		return 0;
 	rp.max = (uint32_t)apx_env_u64("APX_REPLAY_MAX", 5, 1000000);
+	rp.flush = getenv("APX_REPLAY_FLUSH") && !strcmp(getenv("APX_REPLAY_FLUSH"), "1");
 	if (re && *re) {
 		if (regcomp(&rp.re, re, REG_EXTENDED | REG_NOSUB)) {
 			apx_degraded(c, "replay: APX_REPLAY_KERNELS is not an extended regular "

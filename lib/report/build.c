@@ -172,36 +172,51 @@ static const struct apx_rcol findings_cols[] = {
 	{ "rule", "rule", APX_UNIT_TEXT },
 	{ "saving_ns", "saving", APX_UNIT_NS },
 	{ "saving_pct", "of the run", APX_UNIT_PCT },
+	{ "saving_per_step_ns", "a step", APX_UNIT_NS },
+	{ "saving_step_pct", "of step time", APX_UNIT_PCT },
 	{ "confidence_pct", "confidence", APX_UNIT_PCT },
 	{ "title", "finding", APX_UNIT_TEXT },
 };
 
 /* One row of a findings table. */
-static void finding_row(struct apx_rdoc *d, struct apx_rtable *t, const struct apx_finding *f,
-			unsigned rank, const char *severity)
+static void finding_row(struct apx_rdoc *d, struct apx_rtable *t, const struct apx_rfinding *rf)
 {
+	const struct apx_finding *f = rf->f;
+
 	if (apx_rtable_row(t) < 0)
 		return;
-	apx_rtable_u64(t, 0, rank);
-	apx_rtable_str(d, t, 1, severity);
+	apx_rtable_u64(t, 0, rf->rank);
+	apx_rtable_str(d, t, 1, rf->severity);
 	apx_rtable_str(d, t, 2, f->rule);
 	if (f->saving_estimated) {
 		apx_rtable_num(t, 3, f->saving_ns);
 		apx_rtable_num(t, 4, f->saving_pct);
 	}
-	apx_rtable_num(t, 5, f->confidence_pct);
-	apx_rtable_str(d, t, 6, f->title);
+	if (rf->per_step) {
+		apx_rtable_num(t, 5, rf->step_ns);
+		apx_rtable_num(t, 6, rf->step_pct);
+	}
+	apx_rtable_num(t, 7, f->confidence_pct);
+	apx_rtable_str(d, t, 8, f->title);
 }
 
 /* A finding as the emitters see it: its rank in its list, its typed tables. */
 static void rfinding(struct apx_rdoc *d, struct apx_rfinding *rf, const struct apx_finding *f,
 		     unsigned rank)
 {
-	rf->f = f;
-	rf->rank = rank;
+	*rf = (struct apx_rfinding){ .f = f, .rank = rank };
 	rf->severity = severity_word(f->severity);
 	rf->metrics = metrics_table(d, f);
 	rf->evidence = evidence_table(d, f);
+	/* a steady finding's saving a step: its total over the steady steps, and as % of step
+	 * time (of the steady window, summed over devices: the budget the steady findings'
+	 * savings never pass together, rules.c) */
+	if (!f->startup && f->saving_estimated && d->m->steady.source != APX_STEPS_NONE &&
+	    d->m->steady.count && d->fd->steady_budget_ns > 0) {
+		rf->per_step = 1;
+		rf->step_ns = f->saving_ns / (double)d->m->steady.count;
+		rf->step_pct = f->saving_ns * 100.0 / d->fd->steady_budget_ns;
+	}
 }
 
 /* The main list: the steady state's findings (and start-up's when it dominates the run). */
@@ -225,7 +240,7 @@ static void findings(struct apx_rdoc *d)
 			continue;
 		rf = &d->findings[d->nfindings++];
 		rfinding(d, rf, f, (unsigned)d->nfindings);
-		finding_row(d, t, f, rf->rank, rf->severity);
+		finding_row(d, t, rf);
 	}
 	metrics_long(d);
 	if (!d->nfindings)
@@ -271,9 +286,10 @@ static void startup(struct apx_rdoc *d)
 	for (size_t i = 0; i < fd->n; i++) {
 		if (apx_finding_in_main(fd, &fd->f[i]))
 			continue;
-		finding_row(d, ft, &fd->f[i], ++rank, severity_word(fd->f[i].severity));
-		if (d->sfindings)
-			rfinding(d, &d->sfindings[d->nsfindings++], &fd->f[i], rank);
+		struct apx_rfinding one, *rf = d->sfindings ? &d->sfindings[d->nsfindings++] : &one;
+
+		rfinding(d, rf, &fd->f[i], ++rank);
+		finding_row(d, ft, rf);
 	}
 	if (!rank)
 		apx_rdoc_note(d, APX_SEC_STARTUP, fd->startup_dominates

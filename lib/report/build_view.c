@@ -303,15 +303,24 @@ static void view_summary(struct apx_rdoc *d)
 			      fd->n ? " (start-up aside)" : "");
 	for (size_t i = 0; i < fd->n && i < 3 && apx_finding_in_main(fd, &fd->f[i]); i++) {
 		const struct apx_finding *f = &fd->f[i];
+		const struct apx_rfinding *rf = i < d->nfindings && d->findings[i].f == f
+						? &d->findings[i] : NULL;
 		char line[128];
+		int room;
 
-		if (f->saving_estimated)
+		if (rf && rf->per_step)
+			snprintf(b2, sizeof(b2), "save %s a step (%.1f%%)",
+				 apx_fmt_ns(b1, sizeof(b1), rf->step_ns), rf->step_pct);
+		else if (f->saving_estimated)
 			snprintf(b2, sizeof(b2), "save %s (%.1f%%)", apx_fmt_ns(b1, sizeof(b1), f->saving_ns),
 				 f->saving_pct);
 		else
 			snprintf(b2, sizeof(b2), "saving not estimated");
 		snprintf(head, sizeof(head), "%-18s %zu. ", i ? "" : "top findings", i + 1);
-		snprintf(line, sizeof(line), " %s: %.40s", b2, f->title);
+		/* within 100 columns: head (24), severity (8), " ", b2, ": ", the title's start */
+		room = 100 - 24 - 8 - 3 - (int)strlen(b2);
+		snprintf(line, sizeof(line), " %s: %.*s", b2, room > 40 ? 40 : room > 0 ? room : 0,
+			 f->title);
 		apx_rdoc_blk(d, s, &(struct apx_rblk){ .kind = APX_RB_SEV, .indent = 2, .head = head,
 						      .sev = f->severity, .sevpad = 8, .text = line });
 	}
@@ -332,6 +341,9 @@ static const struct apx_rvcol findings_json_cols[] = {
 	{ .key = "title", .title = "finding", .unit = APX_UNIT_TEXT },
 	{ .key = "saving_ns", .title = "saving", .unit = APX_UNIT_NS, .h.jfmt = APX_JF_INT },
 	{ .key = "saving_pct", .title = "of the run", .unit = APX_UNIT_PCT },
+	{ .key = "saving_per_step_ns", .title = "a step", .unit = APX_UNIT_NS,
+	  .h = { .jfmt = APX_JF_INT, .jomit = 1 } },
+	{ .key = "saving_step_pct", .title = "of step time", .unit = APX_UNIT_PCT, .h.jomit = 1 },
 	{ .key = "saving_estimated", .title = "estimated", .unit = APX_UNIT_COUNT,
 	  .h.jfmt = APX_JF_BOOL },
 	{ .key = "startup", .title = "start-up", .unit = APX_UNIT_COUNT, .h.jfmt = APX_JF_BOOL },
@@ -365,20 +377,25 @@ static void findings_json(struct apx_rdoc *d, unsigned s, const struct apx_rfind
 		apx_rtable_str(d, j, 3, a->title);
 		apx_rtable_num(j, 4, a->saving_ns);
 		apx_rtable_num(j, 5, a->saving_pct);
-		apx_rtable_u64(j, 6, !!a->saving_estimated);
-		apx_rtable_u64(j, 7, !!a->startup);
-		apx_rtable_str(d, j, 8, a->model);
-		apx_rtable_str(d, j, 9, a->evidence);
-		apx_rtable_str(d, j, 10, a->fix);
-		apx_rtable_u64(j, 11, (uint64_t)a->confidence_pct);
+		if (rf[i].per_step) {
+			apx_rtable_num(j, 6, rf[i].step_ns);
+			apx_rtable_num(j, 7, rf[i].step_pct);
+		}
+		apx_rtable_u64(j, 8, !!a->saving_estimated);
+		apx_rtable_u64(j, 9, !!a->startup);
+		apx_rtable_str(d, j, 10, a->model);
+		apx_rtable_str(d, j, 11, a->evidence);
+		apx_rtable_str(d, j, 12, a->fix);
+		apx_rtable_u64(j, 13, (uint64_t)a->confidence_pct);
 	}
 	apx_rdoc_json_findings(d, s, "findings", j, rf, n, inside);
 }
 
 /* One finding's text: rank, severity and title, saving, then its model, evidence and fix. */
-static void finding_text(struct apx_rdoc *d, unsigned s, const struct apx_finding *f,
-			 size_t rank)
+static void finding_text(struct apx_rdoc *d, unsigned s, const struct apx_rfinding *rf)
 {
+	const struct apx_finding *f = rf->f;
+	size_t rank = rf->rank;
 	char b1[32], head[32];
 
 	apx_rdoc_line(d, s, 0, "%s", "");
@@ -386,7 +403,11 @@ static void finding_text(struct apx_rdoc *d, unsigned s, const struct apx_findin
 	apx_rdoc_blk(d, s, &(struct apx_rblk){ .kind = APX_RB_SEV, .indent = 2, .head = head,
 					      .sev = f->severity, .mid = " ", .text = f->title,
 					      .windent = 6 });
-	if (f->saving_estimated)
+	if (rf->per_step)
+		apx_rdoc_line(d, s, 4, "%-10s %s a step (%.1f%% of step time), confidence %d%%, rule %s",
+			      "saving", apx_fmt_ns(b1, sizeof(b1), rf->step_ns), rf->step_pct,
+			      f->confidence_pct, f->rule);
+	else if (f->saving_estimated)
 		apx_rdoc_line(d, s, 4, "%-10s %s (%.1f%% of the run), confidence %d%%, rule %s",
 			      "saving", apx_fmt_ns(b1, sizeof(b1), f->saving_ns), f->saving_pct,
 			      f->confidence_pct, f->rule);
@@ -406,7 +427,7 @@ static void view_findings(struct apx_rdoc *d)
 
 	findings_json(d, s, d->findings, d->nfindings, 0);
 	for (size_t i = 0; i < d->nfindings; i++)
-		finding_text(d, s, d->findings[i].f, d->findings[i].rank);
+		finding_text(d, s, &d->findings[i]);
 	if (!d->nfindings)
 		apx_rdoc_line(d, s, 2, "none");
 	if (fd->recorded_dropped) {
@@ -466,7 +487,7 @@ static void view_startup(struct apx_rdoc *d)
 			      "not dominate the run)");
 	}
 	for (size_t i = 0; i < d->nsfindings; i++)
-		finding_text(d, s, d->sfindings[i].f, d->sfindings[i].rank);
+		finding_text(d, s, &d->sfindings[i]);
 	if (!d->nsfindings)
 		apx_rdoc_line(d, s, 2, "findings: none%s",
 			      fd->startup_dominates ? " apart from the ranked ones" : "");

@@ -229,6 +229,8 @@ struct apx_rfinding {
 	const char *severity;			/* "critical", "warning", "info" */
 	struct apx_rtable *metrics;		/* NULL when the finding has none */
 	struct apx_rtable *evidence;		/* NULL when the rule gave no table */
+	int per_step;				/* a steady finding with steps found: */
+	double step_ns, step_pct;		/* its saving a step, and as % of the median step */
 };
 
 struct apx_rdoc {

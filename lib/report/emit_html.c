@@ -130,7 +130,10 @@ static void finding(FILE *out, const struct apx_rfinding *rf)
 		rf->severity, rf->rank);
 	apx_html_str(out, f->title);
 	fputs("</h3><p>", out);
-	if (f->saving_estimated)
+	if (rf->per_step)
+		fprintf(out, "saving %s a step (%.1f%% of step time)",
+			apx_unit_fmt(b, sizeof(b), APX_UNIT_NS, rf->step_ns), rf->step_pct);
+	else if (f->saving_estimated)
 		fprintf(out, "saving %s (%.1f%% of the run)", apx_unit_fmt(b, sizeof(b), APX_UNIT_NS,
 									   f->saving_ns), f->saving_pct);
 	else

@@ -27,6 +27,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import known  # noqa: E402  (tests/gpu/known.py: --from DIR and the known differences)
 
 build = os.path.abspath(sys.argv[1])
+# REPLAY_FLUSH=1: apx with --replay-flush (its L2 sweep before each replayed launch) against ncu
+# flushing the caches before each pass (--cache-control all), the other like-for-like pairing
+FLUSH = os.environ.get("REPLAY_FLUSH") == "1"
 offline, out = known.args(sys.argv[2:])
 here = os.path.dirname(os.path.abspath(__file__))
 apx, dump = os.path.join(build, "apx"), os.path.join(build, "apx-dump")
@@ -67,8 +70,9 @@ trace = os.path.join(out, "replay.apx")
 if offline:
     p = known.logged_run(os.path.join(out, "replay.log"))
 else:
-    p = subprocess.run([apx, "analyze", "-f", "-o", trace, "--replay", "--replay-max", "3", "--",
-                        sys.executable, work], capture_output=True, text=True)
+    p = subprocess.run([apx, "analyze", "-f", "-o", trace, "--replay", "--replay-max", "3"] +
+                       (["--replay-flush"] if FLUSH else []) + ["--", sys.executable, work],
+                       capture_output=True, text=True)
     open(os.path.join(out, "replay.log"), "w").write(p.stdout + p.stderr)
 check(p.returncode == 0 and "done" in p.stdout, f"apx analyze --replay exit {p.returncode}", "replay.exit")
 recs = [json.loads(l) for l in subprocess.run([dump, trace], capture_output=True,
@@ -119,7 +123,8 @@ else:
         q = known.LoggedRun(os.path.join(out, "ncu.csv"))
         q.returncode = 0
     else:
-        q = subprocess.run([ncu, "--clock-control", "none", "--cache-control", "none", "--csv", "--page",
+        q = subprocess.run([ncu, "--clock-control", "none", "--cache-control", "all" if FLUSH else "none",
+                            "--csv", "--page",
                             "raw", "--print-kernel-base", "mangled", "--metrics", ",".join(COMPARE),
                             sys.executable, work], capture_output=True, text=True)
         open(os.path.join(out, "ncu.csv"), "w").write(q.stdout)

@@ -66,5 +66,8 @@ python3 "$src/tests/gpu/metrics_check.py" "$build" "$work/metrics" 2>&1 | tee "$
 mrc=${PIPESTATUS[0]}
 python3 "$src/tests/gpu/replay_check.py" "$build" "$work/replay" 2>&1 | tee "$out/replay.log"
 [ "${PIPESTATUS[0]}" = 0 ] || mrc=1
+# the same with --replay-flush against ncu --cache-control all (reported, not yet a gate)
+REPLAY_FLUSH=1 python3 "$src/tests/gpu/replay_check.py" "$build" "$work/replay_flush" 2>&1 |
+	tee "$out/replay_flush.log"
 tar -czf "$out/gpu-results.tar.gz" -C "$out" work 2>/dev/null && rm -rf "$work"
 [ "$rc" = 0 ] && [ "$arc" = 0 ] && [ "$mrc" = 0 ] && [ -z "${holder_failed:-}" ]

@@ -49,6 +49,7 @@ expect "analyze: frequency without metrics" 2 "needs --metrics" -- \
 expect "analyze: replay and metrics together refused" 2 "cannot run together" -- \
 	"$apx" analyze --replay --metrics -- true
 expect "analyze: --kernels without --replay" 2 "need --replay" -- "$apx" analyze --kernels gemm -- true
+expect "analyze: --replay-flush without --replay" 2 "need --replay" -- "$apx" analyze --replay-flush -- true
 expect "analyze: bad --kernels regex" 2 "not an extended regular expression" -- \
 	"$apx" analyze --replay --kernels 'gemm(' -- true
 expect "analyze: --replay-max 0" 2 "from 1 to 1000000, not '0'" -- "$apx" analyze --replay --replay-max 0 -- true

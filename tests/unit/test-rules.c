@@ -6,6 +6,7 @@
  * device-to-device copies are no copy-overlap finding, tiny fp32 GEMMs no fp32-matmul one;
  * and kernel time is saved once: GEMMs hidden behind copies are no fp32-matmul finding.
  */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -116,6 +117,35 @@ APX_TEST(rule_optimizer_foreach)
 	APX_ASSERT(strstr(f->fix, "fused=True"));
 	apx_model_free(m);
 
+	/* launch-bound: 100 tiny kernels a step 17 us apart, then the per-tensor loop; its
+	 * launches cost the steady state's mean launch gap each, which launch-bound leaves out */
+	APX_ASSERT_OK(tg_open(&t));
+	ts = 10 * MS;
+	for (int s = 0; s < 20; s++) {
+		uint64_t s0 = ts;
+
+		for (int k = 0; k < 100; k++, ts += 20 * US)
+			tg_kernel(&t, ts, 3 * US, "tiny_fwd", 7);
+		ts = adamw_single(&t, ts, 40) + 300 * US;
+		tg_marker(&t, s0, ts, "train_step");
+	}
+	m = analyse(&t);
+	APX_ASSERT(m && m->launch_bound);
+	f = finding("optimizer-foreach");
+	APX_ASSERT(f);
+	{
+		double host = apx_launch_host_ns(m), launch_idle = 0;
+		const struct apx_finding *lb = finding("launch-bound");
+
+		APX_ASSERT(host > 4000 && host < 17000);	/* between the two gap lengths */
+		APX_ASSERT(fabs(f->saving_ns - 40.0 * 8 * host * 20) < 1e3);
+		APX_ASSERT(strstr(f->model, "mean launch gap"));
+		APX_ASSERT(lb && strstr(lb->evidence, "left to them"));
+		launch_idle = (double)m->gpu.idle_by_cause[APX_IDLE_LAUNCH];
+		APX_ASSERT(lb->saving_ns + f->saving_ns <= launch_idle);
+	}
+	apx_model_free(m);
+
 	APX_ASSERT_OK(tg_open(&t));	/* the fixed program: AdamW(fused=True) */
 	ts = 10 * MS;
 	for (int s = 0; s < 20; s++) {
@@ -214,6 +244,109 @@ APX_TEST(rule_zero_grad_memset)
 	return 0;
 }
 
+#define MTA "void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::" \
+	"(anonymous namespace)::TensorListMetadata<1>, at::native::(anonymous namespace)::"
+#define ADD "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, " \
+	"std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul>)"
+
+/* 20 steps: [the foreach zeroing,] forward and backward, 16 adds (one per gradient: into the
+ * zeroed ones when zeroed), the optimizer's foreach kernel. */
+static struct apx_model *foreach_zeroing(int zeroed)
+{
+	struct tg t;
+	uint64_t ts = 10 * MS;
+
+	if (tg_open(&t) < 0)
+		return NULL;
+	for (int s = 0; s < 20; s++) {
+		uint64_t s0 = ts;
+
+		if (zeroed)
+			tg_kernel_cfg(&t, ts, 10 * US, MTA "ZeroFunctor<float, 1, 1, 0>>()", 512, 26, 0);
+		ts = fwd_bwd(&t, ts + 20 * US);
+		for (int p = 0; p < 16; p++, ts += 5 * US)
+			tg_kernel(&t, ts, 2 * US, ADD, 7);
+		tg_kernel(&t, ts, 50 * US, MTA "BinaryOpScalarFunctor<float, 1, 1, 0>, "
+			  "std::plus<float>, float>()", 7);
+		ts += 300 * US;
+		tg_marker(&t, s0, ts, "train_step");
+	}
+	return analyse(&t);
+}
+
+/* PyTorch 2.x's zero_grad(set_to_none=False): one foreach zeroing kernel a step, and backward
+ * then adds each gradient into its zeroed one */
+APX_TEST(zero_grad_by_foreach_kernels)
+{
+	const struct apx_finding *f;
+	struct apx_model *m = foreach_zeroing(1);
+
+	APX_ASSERT(m);
+	f = finding("zero-grad-memset");
+	APX_ASSERT(f);
+	/* not launch-bound: (1 zeroing + 16 adds) x 4 us of the host + 10 us + 16 x 2 us of GPU */
+	APX_ASSERT_EQ((uint64_t)f->saving_ns, (17ull * 4000 + 10000 + 16ull * 2000) * 20);
+	APX_ASSERT(strstr(f->title, "1 foreach kernel, 16 adds"));
+	apx_model_free(m);
+
+	/* the same adds (gradients of a shared weight, residual sums) and the optimizer's foreach
+	 * kernel without zeroing: silent */
+	m = foreach_zeroing(0);
+	APX_ASSERT(m && !finding("zero-grad-memset"));
+	apx_model_free(m);
+	return 0;
+}
+
+/* 20 launch-bound steps (100 tiny kernels 17 us apart), a sync every `every` steps after the
+ * last kernel, then 400 us of host work before the next step. */
+static struct apx_model *launch_bound_with_syncs(int every)
+{
+	struct tg t;
+	uint64_t ts = 10 * MS;
+
+	if (tg_open(&t) < 0)
+		return NULL;
+	for (int s = 0; s < 20; s++) {
+		uint64_t s0 = ts;
+
+		for (int k = 0; k < 100; k++, ts += 20 * US)
+			tg_kernel(&t, ts, 3 * US, "tiny_fwd", 7);
+		if (s % every == 0)
+			tg_sync(&t, ts - 20 * US, ts - 15 * US, APX_SYNC_KIND_STREAM);
+		ts += 400 * US;
+		tg_marker(&t, s0, ts, "train_step");
+	}
+	return analyse(&t);
+}
+
+/* loss.item() every step in a launch-bound loop: the syncs must go before the step can be a
+ * CUDA graph, so sync-frequency ranks above launch-bound though it saves less */
+APX_TEST(per_step_syncs_rank_above_launch_bound)
+{
+	const struct apx_finding *lb, *sf;
+	struct apx_model *m = launch_bound_with_syncs(1);
+
+	APX_ASSERT(m && m->launch_bound);
+	lb = finding("launch-bound");
+	sf = finding("sync-frequency");
+	APX_ASSERT(lb && sf);
+	APX_ASSERT(sf->saving_ns < lb->saving_ns);
+	APX_ASSERT(sf < lb);				/* ranked first */
+	APX_ASSERT(strstr(sf->model, "ranked above launch-bound"));
+	APX_ASSERT(strstr(lb->fix, "First remove the host synchronizations"));
+	apx_model_free(m);
+
+	/* a sync every 10 steps: no prerequisite, ranked by saving */
+	m = launch_bound_with_syncs(10);
+	APX_ASSERT(m);
+	lb = finding("launch-bound");
+	sf = finding("sync-frequency");
+	APX_ASSERT(lb && (!sf || lb < sf));
+	APX_ASSERT(!strstr(lb->fix, "First remove"));
+	apx_model_free(m);
+	return 0;
+}
+
 APX_TEST(rule_graph_recapture)
 {
 	const struct apx_finding *f;
@@ -237,6 +370,31 @@ APX_TEST(rule_graph_recapture)
 	/* the gaps before the 9 graphs after the first: 2 ms + the 5 us between kernels */
 	APX_ASSERT_EQ((uint64_t)f->saving_ns, 9 * (2 * MS + 5 * US));
 	APX_ASSERT(strstr(f->title, "20 kernels was captured 10 times"));
+	apx_model_free(m);
+
+	/* torch.cuda.graph() synchronizes first: the host waits for the last replay, then captures
+	 * and instantiates (400 us) before the replay's 2 prologue kernels, and the new graph's
+	 * first launch waits 500 us more; all of it is the re-capture's, none the sync's */
+	APX_ASSERT_OK(tg_open(&t));
+	ts = 10 * MS;
+	for (int s = 0; s < 12; s++) {
+		tg_sync(&t, ts - 200 * US, ts, APX_SYNC_KIND_DEVICE);
+		ts += 400 * US;
+		tg_kernel(&t, ts, 10 * US, "fill_seed", 7);
+		tg_kernel(&t, ts + 15 * US, 10 * US, "fill_offset", 7);
+		ts += 525 * US;
+		for (int k = 0; k < 20; k++, ts += 55 * US)
+			tg_kernel_graph(&t, ts, 50 * US, k % 2 ? "fwd_kernel" : GEMM, 1000 + s);
+	}
+	m = analyse(&t);
+	APX_ASSERT(m);
+	f = finding("graph-recapture");
+	APX_ASSERT(f);
+	APX_ASSERT(m->gpu.idle_by_cause[APX_IDLE_SYNC] == 0);
+	APX_ASSERT(!finding("sync-frequency"));
+	/* 405 us + 500 us a re-capture in the steady state (a step or two are start-up) */
+	APX_ASSERT(f->saving_ns >= 8.0 * 905 * US && f->saving_ns <= 11.0 * 905 * US);
+	APX_ASSERT_EQ(m->gpu.idle_by_cause[APX_IDLE_GRAPH], (uint64_t)f->saving_ns);
 	apx_model_free(m);
 
 	APX_ASSERT_OK(tg_open(&t));	/* captured once, replayed each step */
@@ -296,6 +454,21 @@ APX_TEST(rule_redundant_replication)
 	APX_ASSERT(strstr(f->title, "1.07 GB held twice"));
 	APX_ASSERT(strstr(f->evidence, "pageable (0x7f1000000000)"));
 	APX_ASSERT(strstr(f->fix, "del x"));
+	apx_model_free(m);
+
+	/* a run shorter than the collector's RSS sampling: samples at start-up and exit only,
+	 * none between the copy and the end of the GPU work: not measured, not a finding */
+	APX_ASSERT_OK(tg_open(&t));
+	tg_mem_at(&t, 990 * MS, APX_MEMOP_ALLOC, APX_MEM_DEVICE, 1024 * MIB, 0x7f9000000000ull);
+	tg_copy(&t, 1000 * MS, 80 * MS, APX_COPY_H2D, APX_MEM_PAGEABLE, 1024 * MIB, 0,
+		0x7f1000000000ull, 7);
+	for (int s = 0; s < 20; s++)
+		tg_kernel(&t, 1100 * MS + (uint64_t)s * 5 * MS, 4 * MS, GEMM, 7);
+	tg_cpu(&t, 1300 * MS, 900 * MIB);
+	m = analyse(&t);
+	APX_ASSERT(m && !finding("redundant-replication"));
+	APX_ASSERT(result("redundant-replication")->status == APX_RULE_NOT_MEASURED);
+	APX_ASSERT(strstr(result("redundant-replication")->why, "no RSS sample"));
 	apx_model_free(m);
 
 	APX_ASSERT_OK(tg_open(&t));	/* del X after the copy: the RSS drops by the buffer */

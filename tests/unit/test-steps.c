@@ -1,7 +1,8 @@
 /*
  * test-steps.c - unit tests of step detection (lib/analysis/steps.c): a repeating kernel
  * sequence after a warm-up that differs, NVTX ranges, ProfilerStep#N ranges preferred to a more
- * frequent NVTX name, and no step in a sequence that never repeats.
+ * frequent NVTX name, no step in a sequence that never repeats, and a step of identical layers
+ * found whole (its boundary gap) rather than per layer.
  */
 #include <stdio.h>
 #include <string.h>
@@ -85,6 +86,50 @@ APX_TEST(steps_from_nvtx_and_profiler_ranges)
 	APX_ASSERT(m->steady.source == APX_STEPS_PROFILER);
 	APX_ASSERT_EQ(m->steady.count, 4);
 	APX_ASSERT_EQ(m->steady.median_ns, 3 * MS);
+	apx_model_free(m);
+	return 0;
+}
+
+/* 60 steps of `layers` identical layers (a GEMM and its epilogue, 8 us and 2 us) launched by the
+ * host: 25-33 us between layers with one 48 us outlier a step at a layer that moves, and
+ * `boundary_us` between steps. */
+static struct apx_model *layered_steps(int layers, uint64_t boundary_us)
+{
+	struct tg t;
+	uint64_t ts = 1 * MS;
+
+	if (tg_open(&t) < 0)
+		return NULL;
+	for (int s = 0; s < 60; s++) {
+		for (int l = 0; l < layers; l++) {
+			uint64_t gap = l == 0 ? boundary_us
+				       : l == (s * 7) % layers ? 48u : 25u + (uint64_t)(l % 3) * 4;
+
+			ts += gap * US;
+			tg_kernel(&t, ts, 8 * US, "gemm", 7);
+			tg_kernel(&t, ts + 9 * US, 2 * US, "epilogue", 7);
+			ts += 11 * US;
+		}
+	}
+	return load(&t);
+}
+
+APX_TEST(steps_of_identical_layers_are_the_iteration)
+{
+	struct apx_model *m = layered_steps(16, 60);
+
+	/* a step is the 16 layers (32 kernels) after the longer gap, not one layer */
+	APX_ASSERT(m);
+	APX_ASSERT(m->steady.source == APX_STEPS_KERNELS);
+	APX_ASSERT_EQ(m->steady.period, 32);
+	APX_ASSERT(m->steady.count >= 58 && m->steady.count <= 60);
+	apx_model_free(m);
+
+	/* no longer gap between steps: nothing tells a step from a layer, the layer stays */
+	m = layered_steps(16, 29);
+	APX_ASSERT(m);
+	APX_ASSERT(m->steady.source == APX_STEPS_KERNELS);
+	APX_ASSERT_EQ(m->steady.period, 2);
 	apx_model_free(m);
 	return 0;
 }

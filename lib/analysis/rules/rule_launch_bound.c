@@ -10,6 +10,9 @@
  * step (or under 1 ms between steps) that nothing else explains are launch overhead too: the
  * host's own work between two launches (autograd, zero_grad, the optimizer's Python), which a
  * captured or compiled step does not repeat; they are counted here, and not by gpu-starvation.
+ * The launch gaps of launches other rules remove (apx_launch_idle_claimed: gradients zeroed
+ * every step and the adds into them, an optimizer stepping one tensor at a time) are theirs,
+ * left out here.
  */
 #include "analysis/findings.h"
 
@@ -19,17 +22,40 @@
 
 #define GRAPH_GAP_NS 1000.0
 
+double apx_launch_idle_claimed(const struct apx_model *m, double *ret_launches)
+{
+	double host = apx_launch_host_ns(m), launches;
+	struct apx_zero_grad z;
+
+	*ret_launches = 0;
+	if (host <= 0)
+		return 0;
+	apx_zero_grad_find(m, &z);
+	launches = apx_optimizer_loop_launches(m) + (z.launch_idle_ns > 0 ? z.launches + z.adds : 0);
+	*ret_launches = launches * (double)m->steady.count;
+	return *ret_launches * host;
+}
+
 APX_RULE_DECL(launch_bound)
 {
 	uint64_t idle = m->gpu.idle_by_cause[APX_IDLE_LAUNCH];
 	uint64_t gaps = m->gpu.gaps_by_cause[APX_IDLE_LAUNCH] + m->gpu.gaps_by_cause[APX_IDLE_COLLECTOR];
 	uint64_t active = m->steady_ns, small = 0, self = m->gpu.idle_by_cause[APX_IDLE_COLLECTOR];
-	double saving, mean_kernel;
+	double saving, mean_kernel, zero_idle = 0;
 	char b1[32], b2[32];
 	struct apx_finding *f;
+	double claimed_launches = 0;
 
 	if (!m->k.n || !active)
 		return APX_RULE_CLEAN;
+	zero_idle = apx_launch_idle_claimed(m, &claimed_launches);
+	if (zero_idle > 0) {
+		uint64_t zg = (uint64_t)claimed_launches;
+
+		zero_idle = zero_idle < (double)idle ? zero_idle : (double)idle;
+		idle -= (uint64_t)zero_idle;
+		gaps -= zg < gaps ? zg : gaps;
+	}
 	for (size_t i = 0; i < m->k.n; i++)
 		small += m->k.dur[i] < 10000;
 	/* kernel_total_ns also holds replayed launches' durations (view_kernels.c): count them */
@@ -62,6 +88,11 @@ APX_RULE_DECL(launch_bound)
 				"the host's own work between launches\n",
 				(unsigned long long)m->gpu.step_host_gaps,
 				apx_fmt_ns(b1, sizeof(b1), (double)m->gpu.step_host_ns));
+	if (zero_idle > 0)
+		apx_text_append(f->evidence, sizeof(f->evidence),
+				"%s of launch gaps before launches other findings remove (gradient "
+				"zeroing, per-tensor optimizer steps) left to them\n",
+				apx_fmt_ns(b1, sizeof(b1), zero_idle));
 	if (self)
 		apx_text_append(f->evidence, sizeof(f->evidence),
 				"collector's cost per launch: %s (measured by apx analyze); %s of the "

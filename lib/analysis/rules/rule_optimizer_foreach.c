@@ -11,12 +11,15 @@
  * and mul_ for the decoupled weight decay: torch/optim/adam.py, _single_tensor_adam); each
  * launch costs the host APX_HOST_OP_NS of eager dispatch (Python, the dispatcher, the launch).
  * foreach/fused do the same arithmetic on the same bytes in a few launches per ~100 tensors,
- * so what goes is the per-launch cost: saving = tensors x OPS_PER_PARAM x APX_HOST_OP_NS a step.
- * (The GPU time of the kernels stays, but for fused=True, which reads each tensor once.)
+ * so what goes is the per-launch cost: saving = tensors x OPS_PER_PARAM x the host cost of a
+ * launch a step: in a launch-bound steady state its mean short launch gap (apx_launch_host_ns;
+ * launch-bound then leaves that idle to this rule), else APX_HOST_OP_NS. (The GPU time of the
+ * kernels stays, but for fused=True, which reads each tensor once.)
  */
 #include "analysis/findings.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "base/banned.h"
 
@@ -28,36 +31,69 @@ static int is_addcdiv(const struct apx_an_name *nm)
 	return apx_name_has(nm, "addcdiv") || apx_name_has(nm, "Addcdiv");
 }
 
-APX_RULE_DECL(optimizer_foreach)
+struct loop {
+	const struct apx_an_name *top;
+	uint64_t upd, upd_ns, mta, cmul;
+	double params;				/* tensors a step, 0: not a single-tensor loop */
+};
+
+static void find_loop(const struct apx_model *m, struct loop *l)
 {
 	const struct apx_an_steps *st = &m->steady;
-	const struct apx_an_name *top = NULL;
-	uint64_t upd = 0, upd_ns = 0, mta = 0, cmul = 0;
-	double params, saving;
-	char b1[32], b2[32], name[512];
-	struct apx_finding *f;
 
+	memset(l, 0, sizeof(*l));
 	if (!st->count)
-		return APX_RULE_CLEAN;	/* per step or not at all: a one-off loop is no optimizer */
+		return;		/* per step or not at all: a one-off loop is no optimizer */
 	for (size_t i = 0; i < m->names.n; i++) {
 		const struct apx_an_name *nm = APX_VEC_AT(&m->names, struct apx_an_name, i);
 
 		if (!nm->steady_count)
 			continue;
 		if (apx_name_has(nm, "multi_tensor_apply"))
-			mta += nm->steady_count;
+			l->mta += nm->steady_count;
 		else if (is_addcdiv(nm)) {
-			upd += nm->steady_count;
-			upd_ns += nm->steady_ns;
-			if (!top || nm->steady_count > top->steady_count)
-				top = nm;
+			l->upd += nm->steady_count;
+			l->upd_ns += nm->steady_ns;
+			if (!l->top || nm->steady_count > l->top->steady_count)
+				l->top = nm;
 		} else if (apx_name_has(nm, "addcmul") || apx_name_has(nm, "Addcmul"))
-			cmul += nm->steady_count;
+			l->cmul += nm->steady_count;
 	}
-	params = (double)upd / (double)st->count;
-	if (mta || params < MIN_PARAMS)
+	l->params = (double)l->upd / (double)st->count;
+	if (l->mta || l->params < MIN_PARAMS)
+		l->params = 0;
+}
+
+double apx_optimizer_loop_launches(const struct apx_model *m)
+{
+	struct loop l;
+
+	find_loop(m, &l);
+	return l.params * OPS_PER_PARAM;
+}
+
+APX_RULE_DECL(optimizer_foreach)
+{
+	const struct apx_an_steps *st = &m->steady;
+	struct loop l;
+	uint64_t upd, upd_ns, cmul;
+	const struct apx_an_name *top;
+	double params, saving, host;
+	char b1[32], b2[32], name[512];
+	struct apx_finding *f;
+
+	find_loop(m, &l);
+	if (!l.params)
 		return APX_RULE_CLEAN;
-	saving = params * OPS_PER_PARAM * APX_HOST_OP_NS * (double)st->count;
+	params = l.params;
+	upd = l.upd;
+	upd_ns = l.upd_ns;
+	cmul = l.cmul;
+	top = l.top;
+	host = apx_launch_host_ns(m);
+	if (host <= 0)
+		host = APX_HOST_OP_NS;
+	saving = params * OPS_PER_PARAM * host * (double)st->count;
 	f = apx_finding_add(out, m, "optimizer-foreach", APX_SEV_WARNING, saving, 50);
 	if (!f)
 		return APX_RULE_FIRED;
@@ -65,8 +101,9 @@ APX_RULE_DECL(optimizer_foreach)
 		 "the optimizer updates %.0f parameter tensors one at a time, every step", params);
 	snprintf(f->model, sizeof(f->model),
 		 "%d kernels per tensor (single-tensor AdamW) become a few list kernels: saving = "
-		 "tensors x %d launches x %.0f us host cost, per step",
-		 OPS_PER_PARAM, OPS_PER_PARAM, APX_HOST_OP_NS / 1000.0);
+		 "tensors x %d launches x %.1f us host cost (%s), per step",
+		 OPS_PER_PARAM, OPS_PER_PARAM, host / 1000.0,
+		 host != APX_HOST_OP_NS ? "the steady state's mean launch gap" : "an eager op's");
 	apx_text_append(f->evidence, sizeof(f->evidence),
 			"per step (%llu steps): %.0f addcdiv kernels (one per tensor), %.0f addcmul, "
 			"mean %s each\n", (unsigned long long)st->count, params,
@@ -81,6 +118,7 @@ APX_RULE_DECL(optimizer_foreach)
 	apx_finding_metric(f, "tensors_per_step", params, APX_UNIT_COUNT);
 	apx_finding_metric(f, "steps", (double)st->count, APX_UNIT_COUNT);
 	apx_finding_metric(f, "update_ns", (double)upd_ns, APX_UNIT_NS);
+	apx_finding_metric(f, "host_per_launch_ns", host, APX_UNIT_NS);
 	snprintf(f->fix, sizeof(f->fix),
 		 "Step all parameters with list kernels:\n"
 		 "  opt = torch.optim.AdamW(model.parameters(), fused=True)  # or foreach=True\n"

@@ -8,7 +8,8 @@
  * Evidence that the host copy stays: for pinned memory, its allocation (MEMORY record) is
  * never freed after the copy; for pageable memory, the process's resident set (CPU samples)
  * does not shrink by the buffer's size after the copy, up to the end of the GPU work (exit
- * teardown left out). Buffers of MIN_BYTES or more only: glibc serves those with mmap and
+ * teardown left out; with no sample before the copy or none after it by then, the check says it
+ * was not measured). Buffers of MIN_BYTES or more only: glibc serves those with mmap and
  * returns them to the system on free (its mmap threshold never exceeds 32 MiB on 64-bit), so
  * a freed host copy shows as a drop of the RSS; and smaller buffers cost little. The device
  * copy: a device allocation made before the copy ended, of the buffer's size up to the caching
@@ -78,7 +79,9 @@ static int pinned_kept(const struct apx_model *m, const struct apx_an_copy *c)
 	return 0;
 }
 
-/* The process's RSS did not drop by half of c's size after c, up to until_ns. */
+/* The process's RSS did not drop by half of c's size after c, up to until_ns: 1; it did: 0;
+ * -1 when no RSS sample comes before c or none after it by until_ns (the collector samples
+ * once a flush, a second: a short run may have its samples at start and exit only). */
 static int rss_kept(const struct apx_model *m, const struct apx_an_copy *c, uint64_t until_ns)
 {
 	uint64_t before = 0, before_ts = 0, after = UINT64_MAX, end = c->start + c->dur;
@@ -94,7 +97,9 @@ static int rss_kept(const struct apx_model *m, const struct apx_an_copy *c, uint
 		} else if (s->ts > end && s->ts <= until_ns && s->rss < after)
 			after = s->rss;
 	}
-	return before && after != UINT64_MAX && after + c->bytes / 2 >= before;
+	if (!before || after == UINT64_MAX)
+		return -1;
+	return after + c->bytes / 2 >= before;
 }
 
 /* A device allocation that can hold c's copy (not used[] yet), alive to the end. */
@@ -124,7 +129,7 @@ APX_RULE_DECL(redundant_replication)
 	struct apx_finding *f;
 	uint32_t *idx;
 	uint8_t *used;
-	size_t nidx = 0, kept_n = 0;
+	size_t nidx = 0, kept_n = 0, untold = 0;
 	long dev;
 
 	for (size_t i = 0; i < m->copies.n; i++)
@@ -160,6 +165,10 @@ APX_RULE_DECL(redundant_replication)
 			continue;
 		kept = c->src == APX_MEM_PINNED ? pinned_kept(m, c)
 		       : c->src == APX_MEM_PAGEABLE ? rss_kept(m, c, until) : 0;
+		if (kept < 0) {		/* a pageable buffer the samples cannot judge */
+			untold += c->bytes;
+			continue;
+		}
 		if (!kept)
 			continue;
 		kept_n++;
@@ -184,6 +193,12 @@ APX_RULE_DECL(redundant_replication)
 			 "buffers: reused for streaming, not replicas", kept_n,
 			 apx_fmt_size(b1, sizeof(b1), (double)MIN_BYTES), (unsigned long long)n);
 		return APX_RULE_CLEAN;
+	}
+	if (!n && untold) {
+		snprintf(why, why_len, "%s copied from pageable memory to the GPU, but no RSS sample "
+			 "between the copy and the end of the GPU work tells whether the host copy "
+			 "was kept", apx_fmt_size(b1, sizeof(b1), (double)untold));
+		return APX_RULE_NOT_MEASURED;
 	}
 	if (!n)
 		return APX_RULE_CLEAN;

@@ -10,63 +10,153 @@
  * PyTorch's zero_grad never uses cudaMemset, and the memsets a step does run (embedding
  * backward, workspaces) stay with set_to_none=True.
  *
- * Saving per step: those launches x APX_HOST_OP_NS (the host's cost of each zero_()) + their
- * GPU time.
+ * PyTorch 2.x's zero_grad(set_to_none=False) zeroes the gradients with foreach kernels instead
+ * (torch._foreach_zero_: multi_tensor_apply ZeroFunctor), one or a few a step: those in at
+ * least 80 % of the steps are zeroing too. Zeroed gradients cost more than their zeroing: the
+ * next backward adds each new gradient into its zeroed one (AccumulateGrad: one add kernel a
+ * gradient, CUDAFunctor_add) where set_to_none=True lets it keep the new one; counted up to one
+ * add per block of the zeroing kernels (a gradient tensor has at least one).
+ *
+ * Saving per step: the zeroing launches (and, for foreach zeroing, the accumulating adds) x
+ * their host cost + their GPU time. The host cost of a launch: in a launch-bound steady state
+ * the mean short launch gap (idle_attrib.c's launch overhead, the collector's cost left out),
+ * which launch-bound then leaves to this rule; else APX_HOST_OP_NS.
  */
 #include "analysis/findings.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "base/banned.h"
 
 #define EVERY_STEP 0.8		/* share of the steps with a long run of fills */
 
-APX_RULE_DECL(zero_grad_memset)
+/* Zeroing by foreach kernels (multi_tensor_apply with a zero or fill functor) in most steps,
+ * and the adds into the zeroed gradients. */
+static void find_foreach(const struct apx_model *m, struct apx_zero_grad *z)
 {
 	const struct apx_an_steps *st = &m->steady;
-	const struct apx_an_name *top = NULL;
-	uint64_t fills = 0, fill_ns = 0;
-	double per_step_fills, launches, gpu_ns, saving;
-	char b1[32];
-	struct apx_finding *f;
+	uint64_t n = 0, ns = 0, adds = 0, add_ns = 0, blocks = 0;
 
-	if (!st->count)
-		return APX_RULE_CLEAN;	/* "every step" needs steps */
 	for (size_t i = 0; i < m->names.n; i++) {
 		const struct apx_an_name *nm = APX_VEC_AT(&m->names, struct apx_an_name, i);
 
-		if (!nm->steady_count || !apx_name_has(nm, "FillFunctor"))
+		if (!nm->steady_count)
+			continue;
+		if (apx_name_has(nm, "multi_tensor_apply") &&
+		    (apx_name_has(nm, "ZeroFunctor") || apx_name_has(nm, "FillFunctor"))) {
+			n += nm->steady_count;
+			ns += nm->steady_ns;
+			blocks += nm->steady_count * (uint64_t)(nm->grid[0] ? nm->grid[0] : 1);
+			if (!z->top || nm->steady_count > z->top->steady_count)
+				z->top = nm;
+		} else if (apx_name_has(nm, "CUDAFunctor_add")) {
+			adds += nm->steady_count;
+			add_ns += nm->steady_ns;
+		}
+	}
+	if (!n || (double)n < EVERY_STEP * (double)st->count)
+		return;
+	z->found = z->foreach = 1;
+	z->launches = (double)n / (double)st->count;
+	z->gpu_ns = (double)ns / (double)st->count;
+	z->adds = (double)(adds < blocks ? adds : blocks) / (double)st->count;
+	z->add_ns = adds ? (double)add_ns / (double)st->count * z->adds * (double)st->count /
+			   (double)adds : 0;
+}
+
+void apx_zero_grad_find(const struct apx_model *m, struct apx_zero_grad *z)
+{
+	const struct apx_an_steps *st = &m->steady;
+	uint64_t fills = 0, fill_ns = 0;
+	double per_step;
+
+	memset(z, 0, sizeof(*z));
+	if (!st->count)
+		return;		/* "every step" needs steps */
+	for (size_t i = 0; i < m->names.n; i++) {
+		const struct apx_an_name *nm = APX_VEC_AT(&m->names, struct apx_an_name, i);
+
+		if (!nm->steady_count || !apx_name_has(nm, "FillFunctor") ||
+		    apx_name_has(nm, "multi_tensor_apply"))
 			continue;
 		fills += nm->steady_count;
 		fill_ns += nm->steady_ns;
-		if (!top || nm->long_bursts > top->long_bursts)
-			top = nm;
+		if (!z->top || nm->long_bursts > z->top->long_bursts)
+			z->top = nm;
 	}
-	if (!top || (double)top->long_bursts < EVERY_STEP * (double)st->count)
+	if (z->top && (double)z->top->long_bursts >= EVERY_STEP * (double)st->count) {
+		per_step = (double)fills / (double)st->count;
+		/* the fills of the zero_() loop: one run a step, at most as long as the longest */
+		z->found = 1;
+		z->launches = per_step < z->top->max_burst ? per_step : z->top->max_burst;
+		z->gpu_ns = (double)fill_ns / (double)st->count * z->launches / per_step;
+		z->host_ns = APX_HOST_OP_NS;
+		return;
+	}
+	z->top = NULL;
+	find_foreach(m, z);
+	if (!z->found)
+		return;
+	z->host_ns = apx_launch_host_ns(m);
+	if (z->host_ns > 0)
+		z->launch_idle_ns = (z->launches + z->adds) * z->host_ns * (double)st->count;
+	else
+		z->host_ns = APX_HOST_OP_NS;
+}
+
+APX_RULE_DECL(zero_grad_memset)
+{
+	const struct apx_an_steps *st = &m->steady;
+	struct apx_zero_grad z;
+	double saving, gpu_ns;
+	char b1[32], b2[32];
+	struct apx_finding *f;
+
+	apx_zero_grad_find(m, &z);
+	if (!z.found)
 		return APX_RULE_CLEAN;
-	per_step_fills = (double)fills / (double)st->count;
-	/* the fills of the zero_() loop: one run a step, at most as long as the longest */
-	launches = per_step_fills < top->max_burst ? per_step_fills : top->max_burst;
-	gpu_ns = (double)fill_ns / (double)st->count * launches / per_step_fills;
-	saving = (launches * APX_HOST_OP_NS + gpu_ns) * (double)st->count;
+	gpu_ns = z.gpu_ns + z.add_ns;
+	saving = ((z.launches + z.adds) * z.host_ns + gpu_ns) * (double)st->count;
 	f = apx_finding_add(out, m, "zero-grad-memset", APX_SEV_WARNING, saving, 60);
 	if (!f)
 		return APX_RULE_FIRED;
-	f->kernel_ns = gpu_ns * (double)st->count;	/* the fills' own GPU time */
-	snprintf(f->title, sizeof(f->title), "gradients zeroed by %.0f kernels every step "
-		 "(zero_grad without set_to_none)", launches);
-	snprintf(f->model, sizeof(f->model),
-		 "set_to_none=True launches nothing: saving = zeroing launches x %.0f us host cost "
-		 "+ their GPU time, per step", APX_HOST_OP_NS / 1000.0);
-	apx_text_append(f->evidence, sizeof(f->evidence),
-			"fill kernels: %.0f a step, up to %u in a row (one per parameter tensor), "
-			"a run of %d or more in %u of %llu steps, %s a step on the GPU\n",
-			per_step_fills, top->max_burst, APX_LONG_RUN, top->long_bursts,
-			(unsigned long long)st->count,
-			apx_fmt_ns(b1, sizeof(b1), (double)fill_ns / (double)st->count));
-	apx_finding_metric(f, "launches_per_step", launches, APX_UNIT_COUNT);
-	apx_finding_metric(f, "fill_ns", (double)fill_ns, APX_UNIT_NS);
-	apx_finding_metric(f, "steps_with_run", (double)top->long_bursts, APX_UNIT_COUNT);
+	f->kernel_ns = gpu_ns * (double)st->count;	/* the kernels' own GPU time */
+	if (z.foreach) {
+		snprintf(f->title, sizeof(f->title), "gradients zeroed every step (%.0f foreach "
+			 "kernel%s, %.0f adds into them; zero_grad without set_to_none)",
+			 z.launches, z.launches < 1.5 ? "" : "s", z.adds);
+		snprintf(f->model, sizeof(f->model),
+			 "set_to_none=True launches no zeroing and backward keeps each new gradient "
+			 "instead of adding it: saving = (zeroing + adds) x %s host cost a launch + "
+			 "their GPU time, per step", apx_fmt_ns(b1, sizeof(b1), z.host_ns));
+		apx_text_append(f->evidence, sizeof(f->evidence),
+				"foreach zeroing kernels: %.1f a step (%u blocks each), %s a step on "
+				"the GPU\n", z.launches, z.top->grid[0],
+				apx_fmt_ns(b1, sizeof(b1), z.gpu_ns));
+		apx_text_append(f->evidence, sizeof(f->evidence),
+				"adds into the gradients: %.0f a step, %s on the GPU; host cost a "
+				"launch: %s (%s)\n", z.adds, apx_fmt_ns(b1, sizeof(b1), z.add_ns),
+				apx_fmt_ns(b2, sizeof(b2), z.host_ns),
+				z.launch_idle_ns > 0 ? "the steady state's mean launch gap, taken from "
+				"launch-bound's" : "an eager op's");
+		apx_finding_metric(f, "adds_per_step", z.adds, APX_UNIT_COUNT);
+		apx_finding_metric(f, "host_per_launch_ns", z.host_ns, APX_UNIT_NS);
+	} else {
+		snprintf(f->title, sizeof(f->title), "gradients zeroed by %.0f kernels every step "
+			 "(zero_grad without set_to_none)", z.launches);
+		snprintf(f->model, sizeof(f->model),
+			 "set_to_none=True launches nothing: saving = zeroing launches x %.0f us host "
+			 "cost + their GPU time, per step", z.host_ns / 1000.0);
+		apx_text_append(f->evidence, sizeof(f->evidence),
+				"fill kernels: up to %u in a row (one per parameter tensor), a run of "
+				"%d or more in %u of %llu steps, %s a step on the GPU\n",
+				z.top->max_burst, APX_LONG_RUN, z.top->long_bursts,
+				(unsigned long long)st->count, apx_fmt_ns(b1, sizeof(b1), z.gpu_ns));
+		apx_finding_metric(f, "steps_with_run", (double)z.top->long_bursts, APX_UNIT_COUNT);
+	}
+	apx_finding_metric(f, "launches_per_step", z.launches, APX_UNIT_COUNT);
+	apx_finding_metric(f, "fill_ns", gpu_ns * (double)st->count, APX_UNIT_NS);
 	apx_finding_metric(f, "steps", (double)st->count, APX_UNIT_COUNT);
 	snprintf(f->fix, sizeof(f->fix),
 		 "Drop the gradients instead of zeroing them:\n"
