@@ -13,4 +13,4 @@ for b in batches:
     y = (g[: 2048 * 2048].view(2048, 2048) @ w).relu_().sum()
 torch.cuda.synchronize()
 fact(h2d_pinned_bytes=STEPS * n * 4, h2d_copies=STEPS, host_addr=batches[0].data_ptr(),
-     pinned_alloc_bytes=n * 4)
+     pinned_alloc_bytes=n * 4, fills=[float(i) for i in range(STEPS)], batch_bytes=n * 4)

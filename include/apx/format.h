@@ -270,6 +270,8 @@ enum apx_memcpy_field {
 	APX_MEMCPY_COPY_COUNT,		/* > 1 for batched copies */
 	APX_MEMCPY_API_ENTER_NS,	/* the copy call's enter on the host, 0 = not recorded */
 	APX_MEMCPY_API_EXIT_NS,		/* its exit, 0 = not recorded */
+	APX_MEMCPY_HOST_FP,		/* H2D: fingerprint of the host source's bytes at the
+					 * call, 0 = not recorded (docs/collector.md) */
 	APX_MEMCPY__COUNT,
 };
 

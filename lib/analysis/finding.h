@@ -70,6 +70,9 @@ struct apx_finding {
 					 * shorter (fp32-matmul) or kernel time that would hide
 					 * copies (copy-overlap); the steady findings' together never
 					 * pass the GPU's kernel busy time (rules.c) */
+	double copy_ns;			/* the part that is host<->device copy time: copies not
+					 * made (repeated-copy) or hidden (copy-overlap); together
+					 * never past the copies' busy time (rules.c) */
 	struct apx_metric metrics[APX_FINDING_METRICS_MAX];	/* typed numbers of the finding */
 	unsigned nmetrics;
 	struct apx_evidence table;		/* optional typed evidence (table.ncols 0: none) */

@@ -51,6 +51,20 @@ double apx_pinned_rate_bps(const struct apx_model *m, unsigned copy_kind);
  * the host link's peak of the run's first copying device (*ret_peak 1), or APX_LINK_FLOOR_BPS
  * (*ret_peak 1). ret_peak may be NULL. */
 double apx_pinned_or_link_bps(const struct apx_model *m, unsigned copy_kind, int *ret_peak);
+/* Host buffers copied to the device again with the same data (copy_repeats.c: what counts as
+ * a repeat, and each repeat's share of its copy's time). */
+struct apx_copy_repeats {
+	double rate_bps;		/* the pinned rate the shares are at */
+	uint64_t candidates;		/* H2D copies that could be repeats */
+	uint64_t addressed;		/* of those: with a host address */
+	uint64_t buffers, repeats, rep_bytes;	/* buffers copied >= 3 times; copies after the
+						 * first of each; their bytes */
+	uint64_t best_n, best_bytes;	/* the largest: its copies and size */
+	uint64_t fp_repeats;		/* of repeats: with a content fingerprint */
+	double saving_ns;		/* the repeats' shares */
+	double fp_saving_ns;		/* of it: the fingerprinted repeats' */
+};
+int apx_copy_repeats(const struct apx_model *m, struct apx_copy_repeats *r);	/* -ENOMEM */
 /* Whether the n bytes at s (a kernel name: not NUL-terminated) contain needle. */
 int apx_text_has(const char *s, size_t n, const char *needle);
 int apx_name_has(const struct apx_an_name *nm, const char *needle);

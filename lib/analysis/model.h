@@ -169,6 +169,7 @@ struct apx_an_name {
 struct apx_an_copy {
 	uint64_t start, bytes, host_addr;
 	uint64_t api_enter, api_exit;		/* the copy call on the host, 0 = not recorded */
+	uint64_t host_fp;			/* H2D: its source's fingerprint, 0 = none */
 	uint32_t dur;
 	uint16_t stream, file, device;
 	uint8_t kind, src, dst, async;

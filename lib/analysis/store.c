@@ -589,9 +589,10 @@ static int add_copy(struct apx_store *st, uint16_t fi, const struct apx_rec *r)
 		return 0;
 	if ((e = cols_reserve(c->n, &c->cap, (const struct col[]){
 				COL(c->start), COL(c->end), COL(c->bytes), COL(c->host_addr),
-				COL(c->api_enter), COL(c->api_exit), COL(c->corr), COL(c->stream),
-				COL(c->kind), COL(c->src), COL(c->dst), COL(c->flags) },
-				12)) < 0)
+				COL(c->api_enter), COL(c->api_exit), COL(c->host_fp), COL(c->corr),
+				COL(c->stream), COL(c->kind), COL(c->src), COL(c->dst),
+				COL(c->flags) },
+				13)) < 0)
 		return e;
 	if ((e = stream_of(st, fi, v[APX_MEMCPY_DEVICE], v[APX_MEMCPY_STREAM], &c->stream[c->n])) < 0)
 		return e;
@@ -599,6 +600,7 @@ static int add_copy(struct apx_store *st, uint16_t fi, const struct apx_rec *r)
 	c->end[c->n] = end < start ? start : end;
 	c->bytes[c->n] = v[APX_MEMCPY_BYTES];
 	c->host_addr[c->n] = v[APX_MEMCPY_HOST_ADDR];
+	c->host_fp[c->n] = v[APX_MEMCPY_COPY_KIND] == APX_COPY_H2D ? v[APX_MEMCPY_HOST_FP] : 0;
 	c->api_enter[c->n] = c->api_exit[c->n] = 0;
 	if (v[APX_MEMCPY_API_ENTER_NS] && v[APX_MEMCPY_API_EXIT_NS] >= v[APX_MEMCPY_API_ENTER_NS]) {
 		c->api_enter[c->n] = sh(st, fi, v[APX_MEMCPY_API_ENTER_NS]);
@@ -1022,7 +1024,8 @@ void apx_store_free(struct apx_store *st)
 				 st->k.launch, st->ku.corr, st->ku.stream, st->ku.name, st->ku.launch,
 				 st->c.start, st->c.end, st->c.bytes, st->c.corr,
 				 st->c.stream, st->c.kind, st->c.src, st->c.dst, st->c.flags,
-				 st->c.host_addr, st->c.api_enter, st->c.api_exit, st->s.start, st->s.end, st->s.bytes, st->s.corr,
+				 st->c.host_addr, st->c.api_enter, st->c.api_exit, st->c.host_fp,
+				 st->s.start, st->s.end, st->s.bytes, st->s.corr,
 				 st->s.stream, st->s.kind, st->s.flags, st->a.start, st->a.end,
 				 st->a.corr, st->a.thread, st->a.name, st->a.cbid, st->a.domain,
 				 st->mk.start, st->mk.end, st->mk.thread, st->mk.name, st->mk.kind,

@@ -117,6 +117,7 @@ struct apx_es_copies {
 	size_t n, cap;
 	uint64_t *start, *end, *bytes, *host_addr;	/* host_addr: the host side's, 0 unknown */
 	uint64_t *api_enter, *api_exit;		/* the copy call on the host, 0 = not recorded */
+	uint64_t *host_fp;			/* H2D: its source's fingerprint, 0 = none */
 	uint32_t *corr, *stream;
 	uint8_t *kind, *src, *dst, *flags;		/* enum apx_copy_kind, apx_mem_kind; bit 0 async */
 };

@@ -125,7 +125,8 @@ static int sort_all(struct apx_store *st)
 			   C(k->name), C(k->launch), C(k->start) }, 6)) < 0 ||
 	    (r = sort_cols(st, c->start, c->n, (const struct col[]){ C(c->end), C(c->bytes), C(c->corr),
 			   C(c->stream), C(c->kind), C(c->src), C(c->dst), C(c->flags),
-			   C(c->host_addr), C(c->api_enter), C(c->api_exit), C(c->start) }, 12)) < 0 ||
+			   C(c->host_addr), C(c->api_enter), C(c->api_exit), C(c->host_fp),
+			   C(c->start) }, 13)) < 0 ||
 	    (r = sort_cols(st, s->start, s->n, (const struct col[]){ C(s->end), C(s->bytes), C(s->corr),
 			   C(s->stream), C(s->kind), C(s->flags), C(s->start) }, 7)) < 0 ||
 	    (r = sort_cols(st, a->start, a->n, (const struct col[]){ C(a->end), C(a->corr), C(a->thread),

@@ -42,6 +42,7 @@ static int copies(struct apx_model *m)
 		struct apx_an_copy x = {
 			.start = c->start[i], .bytes = c->bytes[i], .host_addr = c->host_addr[i],
 			.api_enter = c->api_enter[i], .api_exit = c->api_exit[i],
+			.host_fp = c->host_fp[i],
 			.dur = apx_view_dur(c->start[i], c->end[i]),
 			.stream = model_stream(m, c->stream[i]), .file = st->streams[c->stream[i]].file,
 			.device = (uint16_t)apx_view_stream_ordinal(st, c->stream[i]),

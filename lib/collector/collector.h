@@ -72,7 +72,7 @@ enum {
 /* ---- the shared structures ---------------------------------------------------------------- */
 
 /* One host<->device copy seen by an API callback. corr is 0 while the slot is being written
- * at API enter; exit_ns is written at API exit (0 until then). */
+ * at API enter; host_fp then exit_ns are written at API exit (0 until then). */
 struct apx_hostptr_slot {
 	_Atomic uint64_t corr;
 	_Atomic uint64_t src;
@@ -80,6 +80,7 @@ struct apx_hostptr_slot {
 	_Atomic uint64_t bytes;
 	_Atomic uint64_t enter_ns;	/* the copy call's enter and exit (CLOCK_MONOTONIC) */
 	_Atomic uint64_t exit_ns;
+	_Atomic uint64_t host_fp;	/* H2D calls that succeeded: apx_copy_fp of the source */
 };
 
 enum apx_ev_kind {
@@ -109,6 +110,7 @@ struct apx_enc {
 	size_t hp_mask;
 	uint32_t api_name[2][1024];	/* string ids per (domain, cbid), 0 = not yet */
 	uint64_t kernels, memcpys, others, hostptr_joined;
+	uint64_t host_fps_joined;	/* of those: H2D copies given their source's fingerprint */
 	uint64_t foreign;		/* records of kinds apx did not enable */
 	uint64_t foreign_clock;		/* timestamps far from CLOCK_MONOTONIC */
 	uint64_t clock_limit;		/* a timestamp past this is not CLOCK_MONOTONIC */

@@ -107,12 +107,13 @@ static void enc_kernel(struct apx_enc *e, const CUpti_ActivityKernel10 *k)
 	e->kernels++;
 }
 
-/* Host address of a host<->device copy and its call's enter/exit times, from the table the
- * API callbacks fill (into the record's fields; nothing when the slot holds another copy). */
+/* Host address of a host<->device copy, its call's enter/exit times and (H2D) its source's
+ * fingerprint, from the table the API callbacks fill (into the record's fields; nothing when
+ * the slot holds another copy). */
 static void host_side(struct apx_enc *e, uint32_t corr, unsigned kind, struct apx_rec *rec)
 {
 	const struct apx_hostptr_slot *s;
-	uint64_t c1, c2, src, dst, enter, exit;
+	uint64_t c1, c2, src, dst, enter, exit, fp;
 
 	if (!e->hp || !corr || (kind != APX_COPY_H2D && kind != APX_COPY_D2H))
 		return;
@@ -124,6 +125,7 @@ static void host_side(struct apx_enc *e, uint32_t corr, unsigned kind, struct ap
 	dst = atomic_load_explicit(&s->dst, memory_order_relaxed);
 	enter = atomic_load_explicit(&s->enter_ns, memory_order_relaxed);
 	exit = atomic_load_explicit(&s->exit_ns, memory_order_acquire);
+	fp = atomic_load_explicit(&s->host_fp, memory_order_relaxed);	/* stored before exit */
 	atomic_thread_fence(memory_order_acquire);
 	c2 = atomic_load_explicit(&s->corr, memory_order_relaxed);
 	if (c2 != corr)
@@ -133,6 +135,10 @@ static void host_side(struct apx_enc *e, uint32_t corr, unsigned kind, struct ap
 	if (enter && exit >= enter) {	/* exit 0: the call had not returned yet */
 		rec->v[APX_MEMCPY_API_ENTER_NS] = enter;
 		rec->v[APX_MEMCPY_API_EXIT_NS] = exit;
+		if (kind == APX_COPY_H2D && fp) {
+			rec->v[APX_MEMCPY_HOST_FP] = fp;
+			e->host_fps_joined++;
+		}
 	}
 }
 

@@ -5,8 +5,9 @@
  * the event ring and returns.
  *
  *   - host<->device copies (cuMemcpy*): host address and size, and the call's enter and exit
- *     times (two clock reads), joined by the writer to the MEMCPY activity record by
- *     correlation id;
+ *     times (two clock reads), and for a cuMemcpyHtoD* call that succeeded a fingerprint of
+ *     the source's bytes (copy_fp.c: a few cache lines the driver has just read), joined by
+ *     the writer to the MEMCPY activity record by correlation id;
  *   - host synchronizations (cuStreamSynchronize, cuEventSynchronize, cuCtxSynchronize): one
  *     SYNC record each, timed at API enter and exit. This replaces CUPTI's SYNCHRONIZATION
  *     kind in `light`: that kind instruments every stream and event query and wait in the
@@ -22,6 +23,7 @@
 #include <unistd.h>
 
 #include "collector/collector.h"
+#include "collector/copy_fp.h"
 
 #include "base/banned.h"
 
@@ -58,16 +60,54 @@ static void hostptr_put(struct apx_collector *c, uint32_t corr, uint64_t src, ui
 	atomic_store_explicit(&s->bytes, bytes, memory_order_relaxed);
 	atomic_store_explicit(&s->enter_ns, apx_mono_ns(), memory_order_relaxed);
 	atomic_store_explicit(&s->exit_ns, 0, memory_order_relaxed);
+	atomic_store_explicit(&s->host_fp, 0, memory_order_relaxed);
 	atomic_store_explicit(&s->corr, corr, memory_order_release);
 }
 
-/* The copy call returns: its exit time, if the slot still holds this copy. */
-static void hostptr_exit(struct apx_collector *c, uint32_t corr)
+/*
+ * The host source of a host->device copy call that returned CUDA_SUCCESS, or NULL: only the
+ * explicit cuMemcpyHtoD* calls say that src is host memory (cuMemcpy[Async] take unified
+ * addresses, which may be device memory the CPU cannot read), and only a call that succeeded
+ * has shown the pointer to be a readable source of ByteCount bytes (the driver read them).
+ */
+static const void *h2d_source(CUpti_CallbackId cbid, const CUpti_CallbackData *cb, uint64_t *bytes)
 {
-	struct apx_hostptr_slot *s = &c->hp[corr & (APX_HOSTPTR_SLOTS - 1)];
+	if (!cb->functionReturnValue || *(const CUresult *)cb->functionReturnValue != CUDA_SUCCESS)
+		return NULL;
+	switch (cbid) {
+	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2: {
+		const cuMemcpyHtoD_v2_params *a = cb->functionParams;
 
-	if (atomic_load_explicit(&s->corr, memory_order_acquire) == corr)
-		atomic_store_explicit(&s->exit_ns, apx_mono_ns(), memory_order_release);
+		*bytes = a->ByteCount;
+		return a->srcHost;
+	}
+	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2_ptsz: {
+		const cuMemcpyHtoDAsync_v2_params *a = cb->functionParams;
+
+		*bytes = a->ByteCount;
+		return a->srcHost;
+	}
+	default:
+		return NULL;
+	}
+}
+
+/* The copy call returns: the source's fingerprint (H2D) and the exit time, if the slot still
+ * holds this copy. */
+static void hostptr_exit(struct apx_collector *c, CUpti_CallbackId cbid,
+			 const CUpti_CallbackData *cb)
+{
+	uint32_t corr = cb->correlationId;
+	struct apx_hostptr_slot *s = &c->hp[corr & (APX_HOSTPTR_SLOTS - 1)];
+	const void *src;
+	uint64_t bytes = 0;
+
+	if (atomic_load_explicit(&s->corr, memory_order_acquire) != corr)
+		return;
+	if ((src = h2d_source(cbid, cb, &bytes)) != NULL)
+		atomic_store_explicit(&s->host_fp, apx_copy_fp(src, bytes), memory_order_relaxed);
+	atomic_store_explicit(&s->exit_ns, apx_mono_ns(), memory_order_release);
 }
 
 /* The enter time of a host synchronization travels to its exit in CUPTI's correlationData. */
@@ -246,7 +286,7 @@ static void on_driver(struct apx_collector *c, CUpti_CallbackId cbid, const CUpt
 		if (cb->callbackSite == CUPTI_API_ENTER)
 			on_copy(c, cbid, cb);
 		else
-			hostptr_exit(c, cb->correlationId);
+			hostptr_exit(c, cbid, cb);
 		return;
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:

@@ -161,6 +161,8 @@ void *apx_writer_main(void *collector)
 	check_foreign(c);
 	snprintf(num, sizeof(num), "%llu", (unsigned long long)c->enc->hostptr_joined);
 	apx_add_kv(c, "host_addresses_joined", num);
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)c->enc->host_fps_joined);
+	apx_add_kv(c, "copy_fingerprints_joined", num);
 	c->crash_fd = -1;	/* the signal path must not write into a closed fd */
 	r = apx_writer_close(c->w, now, 0);
 	c->w = NULL;

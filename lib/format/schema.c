@@ -129,6 +129,7 @@ static const struct apx_field_desc memcpy_fields[] = {
 	[APX_MEMCPY_COPY_COUNT] = { "copy_count", APX_FK_UINT },
 	[APX_MEMCPY_API_ENTER_NS] = { "api_enter_ns", APX_FK_DELTA },
 	[APX_MEMCPY_API_EXIT_NS] = { "api_exit_ns", APX_FK_DELTA },
+	[APX_MEMCPY_HOST_FP] = { "host_fp", APX_FK_UINT },
 };
 
 static const struct apx_field_desc memset_fields[] = {

@@ -1,14 +1,20 @@
 """check_facts.py BUILD WORKDIR - checks the traces that run_all.sh wrote for each example
 against what the example says it did (its APX_FACT line): copied bytes, pinned vs pageable,
 synchronizations, graphs, unified memory, the L2 window, the CUPTI-taken case, child-process
-files, and crash/kill survival. Prints one line per check; exit 1 if any failed.
+files, crash/kill survival, and (live runs only: the committed traces predate the field) that
+host->device copies carry their source's content fingerprint, equal to what copy_fp.py computes
+for the batches the example says it filled. Prints one line per check; exit 1 if any failed.
 check_facts.py BUILD --fixtures DIR runs the same checks on committed real traces
 (tests/fixtures/real: NAME.apx + facts.json), with no GPU."""
 import glob
 import json
 import os
+import struct
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from copy_fp import const_fp    # noqa: E402  (the collector's fingerprint, in Python)
 
 build = sys.argv[1]
 fixtures = sys.argv[2] == "--fixtures"
@@ -80,7 +86,44 @@ def common(ex, recs, want_status="complete", degraded_ok=False):
     if not degraded_ok:
         check(ex, "not degraded", not kv(recs, "degraded"), "; ".join(kv(recs, "degraded")))
     check(ex, "cpu samples", len(of(recs, "cpu")) >= 1, f"{len(of(recs, 'cpu'))} samples")
+    if not fixtures:
+        fingerprinted(ex, recs)
     return True
+
+
+def fingerprinted(ex, recs):
+    """Every H2D copy whose call returned before its record was written (api_exit_ns) carries a
+    fingerprint of its source; no other copy does (D2H: the data is not there at the call)."""
+    cp = of(recs, "memcpy")
+    h = [r for r in cp if r["copy_kind"] == 1 and r["host_addr"] and r["api_exit_ns"]]
+    if h:
+        got = sum(1 for r in h if r.get("host_fp", 0))
+        check(ex, "H2D copies carry a content fingerprint", got == len(h),
+              f"{got} of {len(h)}" + (" (none: are the copies cuMemcpy[Async], not cuMemcpyHtoD?)"
+                                      if not got else ""))
+    other = sum(1 for r in cp if r["copy_kind"] != 1 and r.get("host_fp", 0))
+    check(ex, "no fingerprint on other copies", other == 0, f"{other}")
+    if recs[0]["status"] == "complete":     # the writer says it at the end
+        said = kv(recs, "copy_fingerprints_joined")
+        have = sum(1 for r in cp if r.get("host_fp", 0))
+        check(ex, "copy_fingerprints_joined == fingerprinted copies", said == [str(have)],
+              f"{said} vs {have}")
+
+
+def batch_fps(ex, recs, f):
+    """The batches' copies in order carry the fingerprints of their contents: batch i filled
+    with the float32 fills[i] (examples/pageable_h2d.py, pinned_h2d.py) over its bytes."""
+    if fixtures or "fills" not in f:
+        return
+    size = f["batch_bytes"]
+    cp = sorted((r for r in of(recs, "memcpy") if r["copy_kind"] == 1 and r["bytes"] == size),
+                key=lambda r: r["start_ns"])
+    want = [const_fp(struct.pack("<f", v), r["host_addr"], size)
+            for v, r in zip(f["fills"], cp)]
+    got = [r.get("host_fp", 0) for r in cp]
+    check(ex, "batch fingerprints == their fills", len(cp) == len(f["fills"]) and got == want,
+          f"{sum(g == w for g, w in zip(got, want))} of {len(f['fills'])} equal, "
+          f"{len(set(got))} distinct")
 
 
 def run(ex, fn, status="complete", degraded_ok=False):
@@ -107,6 +150,7 @@ def pageable(ex, recs, f, err, rc):
           f"{len(addrs)} distinct host addresses")
     if "host_buffers" in f:
         check(ex, "one host address per batch", len(addrs) == f["host_buffers"], f"{len(addrs)}")
+    batch_fps(ex, recs, f)
 
 
 def pinned(ex, recs, f, err, rc):
@@ -117,6 +161,7 @@ def pinned(ex, recs, f, err, rc):
     allocs = [r for r in of(recs, "memory") if r["mem_kind"] == 2 and r["op"] == 1]
     check(ex, "pinned allocation recorded", any(r["bytes"] >= f["pinned_alloc_bytes"]
                                                 for r in allocs), f"{len(allocs)} pinned allocs")
+    batch_fps(ex, recs, f)
 
 
 def sync_many(ex, recs, f, err, rc):

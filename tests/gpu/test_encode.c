@@ -1,11 +1,11 @@
 /*
  * test_encode.c - unit test of the collector's encoder (lib/collector/encode.c) without a GPU:
  * builds a CUPTI activity buffer by hand (kernel with an access-policy window, pageable H2D
- * copy whose host address was seen by the API callback, memset, pinned allocation, stream
- * sync, unified-memory migration, device), encodes it into a trace with apx_enc_buffer (as the
- * writer thread does; CUPTI's cuptiActivityGetNextRecord works without a driver); then puts a
- * host synchronization into the event ring as the callbacks do (ring.c) and drains it; reads
- * the trace back and checks every mapped field. Run by ctest (label unit) where CUPTI is built.
+ * copy whose host address and fingerprint were seen by the API callbacks, memset, pinned
+ * allocation, stream sync, unified-memory migration, device), encodes it into a trace with
+ * apx_enc_buffer (as the writer thread does; CUPTI's cuptiActivityGetNextRecord works without
+ * a driver); then puts a host synchronization into the event ring as the callbacks do (ring.c)
+ * and drains it; reads the trace back and checks every mapped field. Run by ctest (label unit) where CUPTI is built.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -124,12 +124,13 @@ int main(void)
 	d.computeCapabilityMajor = 9;
 	put(&d, sizeof(d));
 
-	/* the API callbacks saw the copy's host address under correlation id 12, and its call
-	 * from enter (1500) to exit (2600) */
+	/* the API callbacks saw the copy's host address under correlation id 12, its call from
+	 * enter (1500) to exit (2600), and its source's fingerprint at the exit */
 	atomic_store(&hp[12].src, 0x7f0000400000ull);
 	atomic_store(&hp[12].dst, 0x7e0000000000ull);
 	atomic_store(&hp[12].bytes, 64u << 20);
 	atomic_store(&hp[12].enter_ns, 1500);
+	atomic_store(&hp[12].host_fp, 0x9e3779b97f4a7c15ull);
 	atomic_store(&hp[12].exit_ns, 2600);
 	atomic_store(&hp[12].corr, 12);
 
@@ -159,6 +160,7 @@ int main(void)
 	}
 	CHECK(apx_enc_buffer(&enc, buf, used) == 7);
 	CHECK(enc.kernels == 1 && enc.memcpys == 1 && enc.hostptr_joined == 1 && !enc.foreign);
+	CHECK(enc.host_fps_joined == 1);
 	{	/* a cuCtxSynchronize seen by the callbacks: enter 5000, exit 9000 */
 		static struct apx_event ring[APX_EVENT_SLOTS];
 		static struct apx_collector col;
@@ -215,6 +217,7 @@ int main(void)
 				CHECK(x->v[APX_MEMCPY_HOST_ADDR] == 0x7f0000400000ull);
 				CHECK(x->v[APX_MEMCPY_API_ENTER_NS] == 1500);
 				CHECK(x->v[APX_MEMCPY_API_EXIT_NS] == 2600);
+				CHECK(x->v[APX_MEMCPY_HOST_FP] == 0x9e3779b97f4a7c15ull);
 				CHECK(x->v[APX_MEMCPY_STREAM] == 7 && x->v[APX_MEMCPY_COPY_COUNT] == 1);
 				break;
 			case APX_REC_COUNTER:

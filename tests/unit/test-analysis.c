@@ -33,6 +33,15 @@ static enum apx_rule_status status(const char *rule)
 	return tg_status(&fd, rule);
 }
 
+/* a finding's metric of that key, -1 when it has none */
+static double metric(const struct apx_finding *f, const char *key)
+{
+	for (size_t i = 0; i < f->nmetrics; i++)
+		if (!strcmp(f->metrics[i].key, key))
+			return f->metrics[i].value;
+	return -1;
+}
+
 #define MS 1000000ull
 #define US 1000ull
 
@@ -538,6 +547,63 @@ APX_TEST(rule_repeated_copy)
 	tg_copy(&t, 1 * MS, 1 * MS, APX_COPY_H2D, APX_MEM_PAGEABLE, 4 << 20, 0, 0, 7);
 	m = analyse(&t);
 	APX_ASSERT(m && status("repeated-copy") == APX_RULE_NOT_MEASURED);
+	apx_model_free(m);
+	return 0;
+}
+
+/* With content fingerprints (the collector's host_fp): the same pinned buffer with the same
+ * data every step (the suite's repeated_copy) is a repeat; the same buffer refilled with new
+ * data every step (pageable's fixed variant, a loader's pinned batch) is none, pinned or
+ * pageable; the same data at another address is another buffer. */
+APX_TEST(rule_repeated_copy_fingerprints)
+{
+	const uint64_t bytes = 64u << 20, addr = 0x7f0000200000ull;
+	struct tg t;
+	struct apx_model *m;
+	const struct apx_finding *f;
+	double want = 0, rate;
+
+	APX_ASSERT_OK(tg_open(&t));	/* one unchanged pinned buffer, 10 steps */
+	for (uint64_t i = 0; i < 10; i++) {
+		tg_copy_fp(&t, i * 4 * MS, 1200 * US, APX_MEM_PINNED, bytes, addr, 0xfeedull);
+		tg_kernel(&t, i * 4 * MS + 2 * MS, 1 * MS, "k", 7);
+	}
+	m = analyse(&t);
+	APX_ASSERT(m);
+	f = finding("repeated-copy");
+	APX_ASSERT(f);
+	rate = apx_pinned_or_link_bps(m, APX_COPY_H2D, NULL);
+	for (int i = 1; i < 10; i++) {	/* each repeat at the pinned rate, at most its time */
+		double at = (double)bytes / rate * 1e9;
+
+		want += at < 1200 * US ? at : 1200 * US;
+	}
+	if (fabs(f->saving_ns - want) > 1)
+		APX_FAIL_("saving %.0f, want %.0f", f->saving_ns, want);
+	APX_ASSERT(metric(f, "repeats") == 9 && metric(f, "same_fp_repeats") == 9);
+	APX_ASSERT(strstr(f->evidence, "same data: 9 repeats"));
+	apx_model_free(m);
+
+	for (unsigned kind = APX_MEM_PAGEABLE; kind <= APX_MEM_PINNED; kind++) {
+		APX_ASSERT_OK(tg_open(&t));	/* one buffer refilled with new data each step */
+		for (uint64_t i = 0; i < 10; i++) {
+			tg_copy_fp(&t, i * 4 * MS, 1200 * US, kind, bytes, addr, 0x1000 + i);
+			tg_kernel(&t, i * 4 * MS + 2 * MS, 1 * MS, "k", 7);
+		}
+		m = analyse(&t);
+		APX_ASSERT(m && !finding("repeated-copy"));
+		APX_ASSERT(status("repeated-copy") == APX_RULE_CLEAN);
+		apx_model_free(m);
+	}
+
+	APX_ASSERT_OK(tg_open(&t));	/* the same data from 10 different buffers: 10 batches */
+	for (uint64_t i = 0; i < 10; i++) {
+		tg_copy_fp(&t, i * 4 * MS, 1200 * US, APX_MEM_PINNED, bytes, addr + i * bytes,
+			   0xfeed);
+		tg_kernel(&t, i * 4 * MS + 2 * MS, 1 * MS, "k", 7);
+	}
+	m = analyse(&t);
+	APX_ASSERT(m && !finding("repeated-copy"));
 	apx_model_free(m);
 	return 0;
 }

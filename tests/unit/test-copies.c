@@ -6,8 +6,10 @@
  * of more than 64 KiB into pageable memory (y.cpu()) is sync-copy's, saving its time beyond the
  * pinned rate and the staging idle after it, while a 4-byte one (.item()) is not; the same
  * pageable buffer copied every step gives repeated-copy only its bytes at the pinned rate, the
- * rest of each copy staying pageable-copy's, which ranks first. Synthetic traces (tests/unit/tracegen.c), each checked
- * firing and silent.
+ * rest of each copy staying pageable-copy's, which ranks first; an unchanged pinned buffer
+ * (same content fingerprint) copied every step on the compute stream is repeated-copy's, not
+ * copy-overlap's; the two never claim more copy time than the copies took. Synthetic traces
+ * (tests/unit/tracegen.c), each checked firing and silent.
  */
 #include <math.h>
 #include <stdio.h>
@@ -246,6 +248,79 @@ APX_TEST(repeated_pageable_copies_share_their_time_with_pageable_copy)
 		APX_ASSERT(!strcmp(fd.f[0].rule, "pageable-copy"));
 		apx_model_free(m);
 	}
+	return 0;
+}
+
+/* One unchanged 64 MiB pinned buffer (the same fingerprint) copied every step on the compute
+ * stream, serial with its kernels (the suite's repeated_copy): repeated-copy removes the
+ * copies and copy-overlap would hide them: copy-overlap leaves copies of unchanged data to
+ * repeated-copy (removing beats hiding), which fires alone with what copy-overlap saves
+ * without fingerprints, no more than the copies after the first (setup) took. */
+APX_TEST(repeated_pinned_copies_share_their_time_with_copy_overlap)
+{
+	double together[2] = { 0, 0 }, copy_ns = 0;
+
+	for (int fp = 0; fp < 2; fp++) {
+		struct tg t;
+		struct apx_model *m;
+		const struct apx_finding *rep, *ov;
+		uint64_t ts = 1 * MS;
+
+		APX_ASSERT_OK(tg_open(&t));
+		for (int s = 0; s < 20; s++) {
+			tg_copy_fp(&t, ts, 1200 * US, APX_MEM_PINNED, 64u << 20, 0x7f0000000000ull,
+				   fp ? 0xabcdull : 0);
+			ts += 1220 * US;
+			tg_kernel(&t, ts, 1800 * US, "gemm", 7);
+			ts += 1820 * US;
+		}
+		m = load(&t);
+		APX_ASSERT(m);
+		rep = finding("repeated-copy");
+		ov = finding("copy-overlap");
+		APX_ASSERT(fp ? rep != NULL : rep == NULL);
+		APX_ASSERT(fp ? ov == NULL : ov != NULL);	/* removing beats hiding */
+		copy_ns = (double)(m->gpu.hd_copy_busy_ns - m->gpu.hd_before_kernels_ns);
+		together[fp] = (rep ? rep->saving_ns : 0) + (ov ? ov->saving_ns : 0);
+		if (together[fp] > copy_ns + 1)
+			APX_FAIL_("%s: copy rules save %.0f of %.0f ns of copies",
+				  fp ? "fingerprints" : "none", together[fp], copy_ns);
+		apx_model_free(m);
+	}
+	if (fabs(together[0] - together[1]) > 1)
+		APX_FAIL_("with fingerprints %.0f, without %.0f", together[1], together[0]);
+	return 0;
+}
+
+/* Without fingerprints the engine keeps the two apart: the same pageable buffer copied every
+ * step (10 ms) serial with 12 ms of kernels, where copy-overlap would hide all the copies and
+ * repeated-copy would remove them too: together no more than the copies after the first. */
+APX_TEST(copy_rules_never_claim_more_copy_time_than_the_copies_took)
+{
+	struct tg t;
+	struct apx_model *m;
+	const struct apx_finding *rep, *ov;
+	uint64_t ts = 1 * MS;
+	double copy_ns;
+
+	APX_ASSERT_OK(tg_open(&t));
+	for (int s = 0; s < 20; s++) {
+		tg_copy(&t, ts, 10 * MS, APX_COPY_H2D, APX_MEM_PAGEABLE, 64u << 20, 0,
+			0x7f0000000000ull, 7);
+		ts += 10 * MS + 20 * US;
+		tg_kernel(&t, ts, 12 * MS, "gemm", 7);
+		ts += 12 * MS + 20 * US;
+	}
+	m = load(&t);
+	APX_ASSERT(m);
+	ov = finding("copy-overlap");
+	rep = finding("repeated-copy");
+	APX_ASSERT(ov);
+	copy_ns = (double)(m->gpu.hd_copy_busy_ns - m->gpu.hd_before_kernels_ns);
+	if (ov->saving_ns + (rep ? rep->saving_ns : 0) > copy_ns + 1)
+		APX_FAIL_("copy-overlap %.0f + repeated-copy %.0f > %.0f ns of copies",
+			  ov->saving_ns, rep ? rep->saving_ns : 0, copy_ns);
+	apx_model_free(m);
 	return 0;
 }
 

@@ -163,6 +163,20 @@ void tg_copy(struct tg *t, uint64_t start, uint64_t dur, unsigned kind, unsigned
 	seen(t, start + dur);
 }
 
+void tg_copy_fp(struct tg *t, uint64_t start, uint64_t dur, unsigned host_kind, uint64_t bytes,
+		uint64_t host_addr, uint64_t fp)
+{
+	struct apx_rec c;
+
+	copy_rec(t, &c, start, dur, APX_COPY_H2D, host_kind, bytes);
+	c.v[APX_MEMCPY_STREAM] = 7;
+	c.v[APX_MEMCPY_HOST_ADDR] = host_addr;
+	c.v[APX_MEMCPY_FLAGS] = 1;
+	c.v[APX_MEMCPY_HOST_FP] = fp;
+	apx_writer_add(t->w, &c);
+	seen(t, start + dur);
+}
+
 void tg_copy_call(struct tg *t, uint64_t start, uint64_t dur, unsigned kind, unsigned host_kind,
 		  uint64_t bytes, uint64_t enter, uint64_t exit)
 {

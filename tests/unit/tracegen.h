@@ -27,6 +27,10 @@ void tg_kernel_graph(struct tg *t, uint64_t start, uint64_t dur, const char *nam
 		     uint64_t graph_id);
 void tg_copy(struct tg *t, uint64_t start, uint64_t dur, unsigned kind, unsigned host_kind,
 	     uint64_t bytes, int async, uint64_t host_addr, uint64_t stream);
+/* An asynchronous host->device copy on stream 7 from host_addr whose source had content
+ * fingerprint fp at the call (the collector's host_fp field). */
+void tg_copy_fp(struct tg *t, uint64_t start, uint64_t dur, unsigned host_kind, uint64_t bytes,
+		uint64_t host_addr, uint64_t fp);
 /* A synchronous copy on stream 0 whose call on the host ran enter..exit (the collector's
  * api_enter_ns/api_exit_ns fields). */
 void tg_copy_call(struct tg *t, uint64_t start, uint64_t dur, unsigned kind, unsigned host_kind,

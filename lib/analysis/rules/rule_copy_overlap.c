@@ -5,7 +5,9 @@
  * before the first kernel (loading the model) have nothing to hide behind and are left out.
  * Only copies between host and device count: a device-to-device copy (.contiguous(), cat,
  * clone) is work of the compute stream itself, done by the copy engines or SMs, and moving it
- * to another stream overlaps nothing that batch.to('cuda', non_blocking=True) would.
+ * to another stream overlaps nothing that batch.to('cuda', non_blocking=True) would. Copies
+ * of unchanged data (the same content fingerprint again: copy_repeats.c) are repeated-copy's:
+ * removing them beats hiding them, so their time is left out of the copy-only time.
  */
 #include "analysis/findings.h"
 
@@ -15,7 +17,8 @@
 
 APX_RULE_DECL(copy_overlap)
 {
-	uint64_t copy, kern, ov, hidden, alone, hidable, setup;
+	uint64_t copy, kern, ov, hidden, alone, hidable, setup, unchanged = 0;
+	struct apx_copy_repeats rep;
 	uint64_t copy_streams = 0, shared_streams = 0, dev_ns = 0;
 	char b1[32], b2[32], b3[32];
 	struct apx_finding *f;
@@ -27,8 +30,10 @@ APX_RULE_DECL(copy_overlap)
 		return APX_RULE_CLEAN;
 	setup = m->gpu.hd_before_kernels_ns;
 	alone = copy - ov > setup ? copy - ov - setup : 0;
+	if (apx_copy_repeats(m, &rep) == 0 && rep.fp_saving_ns > 0)	/* repeated-copy's */
+		unchanged = rep.fp_saving_ns < (double)alone ? (uint64_t)rep.fp_saving_ns : alone;
 	hidden = kern - ov;
-	hidable = alone < hidden ? alone : hidden;
+	hidable = alone - unchanged < hidden ? alone - unchanged : hidden;
 	/* a pipeline that overlaps hides the shorter of copies and kernels behind the longer,
 	 * except while it fills and drains: fire only when a quarter or more of the shorter one
 	 * could still be hidden */
@@ -51,6 +56,7 @@ APX_RULE_DECL(copy_overlap)
 	if (!f)
 		return APX_RULE_FIRED;
 	f->kernel_ns = f->saving_ns;	/* kernel time that hides copies, or is hidden by them */
+	f->copy_ns = f->saving_ns;	/* ... and the copy time it hides */
 	snprintf(f->title, sizeof(f->title), "%.0f%% of copy time does not overlap compute",
 		 100.0 * (double)alone / (double)(copy - setup));
 	snprintf(f->model, sizeof(f->model),
@@ -67,6 +73,10 @@ APX_RULE_DECL(copy_overlap)
 		apx_text_append(f->evidence, sizeof(f->evidence),
 				"left out: %s of device-to-device copies (work of the compute stream)\n",
 				apx_fmt_ns(b1, sizeof(b1), (double)dev_ns));
+	if (unchanged)
+		apx_text_append(f->evidence, sizeof(f->evidence),
+				"left out: %s of copies of unchanged data (repeated-copy's)\n",
+				apx_fmt_ns(b1, sizeof(b1), (double)unchanged));
 	apx_text_append(f->evidence, sizeof(f->evidence),
 			"%llu of %llu streams with copies also run kernels (copies on the compute stream)\n",
 			(unsigned long long)shared_streams, (unsigned long long)copy_streams);

@@ -1,106 +1,66 @@
 /*
- * rule_repeated_copy.c - the same pageable host buffer (address and size) copied to the device
- * again and again: the data could stay on the device. Pinned buffers are left out: a pinned
- * staging buffer refilled every step (or DataLoader's pinned batches, which its caching host
- * allocator hands out at the same addresses) is the right pattern, not a repeat, and the trace
- * does not say whether the bytes changed. Saving: every copy after the first of each buffer
- * copied at least 3 times, each at its bytes' time at the pinned rate (pinned copies' in the
- * trace, or the link's peak), at most its duration: the time a pageable copy takes beyond that
- * is pageable-copy's (or small-copies'), one owner per copy ns. Needs host addresses (the
- * collector's callbacks).
+ * rule_repeated_copy.c - the same host buffer copied to the device again and again with the
+ * same data: the data could stay on the device. What a repeat is, is measured by
+ * copy_repeats.c: the same (address, size, content fingerprint) again, the fingerprint
+ * (host_fp, taken by the collector at the copy call, docs/collector.md) telling the same data
+ * from a buffer refilled with new data (a pinned staging buffer, or DataLoader's pinned
+ * batches, which its caching host allocator hands out at the same addresses), and without
+ * fingerprints (older traces) pageable buffers only, by address and size. Saving: every copy
+ * after the first of each buffer copied at least 3 times, each at its bytes' time at the
+ * pinned rate (pinned copies' in the trace, or the link's peak), at most its duration: the
+ * time a pageable copy takes beyond that is pageable-copy's (or small-copies'), one owner per
+ * copy ns; copy-overlap leaves the fingerprinted repeats' time to this rule, and the engine
+ * caps the two together at the copies' time (rules.c). Needs host addresses (the collector's
+ * callbacks).
  */
 #include "analysis/findings.h"
 
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "base/banned.h"
 
-struct key {
-	uint64_t addr, bytes;
-	double share;	/* the copy's ns that are this rule's */
-};
-
-static int cmp_key(const void *a, const void *b)
-{
-	const struct key *x = a, *y = b;
-
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	return x->bytes < y->bytes ? -1 : x->bytes > y->bytes;
-}
-
 APX_RULE_DECL(repeated_copy)
 {
-	uint64_t h2d = 0, buffers = 0, repeats = 0, rep_bytes = 0, best_n = 0, best_bytes = 0;
-	double saving = 0, rate = apx_pinned_or_link_bps(m, APX_COPY_H2D, NULL);
-	struct key *keys;
-	size_t n = 0;
+	struct apx_copy_repeats r;
 	char b1[32], b2[32];
 	struct apx_finding *f;
 
-	keys = malloc((m->copies.n + 1) * sizeof(*keys));
-	if (!keys)
+	if (apx_copy_repeats(m, &r) < 0)
 		return APX_RULE_CLEAN;
-	for (size_t i = 0; i < m->copies.n; i++) {
-		const struct apx_an_copy *c = APX_VEC_AT(&m->copies, struct apx_an_copy, i);
-
-		if (c->kind != APX_COPY_H2D || c->src != APX_MEM_PAGEABLE)
-			continue;
-		h2d++;
-		if (c->host_addr) {
-			double at_rate = (double)c->bytes / rate * 1e9;
-
-			keys[n++] = (struct key){ c->host_addr, c->bytes,
-						  at_rate < (double)c->dur ? at_rate : (double)c->dur };
-		}
-	}
-	if (h2d && !n) {
-		free(keys);
+	if (r.candidates && !r.addressed) {
 		snprintf(why, why_len, "no host addresses of copies in the trace (recorded by apx "
 				       "analyze's collector)");
 		return APX_RULE_NOT_MEASURED;
 	}
-	qsort(keys, n, sizeof(*keys), cmp_key);
-	for (size_t i = 0; i < n;) {
-		size_t j = i + 1;
-		double d = 0;
-
-		while (j < n && keys[j].addr == keys[i].addr && keys[j].bytes == keys[i].bytes)
-			d += keys[j++].share;
-		if (j - i >= 3) {
-			buffers++;
-			repeats += j - i - 1;
-			rep_bytes += (j - i - 1) * keys[i].bytes;
-			saving += d;
-			if ((j - i) * keys[i].bytes > best_n * best_bytes) {
-				best_n = j - i;
-				best_bytes = keys[i].bytes;
-			}
-		}
-		i = j;
-	}
-	free(keys);
-	if (!buffers || (m->steady_ns && saving < 0.01 * (double)m->steady_ns))
+	if (!r.buffers || (m->steady_ns && r.saving_ns < 0.01 * (double)m->steady_ns))
 		return APX_RULE_CLEAN;
-	f = apx_finding_add(out, m, "repeated-copy", APX_SEV_WARNING, saving, 70);
+	f = apx_finding_add(out, m, "repeated-copy", APX_SEV_WARNING, r.saving_ns, 70);
 	if (!f)
 		return APX_RULE_FIRED;
+	f->copy_ns = r.saving_ns;	/* copies not made: not there for copy-overlap to hide */
 	snprintf(f->title, sizeof(f->title), "%llu host buffers copied to the device %llu extra times",
-		 (unsigned long long)buffers, (unsigned long long)repeats);
+		 (unsigned long long)r.buffers, (unsigned long long)r.repeats);
 	snprintf(f->model, sizeof(f->model),
 		 "a buffer copied N times needs one copy if kept on the device: saving = the other "
 		 "N-1 copies at %.1f GB/s (the pinned rate; their time beyond it is pageable "
-		 "memory's)", rate / 1e9);
+		 "memory's)", r.rate_bps / 1e9);
 	apx_text_append(f->evidence, sizeof(f->evidence), "repeated bytes: %s in %llu copies\n",
-			apx_fmt_size(b1, sizeof(b1), (double)rep_bytes), (unsigned long long)repeats);
+			apx_fmt_size(b1, sizeof(b1), (double)r.rep_bytes),
+			(unsigned long long)r.repeats);
 	apx_text_append(f->evidence, sizeof(f->evidence), "largest: one %s buffer copied %llu times\n",
-			apx_fmt_size(b2, sizeof(b2), (double)best_bytes), (unsigned long long)best_n);
-	apx_finding_metric(f, "buffers", (double)buffers, APX_UNIT_COUNT);
-	apx_finding_metric(f, "repeats", (double)repeats, APX_UNIT_COUNT);
-	apx_finding_metric(f, "repeated_bytes", (double)rep_bytes, APX_UNIT_BYTES);
-	apx_finding_metric(f, "largest_bytes", (double)best_bytes, APX_UNIT_BYTES);
-	apx_finding_metric(f, "largest_copies", (double)best_n, APX_UNIT_COUNT);
+			apx_fmt_size(b2, sizeof(b2), (double)r.best_bytes),
+			(unsigned long long)r.best_n);
+	if (r.fp_repeats)	/* the collector sampled the bytes at each copy call */
+		apx_text_append(f->evidence, sizeof(f->evidence),
+				"same data: %llu repeats with the content fingerprint of the "
+				"buffer's earlier copies\n", (unsigned long long)r.fp_repeats);
+	apx_finding_metric(f, "buffers", (double)r.buffers, APX_UNIT_COUNT);
+	apx_finding_metric(f, "repeats", (double)r.repeats, APX_UNIT_COUNT);
+	apx_finding_metric(f, "repeated_bytes", (double)r.rep_bytes, APX_UNIT_BYTES);
+	apx_finding_metric(f, "largest_bytes", (double)r.best_bytes, APX_UNIT_BYTES);
+	apx_finding_metric(f, "largest_copies", (double)r.best_n, APX_UNIT_COUNT);
+	if (r.fp_repeats)	/* with fingerprints only: older traces' metrics stay */
+		apx_finding_metric(f, "same_fp_repeats", (double)r.fp_repeats, APX_UNIT_COUNT);
 	snprintf(f->fix, sizeof(f->fix),
 		 "Move constant data to the device once, outside the loop:\n"
 		 "  weights_gpu = weights.to('cuda')     # before the loop\n"

@@ -4,7 +4,13 @@ its fix ("fixed"), plus three clean models ("clean": bench/overhead's bf16 ResNe
 batch 64 and HuggingFace GPT-2: sizes at which the GPU, not the host, sets the step time).
 Matrix products may use TF32 (as most training scripts set), except in fp32_matmul's planted
 variant; fixed variants do what a well-written program does besides the fix (copies on a side
-stream ahead of their use), so that the planted problem is the only one. Prints "SUITE case variant ms_per_step steps" (median of 3 timed blocks
+stream ahead of their use), so that the planted problem is the only one. Host batches that
+stand for a loader's output get new data before each copy (Refill: the copy count written into
+their first and last elements once their previous copy is done; two buffers each, so the wait
+is for a copy long done), so that only repeated_copy's planted variant copies unchanged pinned
+bytes again: the collector fingerprints each copy's source, and a pinned buffer refilled with
+new data is no repeat (a full 64 MiB refill would add host work that the planted variants do
+not do). Prints "SUITE case variant ms_per_step steps" (median of 3 timed blocks
 after warm-up; no profiler inside). The rule each case plants is in CASES.
 
 Cases (planted -> fixed):
@@ -50,18 +56,43 @@ def mlp(n=24, d=512):
     return nn.Sequential(*layers).to(dev)
 
 
+class Refill:
+    """New data in a reused host batch before each copy, as a loader refilling its pinned
+    buffer gives: the copy count n written into its first and last elements, after the batch's
+    previous copy (its event) is done. fill(b) before the copy, copied(b, ev) after."""
+
+    def __init__(self):
+        self.n, self.done = 0, {}
+
+    def fill(self, b):
+        ev = self.done.pop(b.data_ptr(), None)
+        if ev is not None:
+            ev.synchronize()
+        self.n += 1
+        flat = b.view(-1)
+        flat[0] = flat[-1] = float(self.n)
+
+    def copied(self, b, ev):
+        self.done[b.data_ptr()] = ev
+
+
 class Prefetch:
     """Host batches copied to the GPU on a side stream one step ahead of their use (pinned
-    memory, non_blocking): what a well-written input pipeline does."""
+    memory, non_blocking), refilled with new data before each copy: what a well-written input
+    pipeline does."""
 
     def __init__(self, batches):
         self.batches, self.i, self.side, self.next = batches, 0, torch.cuda.Stream(), None
+        self.refill = Refill()
 
     def _issue(self):
+        b = self.batches[self.i % len(self.batches)]
+        self.refill.fill(b)
         with torch.cuda.stream(self.side):
-            x = self.batches[self.i % len(self.batches)].to(dev, non_blocking=True)
+            x = b.to(dev, non_blocking=True)
             ev = torch.cuda.Event()
             ev.record(self.side)
+        self.refill.copied(b, ev)
         self.i += 1
         return x, ev
 
@@ -96,7 +127,7 @@ def capture(m, x):
 def case_pageable(fixed):
     host = torch.randn(16 << 20)                    # 64 MiB
     w = torch.randn(2048, 2048, device=dev)
-    feed = Prefetch([host.pin_memory()]) if fixed else None
+    feed = Prefetch([host.pin_memory() for _ in range(2)]) if fixed else None
 
     def step():
         x = feed.get() if fixed else host.to(dev)
@@ -106,10 +137,9 @@ def case_pageable(fixed):
 
 def case_small_copies(fixed):
     samples = [torch.randn(16384) for _ in range(256)]   # 64 KiB each
-    batch = torch.stack(samples).pin_memory()
     w = torch.randn(1024, 1024, device=dev)
 
-    feed = Prefetch([batch]) if fixed else None
+    feed = Prefetch([torch.stack(samples).pin_memory() for _ in range(2)]) if fixed else None
 
     def step():
         x = feed.get() if fixed else torch.stack([s.cuda() for s in samples])
@@ -192,6 +222,15 @@ def case_copy_overlap(fixed):
     w = torch.randn(8192, 8192, device=dev, dtype=torch.bfloat16)
     side = torch.cuda.Stream()
     state = {"i": 0, "next": None, "ev": None}
+    refill = Refill()
+
+    def copy(b, stream):                            # new data in b, then b to the GPU
+        refill.fill(b)
+        x = b.to(dev, non_blocking=True)
+        ev = torch.cuda.Event()
+        ev.record(stream)
+        refill.copied(b, ev)
+        return x, ev
 
     def compute(x):
         y = w
@@ -203,20 +242,16 @@ def case_copy_overlap(fixed):
         i = state["i"]
         state["i"] += 1
         if not fixed:
-            compute(hosts[i % 2].to(dev, non_blocking=True))
+            compute(copy(hosts[i % 2], torch.cuda.current_stream())[0])
             return
         if state["next"] is None:
             with torch.cuda.stream(side):
-                state["next"] = hosts[i % 2].to(dev, non_blocking=True)
-                state["ev"] = torch.cuda.Event()
-                state["ev"].record(side)
+                state["next"], state["ev"] = copy(hosts[i % 2], side)
         torch.cuda.current_stream().wait_event(state["ev"])
         x = state["next"]
         x.record_stream(torch.cuda.current_stream())
         with torch.cuda.stream(side):               # the next batch while this one computes
-            state["next"] = hosts[(i + 1) % 2].to(dev, non_blocking=True)
-            state["ev"] = torch.cuda.Event()
-            state["ev"].record(side)
+            state["next"], state["ev"] = copy(hosts[(i + 1) % 2], side)
         compute(x)
     return step
 
