@@ -374,6 +374,8 @@ struct summary {
 	size_t niv, civ;
 	char degraded[256];
 	char crash[64];
+	char replay[256], metrics[256];		/* the collector's kv: what replay and PM sampling
+						 * did and cost (the first file's) */
 };
 
 static void add_interval(struct summary *s, uint64_t a, uint64_t b)
@@ -505,6 +507,10 @@ static void summarise_file(const char *path, void *arg)
 					copy_kv(s->degraded, sizeof(s->degraded), rec, APX_KV_VALUE);
 				else if (kv_is(rec, APX_KV_KEY, "crash"))
 					copy_kv(s->crash, sizeof(s->crash), rec, APX_KV_VALUE);
+				else if (kv_is(rec, APX_KV_KEY, "replay"))
+					copy_kv(s->replay, sizeof(s->replay), rec, APX_KV_VALUE);
+				else if (kv_is(rec, APX_KV_KEY, "metrics"))
+					copy_kv(s->metrics, sizeof(s->metrics), rec, APX_KV_VALUE);
 				break;
 			default:
 				break;
@@ -599,6 +605,10 @@ static void print_summary(const char *path, const struct run_info *ri, int nchil
 			"peak RSS %s\n", user, sys, wall > 0 ? (user + sys) / wall : 0.0, rss);
 	}
 	/* what the traces say is escaped: the program wrote them */
+	if (s.replay[0])
+		fprintf(stderr, "apx: replayed: %s\n", apx_term_safe_str(safe, sizeof(safe), s.replay));
+	if (s.metrics[0])
+		fprintf(stderr, "apx: metrics: %s\n", apx_term_safe_str(safe, sizeof(safe), s.metrics));
 	if (s.degraded[0])
 		fprintf(stderr, "apx: degraded: %s\n",
 			apx_term_safe_str(safe, sizeof(safe), s.degraded));

@@ -83,6 +83,8 @@ kv = [r.get("value") for r in recs if r["type"] == "kv" and r.get("key") in ("re
 print("kv:", kv)
 check(any(v and re.match(r"\d+ launches of \d+ kernels replayed .*; 0 failed", v) for v in kv),
       "kv replay says what was replayed and what it cost", "replay.kv")
+check(re.search(r"^apx: replayed: \d+ launches of \d+ kernels replayed", p.stderr, re.M),
+      "apx analyze's summary says what was replayed and what it cost", "replay.summary_line")
 check(ctr and all(c["correlation"] in kern for c in ctr),
       f"{len(ctr)} counters, all joined to kernel records by correlation id", "replay.joined")
 untimed = [k for k in kern.values() if k["start_ns"] == 0 and k["end_ns"] == 0]
