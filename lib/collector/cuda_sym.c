@@ -7,19 +7,26 @@
  * hot path.
  */
 #include <dlfcn.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "collector/collector.h"
 
 #include "base/banned.h"
 
+/* Called from the writer and from application threads (l2_sweep.c): the handle is published
+ * once with an atomic; two first callers both dlopen the same loaded library, which is
+ * harmless (RTLD_NOLOAD only takes a reference). */
 void *apx_cuda_sym(const char *name)
 {
-	static void *lib;
+	static _Atomic(void *) lib;
+	void *h = atomic_load_explicit(&lib, memory_order_acquire);
 
-	if (!lib)
-		lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-	if (!lib)
-		lib = RTLD_DEFAULT;
-	return dlsym(lib, name);
+	if (!h) {
+		h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+		if (!h)
+			h = RTLD_DEFAULT;
+		atomic_store_explicit(&lib, h, memory_order_release);
+	}
+	return dlsym(h, name);
 }

@@ -135,8 +135,14 @@ static const char *prepare(struct sweep_ctx *s, uint32_t device, int *err)
 
 int apx_l2_sweep(struct apx_collector *c, CUcontext ctx, uint32_t device, CUstream stream)
 {
+	static _Atomic(launch_t) launch_sym;	/* a race only looks it up twice */
+	launch_t launch = atomic_load(&launch_sym);
 	struct sweep_ctx *s = slot_of(ctx);
-	launch_t launch = (launch_t)apx_cuda_sym("cuLaunchKernel");
+
+	if (!launch) {
+		launch = (launch_t)apx_cuda_sym("cuLaunchKernel");
+		atomic_store(&launch_sym, launch);
+	}
 	const char *why;
 	void *args[2];
 	int err;
