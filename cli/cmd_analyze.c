@@ -58,6 +58,10 @@ const char apx_cmd_analyze_usage[] =
 	"                      api: also every CUDA runtime and driver API call\n"
 	"      --delay S       start collecting S seconds after the program starts\n"
 	"      --duration S    stop collecting S seconds after collection started\n"
+	"      --capture-range=cudaProfilerApi  collect only between the program's\n"
+	"                      cudaProfilerStart() and cudaProfilerStop() calls (torch:\n"
+	"                      torch.cuda.profiler.start()/stop()), any number of ranges;\n"
+	"                      none (default): the whole run\n"
 	"      --python PATH   Python interpreter for script.py (default: $APX_PYTHON or python3)\n"
 	"      --metrics[=SET] device metrics by PM sampling, every device the program uses:\n"
 	"                      SET summary (default: SM/GR active, warp occupancy, tensor pipe,\n"
@@ -710,6 +714,7 @@ int apx_cmd_analyze(int argc, char **argv)
 		{ "level", required_argument, NULL, 'l' },
 		{ "delay", required_argument, NULL, 'D' },
 		{ "duration", required_argument, NULL, 'U' },
+		{ "capture-range", required_argument, NULL, 'C' },
 		{ "python", required_argument, NULL, 'P' },
 		{ "metrics", optional_argument, NULL, 'M' },
 		{ "metrics-list", required_argument, NULL, 'L' },
@@ -724,6 +729,7 @@ int apx_cmd_analyze(int argc, char **argv)
 	};
 	const char *output = "data.apx", *level = "light", *python = getenv("APX_PYTHON");
 	uint64_t delay_ns = 0, duration_ns = 0, hz;
+	const char *capture = NULL;
 	struct apx_metrics_opts metrics = { 0 };
 	int force = 0, quiet = 0, c, nchild;
 	char path[PATH_MAX], lib[PATH_MAX], run_id[96], old_run[128];
@@ -757,6 +763,13 @@ int apx_cmd_analyze(int argc, char **argv)
 		case 'U':
 			if (seconds_opt("--duration", optarg, 1, &duration_ns) < 0)
 				return APX_EXIT_USAGE;
+			break;
+		case 'C':
+			if (strcmp(optarg, "cudaProfilerApi") && strcmp(optarg, "none"))
+				return apx_cli_usage_error("analyze", "--capture-range must be "
+							   "cudaProfilerApi or none, not '%s'",
+							   optarg);
+			capture = strcmp(optarg, "none") ? optarg : NULL;
 			break;
 		case 'P':
 			python = optarg;
@@ -804,6 +817,9 @@ int apx_cmd_analyze(int argc, char **argv)
 			return apx_cli_usage_error("analyze", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	if (capture && (delay_ns || duration_ns))
+		return apx_cli_usage_error("analyze", "--capture-range and --delay/--duration both "
+					   "say when to collect: give one of them");
 	if (metrics.hz && !metrics.spec)
 		return apx_cli_usage_error("analyze", "--metrics-frequency needs --metrics or "
 					   "--metrics-list");
@@ -883,6 +899,10 @@ int apx_cmd_analyze(int argc, char **argv)
 		set_env_u64("APX_WINDOW_START_NS", ri.start_ns + delay_ns);
 	if (duration_ns)
 		set_env_u64("APX_WINDOW_END_NS", ri.start_ns + delay_ns + duration_ns);
+	if (capture)
+		setenv("APX_CAPTURE", capture, 1);
+	else
+		unsetenv("APX_CAPTURE");
 
 	/* like system(3): the terminal's ^C and ^\ go to the program; apx waits and reports */
 	memset(&sa, 0, sizeof(sa));

@@ -8,7 +8,10 @@
  * on the application thread), handed out pre-zeroed (CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_
  * BUFFER), zeroed again on completion (on CUPTI's thread) and reused. APX_FLOOR_CLOCK=1 also registers a
  * CLOCK_MONOTONIC timestamp callback, APX_FLOOR_ATTRS=1 enables launch attributes, to price
- * those CUPTI features apart from apx's own work. run.py compares apx with it.
+ * those CUPTI features apart from apx's own work. APX_FLOOR_CAPTURE=1 follows cudaProfilerStart/
+ * Stop as `apx analyze --capture-range=cudaProfilerApi` does (kinds off until a start; a
+ * subscriber with those two callbacks, switching the kinds), so that run.py can alternate
+ * collected and uncollected blocks in one process. run.py compares apx with it.
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -68,6 +71,30 @@ static uint64_t CUPTIAPI mono(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static CUpti_ActivityKind enabled[16];
+static size_t nenabled;
+
+static void set_kinds(int on)
+{
+	for (size_t i = 0; i < nenabled; i++)
+		(void)(on ? cuptiActivityEnable(enabled[i]) : cuptiActivityDisable(enabled[i]));
+}
+
+static void CUPTIAPI on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
+				 const void *data)
+{
+	const CUpti_CallbackData *cb = data;
+
+	(void)ud;
+	if (dom != CUPTI_CB_DOMAIN_DRIVER_API)
+		return;
+	if (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart && cb->callbackSite == CUPTI_API_EXIT)
+		set_kinds(1);
+	else if (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop &&
+		 cb->callbackSite == CUPTI_API_ENTER)
+		set_kinds(0);
+}
+
 static void at_exit(void)
 {
 	(void)cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
@@ -95,6 +122,7 @@ int InitializeInjection(void)
 	const char *spec = getenv("APX_FLOOR_KINDS");
 	const char *clock = getenv("APX_FLOOR_CLOCK");
 	const char *attrs = getenv("APX_FLOOR_ATTRS");
+	const char *capture = getenv("APX_FLOOR_CAPTURE");
 	char buf[256];
 
 	if (!spec || !*spec)
@@ -117,8 +145,22 @@ int InitializeInjection(void)
 	for (char *save = NULL, *name = strtok_r(buf, ",", &save); name;
 	     name = strtok_r(NULL, ",", &save))
 		for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-			if (!strcmp(name, kinds[i].name))
-				(void)cuptiActivityEnable(kinds[i].kind);
+			if (!strcmp(name, kinds[i].name) && nenabled < 16)
+				enabled[nenabled++] = kinds[i].kind;
+	if (capture && !strcmp(capture, "1")) {
+		CUpti_SubscriberHandle sub;
+
+		if (cuptiSubscribe(&sub, on_callback, NULL) != CUPTI_SUCCESS ||
+		    cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API,
+					CUPTI_DRIVER_TRACE_CBID_cuProfilerStart) != CUPTI_SUCCESS ||
+		    cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_DRIVER_API,
+					CUPTI_DRIVER_TRACE_CBID_cuProfilerStop) != CUPTI_SUCCESS) {
+			fprintf(stderr, "libapx-floor: cannot follow cudaProfilerStart/Stop\n");
+			return 1;
+		}
+	} else {
+		set_kinds(1);
+	}
 	atexit(at_exit);
 	return 1;
 }

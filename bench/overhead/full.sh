@@ -1,7 +1,8 @@
 #!/bin/bash
-# full.sh BUILD start|collect - the whole overhead benchmark of issue 11 on the GPU machine,
-# which takes longer than one device call may (about 25 minutes): `start` launches run.py for
-# all four programs and six modes, 5 rounds (with run.py's launch-bound check at the end),
+# full.sh BUILD start [RUN.PY ARGS]|collect - the whole overhead benchmark of issue 11 on the
+# GPU machine, which takes longer than one device call may (about 6 minutes a round): `start`
+# launches run.py for all four programs and every mode, 5 rounds (later arguments go to run.py
+# and override these, e.g. --rounds 3; with run.py's launch-bound check at the end),
 # detached (scripts/detached.sh) so that it outlives the call, logging to /tmp/apx-overhead/;
 # `collect` waits for it (up to 9 minutes a call: call it again while it says "running") and
 # copies the table, the raw results and the light traces to $OUT. The device machine must stay
@@ -13,8 +14,10 @@ detached=$here/../../scripts/detached.sh
 dir=/tmp/apx-overhead
 case "${2:-}" in
 start)
+	shift 2
 	"$detached" start "$dir" "$build" python3 "$here/run.py" "$build" --out "$dir" \
-		--modes none,floor,light,api,torch,nsys,graph --rounds 5 --keep resnet,gpt,hf,tiny
+		--modes none,floor,light,metrics,api,torch,nsys,graph --rounds 5 \
+		--keep resnet,gpt,hf,tiny "$@"
 	;;
 collect)
 	"$detached" collect "$dir" || exit 3

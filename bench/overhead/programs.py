@@ -13,16 +13,37 @@ all written like what users run:
 
 It warms up, then times --blocks blocks of --steps/--blocks steps, each between two
 synchronizations, and prints one line
-  BENCH <name> <ms per step, median of the blocks> <steps run in total>
+  BENCH <name> <ms per step, median of the blocks> <steps run in total> [<steps collected>]
 (the median of blocks keeps one slow block - a GC pause, a flush - from moving the number).
-BENCH_TORCH_PROFILER=1 runs the timed steps under torch.profiler (CPU + CUDA activities)."""
+BENCH_TORCH_PROFILER=1 runs the timed steps under torch.profiler (CPU + CUDA activities).
+
+--toggle N: N pairs of blocks in one process, collected and not collected in the order
+off, on, on, off, off, on, ... (so that a drift in time falls on both alike): before each
+block torch.cuda.profiler.start() or stop() (cudaProfilerStart/Stop, which a profiler run
+with a capture range follows: apx --capture-range=cudaProfilerApi, the floor with
+APX_FLOOR_CAPTURE=1; without one they do nothing), then 2 untimed steps, then the timed
+block. It prints BENCH with the median of the "on" blocks, and
+  BLOCKS <name> <json: {"off": [ms per step...], "on": [...]} in block order>
+from which run.py takes the ratio of each adjacent off/on pair: the collector's cost measured
+seconds apart in one process, free of the process-to-process spread (which was 30-60 % on the
+H200 machine, the same program and mode)."""
 import argparse
+import json
 import os
 import time
 
-import torch
-import torch.nn as nn
-import torch.nn.functional as F
+T0 = time.perf_counter()
+import torch  # noqa: E402  (after T0: the import's time is part of what TIMES reports)
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+marks = [("import", time.perf_counter())]
+
+
+def times_line():
+    """TIMES: seconds spent importing, building, warming up and timing (run.py prints it)."""
+    return "TIMES " + " ".join(f"{n}={t - p:.2f}" for (n, t), (_, p) in
+                               zip(marks, [("start", T0)] + marks[:-1]))
 
 
 def resnet(res=96):
@@ -151,6 +172,36 @@ def tiny(graph):
     return g.replay
 
 
+def toggle(a, step, steps, warmup):
+    """--toggle: alternate blocks with cudaProfilerStart/Stop; see the module's comment."""
+    per_block = max(1, steps // 8)
+    order = [("off", "on", "on", "off")[i % 4] for i in range(2 * a.toggle)]
+    times = {"off": [], "on": []}
+    for state in order:
+        torch.cuda.synchronize()
+        if state == "on":
+            torch.cuda.profiler.start()
+        else:
+            torch.cuda.profiler.stop()
+        for _ in range(2):
+            step()
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(per_block):
+            step()
+        torch.cuda.synchronize()
+        times[state].append((time.perf_counter() - t0) / per_block * 1e3)
+    torch.cuda.profiler.stop()
+    on = sorted(times["on"])
+    total = warmup + (per_block + 2) * len(order)
+    collected = (per_block + 2) * len(times["on"])   # steps run while collecting
+    print(f"BENCH {a.name} {on[len(on) // 2]:.4f} {total} {collected}", flush=True)
+    print(f"BLOCKS {a.name} " + json.dumps({k: [round(x, 5) for x in v] for k, v in times.items()}),
+          flush=True)
+    marks.append(("timed", time.perf_counter()))
+    print(times_line(), flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("name", choices=["resnet", "gpt", "hf", "tiny"])
@@ -158,15 +209,20 @@ def main():
     ap.add_argument("--warmup", type=int, default=0)
     ap.add_argument("--graph", action="store_true")
     ap.add_argument("--blocks", type=int, default=5)
+    ap.add_argument("--toggle", type=int, default=0, metavar="N",
+                    help="N pairs of collected / uncollected blocks (see above)")
     a = ap.parse_args()
     torch.backends.cudnn.benchmark = True
     defaults = {"resnet": (120, 20), "gpt": (80, 15), "hf": (60, 15), "tiny": (1500, 200)}
     steps = a.steps or defaults[a.name][0]
     warmup = a.warmup or defaults[a.name][1]
     step = tiny(a.graph) if a.name == "tiny" else globals()[a.name]()
+    torch.cuda.synchronize()
+    marks.append(("build", time.perf_counter()))
     for _ in range(warmup):
         step()
     torch.cuda.synchronize()
+    marks.append(("warmup", time.perf_counter()))
     prof = None
     if os.environ.get("BENCH_TORCH_PROFILER") == "1":
         from torch.profiler import ProfilerActivity, profile
@@ -176,6 +232,9 @@ def main():
         for _ in range(3):      # the profiler's own start-up stays out of the timed steps
             step()
         torch.cuda.synchronize()
+    if a.toggle:
+        toggle(a, step, steps, warmup)
+        return
     per_block = max(1, steps // a.blocks)
     times = []
     for _ in range(a.blocks):
@@ -185,6 +244,8 @@ def main():
         torch.cuda.synchronize()
         times.append((time.perf_counter() - t0) / per_block)
     times.sort()
+    marks.append(("timed", time.perf_counter()))
+    print(times_line(), flush=True)
     total = warmup + per_block * a.blocks + (3 if prof else 0)
     print(f"BENCH {a.name}{'-graph' if a.graph else ''} {times[len(times) // 2] * 1e3:.4f} "
           f"{total}", flush=True)

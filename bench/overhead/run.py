@@ -45,6 +45,11 @@ ap.add_argument("--budget", type=float, default=0, help="no new round after S se
 ap.add_argument("--out", default=os.environ.get("OUT") or tempfile.mkdtemp(prefix="apx-bench-"))
 ap.add_argument("--api-programs", default="gpt",
                 help="programs the api mode runs for (it is priced on the transformer only)")
+ap.add_argument("--metrics-programs", default="gpt",
+                help="programs the metrics mode runs for (issue 13 prices it on the transformer)")
+ap.add_argument("--toggle", type=int, default=6, metavar="N",
+                help="pairs of collected/uncollected blocks in each process of the modes that "
+                "can pause (none, floor*, light*, api, metrics); 0: whole-run processes only")
 ap.add_argument("--keep", default="", help="copy the light traces of these programs to --out")
 ap.add_argument("--cpus", default=os.environ.get("BENCH_CPUS", "gpu-node"),
                 help="taskset CPU list every process runs on ('' = no pinning; default: up to 8 "
@@ -139,11 +144,54 @@ steps_run = {}  # (program, mode) -> total steps of the process
 traces = {}     # program -> a light trace
 
 
+pairs = {}      # (program, mode) -> {round: [on/off ratio of each adjacent block pair]}
+pair_ms = {}    # (program, mode) -> {round: (off median, on median) ms per step}
+collected = {}  # (program, mode) -> steps collected by the process (toggled: the "on" steps)
+kernels_seen = {}   # (program, mode) -> {round: kernel records in its trace}
+
+
+def toggled(mode):
+    """Modes whose process alternates collected and uncollected blocks (programs.py --toggle)."""
+    return args.toggle > 0 and MODES[mode][0] in ("plain", "apx", "inject", "floor") \
+        and mode not in ("graph", "torch")
+
+
+def block_pairs(blocks):
+    """[on/off] of each adjacent pair of blocks of a --toggle process (order off,on,on,off,..)."""
+    off, on = list(blocks["off"]), list(blocks["on"])
+    return [b / a for a, b in zip(off, on) if a > 0]
+
+
+def trace_kernels(trace):
+    """Kernel records in a trace (apx info's record table), or None."""
+    out = subprocess.run([apx, "info", trace], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) >= 3 and f[0] == "kernel":
+            return int(f[2])
+    return None
+
+
+def cpu_ticks():
+    """(steal, total) jiffies of all CPUs (/proc/stat): a VM's CPU time taken by its host"""
+    try:
+        f = [int(x) for x in open("/proc/stat").readline().split()[1:]]
+    except (OSError, ValueError):
+        return 0, 0
+    return (f[7] if len(f) > 7 else 0), sum(f)
+
+
+steal = {}      # (program, mode) -> {round: % of CPU time stolen by the host during the process}
+phase_s = {}    # (program, mode) -> {round: programs.py's TIMES line (import, build, warm-up, timed)}
+
+
 def one(prog, mode, rnd):
     how, extra, opts = MODES[mode]
     if mode == "graph" and prog != "tiny":
         return
     if mode == "api" and prog not in args.api_programs.split(","):
+        return
+    if mode == "metrics" and prog not in args.metrics_programs.split(","):
         return
     env = dict(os.environ)
     for k in ("CUDA_INJECTION64_PATH", "LD_PRELOAD", "NVTX_INJECTION64_PATH", "APX_KINDS", "APX_OFF"):
@@ -153,13 +201,21 @@ def one(prog, mode, rnd):
     cmd = [sys.executable, os.path.join(here, "programs.py"), prog]
     if mode == "graph":
         cmd.append("--graph")
+    tog = toggled(mode)
+    if tog:
+        cmd += ["--toggle", str(args.toggle)]
     trace = os.path.join(work, f"{prog}-{mode}-{rnd}.apx")
     if how == "apx":
-        cmd = [apx, "analyze", "-q", "--force", "-o", trace] + opts + ["--"] + cmd
+        cmd = [apx, "analyze", "-q", "--force", "-o", trace] + opts + \
+            (["--capture-range=cudaProfilerApi"] if tog else []) + ["--"] + cmd
     elif how == "inject":
         env.update(CUDA_INJECTION64_PATH=inject, APX_OUTPUT=trace)
+        if tog:
+            env["APX_CAPTURE"] = "cudaProfilerApi"
     elif how == "floor":
         env["CUDA_INJECTION64_PATH"] = floor
+        if tog:
+            env["APX_FLOOR_CAPTURE"] = "1"
     elif how == "nsys":
         if not NSYS:
             return
@@ -168,22 +224,39 @@ def one(prog, mode, rnd):
     if args.cpus and shutil.which("taskset"):
         cmd = ["taskset", "-c", args.cpus] + cmd
     t0 = time.time()
+    st0 = cpu_ticks()
     p = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    st1 = cpu_ticks()
+    stolen = 100.0 * (st1[0] - st0[0]) / (st1[1] - st0[1]) if st1[1] > st0[1] else 0.0
+    steal.setdefault((prog, mode), {})[rnd] = round(stolen, 2)
     got = None
     for line in p.stdout.splitlines():
         if line.startswith("BENCH "):
-            _, _, ms, total = line.split()
-            got = float(ms)
+            f = line.split()
+            got = float(f[2])
             res.setdefault((prog, mode), {})[rnd] = got
-            steps_run[(prog, mode)] = int(total)
+            steps_run[(prog, mode)] = int(f[3])
+            collected[(prog, mode)] = int(f[4]) if len(f) > 4 else int(f[3])
+        elif line.startswith("TIMES "):
+            phase_s.setdefault((prog, mode), {})[rnd] = line[6:]
+        elif line.startswith("BLOCKS "):
+            blocks = json.loads(line.split(None, 2)[2])
+            pairs.setdefault((prog, mode), {})[rnd] = block_pairs(blocks)
+            pair_ms.setdefault((prog, mode), {})[rnd] = (statistics.median(blocks["off"]),
+                                                         statistics.median(blocks["on"]))
+    if os.path.exists(trace):
+        # a collector that recorded nothing would look free: count what it recorded
+        kernels_seen.setdefault((prog, mode), {})[rnd] = trace_kernels(trace)
     if mode == "light" and os.path.exists(trace):
         traces.setdefault(prog, trace)
     elif os.path.exists(trace):
         os.unlink(trace)
     for f in glob.glob(os.path.join(work, f"{prog}-nsys-{rnd}*")):
         os.unlink(f)
-    print(f"  r{rnd} {prog:7s} {mode:18s} {time.time() - t0:5.1f} s  "
-          + (f"{got:8.3f} ms/step" if got is not None else f"FAILED rc {p.returncode}: "
+    print(f"  r{rnd} {prog:7s} {mode:18s} {time.time() - t0:5.1f} s steal {stolen:4.1f} %  "
+          + (f"{got:8.3f} ms/step rc {p.returncode} "
+             + phase_s.get((prog, mode), {}).get(rnd, "") if got is not None
+             else f"FAILED rc {p.returncode}: "
              + (p.stderr or p.stdout)[-400:].replace("\n", " | ")), flush=True)
 
 
@@ -195,9 +268,9 @@ def median_ci(xs, n=4000, seed=1):
 
 
 def launches_per_step(prog):
-    """Kernels + copies + memsets per step, from the light trace (apx info's record table)."""
+    """Kernels + copies + memsets per collected step, from the light trace (apx info)."""
     t = traces.get(prog)
-    if not t or (prog, "light") not in steps_run:
+    if not t or (prog, "light") not in collected:
         return None
     out = subprocess.run([apx, "info", t], capture_output=True, text=True).stdout
     n = 0
@@ -205,7 +278,7 @@ def launches_per_step(prog):
         f = line.split()
         if len(f) >= 3 and f[0] in ("kernel", "memcpy", "memset"):
             n += int(f[2])
-    return n / steps_run[(prog, "light")] if n else None
+    return n / collected[(prog, "light")] if n else None
 
 
 def launch_bound_check():
@@ -265,9 +338,16 @@ for prog in (args.keep.split(",") if args.keep else []):
     if prog in traces:
         shutil.copy(traces[prog], os.path.join(args.out, f"{prog}_light.apx"))
 with open(os.path.join(args.out, "results.json"), "w") as f:
-    json.dump({"programs": programs, "modes": modes, "nsys": NSYS,
+    json.dump({"programs": programs, "modes": modes, "nsys": NSYS, "toggle": args.toggle,
+               "cpus": args.cpus,
                "timings_ms": {f"{p}/{m}": v for (p, m), v in res.items()},
                "steps": {f"{p}/{m}": v for (p, m), v in steps_run.items()},
+               "collected_steps": {f"{p}/{m}": v for (p, m), v in collected.items()},
+               "pair_ratios": {f"{p}/{m}": v for (p, m), v in pairs.items()},
+               "pair_ms": {f"{p}/{m}": v for (p, m), v in pair_ms.items()},
+               "kernels_in_trace": {f"{p}/{m}": v for (p, m), v in kernels_seen.items()},
+               "steal_pct": {f"{p}/{m}": v for (p, m), v in steal.items()},
+               "phase_s": {f"{p}/{m}": v for (p, m), v in phase_s.items()},
                "launch_bound": lb}, f, indent=1)
 
 print(f"\noverhead ({time.time() - t_start:.0f} s): step time under each mode / without a "
@@ -290,5 +370,18 @@ for prog in programs:
         med, lo, hi = median_ci(ratios)
         us = f"{(statistics.median(v.values()) - b) * 1e3 / lps:+7.2f} us" if lps else ""
         print(f"        {m:18s} {med:6.3f}x [{lo:5.3f}, {hi:5.3f}] n={len(ratios)} {us}")
+    print("        in one process, collected / uncollected blocks (adjacent pairs of all "
+          "rounds pooled):")
+    for m in modes:
+        pr = [x for xs in pairs.get((prog, m), {}).values() for x in xs]
+        if not pr:
+            continue
+        med, lo, hi = median_ci(pr)
+        ms = pair_ms.get((prog, m), {}).values()
+        d = statistics.median(on - off for off, on in ms) if ms else 0
+        us = f"{d * 1e3 / lps:+7.2f} us" if lps else ""
+        ks = [k for k in kernels_seen.get((prog, m), {}).values() if k is not None]
+        kn = f" kernels {min(ks)}-{max(ks)}" if ks else ""
+        print(f"        {m:18s} {med:6.3f}x [{lo:5.3f}, {hi:5.3f}] n={len(pr)} {us}{kn}")
 if lb:
     print("launch-bound check (tiny loop):", json.dumps(lb))

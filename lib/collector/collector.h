@@ -89,6 +89,7 @@ enum apx_ev_kind {
 	APX_EV_SYNC = 3,	/* a host synchronization: ts_ns .. end_ns, sync_kind */
 	APX_EV_COUNTER = 4,	/* a replayed kernel's counter: corr, device, cfg_kind = metric
 				 * of the replay set, value = f64 bits, target = passes */
+	APX_EV_CAPTURE = 5,	/* a capture range starts (value 1) or stops (0) at ts_ns */
 };
 
 /* One event of the ring; seq = ring position + 1 once complete. */
@@ -148,6 +149,14 @@ extern const struct apx_source apx_source_activity;	/* src_activity.c */
 extern const struct apx_source apx_source_cpu;		/* proc.c */
 extern const struct apx_source apx_source_pmsampling;	/* src_pmsampling.c */
 extern const struct apx_source apx_source_replay;	/* src_replay.c */
+extern const struct apx_source apx_source_capture;	/* capture.c */
+
+/* capture.c (--capture-range=cudaProfilerApi): whether collection follows cudaProfilerStart/
+ * Stop (then the activity kinds start off); the cuProfilerStart/Stop callback (application
+ * thread). */
+int apx_capture_mode(void);
+void apx_capture_callback(struct apx_collector *c, CUpti_CallbackId cbid,
+			  const CUpti_CallbackData *cb);
 
 /* src_pmsampling.c: a context exists on device (context-creation callback, any thread): the
  * writer enables PM sampling there when metrics were asked for. Lock-free, allocates nothing. */
@@ -248,6 +257,9 @@ void apx_ring_drain(struct apx_collector *c);
 
 /* Switch the activity kinds on or off. first: report failures as degraded features. */
 void apx_activity_set_kinds(struct apx_collector *c, int on, int first);
+/* What the switches after the start cost, per kind ("kernel 0.012 ms, memory 1.9 ms": the
+ * longest one each), "" when none was made (writer thread, at the end). */
+void apx_activity_switch_costs(char *buf, size_t cap);
 /* Unified-memory counters, configured at the first context creation (src_callbacks.c). */
 void apx_activity_configure_uvm(struct apx_collector *c, uint32_t device);
 

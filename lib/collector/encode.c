@@ -529,6 +529,17 @@ void apx_enc_event(struct apx_enc *e, const struct apx_event *ev)
 		e->others++;
 		return;
 	}
+	if (ev->kind == APX_EV_CAPTURE) {	/* capture.c: a capture range's edge */
+		char val[48];
+		int n = snprintf(val, sizeof(val), "%s %llu", ev->value ? "start" : "stop",
+				 (unsigned long long)ev->ts_ns);
+
+		apx_rec_init(&rec, APX_REC_KV);
+		apx_rec_set_str(&rec, APX_KV_KEY, "capture");
+		apx_rec_set_bytes(&rec, APX_KV_VALUE, val, n > 0 ? (size_t)n : 0);
+		add(e, &rec);
+		return;
+	}
 	if (ev->kind == APX_EV_SYNC) {	/* a host wait timed by the callbacks at enter and exit */
 		apx_rec_init(&rec, APX_REC_SYNC);
 		rec.v[APX_SYNC_START_NS] = ev->ts_ns;

@@ -41,10 +41,12 @@
 static struct apx_collector g_col = { .efd = -1, .crash_fd = -1,
 				      .flush_lock = PTHREAD_MUTEX_INITIALIZER };
 
-/* The sources, in start order: replay first (the callbacks ask whether it wants launches),
+/* The sources, in start order: capture first (the activity source asks whether its kinds
+ * wait for cudaProfilerStart), replay (the callbacks ask whether it wants launches),
  * callbacks before activity (the unified-memory configuration needs the context-creation
  * callback), then the CPU sampler and PM sampling. */
 const struct apx_source *const apx_sources[] = {
+	&apx_source_capture,
 	&apx_source_replay,
 	&apx_source_callbacks,
 	&apx_source_activity,

@@ -8,6 +8,7 @@
  * asks CUPTI for the completed ones. At exit, stop() forces CUPTI's last records out.
  */
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -94,20 +95,21 @@ struct kind_map {
 	unsigned bit;
 	CUpti_ActivityKind kind;
 	const char *what;
+	const char *name;
 };
 
 static const struct kind_map kind_map[] = {
-	{ APX_K_DEVICE, CUPTI_ACTIVITY_KIND_DEVICE, "device: no device records" },
-	{ APX_K_KERNEL, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernel: no kernel records" },
-	{ APX_K_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy: no copy records" },
-	{ APX_K_P2P, CUPTI_ACTIVITY_KIND_MEMCPY2, "p2p: no peer-to-peer copy records" },
-	{ APX_K_MEMSET, CUPTI_ACTIVITY_KIND_MEMSET, "memset: no memset records" },
-	{ APX_K_MEMORY, CUPTI_ACTIVITY_KIND_MEMORY2, "memory: no allocation records" },
-	{ APX_K_SYNC, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "sync: no synchronization records" },
-	{ APX_K_MARKER, CUPTI_ACTIVITY_KIND_MARKER, "nvtx: no NVTX records" },
-	{ APX_K_GRAPH, CUPTI_ACTIVITY_KIND_GRAPH_TRACE, "graph: no graph records" },
-	{ APX_K_API, CUPTI_ACTIVITY_KIND_RUNTIME, "api: no runtime API records" },
-	{ APX_K_API, CUPTI_ACTIVITY_KIND_DRIVER, "api: no driver API records" },
+	{ APX_K_DEVICE, CUPTI_ACTIVITY_KIND_DEVICE, "device: no device records", "device" },
+	{ APX_K_KERNEL, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernel: no kernel records", "kernel" },
+	{ APX_K_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy: no copy records", "memcpy" },
+	{ APX_K_P2P, CUPTI_ACTIVITY_KIND_MEMCPY2, "p2p: no peer-to-peer copy records", "p2p" },
+	{ APX_K_MEMSET, CUPTI_ACTIVITY_KIND_MEMSET, "memset: no memset records", "memset" },
+	{ APX_K_MEMORY, CUPTI_ACTIVITY_KIND_MEMORY2, "memory: no allocation records", "memory" },
+	{ APX_K_SYNC, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "sync: no synchronization records", "sync" },
+	{ APX_K_MARKER, CUPTI_ACTIVITY_KIND_MARKER, "nvtx: no NVTX records", "nvtx" },
+	{ APX_K_GRAPH, CUPTI_ACTIVITY_KIND_GRAPH_TRACE, "graph: no graph records", "graph" },
+	{ APX_K_API, CUPTI_ACTIVITY_KIND_RUNTIME, "api: no runtime API records", "runtime" },
+	{ APX_K_API, CUPTI_ACTIVITY_KIND_DRIVER, "api: no driver API records", "driver" },
 };
 
 /* Runtime/driver calls PyTorch makes tens of thousands of times per second: not recorded. */
@@ -124,25 +126,60 @@ static const CUpti_CallbackId noisy_driver[] = {
 	CUPTI_DRIVER_TRACE_CBID_cuGetProcAddress, CUPTI_DRIVER_TRACE_CBID_cuGetProcAddress_v2,
 };
 
+#define NKINDS (sizeof(kind_map) / sizeof(kind_map[0]))
+
+/* The longest a switch of each kind took after the start (capture ranges, the window), in
+ * ns; the last slot is the unified-memory counters. Written under capture.c's lock or by the
+ * writer's window control, read at the end (apx_activity_switch_costs). */
+static uint64_t switch_max_ns[NKINDS + 1];
+
+static CUptiResult switch_kind(CUpti_ActivityKind kind, int on, int first, size_t slot)
+{
+	uint64_t t0 = first ? 0 : apx_mono_ns();
+	CUptiResult r = on ? cuptiActivityEnable(kind) : cuptiActivityDisable(kind);
+
+	if (!first && apx_mono_ns() - t0 > switch_max_ns[slot])
+		switch_max_ns[slot] = apx_mono_ns() - t0;
+	return r;
+}
+
+void apx_activity_switch_costs(char *buf, size_t cap)
+{
+	size_t len = 0;
+
+	buf[0] = 0;
+	for (size_t i = 0; i <= NKINDS && len < cap; i++) {
+		int w;
+
+		if (!switch_max_ns[i])
+			continue;
+		w = snprintf(buf + len, cap - len, "%s%s %.3f ms", len ? ", " : "",
+			     i < NKINDS ? kind_map[i].name : "uvm", switch_max_ns[i] / 1e6);
+		if (w < 0)
+			break;
+		len += (size_t)w;
+	}
+}
+
 void apx_activity_set_kinds(struct apx_collector *c, int on, int first)
 {
-	for (size_t i = 0; i < sizeof(kind_map) / sizeof(kind_map[0]); i++) {
+	for (size_t i = 0; i < NKINDS; i++) {
 		CUptiResult r;
 
 		if (!(c->kinds & kind_map[i].bit))
 			continue;
 		if (kind_map[i].kind == CUPTI_ACTIVITY_KIND_DEVICE && !first)
 			continue;
-		r = on ? cuptiActivityEnable(kind_map[i].kind) : cuptiActivityDisable(kind_map[i].kind);
+		r = switch_kind(kind_map[i].kind, on, first, i);
 		if (r != CUPTI_SUCCESS && on && first)
 			apx_degraded(c, kind_map[i].what, r);
 	}
-	if ((c->kinds & APX_K_UVM) && atomic_load(&c->uvm_ok)) {
-		if (on)
-			(void)cuptiActivityEnable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
-		else
-			(void)cuptiActivityDisable(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER);
-	}
+	/* Switching the unified-memory counters off took 2.0 s on the H200 (CUDA 13.0; every
+	 * other kind 0.05 ms at most: bench/overhead/switch_probe.sh), inside the program's
+	 * cudaProfilerStop: at a capture range's end they stay on (they record only when managed
+	 * memory migrates; the analysis leaves out what lies between ranges). */
+	if ((c->kinds & APX_K_UVM) && atomic_load(&c->uvm_ok) && (on || !apx_capture_mode()))
+		(void)switch_kind(CUPTI_ACTIVITY_KIND_UNIFIED_MEMORY_COUNTER, on, first, NKINDS);
 	if (on && (c->kinds & APX_K_API)) {
 		for (size_t i = 0; i < sizeof(noisy_runtime) / sizeof(noisy_runtime[0]); i++)
 			(void)cuptiActivityEnableRuntimeApi(noisy_runtime[i], 0);
@@ -204,7 +241,7 @@ static int activity_start(struct apx_collector *c)
 		if (r != CUPTI_SUCCESS)
 			apx_degraded(c, "launch attributes: kernels carry no access-policy window", r);
 	}
-	if (!c->win_start_ns || apx_mono_ns() >= c->win_start_ns) {
+	if (!apx_capture_mode() && (!c->win_start_ns || apx_mono_ns() >= c->win_start_ns)) {
 		apx_activity_set_kinds(c, 1, 1);
 		if (c->win_start_ns)	/* the delay had passed before CUDA started */
 			apx_add_kv(c, "window", "collection started");

@@ -17,7 +17,8 @@
  *   - context creations: the first configures the unified-memory counters; each marks its
  *     device for PM sampling (src_pmsampling.c) and enables kernel replay on the context
  *     (src_replay.c) when they were asked for;
- *   - with --replay, every kernel launch (cuLaunchKernel[Ex]), handed to src_replay.c.
+ *   - with --replay, every kernel launch (cuLaunchKernel[Ex]), handed to src_replay.c;
+ *   - with --capture-range=cudaProfilerApi, cuProfilerStart/Stop, handed to capture.c.
  */
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -263,6 +264,16 @@ static void on_config(struct apx_collector *c, CUpti_CallbackId cbid, const CUpt
 	apx_ring_commit(ev, pos);
 }
 
+/* Launches are replayed only while collecting (outside a capture range they are not); an exit
+ * always reaches the replay source, which closes a range its enter opened. */
+static void replay_launch(struct apx_collector *c, CUpti_CallbackId cbid,
+			  const CUpti_CallbackData *cb)
+{
+	if (cb->callbackSite == CUPTI_API_EXIT ||
+	    atomic_load_explicit(&c->enabled, memory_order_relaxed))
+		apx_replay_launch(cbid, cb);
+}
+
 static void on_driver(struct apx_collector *c, CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	switch (cbid) {
@@ -292,11 +303,15 @@ static void on_driver(struct apx_collector *c, CUpti_CallbackId cbid, const CUpt
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
 		if (c->api_level && cb->callbackSite == CUPTI_API_ENTER)
 			on_launch_ex(c, cb);
-		apx_replay_launch(cbid, cb);
+		replay_launch(c, cbid, cb);
 		return;
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
-		apx_replay_launch(cbid, cb);
+		replay_launch(c, cbid, cb);
+		return;
+	case CUPTI_DRIVER_TRACE_CBID_cuProfilerStart:
+	case CUPTI_DRIVER_TRACE_CBID_cuProfilerStop:
+		apx_capture_callback(c, cbid, cb);
 		return;
 	default:
 		if (cb->callbackSite == CUPTI_API_EXIT)

@@ -14,7 +14,10 @@
  * this source off for that device and says so once (kv "degraded": "metrics: ..."); the rest of
  * the trace is unaffected. Sample timestamps come in CUPTI's time base (CLOCK_REALTIME unless
  * CUPTI follows the trace clock): each decode compares the newest sample with both clocks and
- * converts (kv metrics_clock says which).
+ * converts (kv metrics_clock says which). With a capture range (capture.c) a sampler starts
+ * with the first range and then runs to the end: stopping and restarting it between ranges
+ * crashed the program at exit on the H200 (glibc "double free" in a CUPTI 13.0 run), so the
+ * samples between ranges are recorded and the analysis leaves them out.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -385,7 +388,8 @@ static void pm_drain(struct apx_collector *c, uint64_t now_ns, int periodic)
 	for (uint32_t i = 0; pm.on && i < PM_DEVICES; i++) {
 		int s = atomic_load(&pm.dev[i].state);
 
-		if (s == PM_WANTED)
+		/* with a capture range (capture.c) the sampler starts with the first range */
+		if (s == PM_WANTED && (!apx_capture_mode() || atomic_load(&c->enabled)))
 			enable(c, i);
 		else if (s == PM_STOPPING)
 			finish_dev(c, i);

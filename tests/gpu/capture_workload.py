@@ -1,0 +1,33 @@
+"""capture_workload.py - the program capture_check.py runs under `apx analyze
+--capture-range=cudaProfilerApi`: four phases of one elementwise kernel each on a 256 MiB
+tensor (sin, cos, tanh, exp; N launches each, synchronized), with torch.cuda.profiler.start()
+before cos, stop() after it, and start() again before exp (which runs to the exit without a
+stop). Prints `PHASE <name> <start ns> <end ns>` on CLOCK_MONOTONIC (the trace clock)."""
+import sys
+import time
+
+import torch
+
+n = int(sys.argv[1]) if len(sys.argv) > 1 else 1500
+x = torch.randn(64 << 20, device="cuda")
+y = torch.empty_like(x)
+for f in (torch.sin, torch.cos, torch.tanh, torch.exp):    # warm-up, uncollected
+    f(x, out=y)
+torch.cuda.synchronize()
+
+
+def phase(name, f):
+    t0 = time.monotonic_ns()
+    for _ in range(n):
+        f(x, out=y)
+    torch.cuda.synchronize()
+    print(f"PHASE {name} {t0} {time.monotonic_ns()}", flush=True)
+
+
+phase("sin", torch.sin)
+torch.cuda.profiler.start()
+phase("cos", torch.cos)
+torch.cuda.profiler.stop()
+phase("tanh", torch.tanh)
+torch.cuda.profiler.start()
+phase("exp", torch.exp)
