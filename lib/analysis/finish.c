@@ -1,10 +1,11 @@
 /*
  * finish.c - apx_model_finish(): builds the event store (the one pass over the files), then
- * the model's views in order: streams (view_streams.c), per-event lists (view_events.c), the
- * transfer table and host synchronizations (from the store's columns), memory, unified-memory
- * and CPU totals (from what load.c collected), steps (steps.c), nvperfd's observations
- * (observed.c), the per-device timelines (timeline.c), NVTX projection (nvtx.c), and kernel
- * names with their aggregates (view_kernels.c). Called once by apx report; single-threaded.
+ * the model's views in order: the capture ranges' union (capture.c), streams
+ * (view_streams.c), per-event lists (view_events.c), the transfer table and host
+ * synchronizations (from the store's columns), memory, unified-memory and CPU totals (from
+ * what load.c collected), steps (steps.c), nvperfd's observations (observed.c), the
+ * per-device timelines (timeline.c), NVTX projection (nvtx.c), and kernel names with their
+ * aggregates (view_kernels.c). Called once by apx report; single-threaded.
  */
 #include "analysis/model.h"
 
@@ -198,6 +199,8 @@ int apx_model_finish(struct apx_model *m)
 	if ((r = apx_model_store_get(m)) < 0 || (r = apx_store_build(m->store, NULL)) < 0)
 		return r;	/* the files are read here, once */
 	run_span(m);
+	if ((r = apx_capture_finish(m)) < 0)	/* before anything that sums time */
+		return r;
 	if ((r = apx_view_streams(m)) < 0 || (r = apx_view_events(m)) < 0)
 		return r;
 	transfers(m);

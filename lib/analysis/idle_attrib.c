@@ -37,6 +37,8 @@
  * without them (model->copy_host_times 0) fall back to the copies' GPU-side intervals, which
  * never meet an idle gap of their device: staging and in-call overhead are then not seen, and
  * that idle time falls to the gap-level causes (copy-calls between small copies, data).
+ * With capture ranges (capture.c) timeline.c hands over each collected part of a gap apart:
+ * time between two ranges is not idle, start-up or teardown.
  * Called by timeline.c inside apx_model_finish(); allocates its interval arrays once.
  */
 #include "analysis/idle_attrib.h"

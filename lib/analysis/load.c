@@ -3,8 +3,9 @@
  * file's header and hands its reader to the event store (store.h); while the store reads the
  * records into its columns (apx_model_finish), the record hook here collects what the store has
  * no column for: devices' properties, memory, configuration and access-policy windows, unified
- * memory, CPU samples, findings, losses, key/values and nvperfd's series (observed.c), and each
- * file's record count, span and damage. Called by apx report; single-threaded.
+ * memory, CPU samples, findings, losses, key/values (capture ranges: capture.c) and nvperfd's
+ * series (observed.c), and each file's record count, span and damage. Called by apx report;
+ * single-threaded.
  */
 #include "analysis/hwcounters.h"
 #include "analysis/model.h"
@@ -66,6 +67,8 @@ struct apx_model *apx_model_new(void)
 	m->gaps.size = sizeof(struct apx_an_gap);
 	m->timelines.size = sizeof(struct apx_an_timeline);
 	m->ranges.size = sizeof(struct apx_an_range);
+	m->captures.size = sizeof(struct apx_an_capture);
+	m->collected.size = sizeof(struct apx_an_collected);
 	m->run_start_ns = UINT64_MAX;
 	return m;
 }
@@ -92,7 +95,7 @@ void apx_model_free(struct apx_model *m)
 				   &m->mem_events, &m->configs, &m->uvm, &m->cpu, &m->markers,
 				   &m->api, &m->gaps, &m->timelines, &m->ranges, &m->recorded,
 				   &m->kvs, &m->series, &m->observed, &m->procs, &m->graphs,
-				   &m->pm, &m->counters, &m->kc };
+				   &m->pm, &m->counters, &m->kc, &m->captures, &m->collected };
 
 	if (!m)
 		return;
@@ -377,6 +380,8 @@ static int add_record(struct apx_model *m, struct apx_an_file *f, uint16_t fi,
 			f->cuda_used = !strcmp(val, "yes") || !strcmp(val, "1");
 		else if (!strcmp(key, "nvperfd.cuda"))	/* "yes" or "not seen" (libcuda not mapped) */
 			f->cuda_used = !strcmp(val, "yes");
+		else if (!strcmp(key, "capture") || !strcmp(key, "capture_mode"))
+			return apx_capture_kv(m, fi, key, val);	/* capture.c */
 		if (r->bytes[APX_KV_KEY] && r->v[APX_KV_KEY] > 8 &&
 		    !memcmp(r->bytes[APX_KV_KEY], "nvperfd.", 8))
 			return apx_observed_add_kv(m, fi, r);

@@ -64,7 +64,7 @@ double apx_pinned_or_link_bps(const struct apx_model *m, unsigned copy_kind, int
 
 double apx_gpu_time_pct(const struct apx_model *m, uint64_t ns)
 {
-	double cap = (double)m->wall_ns * (double)(m->timelines.n > 1 ? m->timelines.n : 1);
+	double cap = (double)m->collected_ns * (double)(m->timelines.n > 1 ? m->timelines.n : 1);
 	double p = cap > 0 ? 100.0 * (double)ns / cap : 0;
 
 	return p > 100 ? 100 : p;

@@ -44,6 +44,19 @@ struct apx_an_cpu {
 	uint16_t file;
 };
 
+/* A range a file was collected in (apx analyze --capture-range=cudaProfilerApi: between
+ * cudaProfilerStart() and cudaProfilerStop()), from its "capture" key/values (capture.c). */
+struct apx_an_capture {
+	uint64_t start, end;
+	uint16_t file;
+};
+
+/* A range of the union of every file's capture ranges: sorted, disjoint; before: the
+ * collected ns of the ranges before it. */
+struct apx_an_collected {
+	uint64_t start, end, before;
+};
+
 /* One input file = one process (main program, DataLoader worker, rank). */
 struct apx_an_file {
 	char *path;				/* owned copy */
@@ -69,6 +82,12 @@ struct apx_an_file {
 	int has_proc_tree;			/* the collector's PROCESS record of the file's own
 						 * process: it looked for child processes (procs) */
 	uint64_t launch_cost_ns;			/* collector's cost per launch (kv), 0 = unknown */
+	/* capture ranges (capture.c): collection limited to cudaProfilerStart/Stop */
+	int capture;				/* kv capture_mode or capture seen */
+	uint32_t capture_ranges;		/* its ranges (after finish) */
+	uint64_t capture_bad;			/* edges ignored: no start, out of order, unparsable */
+	int capture_open;			/* while loading: a start without its stop yet */
+	uint64_t capture_from, capture_last;	/* while loading: that start, the last edge */
 	/* this process's GPU work */
 	uint64_t kernels, kernel_ns, copies, copy_bytes, copy_ns;
 	/* CPU, after finish: the last process-wide sample and the most threads seen */
@@ -372,7 +391,8 @@ struct apx_an_timeline {
 	uint64_t hd_overlap_ns;			/* host<->device copies overlapped with kernels */
 	uint64_t hd_before_kernels_ns;		/* host<->device copy time before the first kernel */
 	uint64_t concurrent_ns;			/* two or more kernels in flight */
-	uint64_t idle_ns;			/* last - first - busy */
+	uint64_t idle_ns;			/* last - first - busy (collected time only) */
+	uint64_t active_ns;			/* last - first (collected time only) */
 	/* the steady window (model->steady_start_ns .. steady_end_ns) clipped to first..last,
 	 * its idle time by cause (idle_attrib.c), and what lies before and after it */
 	uint64_t window_ns;
@@ -388,7 +408,7 @@ struct apx_an_timeline {
 	uint64_t uvm_kernel_ns;			/* kernels that ran while pages migrated to the GPU */
 	uint64_t staging_d2h_ns;		/* of idle_by_cause[staging]: in the gaps after copies
 						 * of > 64 KiB to pageable memory (sync-copy's) */
-	uint64_t before_ns, after_ns;		/* run start..first, last..run end */
+	uint64_t before_ns, after_ns;		/* run start..first, last..run end (collected) */
 	uint64_t gaps;
 };
 
@@ -416,7 +436,12 @@ struct apx_an_steps {
 	uint64_t first_ns, last_ns, total_ns;	/* the first step's start .. the last one's end */
 	uint64_t median_ns, p95_ns, min_ns, max_ns;
 	double busy_pct;			/* median over steps of kernel time / step time */
-	uint64_t setup_ns, teardown_ns;		/* run start .. first step, last step .. run end */
+	uint64_t setup_ns, teardown_ns;		/* run start .. first step, last step .. run end
+						 * (their collected time) */
+	uint64_t uncollected;			/* steps whose span holds time outside the
+						 * capture ranges: not in median .. max, busy_pct
+						 * (unless no step is whole: then each step's
+						 * collected time) */
 	uint64_t *bounds;			/* count + 1: each step's start, then the last one's
 						 * end (sorted; owned by the model; NULL when none) */
 };
@@ -428,6 +453,15 @@ struct apx_model {
 	size_t ndevices;
 	uint64_t run_start_ns, run_end_ns;	/* earliest producer start .. latest record */
 	uint64_t wall_ns;
+	/* Collection limited to capture ranges (capture.c): every file's ranges as read, their
+	 * union (empty: the whole run was collected; then every apx_an_collected_* call answers
+	 * "all of it"), the collected ns of the run (wall_ns when not limited: the yardstick of
+	 * "% of the run") and the edges ignored, all files */
+	struct apx_vec captures;		/* struct apx_an_capture */
+	struct apx_vec collected;		/* struct apx_an_collected, after finish */
+	uint64_t collected_ns;
+	uint64_t capture_bad;
+	int capture;				/* some file has capture key/values */
 
 	struct apx_an_kernels k;
 	struct apx_vec names;			/* struct apx_an_name */
@@ -460,7 +494,7 @@ struct apx_model {
 	struct apx_vec timelines;		/* struct apx_an_timeline, after finish */
 	struct apx_vec ranges;			/* struct apx_an_range, after finish, by gpu_ns */
 	struct apx_an_timeline gpu;		/* the timelines summed over devices */
-	uint64_t gpu_active_ns;			/* sum of each device's first..last span */
+	uint64_t gpu_active_ns;			/* sum of each device's first..last span (collected) */
 	uint64_t warmup_end_ns;			/* start of the last kernel with a new name (no
 						 * steps: or of a recurring copy kind's first) */
 	uint64_t steady_ns;			/* GPU active span after warm-up (rules' yardstick) */
@@ -519,6 +553,17 @@ enum apx_phase apx_phase_of(const struct apx_model *m, uint64_t ts);
 /* enum apx_idle_cause for people ("sync wait") and for JSON keys ("sync"). */
 const char *apx_idle_cause_name(unsigned cause);
 const char *apx_idle_cause_key(unsigned cause);
+/* The collected ns inside [a, b) (capture.c): b - a unless collection was limited to capture
+ * ranges (cudaProfilerStart/Stop). Idle time, steps and findings only count collected time. */
+uint64_t apx_an_collected_overlap(const struct apx_model *m, uint64_t a, uint64_t b);
+/* The first collected part [*ret_s, *ret_e) of [a, b): 1, or 0 when none. Walk every part with
+ * for (s = a; apx_an_collected_piece(m, s, b, &s, &e); s = e). */
+int apx_an_collected_piece(const struct apx_model *m, uint64_t a, uint64_t b, uint64_t *ret_s,
+			   uint64_t *ret_e);
+/* load.c: a "capture" or "capture_mode" key/value of file fi (others are ignored); 0 or
+ * -ENOMEM. finish.c: the open ranges closed at their file's end, the union built. */
+int apx_capture_kv(struct apx_model *m, uint16_t fi, const char *key, const char *val);
+int apx_capture_finish(struct apx_model *m);
 /* Find the program's steps (steps.c); called by apx_model_finish with kernels in time order. */
 int apx_steps_find(struct apx_model *m);
 const char *apx_step_source_name(enum apx_step_source s);

@@ -333,6 +333,7 @@ static void cap_savings(const struct apx_model *m, struct apx_findings *out, uin
 							  m->gpu.hd_copy_busy_ns ?
 							  m->gpu.hd_before_kernels_ns :
 							  m->gpu.hd_copy_busy_ns));
+	const double run = (double)m->collected_ns;	/* "of the run": its collected time */
 
 	for (size_t i = 0; i < out->n; i++) {
 		struct apx_finding *f = &out->f[i];
@@ -344,10 +345,10 @@ static void cap_savings(const struct apx_model *m, struct apx_findings *out, uin
 			cap_kernel_time(f, &kleft, &capped[i]);
 			cap_copy_time(f, &cleft, &capped[i]);
 		}
-		f->saving_pct = m->wall_ns ? 100.0 * f->saving_ns / (double)m->wall_ns : 0;
+		f->saving_pct = run > 0 ? 100.0 * f->saving_ns / run : 0;
 		if (f->saving_ns > *l) {
 			f->saving_ns = *l > 0 ? *l : 0;
-			f->saving_pct = m->wall_ns ? 100.0 * f->saving_ns / (double)m->wall_ns : 0;
+			f->saving_pct = run > 0 ? 100.0 * f->saving_ns / run : 0;
 			apx_text_append(f->model, sizeof(f->model), " (capped at what the findings "
 					"above leave of the %s)", f->startup ? "start-up" : "steady state");
 			capped[i] = 1;
@@ -399,7 +400,7 @@ struct apx_finding *apx_finding_add(struct apx_findings *out, const struct apx_m
 				    const char *rule, int severity, double saving_ns,
 				    int confidence_pct)
 {
-	return apx_finding_new(out, rule, severity, saving_ns, m->wall_ns, confidence_pct);
+	return apx_finding_new(out, rule, severity, saving_ns, m->collected_ns, confidence_pct);
 }
 
 void apx_data_gaps_evidence(const struct apx_model *m, struct apx_finding *f)

@@ -8,7 +8,9 @@
  * a CUDA graph of repeated kernels a step; the step starts after that gap). Gives the step count, step time (the
  * start of a step to the start of the next, the last one to its end: median, p95, min, max),
  * GPU busy per step, and the start-up before the first step and the teardown
- * after the last. Reads the kernels from the event store's columns (in time order; streams
+ * after the last (their collected time: capture ranges, capture.c; a step that spans the time
+ * between two ranges is left out of the step times, and that time is no host gap). Reads the
+ * kernels from the event store's columns (in time order; streams
  * are the store's, per file and device). Called by apx_model_finish() (finish.c);
  * single-threaded; allocates only scratch arrays that it frees.
  */
@@ -55,13 +57,17 @@ static int cmp_u16(const void *a, const void *b)
 }
 
 /* Step times, GPU busy per step and the run's parts, from step starts s[0..n] (s[n] = the
- * last step's end). */
+ * last step's end). A step whose span holds time outside the capture ranges (capture.c: the
+ * one from a range's last step to the next range's first) is no step time: it is counted
+ * (uncollected) and left out of the statistics, unless no step is whole (a range a step:
+ * then each step's collected time is its time). */
 static int summarise(struct apx_model *m, const uint64_t *s, size_t n)
 {
 	struct apx_an_steps *st = &m->steady;
 	uint64_t *d = malloc(n * sizeof(*d));
 	uint16_t *busy = malloc(n * sizeof(*busy));	/* 0.01 % */
-	size_t k = 0;
+	size_t k = 0, nd = 0;
+	int whole_only;
 
 	free(st->bounds);
 	st->bounds = malloc((n + 1) * sizeof(*st->bounds));
@@ -71,30 +77,36 @@ static int summarise(struct apx_model *m, const uint64_t *s, size_t n)
 		return -ENOMEM;
 	}
 	memcpy(st->bounds, s, (n + 1) * sizeof(*s));
+	st->uncollected = 0;
+	for (size_t i = 0; i < n; i++)
+		st->uncollected += apx_an_collected_overlap(m, s[i], s[i + 1]) < s[i + 1] - s[i];
+	whole_only = st->uncollected < n;
 	/* kernel time inside each step (summed over streams, at most the step's length) */
 	for (size_t i = 0; i < n; i++) {
-		uint64_t sum = 0;
+		uint64_t sum = 0, len = apx_an_collected_overlap(m, s[i], s[i + 1]);
 
+		if (whole_only && len < s[i + 1] - s[i])
+			continue;
 		while (k < m->store->k.n && m->store->k.start[k] < s[i])
 			k++;
 		for (size_t j = k; j < m->store->k.n && m->store->k.start[j] < s[i + 1]; j++)
 			sum += m->store->k.dur[j];
-		d[i] = s[i + 1] - s[i];
-		busy[i] = (uint16_t)(d[i] ? (sum > d[i] ? 10000 : sum * 10000 / d[i]) : 0);
+		d[nd] = len;
+		busy[nd++] = (uint16_t)(len ? (sum > len ? 10000 : sum * 10000 / len) : 0);
 	}
 	st->count = n;
 	st->first_ns = s[0];
 	st->last_ns = s[n];
 	st->total_ns = s[n] - s[0];
-	qsort(d, n, sizeof(*d), cmp_u64);
-	qsort(busy, n, sizeof(*busy), cmp_u16);
+	qsort(d, nd, sizeof(*d), cmp_u64);
+	qsort(busy, nd, sizeof(*busy), cmp_u16);
 	st->min_ns = d[0];
-	st->max_ns = d[n - 1];
-	st->median_ns = d[n / 2];
-	st->p95_ns = d[(n * 95) / 100 < n ? (n * 95) / 100 : n - 1];
-	st->busy_pct = (double)busy[n / 2] / 100.0;
-	st->setup_ns = s[0] > m->run_start_ns ? s[0] - m->run_start_ns : 0;
-	st->teardown_ns = m->run_end_ns > s[n] ? m->run_end_ns - s[n] : 0;
+	st->max_ns = d[nd - 1];
+	st->median_ns = d[nd / 2];
+	st->p95_ns = d[(nd * 95) / 100 < nd ? (nd * 95) / 100 : nd - 1];
+	st->busy_pct = (double)busy[nd / 2] / 100.0;
+	st->setup_ns = apx_an_collected_overlap(m, m->run_start_ns, s[0]);
+	st->teardown_ns = apx_an_collected_overlap(m, s[n], m->run_end_ns);
 	free(d);
 	free(busy);
 	return 0;
@@ -332,7 +344,7 @@ static long widen(const struct apx_model *m, const struct windows *w, size_t p0,
 	for (size_t i = 0; i < n; i++) {
 		uint64_t a = apx_view_kernel_end(m->store, w->tail[lo + i - 1]);
 		uint64_t b = m->store->k.start[w->tail[lo + i]];
-		uint64_t d = b > a ? b - a : 0;
+		uint64_t d = apx_an_collected_overlap(m, a, b);	/* b - a without capture ranges */
 
 		g[i] = d > UINT32_MAX ? UINT32_MAX : (uint32_t)d;
 	}
@@ -406,7 +418,8 @@ static int from_kernels(struct apx_model *m, int *ret_err)
 		uint64_t a = apx_view_kernel_end(m->store, w.tail[i - 1]);
 		uint64_t b = m->store->k.start[w.tail[i]];
 
-		gap[(t0 + i) % p] += b > a ? (double)(b - a) : 0;
+		/* the collected part: the time between two capture ranges is no host gap */
+		gap[(t0 + i) % p] += (double)apx_an_collected_overlap(m, a, b);
 	}
 	for (size_t k = 0; k < p; k++)
 		if (gap[k] > best) {

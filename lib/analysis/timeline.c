@@ -6,7 +6,8 @@
  * host<->device copies apart), and the time with two or more kernels in flight; every hole in
  * the union between the first and the last activity is an idle gap, handed with what ends and
  * begins it to idle_attrib.c, which gives each of its ns one cause (or counts it as start-up or
- * teardown, outside the steady window).
+ * teardown, outside the steady window). Only collected time counts (capture ranges,
+ * capture.c): a gap is cut at the ranges' edges, and the spans are their collected parts.
  * Called by apx_model_finish(); memory: the attribution's host-side interval arrays.
  */
 #include "analysis/timeline.h"
@@ -59,17 +60,23 @@ struct sweep {
 	int last_pageable_d2h;			/* ... a device->host copy > 64 KiB to pageable memory */
 };
 
-/* The idle gap [a, b], to the attribution; long ones are kept one by one. */
+/* The idle gap [a, b], to the attribution, each collected part of it apart (the time outside
+ * the capture ranges was not looked at: no idle); long ones are kept one by one. */
 static int on_gap(struct sweep *w, uint64_t a, uint64_t b, const struct apx_gap_edges *ed)
 {
-	struct apx_an_gap g = { a, b, w->t->device, APX_IDLE_UNKNOWN, 0 };
+	uint64_t s, e;
+	int r = 0;
 
-	g.cause = (uint8_t)apx_idle_gap(w->ic, w->t, a, b, ed);
-	g.steady = a < w->m->steady_end_ns && b > w->m->steady_start_ns;
-	w->t->gaps++;
-	if (b - a >= APX_LONG_GAP_NS && w->m->gaps.n < APX_LONG_GAPS_MAX)
-		return apx_vec_push(&w->m->gaps, &g);
-	return 0;
+	for (s = a; r == 0 && apx_an_collected_piece(w->m, s, b, &s, &e); s = e) {
+		struct apx_an_gap g = { s, e, w->t->device, APX_IDLE_UNKNOWN, 0 };
+
+		g.cause = (uint8_t)apx_idle_gap(w->ic, w->t, s, e, ed);
+		g.steady = s < w->m->steady_end_ns && e > w->m->steady_start_ns;
+		w->t->gaps++;
+		if (e - s >= APX_LONG_GAP_NS && w->m->gaps.n < APX_LONG_GAPS_MAX)
+			r = apx_vec_push(&w->m->gaps, &g);
+	}
+	return r;
 }
 
 /* Feed one interval of the device (in start order) to every tracker. copy: 1 a copy between
@@ -185,18 +192,21 @@ static int build_device(struct apx_model *m, uint32_t dev, const struct apx_idle
 	t.hd_copy_busy_ns = uni_total(&w.hc);
 	t.hd_overlap_ns = t.kernel_busy_ns + t.hd_copy_busy_ns - uni_total(&w.khc);
 	t.concurrent_ns = uni_total(&w.conc);
-	t.idle_ns = t.last_ns - t.first_ns - t.busy_ns;
-	t.before_ns = t.first_ns > m->run_start_ns ? t.first_ns - m->run_start_ns : 0;
-	t.after_ns = m->run_end_ns > t.last_ns ? m->run_end_ns - t.last_ns : 0;
+	/* spans count their collected time only (all of it without capture ranges); activity
+	 * that ran on past a range's stop is busy all the same: idle saturates at 0 */
+	t.active_ns = apx_an_collected_overlap(m, t.first_ns, t.last_ns);
+	t.idle_ns = t.active_ns > t.busy_ns ? t.active_ns - t.busy_ns : 0;
+	t.before_ns = apx_an_collected_overlap(m, m->run_start_ns, t.first_ns);
+	t.after_ns = apx_an_collected_overlap(m, t.last_ns, m->run_end_ns);
 	ws = m->steady_start_ns > t.first_ns ? m->steady_start_ns : t.first_ns;
 	we = m->steady_end_ns < t.last_ns ? m->steady_end_ns : t.last_ns;
 	if (ws > t.last_ns)
 		ws = t.last_ns;
 	if (we < ws)
 		we = ws;
-	t.window_ns = we - ws;
-	t.startup_ns = ws - t.first_ns;
-	t.teardown_ns = t.last_ns - we;
+	t.window_ns = apx_an_collected_overlap(m, ws, we);
+	t.startup_ns = apx_an_collected_overlap(m, t.first_ns, ws);
+	t.teardown_ns = apx_an_collected_overlap(m, we, t.last_ns);
 	return apx_vec_push(&m->timelines, &t);
 }
 
@@ -345,8 +355,12 @@ int apx_timelines_build(struct apx_model *m)
 			g->idle_by_cause[c] += t->idle_by_cause[c];
 			g->gaps_by_cause[c] += t->gaps_by_cause[c];
 		}
-		m->gpu_active_ns += t->last_ns - t->first_ns;
-		m->steady_ns += t->last_ns - (t->first_ns > m->warmup_end_ns ? t->first_ns : m->warmup_end_ns < t->last_ns ? m->warmup_end_ns : t->last_ns);
+		g->active_ns += t->active_ns;
+		m->gpu_active_ns += t->active_ns;
+		m->steady_ns += apx_an_collected_overlap(m, t->first_ns > m->warmup_end_ns ? t->first_ns
+							    : m->warmup_end_ns < t->last_ns
+							    ? m->warmup_end_ns : t->last_ns,
+							 t->last_ns);
 	}
 	if (r == 0)
 		apx_idle_resolve(m);

@@ -30,6 +30,12 @@ static const struct apx_rcol run_cols[] = {
 	{ "host", "host", APX_UNIT_TEXT },
 	{ "command", "command", APX_UNIT_TEXT },
 };
+static const struct apx_rcol run_capture_cols[] = {
+	{ "capture_ranges", "capture ranges", APX_UNIT_COUNT },
+	{ "collected_ns", "collected", APX_UNIT_NS },
+	{ "capture_edges_ignored", "capture edges ignored", APX_UNIT_COUNT },
+	{ "capture_steps_left_out", "steps left out", APX_UNIT_COUNT },
+};
 static const struct apx_rcol steady_state_cols[] = {
 	{ "source", "steps from", APX_UNIT_TEXT },
 	{ "steps", "steps", APX_UNIT_COUNT },
@@ -67,6 +73,8 @@ static void summary(struct apx_rdoc *d)
 	struct apx_rtable *t = apx_rdoc_table(d, APX_SEC_SUMMARY, "run", "Run");
 
 	APX_RTABLE_SET_COLS(t, run_cols);
+	if (m->capture)	/* collection limited to capture ranges (cudaProfilerStart/Stop) */
+		APX_RTABLE_SET_COLS(t, run_capture_cols);
 	if (apx_rtable_row(t) == 0)
 		apx_rdoc_run_cells(d, t);
 

@@ -160,7 +160,8 @@ void apx_rdoc_build_sync(struct apx_rdoc *d)
 	}
 	apx_rdoc_sync_rows(d, t);
 	apx_rdoc_note(d, APX_SEC_SYNC, "host blocked in synchronization: %.3f ms (%.1f%% of the run)",
-		      (double)m->sync_total_ns / 1e6, pct((double)m->sync_total_ns, (double)m->wall_ns));
+		      (double)m->sync_total_ns / 1e6,
+		      pct((double)m->sync_total_ns, (double)m->collected_ns));
 }
 
 static const struct apx_rcol idle_devices_cols[] = {
@@ -203,7 +204,7 @@ void apx_rdoc_build_idle(struct apx_rdoc *d)
 	}
 	for (size_t i = 0; i < m->timelines.n; i++) {
 		const struct apx_an_timeline *tl = APX_VEC_AT(&m->timelines, struct apx_an_timeline, i);
-		double span = (double)(tl->last_ns - tl->first_ns);
+		double span = (double)tl->active_ns;	/* collected time of first..last */
 
 		if (apx_rtable_row(t) == 0) {
 			apx_rtable_u64(t, 0, tl->device);

@@ -41,6 +41,20 @@ static const struct apx_rvcol run_untimed_json_cols[] = {
 	{ .key = "replayed_untimed_no_duration", .title = "of them without duration",
 	  .unit = APX_UNIT_COUNT },
 };
+/* Only when a file's collection was limited to capture ranges (cudaProfilerStart/Stop):
+ * "capture": {ranges, collected_ns, run_ns, edges_ignored, steps_left_out}. */
+static const struct apx_rvcol run_capture_json_cols[] = {
+	{ .key = "capture_ranges", .title = "capture ranges", .unit = APX_UNIT_COUNT,
+	  .h.jkey = "capture/ranges" },
+	{ .key = "collected_ns", .title = "collected", .unit = APX_UNIT_NS,
+	  .h.jkey = "capture/collected_ns" },
+	{ .key = "capture_run_ns", .title = "run", .unit = APX_UNIT_NS,
+	  .h.jkey = "capture/run_ns" },
+	{ .key = "capture_edges_ignored", .title = "capture edges ignored", .unit = APX_UNIT_COUNT,
+	  .h.jkey = "capture/edges_ignored" },
+	{ .key = "capture_steps_left_out", .title = "steps left out", .unit = APX_UNIT_COUNT,
+	  .h.jkey = "capture/steps_left_out" },
+};
 /* The steady state's members: the first two always, the others when a step was found
  * (kernels_per_step: steps from the kernel sequence; range_name: from named ranges). */
 enum { ST_SOURCE, ST_STEPS, ST_PERIOD, ST_NAME, ST_FIRST };
@@ -87,6 +101,8 @@ static void summary_json(struct apx_rdoc *d)
 	APX_RTABLE_SET_VCOLS(r, run_json_cols);
 	if (m->untimed_launches)
 		APX_RTABLE_SET_VCOLS(r, run_untimed_json_cols);
+	if (m->capture)
+		APX_RTABLE_SET_VCOLS(r, run_capture_json_cols);
 	if (apx_rtable_row(r) == 0)
 		apx_rdoc_run_cells(d, r);
 	apx_rdoc_json(d, s, "run", r, APX_RJ_OBJECT, 0);
@@ -137,6 +153,33 @@ static void processes(struct apx_rdoc *d)
 	apx_rdoc_blk_table(d, APX_SEC_SUMMARY, t);
 }
 
+/* "collected          in 2 capture ranges (cudaProfilerStart/Stop): 1.20 s of the run's 9.80 s"
+ * when apx analyze collected only between cudaProfilerStart() and cudaProfilerStop(). */
+static void capture_lines(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	const unsigned s = APX_SEC_SUMMARY;
+	char b1[32], b2[32];
+
+	if (!m->capture)
+		return;
+	if (!m->collected.n)
+		apx_rdoc_line(d, s, 2, "%-18s capture mode, but no capture range: the whole trace "
+			      "counts", "collected");
+	else
+		apx_rdoc_line(d, s, 2, "%-18s in %zu capture range%s (cudaProfilerStart/Stop): %s of "
+			      "the run's %s", "collected", m->collected.n,
+			      m->collected.n == 1 ? "" : "s",
+			      apx_fmt_ns(b1, sizeof(b1), (double)m->collected_ns),
+			      apx_fmt_ns(b2, sizeof(b2), (double)m->wall_ns));
+	if (m->collected.n)
+		apx_rdoc_line(d, s, 2, "%-18s idle time, steps and findings count collected time "
+			      "only", "");
+	if (m->capture_bad)
+		apx_rdoc_line(d, s, 2, "%-18s %" PRIu64 " capture edge%s ignored (malformed, or out "
+			      "of order)", "", m->capture_bad, m->capture_bad == 1 ? "" : "s");
+}
+
 /* "steady state  100 steps (kernel sequence, 17 kernels a step), GPU busy 63% of a step
  *                3.99 ms a step (p95 5.32 ms); start-up 4.67 s, teardown 465.93 ms" */
 static void steady_state_line(struct apx_rdoc *d)
@@ -161,6 +204,11 @@ static void steady_state_line(struct apx_rdoc *d)
 		      apx_fmt_ns(b2, sizeof(b2), (double)st->p95_ns),
 		      apx_fmt_ns(b3, sizeof(b3), (double)st->setup_ns),
 		      apx_fmt_ns(b4, sizeof(b4), (double)st->teardown_ns));
+	if (st->uncollected)
+		apx_rdoc_line(d, APX_SEC_SUMMARY, 2, "%-18s %" PRIu64 " step%s spanning uncollected "
+			      "time %s", "", st->uncollected, st->uncollected == 1 ? "" : "s",
+			      st->uncollected < st->count ? "left out of the step times"
+			      : "timed by their collected part");
 }
 
 /* "GPU idle           12% of the steady state (5.10 ms): 96% explained, largest launch overhead"
@@ -223,8 +271,9 @@ static void gpu_lines(struct apx_rdoc *d)
 			      any_cuda ? "none recorded" : "none: the program did not use CUDA");
 		return;
 	}
-	apx_rdoc_line(d, s, 2, "%-18s %.1f%% of the run (%s); kernels %.1f%%, copies %.1f%%",
-		      "GPU busy", apx_gpu_time_pct(m, busy), apx_fmt_ns(b1, sizeof(b1), (double)busy),
+	apx_rdoc_line(d, s, 2, "%-18s %.1f%% of the %s (%s); kernels %.1f%%, copies %.1f%%",
+		      "GPU busy", apx_gpu_time_pct(m, busy),
+		      m->collected.n ? "collected time" : "run", apx_fmt_ns(b1, sizeof(b1), (double)busy),
 		      apx_gpu_time_pct(m, kern), apx_gpu_time_pct(m, copy));
 	apx_rdoc_line(d, s, 2, "%-18s %llu launches, %s of GPU time, %zu distinct", "kernels",
 		      (unsigned long long)(m->k.n + m->untimed_launches),
@@ -274,6 +323,7 @@ static void view_summary(struct apx_rdoc *d)
 					      .text = cmd, .windent = 21 });
 	apx_rdoc_line(d, s, 2, "%-18s %s (first to last record), host %s", "wall time",
 		      apx_fmt_ns(b1, sizeof(b1), (double)m->wall_ns), f0->host[0] ? f0->host : "n/a");
+	capture_lines(d);
 	for (size_t i = 0; i < m->ndevices; i++) {
 		const struct apx_an_device *dv = &m->devices[i];
 

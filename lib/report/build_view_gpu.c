@@ -264,7 +264,7 @@ void apx_rdoc_view_sync(struct apx_rdoc *d)
 	apx_rdoc_blk_table(d, s, t);
 	apx_rdoc_line(d, s, 2, "host blocked in synchronization: %s (%.1f%% of the run)",
 		      apx_fmt_ns(b1, sizeof(b1), (double)m->sync_total_ns),
-		      pct((double)m->sync_total_ns, (double)m->wall_ns));
+		      pct((double)m->sync_total_ns, (double)m->collected_ns));
 	if (m->steps)
 		apx_rdoc_line(d, s, 2, "per step: %.1f synchronizations (%" PRIu64
 			      " steps from NVTX ranges)",

@@ -98,7 +98,7 @@ static void idle_json(struct apx_rdoc *d)
 static void device_lines(struct apx_rdoc *d, const struct apx_an_timeline *t)
 {
 	const unsigned s = APX_SEC_IDLE;
-	double span = (double)(t->last_ns - t->first_ns), win = (double)t->window_ns;
+	double span = (double)t->active_ns, win = (double)t->window_ns;
 	char b1[32], b2[32], b3[32];
 	uint64_t idle = 0;
 

@@ -43,6 +43,13 @@ void apx_rdoc_run_cells(struct apx_rdoc *d, struct apx_rtable *t)
 		apx_rtable_kstr(d, t, "host", m->files[0].host);
 		apx_rtable_kstr(d, t, "command", m->files[0].argv);
 	}
+	if (m->capture) {	/* collection limited to capture ranges (cudaProfilerStart/Stop) */
+		apx_rtable_ku64(t, "capture_ranges", m->collected.n);
+		apx_rtable_ku64(t, "collected_ns", m->collected_ns);
+		apx_rtable_ku64(t, "capture_run_ns", m->wall_ns);
+		apx_rtable_ku64(t, "capture_edges_ignored", m->capture_bad);
+		apx_rtable_ku64(t, "capture_steps_left_out", m->steady.uncollected);
+	}
 }
 
 /* The step's numbers only when a step was found (the JSON has their columns only then). */

@@ -71,7 +71,7 @@ static void emit(const struct apx_model *m, struct apx_findings *out, enum apx_p
 				apx_fmt_ns(b1, sizeof(b1), (double)staged));
 		apx_text_append(model, sizeof(model), ", plus the GPU idle time spent staging them");
 	}
-	pct = m->wall_ns ? 100.0 * saving / (double)m->wall_ns : 0;
+	pct = m->collected_ns ? 100.0 * saving / (double)m->collected_ns : 0;
 	f = apx_finding_add(out, m, "pageable-copy", apx_pageable_copy_severity(pct, 1), saving,
 			    peak_used ? 60 : 80);
 	if (!f)

@@ -23,7 +23,7 @@ APX_RULE_DECL(sync_frequency)
 			n += m->sync_count[k];
 	if (!n)
 		return APX_RULE_CLEAN;
-	per_s = m->wall_ns ? (double)n / ((double)m->wall_ns / 1e9) : 0;
+	per_s = m->collected_ns ? (double)n / ((double)m->collected_ns / 1e9) : 0;
 	per_step = m->steps ? (double)n / (double)m->steps : 0;
 	if (!m->steady_ns)
 		return APX_RULE_CLEAN;
