@@ -35,16 +35,22 @@ int apx_capture_mode(void)
 static void flip(struct apx_collector *c, int on)
 {
 	struct apx_event *ev;
-	uint64_t pos, one = 1;
+	uint64_t pos, t, one = 1;
 
 	pthread_mutex_lock(&flip_lock);
 	if (atomic_load(&c->enabled) == on || atomic_load(&c->exiting)) {
 		pthread_mutex_unlock(&flip_lock);
 		return;		/* a second start, or a stop while stopped: nothing to do */
 	}
+	/* the edge: a range ends when the program asks (before the kinds are off), and starts
+	 * once they are on */
+	t = on ? 0 : apx_mono_ns();
 	apx_activity_set_kinds(c, on, 0);
+	if (on)
+		t = apx_mono_ns();
 	ev = apx_ring_begin(c, &pos);
 	ev->kind = APX_EV_CAPTURE;
+	ev->ts_ns = t;
 	ev->value = (uint64_t)on;
 	apx_ring_commit(ev, pos);
 	pthread_mutex_unlock(&flip_lock);

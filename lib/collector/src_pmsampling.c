@@ -8,9 +8,10 @@
  * wanted; everything else runs on the writer thread: drain() enables the sampler on a wanted
  * device (counter availability, host configuration, enable, set-config, start), then decodes
  * the hardware buffer every 50 ms into METRIC records (one per sample and metric, start and
- * end on the trace clock); finish() stops, decodes the rest and disables, with the device's
- * context current on the writer (a context destroyed first has its sampler stopped from the
- * destroy callback, through the writer: apx_pm_context_ending). Every failure turns
+ * end on the trace clock); finish() stops and decodes the rest, with the device's context
+ * current on the writer, and leaves the disabling to the process's end (finish_dev says
+ * why); a context destroyed first has its sampler stopped and disabled from the destroy
+ * callback, through the writer (apx_pm_context_ending). Every failure turns
  * this source off for that device and says so once (kv "degraded": "metrics: ..."); the rest of
  * the trace is unaffected. Sample timestamps come in CUPTI's time base (CLOCK_REALTIME unless
  * CUPTI follows the trace clock): each decode compares the newest sample with both clocks and
@@ -358,8 +359,12 @@ static int pm_start(struct apx_collector *c)
 	return 0;
 }
 
-/* Stop one device's sampler, decode what is left, say what it collected, disable (writer). */
-static void finish_dev(struct apx_collector *c, uint32_t i)
+/* Stop one device's sampler, decode what is left, say what it collected (writer); disable it
+ * and free its images unless the process is exiting: at exit (atexit, after the CUDA
+ * runtime's own teardown has begun) cuptiPmSamplingDisable crashed inside libnvperf_host on
+ * the H200 (SIGSEGV, or glibc's "double free or corruption"), so there the sampler is only
+ * stopped and decoded, and the process's end releases the rest. */
+static void finish_dev(struct apx_collector *c, uint32_t i, int disable)
 {
 	struct pm_dev *d = &pm.dev[i];
 	CUpti_PmSampling_Stop_Params sp = { .structSize = CUpti_PmSampling_Stop_Params_STRUCT_SIZE };
@@ -377,7 +382,8 @@ static void finish_dev(struct apx_collector *c, uint32_t i)
 			 (unsigned long long)(d->samples ? d->sum_len / d->samples : 0),
 			 (unsigned long long)d->overflows, (unsigned long long)d->first_dropped_ns);
 		apx_add_kv(c, "metrics", text);
-		release(d);
+		if (disable)
+			release(d);
 		atomic_store(&d->state, PM_OFF);
 	}
 }
@@ -392,7 +398,7 @@ static void pm_drain(struct apx_collector *c, uint64_t now_ns, int periodic)
 		if (s == PM_WANTED && (!apx_capture_mode() || atomic_load(&c->enabled)))
 			enable(c, i);
 		else if (s == PM_STOPPING)
-			finish_dev(c, i);
+			finish_dev(c, i, 1);	/* its context is ending; the process goes on */
 		else if (s == PM_RUNNING && now_ns - pm.dev[i].last_decode >= PM_DECODE_NS) {
 			pm.dev[i].last_decode = now_ns;
 			decode(c, i);
@@ -407,7 +413,7 @@ static void pm_finish(struct apx_collector *c, uint64_t now_ns)
 		int s = atomic_load(&pm.dev[i].state);
 
 		if (s == PM_RUNNING || s == PM_STOPPING)
-			finish_dev(c, i);
+			finish_dev(c, i, 0);
 	}
 }
 
