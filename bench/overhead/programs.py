@@ -21,8 +21,9 @@ BENCH_TORCH_PROFILER=1 runs the timed steps under torch.profiler (CPU + CUDA act
 off, on, on, off, off, on, ... (so that a drift in time falls on both alike): before each
 block torch.cuda.profiler.start() or stop() (cudaProfilerStart/Stop, which a profiler run
 with a capture range follows: apx --capture-range=cudaProfilerApi, the floor with
-APX_FLOOR_CAPTURE=1; without one they do nothing), then 2 untimed steps, then the timed
-block. It prints BENCH with the median of the "on" blocks, and
+APX_FLOOR_CAPTURE=1; without one they do nothing), or with BENCH_TORCH_PROFILER=1 a
+torch.profiler session started before a run of collected blocks and stopped after it (its
+event processing falls between blocks), then 2 untimed steps, then the timed block. It prints BENCH with the median of the "on" blocks, and
   BLOCKS <name> <json: {"off": [ms per step...], "on": [...]} in block order>
 from which run.py takes the ratio of each adjacent off/on pair: the collector's cost measured
 seconds apart in one process, free of the process-to-process spread (which was 30-60 % on the
@@ -177,9 +178,20 @@ def toggle(a, step, steps, warmup):
     per_block = max(1, steps // 8)
     order = [("off", "on", "on", "off")[i % 4] for i in range(2 * a.toggle)]
     times = {"off": [], "on": []}
+    torch_prof = os.environ.get("BENCH_TORCH_PROFILER") == "1"
+    prof = None
     for state in order:
         torch.cuda.synchronize()
-        if state == "on":
+        if torch_prof:      # torch.profiler: a session per run of collected blocks
+            from torch.profiler import ProfilerActivity, profile
+
+            if state == "on" and prof is None:
+                prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA])
+                prof.start()
+            elif state == "off" and prof is not None:
+                prof.stop()     # builds its events here, outside the timed blocks
+                prof = None
+        elif state == "on":
             torch.cuda.profiler.start()
         else:
             torch.cuda.profiler.stop()
@@ -191,6 +203,8 @@ def toggle(a, step, steps, warmup):
             step()
         torch.cuda.synchronize()
         times[state].append((time.perf_counter() - t0) / per_block * 1e3)
+    if prof is not None:
+        prof.stop()
     torch.cuda.profiler.stop()
     on = sorted(times["on"])
     total = warmup + (per_block + 2) * len(order)
@@ -216,13 +230,17 @@ def main():
     defaults = {"resnet": (120, 20), "gpt": (80, 15), "hf": (60, 15), "tiny": (1500, 200)}
     steps = a.steps or defaults[a.name][0]
     warmup = a.warmup or defaults[a.name][1]
-    step = tiny(a.graph) if a.name == "tiny" else globals()[a.name]()
+    with torch.device("cuda"):     # parameters made on the GPU: no CPU init, no copy
+        step = tiny(a.graph) if a.name == "tiny" else globals()[a.name]()
     torch.cuda.synchronize()
     marks.append(("build", time.perf_counter()))
     for _ in range(warmup):
         step()
     torch.cuda.synchronize()
     marks.append(("warmup", time.perf_counter()))
+    if a.toggle:
+        toggle(a, step, steps, warmup)
+        return
     prof = None
     if os.environ.get("BENCH_TORCH_PROFILER") == "1":
         from torch.profiler import ProfilerActivity, profile
@@ -232,9 +250,6 @@ def main():
         for _ in range(3):      # the profiler's own start-up stays out of the timed steps
             step()
         torch.cuda.synchronize()
-    if a.toggle:
-        toggle(a, step, steps, warmup)
-        return
     per_block = max(1, steps // a.blocks)
     times = []
     for _ in range(a.blocks):

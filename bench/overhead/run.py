@@ -6,10 +6,14 @@ overhead benchmark (issue 11), run on the GPU machine:
 One process per (program, mode, round) runs programs.py, pinned to the same CPUs (--cpus);
 each round runs every program under every mode once, in an order rotated from round to round,
 so all modes see the same machine state (interleaved). A process's number is the median time
-per step of its timed blocks. Budget: a process takes 6-16 s on the H200 machine (torch import,
-model build, warm-up, 5 blocks), so 4 programs x 6 modes x 5 rounds (api on the transformer only) is about 17
-minutes:
-split it over calls with --programs, or run it in the background and collect it. Per program and
+per step of its timed blocks. On the H200 machine a whole process runs fast or slow (up to
+1.8x between processes of the same program and mode, with no steal time), so the modes that
+can pause (none, floor, light, metrics, api, torch) run programs.py --toggle N: N pairs of
+paused and collected blocks in one process, and their cost is the ratio of adjacent blocks
+(the "in one process" table; the no-profiler process's own pairs are the method's noise).
+nsys runs whole processes only. Budget: a process takes 5-25 s there (torch import, model
+build, warm-up, blocks; steal % and phase times are logged), about 6 minutes a round of all
+modes: run it in the background and collect it (full.sh). Per program and
 mode: ratio = step time / the no-profiler step time of the same round; the table gives the
 median of the rounds' ratios with a 95 % bootstrap interval, and the added host time per
 launch (kernels + copies + memsets per step, counted in the light trace).
@@ -49,7 +53,8 @@ ap.add_argument("--metrics-programs", default="gpt",
                 help="programs the metrics mode runs for (issue 13 prices it on the transformer)")
 ap.add_argument("--toggle", type=int, default=6, metavar="N",
                 help="pairs of collected/uncollected blocks in each process of the modes that "
-                "can pause (none, floor*, light*, api, metrics); 0: whole-run processes only")
+                "can pause (none, floor*, light*, api, metrics, torch); 0: whole-run processes "
+                "only")
 ap.add_argument("--keep", default="", help="copy the light traces of these programs to --out")
 ap.add_argument("--cpus", default=os.environ.get("BENCH_CPUS", "gpu-node"),
                 help="taskset CPU list every process runs on ('' = no pinning; default: up to 8 "
@@ -153,7 +158,7 @@ kernels_seen = {}   # (program, mode) -> {round: kernel records in its trace}
 def toggled(mode):
     """Modes whose process alternates collected and uncollected blocks (programs.py --toggle)."""
     return args.toggle > 0 and MODES[mode][0] in ("plain", "apx", "inject", "floor") \
-        and mode not in ("graph", "torch")
+        and mode != "graph"
 
 
 def block_pairs(blocks):

@@ -16,9 +16,8 @@
  * the trace is unaffected. Sample timestamps come in CUPTI's time base (CLOCK_REALTIME unless
  * CUPTI follows the trace clock): each decode compares the newest sample with both clocks and
  * converts (kv metrics_clock says which). With a capture range (capture.c) a sampler starts
- * with the first range and then runs to the end: stopping and restarting it between ranges
- * crashed the program at exit on the H200 (glibc "double free" in a CUPTI 13.0 run), so the
- * samples between ranges are recorded and the analysis leaves them out.
+ * with the first range and is stopped between ranges (follow_capture), so that nothing is
+ * sampled outside them and a paused block costs what an unprofiled one does.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +40,8 @@
 #define PM_MAX_SAMPLES 4096u			/* per decode: 4 s at 1 kHz, 0.4 s at 10 kHz */
 #define PM_HW_BUFFER (64u << 20)		/* as Kineto: 64 MiB, append mode keep-latest */
 
-enum { PM_IDLE, PM_WANTED, PM_RUNNING, PM_STOPPING, PM_OFF };
+/* PM_PAUSED: stopped between two capture ranges (capture.c), configured, restarted by drain */
+enum { PM_IDLE, PM_WANTED, PM_RUNNING, PM_STOPPING, PM_OFF, PM_PAUSED };
 
 struct pm_dev {
 	_Atomic int state;
@@ -388,17 +388,54 @@ static void finish_dev(struct apx_collector *c, uint32_t i, int disable)
 	}
 }
 
+/* Outside a capture range (capture.c) the sampler is stopped, its samples decoded; it starts
+ * again with the next range, whose first sample (start call to first trigger) is dropped as
+ * at the first start. The writer follows the ranges within a wake-up (the start/stop callback
+ * wakes it). A stop or restart that fails turns the device's sampling off and says so. */
+static void follow_capture(struct apx_collector *c, uint32_t i, int s, int on)
+{
+	struct pm_dev *d = &pm.dev[i];
+	int r, was = s;
+
+	bind_ctx(d);
+	if (s == PM_RUNNING && !on) {
+		CUpti_PmSampling_Stop_Params sp = { .structSize = CUpti_PmSampling_Stop_Params_STRUCT_SIZE };
+
+		sp.pPmSamplingObject = d->obj;
+		if ((r = (int)cuptiPmSamplingStop(&sp)) != CUPTI_SUCCESS) {
+			off(c, i, "cannot stop the sampler at the end of a capture range", r);
+			return;
+		}
+		decode(c, i);	/* a context ending meanwhile (PM_STOPPING) wins the CAS */
+		(void)atomic_compare_exchange_strong(&d->state, &was, PM_PAUSED);
+	} else if (s == PM_PAUSED && on) {
+		CUpti_PmSampling_Start_Params st = { .structSize = CUpti_PmSampling_Start_Params_STRUCT_SIZE };
+
+		st.pPmSamplingObject = d->obj;
+		if ((r = (int)cuptiPmSamplingStart(&st)) != CUPTI_SUCCESS) {
+			off(c, i, "cannot restart the sampler for a capture range", r);
+			return;
+		}
+		d->seen_first = 0;
+		(void)atomic_compare_exchange_strong(&d->state, &was, PM_RUNNING);
+	}
+}
+
 static void pm_drain(struct apx_collector *c, uint64_t now_ns, int periodic)
 {
+	int on = !apx_capture_mode() || atomic_load(&c->enabled);
+
 	(void)periodic;
 	for (uint32_t i = 0; pm.on && i < PM_DEVICES; i++) {
 		int s = atomic_load(&pm.dev[i].state);
 
 		/* with a capture range (capture.c) the sampler starts with the first range */
-		if (s == PM_WANTED && (!apx_capture_mode() || atomic_load(&c->enabled)))
+		if (s == PM_WANTED && on)
 			enable(c, i);
 		else if (s == PM_STOPPING)
 			finish_dev(c, i, 1);	/* its context is ending; the process goes on */
+		else if ((s == PM_RUNNING && !on) || (s == PM_PAUSED && on))
+			follow_capture(c, i, s, on);
 		else if (s == PM_RUNNING && now_ns - pm.dev[i].last_decode >= PM_DECODE_NS) {
 			pm.dev[i].last_decode = now_ns;
 			decode(c, i);
@@ -412,18 +449,19 @@ static void pm_finish(struct apx_collector *c, uint64_t now_ns)
 	for (uint32_t i = 0; pm.on && i < PM_DEVICES; i++) {
 		int s = atomic_load(&pm.dev[i].state);
 
-		if (s == PM_RUNNING || s == PM_STOPPING)
+		if (s == PM_RUNNING || s == PM_STOPPING || s == PM_PAUSED)
 			finish_dev(c, i, 0);
 	}
 }
 
 void apx_pm_context_ending(struct apx_collector *c, uint32_t device)
 {
-	int running = PM_RUNNING;
+	int running = PM_RUNNING, paused = PM_PAUSED;
 	uint64_t one = 1;
 
 	if (!pm.on || device >= PM_DEVICES ||
-	    !atomic_compare_exchange_strong(&pm.dev[device].state, &running, PM_STOPPING))
+	    (!atomic_compare_exchange_strong(&pm.dev[device].state, &running, PM_STOPPING) &&
+	     !atomic_compare_exchange_strong(&pm.dev[device].state, &paused, PM_STOPPING)))
 		return;
 	(void)!write(c->efd, &one, sizeof(one));
 	for (int ms = 0; ms < 2000 && atomic_load(&pm.dev[device].state) == PM_STOPPING; ms++)
