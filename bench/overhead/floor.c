@@ -6,12 +6,16 @@
  * away without reading it. Buffers are handled as the collector handles them, so that only
  * the processing differs: a pool of 4 MiB buffers mapped and touched at start (no page faults
  * on the application thread), handed out pre-zeroed (CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_
- * BUFFER), zeroed again on completion (on CUPTI's thread) and reused. APX_FLOOR_CLOCK=1 also registers a
- * CLOCK_MONOTONIC timestamp callback, APX_FLOOR_ATTRS=1 enables launch attributes, to price
- * those CUPTI features apart from apx's own work. APX_FLOOR_CAPTURE=1 follows cudaProfilerStart/
- * Stop as `apx analyze --capture-range=cudaProfilerApi` does (kinds off until a start; a
- * subscriber with those two callbacks, switching the kinds), so that run.py can alternate
- * collected and uncollected blocks in one process. run.py compares apx with it.
+ * BUFFER), zeroed again on completion (on CUPTI's thread) and reused.
+ *
+ * Variants, to price CUPTI features and settings apart from apx's own work (run.py's floor-*
+ * modes): APX_FLOOR_CLOCK=1 registers a CLOCK_MONOTONIC timestamp callback, APX_FLOOR_ATTRS=1
+ * enables launch attributes, APX_FLOOR_PINNED=1 puts CUPTI's GPU-side timestamp buffers in
+ * pinned host memory, APX_FLOOR_SHARED=1 turns CUPTI 13's per-thread activity buffers off.
+ * APX_FLOOR_CAPTURE=1 follows cudaProfilerStart/Stop as `apx analyze
+ * --capture-range=cudaProfilerApi` does (kinds off until a start; a subscriber with those two
+ * callbacks, switching the kinds), so that run.py can alternate collected and uncollected
+ * blocks in one process. run.py compares apx with it.
  */
 #include <stdatomic.h>
 #include <stdio.h>
@@ -135,6 +139,17 @@ int InitializeInjection(void)
 	if (pool == MAP_FAILED)
 		return 1;
 	(void)cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &zsz, &zeroed);
+	if (getenv("APX_FLOOR_PINNED") && !strcmp(getenv("APX_FLOOR_PINNED"), "1"))
+		/* the kernels' GPU-side timestamp buffers in pinned host memory, not device memory */
+		(void)cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED,
+						&zsz, &zeroed);
+	if (getenv("APX_FLOOR_SHARED") && !strcmp(getenv("APX_FLOOR_SHARED"), "1")) {
+		uint8_t per_thread = 0;
+
+		/* one set of activity buffers for all threads instead of CUPTI 13's per-thread ones */
+		(void)cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, &zsz,
+						&per_thread);
+	}
 	if (clock && !strcmp(clock, "1"))
 		(void)cuptiActivityRegisterTimestampCallback(mono);
 	if (cuptiActivityRegisterCallbacks(requested, completed) != CUPTI_SUCCESS)

@@ -124,6 +124,8 @@ MODES = {
     "floor-sync": ("floor", {"APX_FLOOR_KINDS": FLOOR_LIGHT + ",sync"}, []),
     "floor-clock": ("floor", {"APX_FLOOR_KINDS": FLOOR_LIGHT, "APX_FLOOR_CLOCK": "1"}, []),
     "floor-attrs": ("floor", {"APX_FLOOR_KINDS": FLOOR_LIGHT, "APX_FLOOR_ATTRS": "1"}, []),
+    "floor-pinned": ("floor", {"APX_FLOOR_PINNED": "1"}, []),
+    "floor-shared": ("floor", {"APX_FLOOR_SHARED": "1"}, []),
     "light": ("apx", {}, ["--level", "light"]),
     "api": ("apx", {}, ["--level", "api"]),
     "metrics": ("apx", {}, ["--level", "light", "--metrics"]),     # + PM sampling, 1 kHz

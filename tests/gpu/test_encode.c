@@ -55,7 +55,7 @@ int main(void)
 	struct apx_rec hdr;
 	struct apx_reader *r;
 	struct apx_diag diag;
-	int fd, seen[APX_REC_TYPE__COUNT] = { 0 };
+	int fd, seen[APX_REC_TYPE__COUNT] = { 0 }, capture_edges = 0;
 
 	memset(&k, 0, sizeof(k));
 	k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
@@ -158,6 +158,14 @@ int main(void)
 		ev.cfg_kind = 999;		/* not a metric of the set: dropped */
 		apx_enc_event(&enc, &ev);
 	}
+	{	/* a capture range's edges (capture.c): kv capture = "start <ns>" / "stop <ns>" */
+		struct apx_event ev = { .kind = APX_EV_CAPTURE, .ts_ns = 123456789012ull, .value = 1 };
+
+		apx_enc_event(&enc, &ev);
+		ev.ts_ns = 223456789012ull;
+		ev.value = 0;
+		apx_enc_event(&enc, &ev);
+	}
 	CHECK(apx_enc_buffer(&enc, buf, used) == 7);
 	CHECK(enc.kernels == 1 && enc.memcpys == 1 && enc.hostptr_joined == 1 && !enc.foreign);
 	CHECK(enc.host_fps_joined == 1);
@@ -229,6 +237,18 @@ int main(void)
 			case APX_REC_MEMSET:
 				CHECK(x->v[APX_MEMSET_BYTES] == 4096 && x->v[APX_MEMSET_FLAGS] == 1);
 				break;
+			case APX_REC_KV: {
+				static const char *const want[] = { "start 123456789012",
+								    "stop 223456789012" };
+
+				CHECK(x->v[APX_KV_KEY] == 7 && !memcmp(x->bytes[APX_KV_KEY], "capture", 7));
+				CHECK(capture_edges < 2 &&
+				      x->v[APX_KV_VALUE] == strlen(want[capture_edges]) &&
+				      !memcmp(x->bytes[APX_KV_VALUE], want[capture_edges],
+					      x->v[APX_KV_VALUE]));
+				capture_edges++;
+				break;
+			}
 			case APX_REC_MEMORY:
 				CHECK(x->v[APX_MEMORY_OP] == APX_MEMOP_ALLOC);
 				CHECK(x->v[APX_MEMORY_MEM_KIND] == APX_MEM_PINNED);
@@ -266,10 +286,12 @@ int main(void)
 	CHECK(seen[APX_REC_KERNEL] == 1 && seen[APX_REC_MEMCPY] == 1 && seen[APX_REC_MEMSET] == 1);
 	CHECK(seen[APX_REC_MEMORY] == 1 && seen[APX_REC_SYNC] == 3 && seen[APX_REC_UVM] == 1);
 	CHECK(seen[APX_REC_DEVICE] == 1 && seen[APX_REC_COUNTER] == 1);
+	CHECK(seen[APX_REC_KV] == 2 && capture_edges == 2);
 	apx_reader_close(r);
 	unlink(path);
 	if (failures)
 		return 1;
-	printf("ok: encoder maps 7 CUPTI record kinds and a ring sync event onto .apx records\n");
+	printf("ok: encoder maps 7 CUPTI record kinds, a ring sync event and capture edges onto "
+	       ".apx records\n");
 	return 0;
 }
