@@ -46,17 +46,10 @@ def analyze(name, opts):
 
 
 def records(trace):
-    p = subprocess.run([dump, trace], capture_output=True, text=True)
-    return [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
+    return known.records(dump, trace)
 
 
-def phases(text):
-    ph = {}
-    for line in text.splitlines():
-        if line.startswith("PHASE "):
-            _, name, t0, t1 = line.split()
-            ph[name] = (int(t0), int(t1))
-    return ph
+phases = known.phases
 
 
 def edges(recs):

@@ -1,13 +1,16 @@
-"""known.py - shared by metrics_check.py and replay_check.py (issue 13): their `--from DIR`
-offline mode (the committed traces, logs and ncu.csv of an earlier GPU run instead of running)
-and the known differences of DIR/known-differences.txt.
+"""known.py - shared by metrics_check.py, replay_check.py (issue 13) and capture_check.py:
+their `--from DIR` offline mode (the committed traces, logs and ncu.csv of an earlier GPU run
+instead of running), the known differences of DIR/known-differences.txt, and reading a trace
+(apx-dump) and a workload's PHASE lines.
 
 known-differences.txt: one check a line, `ID | measured | reason` ('#' starts a comment). A
 failing check whose ID is listed prints KNOWN and does not fail the run; a listed check that
 passes prints "NOW PASSES" (take it off the list) and does not fail either; a failing check not
 listed fails. Without DIR (on the GPU) nothing is known: every failure fails."""
+import json
 import os
 import re
+import subprocess
 import sys
 
 
@@ -33,6 +36,22 @@ class LoggedRun:
 
 def logged_run(path):
     return LoggedRun(path)
+
+
+def records(dump, trace):
+    """every record of a trace, as apx-dump's JSON objects"""
+    p = subprocess.run([dump, trace], capture_output=True, text=True)
+    return [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
+
+
+def phases(text):
+    """{name: (start ns, end ns)} from a workload's `PHASE name t0 t1` lines"""
+    ph = {}
+    for line in text.splitlines():
+        if line.startswith("PHASE "):
+            _, name, t0, t1 = line.split()
+            ph[name] = (int(t0), int(t1))
+    return ph
 
 
 class Checker:

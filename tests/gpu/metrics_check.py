@@ -49,17 +49,10 @@ def analyze(name, opts, idle="0.3", wait=True):
 
 
 def records(trace):
-    p = subprocess.run([dump, trace], capture_output=True, text=True)
-    return [json.loads(l) for l in p.stdout.splitlines() if l.startswith("{")]
+    return known.records(dump, trace)
 
 
-def phases(stdout):
-    ph = {}
-    for l in stdout.splitlines():
-        if l.startswith("PHASE "):
-            _, n, t0, t1 = l.split()
-            ph[n] = (int(t0), int(t1))
-    return ph
+phases = known.phases
 
 
 def integrate(samples, t0, t1):
