@@ -329,6 +329,23 @@ def launch_bound_check():
 t_start = time.time()
 print(f"overhead: programs {programs}, modes {modes}, {args.rounds} rounds, CPUs {args.cpus or 'any'}, nsys {NSYS}",
       flush=True)
+def save(lb):
+    """results.json: every timing so far (after each round, so a cut run keeps its rounds)."""
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "results.json"), "w") as f:
+        json.dump({"programs": programs, "modes": modes, "nsys": NSYS, "toggle": args.toggle,
+                   "cpus": args.cpus,
+                   "timings_ms": {f"{p}/{m}": v for (p, m), v in res.items()},
+                   "steps": {f"{p}/{m}": v for (p, m), v in steps_run.items()},
+                   "collected_steps": {f"{p}/{m}": v for (p, m), v in collected.items()},
+                   "pair_ratios": {f"{p}/{m}": v for (p, m), v in pairs.items()},
+                   "pair_ms": {f"{p}/{m}": v for (p, m), v in pair_ms.items()},
+                   "kernels_in_trace": {f"{p}/{m}": v for (p, m), v in kernels_seen.items()},
+                   "steal_pct": {f"{p}/{m}": v for (p, m), v in steal.items()},
+                   "phase_s": {f"{p}/{m}": v for (p, m), v in phase_s.items()},
+                   "launch_bound": lb}, f, indent=1)
+
+
 for rnd in range(args.rounds):
     if args.budget and rnd and time.time() - t_start > args.budget:
         print(f"time budget spent after {rnd} rounds", flush=True)
@@ -338,24 +355,13 @@ for rnd in range(args.rounds):
     order = [(p, modes[(modes.index(m) + k) % len(modes)]) for p, m in order]
     for prog, mode in order:
         one(prog, mode, rnd)
+    save(None)
 
 lb = launch_bound_check()
-os.makedirs(args.out, exist_ok=True)
 for prog in (args.keep.split(",") if args.keep else []):
     if prog in traces:
         shutil.copy(traces[prog], os.path.join(args.out, f"{prog}_light.apx"))
-with open(os.path.join(args.out, "results.json"), "w") as f:
-    json.dump({"programs": programs, "modes": modes, "nsys": NSYS, "toggle": args.toggle,
-               "cpus": args.cpus,
-               "timings_ms": {f"{p}/{m}": v for (p, m), v in res.items()},
-               "steps": {f"{p}/{m}": v for (p, m), v in steps_run.items()},
-               "collected_steps": {f"{p}/{m}": v for (p, m), v in collected.items()},
-               "pair_ratios": {f"{p}/{m}": v for (p, m), v in pairs.items()},
-               "pair_ms": {f"{p}/{m}": v for (p, m), v in pair_ms.items()},
-               "kernels_in_trace": {f"{p}/{m}": v for (p, m), v in kernels_seen.items()},
-               "steal_pct": {f"{p}/{m}": v for (p, m), v in steal.items()},
-               "phase_s": {f"{p}/{m}": v for (p, m), v in phase_s.items()},
-               "launch_bound": lb}, f, indent=1)
+save(lb)
 
 print(f"\noverhead ({time.time() - t_start:.0f} s): step time under each mode / without a "
       "profiler, median of the rounds' ratios [95 % bootstrap interval]; us = added host time "
