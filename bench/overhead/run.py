@@ -55,6 +55,8 @@ ap.add_argument("--toggle", type=int, default=6, metavar="N",
                 help="pairs of collected/uncollected blocks in each process of the modes that "
                 "can pause (none, floor*, light*, api, metrics, torch); 0: whole-run processes "
                 "only")
+ap.add_argument("--table", default="", metavar="RESULTS_JSON",
+                help="print the tables of an earlier run's results.json (run nothing)")
 ap.add_argument("--keep", default="", help="copy the light traces of these programs to --out")
 ap.add_argument("--cpus", default=os.environ.get("BENCH_CPUS", "gpu-node"),
                 help="taskset CPU list every process runs on ('' = no pinning; default: up to 8 "
@@ -326,9 +328,6 @@ def launch_bound_check():
     return out
 
 
-t_start = time.time()
-print(f"overhead: programs {programs}, modes {modes}, {args.rounds} rounds, CPUs {args.cpus or 'any'}, nsys {NSYS}",
-      flush=True)
 def save(lb):
     """results.json: every timing so far (after each round, so a cut run keeps its rounds)."""
     os.makedirs(args.out, exist_ok=True)
@@ -343,9 +342,65 @@ def save(lb):
                    "kernels_in_trace": {f"{p}/{m}": v for (p, m), v in kernels_seen.items()},
                    "steal_pct": {f"{p}/{m}": v for (p, m), v in steal.items()},
                    "phase_s": {f"{p}/{m}": v for (p, m), v in phase_s.items()},
+                   "launches_per_step": {p: launches_per_step(p) for p in programs},
+                   "elapsed_s": round(time.time() - t_start),
                    "launch_bound": lb}, f, indent=1)
 
 
+def print_table(lb, lps_of, elapsed):
+    """The tables: whole processes against the round's no-profiler one, then the pairs."""
+    print(f"\noverhead ({elapsed:.0f} s): step time under each mode / without a "
+          "profiler, median of the rounds' ratios [95 % bootstrap interval]; us = added host time "
+          "per launch")
+    for prog in programs:
+        base = res.get((prog, "none"), {})
+        if not base:
+            print(f"{prog}: no baseline")
+            continue
+        lps = lps_of(prog)
+        b = statistics.median(base.values())
+        print(f"{prog:7s} none {b:8.3f} ms/step" + (f", {lps:.0f} launches/step" if lps else ""))
+        for m in modes[1:]:
+            v = res.get((prog, m), {})
+            ratios = [v[r] / base[r] for r in v if r in base]
+            if not ratios:
+                print(f"        {m:18s} n/a")
+                continue
+            med, lo, hi = median_ci(ratios)
+            us = f"{(statistics.median(v.values()) - b) * 1e3 / lps:+7.2f} us" if lps else ""
+            print(f"        {m:18s} {med:6.3f}x [{lo:5.3f}, {hi:5.3f}] n={len(ratios)} {us}")
+        print("        in one process, collected / uncollected blocks (adjacent pairs of all "
+              "rounds pooled):")
+        for m in modes:
+            pr = [x for xs in pairs.get((prog, m), {}).values() for x in xs]
+            if not pr:
+                continue
+            med, lo, hi = median_ci(pr)
+            ms = pair_ms.get((prog, m), {}).values()
+            d = statistics.median(on - off for off, on in ms) if ms else 0
+            us = f"{d * 1e3 / lps:+7.2f} us" if lps else ""
+            ks = [k for k in kernels_seen.get((prog, m), {}).values() if k is not None]
+            kn = f" kernels {min(ks)}-{max(ks)}" if ks else ""
+            print(f"        {m:18s} {med:6.3f}x [{lo:5.3f}, {hi:5.3f}] n={len(pr)} {us}{kn}")
+    if lb:
+        print("launch-bound check (tiny loop):", json.dumps(lb))
+
+
+if args.table:  # --table FILE: the tables of an earlier (maybe cut) run's results.json
+    d = json.load(open(args.table))
+    programs, modes = d["programs"], d["modes"]
+
+    def back(key):
+        return {tuple(k.split("/", 1)): v for k, v in d.get(key, {}).items()}
+    res, pairs, pair_ms, kernels_seen = (back("timings_ms"), back("pair_ratios"),
+                                         back("pair_ms"), back("kernels_in_trace"))
+    print_table(d.get("launch_bound"), lambda p: d.get("launches_per_step", {}).get(p),
+                d.get("elapsed_s", 0))
+    sys.exit(0)
+
+t_start = time.time()
+print(f"overhead: programs {programs}, modes {modes}, {args.rounds} rounds, CPUs {args.cpus or 'any'}, nsys {NSYS}",
+      flush=True)
 for rnd in range(args.rounds):
     if args.budget and rnd and time.time() - t_start > args.budget:
         print(f"time budget spent after {rnd} rounds", flush=True)
@@ -363,38 +418,4 @@ for prog in (args.keep.split(",") if args.keep else []):
         shutil.copy(traces[prog], os.path.join(args.out, f"{prog}_light.apx"))
 save(lb)
 
-print(f"\noverhead ({time.time() - t_start:.0f} s): step time under each mode / without a "
-      "profiler, median of the rounds' ratios [95 % bootstrap interval]; us = added host time "
-      "per launch")
-for prog in programs:
-    base = res.get((prog, "none"), {})
-    if not base:
-        print(f"{prog}: no baseline")
-        continue
-    lps = launches_per_step(prog)
-    b = statistics.median(base.values())
-    print(f"{prog:7s} none {b:8.3f} ms/step" + (f", {lps:.0f} launches/step" if lps else ""))
-    for m in modes[1:]:
-        v = res.get((prog, m), {})
-        ratios = [v[r] / base[r] for r in v if r in base]
-        if not ratios:
-            print(f"        {m:18s} n/a")
-            continue
-        med, lo, hi = median_ci(ratios)
-        us = f"{(statistics.median(v.values()) - b) * 1e3 / lps:+7.2f} us" if lps else ""
-        print(f"        {m:18s} {med:6.3f}x [{lo:5.3f}, {hi:5.3f}] n={len(ratios)} {us}")
-    print("        in one process, collected / uncollected blocks (adjacent pairs of all "
-          "rounds pooled):")
-    for m in modes:
-        pr = [x for xs in pairs.get((prog, m), {}).values() for x in xs]
-        if not pr:
-            continue
-        med, lo, hi = median_ci(pr)
-        ms = pair_ms.get((prog, m), {}).values()
-        d = statistics.median(on - off for off, on in ms) if ms else 0
-        us = f"{d * 1e3 / lps:+7.2f} us" if lps else ""
-        ks = [k for k in kernels_seen.get((prog, m), {}).values() if k is not None]
-        kn = f" kernels {min(ks)}-{max(ks)}" if ks else ""
-        print(f"        {m:18s} {med:6.3f}x [{lo:5.3f}, {hi:5.3f}] n={len(pr)} {us}{kn}")
-if lb:
-    print("launch-bound check (tiny loop):", json.dumps(lb))
+print_table(lb, launches_per_step, time.time() - t_start)
