@@ -1,7 +1,8 @@
 /*
  * test-steps.c - unit tests of step detection (lib/analysis/steps.c): a repeating kernel
  * sequence after a warm-up that differs, NVTX ranges, ProfilerStep#N ranges preferred to a more
- * frequent NVTX name, no step in a sequence that never repeats, and a step of identical layers
+ * frequent NVTX name, a library's short ranges inside each step not taken for steps, no step
+ * in a sequence that never repeats, and a step of identical layers
  * found whole (its boundary gap) rather than per layer.
  */
 #include <stdio.h>
@@ -87,6 +88,38 @@ APX_TEST(steps_from_nvtx_and_profiler_ranges)
 	APX_ASSERT_EQ(m->steady.count, 4);
 	APX_ASSERT_EQ(m->steady.median_ns, 3 * MS);
 	apx_model_free(m);
+	return 0;
+}
+
+/* A library's NVTX ranges inside every step (CCCL's cub::DeviceRadixSort, 100 us of a 2 ms
+ * step) are not steps: with kernels only, the kernel sequence gives the steps; with a user's
+ * step ranges too, those win although the library's are more frequent. */
+APX_TEST(steps_not_from_library_ranges)
+{
+	struct apx_model *m;
+	struct tg t;
+
+	for (int user = 0; user < 2; user++) {
+		uint64_t ts = 1 * MS;
+
+		APX_ASSERT_OK(tg_open(&t));
+		for (int s = 0; s < 40; s++, ts += 2 * MS) {
+			tg_kernel(&t, ts, 300 * US, "fwd", 7);
+			tg_marker(&t, ts + 400 * US, ts + 500 * US, "cub::DeviceRadixSort");
+			tg_marker(&t, ts + 1000 * US, ts + 1100 * US, "cub::DeviceRadixSort");
+			tg_kernel(&t, ts + 420 * US, 50 * US, "sort", 7);
+			tg_kernel(&t, ts + 600 * US, 600 * US, "bwd", 7);
+			if (user && s < 30)
+				tg_marker(&t, ts, ts + 1800 * US, "train_step");
+		}
+		m = load(&t);
+		APX_ASSERT(m);
+		APX_ASSERT(m->steady.source == (user ? APX_STEPS_NVTX : APX_STEPS_KERNELS));
+		if (user)
+			APX_ASSERT_STREQ(m->steady.name, "train_step");
+		APX_ASSERT_EQ(m->steady.median_ns, 2 * MS);
+		apx_model_free(m);
+	}
 	return 0;
 }
 
