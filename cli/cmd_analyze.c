@@ -380,6 +380,7 @@ struct summary {
 	char crash[64];
 	char replay[256], metrics[256];		/* the collector's kv: what replay and PM sampling
 						 * did and cost (the first file's) */
+	uint64_t capture_ranges, collected_ns;	/* --capture-range: kv capture edges, all files */
 };
 
 static void add_interval(struct summary *s, uint64_t a, uint64_t b)
@@ -443,12 +444,35 @@ static void copy_kv(char *dst, size_t cap, const struct apx_rec *rec, unsigned f
 	dst[n] = 0;
 }
 
+/* A kv capture edge ("start <ns>" / "stop <ns>", capture.c): a range opens or closes. */
+static void capture_edge(struct summary *s, const struct apx_rec *rec, uint64_t *open)
+{
+	char val[48];
+	size_t n = rec->v[APX_KV_VALUE] < sizeof(val) - 1 ? rec->v[APX_KV_VALUE] : sizeof(val) - 1;
+	uint64_t ns;
+
+	if (!rec->bytes[APX_KV_VALUE])
+		return;
+	memcpy(val, rec->bytes[APX_KV_VALUE], n);
+	val[n] = 0;
+	if (!strncmp(val, "start ", 6) && !*open && apx_parse_u64(val + 6, UINT64_MAX, &ns) == 0) {
+		*open = ns;
+	} else if (!strncmp(val, "stop ", 5) && *open &&
+		   apx_parse_u64(val + 5, UINT64_MAX, &ns) == 0 && ns >= *open) {
+		s->collected_ns += ns - *open;
+		s->capture_ranges++;
+		*open = 0;
+	}
+}
+
 static void summarise_file(const char *path, void *arg)
 {
 	struct summary *s = arg;
 	struct apx_reader *r;
 	struct apx_diag d;
 	int cuda = 0;
+	uint64_t open = 0, last = 0;	/* an open capture range's start; the file's last end */
+	size_t first_iv = s->niv;
 
 	if (apx_reader_open(path, &r, &d) < 0) {
 		s->incomplete++;
@@ -515,6 +539,8 @@ static void summarise_file(const char *path, void *arg)
 					copy_kv(s->replay, sizeof(s->replay), rec, APX_KV_VALUE);
 				else if (kv_is(rec, APX_KV_KEY, "metrics"))
 					copy_kv(s->metrics, sizeof(s->metrics), rec, APX_KV_VALUE);
+				else if (kv_is(rec, APX_KV_KEY, "capture"))
+					capture_edge(s, rec, &open);
 				break;
 			default:
 				break;
@@ -522,6 +548,12 @@ static void summarise_file(const char *path, void *arg)
 		}
 	}
 	s->cuda_files += cuda;
+	for (size_t i = first_iv; i < s->niv; i++)
+		last = s->iv[i].b > last ? s->iv[i].b : last;
+	if (open) {		/* a range left open at exit ends with the file's activity */
+		s->collected_ns += last > open ? last - open : 0;
+		s->capture_ranges++;
+	}
 	apx_reader_close(r);
 }
 
@@ -561,7 +593,7 @@ static void print_xfer(const struct summary *s, int dir)
 static void print_summary(const char *path, const struct run_info *ri, int nchild)
 {
 	struct summary s = { 0 };
-	char safe[4 * 256 + 1];
+	char safe[4 * PATH_MAX + 1];	/* a path or a kv, escaped (4 bytes a byte at worst) */
 	double wall = (double)(ri->end_ns - ri->start_ns) / 1e9;
 	const char *rel = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
 
@@ -576,10 +608,17 @@ static void print_summary(const char *path, const struct run_info *ri, int nchil
 	if (!s.cuda_files) {
 		fprintf(stderr, "apx: the program never used CUDA: the trace holds its CPU facts only\n");
 	} else {
-		double busy = wall > 0 ? (double)union_ns(&s) / 1e9 / wall * 100.0 : 0.0;
+		double span = s.capture_ranges ? (double)s.collected_ns / 1e9 : wall;
+		double busy = span > 0 ? (double)union_ns(&s) / 1e9 / span * 100.0 : 0.0;
 
-		fprintf(stderr, "apx: GPU busy %.1f%% of the run; %" PRIu64 " kernels, %.3f s of "
-			"kernel time\n", busy > 100 ? 100.0 : busy, s.kernels, (double)s.kernel_ns / 1e9);
+		if (s.capture_ranges)
+			fprintf(stderr, "apx: collected in %" PRIu64 " capture range%s "
+				"(cudaProfilerStart/Stop): %.2f s of the run\n", s.capture_ranges,
+				s.capture_ranges > 1 ? "s" : "", span);
+		fprintf(stderr, "apx: GPU busy %.1f%% of the %s; %" PRIu64 " kernels, %.3f s of "
+			"kernel time\n", busy > 100 ? 100.0 : busy,
+			s.capture_ranges ? "collected time" : "run", s.kernels,
+			(double)s.kernel_ns / 1e9);
 		if (s.xfer_bytes[0][0] || s.xfer_bytes[0][1] || s.xfer_bytes[1][0] ||
 		    s.xfer_bytes[1][1]) {
 			if (s.xfer_bytes[0][0] || s.xfer_bytes[0][1])
@@ -619,14 +658,14 @@ static void print_summary(const char *path, const struct run_info *ri, int nchil
 	if (s.crash[0])
 		fprintf(stderr, "apx: the program crashed (%s); the trace is kept up to then\n",
 			apx_term_safe_str(safe, sizeof(safe), s.crash));
-	fprintf(stderr, "apx: trace %s", path);
+	fprintf(stderr, "apx: trace %s", apx_term_safe_str(safe, sizeof(safe), path));
 	if (nchild)
 		fprintf(stderr, " (+%d file%s %s.<pid> from child processes)", nchild,
-			nchild > 1 ? "s" : "", rel);
+			nchild > 1 ? "s" : "", apx_term_safe_str(safe, sizeof(safe), rel));
 	if (s.incomplete)
 		fprintf(stderr, "; %d file%s not closed cleanly", s.incomplete,
 			s.incomplete > 1 ? "s" : "");
-	fprintf(stderr, "\napx: run `apx report %s`\n", rel);
+	fprintf(stderr, "\napx: run `apx report %s`\n", apx_term_safe_str(safe, sizeof(safe), rel));
 	free(s.iv);
 }
 

@@ -3,7 +3,8 @@
 # tests/golden/ (the JSON schema and every number are stable; torch.profiler traces of
 # tests/fixtures/kineto in tests/golden/kineto/), the CSV and HTML of a few equal
 # tests/golden/csv/ and tests/golden/html/, the H200 hardware-counter traces' (tests/fixtures/hwc)
-# JSON and metrics-section text tests/golden/hwc/, and the text report of each renders within
+# JSON and metrics-section text tests/golden/hwc/, the capture-range traces' (tests/fixtures/capture)
+# JSON tests/golden/capture/, and the text report of each renders within
 # 100 columns. Called by ctest: APX SRCDIR; with a third argument "update" it
 # rewrites the golden files instead (review the diff before committing).
 set -u
@@ -13,11 +14,12 @@ fail=0 n=0
 tmp=$(mktemp) || exit 1
 trap 'rm -f "$tmp"' EXIT
 for trace in tests/fixtures/sample.apx tests/fixtures/real/*.apx tests/fixtures/kineto/*.json.gz \
-	tests/fixtures/hwc/*.apx; do
+	tests/fixtures/hwc/*.apx tests/fixtures/capture/*.apx; do
 	[ -e "$trace" ] || continue
 	case $trace in
 	*.json.gz) golden=tests/golden/kineto/$(basename "$trace" .json.gz).json ;;
 	*/hwc/*) golden=tests/golden/hwc/$(basename "$trace" .apx).json ;;
+	*/capture/*) golden=tests/golden/capture/$(basename "$trace" .apx).json ;;
 	*) golden=tests/golden/$(basename "$trace" .apx).json ;;
 	esac
 	"$apx" report --format json "$trace" >"$tmp" 2>/dev/null
