@@ -1,7 +1,8 @@
 """programs.py CASE VARIANT [--steps N] - the issue 12 suite (tests/gpu/suite/run.py): training
 and inference loops written apart from examples/, each with a planted problem ("planted") and
-its fix ("fixed"), plus three clean models ("clean": bench/overhead's bf16 ResNet-style CNN at 224x224, GPT at
-batch 64 and HuggingFace GPT-2: sizes at which the GPU, not the host, sets the step time).
+its fix ("fixed"), plus three clean models ("clean": bench/overhead's bf16 ResNet-style CNN at
+224x224, GPT at batch 64 and HuggingFace GPT-2: sizes at which the GPU, not the host, sets the
+step time).
 Matrix products may use TF32 (as most training scripts set), except in fp32_matmul's planted
 variant; fixed variants do what a well-written program does besides the fix (copies on a side
 stream ahead of their use), so that the planted problem is the only one. Host batches that
@@ -13,12 +14,30 @@ new data is no repeat (a full 64 MiB refill would add host work that the planted
 not do). Prints "SUITE case variant ms_per_step steps" (median of 3 timed blocks
 after warm-up; no profiler inside). The rule each case plants is in CASES.
 
+python3 programs.py CASE paired [--pairs N] [--block S] [--min-block-ms M]: both variants'
+steps built in one process (seeded alike) and warmed up, then 2N timed blocks in the order
+planted, fixed, fixed, planted, planted, fixed, ... (so that a drift in time falls on both
+alike), each of at least S steps and M ms, between two torch.cuda.synchronize() calls, after
+2 untimed steps (more where the step's settle says so). Prints
+  SUITEPAIR case <planted ms/step, median of its blocks> <fixed ms/step, median> <median of
+            the N adjacent pairs' differences planted - fixed, ms/step> <N>
+  PAIRS case <json: the N differences, ms/step, in block order>
+  BLOCKS case <json: {"planted": [ms/step...], "fixed": [...]} in block order>
+Why: on the H200 machine the same program's step time varies from process to process by up
+to 1.8x (some processes run at ~55 % speed from start to end, while adjacent blocks of one
+process agree within a few %), so a difference of two separate processes' times is as much
+that spread as the planted problem's cost; within one process, seconds apart, it is the
+problem's. run.py measures every case in PAIRABLE that way. A variant that sets process-global
+state (TF32) sets it in its step's enter(), called before each of its blocks after defaults()
+has reset what main() sets; a case whose variants cannot share a process is marked in
+PAIRABLE with the reason (run.py times its variants in separate processes).
+
 Cases (planted -> fixed):
   pageable       64 MiB batch copied from pageable memory -> pinned, prefetched on a side stream
   small_copies   256 per-sample .cuda() copies a step -> one copy of the stacked batch, prefetched
   sync_item      loss.item() after every micro-batch -> one .item() every 50 steps
   launch_bound   64 tiny Linear layers eager -> the step replayed from a CUDA graph
-  loader         DataLoader(num_workers=0) with CPU work per sample -> num_workers=4
+  loader         DataLoader(num_workers=0) with CPU work per sample -> num_workers=6
   fp32_matmul    fp32 4096x4096 matmuls -> TF32 tensor cores
   copy_overlap   each batch copied then computed on one stream -> next batch on a side stream
   sync_copy      y.cpu() of a 32 MiB result every step -> non_blocking into pinned memory on a
@@ -31,7 +50,10 @@ Cases (planted -> fixed):
   host_stall     5 ms of host work (numpy) between steps -> none (done ahead)
 """
 import argparse
+import json
+import math
 import os
+import statistics
 import sys
 import time
 
@@ -46,7 +68,46 @@ CASES = {
     "graph_recapture": "graph-recapture", "replica": "redundant-replication",
     "host_stall": "gpu-starvation",
 }
+# Whether a case's planted and fixed variants can share one process (programs.py CASE paired):
+# case -> (pairable, what was checked or handled / why not). Every case function was read for
+# process-global state: torch flags, DataLoader workers and their start method, memory held.
+PAIRABLE = {
+    "pageable": (True, "separate buffers; the fixed prefetch in flight ends at the block's sync"),
+    "small_copies": (True, "separate samples and pinned batches"),
+    "sync_item": (True, "separate models and optimizers"),
+    "launch_bound": (True, "the fixed variant's graph is its own; the planted runs eager"),
+    "loader": (True, "both DataLoaders use the default start method (fork: the workers run "
+                     "no CUDA); the fixed variant's 6 persistent workers go on with their 12 "
+                     "prefetched batches after its block, then wait: the blocks of both "
+                     "variants start with 12 more untimed steps (settle), in which the fixed "
+                     "one drains them and the planted one leaves the workers time to finish "
+                     "them (2 batches each, about 45 ms) away from its timed steps"),
+    "fp32_matmul": (True, "TF32 (torch.backends.cuda.matmul.allow_tf32) is process-global and "
+                          "differs between the variants: each step's enter() sets it before "
+                          "each of its blocks"),
+    "copy_overlap": (True, "separate pinned buffers, streams and refill state"),
+    "sync_copy": (True, "separate output buffers, events and streams"),
+    "repeated_copy": (True, "separate pinned weights (no profiler, so no fingerprint matters)"),
+    "foreach": (True, "separate models and optimizers"),
+    "zero_grad": (True, "separate models and optimizers"),
+    "graph_recapture": (True, "separate graphs; each planted capture (torch.cuda.graph: "
+                              "synchronize, gc.collect, empty_cache) also frees the fixed "
+                              "variant's cached blocks, which its untimed steps allocate again"),
+    "replica": (False, "the planted problem is memory held by the process (the 1 GiB host "
+                       "tensor kept): in one process the fixed variant would run with it "
+                       "held, and there is no step time to compare (both steps are the same "
+                       "GEMM and sleep; suite-check compares no saving for it)"),
+    "host_stall": (True, "the host work is in the planted step only"),
+}
 dev = "cuda"
+
+
+def defaults():
+    """The process-global settings every variant starts from (matrix products may use TF32):
+    main() sets them once; a paired run sets them again before each block, then the variant's
+    step's enter() (if it has one) sets its own."""
+    torch.backends.cuda.matmul.allow_tf32 = True
+    torch.backends.cudnn.allow_tf32 = True
 
 
 def mlp(n=24, d=512):
@@ -202,11 +263,16 @@ def case_loader(fixed):
     def step():
         x = next(it).to(dev, non_blocking=True)
         train_step(m, opt, x)
+    # paired runs (PAIRABLE): untimed steps before each block of either variant, as many as
+    # the fixed variant's workers prefetch (DataLoader's default prefetch_factor 2 each)
+    step.settle = 2 * 6
     return step
 
 
 def case_fp32_matmul(fixed):
-    torch.backends.cuda.matmul.allow_tf32 = fixed
+    def enter():                                    # process-global: again before each block
+        torch.backends.cuda.matmul.allow_tf32 = fixed   # of a paired run
+    enter()
     a = torch.randn(4096, 4096, device=dev)
 
     def step():
@@ -214,6 +280,7 @@ def case_fp32_matmul(fixed):
         for _ in range(4):
             b = (b @ a) * 1e-3
         b.sum()
+    step.enter = enter
     return step
 
 
@@ -359,20 +426,79 @@ def clean(name):
     return getattr(bench, name)(**sizes[name])
 
 
+def build(case, variant):
+    """One variant's step, built as its own process would build it (same seed, defaults)."""
+    torch.manual_seed(0)
+    defaults()
+    if variant == "clean":
+        return clean(case)
+    return globals()["case_" + case](variant == "fixed")
+
+
+def timed(step, n):
+    """ms per step of n steps between two synchronizations."""
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(n):
+        step()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - t0) / n * 1e3
+
+
+def paired(a):
+    """Both variants in this process, blocks in the order P F F P P F ... (module docstring)."""
+    ok, why = PAIRABLE[a.case]
+    if not ok:
+        sys.exit(f"programs.py: {a.case} is not pairable: {why}")
+    steps = {v: build(a.case, v) for v in ("planted", "fixed")}
+
+    def enter(v):                                   # process-global state of variant v
+        defaults()
+        e = getattr(steps[v], "enter", None)
+        if e is not None:
+            e()
+
+    n = {}
+    for v in steps:                                 # warm up both; size the blocks
+        enter(v)
+        for _ in range(a.warmup):
+            steps[v]()
+        probe = timed(steps[v], 3)
+        n[v] = max(a.block, math.ceil(a.min_block_ms / max(probe, 1e-3)))
+    ms = {"planted": [], "fixed": []}
+    for i in range(a.pairs):
+        for v in (("planted", "fixed"), ("fixed", "planted"))[i % 2]:
+            enter(v)
+            for _ in range(2 + getattr(steps[v], "settle", 0)):
+                steps[v]()
+            ms[v].append(timed(steps[v], n[v]))
+    defaults()
+    diffs = [p - f for p, f in zip(ms["planted"], ms["fixed"])]
+    med = statistics.median
+    print(f"SUITEPAIR {a.case} {med(ms['planted']):.4f} {med(ms['fixed']):.4f} "
+          f"{med(diffs):.4f} {a.pairs}", flush=True)
+    print(f"PAIRS {a.case} " + json.dumps([round(d, 4) for d in diffs]), flush=True)
+    print(f"BLOCKS {a.case} " + json.dumps({v: [round(x, 4) for x in ms[v]] for v in ms}),
+          flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("case")
-    ap.add_argument("variant", choices=["planted", "fixed", "clean"])
+    ap.add_argument("variant", choices=["planted", "fixed", "clean", "paired"])
     ap.add_argument("--steps", type=int, default=60)
     ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--pairs", type=int, default=6, help="paired: pairs of blocks")
+    ap.add_argument("--block", type=int, default=20, help="paired: least steps a block")
+    ap.add_argument("--min-block-ms", type=float, default=200,
+                    help="paired: least time a block (more steps for fast steps)")
     a = ap.parse_args()
-    torch.manual_seed(0)
-    torch.backends.cuda.matmul.allow_tf32 = True    # case_fp32_matmul sets its own
-    torch.backends.cudnn.allow_tf32 = True
-    if a.variant == "clean":
-        step = clean(a.case)
-    else:
-        step = globals()["case_" + a.case](a.variant == "fixed")
+    if a.variant == "paired":
+        if a.case not in PAIRABLE or a.pairs < 1 or a.block < 1:
+            ap.error("paired needs a case of CASES, --pairs >= 1 and --block >= 1")
+        paired(a)
+        return
+    step = build(a.case, a.variant)                 # case_fp32_matmul sets its own TF32
     for _ in range(a.warmup):
         step()
     torch.cuda.synchronize()

@@ -1,11 +1,30 @@
-"""run.py BUILD OUT [--reps R] [--cases a,b] - the issue 12 suite on the GPU machine: for every
-case of programs.py, R interleaved runs of the planted and the fixed variant without a
-profiler (their median step times are the measurement), then one run of each under
-`apx analyze` (the trace the analysis is tested on); the three clean models likewise. Writes
-OUT/<case>_<variant>.apx and OUT/facts.json (step times, their difference, the rule each case
-plants, the steps the traced runs ran), the input of tests/integration/suite-check.py once
-copied to tests/fixtures/suite/. About 12 minutes with R = 2: run it detached
-(setsid ... &) and collect it over two device calls, like bench/overhead/full.sh."""
+"""run.py BUILD OUT [--reps R] [--separate-reps S] [--pairs N] [--cases a,b] - the issue 12
+suite on the GPU machine: every case of programs.py timed without a profiler, then one run of
+each variant under `apx analyze` (the trace the analysis is tested on); the three clean models
+likewise. Writes OUT/<case>_<variant>.apx and OUT/facts.json (step times, the planted -
+fixed difference, the rule each case plants, the steps the traced runs ran), the input of
+tests/integration/suite-check.py once copied to tests/fixtures/suite/.
+
+The measurement: on the H200 machine the same program's step time varies between processes
+by up to 1.8x (some processes run at ~55 % speed from start to end; adjacent blocks of one
+process agree within a few %), so the difference of two separate processes' step times is
+unreliable and suite-check's "within 30 %" passed or failed by luck. So a case whose variants
+can share a process (programs.PAIRABLE) is measured by R processes of `programs.py CASE
+paired` (N pairs of adjacent planted/fixed blocks each, in the order P F F P P F ...), and its
+diff_ms is paired_diff_ms, the median of the pairs' differences over all R processes; its
+per-variant fields (runs_ms: each process's median, planted_ms, fixed_ms: their medians) are
+for information. A case that cannot be paired (see PAIRABLE's reason) is timed as before, in
+separate processes per variant, but S >= 5 of each, and diff_ms is the difference of the
+variants' medians. The clean models: R processes each. Every kind of run is interleaved: round
+r runs one process of every case (alternating planted/fixed first for separate ones), so a
+slow period of the machine falls on all cases. About 18 minutes: run it detached (run.sh,
+setsid ... &) and collect it over several device calls, like bench/overhead/full.sh.
+
+facts.json, per case: rule (null for a clean model), method ("paired" or "separate"),
+runs_ms, <variant>_ms, diff_ms (what suite-check compares the estimate with), for paired
+ones also paired_diff_ms, paired_diffs_ms (every pair's difference, process by process) and
+paired_runs (each process's SUITEPAIR medians and blocks); <variant>_traced_ms and
+<variant>_traced_steps from the traced runs."""
 import argparse
 import json
 import os
@@ -19,24 +38,55 @@ sys.path.insert(0, here)
 ap = argparse.ArgumentParser()
 ap.add_argument("build")
 ap.add_argument("out")
-ap.add_argument("--reps", type=int, default=2)
+ap.add_argument("--reps", type=int, default=3,
+                help="paired processes per pairable case; processes per clean model")
+ap.add_argument("--separate-reps", type=int, default=5,
+                help="processes per variant of a case that cannot be paired (5 at least)")
+ap.add_argument("--pairs", type=int, default=6, help="pairs of blocks per paired process")
 ap.add_argument("--cases", default="")
 a = ap.parse_args()
-from programs import CASES  # noqa: E402  (the suite's table)
+from programs import CASES, PAIRABLE  # noqa: E402  (the suite's tables)
 
 apx = os.path.join(os.path.abspath(a.build), "apx")
 os.makedirs(a.out, exist_ok=True)
 prog = os.path.join(here, "programs.py")
 cases = [c for c in CASES if not a.cases or c in a.cases.split(",")]
 clean = [c for c in ("resnet", "gpt", "hf") if not a.cases or c in a.cases.split(",")]
+sep_reps = max(5, a.separate_reps)
+
+
+def lines(args, what):
+    """stdout lines of programs.py ARGS, or None (said) when it failed."""
+    p = subprocess.run([sys.executable, prog] + args, capture_output=True, text=True)
+    if p.returncode == 0:
+        return p.stdout.splitlines()
+    print(f"  {what}: FAILED rc {p.returncode} {p.stderr[-300:]}", flush=True)
+    return None
 
 
 def plain(case, variant):
-    p = subprocess.run([sys.executable, prog, case, variant], capture_output=True, text=True)
-    for line in p.stdout.splitlines():
+    for line in lines([case, variant], f"{case} {variant}") or []:
         if line.startswith("SUITE "):
             return float(line.split()[3])
-    print(f"  {case} {variant}: FAILED {p.stderr[-300:]}", flush=True)
+    return None
+
+
+def paired(case):
+    """One process of `programs.py CASE paired`: its medians, pair differences and blocks."""
+    out = lines([case, "paired", "--pairs", str(a.pairs)], f"{case} paired") or []
+    r = {}
+    for line in out:
+        w = line.split(maxsplit=2)
+        if w[0] == "SUITEPAIR":
+            v = line.split()
+            r.update(planted_ms=float(v[2]), fixed_ms=float(v[3]), diff_ms=float(v[4]))
+        elif w[0] == "PAIRS":
+            r["diffs_ms"] = json.loads(w[2])
+        elif w[0] == "BLOCKS":
+            r["blocks_ms"] = json.loads(w[2])
+    if "diff_ms" in r and r.get("diffs_ms"):
+        return r
+    print(f"  {case} paired: no SUITEPAIR/PAIRS lines", flush=True)
     return None
 
 
@@ -51,29 +101,75 @@ def traced(case, variant):
     return None, None
 
 
+def pairable(case):
+    return case in PAIRABLE and PAIRABLE[case][0]
+
+
+def variants(case):
+    return ["clean"] if case in clean else ["planted", "fixed"]
+
+
 facts = {}
-t0 = time.time()
 for case in cases + clean:
-    variants = ["clean"] if case in clean else ["planted", "fixed"]
-    runs = {v: [] for v in variants}
-    for r in range(a.reps):
-        for v in (variants if r % 2 == 0 else variants[::-1]):
-            ms = plain(case, v)
-            if ms is not None:
-                runs[v].append(ms)
-    f = {"rule": CASES.get(case), "runs_ms": runs}
-    for v in variants:
+    facts[case] = {"rule": CASES.get(case), "runs_ms": {v: [] for v in variants(case)},
+                   "method": "paired" if pairable(case) else "separate"}
+    if pairable(case):
+        facts[case]["paired_runs"] = []
+
+
+def summarize(case):
+    """The case's medians and diff_ms from what its runs gave so far."""
+    f = facts[case]
+    if pairable(case):
+        f["runs_ms"] = {v: [r[v + "_ms"] for r in f["paired_runs"]] for v in variants(case)}
+    for v in variants(case):
+        if f["runs_ms"][v]:
+            f[f"{v}_ms"] = statistics.median(f["runs_ms"][v])
+    if pairable(case):
+        diffs = [d for r in f["paired_runs"] for d in r["diffs_ms"]]
+        if diffs:
+            f["paired_diffs_ms"] = diffs
+            f["paired_diff_ms"] = statistics.median(diffs)
+            # the measured saving suite-check compares: the in-process paired difference
+            f["diff_ms"] = f["paired_diff_ms"]
+    elif "planted_ms" in f and "fixed_ms" in f:
+        f["diff_ms"] = f["planted_ms"] - f["fixed_ms"]
+
+
+def save():
+    with open(os.path.join(a.out, "facts.json"), "w") as fh:
+        json.dump(facts, fh, indent=1, sort_keys=True)
+
+
+t0 = time.time()
+for r in range(max(a.reps, sep_reps)):             # round r: one process of every case
+    for case in cases + clean:
+        f = facts[case]
+        if r >= (sep_reps if f["method"] == "separate" and case not in clean else a.reps):
+            continue
+        if pairable(case):
+            p = paired(case)
+            if p is not None:
+                f["paired_runs"].append(p)
+        else:
+            vs = variants(case)
+            for v in (vs if r % 2 == 0 else vs[::-1]):
+                ms = plain(case, v)
+                if ms is not None:
+                    f["runs_ms"][v].append(ms)
+        summarize(case)
+    save()
+    print(f"{time.time() - t0:6.0f} s  round {r + 1} done", flush=True)
+for case in cases + clean:
+    f = facts[case]
+    for v in variants(case):
         steps, ms = traced(case, v)
         f[f"{v}_traced_steps"] = steps
         f[f"{v}_traced_ms"] = ms
-        if runs[v]:
-            f[f"{v}_ms"] = statistics.median(runs[v])
-    if "planted_ms" in f and "fixed_ms" in f:
-        f["diff_ms"] = f["planted_ms"] - f["fixed_ms"]
-    facts[case] = f
+    save()
+    how = f"paired, {len(f.get('paired_diffs_ms', []))} pairs" if pairable(case) else \
+        f"separate, {min(len(x) for x in f['runs_ms'].values())}+ runs"
     print(f"{time.time() - t0:6.0f} s  {case:16s} " + "  ".join(
-        f"{v} {f.get(v + '_ms', float('nan')):8.3f} ms" for v in variants) +
-        (f"  diff {f['diff_ms']:.3f} ms" if "diff_ms" in f else ""), flush=True)
-    with open(os.path.join(a.out, "facts.json"), "w") as fh:
-        json.dump(facts, fh, indent=1, sort_keys=True)
+        f"{v} {f.get(v + '_ms', float('nan')):8.3f} ms" for v in variants(case)) +
+        (f"  diff {f['diff_ms']:.3f} ms ({how})" if "diff_ms" in f else ""), flush=True)
 print("done", flush=True)
