@@ -25,12 +25,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import known  # noqa: E402
 
-build = os.path.abspath(sys.argv[1])
-offline, out = known.args(sys.argv[2:])
+S = known.Setup(sys.argv)
+offline, out, apx, dump, check = S.offline, S.out, S.apx, S.dump, S.check
 here = os.path.dirname(os.path.abspath(__file__))
-apx, dump = os.path.join(build, "apx"), os.path.join(build, "apx-dump")
-os.makedirs(out, exist_ok=True)
-check = known.Checker(out if offline else None, False)
 N = 1500
 
 

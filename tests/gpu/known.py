@@ -23,6 +23,21 @@ def args(argv):
     sys.exit("usage: %s BUILD OUT | BUILD --from DIR" % os.path.basename(sys.argv[0]))
 
 
+class Setup:
+    """what every check starts with: `BUILD OUT | BUILD --from DIR` read, the output folder
+    made, the apx and apx-dump paths, and the checker (replay: the replay.* known ids)"""
+
+    def __init__(self, argv, replay=False):
+        if len(argv) < 2:
+            sys.exit("usage: %s BUILD OUT | BUILD --from DIR" % os.path.basename(argv[0]))
+        self.build = os.path.abspath(argv[1])
+        self.offline, self.out = args(argv[2:])
+        self.apx = os.path.join(self.build, "apx")
+        self.dump = os.path.join(self.build, "apx-dump")
+        os.makedirs(self.out, exist_ok=True)
+        self.check = Checker(self.out if self.offline else None, replay)
+
+
 class LoggedRun:
     """what an earlier `apx analyze` run left in its log: stdout and stderr together, its exit
     status from apx's own summary line ('killed by signal N' -> 128 + N)"""

@@ -26,13 +26,10 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import known  # noqa: E402  (tests/gpu/known.py: --from DIR and the known differences)
 
-build = os.path.abspath(sys.argv[1])
-offline, out = known.args(sys.argv[2:])
+S = known.Setup(sys.argv)
+build, offline, out, apx, dump, check = S.build, S.offline, S.out, S.apx, S.dump, S.check
 here = os.path.dirname(os.path.abspath(__file__))
-apx, dump = os.path.join(build, "apx"), os.path.join(build, "apx-dump")
-os.makedirs(out, exist_ok=True)
 table = []
-check = known.Checker(out if offline else None, False)
 
 
 def analyze(name, opts, idle="0.3", wait=True):

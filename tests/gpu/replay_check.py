@@ -26,16 +26,13 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import known  # noqa: E402  (tests/gpu/known.py: --from DIR and the known differences)
 
-build = os.path.abspath(sys.argv[1])
+S = known.Setup(sys.argv, replay=True)
+build, offline, out, apx, dump, check = S.build, S.offline, S.out, S.apx, S.dump, S.check
 # REPLAY_FLUSH=1: apx with --replay-flush (its L2 sweep before each replayed launch) against ncu
 # flushing the caches before each pass (--cache-control all), the other like-for-like pairing
 FLUSH = os.environ.get("REPLAY_FLUSH") == "1"
-offline, out = known.args(sys.argv[2:])
 here = os.path.dirname(os.path.abspath(__file__))
-apx, dump = os.path.join(build, "apx"), os.path.join(build, "apx-dump")
-os.makedirs(out, exist_ok=True)
 work = os.path.join(here, "replay_workload.py")
-check = known.Checker(out if offline else None, True)
 COMPARE = ["gpu__time_duration.sum", "sm__warps_active.avg.pct_of_peak_sustained_active",
            "sm__throughput.avg.pct_of_peak_sustained_elapsed",
            "dram__throughput.avg.pct_of_peak_sustained_elapsed", "l1tex__t_sector_hit_rate.pct",
