@@ -1,12 +1,15 @@
 #!/bin/bash
 # full.sh BUILD start [RUN.PY ARGS]|collect - the whole overhead benchmark of issue 11 on the
-# GPU machine, which takes longer than one device call may (about 6 minutes a round): `start`
-# launches run.py for all four programs and every mode, 5 rounds (later arguments go to run.py
-# and override these, e.g. --rounds 3; with run.py's launch-bound check at the end),
-# detached (scripts/detached.sh) so that it outlives the call, logging to /tmp/apx-overhead/;
-# `collect` waits for it (up to 9 minutes a call: call it again while it says "running") and
-# copies the table, the raw results and the light traces to $OUT. The device machine must stay
-# held between the calls (call again within its warm period).
+# GPU machine, which takes longer than one device call may (about 6 minutes a round).
+# `start` launches run.py for all four programs and every mode, 5 rounds, with run.py's
+# launch-bound check at the end; the floor-pinned and floor-shared variants of CUPTI's
+# settings run on the ResNet and the tiny loop only. Later arguments go to run.py and
+# override these (e.g. --rounds 3). It runs detached (scripts/detached.sh), so that it
+# outlives the call, logging to /tmp/apx-overhead/. `collect` waits for it (up to 9 minutes a
+# call: call it again while it says "running") and copies the table, the raw results and the
+# light traces to $OUT; results.json is written after every round, and `run.py BUILD --table
+# results.json` prints the tables of a cut run. The device machine must stay held between
+# the calls (call again within its warm period).
 set -u
 build=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
@@ -16,7 +19,8 @@ case "${2:-}" in
 start)
 	shift 2
 	"$detached" start "$dir" "$build" python3 "$here/run.py" "$build" --out "$dir" \
-		--modes none,floor,light,metrics,api,torch,nsys,graph --rounds 5 \
+		--modes none,floor,light,metrics,api,torch,nsys,graph,floor-pinned,floor-shared \
+		--only floor-pinned=resnet,tiny --only floor-shared=resnet,tiny --rounds 5 \
 		--keep resnet,gpt,hf,tiny "$@"
 	;;
 collect)

@@ -51,6 +51,8 @@ ap.add_argument("--api-programs", default="gpt",
                 help="programs the api mode runs for (it is priced on the transformer only)")
 ap.add_argument("--metrics-programs", default="gpt",
                 help="programs the metrics mode runs for (issue 13 prices it on the transformer)")
+ap.add_argument("--only", action="append", default=[], metavar="MODE=PROG,..",
+                help="run MODE for these programs only (repeatable), e.g. floor-pinned=resnet,tiny")
 ap.add_argument("--toggle", type=int, default=6, metavar="N",
                 help="pairs of collected/uncollected blocks in each process of the modes that "
                 "can pause (none, floor*, light*, api, metrics, torch); 0: whole-run processes "
@@ -159,6 +161,14 @@ collected = {}  # (program, mode) -> steps collected by the process (toggled: th
 kernels_seen = {}   # (program, mode) -> {round: kernel records in its trace}
 
 
+only = {}       # --only MODE=PROG,..: the programs a mode runs for
+for spec in args.only:
+    m, _, ps = spec.partition("=")
+    if not ps:
+        sys.exit(f"run.py: --only takes MODE=PROG,.., not '{spec}'")
+    only[m] = ps.split(",")
+
+
 def toggled(mode):
     """Modes whose process alternates collected and uncollected blocks (programs.py --toggle)."""
     return args.toggle > 0 and MODES[mode][0] in ("plain", "apx", "inject", "floor") \
@@ -201,6 +211,8 @@ def one(prog, mode, rnd):
     if mode == "api" and prog not in args.api_programs.split(","):
         return
     if mode == "metrics" and prog not in args.metrics_programs.split(","):
+        return
+    if mode in only and prog not in only[mode]:
         return
     env = dict(os.environ)
     for k in ("CUDA_INJECTION64_PATH", "LD_PRELOAD", "NVTX_INJECTION64_PATH", "APX_KINDS", "APX_OFF"):
