@@ -2,9 +2,9 @@
 # full.sh BUILD start [RUN.PY ARGS]|collect - the whole overhead benchmark of issue 11 on the
 # GPU machine, which takes longer than one device call may (about 6 minutes a round).
 # `start` launches run.py for all four programs and every mode, 5 rounds, with run.py's
-# launch-bound check at the end; the floor-pinned and floor-shared variants of CUPTI's
-# settings run on the ResNet and the tiny loop only. Later arguments go to run.py and
-# override these (e.g. --rounds 3). It runs detached (scripts/detached.sh), so that it
+# launch-bound check at the end: 23 processes a round, about 25 minutes in all. Later
+# arguments go to run.py and override these (e.g. --rounds 3, or --modes ...,floor-pinned
+# --only floor-pinned=resnet,tiny to price a CUPTI setting). It runs detached (scripts/detached.sh), so that it
 # outlives the call, logging to /tmp/apx-overhead/. `collect` waits for it (up to 9 minutes a
 # call: call it again while it says "running") and copies the table, the raw results and the
 # light traces to $OUT; results.json is written after every round, and `run.py BUILD --table
@@ -19,8 +19,7 @@ case "${2:-}" in
 start)
 	shift 2
 	"$detached" start "$dir" "$build" python3 "$here/run.py" "$build" --out "$dir" \
-		--modes none,floor,light,metrics,api,torch,nsys,graph,floor-pinned,floor-shared \
-		--only floor-pinned=resnet,tiny --only floor-shared=resnet,tiny --rounds 5 \
+		--modes none,floor,light,metrics,api,torch,nsys,graph --rounds 5 \
 		--keep resnet,gpt,hf,tiny "$@"
 	;;
 collect)
