@@ -1,8 +1,8 @@
 #!/bin/bash
 # run_all.sh BUILD SRC - the collector on a real GPU: runs every example under `apx analyze`,
 # checks each trace with `apx info` and tests/gpu/check_facts.py, then the agreement check
-# with torch.profiler (agree.py), the PM-sampling check (metrics_check.py) and kernel replay
-# against ncu (replay_check.py). Builds nothing. Logs and traces go to $OUT (or a temporary
+# with torch.profiler (agree.py), the PM-sampling check (metrics_check.py), kernel replay
+# against ncu (replay_check.py) and capture ranges (capture_check.py). Builds nothing. Logs and traces go to $OUT (or a temporary
 # folder), bundled as gpu-results.tar.gz. Exit 77 (skipped) without a CUDA GPU and PyTorch.
 set -u
 build=$(cd "$1" && pwd) src=$(cd "$2" && pwd)
@@ -65,6 +65,9 @@ arc=${PIPESTATUS[0]}
 python3 "$src/tests/gpu/metrics_check.py" "$build" "$work/metrics" 2>&1 | tee "$out/metrics.log"
 mrc=${PIPESTATUS[0]}
 python3 "$src/tests/gpu/replay_check.py" "$build" "$work/replay" 2>&1 | tee "$out/replay.log"
+[ "${PIPESTATUS[0]}" = 0 ] || mrc=1
+# --capture-range=cudaProfilerApi: kernels, edges, the stop's cost, PM sampling between ranges
+python3 "$src/tests/gpu/capture_check.py" "$build" "$work/capture" 2>&1 | tee "$out/capture.log"
 [ "${PIPESTATUS[0]}" = 0 ] || mrc=1
 # the same with --replay-flush against ncu --cache-control all (reported, not yet a gate)
 REPLAY_FLUSH=1 python3 "$src/tests/gpu/replay_check.py" "$build" "$work/replay_flush" 2>&1 |
