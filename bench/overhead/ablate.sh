@@ -1,11 +1,13 @@
 #!/bin/bash
 # ablate.sh BUILD [ROUNDS] - prices each part of the collector on the GPU machine: the floor
-# with one CUPTI feature at a time, and light with one feature or kind off (run.py's per-feature
-# modes), on the tiny-kernel loop and the GPT loop; prints the clock source and the cost of
-# one clock_gettime first (the timestamp callback calls it). Logs under $OUT.
+# with one CUPTI feature or setting at a time, and light with one feature or kind off (run.py's
+# per-feature modes), on the tiny-kernel loop and the GPT loop; prints the clock source and
+# the cost of one clock_gettime first (the timestamp callback calls it). Each process pairs
+# paused and collected blocks (run.py --toggle), so one round (the default, about 7 minutes)
+# gives 6 pairs a mode; the "in one process" table is the one to read. Logs under $OUT.
 set -u
 build=$(cd "$1" && pwd)
-rounds=${2:-2}
+rounds=${2:-1}
 here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$(mktemp -d)}
 if ldd "$build/libapx-inject.so" | grep -q "not found"; then
@@ -22,5 +24,5 @@ echo "calibrate injected: $(CUDA_INJECTION64_PATH=$build/libapx-inject.so APX_OU
 echo "calibrate floor:    $(CUDA_INJECTION64_PATH=$build/libapx-floor.so "$build/apx-calibrate")"
 PYTHONUNBUFFERED=1 python3 "$here/run.py" "$build" --out "$out" --rounds "$rounds" \
 	--programs "${PROGRAMS:-tiny,gpt}" \
-	--modes "${MODES:-none,floor,floor-light,floor-sync,floor-clock,floor-attrs,light,light-direct,light-oldsync,light-noclock,light-noattrs,light-nocallbacks,light-nodecode,light-nouvm,light-kernel,graph}" \
+	--modes "${MODES:-none,floor,floor-light,floor-sync,floor-clock,floor-attrs,floor-pinned,floor-shared,light,light-direct,light-oldsync,light-noclock,light-noattrs,light-nocallbacks,light-nodecode,light-nouvm,light-kernel,graph}" \
 	2>&1 | tee "$out/ablate.log"
