@@ -24,10 +24,11 @@ with a capture range follows: apx --capture-range=cudaProfilerApi, the floor wit
 APX_FLOOR_CAPTURE=1; without one they do nothing), or with BENCH_TORCH_PROFILER=1 a
 torch.profiler session started before a run of collected blocks and stopped after it (its
 event processing falls between blocks), then 2 untimed steps, then the timed block. It prints BENCH with the median of the "on" blocks, and
-  BLOCKS <name> <json: {"off": [ms per step...], "on": [...]} in block order>
-from which run.py takes the ratio of each adjacent off/on pair: the collector's cost measured
-seconds apart in one process, free of the process-to-process spread (which was 30-60 % on the
-H200 machine, the same program and mode)."""
+  BLOCKS <name> <json: {"off": [ms per step...], "on": [...], "cpu": [...], "sm_mhz": [...]}>
+(the block times in block order by state; the CPU the main thread was on and the GPU's SM
+clock after each block, in block order), from which run.py takes the ratio of each adjacent
+off/on pair: the collector's cost measured seconds apart in one process, free of the
+process-to-process spread (up to 1.8x on the H200 machine, the same program and mode)."""
 import argparse
 import json
 import os
@@ -173,11 +174,31 @@ def tiny(graph):
     return g.replay
 
 
+def cpu_now():
+    """The CPU this thread last ran on (/proc/thread-self/stat, field 39), -1 if unknown: the
+    BLOCKS line records it after each block, to see whether a slow process is a slow CPU."""
+    try:
+        stat = open("/proc/thread-self/stat").read()
+        return int(stat[stat.rindex(")") + 2:].split()[36])
+    except (OSError, ValueError, IndexError):
+        return -1
+
+
+def sm_clock():
+    """The GPU's SM clock now, in MHz (NVML through torch), -1 if unknown: recorded per block
+    beside the CPU, to see whether a slow block is a slow GPU."""
+    try:
+        return int(torch.cuda.clock_rate())
+    except Exception:   # noqa: BLE001  (no NVML, or a torch without it: not measured)
+        return -1
+
+
 def toggle(a, step, steps, warmup):
     """--toggle: alternate blocks with cudaProfilerStart/Stop; see the module's comment."""
     per_block = max(1, steps // 8)
     order = [("off", "on", "on", "off")[i % 4] for i in range(2 * a.toggle)]
     times = {"off": [], "on": []}
+    cpus, clocks = [], []
     torch_prof = os.environ.get("BENCH_TORCH_PROFILER") == "1"
     prof = None
     for state in order:
@@ -203,6 +224,8 @@ def toggle(a, step, steps, warmup):
             step()
         torch.cuda.synchronize()
         times[state].append((time.perf_counter() - t0) / per_block * 1e3)
+        cpus.append(cpu_now())
+        clocks.append(sm_clock())
     if prof is not None:
         prof.stop()
     torch.cuda.profiler.stop()
@@ -210,8 +233,9 @@ def toggle(a, step, steps, warmup):
     total = warmup + (per_block + 2) * len(order)
     collected = (per_block + 2) * len(times["on"])   # steps run while collecting
     print(f"BENCH {a.name} {on[len(on) // 2]:.4f} {total} {collected}", flush=True)
-    print(f"BLOCKS {a.name} " + json.dumps({k: [round(x, 5) for x in v] for k, v in times.items()}),
-          flush=True)
+    blocks = {k: [round(x, 5) for x in v] for k, v in times.items()}
+    blocks["cpu"], blocks["sm_mhz"] = cpus, clocks
+    print(f"BLOCKS {a.name} " + json.dumps(blocks), flush=True)
     marks.append(("timed", time.perf_counter()))
     print(times_line(), flush=True)
 

@@ -202,6 +202,7 @@ def cpu_ticks():
 
 steal = {}      # (program, mode) -> {round: % of CPU time stolen by the host during the process}
 phase_s = {}    # (program, mode) -> {round: programs.py's TIMES line (import, build, warm-up, timed)}
+block_cpus = {}  # (program, mode) -> {round: the CPU the main thread was on after each block}
 
 
 def one(prog, mode, rnd):
@@ -265,6 +266,7 @@ def one(prog, mode, rnd):
             pairs.setdefault((prog, mode), {})[rnd] = block_pairs(blocks)
             pair_ms.setdefault((prog, mode), {})[rnd] = (statistics.median(blocks["off"]),
                                                          statistics.median(blocks["on"]))
+            block_cpus.setdefault((prog, mode), {})[rnd] = blocks.get("cpu", [])
     if os.path.exists(trace):
         # a collector that recorded nothing would look free: count what it recorded
         kernels_seen.setdefault((prog, mode), {})[rnd] = trace_kernels(trace)
@@ -354,6 +356,7 @@ def save(lb):
                    "kernels_in_trace": {f"{p}/{m}": v for (p, m), v in kernels_seen.items()},
                    "steal_pct": {f"{p}/{m}": v for (p, m), v in steal.items()},
                    "phase_s": {f"{p}/{m}": v for (p, m), v in phase_s.items()},
+                   "block_cpus": {f"{p}/{m}": v for (p, m), v in block_cpus.items()},
                    "launches_per_step": {p: launches_per_step(p) for p in programs},
                    "elapsed_s": round(time.time() - t_start),
                    "launch_bound": lb}, f, indent=1)
