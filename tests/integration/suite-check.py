@@ -83,8 +83,13 @@ for case, f in sorted(facts.items()):
     ok = meas > 0 and abs(est - meas) <= 0.3 * meas
     if f["rule"] == "redundant-replication":    # a memory cost, no time saving to compare
         ok = bool(mine)
+    # a process can run up to 1.8x slow on the H200 VM as a whole: say when the traced run's
+    # steps were much longer or shorter than the measured ones (its estimate scales with them)
+    tms, pms = f.get("planted_traced_ms"), f.get("planted_ms")
+    speed = f", traced steps {tms / pms:.2f}x the measured" if tms and pms and \
+        abs(tms / pms - 1) > 0.2 else ""
     if result(case, "within30", ok,
-              f"estimate {est:.3f} ms/step, measured {meas:.3f} ms/step{how}"):
+              f"estimate {est:.3f} ms/step, measured {meas:.3f} ms/step{how}{speed}"):
         hits["within30"] += 1
     if result(case, "fixed", not big_findings(fixed), f"fixed: findings >= 1 % of a step: {big_findings(fixed)}"):
         hits["fixed_clean"] += 1
