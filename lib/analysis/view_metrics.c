@@ -3,7 +3,8 @@
  * collector's pmsampling source for `apx analyze --metrics`) as a view over the event store:
  * for each series (a metric on a device), its samples' min, time-weighted mean, p95 and max
  * over the steady window, and its mean over the executions of each of the device's top
- * kernels (by total time). The maths is hwcounters.c's. Called by apx_model_finish()
+ * kernels (by total time); samples wholly outside the capture ranges (capture.c) are left
+ * out. The maths is hwcounters.c's. Called by apx_model_finish()
  * (finish.c) after the kernel names; single-threaded; scratch freed before it returns.
  */
 #include <errno.h>
@@ -60,7 +61,9 @@ static int one_series(struct apx_model *m, uint32_t si, struct apx_hw_sample *sm
 	size_t n = 0;
 
 	for (size_t i = 0; i < st->ct.n; i++)
-		if (st->ct.series[i] == si && st->ct.end[i]) {
+		if (st->ct.series[i] == si && st->ct.end[i] &&
+		    apx_an_collected_overlap(m, st->ct.ts[i], st->ct.end[i])) {
+			/* a sample wholly between two capture ranges is not the program's */
 			smp[n] = (struct apx_hw_sample){ st->ct.ts[i], st->ct.end[i], st->ct.value[i] };
 			sum += st->ct.end[i] - st->ct.ts[i];
 			n++;

@@ -218,6 +218,41 @@ APX_TEST(the_report_says_what_was_collected)
 	return 0;
 }
 
+/* PM samples (1 ms each, SM active 50 % in the ranges, 0 % between them) that lie wholly
+ * between the two ranges are left out of the series' statistics. */
+APX_TEST(metric_samples_between_ranges_are_left_out)
+{
+	struct apx_model *m;
+	struct tg t;
+
+	APX_ASSERT_OK(tg_open(&t));
+	tg_kv(&t, "capture_mode", "cudaProfilerApi");
+	edge(&t, "start", T0);
+	edge(&t, "stop", T0 + 100 * MS);
+	edge(&t, "start", T0 + 300 * MS);
+	edge(&t, "stop", T0 + 400 * MS);
+	for (uint64_t ms = 0; ms < 400; ms++) {	/* one sample a ms over both ranges and the gap */
+		uint64_t a = T0 + ms * MS;
+		int inside = ms < 100 || ms >= 300;
+
+		tg_metric_span(&t, a, a + MS, "sm__cycles_active.avg.pct", "%", 0, inside ? 50.0 : 0.0);
+		if (inside && ms % 10 == 0)
+			tg_kernel(&t, a, 5 * MS, "k", 7);
+	}
+	m = tg_analyse(&t, NULL);
+	APX_ASSERT(m);
+	APX_ASSERT_EQ(m->pm.n, 1);
+	{
+		const struct apx_an_pm *p = APX_VEC_AT(&m->pm, struct apx_an_pm, 0);
+
+		APX_ASSERT_EQ(p->samples, 200);		/* the 200 inside the ranges */
+		APX_ASSERT(p->have_steady);
+		APX_ASSERT(p->min == 50.0 && p->max == 50.0);	/* none of the gap's zeros */
+	}
+	apx_model_free(m);
+	return 0;
+}
+
 APX_TEST(malformed_edges_are_ignored_and_counted)
 {
 	static const char *const bad[] = {
