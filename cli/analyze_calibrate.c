@@ -44,7 +44,7 @@ char **apx_tool_env(char *const *extra, size_t nextra)
 	static const char *const drop[] = { "CUDA_INJECTION64_PATH=", "LD_PRELOAD=",
 					    "NVTX_INJECTION64_PATH=", "APX_OUTPUT=", "APX_ROOT_PID=",
 					    "APX_RUN_ID=", "APX_WINDOW_START_NS=",
-					    "APX_WINDOW_END_NS=" };
+					    "APX_WINDOW_END_NS=", "APX_CAPTURE=" };
 	size_t n = 0, k = 0;
 	char **env;
 
