@@ -51,6 +51,12 @@ ap.add_argument("--api-programs", default="gpt",
                 help="programs the api mode runs for (it is priced on the transformer only)")
 ap.add_argument("--metrics-programs", default="gpt",
                 help="programs the metrics mode runs for (issue 13 prices it on the transformer)")
+ap.add_argument("--full-rounds", type=int, default=0, metavar="F",
+                help="after F rounds of every mode, the later rounds run --late-modes only "
+                "(0: every round runs every mode)")
+ap.add_argument("--late-modes", default="none,light,nsys",
+                help="the modes of the rounds after --full-rounds: those whose numbers are "
+                "ratios of whole processes (nsys, against none) and light")
 ap.add_argument("--only", action="append", default=[], metavar="MODE=PROG,..",
                 help="run MODE for these programs only (repeatable), e.g. floor-pinned=resnet,tiny")
 ap.add_argument("--toggle", type=int, default=6, metavar="N",
@@ -420,9 +426,10 @@ for rnd in range(args.rounds):
     if args.budget and rnd and time.time() - t_start > args.budget:
         print(f"time budget spent after {rnd} rounds", flush=True)
         break
-    order = [(p, m) for p in programs for m in modes]
-    k = rnd % len(modes)
-    order = [(p, modes[(modes.index(m) + k) % len(modes)]) for p, m in order]
+    ms = modes if not args.full_rounds or rnd < args.full_rounds else \
+        [m for m in modes if m in args.late_modes.split(",")]
+    k = rnd % len(ms)
+    order = [(p, ms[(i + k) % len(ms)]) for p in programs for i in range(len(ms))]
     for prog, mode in order:
         one(prog, mode, rnd)
     save(None)
