@@ -78,8 +78,14 @@ static int capture_start(struct apx_collector *c)
 	if (!want || !*want || !strcmp(want, "none"))
 		return 0;
 	if (strcmp(want, "cudaProfilerApi")) {
+		char shown[65];
+		size_t i;
+
+		for (i = 0; want[i] && i < sizeof(shown) - 1; i++)	/* printable, short */
+			shown[i] = want[i] >= 0x20 && want[i] < 0x7f ? want[i] : '?';
+		shown[i] = 0;
 		apx_say("APX_CAPTURE='%s' is not a capture range (cudaProfilerApi or none): "
-			"collecting the whole run", want);
+			"collecting the whole run", shown);
 		apx_degraded(c, "capture: APX_CAPTURE is not cudaProfilerApi or none, the whole run "
 			     "is collected", 0);
 		return -1;
