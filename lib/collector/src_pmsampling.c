@@ -15,9 +15,10 @@
  * this source off for that device and says so once (kv "degraded": "metrics: ..."); the rest of
  * the trace is unaffected. Sample timestamps come in CUPTI's time base (CLOCK_REALTIME unless
  * CUPTI follows the trace clock): each decode compares the newest sample with both clocks and
- * converts (kv metrics_clock says which). With a capture range (capture.c) a sampler starts
- * with the first range and is stopped between ranges (follow_capture), so that nothing is
- * sampled outside them and a paused block costs what an unprofiled one does.
+ * converts (kv metrics_clock says which). With a capture range (capture.c) a sampler is
+ * configured when its device is seen but started with the first range, and stopped between
+ * ranges (follow_capture), so that nothing is sampled outside them and a paused block costs
+ * what an unprofiled one does.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +41,8 @@
 #define PM_MAX_SAMPLES 4096u			/* per decode: 4 s at 1 kHz, 0.4 s at 10 kHz */
 #define PM_HW_BUFFER (64u << 20)		/* as Kineto: 64 MiB, append mode keep-latest */
 
-/* PM_PAUSED: stopped between two capture ranges (capture.c), configured, restarted by drain */
+/* PM_PAUSED: configured but not sampling: before the first capture range (capture.c) or
+ * between two; drain starts it again when a range begins */
 enum { PM_IDLE, PM_WANTED, PM_RUNNING, PM_STOPPING, PM_OFF, PM_PAUSED };
 
 struct pm_dev {
@@ -218,6 +220,11 @@ static void enable(struct apx_collector *c, uint32_t i)
 	}
 	if ((r = image_init(d)) != CUPTI_SUCCESS)
 		goto fail;
+	if (apx_capture_mode() && !atomic_load(&c->enabled)) {
+		/* configured now (it takes ~0.7 s), started with the first capture range */
+		atomic_store(&d->state, PM_PAUSED);
+		return;
+	}
 	st.pPmSamplingObject = d->obj;
 	if ((r = (int)cuptiPmSamplingStart(&st)) != CUPTI_SUCCESS)
 		goto fail;
@@ -429,9 +436,8 @@ static void pm_drain(struct apx_collector *c, uint64_t now_ns, int periodic)
 	for (uint32_t i = 0; pm.on && i < PM_DEVICES; i++) {
 		int s = atomic_load(&pm.dev[i].state);
 
-		/* with a capture range (capture.c) the sampler starts with the first range */
-		if (s == PM_WANTED && on)
-			enable(c, i);
+		if (s == PM_WANTED)
+			enable(c, i);	/* with a capture range: configured, then PM_PAUSED */
 		else if (s == PM_STOPPING)
 			finish_dev(c, i, 1);	/* its context is ending; the process goes on */
 		else if ((s == PM_RUNNING && !on) || (s == PM_PAUSED && on))
