@@ -49,6 +49,7 @@ APX_RULE_DECL(gpu_starvation)
 {
 	uint64_t all = m->gpu.idle_by_cause[APX_IDLE_UNKNOWN], total = recurring(m, all);
 	uint64_t n = 0, active, busy, biggest[3] = { 0 };
+	int eager;	/* most of it: short gaps between kernels (the host's per-op work) */
 	const struct apx_an_gap *top[3] = { NULL };
 	char b1[32], b2[32], b3[32];
 	struct apx_finding *f;
@@ -78,13 +79,19 @@ APX_RULE_DECL(gpu_starvation)
 	}
 	if (!active || (double)total < 0.05 * (double)active)
 		return APX_RULE_CLEAN;
+	eager = 2 * m->gpu.step_host_ns > all && !m->gpu.step_host_launch;
 	f = apx_finding_add(out, m, "gpu-starvation",
 			    (double)total > 0.25 * (double)active ? APX_SEV_CRITICAL : APX_SEV_WARNING,
 			    (double)total, 60);
 	if (!f)
 		return APX_RULE_FIRED;
-	snprintf(f->title, sizeof(f->title), "GPU idle %.0f%% of its active time for no cause the "
-		 "trace shows", 100.0 * (double)total / (double)active);
+	if (eager)	/* the host's own work between launches: say so in the title too */
+		snprintf(f->title, sizeof(f->title), "GPU idle %.0f%% of its active time in short gaps "
+			 "between kernels (host per-op work)", 100.0 * (double)total /
+			 (double)active);
+	else
+		snprintf(f->title, sizeof(f->title), "GPU idle %.0f%% of its active time for no cause "
+			 "the trace shows", 100.0 * (double)total / (double)active);
 	snprintf(f->model, sizeof(f->model),
 		 "steady-state idle time with no sync, copy, page-fault or launch cause: the GPU waited "
 		 "for the host; saving = that time if the host queued work ahead");
@@ -93,7 +100,7 @@ APX_RULE_DECL(gpu_starvation)
 			apx_fmt_ns(b1, sizeof(b1), (double)busy), apx_fmt_ns(b2, sizeof(b2), (double)active),
 			100.0 * (double)busy / (double)active);
 	apx_text_append(f->evidence, sizeof(f->evidence),
-			"idle for no known cause: %s; %llu gaps of >= 1 ms mostly so\n",
+			"idle with no cause recorded: %s (%llu gaps of 1 ms or more among them)\n",
 			apx_fmt_ns(b1, sizeof(b1), (double)all), (unsigned long long)n);
 	if (m->gpu.step_host_ns && !m->gpu.step_host_launch)
 		apx_text_append(f->evidence, sizeof(f->evidence),
@@ -136,8 +143,7 @@ APX_RULE_DECL(gpu_starvation)
 		 "Find what the host does in the gaps (apx report --section cpu; py-spy) and move it\n"
 		 "off the critical path: prepare batches in DataLoader workers (num_workers=4+),\n"
 		 "avoid Python work between steps, or overlap it with the GPU using CUDA streams.%s",
-		 2 * m->gpu.step_host_ns > all && !m->gpu.step_host_launch
-			 ? "\nMost of it is short gaps between kernels: the host's per-op work\n"
+		 eager ? "\nMost of it is short gaps between kernels: the host's per-op work\n"
 			   "(Python, dispatch, the optimizer): model = torch.compile(model) or CUDA\n"
 			   "graphs (torch.compile(mode=\"reduce-overhead\")) remove it." : "");
 	(void)why;
