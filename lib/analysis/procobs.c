@@ -81,3 +81,20 @@ enum apx_rule_status apx_procobs_off(char *why, size_t why_len, const char *key)
 	snprintf(why, why_len, "%s = 0 (off)", key);
 	return APX_RULE_NOT_MEASURED;
 }
+
+struct apx_finding *apx_procobs_finding(struct apx_findings *out, const struct apx_procobs *o,
+					const char *rule, int severity, const char *key,
+					const char *model)
+{
+	struct apx_finding *f = apx_finding_new(out, rule, severity, 0, o->run_ns, 100);
+
+	if (!f)
+		return NULL;
+	f->saving_estimated = 0;
+	if (model)
+		snprintf(f->model, sizeof(f->model), "%s", model);
+	else
+		snprintf(f->model, sizeof(f->model), "a threshold crossed (%s): no saving estimated",
+			 key);
+	return f;
+}

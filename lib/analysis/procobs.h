@@ -75,6 +75,12 @@ void apx_procobs_run(const struct apx_procobs *o, struct apx_findings *out);
 const char *apx_procobs_fmt_bytes(char *buf, size_t cap, uint64_t bytes);
 /* why[] for a rule whose threshold key is 0 (off). */
 enum apx_rule_status apx_procobs_off(char *why, size_t why_len, const char *key);
+/* A finding of a threshold the process crossed: no saving estimated (saving_estimated 0,
+ * confidence 100, over the process's run); model as given, or NULL for "a threshold crossed
+ * (KEY): no saving estimated". NULL when out is full. */
+struct apx_finding *apx_procobs_finding(struct apx_findings *out, const struct apx_procobs *o,
+					const char *rule, int severity, const char *key,
+					const char *model);
 
 #define APX_OBS_RULE_DECL(name)                                                                 \
 	enum apx_rule_status apx_obs_##name(const struct apx_procobs *o, struct apx_findings *out, \

@@ -20,14 +20,11 @@ APX_OBS_RULE_DECL(cpu_high)
 		return apx_procobs_off(why, why_len, "threshold.cpu_high_pct");
 	if (!(pct > (double)o->th.cpu_high_pct))
 		return APX_RULE_CLEAN;
-	f = apx_finding_new(out, "cpu-high", APX_SEV_INFO, 0, o->run_ns, 100);
+	f = apx_procobs_finding(out, o, "cpu-high", APX_SEV_INFO, "threshold.cpu_high_pct", NULL);
 	if (!f)
 		return APX_RULE_FIRED;
-	f->saving_estimated = 0;
 	snprintf(f->title, sizeof(f->title), "average CPU %.0f%% over %.0f s (threshold %" PRIu64
 		 "%%)", pct, (double)o->run_ns / 1e9, o->th.cpu_high_pct);
-	snprintf(f->model, sizeof(f->model), "a threshold crossed (threshold.cpu_high_pct): no "
-		 "saving estimated");
 	snprintf(f->fix, sizeof(f->fix), "profile the Python side ('apx analyze'): data "
 		 "preprocessing or launch overhead may be the bottleneck");
 	apx_finding_metric(f, "cpu_pct", pct, APX_UNIT_PCT);

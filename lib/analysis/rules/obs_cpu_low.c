@@ -20,15 +20,12 @@ APX_OBS_RULE_DECL(cpu_low)
 		return apx_procobs_off(why, why_len, "threshold.cpu_low_pct");
 	if (!(pct < (double)o->th.cpu_low_pct))
 		return APX_RULE_CLEAN;
-	f = apx_finding_new(out, "cpu-low", APX_SEV_INFO, 0, o->run_ns, 100);
+	f = apx_procobs_finding(out, o, "cpu-low", APX_SEV_INFO, "threshold.cpu_low_pct", NULL);
 	if (!f)
 		return APX_RULE_FIRED;
-	f->saving_estimated = 0;
 	snprintf(f->title, sizeof(f->title), "average CPU %.1f%% of a core over %.0f s (threshold %"
 		 PRIu64 "%%): the process mostly waited", pct, (double)o->run_ns / 1e9,
 		 o->th.cpu_low_pct);
-	snprintf(f->model, sizeof(f->model), "a threshold crossed (threshold.cpu_low_pct): no "
-		 "saving estimated");
 	snprintf(f->fix, sizeof(f->fix), "see what it waits for: data loading (DataLoader "
 		 "num_workers, pin_memory), I/O, or GPU synchronization; 'apx analyze' shows "
 		 "where");

@@ -29,15 +29,13 @@ APX_OBS_RULE_DECL(gpu_idle)
 	if (o->gpu_idle_samples * 100 <= o->th.gpu_idle_pct * o->gpu_util_samples)
 		return APX_RULE_CLEAN;
 	pct = 100.0 * (double)o->gpu_idle_samples / (double)o->gpu_util_samples;
-	f = apx_finding_new(out, "gpu-idle", APX_SEV_WARNING, 0, o->run_ns, 100);
+	f = apx_procobs_finding(out, o, "gpu-idle", APX_SEV_WARNING,
+				"threshold.gpu_idle_pct", NULL);
 	if (!f)
 		return APX_RULE_FIRED;
-	f->saving_estimated = 0;
 	snprintf(f->title, sizeof(f->title), "GPU %d idle in %.0f%% of the samples while the "
 		 "process held it (threshold %" PRIu64 "%%)", (int)o->gpu_device, pct,
 		 o->th.gpu_idle_pct);
-	snprintf(f->model, sizeof(f->model), "a threshold crossed (threshold.gpu_idle_pct): no "
-		 "saving estimated");
 	snprintf(f->fix, sizeof(f->fix), "see what the GPU waits for with 'apx analyze': data "
 		 "loading, host synchronization, or Python overhead between launches");
 	apx_finding_metric(f, "device", (double)o->gpu_device, APX_UNIT_ID);

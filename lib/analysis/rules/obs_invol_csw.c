@@ -20,15 +20,13 @@ APX_OBS_RULE_DECL(invol_csw)
 		return apx_procobs_off(why, why_len, "threshold.invol_csw_rate");
 	if (!(rate > (double)o->th.invol_csw_rate))
 		return APX_RULE_CLEAN;
-	f = apx_finding_new(out, "invol-csw", APX_SEV_WARNING, 0, o->run_ns, 100);
+	f = apx_procobs_finding(out, o, "invol-csw", APX_SEV_WARNING,
+				"threshold.invol_csw_rate", NULL);
 	if (!f)
 		return APX_RULE_FIRED;
-	f->saving_estimated = 0;
 	snprintf(f->title, sizeof(f->title), "%.0f involuntary context switches/s (threshold %"
 		 PRIu64 "): threads were preempted; too many threads or a busy CPU", rate,
 		 o->th.invol_csw_rate);
-	snprintf(f->model, sizeof(f->model), "a threshold crossed (threshold.invol_csw_rate): no "
-		 "saving estimated");
 	snprintf(f->fix, sizeof(f->fix), "use fewer threads than cores (torch.set_num_threads, "
 		 "OMP_NUM_THREADS, DataLoader num_workers) or a less loaded machine");
 	apx_finding_metric(f, "invol_csw", (double)o->invol_csw, APX_UNIT_COUNT);

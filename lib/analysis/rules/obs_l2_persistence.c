@@ -19,13 +19,12 @@
 
 static struct apx_finding *add(const struct apx_procobs *o, struct apx_findings *out, int sev)
 {
-	struct apx_finding *f = apx_finding_new(out, "l2-persistence", sev, 0, o->run_ns, 100);
+	struct apx_finding *f = apx_procobs_finding(out, o, "l2-persistence", sev, NULL,
+						    "settings the uprobes saw "
+						    "(threshold.l2_persist): no saving estimated");
 
 	if (!f)
 		return NULL;
-	f->saving_estimated = 0;
-	snprintf(f->model, sizeof(f->model), "settings the uprobes saw (threshold.l2_persist): no "
-		 "saving estimated");
 	apx_finding_metric(f, "setaside_bytes", (double)o->l2_limit_bytes, APX_UNIT_BYTES);
 	apx_finding_metric(f, "windows", (double)o->apw_windows, APX_UNIT_COUNT);
 	apx_finding_metric(f, "persisting_windows", (double)o->apw_persisting, APX_UNIT_COUNT);

@@ -24,14 +24,13 @@ APX_OBS_RULE_DECL(memory_capacity)
 	}
 	if (o->dev_mem_peak_permille < o->th.gpu_mem_pct * 10)
 		return APX_RULE_CLEAN;
-	f = apx_finding_new(out, "memory-capacity", APX_SEV_WARNING, 0, o->run_ns, 100);
+	f = apx_procobs_finding(out, o, "memory-capacity", APX_SEV_WARNING,
+				NULL, "a risk (out of memory), not a speed-up");
 	if (!f)
 		return APX_RULE_FIRED;
-	f->saving_estimated = 0;
 	snprintf(f->title, sizeof(f->title), "GPU %d memory reached %.1f%% of its total while the "
 		 "process ran (threshold %" PRIu64 "%%)", (int)o->gpu_device,
 		 (double)o->dev_mem_peak_permille / 10.0, o->th.gpu_mem_pct);
-	snprintf(f->model, sizeof(f->model), "a risk (out of memory), not a speed-up");
 	snprintf(f->fix, sizeof(f->fix), "%s", apx_memory_capacity_fix);
 	apx_finding_metric(f, "device", (double)o->gpu_device, APX_UNIT_ID);
 	apx_finding_metric(f, "peak_pct", (double)o->dev_mem_peak_permille / 10.0, APX_UNIT_PCT);

@@ -18,15 +18,14 @@ APX_OBS_RULE_DECL(rss_peak)
 		return apx_procobs_off(why, why_len, "threshold.rss_peak");
 	if (o->rss_peak_bytes < o->th.rss_peak_bytes)
 		return APX_RULE_CLEAN;
-	f = apx_finding_new(out, "rss-peak", APX_SEV_WARNING, 0, o->run_ns, 100);
+	f = apx_procobs_finding(out, o, "rss-peak", APX_SEV_WARNING,
+				NULL, "a threshold crossed (threshold.rss_peak): a risk (host "
+				"memory), no saving estimated");
 	if (!f)
 		return APX_RULE_FIRED;
-	f->saving_estimated = 0;
 	snprintf(f->title, sizeof(f->title), "peak RSS %s (threshold %s)",
 		 apx_procobs_fmt_bytes(a, sizeof(a), o->rss_peak_bytes),
 		 apx_procobs_fmt_bytes(b, sizeof(b), o->th.rss_peak_bytes));
-	snprintf(f->model, sizeof(f->model), "a threshold crossed (threshold.rss_peak): a risk "
-		 "(host memory), no saving estimated");
 	snprintf(f->fix, sizeof(f->fix), "look for host copies of large tensors (.cpu(), "
 		 ".numpy()), datasets held in memory, or DataLoader prefetch_factor x num_workers");
 	apx_finding_metric(f, "rss_peak_bytes", (double)o->rss_peak_bytes, APX_UNIT_BYTES);

@@ -27,14 +27,11 @@ APX_OBS_RULE_DECL(sm_low)
 	if (o->sm_util_sum >= o->th.sm_low_pct * o->sm_samples)
 		return APX_RULE_CLEAN;
 	mean = (double)o->sm_util_sum / (double)o->sm_samples;
-	f = apx_finding_new(out, "sm-low", APX_SEV_INFO, 0, o->run_ns, 100);
+	f = apx_procobs_finding(out, o, "sm-low", APX_SEV_INFO, "threshold.sm_low_pct", NULL);
 	if (!f)
 		return APX_RULE_FIRED;
-	f->saving_estimated = 0;
 	snprintf(f->title, sizeof(f->title), "mean SM utilization %.1f%% on GPU %d (threshold %"
 		 PRIu64 "%%)", mean, (int)o->gpu_device, o->th.sm_low_pct);
-	snprintf(f->model, sizeof(f->model), "a threshold crossed (threshold.sm_low_pct): no "
-		 "saving estimated");
 	snprintf(f->fix, sizeof(f->fix), "small kernels or a host-bound loop: batch more work per "
 		 "launch, CUDA graphs or torch.compile; 'apx analyze' shows where the time goes");
 	apx_finding_metric(f, "device", (double)o->gpu_device, APX_UNIT_ID);

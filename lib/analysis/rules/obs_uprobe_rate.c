@@ -22,14 +22,13 @@ APX_OBS_RULE_DECL(uprobe_rate)
 	}
 	if (o->uprobes != APX_PROCOBS_UP_DETACHED_RATE)
 		return APX_RULE_CLEAN;
-	f = apx_finding_new(out, "uprobe-rate", APX_SEV_INFO, 0, o->run_ns, 100);
+	f = apx_procobs_finding(out, o, "uprobe-rate", APX_SEV_INFO,
+				NULL, "about the measurement: no saving");
 	if (!f)
 		return APX_RULE_FIRED;
-	f->saving_estimated = 0;
 	snprintf(f->title, sizeof(f->title), "probes removed after %" PRIu64 " libcuda calls in "
 		 "1 s (uprobe_max_rate %" PRIu64 "): copy counts cover only the start of the run",
 		 o->over_rate_calls, o->th.uprobe_max_rate);
-	snprintf(f->model, sizeof(f->model), "about the measurement: no saving");
 	snprintf(f->fix, sizeof(f->fix), "raise uprobe_max_rate in nvperfd.conf to keep counting "
 		 "(each probed call costs a few microseconds)");
 	apx_finding_metric(f, "calls_in_1s", (double)o->over_rate_calls, APX_UNIT_COUNT);
