@@ -138,7 +138,8 @@ MODES = {
     "floor-shared": ("floor", {"APX_FLOOR_SHARED": "1"}, []),
     "light": ("apx", {}, ["--level", "light"]),
     "api": ("apx", {}, ["--level", "api"]),
-    "metrics": ("apx", {}, ["--level", "light", "--metrics"]),     # + PM sampling, 1 kHz
+    # + PM sampling, 1 kHz; stopped in paused blocks, so that the pairs price the sampler
+    "metrics": ("apx", {"APX_PM_STOP_OUTSIDE": "1"}, ["--level", "light", "--metrics"]),
     "light-direct": ("inject", {}, []),
     "light-oldsync": ("apx", {"APX_KINDS": "+sync,-hostsync"}, ["--level", "light"]),
     "light-nohostsync": ("apx", {"APX_KINDS": "-hostsync"}, ["--level", "light"]),

@@ -9,8 +9,9 @@
  * on the application thread that calls start or stop, inside that call: they switch the
  * activity kinds on or off at once (the NVIDIA sample's pattern, CUPTI.md §1.1), put a
  * CAPTURE event with the time into the ring (encode.c writes kv "capture" = "start <ns>" or
- * "stop <ns>", which the analysis reads as the collected intervals) and wake the writer, whose
- * PM sampling source stops and restarts its samplers to follow (src_pmsampling.c). Start and
+ * "stop <ns>", which the analysis reads as the collected intervals), remember the edge for
+ * apx_capture_collected() (the PM sampling source keeps only the samples that overlap a range,
+ * src_pmsampling.c) and wake the writer. Start and
  * stop are rare calls, so a mutex orders two threads racing to flip the state. Kernels still
  * running when cudaProfilerStop is called may be missing from the trace (CUPTI drops the
  * records of a kind that is off when they complete): synchronize first when that matters.
@@ -24,12 +25,34 @@
 
 #include "base/banned.h"
 
+#define EDGES_MAX 4096u	/* edges remembered for apx_capture_collected(); later ones: all kept */
+
 static pthread_mutex_t flip_lock = PTHREAD_MUTEX_INITIALIZER;
 static int mode;	/* set by start(), read-only afterwards */
+/* the edges' times, in order: written under flip_lock, published by edges_n (release) */
+static uint64_t edge_ns[EDGES_MAX];
+static _Atomic uint32_t edges_n;
 
 int apx_capture_mode(void)
 {
 	return mode;
+}
+
+/* Whether [t0, t1] (trace clock) overlaps a capture range: collection is on at t0, or an edge
+ * falls inside. Edges alternate start, stop, ... from "off". Lock-free (the writer's PM
+ * sampling source asks it for every sample); past EDGES_MAX edges everything is kept. */
+int apx_capture_collected(uint64_t t0, uint64_t t1)
+{
+	uint32_t n = atomic_load_explicit(&edges_n, memory_order_acquire), before = 0;
+
+	if (!mode || n >= EDGES_MAX)
+		return 1;
+	for (uint32_t k = 0; k < n; k++) {
+		if (edge_ns[k] > t0)
+			return (before & 1) || edge_ns[k] <= t1;
+		before++;
+	}
+	return before & 1;
 }
 
 static void flip(struct apx_collector *c, int on)
@@ -48,6 +71,14 @@ static void flip(struct apx_collector *c, int on)
 	apx_activity_set_kinds(c, on, 0);
 	if (on)
 		t = apx_mono_ns();
+	{
+		uint32_t n = atomic_load_explicit(&edges_n, memory_order_relaxed);
+
+		if (n < EDGES_MAX) {
+			edge_ns[n] = t;
+			atomic_store_explicit(&edges_n, n + 1, memory_order_release);
+		}
+	}
 	ev = apx_ring_begin(c, &pos);
 	ev->kind = APX_EV_CAPTURE;
 	ev->ts_ns = t;

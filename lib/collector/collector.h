@@ -155,6 +155,7 @@ extern const struct apx_source apx_source_capture;	/* capture.c */
  * Stop (then the activity kinds start off); the cuProfilerStart/Stop callback (application
  * thread). */
 int apx_capture_mode(void);
+int apx_capture_collected(uint64_t t0_ns, uint64_t t1_ns);	/* [t0, t1] overlaps a range */
 void apx_capture_callback(struct apx_collector *c, CUpti_CallbackId cbid,
 			  const CUpti_CallbackData *cb);
 

@@ -15,10 +15,15 @@
  * this source off for that device and says so once (kv "degraded": "metrics: ..."); the rest of
  * the trace is unaffected. Sample timestamps come in CUPTI's time base (CLOCK_REALTIME unless
  * CUPTI follows the trace clock): each decode compares the newest sample with both clocks and
- * converts (kv metrics_clock says which). With a capture range (capture.c) a sampler is
- * configured when its device is seen but started with the first range, and stopped between
- * ranges (follow_capture), so that nothing is sampled outside them and a paused block costs
- * what an unprofiled one does.
+ * converts (kv metrics_clock says which). With a capture range (capture.c) the sampler runs
+ * from when its device is seen, and only the samples that overlap a range are kept: on the
+ * H200 a started sampler's first sample came 0.25-0.66 s after the start, longer than many
+ * ranges. APX_PM_STOP_OUTSIDE=1 (bench/overhead's metrics mode) stops it between ranges
+ * instead (follow_capture), so that a paused block costs what an unprofiled one does and the
+ * benchmark's pairs price the sampler; short ranges then get no samples.
+ * At exit the samplers are stopped, decoded and disabled by an atexit handler registered
+ * after cuptiProfilerInitialize, so that it runs before CUPTI's own teardown: stopping or
+ * disabling a sampler after that crashed inside libnvperf_host (SIGSEGV) on the H200.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,6 +64,9 @@ struct pm_dev {
 
 static struct pm_state {
 	int on;					/* metrics were asked for and parsed */
+	int stop_outside;			/* APX_PM_STOP_OUTSIDE: stopped between ranges */
+	int exit_hooked;			/* pm_at_exit registered */
+	struct apx_collector *c;		/* for pm_at_exit */
 	uint64_t interval_ns;
 	struct apx_pm_spec spec;
 	uint32_t name_id[APX_PM_METRICS_MAX], unit_id[APX_PM_METRICS_MAX];
@@ -141,6 +149,8 @@ static int image_init(struct pm_dev *d)
 	return (int)cuptiPmSamplingCounterDataImageInitialize(&p);
 }
 
+static void pm_at_exit(void);
+
 /* Enable, configure and start the sampler of one device (writer thread). */
 static void enable(struct apx_collector *c, uint32_t i)
 {
@@ -220,7 +230,11 @@ static void enable(struct apx_collector *c, uint32_t i)
 	}
 	if ((r = image_init(d)) != CUPTI_SUCCESS)
 		goto fail;
-	if (apx_capture_mode() && !atomic_load(&c->enabled)) {
+	if (!pm.exit_hooked) {
+		pm.exit_hooked = 1;
+		atexit(pm_at_exit);	/* after CUPTI's own handlers: runs before them */
+	}
+	if (pm.stop_outside && apx_capture_mode() && !atomic_load(&c->enabled)) {
 		/* configured now (it takes ~0.7 s), started with the first capture range */
 		atomic_store(&d->state, PM_PAUSED);
 		return;
@@ -321,6 +335,9 @@ static void decode(struct apx_collector *c, uint32_t i)
 					continue;
 				}
 			}
+			if (!apx_capture_collected(si.startTimestamp + (uint64_t)pm.clock_off,
+						   si.endTimestamp + (uint64_t)pm.clock_off))
+				continue;	/* wholly outside the capture ranges */
 			for (size_t k = 0; k < d->host.n; k++) {
 				struct apx_rec rec;
 
@@ -362,25 +379,29 @@ static int pm_start(struct apx_collector *c)
 	}
 	pm.interval_ns = 1000000000ull / apx_env_u64("APX_METRICS_HZ", APX_PM_HZ_DEFAULT,
 						      APX_PM_HZ_MAX);
+	pm.stop_outside = apx_env_u64("APX_PM_STOP_OUTSIDE", 0, 1) != 0;
+	pm.c = c;
 	pm.on = 1;
 	return 0;
 }
 
 /* Stop one device's sampler, decode what is left, say what it collected (writer); disable it
- * and free its images unless the process is exiting: at exit (atexit, after the CUDA
- * runtime's own teardown has begun) cuptiPmSamplingDisable crashed inside libnvperf_host on
- * the H200 (SIGSEGV, or glibc's "double free or corruption"), so there the sampler is only
- * stopped and decoded, and the process's end releases the rest. */
+ * and free its images unless CUPTI may already be torn down: the writer's own finish runs from
+ * inject.c's atexit handler, after CUPTI's (cuptiPmSamplingStop and Disable crashed inside
+ * libnvperf_host there on the H200), so it only says what was collected; pm_at_exit, which
+ * runs before CUPTI's teardown, has normally finished every device by then. */
 static void finish_dev(struct apx_collector *c, uint32_t i, int disable)
 {
 	struct pm_dev *d = &pm.dev[i];
 	CUpti_PmSampling_Stop_Params sp = { .structSize = CUpti_PmSampling_Stop_Params_STRUCT_SIZE };
 	char text[300];
 
-	bind_ctx(d);
-	sp.pPmSamplingObject = d->obj;
-	(void)cuptiPmSamplingStop(&sp);
-	decode(c, i);
+	if (disable) {
+		bind_ctx(d);
+		sp.pPmSamplingObject = d->obj;
+		(void)cuptiPmSamplingStop(&sp);
+		decode(c, i);
+	}
 	if (atomic_load(&d->state) != PM_OFF) {	/* else the decode failed and said so */
 		snprintf(text, sizeof(text), "device %u: %s, %zu metrics, %llu samples, asked every "
 			 "%llu ns, mean sample %llu ns, %llu decodes with overflow, first sample "
@@ -430,7 +451,7 @@ static void follow_capture(struct apx_collector *c, uint32_t i, int s, int on)
 
 static void pm_drain(struct apx_collector *c, uint64_t now_ns, int periodic)
 {
-	int on = !apx_capture_mode() || atomic_load(&c->enabled);
+	int on = !pm.stop_outside || !apx_capture_mode() || atomic_load(&c->enabled);
 
 	(void)periodic;
 	for (uint32_t i = 0; pm.on && i < PM_DEVICES; i++) {
@@ -472,6 +493,16 @@ void apx_pm_context_ending(struct apx_collector *c, uint32_t device)
 	(void)!write(c->efd, &one, sizeof(one));
 	for (int ms = 0; ms < 2000 && atomic_load(&pm.dev[device].state) == PM_STOPPING; ms++)
 		usleep(1000);
+}
+
+/* atexit, before CUPTI's teardown (enable() registers it after cuptiProfilerInitialize): the
+ * writer stops, decodes and disables every sampler, as when a context ends. */
+static void pm_at_exit(void)
+{
+	if (!pm.c || atomic_load(&pm.c->forked) || !pm.c->writer_started)
+		return;		/* a forked child has no writer thread to do it */
+	for (uint32_t i = 0; i < PM_DEVICES; i++)
+		apx_pm_context_ending(pm.c, i);
 }
 
 const struct apx_source apx_source_pmsampling = {

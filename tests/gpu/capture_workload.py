@@ -2,7 +2,9 @@
 --capture-range=cudaProfilerApi`: four phases of one elementwise kernel each on a 256 MiB
 tensor (sin, cos, tanh, exp; N launches each, synchronized), with torch.cuda.profiler.start()
 before cos, stop() after it, and start() again before exp (which runs to the exit without a
-stop). Prints `PHASE <name> <start ns> <end ns>` on CLOCK_MONOTONIC (the trace clock)."""
+stop). Prints `PHASE <name> <start ns> <end ns>` on CLOCK_MONOTONIC (the trace clock).
+A second argument waits that many seconds after the warm-up, before the first phase, as a
+program's set-up would: PM sampling's first sample comes 0.7-1 s after the sampler starts."""
 import sys
 import time
 
@@ -14,6 +16,7 @@ y = torch.empty_like(x)
 for f in (torch.sin, torch.cos, torch.tanh, torch.exp):    # warm-up, uncollected
     f(x, out=y)
 torch.cuda.synchronize()
+time.sleep(float(sys.argv[2]) if len(sys.argv) > 2 else 0)
 
 
 def phase(name, f):
