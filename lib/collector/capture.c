@@ -55,6 +55,17 @@ int apx_capture_collected(uint64_t t0, uint64_t t1)
 	return before & 1;
 }
 
+/* under flip_lock: the edge's time, for apx_capture_collected() */
+static void remember_edge(uint64_t t)
+{
+	uint32_t n = atomic_load_explicit(&edges_n, memory_order_relaxed);
+
+	if (n < EDGES_MAX) {
+		edge_ns[n] = t;
+		atomic_store_explicit(&edges_n, n + 1, memory_order_release);
+	}
+}
+
 static void flip(struct apx_collector *c, int on)
 {
 	struct apx_event *ev;
@@ -71,14 +82,7 @@ static void flip(struct apx_collector *c, int on)
 	apx_activity_set_kinds(c, on, 0);
 	if (on)
 		t = apx_mono_ns();
-	{
-		uint32_t n = atomic_load_explicit(&edges_n, memory_order_relaxed);
-
-		if (n < EDGES_MAX) {
-			edge_ns[n] = t;
-			atomic_store_explicit(&edges_n, n + 1, memory_order_release);
-		}
-	}
+	remember_edge(t);
 	ev = apx_ring_begin(c, &pos);
 	ev->kind = APX_EV_CAPTURE;
 	ev->ts_ns = t;

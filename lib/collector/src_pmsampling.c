@@ -17,7 +17,7 @@
  * CUPTI follows the trace clock): each decode compares the newest sample with both clocks and
  * converts (kv metrics_clock says which). With a capture range (capture.c) the sampler runs
  * from when its device is seen, and only the samples that overlap a range are kept: on the
- * H200 a started sampler's first sample came 0.25-0.66 s after the start, longer than many
+ * H200 a started sampler's first sample came 0.66-1.03 s after the start, longer than many
  * ranges. APX_PM_STOP_OUTSIDE=1 (bench/overhead's metrics mode) stops it between ranges
  * instead (follow_capture), so that a paused block costs what an unprofiled one does and the
  * benchmark's pairs price the sampler; short ranges then get no samples.

@@ -37,7 +37,7 @@ def analyze(name, opts, lead_s=0):
     if not offline:
         cmd = [apx, "analyze", "-f", "-o", trace, "--capture-range=cudaProfilerApi"] + opts + \
             ["--", sys.executable, os.path.join(here, "capture_workload.py"), str(N),
-                                str(lead_s)]
+             str(lead_s)]
         p = subprocess.run(cmd, capture_output=True, text=True)
         open(log, "w").write(p.stdout + p.stderr + f"\napx analyze exit status {p.returncode}\n")
     return known.logged_run(log), trace

@@ -4,7 +4,7 @@ tensor (sin, cos, tanh, exp; N launches each, synchronized), with torch.cuda.pro
 before cos, stop() after it, and start() again before exp (which runs to the exit without a
 stop). Prints `PHASE <name> <start ns> <end ns>` on CLOCK_MONOTONIC (the trace clock).
 A second argument waits that many seconds after the warm-up, before the first phase, as a
-program's set-up would: PM sampling's first sample comes 0.7-1 s after the sampler starts."""
+program's set-up would: PM sampling's first sample comes 0.66-1.03 s after the sampler starts."""
 import sys
 import time
 
