@@ -1,39 +1,46 @@
 #!/bin/bash
-# full.sh BUILD start [RUN.PY ARGS]|collect - the whole overhead benchmark of issue 11 on the
-# GPU machine, which takes longer than one device call may (about 20 minutes).
+# full.sh BUILD part1|part2 [RUN.PY ARGS] | table DIR1 DIR2 - the whole overhead benchmark of
+# issue 11 on the GPU machine, in two device calls (it takes longer than one call may).
 #
-# `start` launches run.py for all four programs, 5 rounds, with run.py's launch-bound check at
-# the end. Rounds 1-3 run every mode (23 processes; a process of a mode that pauses runs 6
-# pairs of blocks, so 18 pairs a mode); rounds 4-5 run none, light and nsys only (12
-# processes), which gives the whole-process ratios (nsys against none) their 5 repetitions.
-# Later arguments go to run.py and override these: e.g. --full-rounds 0 for every mode in
-# every round, or --modes ...,floor-pinned --only floor-pinned=resnet,tiny to price a CUPTI
-# setting. It runs detached (scripts/detached.sh), so that it outlives the call, logging to
-# /tmp/apx-overhead/.
-#
-# `collect` waits for it (up to 9 minutes a call: call it again while it says "running") and
-# copies the table, the raw results and the light traces to $OUT. results.json is written
-# after every round, and `run.py BUILD --table results.json` prints the tables of a cut run.
-# The device machine must stay held between the calls (call again within its warm period).
+# Each part runs run.py in the foreground of its call and writes $OUT/results.json after every
+# process, so a call cut short keeps what it measured; nothing has to survive between calls
+# (detached runs were lost when the machine was taken back between calls).
+#   part1  one round of every mode (none, floor, light, api, torch, nsys, graph; about 250 s
+#          on the H200): the in-process pairs (6 a process) of every mode that can pause and
+#          the launch-bound check; keeps the tiny loop's light trace.
+#   part2  4 rounds of none and nsys (about 100 s a round): with part1's round, the 5
+#          whole-process repetitions of nsys against no profiler.
+#   table  merges the two calls' results.json (run.py --table: round r of call i is round
+#          "i.r", so a whole-process ratio still pairs a process with its own round's
+#          no-profiler one) and prints the tables.
+# Later arguments go to run.py and override these (e.g. --programs gpt,tiny).
 set -u
 build=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
-detached=$here/../../scripts/detached.sh
-dir=/tmp/apx-overhead
+out=${OUT:-$(mktemp -d)}
+if [ "${2:-}" = part1 ] || [ "${2:-}" = part2 ]; then
+	if ldd "$build/libapx-inject.so" | grep -q "not found"; then
+		d=$(dirname "$(find / -name 'libcupti.so.13*' 2>/dev/null | head -1)")
+		export LD_LIBRARY_PATH=$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	fi
+fi
 case "${2:-}" in
-start)
+part1)
 	shift 2
-	"$detached" start "$dir" "$build" python3 "$here/run.py" "$build" --out "$dir" \
-		--modes none,floor,light,metrics,api,torch,nsys,graph --rounds 5 --full-rounds 3 \
-		--keep resnet,gpt,hf,tiny "$@"
+	PYTHONUNBUFFERED=1 timeout 540 python3 "$here/run.py" "$build" --out "$out" \
+		--modes none,floor,light,api,torch,nsys,graph --rounds 1 --keep tiny "$@" \
+		2>&1 | tee "$out/run1.log" | tail -40
 	;;
-collect)
-	"$detached" collect "$dir" || exit 3
-	cp "$dir/run.log" "$dir/results.json" "$dir"/*.apx "${OUT:-.}/" 2>/dev/null
-	sed -n '/^overhead (/,$p' "$dir/run.log"
+part2)
+	shift 2
+	PYTHONUNBUFFERED=1 timeout 540 python3 "$here/run.py" "$build" --out "$out" \
+		--modes none,nsys --rounds 4 --budget 420 "$@" 2>&1 | tee "$out/run2.log" | tail -30
+	;;
+table)
+	python3 "$here/run.py" "$build" --table "$3/results.json,$4/results.json"
 	;;
 *)
-	echo "usage: full.sh BUILD start|collect" >&2
+	echo "usage: full.sh BUILD part1|part2 [RUN.PY ARGS] | table DIR1 DIR2" >&2
 	exit 2
 	;;
 esac

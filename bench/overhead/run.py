@@ -63,8 +63,8 @@ ap.add_argument("--toggle", type=int, default=6, metavar="N",
                 help="pairs of collected/uncollected blocks in each process of the modes that "
                 "can pause (none, floor*, light*, api, metrics, torch); 0: whole-run processes "
                 "only")
-ap.add_argument("--table", default="", metavar="RESULTS_JSON",
-                help="print the tables of an earlier run's results.json (run nothing)")
+ap.add_argument("--table", default="", metavar="RESULTS_JSON[,..]",
+                help="print the tables of earlier runs' results.json, merged (run nothing)")
 ap.add_argument("--keep", default="", help="copy the light traces of these programs to --out")
 ap.add_argument("--cpus", default=os.environ.get("BENCH_CPUS", "gpu-node"),
                 help="taskset CPU list every process runs on ('' = no pinning; default: up to 8 "
@@ -408,9 +408,38 @@ def print_table(lb, lps_of, elapsed):
         print("launch-bound check (tiny loop):", json.dumps(lb))
 
 
-if args.table:  # --table FILE: the tables of an earlier (maybe cut) run's results.json
-    d = json.load(open(args.table))
+def merge_results(paths):
+    """The results.json files of several runs (e.g. one per device call) as one: round r of
+    file i becomes round "i.r", so a ratio still pairs a process with its own round's
+    no-profiler one; programs and modes in first-seen order; the first launch-bound check and
+    launches per step found."""
+    out = {"programs": [], "modes": [], "launches_per_step": {}, "launch_bound": None,
+           "elapsed_s": 0}
+    for i, path in enumerate(paths):
+        try:
+            d = json.load(open(path))
+        except (OSError, ValueError) as e:
+            sys.exit(f"run.py: --table: cannot read {ascii(path)}: {e}")
+        for key in ("programs", "modes"):
+            out[key] += [x for x in d.get(key, []) if x not in out[key]]
+        for key in ("timings_ms", "pair_ratios", "pair_ms", "kernels_in_trace"):
+            for pm, rounds in d.get(key, {}).items():
+                out.setdefault(key, {}).setdefault(pm, {}).update(
+                    {f"{i}.{r}": v for r, v in rounds.items()})
+        for p, v in d.get("launches_per_step", {}).items():
+            if v and not out["launches_per_step"].get(p):
+                out["launches_per_step"][p] = v
+        out["launch_bound"] = out["launch_bound"] or d.get("launch_bound")
+        out["elapsed_s"] += d.get("elapsed_s", 0)
+    return out
+
+
+if args.table:  # --table FILE[,FILE..]: the tables of earlier (maybe cut) runs' results.json
+    d = merge_results(args.table.split(","))
     programs, modes = d["programs"], d["modes"]
+    if "none" in modes:
+        modes.remove("none")
+    modes.insert(0, "none")
 
     def back(key):
         return {tuple(k.split("/", 1)): v for k, v in d.get(key, {}).items()}
@@ -433,7 +462,7 @@ for rnd in range(args.rounds):
     order = [(p, ms[(i + k) % len(ms)]) for p in programs for i in range(len(ms))]
     for prog, mode in order:
         one(prog, mode, rnd)
-    save(None)
+        save(None)      # after every process: a call cut short keeps what it measured
 
 lb = launch_bound_check()
 for prog in (args.keep.split(",") if args.keep else []):
