@@ -83,6 +83,24 @@ const struct apx_pm_set *apx_pm_replay_set(void)
 	return &set;
 }
 
+/* `apx analyze --replay --replay-flush`: what the single-pass measurement after an L2 sweep gives
+ * (src_replay.c), one pass on GH100 (ctest metrics-host); each is also in the replay set,
+ * whose record names and order it keeps. */
+static const struct apx_pm_metric flushed[] = {
+	{ "gpu__time_duration.sum", "duration", "ns" },
+	{ "dram__throughput.avg.pct_of_peak_sustained_elapsed", "DRAM throughput", "%" },
+	{ "dram__bytes_read.sum", "DRAM read", "B" },
+	{ "dram__bytes_write.sum", "DRAM write", "B" },
+};
+
+const struct apx_pm_set *apx_pm_replay_flush_set(void)
+{
+	static const struct apx_pm_set set = { "replay-flush", "DRAM counters of a launch after "
+					       "an L2 sweep, one pass", flushed, N(flushed) };
+
+	return &set;
+}
+
 const struct apx_pm_set *apx_pm_sets(size_t *ret_n)
 {
 	*ret_n = N(sets);

@@ -15,8 +15,16 @@
  * replays the kernel once per pass inside the launch), decode and evaluate it, and push one
  * ring event per counter. This is deliberately expensive for the launches chosen and costs one
  * table lookup for the others; the time spent is summed and written at exit (kv "replay").
- * With APX_REPLAY_FLUSH=1 (--replay-flush) each chosen launch is preceded by apx's L2 sweep
- * kernel on its stream (l2_sweep.c), as ncu flushes caches before its passes.
+ * With APX_REPLAY_FLUSH=1 (--replay-flush) the DRAM counters come from a second measurement:
+ * CUPTI's kernel replay saves and restores memory around its passes, and those copies leave
+ * dirty lines in L2 that are written back during the measured passes (DRAM writes 1.65-8.5x
+ * ncu's with --cache-control all on the H200), whatever was flushed before the launch. So
+ * after a replayed launch, the next launch of the same kernel with the same grid, block and
+ * shared memory is measured once, without replay (one pass of pm_sets.c's replay-flush set:
+ * duration and DRAM counters, CUPTI_UserReplay so nothing is saved or restored), after apx's L2
+ * sweep kernel on its stream (l2_sweep.c), as ncu flushes caches before a pass; the replayed
+ * launch then records no DRAM counters of its own. Those launches do not count as launches of
+ * the kernel for the choice above.
  * finish() (writer thread) disables the profiler. Failures turn replay off for that context and
  * say so once. PM sampling and replay exclude each other (one profiling session per device):
  * apx analyze refuses both together.
@@ -48,6 +56,11 @@ struct rp_ctx {
 	struct apx_pm_host host;
 	uint8_t *data;
 	size_t data_size;
+	struct apx_pm_host fhost;	/* --replay-flush: the single-pass set, its own image */
+	uint8_t *fdata;
+	size_t fdata_size;
+	CUpti_ProfilerReplayMode fmode;	/* UserReplay, or KernelReplay where that is refused */
+	_Atomic int fon;		/* flushed measurements work on this context */
 	uint32_t device;
 	_Atomic int busy;		/* one range at a time per context */
 };
@@ -57,6 +70,7 @@ struct rp_func {
 	_Atomic uint32_t launches;
 	_Atomic uint32_t replayed;
 	_Atomic int match;		/* 1 matches the filter, -1 does not, 0 not decided yet */
+	_Atomic uint64_t flush_sig;	/* --replay-flush: the shape whose flushed launch is due */
 };
 
 static struct rp_state {
@@ -69,13 +83,18 @@ static struct rp_state {
 	struct apx_collector *c;
 	struct rp_ctx ctx[RP_CONTEXTS];
 	struct rp_func fn[RP_FUNCS];
-	_Atomic uint64_t replays, kernels, spent_ns, failed, table_full;
+	int8_t flush_map[APX_PM_METRICS_MAX];	/* flush-set index -> replay-set index */
+	uint8_t flushed_metric[APX_PM_METRICS_MAX];	/* replay-set metric the flush set gives */
+	_Atomic uint64_t replays, kernels, spent_ns, failed, table_full, flushed;
 	_Atomic int said, profiler_init;
 } rp;
 
 /* Per application thread: the range this thread opened at API enter, for its API exit. */
 static __thread struct rp_ctx *open_ctx;
 static __thread uint64_t open_ns;
+static __thread struct rp_func *open_fn;
+static __thread uint64_t open_sig;
+static __thread int open_flushed;		/* the range is a flushed single-pass one */
 
 static void fail_once(const char *what, int r)
 {
@@ -84,33 +103,93 @@ static void fail_once(const char *what, int r)
 		apx_degraded(rp.c, what, r);
 }
 
-static int image_init(struct rp_ctx *x)
+static int image_init(struct rp_ctx *x, uint8_t *data, size_t size)
 {
 	CUpti_RangeProfiler_CounterDataImage_Initialize_Params p = { .structSize = CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE };
 
 	p.pRangeProfilerObject = x->obj;
-	p.counterDataSize = x->data_size;
-	p.pCounterData = x->data;
+	p.counterDataSize = size;
+	p.pCounterData = data;
 	return (int)cuptiRangeProfilerCounterDataImageInitialize(&p);
 }
 
-static int set_config(struct rp_ctx *x)
+/* Load host's configuration and a fresh image of data into the context's profiler. */
+static int set_config(struct rp_ctx *x, const struct apx_pm_host *host, uint8_t *data,
+		      size_t size, CUpti_ProfilerReplayMode mode)
 {
 	CUpti_RangeProfiler_SetConfig_Params p = { .structSize = CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE };
+	int r = image_init(x, data, size);
 
+	if (r != CUPTI_SUCCESS)
+		return r;
 	p.pRangeProfilerObject = x->obj;
-	p.configSize = x->host.config_size;
-	p.pConfig = x->host.config;
-	p.counterDataImageSize = x->data_size;
-	p.pCounterDataImage = x->data;
+	p.configSize = host->config_size;
+	p.pConfig = host->config;
+	p.counterDataImageSize = size;
+	p.pCounterDataImage = data;
 	p.range = CUPTI_AutoRange;
-	p.replayMode = CUPTI_KernelReplay;
+	p.replayMode = mode;
 	p.maxRangesPerPass = 1;
 	p.numNestingLevels = 1;
 	p.minNestingLevel = 1;
 	p.passIndex = 0;
 	p.targetNestingLevel = 1;
 	return (int)cuptiRangeProfilerSetConfig(&p);
+}
+
+static int main_config(struct rp_ctx *x)
+{
+	return set_config(x, &x->host, x->data, x->data_size, CUPTI_KernelReplay);
+}
+
+/* The size of a counter-data image for host's metrics (one range), or 0. */
+static size_t image_size(struct rp_ctx *x, struct apx_pm_host *host)
+{
+	CUpti_RangeProfiler_GetCounterDataSize_Params ds = { .structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE };
+
+	ds.pRangeProfilerObject = x->obj;
+	ds.pMetricNames = host->names;
+	ds.numMetrics = host->n;
+	ds.maxNumOfRanges = 1;
+	ds.maxNumRangeTreeNodes = 1;
+	return cuptiRangeProfilerGetCounterDataSize(&ds) == CUPTI_SUCCESS ? ds.counterDataSize : 0;
+}
+
+/* --replay-flush on a context: the single-pass set's configuration and image, tried once with
+ * user replay (nothing saved or restored) and, where that is refused, kernel replay (one pass:
+ * nothing to replay). Any failure leaves the replayed DRAM counters in place, said once. */
+static void flush_context(struct rp_ctx *x, const char *chip, const uint8_t *avail)
+{
+	struct apx_pm_spec spec = { .set = "replay-flush" };
+	const struct apx_pm_set *set = apx_pm_replay_flush_set();
+	const char *why = NULL;
+	char err[300];
+
+	memcpy(spec.m, set->metrics, set->n * sizeof(set->metrics[0]));
+	spec.n = set->n;
+	if (apx_pm_host_config(&x->fhost, APX_PM_RANGE, chip, avail, &spec, err, sizeof(err))) {
+		fail_once("replay: --replay-flush's DRAM counters are refused on this device; DRAM "
+			  "counters come from the replay itself", 0);
+		return;
+	}
+	if (x->fhost.passes != 1)
+		why = "replay: --replay-flush's DRAM counters need more than one pass here; DRAM "
+		      "counters come from the replay itself";
+	else if (!(x->fdata_size = image_size(x, &x->fhost)) || !(x->fdata = malloc(x->fdata_size)))
+		why = "replay: no counter-data image for --replay-flush; DRAM counters come from "
+		      "the replay itself";
+	else if (set_config(x, &x->fhost, x->fdata, x->fdata_size, x->fmode = CUPTI_UserReplay) &&
+		 set_config(x, &x->fhost, x->fdata, x->fdata_size, x->fmode = CUPTI_KernelReplay))
+		why = "replay: the range profiler refused --replay-flush's configuration; DRAM "
+		      "counters come from the replay itself";
+	if (why) {
+		fail_once(why, 0);
+		free(x->fdata);
+		x->fdata = NULL;
+		apx_pm_host_free(&x->fhost);
+		return;
+	}
+	atomic_store(&x->fon, 1);
 }
 
 /* Context creation (application thread, inside the callback): enable and configure. */
@@ -120,7 +199,6 @@ void apx_replay_context(CUcontext ctx, uint32_t device)
 	CUpti_Device_GetChipName_Params cn = { .structSize = CUpti_Device_GetChipName_Params_STRUCT_SIZE };
 	CUpti_Profiler_GetCounterAvailability_Params av = { .structSize = CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE };
 	CUpti_RangeProfiler_Enable_Params en = { .structSize = CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE };
-	CUpti_RangeProfiler_GetCounterDataSize_Params ds = { .structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE };
 	struct rp_ctx *x = NULL;
 	uint8_t *avail = NULL;
 	char err[300];
@@ -158,13 +236,14 @@ void apx_replay_context(CUcontext ctx, uint32_t device)
 	if (r == CUPTI_SUCCESS)
 		r = apx_pm_host_config(&x->host, APX_PM_RANGE, cn.pChipName, avail, &rp.spec, err,
 				       sizeof(err)) ? -1 : 0;
-	free(avail);
 	if (r) {
+		free(avail);
 		fail_once("replay: the replay metrics are refused on this device", r);
 		return;
 	}
 	en.ctx = ctx;
 	if ((r = (int)cuptiRangeProfilerEnable(&en)) != CUPTI_SUCCESS) {
+		free(avail);
 		apx_pm_host_free(&x->host);
 		fail_once(r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES
 			  ? "replay: GPU performance counters are restricted to administrators "
@@ -174,18 +253,14 @@ void apx_replay_context(CUcontext ctx, uint32_t device)
 		return;
 	}
 	x->obj = en.pRangeProfilerObject;
-	ds.pRangeProfilerObject = x->obj;
-	ds.pMetricNames = x->host.names;
-	ds.numMetrics = x->host.n;
-	ds.maxNumOfRanges = 1;
-	ds.maxNumRangeTreeNodes = 1;
-	if ((r = (int)cuptiRangeProfilerGetCounterDataSize(&ds)) != CUPTI_SUCCESS ||
-	    !(x->data = malloc(ds.counterDataSize))) {
-		fail_once("replay: no counter-data image", r);
+	if (rp.flush)
+		flush_context(x, cn.pChipName, avail);
+	free(avail);
+	if (!(x->data_size = image_size(x, &x->host)) || !(x->data = malloc(x->data_size))) {
+		fail_once("replay: no counter-data image", 0);
 		goto off;
 	}
-	x->data_size = ds.counterDataSize;
-	if ((r = image_init(x)) != CUPTI_SUCCESS || (r = set_config(x)) != CUPTI_SUCCESS) {
+	if ((r = main_config(x)) != CUPTI_SUCCESS) {
 		fail_once("replay: the range profiler refused its configuration", r);
 		goto off;
 	}
@@ -202,6 +277,10 @@ off:
 		free(x->data);
 		x->data = NULL;
 		apx_pm_host_free(&x->host);
+		free(x->fdata);
+		x->fdata = NULL;
+		atomic_store(&x->fon, 0);
+		apx_pm_host_free(&x->fhost);
 	}
 }
 
@@ -248,15 +327,70 @@ static struct rp_ctx *ctx_of(CUcontext ctx)
 	return NULL;
 }
 
-static void range_enter(const CUpti_CallbackData *cb, uintptr_t f, CUstream stream)
+static int range_start(struct rp_ctx *x)
 {
 	CUpti_RangeProfiler_Start_Params st = { .structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE };
+
+	st.pRangeProfilerObject = x->obj;
+	if (cuptiRangeProfilerStart(&st) == CUPTI_SUCCESS)
+		return 0;
+	atomic_store(&x->busy, 0);
+	fail_once("replay: a profiling range could not start", 0);
+	return -1;
+}
+
+/* --replay-flush: is this the launch after a replayed one of kernel s, of the same shape? Then
+ * sweep L2 on its stream and measure it in one pass. Returns 1 when it opened that range. */
+static int flushed_enter(const CUpti_CallbackData *cb, struct rp_func *s, CUstream stream,
+			 uint64_t sig)
+{
+	uint64_t due = atomic_load_explicit(&s->flush_sig, memory_order_relaxed);
+	struct rp_ctx *x;
+	int idle = 0;
+
+	if (due != sig || !(x = ctx_of(cb->context)) || !atomic_load(&x->fon) ||
+	    !atomic_compare_exchange_strong(&x->busy, &idle, 1))
+		return 0;
+	if (!atomic_compare_exchange_strong(&s->flush_sig, &due, 0)) {
+		atomic_store(&x->busy, 0);	/* another thread took it */
+		return 0;
+	}
+	open_ns = apx_mono_ns();
+	if (apx_l2_sweep(rp.c, cb->context, x->device, stream)) {
+		atomic_store(&x->fon, 0);	/* said once by l2_sweep.c */
+		atomic_store(&x->busy, 0);
+		return 0;
+	}
+	if (set_config(x, &x->fhost, x->fdata, x->fdata_size, x->fmode) != CUPTI_SUCCESS) {
+		atomic_store(&x->fon, 0);
+		fail_once("replay: --replay-flush's configuration could not be loaded; DRAM "
+			  "counters come from the replay itself", 0);
+		if (main_config(x) != CUPTI_SUCCESS)
+			fail_once("replay: the counter-data image could not be reset", 0);
+		atomic_store(&x->busy, 0);
+		return 0;
+	}
+	if (range_start(x)) {
+		if (main_config(x) != CUPTI_SUCCESS)
+			fail_once("replay: the counter-data image could not be reset", 0);
+		return 1;
+	}
+	open_ctx = x;
+	open_flushed = 1;
+	return 1;
+}
+
+static void range_enter(const CUpti_CallbackData *cb, uintptr_t f, CUstream stream,
+			uint64_t sig)
+{
 	struct rp_func *s = func_slot(f);
 	struct rp_ctx *x;
 	uint32_t n;
 	int m, idle = 0;
 
 	if (!s)
+		return;
+	if (rp.flush && flushed_enter(cb, s, stream, sig))
 		return;
 	n = atomic_fetch_add_explicit(&s->launches, 1, memory_order_relaxed);
 	m = atomic_load_explicit(&s->match, memory_order_relaxed);
@@ -270,34 +404,65 @@ static void range_enter(const CUpti_CallbackData *cb, uintptr_t f, CUstream stre
 	if (!(x = ctx_of(cb->context)) || !atomic_compare_exchange_strong(&x->busy, &idle, 1))
 		return;
 	open_ns = apx_mono_ns();
-	if (rp.flush)
-		(void)apx_l2_sweep(rp.c, cb->context, x->device, stream);
-	st.pRangeProfilerObject = x->obj;
-	if (cuptiRangeProfilerStart(&st) != CUPTI_SUCCESS) {
-		atomic_store(&x->busy, 0);
-		fail_once("replay: a profiling range could not start", 0);
+	if (range_start(x))
 		return;
-	}
 	atomic_fetch_add(&s->replayed, 1);
 	open_ctx = x;
+	open_fn = s;
+	open_sig = sig;
+	open_flushed = 0;
 }
 
-static void push_counters(struct rp_ctx *x, uint32_t corr, const double *v)
+/* One ring event per counter of the n values v (record order: map[k] is v[k]'s replay-set
+ * index; NULL: k itself), skipping the replay-set indices skip marks (NULL: none). */
+static void push_counters(struct rp_ctx *x, uint32_t corr, const double *v, size_t n,
+			  const int8_t *map, const uint8_t *skip, size_t passes)
 {
-	for (size_t k = 0; k < x->host.n; k++) {
-		uint64_t pos, bits;
-		struct apx_event *ev = apx_ring_begin(rp.c, &pos);
+	uint64_t tid = (uint64_t)syscall(SYS_gettid);
 
+	for (size_t k = 0; k < n; k++) {
+		uint32_t idx = map ? (uint32_t)map[k] : (uint32_t)k;
+		uint64_t pos, bits;
+		struct apx_event *ev;
+
+		if (skip && skip[idx])
+			continue;
+		ev = apx_ring_begin(rp.c, &pos);
 		memcpy(&bits, &v[k], sizeof(bits));
 		ev->kind = APX_EV_COUNTER;
-		ev->cfg_kind = (uint32_t)k;
+		ev->cfg_kind = idx;
 		ev->corr = corr;
 		ev->device = x->device;
 		ev->value = bits;
-		ev->target = x->host.passes;
-		ev->tid = (uint64_t)syscall(SYS_gettid);
+		ev->target = passes;
+		ev->tid = tid;
 		apx_ring_commit(ev, pos);
 	}
+}
+
+/* A decoded range's values: the flushed single-pass set's, or the replay set's (without the
+ * DRAM counters a flushed launch gives, while flushed launches work on this context; it keeps
+ * its duration, which its kernel record has no times without). */
+static void range_values(struct rp_ctx *x, uint32_t corr, int flushed)
+{
+	const struct apx_pm_host *h = flushed ? &x->fhost : &x->host;
+	double v[APX_PM_METRICS_MAX];
+
+	if (apx_pm_host_eval(h, flushed ? x->fdata : x->data,
+			     flushed ? x->fdata_size : x->data_size, 0, v) != CUPTI_SUCCESS) {
+		fail_once("replay: a replayed range had no values", 0);
+		return;
+	}
+	if (flushed) {
+		push_counters(x, corr, v, h->n, rp.flush_map, NULL, 1);
+		atomic_fetch_add(&rp.flushed, 1);
+		return;
+	}
+	push_counters(x, corr, v, h->n, NULL, atomic_load(&x->fon) ? rp.flushed_metric : NULL,
+		      h->passes);
+	atomic_fetch_add(&rp.replays, 1);
+	if (atomic_load(&x->fon))	/* the next launch of this shape gets the flushed pass */
+		atomic_store(&open_fn->flush_sig, open_sig);
 }
 
 static void range_exit(const CUpti_CallbackData *cb)
@@ -306,8 +471,7 @@ static void range_exit(const CUpti_CallbackData *cb)
 	CUpti_RangeProfiler_DecodeData_Params dd = { .structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE };
 	CUpti_RangeProfiler_GetCounterDataInfo_Params info = { .structSize = CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE };
 	struct rp_ctx *x = open_ctx;
-	double v[APX_PM_METRICS_MAX];
-	int r;
+	int r, flushed = open_flushed;
 
 	open_ctx = NULL;
 	sp.pRangeProfilerObject = x->obj;
@@ -320,20 +484,30 @@ static void range_exit(const CUpti_CallbackData *cb)
 		fail_once("replay: decoding a replayed range failed", r);
 		goto done;
 	}
-	info.pCounterDataImage = x->data;
-	info.counterDataImageSize = x->data_size;
-	if (cuptiRangeProfilerGetCounterDataInfo(&info) == CUPTI_SUCCESS && info.numTotalRanges &&
-	    apx_pm_host_eval(&x->host, x->data, x->data_size, 0, v) == CUPTI_SUCCESS) {
-		push_counters(x, cb->correlationId, v);
-		atomic_fetch_add(&rp.replays, 1);
-	} else {
+	info.pCounterDataImage = flushed ? x->fdata : x->data;
+	info.counterDataImageSize = flushed ? x->fdata_size : x->data_size;
+	if (cuptiRangeProfilerGetCounterDataInfo(&info) == CUPTI_SUCCESS && info.numTotalRanges)
+		range_values(x, cb->correlationId, flushed);
+	else
 		fail_once("replay: a replayed range had no values", 0);
-	}
-	if ((r = image_init(x)) != CUPTI_SUCCESS || (r = set_config(x)) != CUPTI_SUCCESS)
-		fail_once("replay: the counter-data image could not be reset", r);
 done:
+	if ((r = main_config(x)) != CUPTI_SUCCESS)
+		fail_once("replay: the counter-data image could not be reset", r);
 	atomic_fetch_add(&rp.spent_ns, apx_mono_ns() - open_ns);
 	atomic_store(&x->busy, 0);
+}
+
+/* A launch's shape (grid, block, dynamic shared memory) as a nonzero hash: --replay-flush
+ * measures the next launch of a replayed kernel only if its shape is the same. */
+static uint64_t shape(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+		      unsigned bz, unsigned smem)
+{
+	const unsigned part[7] = { gx, gy, gz, bx, by, bz, smem };
+	uint64_t h = 1469598103934665603ull;
+
+	for (size_t i = 0; i < 7; i++)
+		h = (h ^ part[i]) * 1099511628211ull;
+	return h | 1;
 }
 
 /* Launch callbacks (application threads): cbid is one of cuLaunchKernel[Ex][_ptsz]. */
@@ -341,6 +515,7 @@ void apx_replay_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	uintptr_t f;
 	CUstream stream;
+	uint64_t sig;
 
 	if (!rp.on || apx_l2_sweeping())	/* the flush kernel's own launch */
 		return;
@@ -353,21 +528,49 @@ void apx_replay_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	    cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz) {
 		const cuLaunchKernelEx_params *p = cb->functionParams;
 
+		const CUlaunchConfig *g = p->config;
+
 		f = (uintptr_t)p->f;
-		stream = p->config ? p->config->hStream : NULL;
+		stream = g ? g->hStream : NULL;
+		sig = g ? shape(g->gridDimX, g->gridDimY, g->gridDimZ, g->blockDimX, g->blockDimY,
+				g->blockDimZ, g->sharedMemBytes) : 1;
 	} else {
 		const cuLaunchKernel_params *p = cb->functionParams;
 
 		f = (uintptr_t)p->f;
 		stream = p->hStream;
+		sig = shape(p->gridDimX, p->gridDimY, p->gridDimZ, p->blockDimX, p->blockDimY,
+			    p->blockDimZ, p->sharedMemBytes);
 	}
 	if (f)
-		range_enter(cb, f, stream);
+		range_enter(cb, f, stream, sig);
 }
 
 int apx_replay_wanted(void)
 {
 	return rp.on;
+}
+
+/* --replay-flush: where each metric of the single-pass set sits in the replay set, and which
+ * of the replay set's the flushed launch gives instead (all but the duration). */
+static void flush_map(const struct apx_pm_set *set)
+{
+	const struct apx_pm_set *fs = apx_pm_replay_flush_set();
+
+	for (size_t k = 0; k < fs->n; k++) {
+		rp.flush_map[k] = -1;
+		for (size_t i = 0; i < set->n; i++)
+			if (!strcmp(fs->metrics[k].name, set->metrics[i].name))
+				rp.flush_map[k] = (int8_t)i;
+		if (rp.flush_map[k] < 0) {	/* pm_sets.c keeps the one a subset of the other */
+			apx_degraded(rp.c, "replay: --replay-flush's set is not part of the replay "
+				     "set; --replay-flush is off", 0);
+			rp.flush = 0;
+			return;
+		}
+		if (strcmp(fs->metrics[k].name, "gpu__time_duration.sum"))
+			rp.flushed_metric[rp.flush_map[k]] = 1;
+	}
 }
 
 static int replay_start(struct apx_collector *c)
@@ -391,24 +594,30 @@ static int replay_start(struct apx_collector *c)
 	rp.spec.set = set->name;
 	memcpy(rp.spec.m, set->metrics, set->n * sizeof(set->metrics[0]));
 	rp.spec.n = set->n;
+	if (rp.flush)
+		flush_map(set);
 	rp.on = 1;
 	return 0;
 }
 
 static void replay_finish(struct apx_collector *c, uint64_t now_ns)
 {
-	char text[400];
+	char text[520], flushed[120] = "";
 
 	(void)now_ns;
 	if (!rp.on)
 		return;
+	if (rp.flush)
+		snprintf(flushed, sizeof(flushed), "; DRAM counters from %llu launches after an L2 "
+			 "sweep, one pass each (%s)", (unsigned long long)atomic_load(&rp.flushed),
+			 rp.ctx[0].fmode == CUPTI_UserReplay ? "user replay" : "kernel replay");
 	snprintf(text, sizeof(text), "%llu launches of %llu kernels replayed (first %u per kernel, "
-		 "then sampled), %zu passes each, %.3f s spent replaying; %llu failed%s",
+		 "then sampled), %zu passes each, %.3f s spent replaying; %llu failed%s%s",
 		 (unsigned long long)atomic_load(&rp.replays),
 		 (unsigned long long)atomic_load(&rp.kernels), rp.max,
 		 rp.ctx[0].host.passes, (double)atomic_load(&rp.spent_ns) / 1e9,
 		 (unsigned long long)atomic_load(&rp.failed),
-		 atomic_load(&rp.table_full) ? "; the kernel table was full" : "");
+		 atomic_load(&rp.table_full) ? "; the kernel table was full" : "", flushed);
 	apx_add_kv(c, "replay", text);
 	for (size_t i = 0; i < RP_CONTEXTS; i++) {
 		struct rp_ctx *x = &rp.ctx[i];

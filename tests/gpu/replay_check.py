@@ -28,9 +28,13 @@ import known  # noqa: E402  (tests/gpu/known.py: --from DIR and the known differ
 
 S = known.Setup(sys.argv, replay=True)
 build, offline, out, apx, dump, check = S.build, S.offline, S.out, S.apx, S.dump, S.check
-# REPLAY_FLUSH=1: apx with --replay-flush (its L2 sweep before each replayed launch) against ncu
-# flushing the caches before each pass (--cache-control all), the other like-for-like pairing
+# REPLAY_FLUSH=1: apx with --replay-flush against ncu flushing the caches before each pass
+# (--cache-control all), the other like-for-like pairing: after each replayed launch the next
+# launch of the kernel is measured in one pass after apx's L2 sweep (src_replay.c), and its
+# counters (FLUSHED below) are the ones compared; the other counters are the first run's
 FLUSH = os.environ.get("REPLAY_FLUSH") == "1"
+FLUSHED = ["gpu__time_duration.sum", "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+           "dram__bytes_read.sum", "dram__bytes_write.sum"]   # pm_sets.c's replay-flush set
 here = os.path.dirname(os.path.abspath(__file__))
 work = os.path.join(here, "replay_workload.py")
 COMPARE = ["gpu__time_duration.sum", "sm__warps_active.avg.pct_of_peak_sustained_active",
@@ -55,12 +59,21 @@ def kind_of(name):
 
 
 def chosen(launches, n):
-    """the launches (from 0) src_replay.c replays: the first n, then those numbered (from 1)
-    2n, 4n, 8n, ..., at most RP_EXTRA more"""
-    out, k = list(range(min(n, launches))), 2 * n
-    while k <= launches and len(out) < n + RP_EXTRA:
-        out, k = out + [k - 1], 2 * k
-    return out
+    """(replayed, flushed): the launches (from 0) src_replay.c replays, the first n, then those
+    numbered (from 1) 2n, 4n, 8n, ..., at most RP_EXTRA more; with --replay-flush, the launch
+    after each replayed one is measured flushed instead and is not counted in that numbering"""
+    replayed, flushed, due, k = [], [], False, 0
+    for i in range(launches):
+        if FLUSH and due:
+            flushed.append(i)
+            due = False
+            continue
+        if k < n or (len(replayed) < n + RP_EXTRA and (k + 1) % n == 0 and
+                     (k + 1) // n >= 2 and not ((k + 1) // n) & ((k + 1) // n - 1)):
+            replayed.append(i)
+            due = True
+        k += 1
+    return replayed, flushed
 
 
 trace = os.path.join(out, "replay.apx")
@@ -86,28 +99,37 @@ check(ctr and all(c["correlation"] in kern for c in ctr),
       f"{len(ctr)} counters, all joined to kernel records by correlation id", "replay.joined")
 untimed = [k for k in kern.values() if k["start_ns"] == 0 and k["end_ns"] == 0]
 ctr_corr = {c["correlation"] for c in ctr}
-check(untimed and {k["correlation"] for k in untimed} == ctr_corr,
-      f"{len(untimed)} kernel records without times, exactly the {len(ctr_corr)} replayed launches",
-      "replay.untimed")
+multi = {c["correlation"] for c in ctr if c.get("passes", 0) > 1}
+one = ctr_corr - multi   # --replay-flush's single-pass launches (nothing replayed: may have times)
+check(untimed and multi <= {k["correlation"] for k in untimed} <= ctr_corr,
+      f"{len(untimed)} kernel records without times: the {len(multi)} replayed launches and "
+      f"{len(untimed) - len(multi)} of the {len(one)} flushed ones", "replay.untimed")
 order = {}               # kernel name -> correlation ids in launch order
 for k in sorted(kern.values(), key=lambda r: r["correlation"]):   # replayed ones carry no times
     order.setdefault(k["name"], []).append(k["correlation"])
 apx_vals = {}            # (name, ordinal) -> metric -> value
+measured = {}            # name -> (replayed ordinals, flushed ordinals)
 for c in ctr:
     k = kern.get(c["correlation"])
     if k:
         ordinal = order[k["name"]].index(c["correlation"])
-        apx_vals.setdefault((k["name"], ordinal), {})[c["name"]] = c["value"]
-replayed = {}
-for name, ordinal in apx_vals:
-    replayed.setdefault(name, []).append(ordinal)
-bad = [n for n, o in replayed.items() if sorted(o) != chosen(len(order[n]), 3)]
+        got = measured.setdefault(k["name"], (set(), set()))
+        got[c["correlation"] in one].add(ordinal)
+        if not FLUSH or (c["correlation"] in one and c["name"] in FLUSHED):
+            apx_vals.setdefault((k["name"], ordinal), {})[c["name"]] = c["value"]
+replayed = {n: sorted(a | b) for n, (a, b) in measured.items()}
+bad = [n for n, (a, b) in measured.items()
+       if (sorted(a), sorted(b)) != chosen(len(order[n]), 3)]
 for n in bad:
-    print(f"  {kind_of(n)}: replayed {sorted(replayed[n])} of {len(order[n])}, expected "
-          f"{chosen(len(order[n]), 3)}")
+    print(f"  {kind_of(n)}: replayed {sorted(measured[n][0])}, flushed {sorted(measured[n][1])} "
+          f"of {len(order[n])}, expected {chosen(len(order[n]), 3)}")
 check(replayed and not bad, "replayed launches per kernel: " + ", ".join(
     f"{kind_of(n)} {len(o)} of {len(order[n])}" for n, o in sorted(replayed.items())) +
-    " (the first 3, then 2N, 4N, ...)", "replay.chosen")
+    " (the first 3, then 2N, 4N, ..." + ("; each followed by a flushed one)" if FLUSH else ")"),
+    "replay.chosen")
+if FLUSH:
+    check(any(v and re.search(r"DRAM counters from [1-9]\d* launches after an L2 sweep", v)
+              for v in kv), "kv replay counts the flushed launches", "replay.flushed_kv")
 kinds = {kind_of(n) for n in replayed}
 check({"gemm", "elementwise", "reduction", "attention"} <= kinds, f"kernel kinds replayed: {sorted(kinds, key=str)}",
       "replay.kinds")
@@ -144,10 +166,11 @@ else:
                 except (KeyError, ValueError):
                     continue
 
-print("\nreplay vs ncu --clock-control none --cache-control none (medians over the same launches):")
+print(f"\nreplay vs ncu --clock-control none --cache-control {'all' if FLUSH else 'none'} (medians "
+      f"over the same launches{'; the flushed launches: ' + ', '.join(FLUSHED) if FLUSH else ''}):")
 print(f"  {'kernel':11s} {'metric':62s} {'apx':>14s} {'ncu':>14s} {'diff':>7s}")
 for name in sorted(replayed, key=lambda n: str(kind_of(n))):
-    for m in COMPARE:
+    for m in (FLUSHED if FLUSH else COMPARE):
         pairs = [(apx_vals[(name, o)].get(m), ncu_vals.get((name, o), {}).get(m)) for o in replayed[name]]
         pairs = [(a, n) for a, n in pairs if a is not None and n is not None]
         if not pairs:
