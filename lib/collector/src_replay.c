@@ -20,15 +20,17 @@
  * dirty lines in L2 that are written back during the measured passes (DRAM writes 1.65-8.5x
  * ncu's with --cache-control all on the H200), whatever was flushed before the launch. So
  * after a replayed launch, the next launch of the same kernel with the same grid, block and
- * shared memory is measured once, without replay (one pass of pm_sets.c's replay-flush set:
- * duration and DRAM counters, CUPTI_UserReplay so nothing is saved or restored), after apx's L2
+ * shared memory is measured in one pass (pm_sets.c's replay-flush set: DRAM bytes read and
+ * written, DRAM throughput; one pass, so nothing to save, restore or replay) after apx's L2
  * sweep kernel on its stream (l2_sweep.c), as ncu flushes caches before a pass; the replayed
- * launch then records no DRAM counters of its own. Those launches do not count as launches of
- * the kernel for the choice above.
+ * launch then records no DRAM counters of its own, and the flushed one, which CUPTI gives no
+ * times either, records the replayed one's duration (passes: the replay's). Those launches do
+ * not count as launches of the kernel for the choice above.
  * finish() (writer thread) disables the profiler. Failures turn replay off for that context and
  * say so once. PM sampling and replay exclude each other (one profiling session per device):
  * apx analyze refuses both together.
  */
+#include <math.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +73,7 @@ struct rp_func {
 	_Atomic uint32_t replayed;
 	_Atomic int match;		/* 1 matches the filter, -1 does not, 0 not decided yet */
 	_Atomic uint64_t flush_sig;	/* --replay-flush: the shape whose flushed launch is due */
+	_Atomic uint64_t dur_bits;	/* and the replayed launch's duration (a double's bits) */
 };
 
 static struct rp_state {
@@ -85,6 +88,7 @@ static struct rp_state {
 	struct rp_func fn[RP_FUNCS];
 	int8_t flush_map[APX_PM_METRICS_MAX];	/* flush-set index -> replay-set index */
 	uint8_t flushed_metric[APX_PM_METRICS_MAX];	/* replay-set metric the flush set gives */
+	int8_t dur_idx;				/* the duration's replay-set index, or -1 */
 	_Atomic uint64_t replays, kernels, spent_ns, failed, table_full, flushed;
 	_Atomic int said, profiler_init;
 } rp;
@@ -113,14 +117,33 @@ static int image_init(struct rp_ctx *x, uint8_t *data, size_t size)
 	return (int)cuptiRangeProfilerCounterDataImageInitialize(&p);
 }
 
-/* Load host's configuration and a fresh image of data into the context's profiler. */
-static int set_config(struct rp_ctx *x, const struct apx_pm_host *host, uint8_t *data,
-		      size_t size, CUpti_ProfilerReplayMode mode)
+/* The size of a counter-data image for host's metrics (one range), or 0. The profiler object
+ * keeps the metrics last asked about here for the next image it initialises. */
+static size_t image_size(struct rp_ctx *x, struct apx_pm_host *host)
+{
+	CUpti_RangeProfiler_GetCounterDataSize_Params ds = { .structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE };
+
+	ds.pRangeProfilerObject = x->obj;
+	ds.pMetricNames = host->names;
+	ds.numMetrics = host->n;
+	ds.maxNumOfRanges = 1;
+	ds.maxNumRangeTreeNodes = 1;
+	return cuptiRangeProfilerGetCounterDataSize(&ds) == CUPTI_SUCCESS ? ds.counterDataSize : 0;
+}
+
+/* Load host's configuration and a fresh image of its metrics (data, size bytes) into the
+ * context's profiler: the image is sized again first, so that it is initialised for host's
+ * metrics whichever configuration was loaded before. */
+static int set_config(struct rp_ctx *x, struct apx_pm_host *host, uint8_t *data, size_t size,
+		      CUpti_ProfilerReplayMode mode)
 {
 	CUpti_RangeProfiler_SetConfig_Params p = { .structSize = CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE };
-	int r = image_init(x, data, size);
+	size_t need = image_size(x, host);
+	int r;
 
-	if (r != CUPTI_SUCCESS)
+	if (!need || need > size)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	if ((r = image_init(x, data, need)) != CUPTI_SUCCESS)
 		return r;
 	p.pRangeProfilerObject = x->obj;
 	p.configSize = host->config_size;
@@ -140,19 +163,6 @@ static int set_config(struct rp_ctx *x, const struct apx_pm_host *host, uint8_t 
 static int main_config(struct rp_ctx *x)
 {
 	return set_config(x, &x->host, x->data, x->data_size, CUPTI_KernelReplay);
-}
-
-/* The size of a counter-data image for host's metrics (one range), or 0. */
-static size_t image_size(struct rp_ctx *x, struct apx_pm_host *host)
-{
-	CUpti_RangeProfiler_GetCounterDataSize_Params ds = { .structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE };
-
-	ds.pRangeProfilerObject = x->obj;
-	ds.pMetricNames = host->names;
-	ds.numMetrics = host->n;
-	ds.maxNumOfRanges = 1;
-	ds.maxNumRangeTreeNodes = 1;
-	return cuptiRangeProfilerGetCounterDataSize(&ds) == CUPTI_SUCCESS ? ds.counterDataSize : 0;
 }
 
 /* --replay-flush on a context: the single-pass set's configuration and image, tried once with
@@ -178,8 +188,7 @@ static void flush_context(struct rp_ctx *x, const char *chip, const uint8_t *ava
 	else if (!(x->fdata_size = image_size(x, &x->fhost)) || !(x->fdata = malloc(x->fdata_size)))
 		why = "replay: no counter-data image for --replay-flush; DRAM counters come from "
 		      "the replay itself";
-	else if (set_config(x, &x->fhost, x->fdata, x->fdata_size, x->fmode = CUPTI_UserReplay) &&
-		 set_config(x, &x->fhost, x->fdata, x->fdata_size, x->fmode = CUPTI_KernelReplay))
+	else if (set_config(x, &x->fhost, x->fdata, x->fdata_size, x->fmode = CUPTI_KernelReplay))
 		why = "replay: the range profiler refused --replay-flush's configuration; DRAM "
 		      "counters come from the replay itself";
 	if (why) {
@@ -346,7 +355,7 @@ static int flushed_enter(const CUpti_CallbackData *cb, struct rp_func *s, CUstre
 {
 	uint64_t due = atomic_load_explicit(&s->flush_sig, memory_order_relaxed);
 	struct rp_ctx *x;
-	int idle = 0;
+	int idle = 0, r;
 
 	if (due != sig || !(x = ctx_of(cb->context)) || !atomic_load(&x->fon) ||
 	    !atomic_compare_exchange_strong(&x->busy, &idle, 1))
@@ -361,10 +370,10 @@ static int flushed_enter(const CUpti_CallbackData *cb, struct rp_func *s, CUstre
 		atomic_store(&x->busy, 0);
 		return 0;
 	}
-	if (set_config(x, &x->fhost, x->fdata, x->fdata_size, x->fmode) != CUPTI_SUCCESS) {
+	if ((r = set_config(x, &x->fhost, x->fdata, x->fdata_size, x->fmode)) != CUPTI_SUCCESS) {
 		atomic_store(&x->fon, 0);
 		fail_once("replay: --replay-flush's configuration could not be loaded; DRAM "
-			  "counters come from the replay itself", 0);
+			  "counters come from the replay itself", r);
 		if (main_config(x) != CUPTI_SUCCESS)
 			fail_once("replay: the counter-data image could not be reset", 0);
 		atomic_store(&x->busy, 0);
@@ -376,6 +385,7 @@ static int flushed_enter(const CUpti_CallbackData *cb, struct rp_func *s, CUstre
 		return 1;
 	}
 	open_ctx = x;
+	open_fn = s;
 	open_flushed = 1;
 	return 1;
 }
@@ -425,7 +435,7 @@ static void push_counters(struct rp_ctx *x, uint32_t corr, const double *v, size
 		uint64_t pos, bits;
 		struct apx_event *ev;
 
-		if (skip && skip[idx])
+		if ((skip && skip[idx]) || !isfinite(v[k]))	/* NaN: CUPTI had no value */
 			continue;
 		ev = apx_ring_begin(rp.c, &pos);
 		memcpy(&bits, &v[k], sizeof(bits));
@@ -440,9 +450,9 @@ static void push_counters(struct rp_ctx *x, uint32_t corr, const double *v, size
 	}
 }
 
-/* A decoded range's values: the flushed single-pass set's, or the replay set's (without the
- * DRAM counters a flushed launch gives, while flushed launches work on this context; it keeps
- * its duration, which its kernel record has no times without). */
+/* A decoded range's values: the flushed single-pass set's (and its replayed predecessor's
+ * duration), or the replay set's (without the DRAM counters a flushed launch gives, while
+ * flushed launches work on this context). */
 static void range_values(struct rp_ctx *x, uint32_t corr, int flushed)
 {
 	const struct apx_pm_host *h = flushed ? &x->fhost : &x->host;
@@ -454,15 +464,27 @@ static void range_values(struct rp_ctx *x, uint32_t corr, int flushed)
 		return;
 	}
 	if (flushed) {
+		uint64_t bits = atomic_load(&open_fn->dur_bits);
+		double d;
+
 		push_counters(x, corr, v, h->n, rp.flush_map, NULL, 1);
+		memcpy(&d, &bits, sizeof(d));
+		if (rp.dur_idx >= 0)
+			push_counters(x, corr, &d, 1, &rp.dur_idx, NULL, x->host.passes);
 		atomic_fetch_add(&rp.flushed, 1);
 		return;
 	}
 	push_counters(x, corr, v, h->n, NULL, atomic_load(&x->fon) ? rp.flushed_metric : NULL,
 		      h->passes);
 	atomic_fetch_add(&rp.replays, 1);
-	if (atomic_load(&x->fon))	/* the next launch of this shape gets the flushed pass */
+	if (atomic_load(&x->fon)) {	/* the next launch of this shape gets the flushed pass */
+		uint64_t bits = 0;
+
+		if (rp.dur_idx >= 0)
+			memcpy(&bits, &v[rp.dur_idx], sizeof(bits));
+		atomic_store(&open_fn->dur_bits, bits);
 		atomic_store(&open_fn->flush_sig, open_sig);
+	}
 }
 
 static void range_exit(const CUpti_CallbackData *cb)
@@ -551,11 +573,16 @@ int apx_replay_wanted(void)
 	return rp.on;
 }
 
-/* --replay-flush: where each metric of the single-pass set sits in the replay set, and which
- * of the replay set's the flushed launch gives instead (all but the duration). */
+/* --replay-flush: where each metric of the single-pass set sits in the replay set (the
+ * replayed launch leaves those out), and the duration's. */
 static void flush_map(const struct apx_pm_set *set)
 {
 	const struct apx_pm_set *fs = apx_pm_replay_flush_set();
+
+	rp.dur_idx = -1;
+	for (size_t i = 0; i < set->n; i++)
+		if (!strcmp(set->metrics[i].name, "gpu__time_duration.sum"))
+			rp.dur_idx = (int8_t)i;
 
 	for (size_t k = 0; k < fs->n; k++) {
 		rp.flush_map[k] = -1;
@@ -568,8 +595,7 @@ static void flush_map(const struct apx_pm_set *set)
 			rp.flush = 0;
 			return;
 		}
-		if (strcmp(fs->metrics[k].name, "gpu__time_duration.sum"))
-			rp.flushed_metric[rp.flush_map[k]] = 1;
+		rp.flushed_metric[rp.flush_map[k]] = 1;
 	}
 }
 

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -94,7 +95,10 @@ int main(int argc, char **argv)
 					printf("%" PRId64, (int64_t)v);
 					break;
 				case APX_FK_F64:
-					printf("%.17g", apx_rec_f64(&it.rec, f));
+					if (isfinite(apx_rec_f64(&it.rec, f)))
+						printf("%.17g", apx_rec_f64(&it.rec, f));
+					else	/* JSON has no NaN or infinity */
+						printf("null");
 					break;
 				default:
 					if (is_string_id(fn)) {
