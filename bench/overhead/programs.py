@@ -9,7 +9,10 @@ all written like what users run:
   hf      HuggingFace GPT2LMHeadModel(GPT2Config(n_layer=6)) built from its config (random
           weights), bf16 autocast, batch 8x512, AdamW
   tiny    tiny-kernel loop: 16 x (32x32 matmul, tanh, mul, add, softmax) + stack + sum a step;
-          --graph replays the same step from a CUDA graph (the launch-bound fix)
+          --graph replays the same step from a CUDA graph (the launch-bound fix);
+          --vs-graph N times N pairs of adjacent eager and graph blocks in one process
+          (E G G E ...) and prints VSGRAPH tiny {"eager": [ms...], "graph": [ms...]}: the
+          graph's saving measured in one machine state (run.py's launch-bound check)
 
 It warms up, then times --blocks blocks of --steps/--blocks steps, each between two
 synchronizations, and prints one line
@@ -150,7 +153,7 @@ def hf():
     return step
 
 
-def tiny(graph):
+def tiny(graph, both=False):
     a = torch.randn(16, 32, 32, device="cuda")
     b = torch.randn(16, 32, 32, device="cuda")
     c = torch.randn(16, 32, 32, device="cuda")
@@ -160,7 +163,7 @@ def tiny(graph):
         ys = [torch.softmax(torch.tanh(a[i] @ b[i]) * 0.5 + c[i], dim=-1) for i in range(16)]
         out.copy_(torch.stack(ys).sum())
 
-    if not graph:
+    if not graph and not both:
         return body
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
@@ -171,7 +174,29 @@ def tiny(graph):
     g = torch.cuda.CUDAGraph()
     with torch.cuda.graph(g):
         body()
-    return g.replay
+    return (body, g.replay) if both else g.replay
+
+
+def vs_graph(pairs, steps):
+    """--vs-graph: adjacent eager and graph blocks of the tiny loop, see the module's comment."""
+    eager, graph = tiny(False, both=True)
+    run = {"eager": eager, "graph": graph}
+    per_block = max(1, steps // 8)
+    times = {"eager": [], "graph": []}
+    for _ in range(200):
+        eager()
+        graph()
+    for i in range(2 * pairs):
+        state = ("eager", "graph", "graph", "eager")[i % 4]
+        for _ in range(2):
+            run[state]()
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(per_block):
+            run[state]()
+        torch.cuda.synchronize()
+        times[state].append(round((time.perf_counter() - t0) / per_block * 1e3, 5))
+    print("VSGRAPH tiny " + json.dumps(times), flush=True)
 
 
 def cpu_now():
@@ -247,6 +272,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=0)
     ap.add_argument("--graph", action="store_true")
     ap.add_argument("--blocks", type=int, default=5)
+    ap.add_argument("--vs-graph", type=int, default=0, metavar="N",
+                    help="tiny only: N pairs of eager / graph blocks in one process")
     ap.add_argument("--toggle", type=int, default=0, metavar="N",
                     help="N pairs of collected / uncollected blocks (see above)")
     a = ap.parse_args()
@@ -254,6 +281,9 @@ def main():
     defaults = {"resnet": (120, 20), "gpt": (80, 15), "hf": (60, 15), "tiny": (1500, 200)}
     steps = a.steps or defaults[a.name][0]
     warmup = a.warmup or defaults[a.name][1]
+    if a.vs_graph and a.name == "tiny":
+        vs_graph(a.vs_graph, steps)
+        return
     if a.name == "tiny":
         step = tiny(a.graph)
     else:
