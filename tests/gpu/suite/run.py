@@ -17,8 +17,8 @@ for information. A case that cannot be paired (see PAIRABLE's reason) is timed a
 separate processes per variant, but S >= 5 of each, and diff_ms is the difference of the
 variants' medians. The clean models: R processes each. Every kind of run is interleaved: round
 r runs one process of every case (alternating planted/fixed first for separate ones), so a
-slow period of the machine falls on all cases. About 18 minutes: run it detached (run.sh,
-setsid ... &) and collect it over several device calls, like bench/overhead/full.sh.
+slow period of the machine falls on all cases. About 18 minutes: run.sh runs it in parts
+(--part I/N: every N-th case), one device call each, and merges the parts' facts.json.
 
 facts.json, per case: rule (null for a clean model), method ("paired" or "separate"),
 runs_ms, <variant>_ms, diff_ms (what suite-check compares the estimate with), for paired
@@ -44,6 +44,9 @@ ap.add_argument("--separate-reps", type=int, default=5,
                 help="processes per variant of a case that cannot be paired (5 at least)")
 ap.add_argument("--pairs", type=int, default=6, help="pairs of blocks per paired process")
 ap.add_argument("--cases", default="")
+ap.add_argument("--part", default="", metavar="I/N",
+                help="only every N-th of the cases and clean models, from the I-th (1-based): "
+                "the suite in N device calls (run.sh part)")
 a = ap.parse_args()
 from programs import CASES, PAIRABLE  # noqa: E402  (the suite's tables)
 
@@ -53,6 +56,14 @@ prog = os.path.join(here, "programs.py")
 cases = [c for c in CASES if not a.cases or c in a.cases.split(",")]
 clean = [c for c in ("resnet", "gpt", "hf") if not a.cases or c in a.cases.split(",")]
 sep_reps = max(5, a.separate_reps)
+if a.part:
+    try:
+        i, n = (int(x) for x in a.part.split("/"))
+        assert 1 <= i <= n
+    except (ValueError, AssertionError):
+        sys.exit(f"run.py: --part wants I/N with 1 <= I <= N, not {ascii(a.part)}")
+    keep = set((cases + clean)[i - 1::n])
+    cases, clean = [c for c in cases if c in keep], [c for c in clean if c in keep]
 
 
 def lines(args, what):

@@ -1,9 +1,11 @@
 #!/bin/bash
-# run.sh BUILD start|collect - tests/gpu/suite/run.py on the GPU machine, detached
-# (scripts/detached.sh) so that it spans device calls (about 18 minutes): `start` launches it
-# logging to /tmp/apx-suite/; `collect` waits up to 9 minutes (call it again while it says
-# "running"), then copies the traces and facts.json to $OUT/suite (commit them as
-# tests/fixtures/suite/).
+# run.sh BUILD part I N | run.sh merge DEST DIR... - tests/gpu/suite/run.py on the GPU machine in N
+# device calls (the whole suite takes about 18 minutes, a call at most 10): `part I N` runs
+# every N-th case and clean model from the I-th (run.py --part I/N; N=3 gives about 6 minutes
+# a call) in the foreground, facts.json written after every round, and packs the traces,
+# facts.json and the log into $OUT/suite-part-I.tgz (one file: a call brings back 8 at most).
+# `merge DEST DIR...` (here, no GPU) unpacks the parts found in the DIRs into DEST (e.g.
+# tests/fixtures/suite) and merges their facts.json, case by case; commit the result.
 # The measured saving (facts.json diff_ms, what suite-check compares apx's estimate with) is,
 # for every case programs.PAIRABLE allows, the median difference of adjacent planted/fixed
 # blocks timed in one process (3 processes of `programs.py CASE paired`, 6 pairs each), no
@@ -13,21 +15,53 @@
 # that spread as much as the planted problem. replica, which cannot be paired, gets 5
 # processes per variant. The traced runs are as before: one process per variant.
 set -u
-build=$(cd "$1" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
-detached=$here/../../../scripts/detached.sh
-dir=/tmp/apx-suite
+[ "${1:-}" = merge ] && set -- "${2:-}" merge "${@:3}"
 case "${2:-}" in
-start)
-	"$detached" start "$dir" "$build" python3 "$here/run.py" "$build" "$dir/out"
+part)
+	build=$(cd "$1" && pwd)
+	i=${3:?part I N} n=${4:?part I N}
+	if ldd "$build/libapx-inject.so" | grep -q "not found"; then
+		d=$(dirname "$(find / -name 'libcupti.so.13*' 2>/dev/null | head -1)")
+		export LD_LIBRARY_PATH=$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	fi
+	dir=$(mktemp -d)
+	PYTHONUNBUFFERED=1 timeout 570 python3 "$here/run.py" "$build" "$dir/out" --part "$i/$n" \
+		2>&1 | tee "$dir/out/run-part-$i.log" | tail -25
+	tar czf "${OUT:-.}/suite-part-$i.tgz" -C "$dir/out" .
 	;;
-collect)
-	"$detached" collect "$dir" || exit 3
-	mkdir -p "${OUT:-.}/suite" && cp "$dir"/out/* "$dir/run.log" "${OUT:-.}/suite/"
-	cat "$dir/run.log"
+merge)
+	dest=$1
+	shift 2
+	mkdir -p "$dest" || exit 1
+	python3 - "$dest" "$@" <<'EOF'
+import glob, json, os, sys, tarfile, tempfile
+dest, dirs = sys.argv[1], sys.argv[2:]
+facts_path = os.path.join(dest, "facts.json")
+facts = json.load(open(facts_path)) if os.path.exists(facts_path) else {}
+parts = sorted(p for d in dirs for p in glob.glob(os.path.join(d, "suite-part-*.tgz")))
+if not parts:
+    sys.exit("run.sh merge: no suite-part-*.tgz in " + ", ".join(ascii(d) for d in dirs))
+for p in parts:
+    with tempfile.TemporaryDirectory() as t:
+        with tarfile.open(p) as tf:     # plain files of plain names only
+            for m in tf.getmembers():
+                name = os.path.basename(m.name)
+                if m.isfile() and name and name == m.name.removeprefix("./"):
+                    with open(os.path.join(t, name), "wb") as out:
+                        out.write(tf.extractfile(m).read())
+        part = json.load(open(os.path.join(t, "facts.json")))
+        for name in os.listdir(t):
+            if name.endswith(".apx"):
+                os.replace(os.path.join(t, name), os.path.join(dest, name))
+        facts.update(part)
+        print(f"{ascii(p)}: {len(part)} cases: {', '.join(sorted(part))}")
+with open(facts_path, "w") as fh:
+    json.dump(facts, fh, indent=1, sort_keys=True)
+EOF
 	;;
 *)
-	echo "usage: run.sh BUILD start|collect" >&2
+	echo "usage: run.sh BUILD part I N | run.sh merge DEST DIR..." >&2
 	exit 2
 	;;
 esac
