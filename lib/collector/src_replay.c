@@ -61,7 +61,6 @@ struct rp_ctx {
 	struct apx_pm_host fhost;	/* --replay-flush: the single-pass set, its own image */
 	uint8_t *fdata;
 	size_t fdata_size;
-	CUpti_ProfilerReplayMode fmode;	/* UserReplay, or KernelReplay where that is refused */
 	_Atomic int fon;		/* flushed measurements work on this context */
 	uint32_t device;
 	_Atomic int busy;		/* one range at a time per context */
@@ -165,9 +164,11 @@ static int main_config(struct rp_ctx *x)
 	return set_config(x, &x->host, x->data, x->data_size, CUPTI_KernelReplay);
 }
 
-/* --replay-flush on a context: the single-pass set's configuration and image, tried once with
- * user replay (nothing saved or restored) and, where that is refused, kernel replay (one pass:
- * nothing to replay). Any failure leaves the replayed DRAM counters in place, said once. */
+/* --replay-flush on a context: the single-pass set's configuration and image, loaded once to
+ * see that the profiler takes them. Kernel replay, as the main set's: with one pass nothing is
+ * saved, restored or replayed (CUPTI_UserReplay, tried first, left the profiler unable to
+ * submit later ranges on the H200). Any failure leaves the replayed DRAM counters in place,
+ * said once. */
 static void flush_context(struct rp_ctx *x, const char *chip, const uint8_t *avail)
 {
 	struct apx_pm_spec spec = { .set = "replay-flush" };
@@ -188,7 +189,7 @@ static void flush_context(struct rp_ctx *x, const char *chip, const uint8_t *ava
 	else if (!(x->fdata_size = image_size(x, &x->fhost)) || !(x->fdata = malloc(x->fdata_size)))
 		why = "replay: no counter-data image for --replay-flush; DRAM counters come from "
 		      "the replay itself";
-	else if (set_config(x, &x->fhost, x->fdata, x->fdata_size, x->fmode = CUPTI_KernelReplay))
+	else if (set_config(x, &x->fhost, x->fdata, x->fdata_size, CUPTI_KernelReplay))
 		why = "replay: the range profiler refused --replay-flush's configuration; DRAM "
 		      "counters come from the replay itself";
 	if (why) {
@@ -336,6 +337,7 @@ static struct rp_ctx *ctx_of(CUcontext ctx)
 	return NULL;
 }
 
+/* Open a range on x, which the caller holds (busy); it lets go of x when this fails. */
 static int range_start(struct rp_ctx *x)
 {
 	CUpti_RangeProfiler_Start_Params st = { .structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE };
@@ -343,7 +345,6 @@ static int range_start(struct rp_ctx *x)
 	st.pRangeProfilerObject = x->obj;
 	if (cuptiRangeProfilerStart(&st) == CUPTI_SUCCESS)
 		return 0;
-	atomic_store(&x->busy, 0);
 	fail_once("replay: a profiling range could not start", 0);
 	return -1;
 }
@@ -370,7 +371,8 @@ static int flushed_enter(const CUpti_CallbackData *cb, struct rp_func *s, CUstre
 		atomic_store(&x->busy, 0);
 		return 0;
 	}
-	if ((r = set_config(x, &x->fhost, x->fdata, x->fdata_size, x->fmode)) != CUPTI_SUCCESS) {
+	if ((r = set_config(x, &x->fhost, x->fdata, x->fdata_size, CUPTI_KernelReplay)) !=
+	    CUPTI_SUCCESS) {
 		atomic_store(&x->fon, 0);
 		fail_once("replay: --replay-flush's configuration could not be loaded; DRAM "
 			  "counters come from the replay itself", r);
@@ -382,6 +384,7 @@ static int flushed_enter(const CUpti_CallbackData *cb, struct rp_func *s, CUstre
 	if (range_start(x)) {
 		if (main_config(x) != CUPTI_SUCCESS)
 			fail_once("replay: the counter-data image could not be reset", 0);
+		atomic_store(&x->busy, 0);
 		return 1;
 	}
 	open_ctx = x;
@@ -414,8 +417,10 @@ static void range_enter(const CUpti_CallbackData *cb, uintptr_t f, CUstream stre
 	if (!(x = ctx_of(cb->context)) || !atomic_compare_exchange_strong(&x->busy, &idle, 1))
 		return;
 	open_ns = apx_mono_ns();
-	if (range_start(x))
+	if (range_start(x)) {
+		atomic_store(&x->busy, 0);
 		return;
+	}
 	atomic_fetch_add(&s->replayed, 1);
 	open_ctx = x;
 	open_fn = s;
@@ -635,8 +640,7 @@ static void replay_finish(struct apx_collector *c, uint64_t now_ns)
 		return;
 	if (rp.flush)
 		snprintf(flushed, sizeof(flushed), "; DRAM counters from %llu launches after an L2 "
-			 "sweep, one pass each (%s)", (unsigned long long)atomic_load(&rp.flushed),
-			 rp.ctx[0].fmode == CUPTI_UserReplay ? "user replay" : "kernel replay");
+			 "sweep, one pass each", (unsigned long long)atomic_load(&rp.flushed));
 	snprintf(text, sizeof(text), "%llu launches of %llu kernels replayed (first %u per kernel, "
 		 "then sampled), %zu passes each, %.3f s spent replaying; %llu failed%s%s",
 		 (unsigned long long)atomic_load(&rp.replays),
