@@ -74,7 +74,7 @@ const char apx_cmd_analyze_usage[] =
 	"                      kernel: the first N, then launches 2N, 4N, ... (slow for those)\n"
 	"      --kernels REGEX replay only kernels whose symbol name matches (extended regex)\n"
 	"      --replay-max N  N of --replay (default 5)\n"
-	"      --replay-flush  DRAM counters as after a cache flush (ncu --cache-control all):\n"
+	"      --replay-flush  DRAM counters as after a cache flush (as ncu flushes them):\n"
 	"                      the launch after each replayed one (same kernel and shape) is\n"
 	"                      measured once, not replayed, after apx reads 3 x L2 bytes of its\n"
 	"                      own buffer on its stream\n"
