@@ -158,10 +158,14 @@ struct apx_an_counter {
 	uint16_t passes;
 };
 
-/* The counters of one kernel name: medians over its replayed launches (view_counters.c). */
+/* The counters of one kernel name: medians over its replayed launches, or for a counter that
+ * --replay-flush's launches give, over those (view_counters.c). */
 struct apx_an_kc {
 	uint32_t name;				/* index into model->names */
-	uint32_t launches;
+	uint32_t launches;			/* replayed launches (not the flushed ones) */
+	uint32_t flushed;			/* --replay-flush: launches measured in one pass
+						 * after an L2 sweep (counters with passes 1) */
+	uint32_t from_flushed;			/* bit i: v[i] is the flushed launches' median */
 	uint32_t passes;
 	uint32_t have;				/* bit i: v[i] (enum apx_kc) */
 	double v[34];				/* >= APX_KC__COUNT (hwcounters.h checks) */

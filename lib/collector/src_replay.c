@@ -22,10 +22,11 @@
  * after a replayed launch, the next launch of the same kernel with the same grid, block and
  * shared memory is measured in one pass (pm_sets.c's replay-flush set: DRAM bytes read and
  * written, DRAM throughput; one pass, so nothing to save, restore or replay) after apx's L2
- * sweep kernel on its stream (l2_sweep.c), as ncu flushes caches before a pass; the replayed
- * launch then records no DRAM counters of its own, and the flushed one, which CUPTI gives no
- * times either, records the replayed one's duration (passes: the replay's). Those launches do
- * not count as launches of the kernel for the choice above.
+ * sweep kernel on its stream (l2_sweep.c), as ncu flushes caches before a pass, with passes 1
+ * on its counters; it also records, since CUPTI gives it no times either, the replayed
+ * launch's duration (passes: the replay's). The analysis (view_counters.c) takes a kernel's
+ * DRAM counters from its flushed launches, from the replayed ones only for a kernel without
+ * one. Flushed launches do not count as launches of the kernel for the choice above.
  * finish() (writer thread) disables the profiler. Failures turn replay off for that context and
  * say so once. PM sampling and replay exclude each other (one profiling session per device):
  * apx analyze refuses both together.
@@ -86,7 +87,6 @@ static struct rp_state {
 	struct rp_ctx ctx[RP_CONTEXTS];
 	struct rp_func fn[RP_FUNCS];
 	int8_t flush_map[APX_PM_METRICS_MAX];	/* flush-set index -> replay-set index */
-	uint8_t flushed_metric[APX_PM_METRICS_MAX];	/* replay-set metric the flush set gives */
 	int8_t dur_idx;				/* the duration's replay-set index, or -1 */
 	_Atomic uint64_t replays, kernels, spent_ns, failed, table_full, flushed;
 	_Atomic int said, profiler_init;
@@ -429,9 +429,9 @@ static void range_enter(const CUpti_CallbackData *cb, uintptr_t f, CUstream stre
 }
 
 /* One ring event per counter of the n values v (record order: map[k] is v[k]'s replay-set
- * index; NULL: k itself), skipping the replay-set indices skip marks (NULL: none). */
+ * index; NULL: k itself). */
 static void push_counters(struct rp_ctx *x, uint32_t corr, const double *v, size_t n,
-			  const int8_t *map, const uint8_t *skip, size_t passes)
+			  const int8_t *map, size_t passes)
 {
 	uint64_t tid = (uint64_t)syscall(SYS_gettid);
 
@@ -440,7 +440,7 @@ static void push_counters(struct rp_ctx *x, uint32_t corr, const double *v, size
 		uint64_t pos, bits;
 		struct apx_event *ev;
 
-		if ((skip && skip[idx]) || !isfinite(v[k]))	/* NaN: CUPTI had no value */
+		if (!isfinite(v[k]))	/* NaN: CUPTI had no value */
 			continue;
 		ev = apx_ring_begin(rp.c, &pos);
 		memcpy(&bits, &v[k], sizeof(bits));
@@ -456,8 +456,8 @@ static void push_counters(struct rp_ctx *x, uint32_t corr, const double *v, size
 }
 
 /* A decoded range's values: the flushed single-pass set's (and its replayed predecessor's
- * duration), or the replay set's (without the DRAM counters a flushed launch gives, while
- * flushed launches work on this context). */
+ * duration), or the replay set's (all of them: the analysis prefers the flushed launches' DRAM
+ * counters, and falls back on these for a kernel that had none). */
 static void range_values(struct rp_ctx *x, uint32_t corr, int flushed)
 {
 	const struct apx_pm_host *h = flushed ? &x->fhost : &x->host;
@@ -472,15 +472,14 @@ static void range_values(struct rp_ctx *x, uint32_t corr, int flushed)
 		uint64_t bits = atomic_load(&open_fn->dur_bits);
 		double d;
 
-		push_counters(x, corr, v, h->n, rp.flush_map, NULL, 1);
+		push_counters(x, corr, v, h->n, rp.flush_map, 1);
 		memcpy(&d, &bits, sizeof(d));
 		if (rp.dur_idx >= 0)
-			push_counters(x, corr, &d, 1, &rp.dur_idx, NULL, x->host.passes);
+			push_counters(x, corr, &d, 1, &rp.dur_idx, x->host.passes);
 		atomic_fetch_add(&rp.flushed, 1);
 		return;
 	}
-	push_counters(x, corr, v, h->n, NULL, atomic_load(&x->fon) ? rp.flushed_metric : NULL,
-		      h->passes);
+	push_counters(x, corr, v, h->n, NULL, h->passes);
 	atomic_fetch_add(&rp.replays, 1);
 	if (atomic_load(&x->fon)) {	/* the next launch of this shape gets the flushed pass */
 		uint64_t bits = 0;
@@ -578,8 +577,8 @@ int apx_replay_wanted(void)
 	return rp.on;
 }
 
-/* --replay-flush: where each metric of the single-pass set sits in the replay set (the
- * replayed launch leaves those out), and the duration's. */
+/* --replay-flush: where each metric of the single-pass set sits in the replay set, and the
+ * duration's. */
 static void flush_map(const struct apx_pm_set *set)
 {
 	const struct apx_pm_set *fs = apx_pm_replay_flush_set();
@@ -600,7 +599,6 @@ static void flush_map(const struct apx_pm_set *set)
 			rp.flush = 0;
 			return;
 		}
-		rp.flushed_metric[rp.flush_map[k]] = 1;
 	}
 }
 

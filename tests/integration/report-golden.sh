@@ -2,9 +2,9 @@
 # report-golden.sh - `apx report --format json` on committed traces equals the golden files in
 # tests/golden/ (the JSON schema and every number are stable; torch.profiler traces of
 # tests/fixtures/kineto in tests/golden/kineto/), the CSV and HTML of a few equal
-# tests/golden/csv/ and tests/golden/html/, the H200 hardware-counter traces' (tests/fixtures/hwc)
-# JSON and metrics-section text tests/golden/hwc/, the capture-range traces' (tests/fixtures/capture)
-# JSON tests/golden/capture/, and the text report of each renders within
+# tests/golden/csv/ and tests/golden/html/, the H200 hardware-counter traces' (tests/fixtures/hwc;
+# --replay-flush's in flush/, as flush-*) JSON and metrics-section text tests/golden/hwc/, the
+# capture-range traces' (tests/fixtures/capture) JSON tests/golden/capture/, and the text report of each renders within
 # 100 columns. Called by ctest: APX SRCDIR; with a third argument "update" it
 # rewrites the golden files instead (review the diff before committing).
 set -u
@@ -14,10 +14,11 @@ fail=0 n=0
 tmp=$(mktemp) || exit 1
 trap 'rm -f "$tmp"' EXIT
 for trace in tests/fixtures/sample.apx tests/fixtures/real/*.apx tests/fixtures/kineto/*.json.gz \
-	tests/fixtures/hwc/*.apx tests/fixtures/capture/*.apx; do
+	tests/fixtures/hwc/*.apx tests/fixtures/hwc/flush/*.apx tests/fixtures/capture/*.apx; do
 	[ -e "$trace" ] || continue
 	case $trace in
 	*.json.gz) golden=tests/golden/kineto/$(basename "$trace" .json.gz).json ;;
+	*/hwc/flush/*) golden=tests/golden/hwc/flush-$(basename "$trace" .apx).json ;;
 	*/hwc/*) golden=tests/golden/hwc/$(basename "$trace" .apx).json ;;
 	*/capture/*) golden=tests/golden/capture/$(basename "$trace" .apx).json ;;
 	*) golden=tests/golden/$(basename "$trace" .apx).json ;;
@@ -38,9 +39,12 @@ for trace in tests/fixtures/sample.apx tests/fixtures/real/*.apx tests/fixtures/
 done
 # the text of the metrics section (PM sampling, kernel counters) of the H200 hardware-counter
 # traces (issue 13): the report's metric maths on real data, as text
-for trace in tests/fixtures/hwc/*.apx; do
+for trace in tests/fixtures/hwc/*.apx tests/fixtures/hwc/flush/*.apx; do
 	[ -e "$trace" ] || continue
-	golden=tests/golden/hwc/$(basename "$trace" .apx).metrics.txt
+	case $trace in
+	*/flush/*) golden=tests/golden/hwc/flush-$(basename "$trace" .apx).metrics.txt ;;
+	*) golden=tests/golden/hwc/$(basename "$trace" .apx).metrics.txt ;;
+	esac
 	"$apx" report --color never -s metrics "$trace" >"$tmp" 2>/dev/null
 	if [ $? -gt 1 ]; then echo "FAIL: $trace: -s metrics failed"; fail=1; continue; fi
 	if [ "$mode" = update ]; then

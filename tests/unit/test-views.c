@@ -194,6 +194,54 @@ APX_TEST(replay_counters_per_kernel)
 	return 0;
 }
 
+/* --replay-flush: "gemm" has two replayed launches (DRAM written 90 and 110 MB, inflated by the
+ * replay) each followed by a flushed one (passes 1: 40 and 60 MB, and the replayed one's
+ * duration copied with the replay's passes). Its DRAM counters are the flushed launches'
+ * median (50 MB), its duration the replayed launches' alone (not counted twice), its hit rate
+ * the replay's. "add", replayed once and never flushed, keeps the replay's DRAM counter. */
+APX_TEST(replay_flush_counters_preferred)
+{
+	static const char dw[] = "dram__bytes_write.sum", dur[] = "gpu__time_duration.sum";
+	struct tg t;
+	struct apx_model *m;
+	const struct apx_an_kc *gemm = NULL, *add = NULL;
+
+	APX_ASSERT_OK(open_proc(&t, "node1", 100, 0xa0));
+	for (int i = 0; i < 2; i++) {
+		tg_kernel(&t, 0, 0, "gemm", 7);		/* replayed */
+		tg_counter(&t, t.corr, dur, i ? 300000.0 : 100000.0, 12);
+		tg_counter(&t, t.corr, dw, i ? 110e6 : 90e6, 12);
+		tg_counter(&t, t.corr, "lts__t_sector_hit_rate.pct", 70.0, 12);
+		tg_kernel(&t, 0, 0, "gemm", 7);		/* flushed */
+		tg_counter(&t, t.corr, dw, i ? 60e6 : 40e6, 1);
+		tg_counter(&t, t.corr, dur, i ? 300000.0 : 100000.0, 12);
+	}
+	tg_kernel(&t, 0, 0, "add", 7);
+	tg_counter(&t, t.corr, dw, 7e6, 12);
+	m = tg_model(&t, 1);
+	APX_ASSERT(m);
+	APX_ASSERT_EQ(m->kc.n, 2);
+	for (size_t i = 0; i < m->kc.n; i++) {
+		const struct apx_an_kc *kc = APX_VEC_AT(&m->kc, struct apx_an_kc, i);
+		const struct apx_an_name *nm = APX_VEC_AT(&m->names, struct apx_an_name, kc->name);
+
+		*(nm->len == 4 ? &gemm : &add) = kc;
+	}
+	APX_ASSERT(gemm && add);
+	APX_ASSERT_EQ(gemm->launches, 2);
+	APX_ASSERT_EQ(gemm->flushed, 2);
+	APX_ASSERT(gemm->v[APX_KC_DRAM_WRITE] == 50e6);
+	APX_ASSERT(gemm->from_flushed >> APX_KC_DRAM_WRITE & 1);
+	APX_ASSERT(gemm->v[APX_KC_DURATION] == 200000.0);
+	APX_ASSERT(!(gemm->from_flushed >> APX_KC_DURATION & 1));
+	APX_ASSERT(gemm->v[APX_KC_L2_HIT] == 70.0);
+	APX_ASSERT_EQ(add->launches, 1);
+	APX_ASSERT_EQ(add->flushed, 0);
+	APX_ASSERT(add->v[APX_KC_DRAM_WRITE] == 7e6 && !add->from_flushed);
+	apx_model_free(m);
+	return 0;
+}
+
 /* Replayed launches have no times (start = end = 0): they count in their name with the
  * duration their replay measured, and the run, the timelines and the idle time never see them. */
 APX_TEST(replayed_kernels_without_times_are_untimed)
