@@ -474,7 +474,7 @@ static void range_values(struct rp_ctx *x, uint32_t corr, int flushed)
 
 		push_counters(x, corr, v, h->n, rp.flush_map, 1);
 		memcpy(&d, &bits, sizeof(d));
-		if (rp.dur_idx >= 0)
+		if (rp.dur_idx >= 0 && bits)	/* 0: the replayed launch had no duration */
 			push_counters(x, corr, &d, 1, &rp.dur_idx, x->host.passes);
 		atomic_fetch_add(&rp.flushed, 1);
 		return;
