@@ -116,8 +116,10 @@ static int image_init(struct rp_ctx *x, uint8_t *data, size_t size)
 	return (int)cuptiRangeProfilerCounterDataImageInitialize(&p);
 }
 
-/* The size of a counter-data image for host's metrics (one range), or 0. The profiler object
- * keeps the metrics last asked about here for the next image it initialises. */
+/* The size of a counter-data image for host's metrics (one range), or 0. Asked again before
+ * each image is initialised: on the H200, initialising the flushed set's image after the main
+ * set had been sized failed until it was sized again (the profiler object seems to keep the
+ * metrics last asked about here). */
 static size_t image_size(struct rp_ctx *x, struct apx_pm_host *host)
 {
 	CUpti_RangeProfiler_GetCounterDataSize_Params ds = { .structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE };
@@ -358,7 +360,7 @@ static int flushed_enter(const CUpti_CallbackData *cb, struct rp_func *s, CUstre
 	struct rp_ctx *x;
 	int idle = 0, r;
 
-	if (due != sig || !(x = ctx_of(cb->context)) || !atomic_load(&x->fon) ||
+	if (!due || due != sig || !(x = ctx_of(cb->context)) || !atomic_load(&x->fon) ||
 	    !atomic_compare_exchange_strong(&x->busy, &idle, 1))
 		return 0;
 	if (!atomic_compare_exchange_strong(&s->flush_sig, &due, 0)) {
@@ -541,7 +543,7 @@ void apx_replay_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	uintptr_t f;
 	CUstream stream;
-	uint64_t sig;
+	uint64_t sig = 0;	/* the shape, only --replay-flush needs it */
 
 	if (!rp.on || apx_l2_sweeping())	/* the flush kernel's own launch */
 		return;
@@ -553,20 +555,21 @@ void apx_replay_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 	if (cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx ||
 	    cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz) {
 		const cuLaunchKernelEx_params *p = cb->functionParams;
-
 		const CUlaunchConfig *g = p->config;
 
 		f = (uintptr_t)p->f;
 		stream = g ? g->hStream : NULL;
-		sig = g ? shape(g->gridDimX, g->gridDimY, g->gridDimZ, g->blockDimX, g->blockDimY,
-				g->blockDimZ, g->sharedMemBytes) : 1;
+		if (rp.flush && g)
+			sig = shape(g->gridDimX, g->gridDimY, g->gridDimZ, g->blockDimX,
+				    g->blockDimY, g->blockDimZ, g->sharedMemBytes);
 	} else {
 		const cuLaunchKernel_params *p = cb->functionParams;
 
 		f = (uintptr_t)p->f;
 		stream = p->hStream;
-		sig = shape(p->gridDimX, p->gridDimY, p->gridDimZ, p->blockDimX, p->blockDimY,
-			    p->blockDimZ, p->sharedMemBytes);
+		if (rp.flush)
+			sig = shape(p->gridDimX, p->gridDimY, p->gridDimZ, p->blockDimX,
+				    p->blockDimY, p->blockDimZ, p->sharedMemBytes);
 	}
 	if (f)
 		range_enter(cb, f, stream, sig);
