@@ -74,10 +74,25 @@ int apx_name_has(const struct apx_an_name *nm, const char *needle);
  * APX_HOST_OP_NS). Rules that remove launches claim that much launch idle per launch, and
  * launch-bound leaves it to them (apx_launch_idle_claimed). */
 double apx_launch_host_ns(const struct apx_model *m);
+/* An optimizer stepping one tensor at a time (optimizer_loop.c): params 0 when none. */
+struct apx_optimizer_loop {
+	double params;			/* tensors a step (addcdiv kernels a step) */
+	uint64_t upd, upd_ns, cmul;	/* the steady state's addcdiv kernels, their time; addcmul */
+	const struct apx_an_name *top;	/* the addcdiv name with the most launches */
+	uint64_t span_steps;		/* steps in which the loop's span was found */
+	double span_ns;			/* the loop's span a step: median over those steps */
+	double launches;		/* kernels in it a step: median */
+	uint64_t idle_ns;		/* the GPU idle inside the spans, summed over the steps */
+};
+int apx_optimizer_loop_find(const struct apx_model *m, struct apx_optimizer_loop *l); /* -ENOMEM */
 /* The launches a step that optimizer-foreach removes (0: it does not fire), and the steady
  * launch-overhead idle that rules removing launches claim, in ns (*ret_launches: all steps). */
 double apx_optimizer_loop_launches(const struct apx_model *m);
 double apx_launch_idle_claimed(const struct apx_model *m, double *ret_launches);
+/* The steady idle of cause c (launch overhead in a launch-bound steady state, else no cause)
+ * inside the optimizer loop's spans, less the collector's cost for its launches: that
+ * optimizer-foreach claims; 0 for every other cause. */
+double apx_optimizer_loop_idle(const struct apx_model *m, unsigned c);
 /* Gradients zeroed by kernels every step (rule_zero_grad_memset.c): per step, the zeroing
  * launches and their GPU time, the gradient accumulations set_to_none would spare (adds into
  * the zeroed gradients) and theirs, and what each launch costs the host; launch_idle_ns: the

@@ -9,7 +9,17 @@
  *              host's work after it (without the sync that work overlaps the GPU's), unless
  *              the host was in a copy call then or the gap ends with a host->device copy (the
  *              host was producing that input: data). A host blocked in a sync during a gap
- *              that the sync does not end did not cause it (the GPU had its work queued);
+ *              that the sync does not end did not cause it (the GPU had its work queued).
+ *              After such a gap the GPU's queue is empty and the host must get ahead again:
+ *              until it is (APX_REFILL_TIGHT_RUN gaps in a row of under APX_REFILL_TIGHT_NS,
+ *              the ~1 us between queued kernels, or APX_REFILL_BUSY_NS busy between two
+ *              gaps), what the later gaps would give to launch overhead, unknown or the
+ *              host's in-step work is the sync's too (the refill), provided the host did
+ *              get ahead (a refill that the next sync or the end interrupts goes back: a
+ *              host slower than the GPU leaves those gaps with or without the sync), and
+ *              when the steady state is not launch-bound; in a launch-bound one the host sets the
+ *              pace with or without the sync, and the refill goes back to those causes
+ *              (decided after the sweep, apx_idle_resolve, as launch-bound is);
  *   staging    the host was inside the call of a pageable copy of > 64 KiB (staging it
  *              through the driver's pinned buffer); or the gap begins with such a copy (to the
  *              device, or to pageable memory: y.cpu()) and a sync returns in it: the copy's
@@ -352,11 +362,54 @@ static unsigned sync_gap_owner(const struct apx_gap_edges *ed)
 	return APX_IDLE_SYNC;
 }
 
+/* A refill's pending gaps: the sync's (the host got ahead again) or back to their causes
+ * (it never did: a host that launches slower than the GPU runs leaves those gaps with or
+ * without the sync). */
+static void refill_end(struct apx_an_timeline *t, int ahead)
+{
+	for (unsigned k = 0; k <= APX_IDLE_STEP_HOST; k++) {
+		if (ahead) {
+			t->refill_ns[k] += t->pend_ns[k];
+			t->refill_gaps[k] += t->pend_gaps[k];
+		} else if (k == APX_IDLE_STEP_HOST) {
+			t->step_host_ns += t->pend_ns[k];
+			t->step_host_gaps += t->pend_gaps[k];
+		} else {
+			t->idle_by_cause[k] += t->pend_ns[k];
+			t->gaps_by_cause[k] += t->pend_gaps[k];
+		}
+		t->pend_ns[k] = t->pend_gaps[k] = 0;
+	}
+	t->refill = 0;
+}
+
+/* The refill's state after the gap [a, b): a sync's gap starts one (ending the one before,
+ * which the host never got out of); REFILL_TIGHT_RUN tight gaps in a row, or a long busy
+ * stretch before this gap, end it with the host ahead. */
+static void refill_track(struct apx_an_timeline *t, uint64_t a, uint64_t b, int sync_gap)
+{
+	if (sync_gap) {
+		if (t->refill)
+			refill_end(t, 0);
+		t->refill = 1;
+		t->refill_tight = 0;
+	} else if (t->refill && t->refill_last_ns && a - t->refill_last_ns >= APX_REFILL_BUSY_NS) {
+		refill_end(t, 1);
+	} else if (b - a < APX_REFILL_TIGHT_NS) {
+		if (++t->refill_tight >= APX_REFILL_TIGHT_RUN && t->refill)
+			refill_end(t, 1);
+	} else {
+		t->refill_tight = 0;
+	}
+	t->refill_last_ns = b;
+}
+
 unsigned apx_idle_gap(const struct apx_idle_ctx *c, struct apx_an_timeline *t, uint64_t a,
 		      uint64_t b, const struct apx_gap_edges *ed)
 {
 	const struct apx_model *m = c->m;
-	uint64_t part[APX_IDLE__COUNT + 1] = { 0 };	/* + APX_IDLE_STEP_HOST */
+	uint64_t part[APX_IDLE__COUNT + 2] = { 0 };	/* + APX_IDLE_STEP_HOST, _REFILL */
+	uint64_t moved[APX_IDLE__COUNT + 1] = { 0 };	/* into the refill, by cause */
 	uint64_t lo = a > m->steady_start_ns ? a : m->steady_start_ns;
 	uint64_t hi = b < m->steady_end_ns ? b : m->steady_end_ns;
 	uint64_t rest, ret;
@@ -413,12 +466,33 @@ unsigned apx_idle_gap(const struct apx_idle_ctx *c, struct apx_an_timeline *t, u
 			part[APX_IDLE_UNKNOWN] += rest;
 		}
 	}
-	for (unsigned k = 0; k <= APX_IDLE_STEP_HOST; k++) {
+	if (t->refill && !ret) {		/* the sync's refill: kept apart, by cause */
+		static const unsigned take[] = { APX_IDLE_LAUNCH, APX_IDLE_UNKNOWN, APX_IDLE_STEP_HOST };
+
+		for (size_t i = 0; i < sizeof(take) / sizeof(take[0]); i++) {
+			moved[take[i]] = part[take[i]];
+			t->pend_ns[take[i]] += part[take[i]];
+			part[APX_IDLE_REFILL] += part[take[i]];
+			part[take[i]] = 0;
+		}
+	}
+	for (unsigned k = 0; k <= APX_IDLE_REFILL; k++) {
 		if (k < APX_IDLE__COUNT)
 			t->idle_by_cause[k] += part[k];
 		if (part[k] > part[best])
 			best = k;
 	}
+	if (best == APX_IDLE_REFILL) {
+		unsigned orig = APX_IDLE_LAUNCH;	/* the refill's largest cause */
+
+		for (unsigned k = 0; k <= APX_IDLE_STEP_HOST; k++)
+			if (moved[k] > moved[orig])
+				orig = k;
+		t->pend_gaps[orig]++;
+	}
+	refill_track(t, a, b, ret && best == APX_IDLE_SYNC);
+	if (best == APX_IDLE_REFILL)
+		return APX_IDLE_REFILL;
 	t->step_host_ns += part[APX_IDLE_STEP_HOST];
 	if (ed->prev_pageable_d2h)	/* staging after a copy to pageable memory: sync-copy's */
 		t->staging_d2h_ns += part[APX_IDLE_STAGING];
@@ -441,8 +515,9 @@ unsigned apx_idle_gap(const struct apx_idle_ctx *c, struct apx_an_timeline *t, u
 static int launch_bound(const struct apx_model *m)
 {
 	const struct apx_store *st = m->store;
-	uint64_t idle = m->gpu.idle_by_cause[APX_IDLE_LAUNCH];
-	uint64_t gaps = m->gpu.gaps_by_cause[APX_IDLE_LAUNCH] + m->gpu.gaps_by_cause[APX_IDLE_COLLECTOR];
+	uint64_t idle = m->gpu.idle_by_cause[APX_IDLE_LAUNCH] + m->gpu.refill_ns[APX_IDLE_LAUNCH];
+	uint64_t gaps = m->gpu.gaps_by_cause[APX_IDLE_LAUNCH] + m->gpu.gaps_by_cause[APX_IDLE_COLLECTOR] +
+			m->gpu.refill_gaps[APX_IDLE_LAUNCH];
 	double kernel_ns = 0;
 
 	if (!st || !st->k.n || !gaps || !m->steady_ns ||
@@ -451,6 +526,29 @@ static int launch_bound(const struct apx_model *m)
 	for (size_t i = 0; i < st->k.n; i++)
 		kernel_ns += (double)st->k.dur[i];
 	return kernel_ns / (double)st->k.n <= 2.0 * (double)idle / (double)gaps;
+}
+
+/* A sync's refill (kept apart by cause): the sync's, or in a launch-bound steady state back
+ * to its causes (the host's in-step work with the rest of it, made launch overhead next). */
+static void refill_resolve(struct apx_an_timeline *t, int bound)
+{
+	static const unsigned back[] = { APX_IDLE_LAUNCH, APX_IDLE_UNKNOWN };
+
+	if (t->refill)		/* the host never got ahead again before the end */
+		refill_end(t, 0);
+	if (!bound) {
+		for (unsigned k = 0; k <= APX_IDLE_STEP_HOST; k++) {
+			t->idle_by_cause[APX_IDLE_SYNC] += t->refill_ns[k];
+			t->gaps_by_cause[APX_IDLE_SYNC] += t->refill_gaps[k];
+		}
+		return;
+	}
+	for (size_t i = 0; i < sizeof(back) / sizeof(back[0]); i++) {
+		t->idle_by_cause[back[i]] += t->refill_ns[back[i]];
+		t->gaps_by_cause[back[i]] += t->refill_gaps[back[i]];
+	}
+	t->step_host_ns += t->refill_ns[APX_IDLE_STEP_HOST];
+	t->step_host_gaps += t->refill_gaps[APX_IDLE_STEP_HOST];
 }
 
 void apx_idle_resolve(struct apx_model *m)
@@ -463,6 +561,7 @@ void apx_idle_resolve(struct apx_model *m)
 		struct apx_an_timeline *t = i < m->timelines.n
 			? APX_VEC_AT(&m->timelines, struct apx_an_timeline, i) : &m->gpu;
 
+		refill_resolve(t, m->launch_bound);
 		t->idle_by_cause[cause] += t->step_host_ns;
 		t->gaps_by_cause[cause] += t->step_host_gaps;
 		t->step_host_launch = m->launch_bound;
@@ -472,6 +571,8 @@ void apx_idle_resolve(struct apx_model *m)
 
 		if (g->cause == APX_IDLE_STEP_HOST)
 			g->cause = (uint8_t)cause;
+		else if (g->cause == APX_IDLE_REFILL)
+			g->cause = m->launch_bound ? APX_IDLE_LAUNCH : APX_IDLE_SYNC;
 	}
 	for (size_t s = 0; m->unknown_per_step && !m->launch_bound && s < m->steady.count; s++)
 		m->unknown_per_step[s] += m->step_host_per_step[s];

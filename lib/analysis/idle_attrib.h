@@ -49,6 +49,15 @@ struct apx_gap_edges {
  * work between launches): apx_idle_gap() returns and keeps it apart, apx_idle_resolve() makes
  * it launch overhead or unknown (never in idle_by_cause[] or a gap's cause after that). */
 #define APX_IDLE_STEP_HOST APX_IDLE__COUNT
+/* A gap mostly in a sync's refill (idle_attrib.c): returned by apx_idle_gap() and decided by
+ * apx_idle_resolve() (sync, or launch overhead in a launch-bound steady state). */
+#define APX_IDLE_REFILL (APX_IDLE__COUNT + 1)
+/* The refill after a sync ends with REFILL_TIGHT_RUN gaps in a row under REFILL_TIGHT_NS (the
+ * ~1 us between kernels the GPU had queued: the host is ahead again), or with a busy stretch
+ * of REFILL_BUSY_NS between two gaps. */
+#define APX_REFILL_TIGHT_NS 2000u
+#define APX_REFILL_TIGHT_RUN 4
+#define APX_REFILL_BUSY_NS 1000000u
 /* Launch-bound: the short gaps' launch overhead is at least this share of the steady state. */
 #define APX_LAUNCH_BOUND_SHARE 0.10
 

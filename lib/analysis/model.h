@@ -409,6 +409,16 @@ struct apx_an_timeline {
 	 * (step_host_launch), else unknown; counted in idle_by_cause too */
 	uint64_t step_host_ns, step_host_gaps;
 	int step_host_launch;
+	/* after a sync's gap, until the host is ahead again (the refill): the parts of the gaps
+	 * that would be launch overhead, unknown or the host's in-step work (by that cause, the
+	 * last slot the latter), and the gaps mostly that; kept apart until apx_idle_resolve()
+	 * gives them to the sync (not launch-bound) or back to those causes; and the sweep's
+	 * state: in a refill, tight gaps in a row, the last gap's end */
+	uint64_t refill_ns[APX_IDLE__COUNT + 1], refill_gaps[APX_IDLE__COUNT + 1];
+	uint64_t pend_ns[APX_IDLE__COUNT + 1], pend_gaps[APX_IDLE__COUNT + 1];	/* the refill's
+						 * until the host is ahead */
+	int refill, refill_tight;
+	uint64_t refill_last_ns;
 	uint64_t uvm_kernel_ns;			/* kernels that ran while pages migrated to the GPU */
 	uint64_t staging_d2h_ns;		/* of idle_by_cause[staging]: in the gaps after copies
 						 * of > 64 KiB to pageable memory (sync-copy's) */

@@ -172,23 +172,28 @@ static void untraced_why(const struct apx_model *m, char *buf, size_t cap)
 
 /* A finding whose estimated saving is under 1 % of a step (steps x 1 % of the median step
  * time, over the run) is taken out of the findings; its rule's check says what it would save
- * (when none of the rule's findings is left). Savings of 0 are kept: they are findings the
- * rule does not estimate (memory capacity); but not one the cap took to 0. */
+ * (when none of the rule's findings is left). A start-up finding, a one-off, is weighed
+ * against the run: under 1 % of its collected time (or of a step's floor, the larger) it is
+ * taken out too. Savings of 0 are kept: they are findings the rule does not estimate (memory
+ * capacity); but not one the cap took to 0. */
 static void demote_minor(const struct apx_model *m, struct apx_findings *out,
 			 const uint8_t *capped)
 {
 	const struct apx_an_steps *st = &m->steady;
 	double floor = st->count ? 0.01 * (double)st->median_ns * (double)st->count : MINOR_FLOOR_NS;
+	double run_floor = 0.01 * (double)m->collected_ns;
 	double demoted[APX_RULES_MAX];		/* by result: the largest saving taken out */
 	uint8_t gone[APX_RULES_MAX] = { 0 };	/* ... and it was capped to nothing */
+	uint8_t startup[APX_RULES_MAX] = { 0 };	/* ... and it was a start-up finding */
 	size_t k = 0;
 
 	for (size_t r = 0; r < APX_RULES_MAX; r++)
 		demoted[r] = -1;	/* none */
 	for (size_t i = 0; i < out->n; i++) {
 		struct apx_finding *f = &out->f[i];
+		double fl = f->startup && run_floor > floor ? run_floor : floor;
 
-		if (!((f->saving_ns > 0 || capped[i]) && f->saving_ns < floor)) {
+		if (!((f->saving_ns > 0 || capped[i]) && f->saving_ns < fl)) {
 			out->f[k++] = *f;
 			continue;
 		}
@@ -196,6 +201,7 @@ static void demote_minor(const struct apx_model *m, struct apx_findings *out,
 			if (!strcmp(out->results[r].rule, f->rule) && f->saving_ns > demoted[r]) {
 				demoted[r] = f->saving_ns;
 				gone[r] = capped[i] && f->saving_ns <= 0;
+				startup[r] = f->startup && fl == run_floor;
 			}
 	}
 	out->n = k;
@@ -213,6 +219,10 @@ static void demote_minor(const struct apx_model *m, struct apx_findings *out,
 		res->status = APX_RULE_MINOR;
 		if (gone[r])
 			snprintf(res->why, sizeof(res->why), "its time is all claimed by larger findings");
+		else if (startup[r])
+			snprintf(res->why, sizeof(res->why), "would save %s at start-up, under 1%% of "
+				 "the run (%s)", apx_fmt_ns(b1, sizeof(b1), demoted[r]),
+				 apx_fmt_ns(b2, sizeof(b2), (double)m->collected_ns));
 		else if (st->count)
 			snprintf(res->why, sizeof(res->why), "would save %s a step, under 1%% of a "
 				 "step (%s)", apx_fmt_ns(b1, sizeof(b1), demoted[r] / (double)st->count),

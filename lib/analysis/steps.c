@@ -296,9 +296,9 @@ static double boundary_gap(const uint32_t *g, size_t n, size_t t0, size_t p, uin
 	return best;
 }
 
-/* The gap that 9 of 10 gaps at the other p0-positions of period p that share the boundary's
- * position modulo p0 (the boundary's siblings: a layer's start where the step's start is the
- * first layer's) stay under: their highest decile. */
+/* The median gap at the other p0-positions of period p that share the boundary's position
+ * modulo p0 (the boundary's siblings: a layer's start where the step's start is the first
+ * layer's). */
 static double siblings_gap(const uint32_t *g, size_t n, size_t t0, size_t p, size_t p0,
 			   size_t phase, uint32_t *scratch)
 {
@@ -313,13 +313,14 @@ static double siblings_gap(const uint32_t *g, size_t n, size_t t0, size_t p, siz
 	if (!c)
 		return 0;
 	qsort(scratch, c, sizeof(*scratch), cmp_u32);
-	return (double)scratch[c - 1 - c / 10];
+	return (double)scratch[c / 2];
 }
 
 /* The program's iteration from the shortest period p0 of the names: the shortest multiple of p0
  * whose boundary gap (boundary_gap) is within WIDEN_KEEP of the largest any multiple has, when
- * that stands WIDEN_STANDS above p0's own and nearly every boundary gap is longer than nearly
- * every sibling's (siblings_gap); p0 otherwise. The gaps are the last GAPS_MAX of the
+ * that stands WIDEN_STANDS above p0's own and nine of ten boundary gaps are longer than the
+ * siblings' median (siblings_gap: their upper tail may reach the boundary's, as a loop's
+ * Python every few layers does); p0 otherwise. The gaps are the last GAPS_MAX of the
  * tail window's second half (more when WIDEN_PERIODS periods need it). The step starts at the
  * widened period's boundary: *phase (unchanged when p0 stays). Negative errno on no memory. */
 static long widen(const struct apx_model *m, const struct windows *w, size_t p0, size_t *phase)

@@ -350,10 +350,17 @@ int apx_timelines_build(struct apx_model *m)
 		g->staging_d2h_ns += t->staging_d2h_ns;
 		g->step_host_ns += t->step_host_ns;
 		g->step_host_gaps += t->step_host_gaps;
+		g->refill |= t->refill;
 		g->gaps += t->gaps;
 		for (unsigned c = 0; c < APX_IDLE__COUNT; c++) {
 			g->idle_by_cause[c] += t->idle_by_cause[c];
 			g->gaps_by_cause[c] += t->gaps_by_cause[c];
+		}
+		for (unsigned c = 0; c <= APX_IDLE__COUNT; c++) {
+			g->refill_ns[c] += t->refill_ns[c];
+			g->refill_gaps[c] += t->refill_gaps[c];
+			g->pend_ns[c] += t->pend_ns[c];
+			g->pend_gaps[c] += t->pend_gaps[c];
 		}
 		g->active_ns += t->active_ns;
 		m->gpu_active_ns += t->active_ns;

@@ -5,7 +5,8 @@
  * start-up copies give start-up findings that rank under the steady state's unless start-up
  * dominates, long gaps inside launch-bound steps are launch overhead (not starvation) while a
  * stall between steps is not, the gap before a run's first recurring copy is start-up, the
- * sync of a pageable copy to the device is staging, a one-off stall is no starvation, and,
+ * sync of a pageable copy to the device is staging, a one-off stall is no starvation, the
+ * refill after a sync (until the host is ahead again) is the sync's, and,
  * on random traces, every idle ns is counted once and the findings' savings together stay
  * within the steady window.
  */
@@ -340,6 +341,70 @@ APX_TEST(the_gap_before_the_first_recurring_copy_is_startup)
 	m = p2p_after_stall(150, 5);
 	APX_ASSERT(m && m->gpu.idle_by_cause[APX_IDLE_UNKNOWN] >= 150 * MS);
 	APX_ASSERT(finding("gpu-starvation"));
+	apx_model_free(m);
+	return 0;
+}
+
+/* 40 steps of 8 micro-batches, each: a sync (loss.item(): 300 us blocked) ending a 150 us
+ * gap, then 10 kernels of 80 us with ramp gaps of ramp_us while the host gets ahead again,
+ * then (host_ahead) 20 kernels back to back 1 us apart, or (not) 20 more with the same gaps:
+ * a host slower than the GPU throughout. */
+static struct apx_model *syncs_then_ramp(uint64_t ramp_us, int host_ahead)
+{
+	struct tg t;
+	uint64_t ts = 1 * MS;
+
+	if (tg_open(&t) < 0)
+		return NULL;
+	for (int s = 0; s < 40; s++) {
+		uint64_t s0 = ts;
+
+		for (int mb = 0; mb < 8; mb++) {
+			tg_sync(&t, ts - 300 * US, ts, APX_SYNC_KIND_STREAM);
+			ts += 150 * US;
+			for (int k = 0; k < 30; k++) {
+				tg_kernel(&t, ts, 80 * US, k % 2 ? "relu" : "gemm", 7);
+				ts += 80 * US + (k < 10 || !host_ahead ? ramp_us * US : 1 * US);
+			}
+		}
+		tg_marker(&t, s0, ts, "step");
+	}
+	return load(&t);
+}
+
+/* After a sync the GPU's queue is empty: the gaps until the host is ahead again (the refill)
+ * are the sync's, and sync-frequency's saving holds them; when the host never gets ahead
+ * (it launches slower than the GPU runs), they stay with their causes. */
+APX_TEST(the_refill_after_a_sync_is_the_sync_s)
+{
+	struct apx_model *m = syncs_then_ramp(30, 1);
+	const struct apx_finding *f;
+	uint64_t sync, refill = 0;
+
+	APX_ASSERT(m && m->steady.count >= 35 && !m->launch_bound);
+	for (unsigned k = 0; k <= APX_IDLE__COUNT; k++)
+		refill += m->gpu.refill_ns[k];
+	sync = m->gpu.idle_by_cause[APX_IDLE_SYNC];
+	/* per micro-batch: the 150 us gap and 10 ramp gaps of 30 us */
+	APX_ASSERT(refill >= (uint64_t)(m->steady.count - 2) * 8 * 10 * 30 * US);
+	APX_ASSERT(sync >= refill + (uint64_t)(m->steady.count - 2) * 8 * 150 * US);
+	APX_ASSERT_EQ(m->gpu.idle_by_cause[APX_IDLE_UNKNOWN], 0);
+	f = finding("sync-frequency");
+	APX_ASSERT(f && f->saving_ns >= (double)sync * 0.99);
+	APX_ASSERT(strstr(f->evidence, "got ahead"));
+	APX_ASSERT(!finding("gpu-starvation"));
+	apx_model_free(m);
+
+	m = syncs_then_ramp(30, 0);
+	APX_ASSERT(m && !m->launch_bound);
+	refill = 0;
+	for (unsigned k = 0; k <= APX_IDLE__COUNT; k++)
+		refill += m->gpu.refill_ns[k];
+	APX_ASSERT_EQ(refill, 0);
+	APX_ASSERT(m->gpu.idle_by_cause[APX_IDLE_LAUNCH] >=	/* short gaps: launch overhead */
+		   (uint64_t)(m->steady.count - 2) * 8 * 29 * 30 * US);
+	for (size_t i = 0; i < m->gaps.n; i++)	/* no gap is left with the tentative cause */
+		APX_ASSERT(APX_VEC_AT(&m->gaps, struct apx_an_gap, i)->cause < APX_IDLE__COUNT);
 	apx_model_free(m);
 	return 0;
 }

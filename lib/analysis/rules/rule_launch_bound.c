@@ -24,16 +24,18 @@
 
 double apx_launch_idle_claimed(const struct apx_model *m, double *ret_launches)
 {
-	double host = apx_launch_host_ns(m), launches;
+	double host = apx_launch_host_ns(m), zero, opt = apx_optimizer_loop_launches(m);
+	double opt_idle = apx_optimizer_loop_idle(m, APX_IDLE_LAUNCH);
 	struct apx_zero_grad z;
 
 	*ret_launches = 0;
 	if (host <= 0)
 		return 0;
 	apx_zero_grad_find(m, &z);
-	launches = apx_optimizer_loop_launches(m) + (z.launch_idle_ns > 0 ? z.launches + z.adds : 0);
-	*ret_launches = launches * (double)m->steady.count;
-	return *ret_launches * host;
+	zero = z.launch_idle_ns > 0 ? z.launches + z.adds : 0;
+	*ret_launches = (opt + zero) * (double)m->steady.count;
+	/* the optimizer loop's: the launch idle inside its spans when it measured them */
+	return (zero + (opt_idle > 0 ? 0 : opt)) * (double)m->steady.count * host + opt_idle;
 }
 
 APX_RULE_DECL(launch_bound)

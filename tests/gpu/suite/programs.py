@@ -12,7 +12,8 @@ is for a copy long done), so that only repeated_copy's planted variant copies un
 bytes again: the collector fingerprints each copy's source, and a pinned buffer refilled with
 new data is no repeat (a full 64 MiB refill would add host work that the planted variants do
 not do). Prints "SUITE case variant ms_per_step steps" (median of 3 timed blocks
-after warm-up; no profiler inside). The rule each case plants is in CASES.
+after warm-up; no profiler inside) and "RSS case variant bytes" (the resident set then).
+The rule each case plants is in CASES.
 
 python3 programs.py CASE paired [--pairs N] [--block S] [--min-block-ms M]: both variants'
 steps built in one process (seeded alike) and warmed up, then 2N timed blocks in the order
@@ -46,7 +47,8 @@ Cases (planted -> fixed):
   foreach        AdamW(foreach=False) over 48 tensors -> AdamW(fused=True)
   zero_grad      zero_grad(set_to_none=False) -> set_to_none=True
   graph_recapture a CUDA graph captured every iteration -> captured once, replayed
-  replica        a 1 GiB host tensor kept after its copy to the GPU -> deleted
+  replica        a 1 GiB host tensor kept after its copy to the GPU -> deleted (a memory cost:
+                 run.py records the RSS difference)
   host_stall     5 ms of host work (numpy) between steps -> none (done ahead)
 """
 import argparse
@@ -209,9 +211,9 @@ def case_small_copies(fixed):
 
 
 def case_sync_item(fixed):
-    m = mlp(8, 2048)
+    m = mlp(8, 4096)                                # GPU-bound: 60-70 us GEMMs, ~30 us of host
     opt = torch.optim.AdamW(m.parameters(), lr=1e-4, fused=True)
-    xs = [torch.randn(1024, 2048, device=dev) for _ in range(8)]
+    xs = [torch.randn(512, 4096, device=dev) for _ in range(8)]
     state = {"n": 0, "acc": torch.zeros((), device=dev)}
 
     def step():
@@ -362,14 +364,14 @@ def case_foreach(fixed):
     m = mlp(24, 2048)
     kw = {"fused": True} if fixed else {"foreach": False}
     opt = torch.optim.AdamW(m.parameters(), lr=1e-4, **kw)
-    x = torch.randn(1024, 2048, device=dev)
+    x = torch.randn(4096, 2048, device=dev)         # GPU-bound: ~100 us GEMMs
     return lambda: train_step(m, opt, x)
 
 
 def case_zero_grad(fixed):
     m = mlp(24, 2048)
     opt = torch.optim.AdamW(m.parameters(), lr=1e-4, fused=True)
-    x = torch.randn(1024, 2048, device=dev)
+    x = torch.randn(4096, 2048, device=dev)         # GPU-bound: ~100 us GEMMs
     return lambda: train_step(m, opt, x, set_to_none=fixed)
 
 
@@ -396,9 +398,10 @@ def case_replica(fixed):
         state["host"] = host
     w = torch.randn(4096, 4096, device=dev)
 
-    def step():
-        (w @ w).sum()
-        time.sleep(0.002)
+    def step():                                     # GPU-bound: 16 TF32 GEMMs, ~5 ms
+        for _ in range(16):
+            (w @ w).sum()
+    step.state = state      # the loop keeps its data (a closure over w alone would free it)
     return step
 
 
@@ -511,6 +514,9 @@ def main():
         times.append((time.perf_counter() - t0) / per)
     times.sort()
     print(f"SUITE {a.case} {a.variant} {times[1] * 1e3:.4f} {a.warmup + 3 * per}", flush=True)
+    with open("/proc/self/statm") as fh:           # the resident set after the steps
+        print(f"RSS {a.case} {a.variant} {int(fh.read().split()[1]) * os.sysconf('SC_PAGE_SIZE')}",
+              flush=True)
 
 
 if __name__ == "__main__":

@@ -24,7 +24,9 @@ facts.json, per case: rule (null for a clean model), method ("paired" or "separa
 runs_ms, <variant>_ms, diff_ms (what suite-check compares the estimate with), for paired
 ones also paired_diff_ms, paired_diffs_ms (every pair's difference, process by process) and
 paired_runs (each process's SUITEPAIR medians and blocks); <variant>_traced_ms and
-<variant>_traced_steps from the traced runs."""
+<variant>_traced_steps from the traced runs; for cases timed in separate processes also
+runs_rss_bytes (each process's resident set after its steps) and diff_rss_bytes (planted -
+fixed, of their medians: what suite-check compares redundant-replication's bytes with)."""
 import argparse
 import json
 import os
@@ -76,10 +78,14 @@ def lines(args, what):
 
 
 def plain(case, variant):
+    """ms per step and the resident set's bytes after the steps (None when not said)."""
+    ms = rss = None
     for line in lines([case, variant], f"{case} {variant}") or []:
         if line.startswith("SUITE "):
-            return float(line.split()[3])
-    return None
+            ms = float(line.split()[3])
+        elif line.startswith("RSS "):
+            rss = int(line.split()[3])
+    return ms, rss
 
 
 def paired(case):
@@ -145,6 +151,9 @@ def summarize(case):
             f["diff_ms"] = f["paired_diff_ms"]
     elif "planted_ms" in f and "fixed_ms" in f:
         f["diff_ms"] = f["planted_ms"] - f["fixed_ms"]
+    rss = f.get("runs_rss_bytes", {})
+    if rss.get("planted") and rss.get("fixed"):     # a memory cost (redundant-replication)
+        f["diff_rss_bytes"] = statistics.median(rss["planted"]) - statistics.median(rss["fixed"])
 
 
 def save():
@@ -165,9 +174,11 @@ for r in range(max(a.reps, sep_reps)):             # round r: one process of eve
         else:
             vs = variants(case)
             for v in (vs if r % 2 == 0 else vs[::-1]):
-                ms = plain(case, v)
+                ms, rss = plain(case, v)
                 if ms is not None:
                     f["runs_ms"][v].append(ms)
+                if rss is not None:
+                    f.setdefault("runs_rss_bytes", {}).setdefault(v, []).append(rss)
         summarize(case)
     save()
     print(f"{time.time() - t0:6.0f} s  round {r + 1} done", flush=True)

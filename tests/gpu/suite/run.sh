@@ -1,9 +1,12 @@
 #!/bin/bash
-# run.sh BUILD part I N | run.sh merge DEST DIR... - tests/gpu/suite/run.py on the GPU machine in N
+# run.sh BUILD part I N | run.sh BUILD cases LIST NAME | run.sh merge DEST DIR... -
+# tests/gpu/suite/run.py on the GPU machine in N
 # device calls (the whole suite takes about 18 minutes, a call at most 10): `part I N` runs
 # every N-th case and clean model from the I-th (run.py --part I/N; N=3 gives about 6 minutes
 # a call) in the foreground, facts.json written after every round, and packs the traces,
-# facts.json and the log into $OUT/suite-part-I.tgz (one file: a call brings back 8 at most).
+# facts.json and the log into $OUT/suite-part-I.tgz (one file: a call brings back 8 at most);
+# `cases LIST NAME` does the same for the cases of LIST (a,b: run.py --cases) into
+# $OUT/suite-part-NAME.tgz, to re-capture a few.
 # `merge DEST DIR...` (here, no GPU) unpacks the parts found in the DIRs into DEST (e.g.
 # tests/fixtures/suite) and merges their facts.json, case by case; commit the result.
 # The measured saving (facts.json diff_ms, what suite-check compares apx's estimate with) is,
@@ -18,15 +21,22 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 [ "${1:-}" = merge ] && set -- "${2:-}" merge "${@:3}"
 case "${2:-}" in
-part)
+part | cases)
 	build=$(cd "$1" && pwd)
-	i=${3:?part I N} n=${4:?part I N}
+	if [ "$2" = part ]; then
+		i=${3:?part I N} n=${4:?part I N}
+		sel=(--part "$i/$n")
+	else
+		i=${4:?cases LIST NAME}
+		sel=(--cases "$3")
+	fi
 	if ldd "$build/libapx-inject.so" | grep -q "not found"; then
 		d=$(dirname "$(find / -name 'libcupti.so.13*' 2>/dev/null | head -1)")
 		export LD_LIBRARY_PATH=$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 	fi
 	dir=$(mktemp -d)
-	PYTHONUNBUFFERED=1 timeout 570 python3 "$here/run.py" "$build" "$dir/out" --part "$i/$n" \
+	mkdir -p "$dir/out"
+	PYTHONUNBUFFERED=1 timeout 570 python3 "$here/run.py" "$build" "$dir/out" "${sel[@]}" \
 		2>&1 | tee "$dir/out/run-part-$i.log" | tail -25
 	tar czf "${OUT:-.}/suite-part-$i.tgz" -C "$dir/out" .
 	;;
@@ -61,7 +71,7 @@ with open(facts_path, "w") as fh:
 EOF
 	;;
 *)
-	echo "usage: run.sh BUILD part I N | run.sh merge DEST DIR..." >&2
+	echo "usage: run.sh BUILD part I N | run.sh BUILD cases LIST NAME | run.sh merge DEST DIR..." >&2
 	exit 2
 	;;
 esac
