@@ -491,17 +491,20 @@ unsigned apx_idle_gap(const struct apx_idle_ctx *c, struct apx_an_timeline *t, u
 		t->pend_gaps[orig]++;
 	}
 	refill_track(t, a, b, ret && best == APX_IDLE_SYNC);
+	/* per step as if no refill took them (the refill is decided later; gpu-starvation's
+	 * per-step estimate is capped by the unknown idle that is left) */
+	if (c->unknown_per_step && (part[APX_IDLE_UNKNOWN] || part[APX_IDLE_STEP_HOST] ||
+				    moved[APX_IDLE_UNKNOWN] || moved[APX_IDLE_STEP_HOST])) {
+		size_t s = step_of(m, lo);
+
+		c->unknown_per_step[s] += part[APX_IDLE_UNKNOWN] + moved[APX_IDLE_UNKNOWN];
+		c->step_host_per_step[s] += part[APX_IDLE_STEP_HOST] + moved[APX_IDLE_STEP_HOST];
+	}
 	if (best == APX_IDLE_REFILL)
 		return APX_IDLE_REFILL;
 	t->step_host_ns += part[APX_IDLE_STEP_HOST];
 	if (ed->prev_pageable_d2h)	/* staging after a copy to pageable memory: sync-copy's */
 		t->staging_d2h_ns += part[APX_IDLE_STAGING];
-	if (c->unknown_per_step && (part[APX_IDLE_UNKNOWN] || part[APX_IDLE_STEP_HOST])) {
-		size_t s = step_of(m, lo);
-
-		c->unknown_per_step[s] += part[APX_IDLE_UNKNOWN];
-		c->step_host_per_step[s] += part[APX_IDLE_STEP_HOST];
-	}
 	if (best == APX_IDLE_STEP_HOST)
 		t->step_host_gaps++;	/* its cause is decided by apx_idle_resolve() */
 	else
@@ -515,9 +518,10 @@ unsigned apx_idle_gap(const struct apx_idle_ctx *c, struct apx_an_timeline *t, u
 static int launch_bound(const struct apx_model *m)
 {
 	const struct apx_store *st = m->store;
-	uint64_t idle = m->gpu.idle_by_cause[APX_IDLE_LAUNCH] + m->gpu.refill_ns[APX_IDLE_LAUNCH];
+	uint64_t idle = m->gpu.idle_by_cause[APX_IDLE_LAUNCH] + m->gpu.refill_ns[APX_IDLE_LAUNCH] +
+			m->gpu.pend_ns[APX_IDLE_LAUNCH];	/* a refill's: launch gaps still */
 	uint64_t gaps = m->gpu.gaps_by_cause[APX_IDLE_LAUNCH] + m->gpu.gaps_by_cause[APX_IDLE_COLLECTOR] +
-			m->gpu.refill_gaps[APX_IDLE_LAUNCH];
+			m->gpu.refill_gaps[APX_IDLE_LAUNCH] + m->gpu.pend_gaps[APX_IDLE_LAUNCH];
 	double kernel_ns = 0;
 
 	if (!st || !st->k.n || !gaps || !m->steady_ns ||
@@ -571,7 +575,7 @@ void apx_idle_resolve(struct apx_model *m)
 
 		if (g->cause == APX_IDLE_STEP_HOST)
 			g->cause = (uint8_t)cause;
-		else if (g->cause == APX_IDLE_REFILL)
+		else if (g->cause == APX_IDLE_REFILL)	/* (an interrupted refill's too) */
 			g->cause = m->launch_bound ? APX_IDLE_LAUNCH : APX_IDLE_SYNC;
 	}
 	for (size_t s = 0; m->unknown_per_step && !m->launch_bound && s < m->steady.count; s++)
