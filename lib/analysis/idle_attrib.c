@@ -3,6 +3,10 @@
  * Every idle gap of a device's sweep (timeline.c) is cut at the steady window: the part before
  * it is start-up, the part after it teardown, and every ns inside it gets exactly one cause,
  * the first of this list that holds for it:
+ *   collector  (first) a launch replayed by the range profiler (apx analyze --replay: a
+ *              kernel without times) whose correlation id lies between those of the
+ *              activities before and after the gap: its passes ran there, the collector's
+ *              own cost (the summary's replay time), not the program's;
  *   uvm        the host faulted unified-memory pages back during the gap (CPU faults,
  *              migrations to the host: their records mark when, not how long it stalled);
  *   sync       a synchronization returned inside the gap: the wait up to its return, then the
@@ -76,6 +80,13 @@ static int cmp_pair(const void *a, const void *b)
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
 	return x < y ? -1 : x > y;
 }
@@ -164,9 +175,10 @@ int apx_idle_ctx_init(struct apx_idle_ctx *c, const struct apx_model *m)
 	memset(c, 0, sizeof(*c));
 	c->m = m;
 	c->sync_ends = malloc((m->syncs.n + 1) * sizeof(*c->sync_ends));
+	c->replayed = malloc(((m->store ? m->store->ku.n : 0) + 1) * sizeof(*c->replayed));
 	c->graph_starts = malloc((m->graphs.n + 1) * sizeof(*c->graph_starts));
 	c->capture_from = malloc((m->graphs.n + 1) * sizeof(*c->capture_from));
-	if (!p || !c->sync_ends || !c->graph_starts || !c->capture_from) {
+	if (!p || !c->sync_ends || !c->replayed || !c->graph_starts || !c->capture_from) {
 		free(p);
 		apx_idle_ctx_release(c);
 		return -ENOMEM;
@@ -200,6 +212,10 @@ int apx_idle_ctx_init(struct apx_idle_ctx *c, const struct apx_model *m)
 			c->sync_ends[c->nsync_ends++] = s->end;
 	}
 	qsort(c->sync_ends, c->nsync_ends, sizeof(*c->sync_ends), cmp_u64);
+	for (size_t i = 0; m->store && i < m->store->ku.n; i++)
+		if (m->store->ku.corr[i])
+			c->replayed[c->nreplayed++] = m->store->ku.corr[i];
+	qsort(c->replayed, c->nreplayed, sizeof(*c->replayed), cmp_u32);
 	for (int small = 0; small < 2 && r == 0; small++) {
 		k = 0;
 		for (size_t i = 0; i < m->copies.n; i++) {
@@ -228,6 +244,9 @@ void apx_idle_ctx_release(struct apx_idle_ctx *c)
 	spans_free(&c->calls);
 	free(c->sync_ends);
 	c->sync_ends = NULL;
+	free(c->replayed);
+	c->replayed = NULL;
+	c->nreplayed = 0;
 	c->nsync_ends = 0;
 	free(c->graph_starts);
 	c->graph_starts = NULL;
@@ -252,6 +271,27 @@ static int in_capture(const struct apx_idle_ctx *c, uint64_t a, uint64_t b)
 	}
 	return lo < c->ngraph_starts && c->capture_from[lo] != UINT64_MAX &&
 	       c->capture_from[lo] <= a;
+}
+
+/* Whether a replayed launch's correlation id lies strictly between those of the activities
+ * around the gap (in either order: streams interleave). */
+static int replayed_in(const struct apx_idle_ctx *c, const struct apx_gap_edges *ed)
+{
+	uint32_t lo = ed->prev_corr < ed->next_corr ? ed->prev_corr : ed->next_corr;
+	uint32_t hi = ed->prev_corr < ed->next_corr ? ed->next_corr : ed->prev_corr;
+	size_t a = 0, b = c->nreplayed;
+
+	if (!c->nreplayed || !lo || hi - lo < 2)
+		return 0;
+	while (a < b) {		/* the first id > lo */
+		size_t mid = a + (b - a) / 2;
+
+		if (c->replayed[mid] <= lo)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	return a < c->nreplayed && c->replayed[a] < hi;
 }
 
 /* The last synchronization return in [a, b], or 0 when none. */
@@ -422,7 +462,11 @@ unsigned apx_idle_gap(const struct apx_idle_ctx *c, struct apx_an_timeline *t, u
 	if (hi <= lo)
 		return APX_IDLE_UNKNOWN;
 	ret = sync_returned_in(c, a, b);
-	if (apx_spans_meet(&c->uvm_host, a, b)) {
+	if (replayed_in(c, ed)) {
+		/* the range profiler replayed a launch here: the collector's */
+		part[APX_IDLE_COLLECTOR] += hi - lo;
+		ret = 0;	/* no refill either: the replay, not the sync, drained the queue */
+	} else if (apx_spans_meet(&c->uvm_host, a, b)) {
 		/* fault records mark when pages moved, not how long the host stalled on them: a
 		 * gap in which the host faulted pages back is the faults' */
 		part[APX_IDLE_UVM] += hi - lo;
@@ -592,7 +636,7 @@ const char *apx_idle_cause_name(unsigned cause)
 		[APX_IDLE_COPY_CALLS] = "small copies' calls",
 		[APX_IDLE_DATA] = "input data (host)",
 		[APX_IDLE_LAUNCH] = "launch overhead",
-		[APX_IDLE_COLLECTOR] = "collector's launch cost",
+		[APX_IDLE_COLLECTOR] = "the collector's own",
 		[APX_IDLE_UNKNOWN] = "unknown",
 	};
 	return cause < APX_IDLE__COUNT ? names[cause] : "?";

@@ -27,6 +27,9 @@ struct apx_idle_ctx {
 	uint64_t *capture_from;		/* per graph_starts: the graphs before it last ended
 					 * (UINT64_MAX: none before): it was captured since */
 	size_t ngraph_starts;
+	uint32_t *replayed;		/* sorted: the correlation ids of launches without times
+					 * (replayed: apx analyze --replay) */
+	size_t nreplayed;
 	uint64_t *unknown_per_step;	/* the model's (NULL without steps): added to here */
 	uint64_t *step_host_per_step;
 };
@@ -40,6 +43,9 @@ struct apx_gap_edges {
 					 * >= 64 KiB from pageable memory */
 	int prev_pageable_d2h;		/* ... a device->host copy of more than 64 KiB into
 					 * pageable memory (the host stages it out, then returns) */
+	uint32_t prev_corr, next_corr;	/* the correlation ids of the activity before and after
+					 * (0: none): a launch replayed between them ran its
+					 * passes in the gap (apx_idle_gap) */
 };
 
 /* Between steps, a gap this long or longer is a stall (data, I/O, Python work), not the host's

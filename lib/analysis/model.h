@@ -368,7 +368,8 @@ enum apx_idle_cause {
 	APX_IDLE_LAUNCH,	/* launch overhead: gaps < 50 us, less the collector's own cost; in
 				 * a launch-bound steady state also the longer gaps inside a step
 				 * that nothing else explains (the host between launches) */
-	APX_IDLE_COLLECTOR,	/* the collector's own cost per launch (kv collector_launch_cost_ns) */
+	APX_IDLE_COLLECTOR,	/* the collector's own: its cost per launch (kv collector_launch_cost_ns),
+				 * and the passes of a launch the range profiler replayed */
 	APX_IDLE_UNKNOWN,	/* nothing in the trace says */
 	APX_IDLE__COUNT,
 };

@@ -58,6 +58,7 @@ struct sweep {
 	int last_pageable_h2d;			/* ... a host->device copy >= 64 KiB from pageable
 						 * memory */
 	int last_pageable_d2h;			/* ... a device->host copy > 64 KiB to pageable memory */
+	uint32_t last_corr;			/* ... its correlation id */
 };
 
 /* The idle gap [a, b], to the attribution, each collected part of it apart (the time outside
@@ -83,7 +84,8 @@ static int on_gap(struct sweep *w, uint64_t a, uint64_t b, const struct apx_gap_
  * device memories (D2D, P2P...), 2 a copy between host and device (H2D, D2H); h2d: 1 a
  * host->device copy, 2 one of >= 64 KiB from pageable memory, -1 a device->host copy of more
  * than 64 KiB to pageable memory; small: a small host<->device copy. */
-static int feed(struct sweep *w, uint64_t s, uint64_t e, int kernel, int copy, int h2d, int small)
+static int feed(struct sweep *w, uint64_t s, uint64_t e, int kernel, int copy, int h2d, int small,
+		uint32_t corr)
 {
 	int r = 0;
 
@@ -91,7 +93,7 @@ static int feed(struct sweep *w, uint64_t s, uint64_t e, int kernel, int copy, i
 		e = s;
 	if (w->all.open && s > w->all.e) {
 		struct apx_gap_edges ed = { w->last_small, h2d > 0, small, w->last_pageable_h2d,
-					    w->last_pageable_d2h };
+					    w->last_pageable_d2h, w->last_corr, corr };
 
 		r = on_gap(w, w->all.e, s, &ed);
 	}
@@ -99,6 +101,7 @@ static int feed(struct sweep *w, uint64_t s, uint64_t e, int kernel, int copy, i
 		w->last_small = small;
 		w->last_pageable_h2d = h2d == 2;
 		w->last_pageable_d2h = h2d == -1;
+		w->last_corr = corr;
 	}
 	uni_add(&w->all, s, e);
 	if (kernel) {
@@ -160,7 +163,7 @@ static int build_device(struct apx_model *m, uint32_t dev, const struct apx_idle
 			break;
 		if (ks <= cs && ks <= ss) {
 			if (st->streams[k->stream[ki]].device == dev)
-				r = feed(&w, ks, apx_view_kernel_end(st, ki), 1, 0, 0, 0);
+				r = feed(&w, ks, apx_view_kernel_end(st, ki), 1, 0, 0, 0, k->corr[ki]);
 			ki++;
 		} else if (cs <= ss) {
 			int hd = cp->kind[ci] == APX_COPY_H2D || cp->kind[ci] == APX_COPY_D2H;
@@ -173,11 +176,12 @@ static int build_device(struct apx_model *m, uint32_t dev, const struct apx_idle
 				h2d = -1;
 			if (st->streams[cp->stream[ci]].device == dev)
 				r = feed(&w, cs, cs + apx_view_dur(cs, cp->end[ci]), 0, hd ? 2 : 1, h2d,
-					 hd && apx_copy_small(cp->bytes[ci]));
+					 hd && apx_copy_small(cp->bytes[ci]), cp->corr[ci]);
 			ci++;
 		} else {
 			if (st->streams[ms->stream[si]].device == dev)
-				r = feed(&w, ss, ss + apx_view_dur(ss, ms->end[si]), 0, 0, 0, 0);
+				r = feed(&w, ss, ss + apx_view_dur(ss, ms->end[si]), 0, 0, 0, 0,
+					 ms->corr[si]);
 			si++;
 		}
 		if (r < 0)

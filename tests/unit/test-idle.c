@@ -6,7 +6,8 @@
  * dominates, long gaps inside launch-bound steps are launch overhead (not starvation) while a
  * stall between steps is not, the gap before a run's first recurring copy is start-up, the
  * sync of a pageable copy to the device is staging, a one-off stall is no starvation, the
- * refill after a sync (until the host is ahead again) is the sync's, and,
+ * refill after a sync (until the host is ahead again) is the sync's, a replayed launch's gap
+ * is the collector's, and,
  * on random traces, every idle ns is counted once and the findings' savings together stay
  * within the steady window.
  */
@@ -405,6 +406,51 @@ APX_TEST(the_refill_after_a_sync_is_the_sync_s)
 		   (uint64_t)(m->steady.count - 2) * 8 * 29 * 30 * US);
 	for (size_t i = 0; i < m->gaps.n; i++)	/* no gap is left with the tentative cause */
 		APX_ASSERT(APX_VEC_AT(&m->gaps, struct apx_an_gap, i)->cause < APX_IDLE__COUNT);
+	apx_model_free(m);
+	return 0;
+}
+
+/* apx analyze --replay: the range profiler replays a launch (a kernel record without times)
+ * while the GPU idles, 20 ms a step here; that gap is the collector's, not the program's
+ * (gpu-starvation silent), and a gap with no replayed launch in it stays unknown. */
+static struct apx_model *stalls_every_third_step(int replayed)
+{
+	struct tg t;
+	uint64_t ts = 1 * MS;
+
+	if (tg_open(&t) < 0)
+		return NULL;
+	for (int s = 0; s < 30; s++) {
+		uint64_t s0 = ts;
+
+		for (int k = 0; k < 10; k++, ts += 410 * US) {
+			tg_kernel(&t, ts, 400 * US, k % 2 ? "gemm" : "norm", 7);
+			if (k == 4 && s % 3 == 0) {
+				if (replayed)
+					tg_kernel(&t, 0, 0, "gemm", 7);	/* no times */
+				ts += 20 * MS;
+			}
+		}
+		tg_marker(&t, s0, ts, "step");
+	}
+	return load(&t);
+}
+
+APX_TEST(the_gap_of_a_replayed_launch_is_the_collector_s)
+{
+	struct apx_model *m = stalls_every_third_step(1);
+
+	APX_ASSERT(m && m->steady.count >= 25);
+	APX_ASSERT(m->gpu.idle_by_cause[APX_IDLE_COLLECTOR] >= 8 * 20 * MS);
+	APX_ASSERT(m->gpu.idle_by_cause[APX_IDLE_UNKNOWN] < 1 * MS);
+	APX_ASSERT(!finding("gpu-starvation"));
+	apx_model_free(m);
+
+	m = stalls_every_third_step(0);		/* the same stalls, nothing replayed */
+	APX_ASSERT(m && m->steady.count >= 25);
+	APX_ASSERT_EQ(m->gpu.idle_by_cause[APX_IDLE_COLLECTOR], 0);
+	APX_ASSERT(m->gpu.idle_by_cause[APX_IDLE_UNKNOWN] >= 8 * 20 * MS);
+	APX_ASSERT(finding("gpu-starvation"));
 	apx_model_free(m);
 	return 0;
 }
