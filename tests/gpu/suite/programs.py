@@ -245,6 +245,9 @@ def case_launch_bound(fixed):
 
 
 class SlowSet(torch.utils.data.Dataset):
+    def __init__(self, d):
+        self.d = d
+
     def __len__(self):
         return 1 << 30
 
@@ -252,14 +255,16 @@ class SlowSet(torch.utils.data.Dataset):
         a = torch.randn(64, 64)
         for _ in range(4):
             a = (a @ a).tanh()
-        return torch.randn(4096) + a[0, 0]
+        return torch.randn(self.d) + a[0, 0]
 
 
 def case_loader(fixed):
-    m = mlp(16, 4096)
+    # GPU-bound at batch 128 (the 2026-12-03 capture's 4096 wide MLP left the fixed variant's
+    # Python between kernels exposed: gpu-starvation, 9 % of its 5 ms step)
+    m = mlp(16, 8192)
     opt = torch.optim.AdamW(m.parameters(), lr=1e-4, fused=True)
     nw = 6 if fixed else 0
-    it = iter(torch.utils.data.DataLoader(SlowSet(), batch_size=128, num_workers=nw,
+    it = iter(torch.utils.data.DataLoader(SlowSet(8192), batch_size=128, num_workers=nw,
                                           pin_memory=True, persistent_workers=nw > 0))
 
     def step():
