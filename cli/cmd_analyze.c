@@ -203,7 +203,9 @@ static void calibrate(const char *lib, const char *level)
 		return;
 	if (r < 0) {
 		apx_log_warn("analyze: the collector's cost per launch was not measured (%s); launch "
-			     "gaps in the report are not corrected for it", strerror(-r));
+			     "gaps in the report are not corrected for it",
+			     r == -ERANGE ? "it did not show above the noise between processes; the "
+			     "next run measures again" : strerror(-r));
 		return;
 	}
 	set_env_u64("APX_LAUNCH_COST_NS", ns);

@@ -107,13 +107,19 @@ APX_RULE_DECL(optimizer_foreach)
 			"mean %s each\n", (unsigned long long)st->count, l.params,
 			(double)l.cmul / (double)st->count,
 			apx_fmt_ns(b1, sizeof(b1), (double)l.upd_ns / (double)l.upd));
-	if (spans)
+	if (spans) {
 		apx_text_append(f->evidence, sizeof(f->evidence),
 				"the loop's span: %s a step (median of %llu steps), %.0f kernels; "
-				"fused kernel ~%s, collector's cost %s\n",
-				apx_fmt_ns(b1, sizeof(b1), l.span_ns),
+				"fused kernel ~%s", apx_fmt_ns(b1, sizeof(b1), l.span_ns),
 				(unsigned long long)l.span_steps, l.launches,
-				apx_fmt_ns(b2, sizeof(b2), fused), apx_fmt_ns(b3, sizeof(b3), self));
+				apx_fmt_ns(b2, sizeof(b2), fused));
+		if (m->launch_cost_ns)
+			apx_text_append(f->evidence, sizeof(f->evidence), ", collector's cost %s\n",
+					apx_fmt_ns(b3, sizeof(b3), self));
+		else
+			apx_text_append(f->evidence, sizeof(f->evidence),
+					" (the collector's cost per launch was not measured)\n");
+	}
 	apx_text_append(f->evidence, sizeof(f->evidence),
 			"no multi_tensor_apply_kernel ran (the foreach and fused optimizers' kernel)\n");
 	if (l.top)
