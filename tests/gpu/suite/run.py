@@ -24,7 +24,8 @@ facts.json, per case: rule (null for a clean model), method ("paired" or "separa
 runs_ms, <variant>_ms, diff_ms (what suite-check compares the estimate with), for paired
 ones also paired_diff_ms, paired_diffs_ms (every pair's difference, process by process) and
 paired_runs (each process's SUITEPAIR medians and blocks); <variant>_traced_ms and
-<variant>_traced_steps from the traced runs; for cases timed in separate processes also
+<variant>_traced_steps from the traced runs (and <variant>_traced_warnings: apx analyze's
+warnings, when it gave any); for cases timed in separate processes also
 runs_rss_bytes (each process's resident set after its steps) and diff_rss_bytes (planted -
 fixed, of their medians: what suite-check compares redundant-replication's bytes with)."""
 import argparse
@@ -108,14 +109,16 @@ def paired(case):
 
 
 def traced(case, variant):
+    """The traced run: (steps, ms per step, apx's warnings) or (None, None, warnings)."""
     t = os.path.join(a.out, f"{case}_{variant}.apx")
     p = subprocess.run([apx, "analyze", "-q", "--force", "-o", t, "--", sys.executable, prog, case,
                         variant], capture_output=True, text=True)
+    warn = [ascii(x)[1:-1][:300] for x in p.stderr.splitlines() if "warning" in x][:5]
     for line in p.stdout.splitlines():
         if line.startswith("SUITE "):
-            return int(line.split()[4]), float(line.split()[3])
+            return int(line.split()[4]), float(line.split()[3]), warn
     print(f"  {case} {variant} traced: FAILED rc {p.returncode} {p.stderr[-300:]}", flush=True)
-    return None, None
+    return None, None, warn
 
 
 def pairable(case):
@@ -185,9 +188,11 @@ for r in range(max(a.reps, sep_reps)):             # round r: one process of eve
 for case in cases + clean:
     f = facts[case]
     for v in variants(case):
-        steps, ms = traced(case, v)
+        steps, ms, warn = traced(case, v)
         f[f"{v}_traced_steps"] = steps
         f[f"{v}_traced_ms"] = ms
+        if warn:    # e.g. the collector's cost per launch not measured
+            f[f"{v}_traced_warnings"] = warn
     save()
     how = f"paired, {len(f.get('paired_diffs_ms', []))} pairs" if pairable(case) else \
         f"separate, {min(len(x) for x in f['runs_ms'].values())}+ runs"
