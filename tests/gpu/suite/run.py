@@ -1,4 +1,5 @@
-"""run.py BUILD OUT [--reps R] [--separate-reps S] [--pairs N] [--cases a,b] - the issue 12
+"""run.py BUILD OUT [--reps R] [--separate-reps S] [--pairs N] [--cases a,b] [--traced-reps T]
+- the issue 12
 suite on the GPU machine: every case of programs.py timed without a profiler, then one run of
 each variant under `apx analyze` (the trace the analysis is tested on); the three clean models
 likewise. Writes OUT/<case>_<variant>.apx and OUT/facts.json (step times, the planted -
@@ -47,6 +48,10 @@ ap.add_argument("--separate-reps", type=int, default=5,
                 help="processes per variant of a case that cannot be paired (5 at least)")
 ap.add_argument("--pairs", type=int, default=6, help="pairs of blocks per paired process")
 ap.add_argument("--cases", default="")
+ap.add_argument("--traced-reps", type=int, default=1, metavar="T",
+                help="traced runs per variant (the first one's trace is kept; every run's "
+                "ms per step in <variant>_traced_runs_ms): to tell the collector's effect on a "
+                "case from the machine's process-to-process spread")
 ap.add_argument("--part", default="", metavar="I/N",
                 help="only every N-th of the cases and clean models, from the I-th (1-based): "
                 "the suite in N device calls (run.sh part)")
@@ -108,9 +113,10 @@ def paired(case):
     return None
 
 
-def traced(case, variant):
-    """The traced run: (steps, ms per step, apx's warnings) or (None, None, warnings)."""
-    t = os.path.join(a.out, f"{case}_{variant}.apx")
+def traced(case, variant, rep=0):
+    """The traced run: (steps, ms per step, apx's warnings) or (None, None, warnings); a
+    repetition (rep > 0) writes a trace that is not kept."""
+    t = os.path.join(a.out, f"{case}_{variant}.apx" if not rep else f".rep_{case}_{variant}.apx")
     p = subprocess.run([apx, "analyze", "-q", "--force", "-o", t, "--", sys.executable, prog, case,
                         variant], capture_output=True, text=True)
     warn = [ascii(x)[1:-1][:300] for x in p.stderr.splitlines() if "warning" in x][:5]
@@ -193,6 +199,12 @@ for case in cases + clean:
         f[f"{v}_traced_ms"] = ms
         if warn:    # e.g. the collector's cost per launch not measured
             f[f"{v}_traced_warnings"] = warn
+        if a.traced_reps > 1:
+            runs = [ms] + [traced(case, v, r)[1] for r in range(1, a.traced_reps)]
+            f[f"{v}_traced_runs_ms"] = runs
+            rep = os.path.join(a.out, f".rep_{case}_{v}.apx")
+            if os.path.exists(rep):
+                os.remove(rep)
     save()
     how = f"paired, {len(f.get('paired_diffs_ms', []))} pairs" if pairable(case) else \
         f"separate, {min(len(x) for x in f['runs_ms'].values())}+ runs"
