@@ -1,12 +1,12 @@
 #!/bin/bash
-# run.sh BUILD part I N | run.sh BUILD cases LIST NAME | run.sh merge DEST DIR... -
+# run.sh BUILD part I N | run.sh BUILD cases LIST NAME [OPT...] | run.sh merge DEST DIR... -
 # tests/gpu/suite/run.py on the GPU machine in N
 # device calls (the whole suite takes about 18 minutes, a call at most 10): `part I N` runs
 # every N-th case and clean model from the I-th (run.py --part I/N; N=3 gives about 6 minutes
 # a call) in the foreground, facts.json written after every round, and packs the traces,
 # facts.json and the log into $OUT/suite-part-I.tgz (one file: a call brings back 8 at most);
-# `cases LIST NAME` does the same for the cases of LIST (a,b: run.py --cases) into
-# $OUT/suite-part-NAME.tgz, to re-capture a few.
+# `cases LIST NAME [RUN.PY OPTIONS]` does the same for the cases of LIST (a,b: run.py
+# --cases) into $OUT/suite-part-NAME.tgz, to re-capture a few (e.g. `--traced-reps 3`).
 # `merge DEST DIR...` (here, no GPU) unpacks the parts found in the DIRs into DEST (e.g.
 # tests/fixtures/suite) and merges their facts.json, case by case; commit the result.
 # The measured saving (facts.json diff_ms, what suite-check compares apx's estimate with) is,
@@ -28,7 +28,7 @@ part | cases)
 		sel=(--part "$i/$n")
 	else
 		i=${4:?cases LIST NAME}
-		sel=(--cases "$3")
+		sel=(--cases "$3" "${@:5}")	# and run.py's own options after NAME
 	fi
 	if ldd "$build/libapx-inject.so" | grep -q "not found"; then
 		d=$(dirname "$(find / -name 'libcupti.so.13*' 2>/dev/null | head -1)")
