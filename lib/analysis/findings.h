@@ -85,14 +85,14 @@ struct apx_optimizer_loop {
 	uint64_t idle_ns;		/* the GPU idle inside the spans, summed over the steps */
 };
 int apx_optimizer_loop_find(const struct apx_model *m, struct apx_optimizer_loop *l); /* -ENOMEM */
-/* The launches a step that optimizer-foreach removes (0: it does not fire), and the steady
- * launch-overhead idle that rules removing launches claim, in ns (*ret_launches: all steps). */
-double apx_optimizer_loop_launches(const struct apx_model *m);
+/* What optimizer-foreach claims: the steady idle of cause c (launch overhead in a
+ * launch-bound steady state, else no cause) inside the optimizer loop's spans, less the
+ * collector's cost for its launches (0 for every other cause, or without spans), and in
+ * *ret_launches the launches a step it removes (0: it does not fire). */
+double apx_optimizer_loop_claim(const struct apx_model *m, unsigned c, double *ret_launches);
+/* The steady launch-overhead idle that rules removing launches claim, in ns (*ret_launches:
+ * all steps). */
 double apx_launch_idle_claimed(const struct apx_model *m, double *ret_launches);
-/* The steady idle of cause c (launch overhead in a launch-bound steady state, else no cause)
- * inside the optimizer loop's spans, less the collector's cost for its launches: that
- * optimizer-foreach claims; 0 for every other cause. */
-double apx_optimizer_loop_idle(const struct apx_model *m, unsigned c);
 /* Gradients zeroed by kernels every step (rule_zero_grad_memset.c): per step, the zeroing
  * launches and their GPU time, the gradient accumulations set_to_none would spare (adds into
  * the zeroed gradients) and theirs, and what each launch costs the host; launch_idle_ns: the

@@ -137,7 +137,7 @@ APX_TEST(rule_optimizer_foreach)
 	f = finding("optimizer-foreach");
 	APX_ASSERT(f);
 	{
-		double host = apx_launch_host_ns(m), launch_idle = 0;
+		double host = apx_launch_host_ns(m), launch_idle = 0, opt_launches = 0;
 		const struct apx_finding *lb = finding("launch-bound");
 
 		APX_ASSERT(host > 4000 && host < 17000);	/* between the two gap lengths */
@@ -146,9 +146,10 @@ APX_TEST(rule_optimizer_foreach)
 		APX_ASSERT(lb && strstr(lb->evidence, "left to them"));
 		/* the launch idle inside the loop is optimizer-foreach's alone */
 		launch_idle = (double)m->gpu.idle_by_cause[APX_IDLE_LAUNCH];
-		APX_ASSERT(apx_optimizer_loop_idle(m, APX_IDLE_LAUNCH) > 0);
-		APX_ASSERT(lb->saving_ns + apx_optimizer_loop_idle(m, APX_IDLE_LAUNCH) <=
-			   launch_idle);
+		APX_ASSERT(apx_optimizer_loop_claim(m, APX_IDLE_LAUNCH, &opt_launches) > 0);
+		APX_ASSERT(opt_launches == 320);	/* the loop's 40 x 8 kernels a step */
+		APX_ASSERT(lb->saving_ns + apx_optimizer_loop_claim(m, APX_IDLE_LAUNCH,
+								       &opt_launches) <= launch_idle);
 	}
 	apx_model_free(m);
 

@@ -7,7 +7,7 @@
  * 5 %, at least one) count as much as the largest of the others, so that a one-off stall
  * inside the steady window (a second iteration's first calls, a GC pause) is no steady-state
  * finding, while one every step (or every tenth) keeps its time. The idle inside an optimizer's
- * per-tensor loop is optimizer-foreach's (apx_optimizer_loop_idle), left out here.
+ * per-tensor loop is optimizer-foreach's (apx_optimizer_loop_claim), left out here.
  */
 #include "analysis/findings.h"
 
@@ -49,7 +49,7 @@ static uint64_t recurring(const struct apx_model *m, uint64_t total)
 APX_RULE_DECL(gpu_starvation)
 {
 	uint64_t all = m->gpu.idle_by_cause[APX_IDLE_UNKNOWN], total = recurring(m, all);
-	double opt = apx_optimizer_loop_idle(m, APX_IDLE_UNKNOWN);	/* optimizer-foreach's */
+	double opt_launches, opt = apx_optimizer_loop_claim(m, APX_IDLE_UNKNOWN, &opt_launches);
 	uint64_t n = 0, active, busy, biggest[3] = { 0 };
 	int eager;	/* most of it: short gaps between kernels (the host's per-op work) */
 	const struct apx_an_gap *top[3] = { NULL };

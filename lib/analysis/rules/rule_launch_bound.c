@@ -24,8 +24,8 @@
 
 double apx_launch_idle_claimed(const struct apx_model *m, double *ret_launches)
 {
-	double host = apx_launch_host_ns(m), zero, opt = apx_optimizer_loop_launches(m);
-	double opt_idle = apx_optimizer_loop_idle(m, APX_IDLE_LAUNCH);
+	double host = apx_launch_host_ns(m), zero, opt;
+	double opt_idle = apx_optimizer_loop_claim(m, APX_IDLE_LAUNCH, &opt);
 	struct apx_zero_grad z;
 
 	*ret_launches = 0;

@@ -35,23 +35,18 @@ static int spans_found(const struct apx_model *m, const struct apx_optimizer_loo
 	return l->params && l->span_ns > 0 && 2 * l->span_steps >= m->steady.count;
 }
 
-double apx_optimizer_loop_launches(const struct apx_model *m)
+double apx_optimizer_loop_claim(const struct apx_model *m, unsigned c, double *ret_launches)
 {
 	struct apx_optimizer_loop l;
+	double self;
+	int spans;
 
+	*ret_launches = 0;
 	if (apx_optimizer_loop_find(m, &l) < 0 || !l.params)
 		return 0;
-	return spans_found(m, &l) ? l.launches : l.params * OPS_PER_PARAM;
-}
-
-double apx_optimizer_loop_idle(const struct apx_model *m, unsigned c)
-{
-	struct apx_optimizer_loop l;
-
-	double self;
-
-	if (c != (m->launch_bound ? APX_IDLE_LAUNCH : APX_IDLE_UNKNOWN) ||
-	    apx_optimizer_loop_find(m, &l) < 0 || !spans_found(m, &l))
+	spans = spans_found(m, &l);
+	*ret_launches = spans ? l.launches : l.params * OPS_PER_PARAM;
+	if (!spans || c != (m->launch_bound ? APX_IDLE_LAUNCH : APX_IDLE_UNKNOWN))
 		return 0;
 	self = (double)m->launch_cost_ns * l.launches * (double)l.span_steps;
 	return (double)l.idle_ns > self ? (double)l.idle_ns - self : 0;
