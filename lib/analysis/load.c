@@ -376,7 +376,10 @@ static int add_record(struct apx_model *m, struct apx_an_file *f, uint16_t fi,
 				if (ns > m->launch_cost_ns)
 					m->launch_cost_ns = ns;
 			}
-		} else if (!strcmp(key, "cuda_used"))
+		} else if (!strcmp(key, "replay_dram"))
+			m->replay_dram |= !strcmp(val, "program-order") ? APX_REPLAY_DRAM_PROGRAM
+					  : APX_REPLAY_DRAM_SWEEP;
+		else if (!strcmp(key, "cuda_used"))
 			f->cuda_used = !strcmp(val, "yes") || !strcmp(val, "1");
 		else if (!strcmp(key, "nvperfd.cuda"))	/* "yes" or "not seen" (libcuda not mapped) */
 			f->cuda_used = !strcmp(val, "yes");

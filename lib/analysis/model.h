@@ -158,14 +158,22 @@ struct apx_an_counter {
 	uint16_t passes;
 };
 
+/* The cache state the one-pass launches of `apx analyze --replay` were measured in (kv
+ * "replay_dram"; a trace of --replay-flush from before that kv says nothing: after a sweep). */
+enum apx_replay_dram {
+	APX_REPLAY_DRAM_SWEEP = 1,		/* after apx's L2 sweep (--replay-flush) */
+	APX_REPLAY_DRAM_PROGRAM = 2,		/* as the program left the cache */
+};
+
 /* The counters of one kernel name: medians over its replayed launches, or for a counter that
- * --replay-flush's launches give, over those (view_counters.c). */
+ * the one-pass launches give (the DRAM ones), over those (view_counters.c). */
 struct apx_an_kc {
 	uint32_t name;				/* index into model->names */
-	uint32_t launches;			/* replayed launches (not the flushed ones) */
-	uint32_t flushed;			/* --replay-flush: launches measured in one pass
-						 * after an L2 sweep (counters with passes 1) */
-	uint32_t from_flushed;			/* bit i: v[i] is the flushed launches' median */
+	uint32_t launches;			/* replayed launches (not the one-pass ones) */
+	uint32_t one_pass;			/* launches after a replayed one, measured in one
+						 * pass (counters with passes 1): model->replay_dram
+						 * says in which cache state */
+	uint32_t from_one_pass;			/* bit i: v[i] is the one-pass launches' median */
 	uint32_t passes;
 	uint32_t have;				/* bit i: v[i] (enum apx_kc) */
 	double v[34];				/* >= APX_KC__COUNT (hwcounters.h checks) */
@@ -520,6 +528,7 @@ struct apx_model {
 	int copy_host_times;			/* copies carry their API enter/exit times; 0: the
 						 * attribution fell back to their GPU-side intervals */
 	uint64_t launch_cost_ns;		/* the collector's cost per launch, largest of the files */
+	unsigned replay_dram;			/* enum apx_replay_dram bits, of the files' kv */
 	/* the steady state is launch-bound (idle_attrib.c): the short gaps' launch overhead is
 	 * >= 10 % of the steady state and kernels are on average shorter than twice those gaps;
 	 * then the longer gaps inside steps with no other cause are launch overhead too */

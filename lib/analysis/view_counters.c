@@ -3,10 +3,11 @@
  * collected by load.c's record hook) joined to their kernels by (file, correlation id) through
  * the event store, and summarised per kernel name: the median of each counter over the name's
  * replayed launches (struct apx_kc_values of hwcounters.h, which reads them: bound-by, stalls,
- * L2 advice). With `--replay-flush` some launches were measured in one pass after an L2 sweep
- * (their counters have passes 1, and a duration copied from the replayed launch before them):
- * a counter they give is the median over them alone, the replay's own value of it (inflated
- * by the replay's save and restore of memory) the fallback for kernels without one. The kernels may be timed ones or replayed ones without times (store.h struct
+ * L2 advice). The launch after each replayed one was measured in one pass (src_replay.c: in
+ * the program's cache state, or after an L2 sweep with --replay-flush; its counters have
+ * passes 1, and a duration copied from the replayed launch before it): a counter these give
+ * (the DRAM ones) is the median over them alone, the replay's own value of it (writes
+ * inflated by the replay's save and restore of memory) the fallback for kernels without one. The kernels may be timed ones or replayed ones without times (store.h struct
  * apx_es_untimed). Called by apx_model_finish() (finish.c) after the kernel names, and its
  * lookup by view_kernels.c for the untimed launches' durations; single-threaded.
  */
@@ -80,16 +81,16 @@ static void join(const struct apx_model *m, uint32_t *name_of)
 	}
 }
 
-/* flushed[i]: counter i belongs to a launch --replay-flush measured (one of its counters has
+/* one_pass[i]: counter i belongs to a launch measured in one pass (one of its counters has
  * passes 1); the counters are in (file, correlation) order. */
-static void mark_flushed(const struct apx_an_counter *c, size_t n, uint8_t *flushed)
+static void mark_one_pass(const struct apx_an_counter *c, size_t n, uint8_t *one_pass)
 {
 	for (size_t lo = 0, hi; lo < n; lo = hi) {
 		uint8_t one = 0;
 
 		for (hi = lo; hi < n && !cmp_counter(&c[hi], &c[lo]); hi++)
 			one |= c[hi].passes == 1;
-		memset(flushed + lo, one, hi - lo);
+		memset(one_pass + lo, one, hi - lo);
 	}
 }
 
@@ -128,7 +129,7 @@ int apx_view_counters(struct apx_model *m)
 	const struct apx_an_counter *c;
 	size_t n = m->counters.n;
 	uint32_t *name_of;
-	uint8_t *flushed;
+	uint8_t *one_pass;
 	double *vals;
 	int r = 0;
 
@@ -138,15 +139,15 @@ int apx_view_counters(struct apx_model *m)
 	c = m->counters.data;
 	name_of = malloc(n * sizeof(*name_of));
 	vals = malloc(n * sizeof(*vals));
-	flushed = malloc(n);
-	if (!name_of || !vals || !flushed) {
+	one_pass = malloc(n);
+	if (!name_of || !vals || !one_pass) {
 		free(name_of);
 		free(vals);
-		free(flushed);
+		free(one_pass);
 		return -ENOMEM;
 	}
 	join(m, name_of);
-	mark_flushed(c, n, flushed);
+	mark_one_pass(c, n, one_pass);
 	for (uint32_t j = 0; j < m->names.n && r == 0; j++) {
 		struct apx_an_kc kc = { .name = j };
 		uint64_t last_corr = UINT64_MAX;
@@ -155,27 +156,27 @@ int apx_view_counters(struct apx_model *m)
 		for (size_t i = 0; i < n; i++)
 			if (name_of[i] == j) {
 				if (c[i].corr != last_corr || c[i].file != last_file)
-					*(flushed[i] ? &kc.flushed : &kc.launches) += 1;
+					*(one_pass[i] ? &kc.one_pass : &kc.launches) += 1;
 				last_corr = c[i].corr;
 				last_file = c[i].file;
 				if (c[i].passes > kc.passes)
 					kc.passes = c[i].passes;
 			}
-		if (!kc.launches && !kc.flushed)
+		if (!kc.launches && !kc.one_pass)
 			continue;
 		for (int k = 0; k < APX_KC__COUNT; k++) {
 			size_t nv = 0, nf = 0;
 
-			for (size_t i = 0; i < n; i++)	/* the flushed launches' own counters */
-				if (name_of[i] == j && c[i].metric == k && flushed[i] &&
+			for (size_t i = 0; i < n; i++)	/* the one-pass launches' own counters */
+				if (name_of[i] == j && c[i].metric == k && one_pass[i] &&
 				    c[i].passes == 1)
 					vals[nf++] = c[i].value;
 			for (size_t i = 0; i < n && !nf; i++)	/* else the replayed launches' */
-				if (name_of[i] == j && c[i].metric == k && !flushed[i])
+				if (name_of[i] == j && c[i].metric == k && !one_pass[i])
 					vals[nv++] = c[i].value;
 			if (nf) {
 				nv = nf;
-				kc.from_flushed |= 1u << k;
+				kc.from_one_pass |= 1u << k;
 			}
 			if (!nv)
 				continue;
@@ -187,6 +188,6 @@ int apx_view_counters(struct apx_model *m)
 	}
 	free(name_of);
 	free(vals);
-	free(flushed);
+	free(one_pass);
 	return r;
 }

@@ -245,7 +245,7 @@ void apx_degraded(struct apx_collector *c, const char *what, int err);
 /* ring.c: the same for a CUDA driver error (written "CUDA error N"). */
 void apx_degraded_cuda(struct apx_collector *c, const char *what, int cuda_err);
 
-/* l2_sweep.c (--replay-flush): before a replayed launch, read 3 x L2 bytes of apx's own
+/* l2_sweep.c (--replay-flush): before a one-pass launch, read 3 x L2 bytes of apx's own
  * buffer on the launch's stream (no dirty line of earlier kernels left in L2); -1 when it is
  * off for this context (said once). apx_l2_sweeping(): this thread is inside it (its own
  * driver calls re-enter the callbacks). */

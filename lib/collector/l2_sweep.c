@@ -1,10 +1,10 @@
 /*
- * l2_sweep.c - `apx analyze --replay --replay-flush`: before a replayed launch, a kernel of
- * apx's own reads a device buffer of three times the L2 size on the launch's stream, so that
- * the replay starts with no dirty line of earlier kernels in L2 (their write-back was counted as
- * the replayed kernel's DRAM writes: up to +342 % against ncu on the H200, which flushes the
- * caches before each pass) and none of the program's data in it, as after ncu's flush. Called by
- * src_replay.c on the launching application thread, only for the launches chosen for replay.
+ * l2_sweep.c - `apx analyze --replay --replay-flush`: before a one-pass launch (the launch after
+ * a replayed one, whose DRAM counters src_replay.c measures in one pass), a kernel of apx's
+ * own reads a device buffer of three times the L2 size on the launch's stream, so that the
+ * launch starts with no dirty line of earlier kernels in L2 and none of the program's data in
+ * it, as after ncu's flush (--cache-control all). Called by src_replay.c on the launching
+ * application thread, only for those launches.
  *
  * Per context, once: the kernel is loaded from PTX (the driver compiles it) and the buffer
  * allocated (3 x L2 bytes of device memory for the rest of the run: the trace shows the

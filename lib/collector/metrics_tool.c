@@ -5,10 +5,11 @@
  * `apx analyze --metrics help` runs `apx-metrics sets` and `apx-metrics list`.
  *
  *   apx-metrics sets                         the named sets and their metrics
- *   apx-metrics check [--chip C] [--device N] [--quiet-no-gpu] SPEC|--replay|--replay-flush
+ *   apx-metrics check [--chip C] [--device N] [--quiet-no-gpu] SPEC|--replay|--replay-dram
  *                                            a set or a list of metric names, or the
- *                                            replay set or --replay-flush's single-pass
- *                                            set (range profiler: their passes)
+ *                                            replay set or the one-pass DRAM set of the
+ *                                            launch after each replayed one (range
+ *                                            profiler: their passes)
  *   apx-metrics list [--chip C] [--device N] the chip's base metrics, with unit and meaning
  *
  * Without --chip the chip is the local GPU's (device N, default 0), whose counter-availability
@@ -34,7 +35,7 @@
 static const char usage[] =
 	"usage: apx-metrics sets\n"
 	"       apx-metrics check [--chip CHIP] [--device N] [--quiet-no-gpu] SET|METRIC[,...]\n"
-	"       apx-metrics check [--chip CHIP] [--device N] --replay|--replay-flush\n"
+	"       apx-metrics check [--chip CHIP] [--device N] --replay|--replay-dram\n"
 	"       apx-metrics list [--chip CHIP] [--device N]\n";
 
 /* Make device n's primary context current (libcuda is loaded at run time only). */
@@ -112,7 +113,7 @@ int main(int argc, char **argv)
 	const char *chip = NULL, *spec_text = NULL, *cmd = argc > 1 ? argv[1] : "";
 	uint8_t *avail = NULL;
 	char err[400];
-	int device = 0, rc, quiet_no_gpu = 0, replay = 0, flush = 0;
+	int device = 0, rc, quiet_no_gpu = 0, replay = 0, dram = 0;
 	uint64_t dev;
 
 	if (!strcmp(cmd, "sets") && argc == 2)
@@ -126,8 +127,8 @@ int main(int argc, char **argv)
 			quiet_no_gpu = 1;
 		else if (!strcmp(argv[i], "--replay") && !strcmp(cmd, "check"))
 			replay = 1;
-		else if (!strcmp(argv[i], "--replay-flush") && !strcmp(cmd, "check"))
-			replay = flush = 1;
+		else if (!strcmp(argv[i], "--replay-dram") && !strcmp(cmd, "check"))
+			replay = dram = 1;
 		else if (!strcmp(argv[i], "--chip") && i + 1 < argc)
 			chip = argv[++i];
 		else if (!strcmp(argv[i], "--device") && i + 1 < argc &&
@@ -169,7 +170,7 @@ int main(int argc, char **argv)
 		struct apx_pm_host h;
 
 		if (replay) {
-			const struct apx_pm_set *set = flush ? apx_pm_replay_flush_set()
+			const struct apx_pm_set *set = dram ? apx_pm_replay_dram_set()
 							     : apx_pm_replay_set();
 
 			spec.set = set->name;

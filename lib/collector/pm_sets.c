@@ -83,21 +83,21 @@ const struct apx_pm_set *apx_pm_replay_set(void)
 	return &set;
 }
 
-/* `apx analyze --replay --replay-flush`: what the single-pass measurement after an L2 sweep gives
- * (src_replay.c), one pass on GH100 (ctest metrics-host); each is also in the replay set,
+/* `apx analyze --replay`: what the one-pass measurement of the launch after each replayed one
+ * gives (src_replay.c; after an L2 sweep with --replay-flush), one pass on GH100 (ctest metrics-host); each is also in the replay set,
  * whose record names and order it keeps. Not the duration: measured so, it came out 7-12x
  * short of ncu's on compute-bound kernels on the H200 (a GEMM 26 us for 175 us) while the
  * DRAM counters agreed. */
-static const struct apx_pm_metric flushed[] = {
+static const struct apx_pm_metric one_pass[] = {
 	{ "dram__throughput.avg.pct_of_peak_sustained_elapsed", "DRAM throughput", "%" },
 	{ "dram__bytes_read.sum", "DRAM read", "B" },
 	{ "dram__bytes_write.sum", "DRAM write", "B" },
 };
 
-const struct apx_pm_set *apx_pm_replay_flush_set(void)
+const struct apx_pm_set *apx_pm_replay_dram_set(void)
 {
-	static const struct apx_pm_set set = { "replay-flush", "DRAM counters of a launch after "
-					       "an L2 sweep, one pass", flushed, N(flushed) };
+	static const struct apx_pm_set set = { "replay-dram", "DRAM counters of a launch measured "
+					       "in one pass", one_pass, N(one_pass) };
 
 	return &set;
 }

@@ -15,18 +15,19 @@
  * replays the kernel once per pass inside the launch), decode and evaluate it, and push one
  * ring event per counter. This is deliberately expensive for the launches chosen and costs one
  * table lookup for the others; the time spent is summed and written at exit (kv "replay").
- * With APX_REPLAY_FLUSH=1 (--replay-flush) the DRAM counters come from a second measurement:
- * CUPTI's kernel replay saves and restores memory around its passes, and those copies leave
- * dirty lines in L2 that are written back during the measured passes (DRAM writes 1.65-8.5x
- * ncu's with --cache-control all on the H200), whatever was flushed before the launch. So
- * after a replayed launch, the next launch of the same kernel with the same grid, block and
- * shared memory is measured in one pass (pm_sets.c's replay-flush set: DRAM bytes read and
- * written, DRAM throughput; one pass, so nothing to save, restore or replay) after apx's L2
- * sweep kernel on its stream (l2_sweep.c), as ncu flushes caches before a pass, with passes 1
- * on its counters; it also records, since CUPTI gives it no times either, the replayed
- * launch's duration (passes: the replay's). The analysis (view_counters.c) takes a kernel's
- * DRAM counters from its flushed launches, from the replayed ones only for a kernel without
- * one. Flushed launches do not count as launches of the kernel for the choice above.
+ * The DRAM counters come from a second measurement: CUPTI's kernel replay saves and restores
+ * memory around its passes, and those copies leave dirty lines in L2 that are written back
+ * during the measured passes (on the H200 DRAM writes +7 % to +347 % against ncu's with one
+ * pass, tests/fixtures/hwc). So after a replayed launch, the next launch of the same kernel
+ * with the same grid, block and shared memory is measured in one pass (pm_sets.c's replay-dram
+ * set: DRAM bytes read and written, DRAM throughput; one pass, so nothing to save, restore or
+ * replay): in the cache state the program left it, or, with APX_REPLAY_FLUSH=1
+ * (--replay-flush), after apx's L2 sweep kernel on its stream (l2_sweep.c), as ncu flushes
+ * caches before a pass. It records passes 1 on its counters, and, since CUPTI gives it no
+ * times either, the replayed launch's duration (passes: the replay's). The analysis
+ * (view_counters.c) takes a kernel's DRAM counters from its one-pass launches, from the
+ * replayed ones only for a kernel without one (kv "replay_dram" says which cache state).
+ * One-pass launches do not count as launches of the kernel for the choice above.
  * finish() (writer thread) disables the profiler. Failures turn replay off for that context and
  * say so once. PM sampling and replay exclude each other (one profiling session per device):
  * apx analyze refuses both together.
@@ -59,10 +60,10 @@ struct rp_ctx {
 	struct apx_pm_host host;
 	uint8_t *data;
 	size_t data_size;
-	struct apx_pm_host fhost;	/* --replay-flush: the single-pass set, its own image */
+	struct apx_pm_host fhost;	/* the one-pass DRAM set (follow-up launches), its image */
 	uint8_t *fdata;
 	size_t fdata_size;
-	_Atomic int fon;		/* flushed measurements work on this context */
+	_Atomic int one_pass_on;	/* one-pass DRAM measurements work on this context */
 	uint32_t device;
 	_Atomic int busy;		/* one range at a time per context */
 };
@@ -72,13 +73,14 @@ struct rp_func {
 	_Atomic uint32_t launches;
 	_Atomic uint32_t replayed;
 	_Atomic int match;		/* 1 matches the filter, -1 does not, 0 not decided yet */
-	_Atomic uint64_t flush_sig;	/* --replay-flush: the shape whose flushed launch is due */
+	_Atomic uint64_t due_sig;	/* the shape whose one-pass launch is due, or 0 */
 	_Atomic uint64_t dur_bits;	/* and the replayed launch's duration (a double's bits) */
 };
 
 static struct rp_state {
 	int on;
-	int flush;			/* --replay-flush: L2 swept before each replay (l2_sweep.c) */
+	int flush;			/* --replay-flush: L2 swept before each one-pass launch */
+	int one_pass;			/* the one-pass DRAM measurement is possible (its map) */
 	uint32_t max;			/* first launches replayed per kernel */
 	int have_re;
 	regex_t re;
@@ -86,9 +88,9 @@ static struct rp_state {
 	struct apx_collector *c;
 	struct rp_ctx ctx[RP_CONTEXTS];
 	struct rp_func fn[RP_FUNCS];
-	int8_t flush_map[APX_PM_METRICS_MAX];	/* flush-set index -> replay-set index */
+	int8_t dram_map[APX_PM_METRICS_MAX];	/* replay-dram index -> replay-set index */
 	int8_t dur_idx;				/* the duration's replay-set index, or -1 */
-	_Atomic uint64_t replays, kernels, spent_ns, failed, table_full, flushed;
+	_Atomic uint64_t replays, kernels, spent_ns, failed, table_full, one_pass_done;
 	_Atomic int said, profiler_init;
 } rp;
 
@@ -97,7 +99,7 @@ static __thread struct rp_ctx *open_ctx;
 static __thread uint64_t open_ns;
 static __thread struct rp_func *open_fn;
 static __thread uint64_t open_sig;
-static __thread int open_flushed;		/* the range is a flushed single-pass one */
+static __thread int open_one_pass;		/* the range is a one-pass DRAM one */
 
 static void fail_once(const char *what, int r)
 {
@@ -117,7 +119,7 @@ static int image_init(struct rp_ctx *x, uint8_t *data, size_t size)
 }
 
 /* The size of a counter-data image for host's metrics (one range), or 0. Asked again before
- * each image is initialised: on the H200, initialising the flushed set's image after the main
+ * each image is initialised: on the H200, initialising the one-pass set's image after the main
  * set had been sized failed until it was sized again (the profiler object seems to keep the
  * metrics last asked about here). */
 static size_t image_size(struct rp_ctx *x, struct apx_pm_host *host)
@@ -166,34 +168,34 @@ static int main_config(struct rp_ctx *x)
 	return set_config(x, &x->host, x->data, x->data_size, CUPTI_KernelReplay);
 }
 
-/* --replay-flush on a context: the single-pass set's configuration and image, loaded once to
- * see that the profiler takes them. Kernel replay, as the main set's: with one pass nothing is
+/* The one-pass DRAM set on a context: its configuration and image, loaded once to see that
+ * the profiler takes them. Kernel replay, as the main set's: with one pass nothing is
  * saved, restored or replayed (CUPTI_UserReplay, tried first, left the profiler unable to
  * submit later ranges on the H200). Any failure leaves the replayed DRAM counters in place,
  * said once. */
-static void flush_context(struct rp_ctx *x, const char *chip, const uint8_t *avail)
+static void one_pass_context(struct rp_ctx *x, const char *chip, const uint8_t *avail)
 {
-	struct apx_pm_spec spec = { .set = "replay-flush" };
-	const struct apx_pm_set *set = apx_pm_replay_flush_set();
+	struct apx_pm_spec spec = { .set = "replay-dram" };
+	const struct apx_pm_set *set = apx_pm_replay_dram_set();
 	const char *why = NULL;
 	char err[300];
 
 	memcpy(spec.m, set->metrics, set->n * sizeof(set->metrics[0]));
 	spec.n = set->n;
 	if (apx_pm_host_config(&x->fhost, APX_PM_RANGE, chip, avail, &spec, err, sizeof(err))) {
-		fail_once("replay: --replay-flush's DRAM counters are refused on this device; DRAM "
-			  "counters come from the replay itself", 0);
+		fail_once("replay: the one-pass DRAM counters are refused on this device; DRAM "
+			  "counters come from the replay itself (inflated writes)", 0);
 		return;
 	}
 	if (x->fhost.passes != 1)
-		why = "replay: --replay-flush's DRAM counters need more than one pass here; DRAM "
-		      "counters come from the replay itself";
+		why = "replay: the one-pass DRAM counters need more than one pass here; DRAM "
+		      "counters come from the replay itself (inflated writes)";
 	else if (!(x->fdata_size = image_size(x, &x->fhost)) || !(x->fdata = malloc(x->fdata_size)))
-		why = "replay: no counter-data image for --replay-flush; DRAM counters come from "
-		      "the replay itself";
+		why = "replay: no counter-data image for the one-pass DRAM counters; DRAM counters "
+		      "come from the replay itself (inflated writes)";
 	else if (set_config(x, &x->fhost, x->fdata, x->fdata_size, CUPTI_KernelReplay))
-		why = "replay: the range profiler refused --replay-flush's configuration; DRAM "
-		      "counters come from the replay itself";
+		why = "replay: the range profiler refused the one-pass DRAM configuration; DRAM "
+		      "counters come from the replay itself (inflated writes)";
 	if (why) {
 		fail_once(why, 0);
 		free(x->fdata);
@@ -201,7 +203,7 @@ static void flush_context(struct rp_ctx *x, const char *chip, const uint8_t *ava
 		apx_pm_host_free(&x->fhost);
 		return;
 	}
-	atomic_store(&x->fon, 1);
+	atomic_store(&x->one_pass_on, 1);
 }
 
 /* Context creation (application thread, inside the callback): enable and configure. */
@@ -265,8 +267,8 @@ void apx_replay_context(CUcontext ctx, uint32_t device)
 		return;
 	}
 	x->obj = en.pRangeProfilerObject;
-	if (rp.flush)
-		flush_context(x, cn.pChipName, avail);
+	if (rp.one_pass)
+		one_pass_context(x, cn.pChipName, avail);
 	free(avail);
 	if (!(x->data_size = image_size(x, &x->host)) || !(x->data = malloc(x->data_size))) {
 		fail_once("replay: no counter-data image", 0);
@@ -291,7 +293,7 @@ off:
 		apx_pm_host_free(&x->host);
 		free(x->fdata);
 		x->fdata = NULL;
-		atomic_store(&x->fon, 0);
+		atomic_store(&x->one_pass_on, 0);
 		apx_pm_host_free(&x->fhost);
 	}
 }
@@ -351,33 +353,34 @@ static int range_start(struct rp_ctx *x)
 	return -1;
 }
 
-/* --replay-flush: is this the launch after a replayed one of kernel s, of the same shape? Then
- * sweep L2 on its stream and measure it in one pass. Returns 1 when it opened that range. */
-static int flushed_enter(const CUpti_CallbackData *cb, struct rp_func *s, CUstream stream,
+/* Is this the launch after a replayed one of kernel s, of the same shape? Then measure it in
+ * one pass (after an L2 sweep on its stream with --replay-flush). Returns 1 when it opened
+ * that range. */
+static int one_pass_enter(const CUpti_CallbackData *cb, struct rp_func *s, CUstream stream,
 			 uint64_t sig)
 {
-	uint64_t due = atomic_load_explicit(&s->flush_sig, memory_order_relaxed);
+	uint64_t due = atomic_load_explicit(&s->due_sig, memory_order_relaxed);
 	struct rp_ctx *x;
 	int idle = 0, r;
 
-	if (!due || due != sig || !(x = ctx_of(cb->context)) || !atomic_load(&x->fon) ||
+	if (!due || due != sig || !(x = ctx_of(cb->context)) || !atomic_load(&x->one_pass_on) ||
 	    !atomic_compare_exchange_strong(&x->busy, &idle, 1))
 		return 0;
-	if (!atomic_compare_exchange_strong(&s->flush_sig, &due, 0)) {
+	if (!atomic_compare_exchange_strong(&s->due_sig, &due, 0)) {
 		atomic_store(&x->busy, 0);	/* another thread took it */
 		return 0;
 	}
 	open_ns = apx_mono_ns();
-	if (apx_l2_sweep(rp.c, cb->context, x->device, stream)) {
-		atomic_store(&x->fon, 0);	/* said once by l2_sweep.c */
+	if (rp.flush && apx_l2_sweep(rp.c, cb->context, x->device, stream)) {
+		atomic_store(&x->one_pass_on, 0);	/* said once by l2_sweep.c */
 		atomic_store(&x->busy, 0);
 		return 0;
 	}
 	if ((r = set_config(x, &x->fhost, x->fdata, x->fdata_size, CUPTI_KernelReplay)) !=
 	    CUPTI_SUCCESS) {
-		atomic_store(&x->fon, 0);
-		fail_once("replay: --replay-flush's configuration could not be loaded; DRAM "
-			  "counters come from the replay itself", r);
+		atomic_store(&x->one_pass_on, 0);
+		fail_once("replay: the one-pass DRAM configuration could not be loaded; DRAM "
+			  "counters come from the replay itself (inflated writes)", r);
 		if (main_config(x) != CUPTI_SUCCESS)
 			fail_once("replay: the counter-data image could not be reset", 0);
 		atomic_store(&x->busy, 0);
@@ -391,7 +394,7 @@ static int flushed_enter(const CUpti_CallbackData *cb, struct rp_func *s, CUstre
 	}
 	open_ctx = x;
 	open_fn = s;
-	open_flushed = 1;
+	open_one_pass = 1;
 	return 1;
 }
 
@@ -405,7 +408,7 @@ static void range_enter(const CUpti_CallbackData *cb, uintptr_t f, CUstream stre
 
 	if (!s)
 		return;
-	if (rp.flush && flushed_enter(cb, s, stream, sig))
+	if (rp.one_pass && one_pass_enter(cb, s, stream, sig))
 		return;
 	n = atomic_fetch_add_explicit(&s->launches, 1, memory_order_relaxed);
 	m = atomic_load_explicit(&s->match, memory_order_relaxed);
@@ -427,7 +430,7 @@ static void range_enter(const CUpti_CallbackData *cb, uintptr_t f, CUstream stre
 	open_ctx = x;
 	open_fn = s;
 	open_sig = sig;
-	open_flushed = 0;
+	open_one_pass = 0;
 }
 
 /* One ring event per counter of the n values v (record order: map[k] is v[k]'s replay-set
@@ -457,39 +460,39 @@ static void push_counters(struct rp_ctx *x, uint32_t corr, const double *v, size
 	}
 }
 
-/* A decoded range's values: the flushed single-pass set's (and its replayed predecessor's
- * duration), or the replay set's (all of them: the analysis prefers the flushed launches' DRAM
+/* A decoded range's values: the one-pass DRAM set's (and its replayed predecessor's
+ * duration), or the replay set's (all of them: the analysis prefers the one-pass launches' DRAM
  * counters, and falls back on these for a kernel that had none). */
-static void range_values(struct rp_ctx *x, uint32_t corr, int flushed)
+static void range_values(struct rp_ctx *x, uint32_t corr, int one_pass)
 {
-	const struct apx_pm_host *h = flushed ? &x->fhost : &x->host;
+	const struct apx_pm_host *h = one_pass ? &x->fhost : &x->host;
 	double v[APX_PM_METRICS_MAX];
 
-	if (apx_pm_host_eval(h, flushed ? x->fdata : x->data,
-			     flushed ? x->fdata_size : x->data_size, 0, v) != CUPTI_SUCCESS) {
+	if (apx_pm_host_eval(h, one_pass ? x->fdata : x->data,
+			     one_pass ? x->fdata_size : x->data_size, 0, v) != CUPTI_SUCCESS) {
 		fail_once("replay: a replayed range had no values", 0);
 		return;
 	}
-	if (flushed) {
+	if (one_pass) {
 		uint64_t bits = atomic_load(&open_fn->dur_bits);
 		double d;
 
-		push_counters(x, corr, v, h->n, rp.flush_map, 1);
+		push_counters(x, corr, v, h->n, rp.dram_map, 1);
 		memcpy(&d, &bits, sizeof(d));
 		if (rp.dur_idx >= 0 && bits)	/* 0: the replayed launch had no duration */
 			push_counters(x, corr, &d, 1, &rp.dur_idx, x->host.passes);
-		atomic_fetch_add(&rp.flushed, 1);
+		atomic_fetch_add(&rp.one_pass_done, 1);
 		return;
 	}
 	push_counters(x, corr, v, h->n, NULL, h->passes);
 	atomic_fetch_add(&rp.replays, 1);
-	if (atomic_load(&x->fon)) {	/* the next launch of this shape gets the flushed pass */
+	if (atomic_load(&x->one_pass_on)) {	/* the next launch of this shape: one pass */
 		uint64_t bits = 0;
 
 		if (rp.dur_idx >= 0)
 			memcpy(&bits, &v[rp.dur_idx], sizeof(bits));
 		atomic_store(&open_fn->dur_bits, bits);
-		atomic_store(&open_fn->flush_sig, open_sig);
+		atomic_store(&open_fn->due_sig, open_sig);
 	}
 }
 
@@ -499,7 +502,7 @@ static void range_exit(const CUpti_CallbackData *cb)
 	CUpti_RangeProfiler_DecodeData_Params dd = { .structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE };
 	CUpti_RangeProfiler_GetCounterDataInfo_Params info = { .structSize = CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE };
 	struct rp_ctx *x = open_ctx;
-	int r, flushed = open_flushed;
+	int r, one_pass = open_one_pass;
 
 	open_ctx = NULL;
 	sp.pRangeProfilerObject = x->obj;
@@ -512,10 +515,10 @@ static void range_exit(const CUpti_CallbackData *cb)
 		fail_once("replay: decoding a replayed range failed", r);
 		goto done;
 	}
-	info.pCounterDataImage = flushed ? x->fdata : x->data;
-	info.counterDataImageSize = flushed ? x->fdata_size : x->data_size;
+	info.pCounterDataImage = one_pass ? x->fdata : x->data;
+	info.counterDataImageSize = one_pass ? x->fdata_size : x->data_size;
 	if (cuptiRangeProfilerGetCounterDataInfo(&info) == CUPTI_SUCCESS && info.numTotalRanges)
-		range_values(x, cb->correlationId, flushed);
+		range_values(x, cb->correlationId, one_pass);
 	else
 		fail_once("replay: a replayed range had no values", 0);
 done:
@@ -525,8 +528,8 @@ done:
 	atomic_store(&x->busy, 0);
 }
 
-/* A launch's shape (grid, block, dynamic shared memory) as a nonzero hash: --replay-flush
- * measures the next launch of a replayed kernel only if its shape is the same. */
+/* A launch's shape (grid, block, dynamic shared memory) as a nonzero hash: the one-pass DRAM
+ * measurement takes the next launch of a replayed kernel only if its shape is the same. */
 static uint64_t shape(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
 		      unsigned bz, unsigned smem)
 {
@@ -543,7 +546,7 @@ void apx_replay_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
 	uintptr_t f;
 	CUstream stream;
-	uint64_t sig = 0;	/* the shape, only --replay-flush needs it */
+	uint64_t sig = 0;	/* the shape, for the one-pass launch */
 
 	if (!rp.on || apx_l2_sweeping())	/* the flush kernel's own launch */
 		return;
@@ -559,7 +562,7 @@ void apx_replay_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 
 		f = (uintptr_t)p->f;
 		stream = g ? g->hStream : NULL;
-		if (rp.flush && g)
+		if (g)
 			sig = shape(g->gridDimX, g->gridDimY, g->gridDimZ, g->blockDimX,
 				    g->blockDimY, g->blockDimZ, g->sharedMemBytes);
 	} else {
@@ -567,9 +570,8 @@ void apx_replay_launch(CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 
 		f = (uintptr_t)p->f;
 		stream = p->hStream;
-		if (rp.flush)
-			sig = shape(p->gridDimX, p->gridDimY, p->gridDimZ, p->blockDimX,
-				    p->blockDimY, p->blockDimZ, p->sharedMemBytes);
+		sig = shape(p->gridDimX, p->gridDimY, p->gridDimZ, p->blockDimX, p->blockDimY,
+			    p->blockDimZ, p->sharedMemBytes);
 	}
 	if (f)
 		range_enter(cb, f, stream, sig);
@@ -580,11 +582,11 @@ int apx_replay_wanted(void)
 	return rp.on;
 }
 
-/* --replay-flush: where each metric of the single-pass set sits in the replay set, and the
- * duration's. */
-static void flush_map(const struct apx_pm_set *set)
+/* Where each metric of the one-pass DRAM set sits in the replay set, and the duration's;
+ * rp.one_pass when all of them do. */
+static void dram_map(const struct apx_pm_set *set)
 {
-	const struct apx_pm_set *fs = apx_pm_replay_flush_set();
+	const struct apx_pm_set *fs = apx_pm_replay_dram_set();
 
 	rp.dur_idx = -1;
 	for (size_t i = 0; i < set->n; i++)
@@ -592,17 +594,17 @@ static void flush_map(const struct apx_pm_set *set)
 			rp.dur_idx = (int8_t)i;
 
 	for (size_t k = 0; k < fs->n; k++) {
-		rp.flush_map[k] = -1;
+		rp.dram_map[k] = -1;
 		for (size_t i = 0; i < set->n; i++)
 			if (!strcmp(fs->metrics[k].name, set->metrics[i].name))
-				rp.flush_map[k] = (int8_t)i;
-		if (rp.flush_map[k] < 0) {	/* pm_sets.c keeps the one a subset of the other */
-			apx_degraded(rp.c, "replay: --replay-flush's set is not part of the replay "
-				     "set; --replay-flush is off", 0);
-			rp.flush = 0;
+				rp.dram_map[k] = (int8_t)i;
+		if (rp.dram_map[k] < 0) {	/* pm_sets.c keeps the one a subset of the other */
+			apx_degraded(rp.c, "replay: the one-pass DRAM set is not part of the replay "
+				     "set; DRAM counters come from the replay itself", 0);
 			return;
 		}
 	}
+	rp.one_pass = 1;
 }
 
 static int replay_start(struct apx_collector *c)
@@ -626,30 +628,32 @@ static int replay_start(struct apx_collector *c)
 	rp.spec.set = set->name;
 	memcpy(rp.spec.m, set->metrics, set->n * sizeof(set->metrics[0]));
 	rp.spec.n = set->n;
-	if (rp.flush)
-		flush_map(set);
+	dram_map(set);
 	rp.on = 1;
 	return 0;
 }
 
 static void replay_finish(struct apx_collector *c, uint64_t now_ns)
 {
-	char text[520], flushed[120] = "";
+	char text[520], dram[160] = "";
 
 	(void)now_ns;
 	if (!rp.on)
 		return;
-	if (rp.flush)
-		snprintf(flushed, sizeof(flushed), "; DRAM counters from %llu launches after an L2 "
-			 "sweep, one pass each", (unsigned long long)atomic_load(&rp.flushed));
+	if (rp.one_pass)
+		snprintf(dram, sizeof(dram), "; DRAM counters from %llu launches measured in one pass "
+			 "%s", (unsigned long long)atomic_load(&rp.one_pass_done),
+			 rp.flush ? "after an L2 sweep" : "in the program's cache state");
 	snprintf(text, sizeof(text), "%llu launches of %llu kernels replayed (first %u per kernel, "
 		 "then sampled), %zu passes each, %.3f s spent replaying; %llu failed%s%s",
 		 (unsigned long long)atomic_load(&rp.replays),
 		 (unsigned long long)atomic_load(&rp.kernels), rp.max,
 		 rp.ctx[0].host.passes, (double)atomic_load(&rp.spent_ns) / 1e9,
 		 (unsigned long long)atomic_load(&rp.failed),
-		 atomic_load(&rp.table_full) ? "; the kernel table was full" : "", flushed);
+		 atomic_load(&rp.table_full) ? "; the kernel table was full" : "", dram);
 	apx_add_kv(c, "replay", text);
+	if (rp.one_pass)	/* the cache state of the one-pass launches, for the analysis */
+		apx_add_kv(c, "replay_dram", rp.flush ? "after-l2-sweep" : "program-order");
 	for (size_t i = 0; i < RP_CONTEXTS; i++) {
 		struct rp_ctx *x = &rp.ctx[i];
 		CUpti_RangeProfiler_Disable_Params dp = { .structSize = CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE };

@@ -349,7 +349,8 @@ static const struct apx_rvcol kc_json_cols[] = {
 	{ .key = "kernel", .title = "kernel", .unit = APX_UNIT_TEXT },
 	{ .key = "launches", .title = "launches", .unit = APX_UNIT_COUNT },
 	{ .key = "passes", .title = "passes", .unit = APX_UNIT_COUNT },
-	{ .key = "flushed_launches", .title = "flushed launches", .unit = APX_UNIT_COUNT },
+	{ .key = "one_pass_launches", .title = "one-pass launches", .unit = APX_UNIT_COUNT },
+	{ .key = "one_pass_cache", .title = "one-pass cache state", .unit = APX_UNIT_TEXT },
 	{ .key = "bound", .title = "bound", .unit = APX_UNIT_TEXT },
 	{ .key = "counters", .title = "counters", .unit = APX_UNIT_TEXT, .h.jfmt = APX_JF_OBJ },
 	{ .key = "stalls", .title = "top stalls", .unit = APX_UNIT_TEXT, .h.jfmt = APX_JF_ROWS },
@@ -361,8 +362,19 @@ static const struct apx_rvcol kc_stall_json_cols[] = {
 	{ .key = "try", .title = "try", .unit = APX_UNIT_TEXT },
 };
 
+/* The cache state the run's one-pass launches were measured in (model.h apx_replay_dram), in
+ * words for the JSON ("after-l2-sweep", "program-order", "mixed") and for the text. */
+static const char *one_pass_state(const struct apx_model *m, int words)
+{
+	if (m->replay_dram == APX_REPLAY_DRAM_PROGRAM)
+		return words ? "in the program's cache state" : "program-order";
+	if (m->replay_dram == (APX_REPLAY_DRAM_PROGRAM | APX_REPLAY_DRAM_SWEEP))
+		return words ? "(some after an L2 flush)" : "mixed";
+	return words ? "after an L2 flush" : "after-l2-sweep";
+}
+
 /* "kernel_counters": each replayed kernel's counters (medians of its replayed launches, or of
- * its flushed ones for the counters --replay-flush gives; only those measured, named as the
+ * its one-pass ones for the DRAM counters those give; only those measured, named as the
  * replay set names them), what bounds it and its top stalls (apx analyze --replay). */
 static void kernel_counters_json(struct apx_rdoc *d)
 {
@@ -390,8 +402,10 @@ static void kernel_counters_json(struct apx_rdoc *d)
 							       name, sizeof(name)));
 		apx_rtable_u64(j, 1, kc->launches);
 		apx_rtable_u64(j, 2, kc->passes);
-		apx_rtable_u64(j, 3, kc->flushed);
-		apx_rtable_str(d, j, 4, apx_bound_name(apx_kc_bound(&k)));
+		apx_rtable_u64(j, 3, kc->one_pass);
+		if (kc->one_pass)
+			apx_rtable_str(d, j, 4, one_pass_state(m, 0));
+		apx_rtable_str(d, j, 5, apx_bound_name(apx_kc_bound(&k)));
 		for (size_t n = 0; n < set->n && n < APX_KC__COUNT; n++)
 			if (kc->have >> n & 1)
 				apx_rtable_col(c, set->metrics[n].name, set->metrics[n].name,
@@ -400,7 +414,7 @@ static void kernel_counters_json(struct apx_rdoc *d)
 			for (size_t n = 0, col = 0; n < set->n && n < APX_KC__COUNT; n++)
 				if (kc->have >> n & 1)
 					apx_rtable_num(c, (unsigned)col++, kc->v[n]);
-		apx_rtable_sub(j, 5, c);
+		apx_rtable_sub(j, 6, c);
 		APX_RTABLE_SET_VCOLS(st, kc_stall_json_cols);
 		ns = apx_kc_top_stalls(&k, top, 3);
 		for (size_t n = 0; n < ns && apx_rtable_row(st) == 0; n++) {
@@ -409,17 +423,16 @@ static void kernel_counters_json(struct apx_rdoc *d)
 			apx_rtable_str(d, st, 2, apx_stall_words(top[n]));
 			apx_rtable_str(d, st, 3, apx_stall_try(top[n]));
 		}
-		apx_rtable_sub(j, 6, st);
+		apx_rtable_sub(j, 7, st);
 	}
 	apx_rdoc_json(d, APX_SEC_METRICS, "kernel_counters", j, APX_RJ_ARRAY, 0);
 }
 
-/* Device metrics (apx analyze --metrics): the section is printed only when the trace has them. */
-/* Did --replay-flush measure any launch of the run? */
-static int flushed_run(const struct apx_model *m)
+/* Was any launch of the run measured in one pass (the launch after a replayed one)? */
+static int one_pass_run(const struct apx_model *m)
 {
 	for (size_t i = 0; i < m->kc.n; i++)
-		if (APX_VEC_AT(&m->kc, struct apx_an_kc, i)->flushed)
+		if (APX_VEC_AT(&m->kc, struct apx_an_kc, i)->one_pass)
 			return 1;
 	return 0;
 }
@@ -447,9 +460,9 @@ static void kernel_counter_lines(struct apx_rdoc *d, const struct apx_an_kc *kc)
 	/* only what was measured: a counter the replay did not give is left out */
 	snprintf(text, sizeof(text), "%u launches replayed (%u passes each)", kc->launches,
 		 kc->passes);
-	if (kc->flushed)
-		apx_text_append(text, sizeof(text), " and %u measured after an L2 flush (DRAM)",
-				kc->flushed);
+	if (kc->one_pass)
+		apx_text_append(text, sizeof(text), " and %u measured in one pass %s (DRAM)",
+				kc->one_pass, one_pass_state(m, 1));
 	apx_text_append(text, sizeof(text), ", %s-bound", apx_bound_name(apx_kc_bound(&k)));
 	if (kc->have >> APX_KC_DURATION & 1)
 		apx_text_append(text, sizeof(text), "; duration %s",
@@ -462,9 +475,9 @@ static void kernel_counter_lines(struct apx_rdoc *d, const struct apx_an_kc *kc)
 		apx_text_append(text, sizeof(text), ", DRAM read %s and written %s a launch%s",
 				apx_fmt_size(b1, sizeof(b1), k.v[APX_KC_DRAM_READ]),
 				apx_fmt_size(b2, sizeof(b2), k.v[APX_KC_DRAM_WRITE]),
-				kc->from_flushed >> APX_KC_DRAM_WRITE & 1 ? " (after an L2 flush)"
-				: kc->flushed || !flushed_run(m) ? ""
-				: " (no flushed launch: the replay's, writes inflated)");
+				kc->from_one_pass >> APX_KC_DRAM_WRITE & 1 ? " (one pass)"
+				: kc->one_pass || !one_pass_run(m) ? ""
+				: " (no one-pass launch: the replay's, writes inflated)");
 	apx_rdoc_blk(d, s, &(struct apx_rblk){ .kind = APX_RB_WRAP, .indent = 4, .text = text,
 					       .windent = 4 });
 	ns = apx_kc_top_stalls(&k, st, 3);
@@ -476,6 +489,7 @@ static void kernel_counter_lines(struct apx_rdoc *d, const struct apx_an_kc *kc)
 	}
 }
 
+/* Device metrics (apx analyze --metrics): the section is printed only when the trace has them. */
 void apx_rdoc_view_metrics(struct apx_rdoc *d)
 {
 	const struct apx_model *m = d->m;

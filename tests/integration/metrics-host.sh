@@ -36,8 +36,8 @@ expect "single-pass metrics that need passes together" 1 "need 2 passes together
 expect "unknown chip" 1 "does not know chip 'XX999'" -- "$tool" check --chip XX999 summary
 expect "the replay set: 23 metrics, 12 passes of the range profiler" 0 \
 	"ok: replay: 23 metrics, 12 passes on GH100" -- "$tool" check --chip GH100 --replay
-expect "--replay-flush's set: one pass of the range profiler" 0 \
-	"ok: replay-flush: 3 metrics, 1 pass on GH100" -- "$tool" check --chip GH100 --replay-flush
+expect "--replay-dram set: one pass of the range profiler" 0 \
+	"ok: replay-dram: 3 metrics, 1 pass on GH100" -- "$tool" check --chip GH100 --replay-dram
 expect "list of a chip's metrics" 0 "base metrics on GH100" -- "$tool" list --chip GH100
 cd "$tmp" || exit 1
 expect "analyze: unknown set refused before running" 2 \

@@ -229,15 +229,15 @@ APX_TEST(replay_flush_counters_preferred)
 	}
 	APX_ASSERT(gemm && add);
 	APX_ASSERT_EQ(gemm->launches, 2);
-	APX_ASSERT_EQ(gemm->flushed, 2);
+	APX_ASSERT_EQ(gemm->one_pass, 2);
 	APX_ASSERT(gemm->v[APX_KC_DRAM_WRITE] == 50e6);
-	APX_ASSERT(gemm->from_flushed >> APX_KC_DRAM_WRITE & 1);
+	APX_ASSERT(gemm->from_one_pass >> APX_KC_DRAM_WRITE & 1);
 	APX_ASSERT(gemm->v[APX_KC_DURATION] == 200000.0);
-	APX_ASSERT(!(gemm->from_flushed >> APX_KC_DURATION & 1));
+	APX_ASSERT(!(gemm->from_one_pass >> APX_KC_DURATION & 1));
 	APX_ASSERT(gemm->v[APX_KC_L2_HIT] == 70.0);
 	APX_ASSERT_EQ(add->launches, 1);
-	APX_ASSERT_EQ(add->flushed, 0);
-	APX_ASSERT(add->v[APX_KC_DRAM_WRITE] == 7e6 && !add->from_flushed);
+	APX_ASSERT_EQ(add->one_pass, 0);
+	APX_ASSERT(add->v[APX_KC_DRAM_WRITE] == 7e6 && !add->from_one_pass);
 	apx_model_free(m);
 	return 0;
 }
