@@ -73,7 +73,10 @@ APX_RULE_DECL(optimizer_foreach)
 		host = APX_HOST_OP_NS;
 	if (spans) {
 		fused = FUSED_PASSES / ADDCDIV_PASSES * (double)l.upd_ns / (double)st->count;
+		/* the collector lengthens the span only where the GPU waited for its launches */
 		self = (double)m->launch_cost_ns * l.launches;
+		if (self > (double)l.idle_ns / (double)l.span_steps)
+			self = (double)l.idle_ns / (double)l.span_steps;
 		per_step = l.span_ns - self - fused;
 		per_step = per_step > 0 ? per_step : 0;
 	} else
