@@ -9,7 +9,8 @@
  * Saving (optimizer_loop.c measures the loop): per step, the loop's span (from the end of the
  * kernel before it to the end of its last addcdiv, on the updates' stream: what the loop costs
  * the step whether the host's issuing or the GPU sets its pace), less the collector's own cost
- * per launch for its kernels, less what the fused kernel would take: it reads the parameter,
+ * per launch for its kernels (at most the GPU idle inside the span: where the GPU sets the
+ * pace, the host's extra cost does not lengthen it), less what the fused kernel would take: it reads the parameter,
  * gradient and both moments and writes three of them, FUSED_PASSES passes over each tensor
  * where addcdiv makes ADDCDIV_PASSES, so FUSED_PASSES / ADDCDIV_PASSES times the addcdivs' GPU
  * time. Without spans in most steps, the host cost alone: tensors x OPS_PER_PARAM launches
