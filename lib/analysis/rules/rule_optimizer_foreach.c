@@ -7,18 +7,18 @@
  * AdamW, Adagrad, RMSprop: param.addcdiv_(exp_avg, denom)) as there are parameter tensors.
  *
  * Saving (optimizer_loop.c measures the loop): per step, the loop's span (from the end of the
- * kernel before it to the end of its last addcdiv, on the updates' stream: what the loop costs
- * the step whether the host's issuing or the GPU sets its pace), less the collector's own cost
- * per launch for its kernels (at most the GPU idle inside the span: where the GPU sets the
- * pace, the host's extra cost does not lengthen it), less what the fused kernel would take: it reads the parameter,
- * gradient and both moments and writes three of them, FUSED_PASSES passes over each tensor
- * where addcdiv makes ADDCDIV_PASSES, so FUSED_PASSES / ADDCDIV_PASSES times the addcdivs' GPU
- * time. Without spans in most steps, the host cost alone: tensors x OPS_PER_PARAM launches
- * (the single-tensor AdamW step: lerp_ of exp_avg, mul_ and addcmul_ of exp_avg_sq, sqrt, div
- * and add_ for the denominator, addcdiv_, and mul_ for the decoupled weight decay:
- * torch/optim/adam.py, _single_tensor_adam) x the host cost of a launch (in a launch-bound
- * steady state its mean short launch gap, apx_launch_host_ns, else APX_HOST_OP_NS).
- * launch-bound and gpu-starvation leave the idle inside the spans to this rule.
+ * kernel before it to the end of its last addcdiv, on the updates' stream: what the loop costs the
+ * step whether the host's issuing or the GPU sets its pace), less the collector's own cost per
+ * launch for its kernels (at most the GPU idle inside the span: where the GPU sets the pace, the
+ * host's extra cost does not lengthen it), less what the fused kernel would take: it reads the
+ * parameter, gradient and both moments and writes three of them, FUSED_PASSES passes over each
+ * tensor where addcdiv makes ADDCDIV_PASSES, so FUSED_PASSES / ADDCDIV_PASSES times the addcdivs'
+ * GPU time. Without spans in most steps, the host cost alone: tensors x OPS_PER_PARAM launches
+ * (the single-tensor AdamW step: lerp_ of exp_avg, mul_ and addcmul_ of exp_avg_sq, sqrt, div and
+ * add_ for the denominator, addcdiv_, and mul_ for the decoupled weight decay:
+ * torch/optim/adam.py, _single_tensor_adam) x the host cost of a launch (in a launch-bound steady
+ * state its mean short launch gap, apx_launch_host_ns, else APX_HOST_OP_NS). launch-bound and
+ * gpu-starvation leave the idle inside the spans to this rule.
  */
 #include "analysis/findings.h"
 
