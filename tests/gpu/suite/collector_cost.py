@@ -25,6 +25,7 @@ def run(off, trace):
     env = dict(os.environ)
     if off is not None:
         cmd = [apx, "analyze", "-q", "--force", "-o", trace, "--"] + cmd
+        env["APX_CALIBRATE"] = "0"  # runs before the program: not in its steps, and slow
         if off:
             env["APX_OFF"] = off
     p = subprocess.run(cmd, capture_output=True, text=True, env=env)
