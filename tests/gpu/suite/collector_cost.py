@@ -1,11 +1,13 @@
-"""collector_cost.py BUILD CASE VARIANT [ROUNDS] - what the collector costs one suite program
-(programs.py CASE VARIANT) on the GPU machine, feature by feature: each round runs, in turn,
+"""collector_cost.py BUILD CASE VARIANT [ROUNDS [CONFIG,...]] - what the collector costs one
+suite program (programs.py CASE VARIANT) on the GPU machine, feature by feature: each round runs, in turn,
 the program plain, under `apx analyze` as it is, and under `apx analyze` with APX_OFF=cpu,
 =callbacks, =clock and =decode (docs/collector.md), one process each, so a slow period of the
 machine falls on every configuration; prints each configuration's ms per step (programs.py's
 SUITE line) per round, then a table of medians and their ratio to plain. Written for the
 suite's loader case, whose traced planted run was 1.22-1.45x slower than its plain runs: this
-tells the collector (one feature of it) from the machine's process-to-process spread."""
+tells the collector (one feature of it) from the machine's process-to-process spread.
+CONFIG,...: only those configurations (names as printed: plain, apx, off=cpu, ...), to fit a
+device call."""
 import os
 import statistics
 import subprocess
@@ -36,6 +38,11 @@ def run(off, trace):
     return None
 
 
+if len(sys.argv) > 5:
+    only = sys.argv[5].split(",")
+    CONFIGS = [c for c in CONFIGS if c[0] in only]
+    if not CONFIGS or "plain" not in only:
+        sys.exit("collector_cost.py: CONFIG,... must name plain and known configurations")
 ms = {name: [] for name, _ in CONFIGS}
 with tempfile.TemporaryDirectory() as tmp:
     for r in range(rounds):
