@@ -1,7 +1,7 @@
 """ncu_modes.py OUT - how Nsight Compute's own DRAM byte counts depend on how it measures, on
 the kernels of replay_workload.py (GEMM, elementwise, reduction, attention, 6 launches each):
 ncu with --replay-mode kernel and application, each with --cache-control all and none, the
-three counters of apx's --replay-flush set (DRAM bytes read and written, duration; one pass).
+the counters of apx's one-pass launches (DRAM bytes read and written) and the duration (one pass).
 Application replay runs the whole program once per pass and neither saves nor restores device
 memory, so it tells which of ncu's DRAM writes are the kernel's and which come from the way a
 kernel-replay pass is prepared. Writes OUT/ncu-MODE-CACHE.csv and prints per kernel the

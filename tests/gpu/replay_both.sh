@@ -1,9 +1,11 @@
 #!/bin/bash
 # replay_both.sh BUILD - kernel replay against ncu on the GPU machine, both pairings, in one
-# device call: replay_check.py as is (apx --replay vs ncu --cache-control none: every counter)
-# and with REPLAY_FLUSH=1 (apx --replay --replay-flush vs ncu --cache-control all: the flushed
-# launches' duration and DRAM counters). Writes $OUT/replay/ (replay.apx, replay.log, ncu.csv:
-# what tests/fixtures/hwc holds), $OUT/flush/ and the two checks' logs, and prints both tables.
+# device call: replay_check.py as is (apx --replay vs ncu --cache-control none: every counter,
+# the DRAM ones of the one-pass launches against ncu's one-pass run) and with REPLAY_FLUSH=1
+# (apx --replay --replay-flush vs ncu --cache-control all: the one-pass launches' DRAM
+# counters, after apx's L2 sweep). Writes $OUT/replay/ (replay.apx, replay.log, ncu.csv,
+# ncu-dram.csv: what tests/fixtures/hwc holds), $OUT/flush/ (the same but ncu.csv) and the two
+# checks' logs, and prints both tables.
 # run_all.sh runs the same two checks among the others.
 set -u
 build=$(cd "$1" && pwd)
@@ -21,5 +23,5 @@ echo "=== --replay (exit $rc): every check but the table's passes"
 grep -v "^PASS    " "$out/replay_check.log" | grep -v "^  "
 echo "=== --replay-flush (exit $frc):"
 grep -v "^  " "$out/replay_flush_check.log"
-echo "replay_check exit $rc, flushed exit $frc"
+echo "replay_check exit $rc, --replay-flush exit $frc"
 [ $rc = 0 ] && [ $frc = 0 ]

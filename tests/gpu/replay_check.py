@@ -73,10 +73,10 @@ def chosen(launches, n, one_pass):
     """(replayed, one-pass): the launches (from 0) src_replay.c replays, the first n, then those
     numbered (from 1) 2n, 4n, 8n, ..., at most RP_EXTRA more; with one_pass, the launch after
     each replayed one is measured in one pass instead and is not counted in that numbering"""
-    replayed, flushed, due, k = [], [], False, 0
+    replayed, one, due, k = [], [], False, 0
     for i in range(launches):
         if one_pass and due:
-            flushed.append(i)
+            one.append(i)
             due = False
             continue
         if k < n or (len(replayed) < n + RP_EXTRA and (k + 1) % n == 0 and
@@ -84,7 +84,7 @@ def chosen(launches, n, one_pass):
             replayed.append(i)
             due = True
         k += 1
-    return replayed, flushed
+    return replayed, one
 
 
 trace = os.path.join(out, "replay.apx")
