@@ -194,12 +194,13 @@ APX_TEST(replay_counters_per_kernel)
 	return 0;
 }
 
-/* --replay-flush: "gemm" has two replayed launches (DRAM written 90 and 110 MB, inflated by the
- * replay) each followed by a flushed one (passes 1: 40 and 60 MB, and the replayed one's
- * duration copied with the replay's passes). Its DRAM counters are the flushed launches'
+/* --replay: "gemm" has two replayed launches (DRAM written 90 and 110 MB, inflated by the
+ * replay) each followed by a one-pass one (passes 1: 40 and 60 MB, and the replayed one's
+ * duration copied with the replay's passes). Its DRAM counters are the one-pass launches'
  * median (50 MB), its duration the replayed launches' alone (not counted twice), its hit rate
- * the replay's. "add", replayed once and never flushed, keeps the replay's DRAM counter. */
-APX_TEST(replay_flush_counters_preferred)
+ * the replay's. "add", replayed once and with no one-pass launch, keeps the replay's DRAM
+ * counter. kv replay_dram says the one-pass launches ran in the program's cache state. */
+APX_TEST(replay_one_pass_counters_preferred)
 {
 	static const char dw[] = "dram__bytes_write.sum", dur[] = "gpu__time_duration.sum";
 	struct tg t;
@@ -212,14 +213,16 @@ APX_TEST(replay_flush_counters_preferred)
 		tg_counter(&t, t.corr, dur, i ? 300000.0 : 100000.0, 12);
 		tg_counter(&t, t.corr, dw, i ? 110e6 : 90e6, 12);
 		tg_counter(&t, t.corr, "lts__t_sector_hit_rate.pct", 70.0, 12);
-		tg_kernel(&t, 0, 0, "gemm", 7);		/* flushed */
+		tg_kernel(&t, 0, 0, "gemm", 7);		/* one pass */
 		tg_counter(&t, t.corr, dw, i ? 60e6 : 40e6, 1);
 		tg_counter(&t, t.corr, dur, i ? 300000.0 : 100000.0, 12);
 	}
 	tg_kernel(&t, 0, 0, "add", 7);
 	tg_counter(&t, t.corr, dw, 7e6, 12);
+	tg_kv(&t, "replay_dram", "program-order");
 	m = tg_model(&t, 1);
 	APX_ASSERT(m);
+	APX_ASSERT_EQ(m->replay_dram, APX_REPLAY_DRAM_PROGRAM);
 	APX_ASSERT_EQ(m->kc.n, 2);
 	for (size_t i = 0; i < m->kc.n; i++) {
 		const struct apx_an_kc *kc = APX_VEC_AT(&m->kc, struct apx_an_kc, i);
