@@ -8,8 +8,9 @@ with the same metric names, and compares per kernel the medians of the launches:
 for the few kB a reduction writes). The DRAM counters: apx measures them in one pass on the
 launch after each replayed one (src_replay.c), and ncu in a run of its own with just those
 and the duration (ncu-dram.csv: one pass, so nothing saved or restored either; ncu with all
-the metrics needs 12 passes, whose restores of memory add DRAM writes: the reduction's 4.5 MB
-against 0.05 MB in one pass on the H200, ncu_modes.py). Also
+the metrics needs 12 passes, whose restores of memory change DRAM writes: with
+--cache-control none the reduction's 4.49 MB against 25.97 MB in one pass and 26.01 MB in
+application replay on the H200, ncu_modes.py). Also
 checks: every replayed launch's counters join a kernel record by correlation id; the first
 3 launches of each kernel replayed, then the launches numbered 6, 12, 24, ..., each followed
 by a one-pass one (src_replay.c); kv `replay` says what it cost; the program's exit status
