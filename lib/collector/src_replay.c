@@ -27,6 +27,11 @@
  * times either, the replayed launch's duration (passes: the replay's). The analysis
  * (view_counters.c) takes a kernel's DRAM counters from its one-pass launches, from the
  * replayed ones only for a kernel without one (kv "replay_dram" says which cache state).
+ * In the program's cache state, a launch right after a replayed one (of any kernel) is not
+ * measured in one pass: it would start in the L2 state CUPTI's passes and restores left (the
+ * H200's back-to-back randn kernels wrote 26 % less than in ncu's one-pass run), so the
+ * one-pass launch waits for a launch after a plain (or one-pass) one. After the L2 sweep the
+ * state is the sweep's, and the launch right after is taken.
  * One-pass launches do not count as launches of the kernel for the choice above.
  * finish() (writer thread) disables the profiler. Failures turn replay off for that context and
  * say so once. PM sampling and replay exclude each other (one profiling session per device):
@@ -92,6 +97,7 @@ static struct rp_state {
 	int8_t dur_idx;				/* the duration's replay-set index, or -1 */
 	_Atomic uint64_t replays, kernels, spent_ns, failed, table_full, one_pass_done;
 	_Atomic int said, profiler_init;
+	_Atomic int after_replay;	/* the last launch was replayed: none of one pass next */
 } rp;
 
 /* Per application thread: the range this thread opened at API enter, for its API exit. */
@@ -405,10 +411,11 @@ static void range_enter(const CUpti_CallbackData *cb, uintptr_t f, CUstream stre
 	struct rp_ctx *x;
 	uint32_t n;
 	int m, idle = 0;
+	int after = !rp.flush && atomic_load_explicit(&rp.after_replay, memory_order_relaxed);
 
 	if (!s)
-		return;
-	if (rp.one_pass && one_pass_enter(cb, s, stream, sig))
+		goto plain;
+	if (rp.one_pass && !after && one_pass_enter(cb, s, stream, sig))
 		return;
 	n = atomic_fetch_add_explicit(&s->launches, 1, memory_order_relaxed);
 	m = atomic_load_explicit(&s->match, memory_order_relaxed);
@@ -418,19 +425,23 @@ static void range_enter(const CUpti_CallbackData *cb, uintptr_t f, CUstream stre
 		atomic_store(&s->match, m);
 	}
 	if (m < 0 || !chosen(n, atomic_load_explicit(&s->replayed, memory_order_relaxed)))
-		return;
+		goto plain;
 	if (!(x = ctx_of(cb->context)) || !atomic_compare_exchange_strong(&x->busy, &idle, 1))
-		return;
+		goto plain;
 	open_ns = apx_mono_ns();
 	if (range_start(x)) {
 		atomic_store(&x->busy, 0);
-		return;
+		goto plain;
 	}
 	atomic_fetch_add(&s->replayed, 1);
 	open_ctx = x;
 	open_fn = s;
 	open_sig = sig;
 	open_one_pass = 0;
+	return;
+plain:	/* runs as the program launched it: the next launch may be a one-pass one */
+	if (after)
+		atomic_store_explicit(&rp.after_replay, 0, memory_order_relaxed);
 }
 
 /* One ring event per counter of the n values v (record order: map[k] is v[k]'s replay-set
@@ -522,6 +533,8 @@ static void range_exit(const CUpti_CallbackData *cb)
 	else
 		fail_once("replay: a replayed range had no values", 0);
 done:
+	if (!one_pass)
+		atomic_store_explicit(&rp.after_replay, 1, memory_order_relaxed);
 	if ((r = main_config(x)) != CUPTI_SUCCESS)
 		fail_once("replay: the counter-data image could not be reset", r);
 	atomic_fetch_add(&rp.spent_ns, apx_mono_ns() - open_ns);

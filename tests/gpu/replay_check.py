@@ -1,25 +1,29 @@
 """replay_check.py BUILD OUT - `apx analyze --replay` (kernel replay with CUPTI's range profiler,
 issue 13 item 2) against Nsight Compute on the same GPU: runs replay_workload.py (a GEMM, an
-elementwise kernel, a reduction, an attention kernel, 6 launches each) once under
-`apx analyze --replay --replay-max 3` and under `ncu --clock-control none --cache-control
-none --csv --page raw` (no cache flush: apx replays in the cache state the program leaves)
-with the same metric names, and compares per kernel the medians of the launches: within 5 %
-(or 1 point for percentages near 0; DRAM bytes: or within 0.1 % of the kernel's DRAM traffic,
-for the few kB a reduction writes). The DRAM counters: apx measures them in one pass on the
-launch after each replayed one (src_replay.c), and ncu in a run of its own with just those
-and the duration (ncu-dram.csv: one pass, so nothing saved or restored either; ncu with all
-the metrics needs 12 passes, whose restores of memory change DRAM writes: with
+elementwise kernel, a reduction, an attention kernel, 6 launches each) once under `apx analyze
+--replay --replay-max 3` and under `ncu --clock-control none --cache-control none --csv --page
+raw` (no cache flush: apx replays in the cache state the program leaves) with the same metric
+names, and compares per kernel the medians of the launches: within 5 % (or 1 point for
+percentages near 0; DRAM bytes: or within 0.1 % of the kernel's DRAM traffic, for the few kB a
+reduction writes). The DRAM counters: apx measures them in one pass on the next launch of each
+replayed kernel and shape not right after a replay (src_replay.c), and ncu in a run of its own
+with just those and the duration (ncu-dram.csv: one pass, so nothing saved or restored either;
+ncu with all the metrics needs 12 passes, whose restores of memory change DRAM writes: with
 --cache-control none the reduction's 4.49 MB against 25.97 MB in one pass and 26.01 MB in
-application replay on the H200, ncu_modes.py). Also
-checks: every replayed launch's counters join a kernel record by correlation id; the first
-3 launches of each kernel replayed, then the launches numbered 6, 12, 24, ..., each followed
-by a one-pass one (src_replay.c); kv `replay` says what it cost; the program's exit status
-is kept. Prints a table last; exit 1 on a FAIL.
+application replay on the H200, ncu_modes.py). The L2 hit rate, which needs 2 passes on GH100,
+against ncu's application replay (ncu-app.csv: each pass in the program's cache state, nothing
+saved or restored). Also checks: every replayed launch's counters join a kernel record by
+correlation id; the first 3 launches of each kernel replayed, then the launches numbered 6, 12,
+24, ..., each followed by a one-pass one (src_replay.c; without --replay-flush not the launch
+right after a replayed one, of any kernel: it starts in the L2 state the replay's restores
+left); kv `replay` says what it cost; the program's exit status is kept. Prints a table last;
+exit 1 on a FAIL.
 
-replay_check.py BUILD --from DIR: the same checks on DIR/replay.apx, replay.log, ncu.csv and
-ncu-dram.csv of an earlier GPU run (a trace from before the one-pass launches of plain --replay,
-without ncu-dram.csv: its DRAM counters against ncu.csv's), no GPU needed (ctest hwc_replay_check on tests/fixtures/hwc); the comparisons
-listed in DIR/known-differences.txt (id `replay.KIND.METRIC`) print KNOWN (tests/gpu/known.py)."""
+replay_check.py BUILD --from DIR: the same checks on DIR/replay.apx, replay.log, ncu.csv,
+ncu-dram.csv and ncu-app.csv of an earlier GPU run (a trace from before the one-pass launches of
+plain --replay, without ncu-dram.csv: its DRAM counters against ncu.csv's), no GPU needed (ctest
+hwc_replay_check on tests/fixtures/hwc); the comparisons listed in DIR/known-differences.txt (id
+`replay.KIND.METRIC`) print KNOWN (tests/gpu/known.py)."""
 import csv
 import glob
 import io
@@ -47,6 +51,11 @@ DRAM = ["dram__throughput.avg.pct_of_peak_sustained_elapsed", "dram__bytes_read.
 # program, with no restore before it; ncu's 12-pass run times the reduction at 68.9 us, its
 # one-pass and application-replay runs at 74 us, as apx's replay: ncu_modes.py)
 ONE_PASS_REF = DRAM + ["gpu__time_duration.sum"]
+# ncu's application replay (the program run again for each pass, nothing saved or restored,
+# every pass in the program's cache state) for the L2 hit rate, which depends on what the
+# kernels before left in L2 and needs 2 passes on GH100: ncu's kernel replay measures it after
+# its own restores of memory, as apx's replay does after CUPTI's (ncu-app.csv)
+APP_REF = ["lts__t_sector_hit_rate.pct"]
 here = os.path.dirname(os.path.abspath(__file__))
 work = os.path.join(here, "replay_workload.py")
 COMPARE = ["gpu__time_duration.sum", "sm__warps_active.avg.pct_of_peak_sustained_active",
@@ -70,22 +79,33 @@ def kind_of(name):
     return None
 
 
-def chosen(launches, n, one_pass):
-    """(replayed, one-pass): the launches (from 0) src_replay.c replays, the first n, then those
-    numbered (from 1) 2n, 4n, 8n, ..., at most RP_EXTRA more; with one_pass, the launch after
-    each replayed one is measured in one pass instead and is not counted in that numbering"""
-    replayed, one, due, k = [], [], False, 0
-    for i in range(launches):
-        if one_pass and due:
-            one.append(i)
-            due = False
+def chosen(seq, n, one_pass, after_rule):
+    """name -> (replayed, one-pass): the ordinals (from 0, per kernel name) of the launches of
+    seq (kernel names in launch order) that src_replay.c replays, the first n of each kernel,
+    then those numbered (from 1) 2n, 4n, 8n, ..., at most RP_EXTRA more; with one_pass, the
+    next launch of a replayed kernel is measured in one pass instead and is not counted in that
+    numbering; with after_rule (plain --replay), not a launch right after a replayed one (of
+    any kernel): that one runs as any other, and the one-pass launch waits"""
+    st, after = {}, False
+    for name in seq:
+        if name.startswith("apx_l2_sweep"):     # apx's own L2 sweep (--replay-flush)
             continue
-        if k < n or (len(replayed) < n + RP_EXTRA and (k + 1) % n == 0 and
+        s = st.setdefault(name, {"k": 0, "ord": 0, "due": False, "rep": [], "one": []})
+        o = s["ord"]
+        s["ord"] += 1
+        if one_pass and s["due"] and not (after_rule and after):
+            s["one"].append(o)
+            s["due"], after = False, False
+            continue
+        k = s["k"]
+        s["k"] += 1
+        if k < n or (len(s["rep"]) < n + RP_EXTRA and (k + 1) % n == 0 and
                      (k + 1) // n >= 2 and not ((k + 1) // n) & ((k + 1) // n - 1)):
-            replayed.append(i)
-            due = True
-        k += 1
-    return replayed, one
+            s["rep"].append(o)
+            s["due"], after = True, True
+        else:
+            after = False
+    return {name: (s["rep"], s["one"]) for name, s in st.items()}
 
 
 trace = os.path.join(out, "replay.apx")
@@ -133,14 +153,18 @@ for c in ctr:
         if not one or (c["correlation"] in one) == (c["name"] in DRAM):
             apx_vals.setdefault((k["name"], ordinal), {})[c["name"]] = c["value"]
 replayed = {n: sorted(a | b) for n, (a, b) in measured.items()}
-bad = [n for n, (a, b) in measured.items()
-       if (sorted(a), sorted(b)) != chosen(len(order[n]), 3, ONE_PASS)]
+AFTER_RULE = not FLUSH   # in the program's cache state, no one-pass launch right after a replay
+expected = chosen([k["name"] for k in sorted(kern.values(), key=lambda r: r["correlation"])],
+                  3, ONE_PASS, AFTER_RULE)
+bad = [n for n, (a, b) in measured.items() if (sorted(a), sorted(b)) != expected.get(n)]
 for n in bad:
     print(f"  {kind_of(n)}: replayed {sorted(measured[n][0])}, one-pass {sorted(measured[n][1])} "
-          f"of {len(order[n])}, expected {chosen(len(order[n]), 3, ONE_PASS)}")
+          f"of {len(order[n])}, expected {expected.get(n)}")
 check(replayed and not bad, "replayed launches per kernel: " + ", ".join(
     f"{kind_of(n)} {len(o)} of {len(order[n])}" for n, o in sorted(replayed.items())) +
-    " (the first 3, then 2N, 4N, ..." + ("; each followed by a one-pass one)" if ONE_PASS else ")"),
+    " (the first 3, then 2N, 4N, ..." + ("; each followed by a one-pass one" +
+                                        (", not right after a replay)" if AFTER_RULE else ")")
+                                        if ONE_PASS else ")"),
     "replay.chosen")
 where = "after an L2 sweep" if FLUSH else "in the program's cache state"
 if ONE_PASS:
@@ -155,9 +179,9 @@ ncu = None if offline else shutil.which("ncu") or (sorted(glob.glob("/opt/nvidia
                                                     [None])[-1]
 
 
-def ncu_values(metrics, cache, name, cid):
-    """ncu's values of metrics per (kernel, launch ordinal): a run now, written to OUT/name, or
-    DIR/name offline (None when that file is not there)"""
+def ncu_values(metrics, cache, name, cid, mode="kernel"):
+    """ncu's values of metrics per (kernel, launch ordinal): a run now (--replay-mode mode),
+    written to OUT/name, or DIR/name offline (None when that file is not there)"""
     path = os.path.join(out, name)
     if offline:
         if not os.path.exists(path):
@@ -165,7 +189,8 @@ def ncu_values(metrics, cache, name, cid):
         q = known.LoggedRun(path)
         q.returncode = 0
     else:
-        q = subprocess.run([ncu, "--clock-control", "none", "--cache-control", cache, "--csv",
+        q = subprocess.run([ncu, "--replay-mode", mode, "--clock-control", "none",
+                            "--cache-control", cache, "--csv",
                             "--page", "raw", "--print-kernel-base", "mangled", "--metrics",
                             ",".join(metrics), sys.executable, work], capture_output=True, text=True)
         open(path, "w").write(q.stdout)
@@ -188,7 +213,7 @@ def ncu_values(metrics, cache, name, cid):
 
 
 cache = "all" if FLUSH else "none"
-ncu_vals, dram_vals = {}, None
+ncu_vals, dram_vals, app_vals = {}, None, None
 if not ncu and not offline:
     check(False, "ncu not found", "replay.ncu")
 else:
@@ -198,13 +223,17 @@ else:
         ncu_vals = ncu_values(COMPARE, cache, "ncu.csv", "replay.ncu") or {}
     if ONE_PASS:
         dram_vals = ncu_values(ONE_PASS_REF, cache, "ncu-dram.csv", "replay.ncu_dram")
+    if not FLUSH:
+        app_vals = ncu_values(APP_REF, cache, "ncu-app.csv", "replay.ncu_app", "application")
 
 print(f"\nreplay vs ncu --clock-control none --cache-control {cache} (medians over the same "
       f"launches; {', '.join(DRAM)}: apx's one-pass launches {where if ONE_PASS else '(none)'}"
-      f"{' against ncu with just those and the duration, one pass' if dram_vals else ''}):")
+      f"{' against ncu with just those and the duration, one pass' if dram_vals else ''}"
+      f"{'; the L2 hit rate against ncu --replay-mode application' if app_vals else ''}):")
 print(f"  {'kernel':11s} {'metric':62s} {'apx':>14s} {'ncu':>14s} {'diff':>7s}")
 for name in sorted(replayed, key=lambda n: str(kind_of(n))):
-    ref = lambda m: dram_vals if dram_vals and m in ONE_PASS_REF else ncu_vals   # noqa: E731
+    ref = lambda m: (dram_vals if dram_vals and m in ONE_PASS_REF else   # noqa: E731
+                     app_vals if app_vals and m in APP_REF else ncu_vals)
     kid = f"{kind_of(name)}{'' if kind_of(name) != 'randn' else len(order[name])}"
     if one and not measured[name][1]:
         print(f"  {kid}: no one-pass launch (launched {len(order[name])} time(s)): its DRAM "
