@@ -81,8 +81,8 @@ APX_RULE_DECL(copy_overlap)
 			"%llu of %llu streams with copies also run kernels (copies on the compute stream)\n",
 			(unsigned long long)shared_streams, (unsigned long long)copy_streams);
 	apx_text_append(f->evidence, sizeof(f->evidence),
-			"an upper bound: the kernels a copy hides behind can run slower beside it "
-			"(they share the memory system; docs/report.md)\n");
+			"an upper bound: a GPU at its power cap runs its kernels at lower clocks "
+			"once it idles less (docs/report.md)\n");
 	apx_finding_metric(f, "copy_busy_ns", (double)copy, APX_UNIT_NS);
 	apx_finding_metric(f, "kernel_busy_ns", (double)kern, APX_UNIT_NS);
 	apx_finding_metric(f, "overlapped_ns", (double)ov, APX_UNIT_NS);
