@@ -198,6 +198,11 @@ int apx_model_finish(struct apx_model *m)
 
 	if ((r = apx_model_store_get(m)) < 0 || (r = apx_store_build(m->store, NULL)) < 0)
 		return r;	/* the files are read here, once */
+	for (size_t i = 0; i < m->nfiles; i++)	/* each file's own, the largest */
+		if (m->files[i].launch_cost_ns > m->launch_cost_ns) {
+			m->launch_cost_ns = m->files[i].launch_cost_ns;
+			m->launch_cost_self = m->files[i].launch_cost_self;
+		}
 	run_span(m);
 	if ((r = apx_capture_finish(m)) < 0)	/* before anything that sums time */
 		return r;

@@ -15,15 +15,19 @@
  *              host was producing that input: data). A host blocked in a sync during a gap
  *              that the sync does not end did not cause it (the GPU had its work queued).
  *              After such a gap the GPU's queue is empty and the host must get ahead again:
- *              until it is (APX_REFILL_TIGHT_RUN gaps in a row of under APX_REFILL_TIGHT_NS,
- *              the ~1 us between queued kernels, or APX_REFILL_BUSY_NS busy between two
- *              gaps), what the later gaps would give to launch overhead, unknown or the
- *              host's in-step work is the sync's too (the refill), provided the host did
- *              get ahead (a refill that the next sync or the end interrupts goes back: a
- *              host slower than the GPU leaves those gaps with or without the sync), and
- *              when the steady state is not launch-bound; in a launch-bound one the host sets the
- *              pace with or without the sync, and the refill goes back to those causes
- *              (decided after the sweep, apx_idle_resolve, as launch-bound is);
+ *              until it is (APX_REFILL_BUSY_NS of GPU busy time with no gap in it but ones
+ *              under APX_REFILL_TIGHT_NS, the ~1 us between queued kernels: a lead that the
+ *              host's hiccups no longer drain), what the later gaps would give to launch
+ *              overhead, unknown or the host's in-step work is the sync's too (the refill).
+ *              A refill that the next sync or the end cuts short is the sync's too when the
+ *              host's own work over the steady window (less its time blocked in syncs) is
+ *              shorter than the GPU's busy time (without the syncs it would get ahead: the
+ *              H200's sync_item planted runs 1.17 s of host work against 1.28 s of GPU
+ *              work), else it goes back (a host slower than the GPU leaves those gaps with
+ *              or without the sync). All of it only when the steady state is not
+ *              launch-bound; in a launch-bound one the host sets the pace with or without
+ *              the sync, and the refill goes back to those causes (decided after the sweep,
+ *              apx_idle_resolve, as launch-bound is);
  *   staging    the host was inside the call of a pageable copy of > 64 KiB (staging it
  *              through the driver's pinned buffer); or the gap begins with such a copy (to the
  *              device, or to pageable memory: y.cpu()) and a sync returns in it: the copy's
@@ -402,21 +406,17 @@ static unsigned sync_gap_owner(const struct apx_gap_edges *ed)
 	return APX_IDLE_SYNC;
 }
 
-/* A refill's pending gaps: the sync's (the host got ahead again) or back to their causes
- * (it never did: a host that launches slower than the GPU runs leaves those gaps with or
- * without the sync). */
+/* A refill's pending gaps: the sync's (the host got ahead again), or cut (the next sync or
+ * the end came first), decided in refill_resolve(). */
 static void refill_end(struct apx_an_timeline *t, int ahead)
 {
 	for (unsigned k = 0; k <= APX_IDLE_STEP_HOST; k++) {
 		if (ahead) {
 			t->refill_ns[k] += t->pend_ns[k];
 			t->refill_gaps[k] += t->pend_gaps[k];
-		} else if (k == APX_IDLE_STEP_HOST) {
-			t->step_host_ns += t->pend_ns[k];
-			t->step_host_gaps += t->pend_gaps[k];
 		} else {
-			t->idle_by_cause[k] += t->pend_ns[k];
-			t->gaps_by_cause[k] += t->pend_gaps[k];
+			t->cut_ns[k] += t->pend_ns[k];
+			t->cut_gaps[k] += t->pend_gaps[k];
 		}
 		t->pend_ns[k] = t->pend_gaps[k] = 0;
 	}
@@ -424,22 +424,22 @@ static void refill_end(struct apx_an_timeline *t, int ahead)
 }
 
 /* The refill's state after the gap [a, b): a sync's gap starts one (ending the one before,
- * which the host never got out of); REFILL_TIGHT_RUN tight gaps in a row, or a long busy
- * stretch before this gap, end it with the host ahead. */
+ * which the host never got out of: cut); APX_REFILL_BUSY_NS of GPU busy time with no gap
+ * but tight ones (the host that far ahead: its hiccups no longer idle the GPU) ends it with
+ * the host ahead. */
 static void refill_track(struct apx_an_timeline *t, uint64_t a, uint64_t b, int sync_gap)
 {
+	uint64_t busy = t->refill_last_ns && a > t->refill_last_ns ? a - t->refill_last_ns : 0;
+
 	if (sync_gap) {
 		if (t->refill)
 			refill_end(t, 0);
 		t->refill = 1;
-		t->refill_tight = 0;
-	} else if (t->refill && t->refill_last_ns && a - t->refill_last_ns >= APX_REFILL_BUSY_NS) {
+		t->refill_lead_ns = 0;
+	} else if (t->refill && (t->refill_lead_ns += busy) >= APX_REFILL_BUSY_NS) {
 		refill_end(t, 1);
-	} else if (b - a < APX_REFILL_TIGHT_NS) {
-		if (++t->refill_tight >= APX_REFILL_TIGHT_RUN && t->refill)
-			refill_end(t, 1);
-	} else {
-		t->refill_tight = 0;
+	} else if (b - a >= APX_REFILL_TIGHT_NS) {
+		t->refill_lead_ns = 0;		/* the host fell behind again */
 	}
 	t->refill_last_ns = b;
 }
@@ -563,9 +563,11 @@ static int launch_bound(const struct apx_model *m)
 {
 	const struct apx_store *st = m->store;
 	uint64_t idle = m->gpu.idle_by_cause[APX_IDLE_LAUNCH] + m->gpu.refill_ns[APX_IDLE_LAUNCH] +
-			m->gpu.pend_ns[APX_IDLE_LAUNCH];	/* a refill's: launch gaps still */
+			m->gpu.pend_ns[APX_IDLE_LAUNCH] +	/* a refill's: launch gaps still */
+			m->gpu.cut_ns[APX_IDLE_LAUNCH];
 	uint64_t gaps = m->gpu.gaps_by_cause[APX_IDLE_LAUNCH] + m->gpu.gaps_by_cause[APX_IDLE_COLLECTOR] +
-			m->gpu.refill_gaps[APX_IDLE_LAUNCH] + m->gpu.pend_gaps[APX_IDLE_LAUNCH];
+			m->gpu.refill_gaps[APX_IDLE_LAUNCH] + m->gpu.pend_gaps[APX_IDLE_LAUNCH] +
+			m->gpu.cut_gaps[APX_IDLE_LAUNCH];
 	double kernel_ns = 0;
 
 	if (!st || !st->k.n || !gaps || !m->steady_ns ||
@@ -578,12 +580,24 @@ static int launch_bound(const struct apx_model *m)
 
 /* A sync's refill (kept apart by cause): the sync's, or in a launch-bound steady state back
  * to its causes (the host's in-step work with the rest of it, made launch overhead next). */
-static void refill_resolve(struct apx_an_timeline *t, int bound)
+static void refill_resolve(struct apx_an_timeline *t, int bound, int host_ahead)
 {
 	static const unsigned back[] = { APX_IDLE_LAUNCH, APX_IDLE_UNKNOWN };
 
 	if (t->refill)		/* the host never got ahead again before the end */
 		refill_end(t, 0);
+	for (unsigned k = 0; k <= APX_IDLE_STEP_HOST; k++) {
+		if (!bound && host_ahead) {	/* without the syncs the host gets ahead */
+			t->refill_ns[k] += t->cut_ns[k];
+			t->refill_gaps[k] += t->cut_gaps[k];
+		} else if (k == APX_IDLE_STEP_HOST) {	/* a host slower than the GPU */
+			t->step_host_ns += t->cut_ns[k];
+			t->step_host_gaps += t->cut_gaps[k];
+		} else {
+			t->idle_by_cause[k] += t->cut_ns[k];
+			t->gaps_by_cause[k] += t->cut_gaps[k];
+		}
+	}
 	if (!bound) {
 		for (unsigned k = 0; k <= APX_IDLE_STEP_HOST; k++) {
 			t->idle_by_cause[APX_IDLE_SYNC] += t->refill_ns[k];
@@ -599,17 +613,52 @@ static void refill_resolve(struct apx_an_timeline *t, int bound)
 	t->step_host_gaps += t->refill_gaps[APX_IDLE_STEP_HOST];
 }
 
+uint64_t apx_steady_blocked_ns(const struct apx_model *m)
+{
+	const struct apx_es_syncs *y = &m->store->y;
+	uint64_t ns = 0;
+
+	for (size_t i = 0; i < y->n; i++) {
+		uint64_t a = y->start[i] > m->steady_start_ns ? y->start[i] : m->steady_start_ns;
+		uint64_t b = y->end[i] < m->steady_end_ns ? y->end[i] : m->steady_end_ns;
+
+		if (y->kind[i] != APX_SYNC_KIND_STREAM_WAIT_EVENT && b > a)
+			ns += b - a;
+	}
+	return ns;
+}
+
+/* Does the host's own work over the steady window (the window less its time blocked in
+ * syncs) take less than the GPU's busy time there (the window less every idle ns, whatever
+ * cause it has or waits for)? Then without the syncs it would get ahead, and a refill that
+ * the next sync cut short is the sync's too. */
+static int host_ahead(const struct apx_model *m)
+{
+	const struct apx_an_timeline *g = &m->gpu;
+	uint64_t win = m->steady_end_ns > m->steady_start_ns ? m->steady_end_ns - m->steady_start_ns
+							     : 0;
+	uint64_t idle = g->step_host_ns, blocked = apx_steady_blocked_ns(m);
+
+	for (unsigned k = 0; k < APX_IDLE__COUNT; k++)
+		idle += g->idle_by_cause[k];
+	for (unsigned k = 0; k <= APX_IDLE__COUNT; k++)
+		idle += g->refill_ns[k] + g->pend_ns[k] + g->cut_ns[k];
+	return win && blocked < win && idle < win && win - blocked < win - idle;
+}
+
 void apx_idle_resolve(struct apx_model *m)
 {
 	unsigned cause;
+	int ahead;
 
 	m->launch_bound = launch_bound(m);
+	ahead = host_ahead(m);
 	cause = m->launch_bound ? APX_IDLE_LAUNCH : APX_IDLE_UNKNOWN;
 	for (size_t i = 0; i <= m->timelines.n; i++) {
 		struct apx_an_timeline *t = i < m->timelines.n
 			? APX_VEC_AT(&m->timelines, struct apx_an_timeline, i) : &m->gpu;
 
-		refill_resolve(t, m->launch_bound);
+		refill_resolve(t, m->launch_bound, ahead);
 		t->idle_by_cause[cause] += t->step_host_ns;
 		t->gaps_by_cause[cause] += t->step_host_gaps;
 		t->step_host_launch = m->launch_bound;

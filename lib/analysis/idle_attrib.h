@@ -58,11 +58,10 @@ struct apx_gap_edges {
 /* A gap mostly in a sync's refill (idle_attrib.c): returned by apx_idle_gap() and decided by
  * apx_idle_resolve() (sync, or launch overhead in a launch-bound steady state). */
 #define APX_IDLE_REFILL (APX_IDLE__COUNT + 1)
-/* The refill after a sync ends with REFILL_TIGHT_RUN gaps in a row under REFILL_TIGHT_NS (the
- * ~1 us between kernels the GPU had queued: the host is ahead again), or with a busy stretch
- * of REFILL_BUSY_NS between two gaps. */
+/* The refill after a sync ends when the GPU has been busy REFILL_BUSY_NS with no gap but
+ * ones under REFILL_TIGHT_NS (the ~1 us between kernels the GPU had queued) in between: the
+ * host is that far ahead again. */
 #define APX_REFILL_TIGHT_NS 2000u
-#define APX_REFILL_TIGHT_RUN 4
 #define APX_REFILL_BUSY_NS 1000000u
 /* Launch-bound: the short gaps' launch overhead is at least this share of the steady state. */
 #define APX_LAUNCH_BOUND_SHARE 0.10
@@ -93,6 +92,9 @@ unsigned apx_idle_gap(const struct apx_idle_ctx *c, struct apx_an_timeline *t, u
  * step's launches, which a captured or compiled step does not repeat) or unknown, in every
  * timeline, in model->gpu and in model->gaps. */
 void apx_idle_resolve(struct apx_model *m);
+/* The host's time blocked in synchronizations (stream-wait-event ones aside: the host does
+ * not wait in them) inside the steady window. */
+uint64_t apx_steady_blocked_ns(const struct apx_model *m);
 /* Whether [a, b) meets one of the spans. */
 int apx_spans_meet(const struct apx_spans *sp, uint64_t a, uint64_t b);
 

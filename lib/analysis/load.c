@@ -368,13 +368,16 @@ static int add_record(struct apx_model *m, struct apx_an_file *f, uint16_t fi,
 			snprintf(f->degraded + n, sizeof(f->degraded) - n, "%s%s", n ? "; " : "", val);
 		} else if (!strcmp(key, "level"))
 			snprintf(f->level, sizeof(f->level), "%.31s", val);
-		else if (!strcmp(key, "collector_launch_cost_ns")) {
+		else if (!strcmp(key, "collector_launch_cost_ns") ||
+			 !strcmp(key, "collector_launch_cost_self_ns")) {
+			int self = key[strlen("collector_launch_cost_")] == 's';
 			uint64_t ns = 0;
 
-			if (apx_parse_u64(val, 1000000, &ns) == 0) {
+			/* the cost measured inside the traced process (self_cost.c) over
+			 * apx-calibrate's, measured in processes of its own before it */
+			if (apx_parse_u64(val, 1000000, &ns) == 0 && (self || !f->launch_cost_self)) {
 				f->launch_cost_ns = ns;
-				if (ns > m->launch_cost_ns)
-					m->launch_cost_ns = ns;
+				f->launch_cost_self |= self;
 			}
 		} else if (!strcmp(key, "replay_dram"))
 			m->replay_dram |= !strcmp(val, "program-order") ? APX_REPLAY_DRAM_PROGRAM

@@ -82,6 +82,7 @@ struct apx_an_file {
 	int has_proc_tree;			/* the collector's PROCESS record of the file's own
 						 * process: it looked for child processes (procs) */
 	uint64_t launch_cost_ns;			/* collector's cost per launch (kv), 0 = unknown */
+	int launch_cost_self;			/* ... measured in the traced process itself */
 	/* capture ranges (capture.c): collection limited to cudaProfilerStart/Stop */
 	int capture;				/* kv capture_mode or capture seen */
 	uint32_t capture_ranges;		/* its ranges (after finish) */
@@ -426,7 +427,12 @@ struct apx_an_timeline {
 	uint64_t refill_ns[APX_IDLE__COUNT + 1], refill_gaps[APX_IDLE__COUNT + 1];
 	uint64_t pend_ns[APX_IDLE__COUNT + 1], pend_gaps[APX_IDLE__COUNT + 1];	/* the refill's
 						 * until the host is ahead */
-	int refill, refill_tight;
+	/* refills that the next sync or the end cut before the host was ahead again: the sync's
+	 * too when the host's own work over the steady state is shorter than the GPU's (without
+	 * the syncs it gets ahead), else back to their causes (apx_idle_resolve) */
+	uint64_t cut_ns[APX_IDLE__COUNT + 1], cut_gaps[APX_IDLE__COUNT + 1];
+	int refill;
+	uint64_t refill_lead_ns;		/* busy since the last gap that was not tight */
 	uint64_t refill_last_ns;
 	uint64_t uvm_kernel_ns;			/* kernels that ran while pages migrated to the GPU */
 	uint64_t staging_d2h_ns;		/* of idle_by_cause[staging]: in the gaps after copies
@@ -528,6 +534,7 @@ struct apx_model {
 	int copy_host_times;			/* copies carry their API enter/exit times; 0: the
 						 * attribution fell back to their GPU-side intervals */
 	uint64_t launch_cost_ns;		/* the collector's cost per launch, largest of the files */
+	int launch_cost_self;			/* ... that file's was measured in its process */
 	unsigned replay_dram;			/* enum apx_replay_dram bits, of the files' kv */
 	/* the steady state is launch-bound (idle_attrib.c): the short gaps' launch overhead is
 	 * >= 10 % of the steady state and kernels are on average shorter than twice those gaps;

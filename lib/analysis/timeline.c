@@ -365,6 +365,8 @@ int apx_timelines_build(struct apx_model *m)
 			g->refill_gaps[c] += t->refill_gaps[c];
 			g->pend_ns[c] += t->pend_ns[c];
 			g->pend_gaps[c] += t->pend_gaps[c];
+			g->cut_ns[c] += t->cut_ns[c];
+			g->cut_gaps[c] += t->cut_gaps[c];
 		}
 		g->active_ns += t->active_ns;
 		m->gpu_active_ns += t->active_ns;

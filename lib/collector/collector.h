@@ -64,6 +64,7 @@ enum {
 	APX_F_CALLBACKS = 1 << 2,	/* every API/resource callback */
 	APX_F_DECODE = 1 << 3,		/* the writer decodes activity buffers (off: drops them) */
 	APX_F_CPU = 1 << 4,		/* the CPU sampler */
+	APX_F_SELF_COST = 1 << 5,	/* the cost per launch measured in the process (self_cost.c) */
 };
 
 #define APX_HOSTPTR_SLOTS (1u << 17)
@@ -150,6 +151,13 @@ extern const struct apx_source apx_source_cpu;		/* proc.c */
 extern const struct apx_source apx_source_pmsampling;	/* src_pmsampling.c */
 extern const struct apx_source apx_source_replay;	/* src_replay.c */
 extern const struct apx_source apx_source_capture;	/* capture.c */
+extern const struct apx_source apx_source_self_cost;	/* self_cost.c */
+
+/* self_cost.c: the process's first context was created (its callback, the creating thread):
+ * measures the collector's cost per launch in it. encode.c: the kernel records of that
+ * stream of apx's own are dropped (set once, before its first launch). */
+void apx_self_cost_context(struct apx_collector *c, CUcontext ctx);
+void apx_enc_drop_stream(uint32_t context_id, uint32_t stream_id);
 
 /* capture.c (--capture-range=cudaProfilerApi): whether collection follows cudaProfilerStart/
  * Stop (then the activity kinds start off); the cuProfilerStart/Stop callback (application

@@ -65,10 +65,22 @@ static unsigned access_prop(unsigned p)
 	return p <= APX_ACCESS_PERSISTING ? p : APX_ACCESS_NORMAL;
 }
 
+/* (context id << 32 | stream id) + 1 of self_cost.c's stream, or 0 */
+static _Atomic uint64_t drop_stream;
+
+void apx_enc_drop_stream(uint32_t context_id, uint32_t stream_id)
+{
+	atomic_store(&drop_stream, ((uint64_t)context_id << 32 | stream_id) + 1);
+}
+
 static void enc_kernel(struct apx_enc *e, const CUpti_ActivityKernel10 *k)
 {
 	struct apx_rec rec;
 
+	uint64_t drop = atomic_load_explicit(&drop_stream, memory_order_relaxed);
+
+	if (drop && drop == ((uint64_t)k->contextId << 32 | k->streamId) + 1)
+		return;		/* self_cost.c's own launches */
 	apx_rec_init(&rec, APX_REC_KERNEL);
 	rec.v[APX_KERNEL_START_NS] = k->start;
 	rec.v[APX_KERNEL_END_NS] = k->end;

@@ -331,6 +331,7 @@ static void on_resource(struct apx_collector *c, CUpti_CallbackId cbid, const CU
 			apx_activity_configure_uvm(c, dev);
 		apx_pm_device_seen(dev, rd->context);
 		apx_replay_context(rd->context, dev);
+		apx_self_cost_context(c, rd->context);
 		return;
 	}
 	if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {

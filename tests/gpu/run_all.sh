@@ -69,6 +69,9 @@ python3 "$src/tests/gpu/replay_check.py" "$build" "$work/replay" 2>&1 | tee "$ou
 # --capture-range=cudaProfilerApi: kernels, edges, the stop's cost, PM sampling between ranges
 python3 "$src/tests/gpu/capture_check.py" "$build" "$work/capture" 2>&1 | tee "$out/capture.log"
 [ "${PIPESTATUS[0]}" = 0 ] || mrc=1
+# the cost per launch measured in the traced process (self_cost.c): no kernel lost or added
+python3 "$src/tests/gpu/self_cost_check.py" "$build" "$work/self_cost" 2>&1 | tee "$out/self_cost.log"
+[ "${PIPESTATUS[0]}" = 0 ] || mrc=1
 # the same with --replay-flush against ncu --cache-control all (all within 5 % on the H200
 # since 2026-12-03: a gate)
 REPLAY_FLUSH=1 python3 "$src/tests/gpu/replay_check.py" "$build" "$work/replay_flush" 2>&1 |

@@ -385,6 +385,25 @@ APX_TEST(rule_launch_bound)
 	APX_ASSERT(strstr(f->evidence, "collector's cost per launch: 5.0 us"));
 	apx_model_free(m);
 
+	/* the cost measured inside the traced process (self_cost.c) wins over apx-calibrate's,
+	 * written before it at the start: 30 us from apx-calibrate would take every gap */
+	APX_ASSERT_OK(tg_open(&t));
+	tg_kv(&t, "collector_launch_cost_ns", "30000");
+	tg_kv(&t, "collector_launch_cost_self_ns", "5000");
+	tg_kv(&t, "collector_launch_cost_ns", "30000");
+	for (uint64_t i = 0; i < 5000; i++)
+		tg_kernel(&t, 1 * MS + i * 23 * US, 3 * US, "tiny", 7);
+	m = analyse(&t);
+	APX_ASSERT(m);
+	APX_ASSERT_EQ(m->launch_cost_ns, 5000);
+	APX_ASSERT(m->files[0].launch_cost_self && m->launch_cost_self);
+	APX_ASSERT(strstr(finding("launch-bound")->evidence, "measured in the traced process"));
+	f = finding("launch-bound");
+	APX_ASSERT(f);
+	gaps = m->gpu.gaps_by_cause[APX_IDLE_LAUNCH] + m->gpu.gaps_by_cause[APX_IDLE_COLLECTOR];
+	APX_ASSERT_EQ((uint64_t)f->saving_ns, gaps * (20 - 5 - 1) * US);
+	apx_model_free(m);
+
 	/* a collector cost larger than the gaps takes them all: nothing left to save */
 	APX_ASSERT_OK(tg_open(&t));
 	tg_kv(&t, "collector_launch_cost_ns", "30000");

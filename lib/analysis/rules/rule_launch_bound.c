@@ -97,9 +97,11 @@ APX_RULE_DECL(launch_bound)
 				apx_fmt_ns(b1, sizeof(b1), zero_idle));
 	if (self)
 		apx_text_append(f->evidence, sizeof(f->evidence),
-				"collector's cost per launch: %s (measured by apx analyze); %s of the "
-				"gaps is the collector's, left out\n",
+				"collector's cost per launch: %s (measured %s); %s of the gaps is the "
+				"collector's, left out\n",
 				apx_fmt_ns(b1, sizeof(b1), (double)m->launch_cost_ns),
+				m->launch_cost_self ? "in the traced process"
+						    : "by apx analyze before the program",
 				apx_fmt_ns(b2, sizeof(b2), (double)self));
 	apx_finding_metric(f, "kernels", (double)m->k.n, APX_UNIT_COUNT);
 	apx_finding_metric(f, "kernel_mean_ns", mean_kernel, APX_UNIT_NS);

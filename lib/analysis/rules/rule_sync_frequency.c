@@ -17,28 +17,11 @@
 
 #include <stdio.h>
 
-#include "analysis/store.h"
+#include "analysis/idle_attrib.h"
 
 #include "base/banned.h"
 
 #define RARE_STEPS 10
-
-/* The host's time blocked in synchronizations (stream-wait-event ones aside: the host does
- * not wait in them) inside the steady window. */
-static uint64_t steady_blocked(const struct apx_model *m)
-{
-	const struct apx_es_syncs *y = &m->store->y;
-	uint64_t ns = 0;
-
-	for (size_t i = 0; i < y->n; i++) {
-		uint64_t a = y->start[i] > m->steady_start_ns ? y->start[i] : m->steady_start_ns;
-		uint64_t b = y->end[i] < m->steady_end_ns ? y->end[i] : m->steady_end_ns;
-
-		if (y->kind[i] != APX_SYNC_KIND_STREAM_WAIT_EVENT && b > a)
-			ns += b - a;
-	}
-	return ns;
-}
 
 APX_RULE_DECL(sync_frequency)
 {
@@ -64,7 +47,7 @@ APX_RULE_DECL(sync_frequency)
 		return APX_RULE_CLEAN;
 	saving = idle < m->gpu.busy_ns ? idle : m->gpu.busy_ns;
 	if (m->launch_bound) {
-		blocked = steady_blocked(m);
+		blocked = apx_steady_blocked_ns(m);
 		saving = blocked < idle ? blocked : idle;
 	}
 	if ((double)saving < 0.02 * (double)m->steady_ns)
