@@ -346,11 +346,11 @@ APX_TEST(the_gap_before_the_first_recurring_copy_is_startup)
 	return 0;
 }
 
-/* 40 steps of 8 micro-batches, each: a sync (loss.item(): 300 us blocked) ending a 150 us
- * gap, then 10 kernels of 80 us with ramp gaps of ramp_us while the host gets ahead again,
- * then (host_ahead) 20 kernels back to back 1 us apart, or (not) 20 more with the same gaps:
- * a host slower than the GPU throughout. */
-static struct apx_model *syncs_then_ramp(uint64_t ramp_us, int host_ahead)
+/* 40 steps of 8 micro-batches, each: a sync (loss.item(): blocked_us) ending a 150 us gap,
+ * then 10 kernels of 80 us with ramp gaps of ramp_us while the host gets ahead again, then
+ * (host_ahead) 20 kernels back to back 1 us apart, or (not) 20 more with the same gaps: the
+ * host never gets ahead before the next sync. */
+static struct apx_model *syncs_then_ramp(uint64_t ramp_us, int host_ahead, uint64_t blocked_us)
 {
 	struct tg t;
 	uint64_t ts = 1 * MS;
@@ -361,7 +361,7 @@ static struct apx_model *syncs_then_ramp(uint64_t ramp_us, int host_ahead)
 		uint64_t s0 = ts;
 
 		for (int mb = 0; mb < 8; mb++) {
-			tg_sync(&t, ts - 300 * US, ts, APX_SYNC_KIND_STREAM);
+			tg_sync(&t, ts - blocked_us * US, ts, APX_SYNC_KIND_STREAM);
 			ts += 150 * US;
 			for (int k = 0; k < 30; k++) {
 				tg_kernel(&t, ts, 80 * US, k % 2 ? "relu" : "gemm", 7);
@@ -378,7 +378,7 @@ static struct apx_model *syncs_then_ramp(uint64_t ramp_us, int host_ahead)
  * (it launches slower than the GPU runs), they stay with their causes. */
 APX_TEST(the_refill_after_a_sync_is_the_sync_s)
 {
-	struct apx_model *m = syncs_then_ramp(30, 1);
+	struct apx_model *m = syncs_then_ramp(30, 1, 300);
 	const struct apx_finding *f;
 	uint64_t sync, refill = 0;
 
@@ -396,7 +396,10 @@ APX_TEST(the_refill_after_a_sync_is_the_sync_s)
 	APX_ASSERT(!finding("gpu-starvation"));
 	apx_model_free(m);
 
-	m = syncs_then_ramp(30, 0);
+	/* the host never ahead before the next sync, and its own work (3.45 ms a micro-batch less
+	 * 0.3 ms blocked) longer than the GPU's (2.4 ms): a slower host, the gaps are not the
+	 * sync's */
+	m = syncs_then_ramp(30, 0, 300);
 	APX_ASSERT(m && !m->launch_bound);
 	refill = 0;
 	for (unsigned k = 0; k <= APX_IDLE__COUNT; k++)
@@ -406,6 +409,20 @@ APX_TEST(the_refill_after_a_sync_is_the_sync_s)
 		   (uint64_t)(m->steady.count - 2) * 8 * 29 * 30 * US);
 	for (size_t i = 0; i < m->gaps.n; i++)	/* no gap is left with the tentative cause */
 		APX_ASSERT(APX_VEC_AT(&m->gaps, struct apx_an_gap, i)->cause < APX_IDLE__COUNT);
+	apx_model_free(m);
+
+	/* the same gaps, but the host blocked 2.5 ms a micro-batch: its own work (0.95 ms) is
+	 * shorter than the GPU's, so without the syncs it would get ahead: the refills the next
+	 * sync cuts short are the sync's */
+	m = syncs_then_ramp(30, 0, 2500);
+	APX_ASSERT(m && !m->launch_bound);
+	refill = 0;
+	for (unsigned k = 0; k <= APX_IDLE__COUNT; k++)
+		refill += m->gpu.refill_ns[k];
+	APX_ASSERT(refill >= (uint64_t)(m->steady.count - 2) * 8 * 29 * 30 * US);
+	APX_ASSERT(m->gpu.idle_by_cause[APX_IDLE_LAUNCH] < 8 * 30 * 30 * US);
+	f = finding("sync-frequency");
+	APX_ASSERT(f && !finding("gpu-starvation") && !finding("launch-bound"));
 	apx_model_free(m);
 	return 0;
 }
