@@ -20,10 +20,10 @@
  *              host's hiccups no longer drain), what the later gaps would give to launch
  *              overhead, unknown or the host's in-step work is the sync's too (the refill).
  *              A refill that the next sync or the end cuts short is the sync's too when the
- *              host's own work over the steady window (less its time blocked in syncs) is
- *              shorter than the GPU's busy time (without the syncs it would get ahead: the
- *              H200's sync_item planted runs 1.17 s of host work against 1.28 s of GPU
- *              work), else it goes back (a host slower than the GPU leaves those gaps with
+ *              host's own work over the steady window (less its time blocked in syncs and
+ *              the collector's cost per launch) is shorter than the GPU's busy time
+ *              (without the syncs it would get ahead: the H200's sync_item planted runs
+ *              1.17 s of host work against 1.28 s of GPU work), else it goes back (a host slower than the GPU leaves those gaps with
  *              or without the sync). All of it only when the steady state is not
  *              launch-bound; in a launch-bound one the host sets the pace with or without
  *              the sync, and the refill goes back to those causes (decided after the sweep,
@@ -629,21 +629,28 @@ uint64_t apx_steady_blocked_ns(const struct apx_model *m)
 }
 
 /* Does the host's own work over the steady window (the window less its time blocked in
- * syncs) take less than the GPU's busy time there (the window less every idle ns, whatever
- * cause it has or waits for)? Then without the syncs it would get ahead, and a refill that
- * the next sync cut short is the sync's too. */
+ * syncs and the collector's cost for each launch there) take less than the GPU's busy time
+ * there (the window less every idle ns, whatever cause it has or waits for)? Then without the
+ * syncs it would get ahead, and a refill that the next sync cut short is the sync's too. */
 static int host_ahead(const struct apx_model *m)
 {
 	const struct apx_an_timeline *g = &m->gpu;
+	const struct apx_es_kernels *k = m->store ? &m->store->k : NULL;
 	uint64_t win = m->steady_end_ns > m->steady_start_ns ? m->steady_end_ns - m->steady_start_ns
 							     : 0;
-	uint64_t idle = g->step_host_ns, blocked = apx_steady_blocked_ns(m);
+	uint64_t idle = g->step_host_ns, blocked = apx_steady_blocked_ns(m), launches = 0, host;
 
-	for (unsigned k = 0; k < APX_IDLE__COUNT; k++)
-		idle += g->idle_by_cause[k];
-	for (unsigned k = 0; k <= APX_IDLE__COUNT; k++)
-		idle += g->refill_ns[k] + g->pend_ns[k] + g->cut_ns[k];
-	return win && blocked < win && idle < win && win - blocked < win - idle;
+	for (unsigned c = 0; c < APX_IDLE__COUNT; c++)
+		idle += g->idle_by_cause[c];
+	for (unsigned c = 0; c <= APX_IDLE__COUNT; c++)
+		idle += g->refill_ns[c] + g->pend_ns[c] + g->cut_ns[c];
+	if (!win || blocked >= win || idle >= win)
+		return 0;
+	for (size_t i = 0; k && i < k->n; i++)
+		launches += k->start[i] >= m->steady_start_ns && k->start[i] < m->steady_end_ns;
+	host = win - blocked;
+	host = host > m->launch_cost_ns * launches ? host - m->launch_cost_ns * launches : 0;
+	return host < win - idle;
 }
 
 void apx_idle_resolve(struct apx_model *m)
