@@ -23,11 +23,11 @@
  *              host's own work over the steady window (less its time blocked in syncs and
  *              the collector's cost per launch) is shorter than the GPU's busy time
  *              (without the syncs it would get ahead: the H200's sync_item planted runs
- *              1.17 s of host work against 1.28 s of GPU work), else it goes back (a host slower than the GPU leaves those gaps with
- *              or without the sync). All of it only when the steady state is not
- *              launch-bound; in a launch-bound one the host sets the pace with or without
- *              the sync, and the refill goes back to those causes (decided after the sweep,
- *              apx_idle_resolve, as launch-bound is);
+ *              1.17 s of host work against 1.28 s of GPU work), else it goes back (a host
+ *              slower than the GPU leaves those gaps with or without the sync). All of it
+ *              only when the steady state is not launch-bound; in a launch-bound one the
+ *              host sets the pace with or without the sync, and the refill goes back to
+ *              those causes (decided after the sweep, apx_idle_resolve, as launch-bound is);
  *   staging    the host was inside the call of a pageable copy of > 64 KiB (staging it
  *              through the driver's pinned buffer); or the gap begins with such a copy (to the
  *              device, or to pageable memory: y.cpu()) and a sync returns in it: the copy's

@@ -75,9 +75,8 @@ void apx_enc_drop_stream(uint32_t context_id, uint32_t stream_id)
 
 static void enc_kernel(struct apx_enc *e, const CUpti_ActivityKernel10 *k)
 {
-	struct apx_rec rec;
-
 	uint64_t drop = atomic_load_explicit(&drop_stream, memory_order_relaxed);
+	struct apx_rec rec;
 
 	if (drop && drop == ((uint64_t)k->contextId << 32 | k->streamId) + 1)
 		return;		/* self_cost.c's own launches */
