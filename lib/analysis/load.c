@@ -370,7 +370,7 @@ static int add_record(struct apx_model *m, struct apx_an_file *f, uint16_t fi,
 			snprintf(f->level, sizeof(f->level), "%.31s", val);
 		else if (!strcmp(key, "collector_launch_cost_ns") ||
 			 !strcmp(key, "collector_launch_cost_self_ns")) {
-			int self = key[strlen("collector_launch_cost_")] == 's';
+			int self = !strcmp(key, "collector_launch_cost_self_ns");
 			uint64_t ns = 0;
 
 			/* the cost measured inside the traced process (self_cost.c) over

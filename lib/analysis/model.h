@@ -171,7 +171,7 @@ enum apx_replay_dram {
 struct apx_an_kc {
 	uint32_t name;				/* index into model->names */
 	uint32_t launches;			/* replayed launches (not the one-pass ones) */
-	uint32_t one_pass;			/* launches after a replayed one, measured in one
+	uint32_t one_pass;			/* later launches of it, measured in one
 						 * pass (counters with passes 1): model->replay_dram
 						 * says in which cache state */
 	uint32_t from_one_pass;			/* bit i: v[i] is the one-pass launches' median */

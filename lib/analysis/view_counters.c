@@ -3,14 +3,14 @@
  * collected by load.c's record hook) joined to their kernels by (file, correlation id) through
  * the event store, and summarised per kernel name: the median of each counter over the name's
  * replayed launches (struct apx_kc_values of hwcounters.h, which reads them: bound-by, stalls,
- * L2 advice). The launch after each replayed one was measured in one pass (src_replay.c: in the
- * program's cache state, or after an L2 sweep with --replay-flush; its counters have passes 1, and
- * a duration copied from the replayed launch before it): a counter these give (the DRAM ones) is
- * the median over them alone, the replay's own value of it (writes inflated by the replay's save
- * and restore of memory) the fallback for kernels without one. The kernels may be timed ones or
- * replayed ones without times (store.h struct apx_es_untimed). Called by apx_model_finish()
- * (finish.c) after the kernel names, and its lookup by view_kernels.c for the untimed launches'
- * durations; single-threaded.
+ * L2 advice). A later launch of each replayed kernel was measured in one pass (src_replay.c: in
+ * the program's cache state, not right after a replayed launch, or after an L2 sweep with
+ * --replay-flush; its counters have passes 1, and a duration copied from the replayed launch
+ * before it): a counter these give (the DRAM ones) is the median over them alone, the replay's
+ * own value of it (writes inflated by the replay's save and restore of memory) the fallback for
+ * kernels without one. The kernels may be timed ones or replayed ones without times (store.h
+ * struct apx_es_untimed). Called by apx_model_finish() (finish.c) after the kernel names, and
+ * its lookup by view_kernels.c for the untimed launches' durations; single-threaded.
  */
 #include <errno.h>
 #include <stdlib.h>

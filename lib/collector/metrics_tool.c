@@ -7,8 +7,8 @@
  *   apx-metrics sets                         the named sets and their metrics
  *   apx-metrics check [--chip C] [--device N] [--quiet-no-gpu] SPEC|--replay|--replay-dram
  *                                            a set or a list of metric names, or the
- *                                            replay set or the one-pass DRAM set of the
- *                                            launch after each replayed one (range
+ *                                            replay set or the one-pass DRAM set of a
+ *                                            later launch of each replayed kernel (range
  *                                            profiler: their passes)
  *   apx-metrics list [--chip C] [--device N] the chip's base metrics, with unit and meaning
  *

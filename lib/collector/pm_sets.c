@@ -83,8 +83,8 @@ const struct apx_pm_set *apx_pm_replay_set(void)
 	return &set;
 }
 
-/* `apx analyze --replay`: what the one-pass measurement of the launch after each replayed one
- * gives (src_replay.c; after an L2 sweep with --replay-flush), one pass on GH100 (ctest
+/* `apx analyze --replay`: what the one-pass measurement of a later launch of each replayed
+ * kernel gives (src_replay.c; after an L2 sweep with --replay-flush), one pass on GH100 (ctest
  * metrics-host); each is also in the replay set, whose record names and order it keeps. Not the
  * duration: measured so, it came out 7-12x short of ncu's on compute-bound kernels on the H200 (a
  * GEMM 26 us for 175 us) while the DRAM counters agreed. */

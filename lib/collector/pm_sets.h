@@ -39,7 +39,7 @@ struct apx_pm_spec {
 const struct apx_pm_set *apx_pm_sets(size_t *ret_n);
 /* The metrics of `apx analyze --replay` (range profiler), in their record order. */
 const struct apx_pm_set *apx_pm_replay_set(void);
-/* What `--replay` measures in one pass on the launch after a replayed one (after an L2 sweep
+/* What `--replay` measures in one pass on a later launch of a replayed kernel (after an L2 sweep
  * with --replay-flush): a subset of the replay set (same names), whose DRAM counters replace
  * the replayed ones. */
 const struct apx_pm_set *apx_pm_replay_dram_set(void);

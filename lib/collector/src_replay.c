@@ -359,7 +359,8 @@ static int range_start(struct rp_ctx *x)
 	return -1;
 }
 
-/* Is this the launch after a replayed one of kernel s, of the same shape? Then measure it in
+/* Is this a later launch of replayed kernel s, of the same shape (range_enter: not right after
+ * a replayed launch, but with --replay-flush)? Then measure it in
  * one pass (after an L2 sweep on its stream with --replay-flush). Returns 1 when it opened
  * that range. */
 static int one_pass_enter(const CUpti_CallbackData *cb, struct rp_func *s, CUstream stream,

@@ -428,7 +428,7 @@ static void kernel_counters_json(struct apx_rdoc *d)
 	apx_rdoc_json(d, APX_SEC_METRICS, "kernel_counters", j, APX_RJ_ARRAY, 0);
 }
 
-/* Was any launch of the run measured in one pass (the launch after a replayed one)? */
+/* Was any launch of the run measured in one pass (a later launch of a replayed kernel)? */
 static int one_pass_run(const struct apx_model *m)
 {
 	for (size_t i = 0; i < m->kc.n; i++)
