@@ -48,7 +48,9 @@ enum apx_kc {
 	APX_KC_TENSOR,			/* tensor pipe, % */
 	APX_KC_INST,			/* warp instructions */
 	APX_KC_STALL_FIRST,		/* the stall ratios, cycles per instruction */
-	APX_KC__COUNT = APX_KC_STALL_FIRST + 12,
+	APX_KC_L2_SECTOR_HITS = APX_KC_STALL_FIRST + 12,	/* L2 sector lookups that hit */
+	APX_KC_L2_SECTOR_MISSES,	/* and that missed (both: 2 passes on GH100) */
+	APX_KC__COUNT,
 };
 
 /* A kernel's replayed counters (medians over its replayed launches); bit i of have: v[i]. */

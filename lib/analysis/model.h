@@ -167,7 +167,8 @@ enum apx_replay_dram {
 };
 
 /* The counters of one kernel name: medians over its replayed launches, or for a counter that
- * the one-pass launches give (the DRAM ones), over those (view_counters.c). */
+ * the one-pass launches give (the DRAM ones, the L2 sector hits), over those, and then the L2
+ * hit rate from those hits and the replayed launches' lookups (view_counters.c). */
 struct apx_an_kc {
 	uint32_t name;				/* index into model->names */
 	uint32_t launches;			/* replayed launches (not the one-pass ones) */

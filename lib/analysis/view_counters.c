@@ -6,13 +6,15 @@
  * L2 advice). A later launch of each replayed kernel was measured in one pass (src_replay.c: in
  * the program's cache state, not right after a replayed launch, or after an L2 sweep with
  * --replay-flush; its counters have passes 1, and a duration copied from the replayed launch
- * before it): a counter these give (the DRAM ones) is the median over them alone, the replay's
- * own value of it (writes inflated by the replay's save and restore of memory) the fallback for
- * kernels without one. The kernels may be timed ones or replayed ones without times (store.h
- * struct apx_es_untimed). Called by apx_model_finish() (finish.c) after the kernel names, and
+ * before it): a counter these give (the DRAM ones, the L2 sector hits) is the median over
+ * them alone, the replay's own value of it (writes inflated by the replay's save and restore
+ * of memory) the fallback for kernels without one; the L2 hit rate is then each one-pass
+ * launch's hits over the lookups (hits and misses) of the replayed launch before it. The kernels may be timed ones or replayed
+ * ones without times (store.h struct apx_es_untimed). Called by apx_model_finish() (finish.c) after the kernel names, and
  * its lookup by view_kernels.c for the untimed launches' durations; single-threaded.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,6 +97,52 @@ static void mark_one_pass(const struct apx_an_counter *c, size_t n, uint8_t *one
 	}
 }
 
+static double median(double *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The L2 hit rate of kernel name j in the program's cache state, %: the median over its
+ * one-pass launches of their L2 sector hits over the lookups (hits plus misses) of the
+ * replayed launch before each (of the same shape, src_replay.c; how many lookups a launch makes
+ * does not depend on what L2 holds, how many hit does, and the replay's passes start after its
+ * restores of memory). NaN when no one-pass launch follows a replayed one with both counts.
+ * vals: scratch of n. */
+static double one_pass_l2_hit(const struct apx_an_counter *c, size_t n, const uint32_t *name_of,
+			      const uint8_t *one_pass, uint32_t j, double *vals)
+{
+	double lookups = 0;
+	size_t nv = 0;
+
+	for (size_t lo = 0, hi; lo < n; lo = hi) {
+		double hits = 0, misses = 0;
+		int got = 0;
+
+		for (hi = lo; hi < n && !cmp_counter(&c[hi], &c[lo]); hi++) {
+			if (name_of[hi] != j || !(c[hi].metric == APX_KC_L2_SECTOR_HITS ||
+						  c[hi].metric == APX_KC_L2_SECTOR_MISSES))
+				continue;
+			*(c[hi].metric == APX_KC_L2_SECTOR_HITS ? &hits : &misses) = c[hi].value;
+			got |= c[hi].metric == APX_KC_L2_SECTOR_HITS ? 1 : 2;
+		}
+		if (!got)
+			continue;
+		if (!one_pass[lo]) {		/* a replayed launch: the next one's lookups */
+			lookups = got == 3 ? hits + misses : 0;
+		} else if (got & 1 && lookups > 0) {
+			vals[nv++] = 100.0 * hits / lookups;
+			lookups = 0;
+		}
+		if (hi < n && c[hi].file != c[lo].file)
+			lookups = 0;
+	}
+	if (!nv)
+		return NAN;
+	lookups = median(vals, nv);
+	return lookups < 100.0 ? lookups : 100.0;
+}
+
 void apx_view_counters_sort(struct apx_model *m)
 {
 	if (m->counters.n && !m->counters_sorted)
@@ -151,6 +199,7 @@ int apx_view_counters(struct apx_model *m)
 	mark_one_pass(c, n, one_pass);
 	for (uint32_t j = 0; j < m->names.n && r == 0; j++) {
 		struct apx_an_kc kc = { .name = j };
+		double hit;
 		uint64_t last_corr = UINT64_MAX;
 		uint16_t last_file = UINT16_MAX;
 
@@ -181,9 +230,14 @@ int apx_view_counters(struct apx_model *m)
 			}
 			if (!nv)
 				continue;
-			qsort(vals, nv, sizeof(*vals), cmp_double);
-			kc.v[k] = nv % 2 ? vals[nv / 2] : (vals[nv / 2 - 1] + vals[nv / 2]) / 2;
+			kc.v[k] = median(vals, nv);
 			kc.have |= 1u << k;
+		}
+		hit = one_pass_l2_hit(c, n, name_of, one_pass, j, vals);
+		if (isfinite(hit)) {	/* in place of the replay's own, after its restores */
+			kc.v[APX_KC_L2_HIT] = hit;
+			kc.have |= 1u << APX_KC_L2_HIT;
+			kc.from_one_pass |= 1u << APX_KC_L2_HIT;
 		}
 		r = apx_vec_push(&m->kc, &kc);
 	}

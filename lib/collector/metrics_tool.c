@@ -5,11 +5,13 @@
  * `apx analyze --metrics help` runs `apx-metrics sets` and `apx-metrics list`.
  *
  *   apx-metrics sets                         the named sets and their metrics
- *   apx-metrics check [--chip C] [--device N] [--quiet-no-gpu] SPEC|--replay|--replay-dram
- *                                            a set or a list of metric names, or the
- *                                            replay set or the one-pass DRAM set of a
- *                                            later launch of each replayed kernel (range
- *                                            profiler: their passes)
+ *   apx-metrics check [--chip C] [--device N] [--quiet-no-gpu] [--range] SPEC|--replay|
+ *                     --replay-one-pass
+ *                                            a set or a list of metric names (for PM
+ *                                            sampling, or with --range the range profiler), the
+ *                                            replay set or the one-pass set of a later
+ *                                            launch of each replayed kernel (range
+ *                                            profiler: their passes; one for the latter)
  *   apx-metrics list [--chip C] [--device N] the chip's base metrics, with unit and meaning
  *
  * Without --chip the chip is the local GPU's (device N, default 0), whose counter-availability
@@ -34,8 +36,9 @@
 
 static const char usage[] =
 	"usage: apx-metrics sets\n"
-	"       apx-metrics check [--chip CHIP] [--device N] [--quiet-no-gpu] SET|METRIC[,...]\n"
-	"       apx-metrics check [--chip CHIP] [--device N] --replay|--replay-dram\n"
+	"       apx-metrics check [--chip CHIP] [--device N] [--quiet-no-gpu] [--range] "
+	"SET|METRIC[,...]\n"
+	"       apx-metrics check [--chip CHIP] [--device N] --replay|--replay-one-pass\n"
 	"       apx-metrics list [--chip CHIP] [--device N]\n";
 
 /* Make device n's primary context current (libcuda is loaded at run time only). */
@@ -108,12 +111,47 @@ static int cmd_sets(void)
 	return 0;
 }
 
+/* Can the counters of spec be collected (by mode) on chip, in one pass when one_pass? Prints
+ * ok and the passes, or the reason; 0 or 1. avail: the local device's counters, or NULL. */
+static int check_spec(struct apx_pm_spec *spec, enum apx_pm_profiler mode, const char *chip,
+		      const uint8_t *avail, int one_pass)
+{
+	struct apx_pm_host h;
+	char err[400];
+	size_t passes;
+
+	if (apx_pm_host_config(&h, mode, chip, avail, spec, err, sizeof(err))) {
+		fprintf(stderr, "apx-metrics: %s\n", err);
+		return 1;
+	}
+	passes = h.passes;
+	apx_pm_host_free(&h);
+	printf("ok: %s: %zu metrics, %zu pass%s on %s%s\n", spec->set, spec->n, passes,
+	       passes == 1 ? "" : "es", chip, avail ? " (this device's counters)" : "");
+	if (one_pass && passes != 1) {
+		fprintf(stderr, "apx-metrics: %s needs %zu passes; the collector takes it in one\n",
+			spec->set, passes);
+		return 1;
+	}
+	return 0;
+}
+
+/* The same for one of pm_sets.c's replay sets (range profiler). */
+static int check_set(const struct apx_pm_set *set, const char *chip, const uint8_t *avail,
+		     int one_pass)
+{
+	struct apx_pm_spec spec = { .set = set->name, .n = set->n };
+
+	memcpy(spec.m, set->metrics, set->n * sizeof(set->metrics[0]));
+	return check_spec(&spec, APX_PM_RANGE, chip, avail, one_pass);
+}
+
 int main(int argc, char **argv)
 {
 	const char *chip = NULL, *spec_text = NULL, *cmd = argc > 1 ? argv[1] : "";
 	uint8_t *avail = NULL;
 	char err[400];
-	int device = 0, rc, quiet_no_gpu = 0, replay = 0, dram = 0;
+	int device = 0, rc = 0, quiet_no_gpu = 0, replay = 0, dram = 0, range = 0;
 	uint64_t dev;
 
 	if (!strcmp(cmd, "sets") && argc == 2)
@@ -127,8 +165,10 @@ int main(int argc, char **argv)
 			quiet_no_gpu = 1;
 		else if (!strcmp(argv[i], "--replay") && !strcmp(cmd, "check"))
 			replay = 1;
-		else if (!strcmp(argv[i], "--replay-dram") && !strcmp(cmd, "check"))
+		else if (!strcmp(argv[i], "--replay-one-pass") && !strcmp(cmd, "check"))
 			replay = dram = 1;
+		else if (!strcmp(argv[i], "--range") && !strcmp(cmd, "check"))
+			range = 1;
 		else if (!strcmp(argv[i], "--chip") && i + 1 < argc)
 			chip = argv[++i];
 		else if (!strcmp(argv[i], "--device") && i + 1 < argc &&
@@ -165,34 +205,20 @@ int main(int argc, char **argv)
 		       chip);
 		return 0;
 	}
-	{
+	if (replay && dram) {	/* the one-pass set, which must take one pass */
+		rc = check_set(apx_pm_replay_one_pass_set(), chip, avail, 1);
+	} else if (replay) {
+		rc = check_set(apx_pm_replay_set(), chip, avail, 0);
+	} else {
 		struct apx_pm_spec spec;
-		struct apx_pm_host h;
 
-		if (replay) {
-			const struct apx_pm_set *set = dram ? apx_pm_replay_dram_set()
-							     : apx_pm_replay_set();
-
-			spec.set = set->name;
-			memcpy(spec.m, set->metrics, set->n * sizeof(set->metrics[0]));
-			spec.n = set->n;
-		} else if (apx_pm_spec_parse(spec_text, &spec, err, sizeof(err))) {
+		if (apx_pm_spec_parse(spec_text, &spec, err, sizeof(err))) {
 			free(avail);
 			fprintf(stderr, "apx-metrics: %s\n", err);
 			return 1;
 		}
-		int own = avail != NULL;
-
-		rc = apx_pm_host_config(&h, replay ? APX_PM_RANGE : APX_PM_SAMPLER, chip, avail,
-					&spec, err, sizeof(err));
-		free(avail);
-		if (rc) {
-			fprintf(stderr, "apx-metrics: %s\n", err);
-			return 1;
-		}
-		printf("ok: %s: %zu metrics, %zu pass%s on %s%s\n", spec.set, spec.n, h.passes,
-		       h.passes == 1 ? "" : "es", chip, own ? " (this device's counters)" : "");
-		apx_pm_host_free(&h);
+		rc = check_spec(&spec, range ? APX_PM_RANGE : APX_PM_SAMPLER, chip, avail, 0);
 	}
-	return 0;
+	free(avail);
+	return rc;
 }

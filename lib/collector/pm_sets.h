@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#define APX_PM_METRICS_MAX 24		/* metrics in one specification (the replay set: 23) */
+#define APX_PM_METRICS_MAX 32		/* metrics in one specification (the replay set: 25) */
 #define APX_PM_NAME_MAX 128		/* bytes of one metric name, with its NUL */
 #define APX_PM_HZ_DEFAULT 1000u
 #define APX_PM_HZ_MAX 10000u		/* 100 us: shorter intervals failed to decode on GH100 */
@@ -40,9 +40,10 @@ const struct apx_pm_set *apx_pm_sets(size_t *ret_n);
 /* The metrics of `apx analyze --replay` (range profiler), in their record order. */
 const struct apx_pm_set *apx_pm_replay_set(void);
 /* What `--replay` measures in one pass on a later launch of a replayed kernel (after an L2 sweep
- * with --replay-flush): a subset of the replay set (same names), whose DRAM counters replace
- * the replayed ones. */
-const struct apx_pm_set *apx_pm_replay_dram_set(void);
+ * with --replay-flush): a subset of the replay set (same names), the DRAM counters and the L2
+ * sector hits, which replace the replayed DRAM counters and, over the replayed launches' L2
+ * lookups, their L2 hit rate. */
+const struct apx_pm_set *apx_pm_replay_one_pass_set(void);
 
 /* Parse a set name or a list of metric names ("a,b,c": letters, digits, '_' and '.'). Returns
  * 0, or -1 with a message in err naming the offending set or metric and why. */

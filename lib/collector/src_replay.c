@@ -15,18 +15,21 @@
  * replays the kernel once per pass inside the launch), decode and evaluate it, and push one
  * ring event per counter. This is deliberately expensive for the launches chosen and costs one
  * table lookup for the others; the time spent is summed and written at exit (kv "replay").
- * The DRAM counters come from a second measurement: CUPTI's kernel replay saves and restores
- * memory around its passes, and those copies leave dirty lines in L2 that are written back
- * during the measured passes (on the H200 DRAM writes +7 % to +347 % against ncu's with one
- * pass, tests/fixtures/hwc). So after a replayed launch, the next launch of the same kernel
- * with the same grid, block and shared memory is measured in one pass (pm_sets.c's replay-dram
- * set: DRAM bytes read and written, DRAM throughput; one pass, so nothing to save, restore or
- * replay): in the cache state the program left it, or, with APX_REPLAY_FLUSH=1
+ * The DRAM counters and the L2 sector hits come from a second measurement: CUPTI's kernel replay
+ * saves and restores memory around its passes, and those copies leave dirty lines in L2 that
+ * are written back during the measured passes (on the H200 DRAM writes +7 % to +347 % against
+ * ncu's with one pass, tests/fixtures/hwc) and other lines in L2 than the program leaves (the
+ * attention kernel's L2 hit rate 4-6 % high). So after a replayed launch, the next launch of
+ * the same kernel with the same grid, block and shared memory is measured in one pass
+ * (pm_sets.c's replay-one-pass set: DRAM bytes read and written, DRAM throughput, L2 sector
+ * hits; one pass, so nothing to save, restore or replay): in the cache state the program left
+ * it, or, with APX_REPLAY_FLUSH=1
  * (--replay-flush), after apx's L2 sweep kernel on its stream (l2_sweep.c), as ncu flushes
  * caches before a pass. It records passes 1 on its counters, and, since CUPTI gives it no
  * times either, the replayed launch's duration (passes: the replay's). The analysis
- * (view_counters.c) takes a kernel's DRAM counters from its one-pass launches, from the
- * replayed ones only for a kernel without one (kv "replay_dram" says which cache state).
+ * (view_counters.c) takes a kernel's DRAM counters and L2 sector hits from its one-pass
+ * launches, from the replayed ones only for a kernel without one (kv "replay_dram" says which
+ * cache state), and its L2 hit rate as those hits over the replayed launches' lookups.
  * In the program's cache state, a launch right after a replayed one (of any kernel) is not
  * measured in one pass: it would start in the L2 state CUPTI's passes and restores left (the
  * H200's back-to-back randn kernels wrote 26 % less than in ncu's one-pass run), so the
@@ -65,10 +68,10 @@ struct rp_ctx {
 	struct apx_pm_host host;
 	uint8_t *data;
 	size_t data_size;
-	struct apx_pm_host fhost;	/* the one-pass DRAM set (follow-up launches), its image */
+	struct apx_pm_host fhost;	/* the one-pass set (follow-up launches), its image */
 	uint8_t *fdata;
 	size_t fdata_size;
-	_Atomic int one_pass_on;	/* one-pass DRAM measurements work on this context */
+	_Atomic int one_pass_on;	/* one-pass measurements work on this context */
 	uint32_t device;
 	_Atomic int busy;		/* one range at a time per context */
 };
@@ -85,7 +88,7 @@ struct rp_func {
 static struct rp_state {
 	int on;
 	int flush;			/* --replay-flush: L2 swept before each one-pass launch */
-	int one_pass;			/* the one-pass DRAM measurement is possible (its map) */
+	int one_pass;			/* the one-pass measurement is possible (its map) */
 	uint32_t max;			/* first launches replayed per kernel */
 	int have_re;
 	regex_t re;
@@ -93,7 +96,7 @@ static struct rp_state {
 	struct apx_collector *c;
 	struct rp_ctx ctx[RP_CONTEXTS];
 	struct rp_func fn[RP_FUNCS];
-	int8_t dram_map[APX_PM_METRICS_MAX];	/* replay-dram index -> replay-set index */
+	int8_t one_pass_map[APX_PM_METRICS_MAX];	/* one-pass set index -> replay-set index */
 	int8_t dur_idx;				/* the duration's replay-set index, or -1 */
 	_Atomic uint64_t replays, kernels, spent_ns, failed, table_full, one_pass_done;
 	_Atomic int said, profiler_init;
@@ -105,7 +108,7 @@ static __thread struct rp_ctx *open_ctx;
 static __thread uint64_t open_ns;
 static __thread struct rp_func *open_fn;
 static __thread uint64_t open_sig;
-static __thread int open_one_pass;		/* the range is a one-pass DRAM one */
+static __thread int open_one_pass;		/* the range is a one-pass one */
 
 static void fail_once(const char *what, int r)
 {
@@ -174,34 +177,34 @@ static int main_config(struct rp_ctx *x)
 	return set_config(x, &x->host, x->data, x->data_size, CUPTI_KernelReplay);
 }
 
-/* The one-pass DRAM set on a context: its configuration and image, loaded once to see that
- * the profiler takes them. Kernel replay, as the main set's: with one pass nothing is
- * saved, restored or replayed (CUPTI_UserReplay, tried first, left the profiler unable to
- * submit later ranges on the H200). Any failure leaves the replayed DRAM counters in place,
- * said once. */
+/* The one-pass set on a context: its configuration and image, loaded once to see that the
+ * profiler takes them. Kernel replay, as the main set's: with one pass nothing is saved,
+ * restored or replayed (CUPTI_UserReplay, tried first, left the profiler unable to submit
+ * later ranges on the H200). Any failure leaves the replayed DRAM counters and L2 hit rate in
+ * place, said once. */
 static void one_pass_context(struct rp_ctx *x, const char *chip, const uint8_t *avail)
 {
-	struct apx_pm_spec spec = { .set = "replay-dram" };
-	const struct apx_pm_set *set = apx_pm_replay_dram_set();
+	const struct apx_pm_set *set = apx_pm_replay_one_pass_set();
+	struct apx_pm_spec spec = { .set = set->name };
 	const char *why = NULL;
 	char err[300];
 
 	memcpy(spec.m, set->metrics, set->n * sizeof(set->metrics[0]));
 	spec.n = set->n;
 	if (apx_pm_host_config(&x->fhost, APX_PM_RANGE, chip, avail, &spec, err, sizeof(err))) {
-		fail_once("replay: the one-pass DRAM counters are refused on this device; DRAM "
-			  "counters come from the replay itself (inflated writes)", 0);
+		fail_once("replay: the one-pass counters are refused on this device; the DRAM "
+			  "counters and L2 hit rate come from the replay itself", 0);
 		return;
 	}
 	if (x->fhost.passes != 1)
-		why = "replay: the one-pass DRAM counters need more than one pass here; DRAM "
-		      "counters come from the replay itself (inflated writes)";
+		why = "replay: the one-pass counters need more than one pass here; the DRAM "
+		      "counters and L2 hit rate come from the replay itself";
 	else if (!(x->fdata_size = image_size(x, &x->fhost)) || !(x->fdata = malloc(x->fdata_size)))
-		why = "replay: no counter-data image for the one-pass DRAM counters; DRAM counters "
-		      "come from the replay itself (inflated writes)";
+		why = "replay: no counter-data image for the one-pass counters; the DRAM counters "
+		      "and L2 hit rate come from the replay itself";
 	else if (set_config(x, &x->fhost, x->fdata, x->fdata_size, CUPTI_KernelReplay))
-		why = "replay: the range profiler refused the one-pass DRAM configuration; DRAM "
-		      "counters come from the replay itself (inflated writes)";
+		why = "replay: the range profiler refused the one-pass configuration; the DRAM "
+		      "counters and L2 hit rate come from the replay itself";
 	if (why) {
 		fail_once(why, 0);
 		free(x->fdata);
@@ -386,8 +389,8 @@ static int one_pass_enter(const CUpti_CallbackData *cb, struct rp_func *s, CUstr
 	if ((r = set_config(x, &x->fhost, x->fdata, x->fdata_size, CUPTI_KernelReplay)) !=
 	    CUPTI_SUCCESS) {
 		atomic_store(&x->one_pass_on, 0);
-		fail_once("replay: the one-pass DRAM configuration could not be loaded; DRAM "
-			  "counters come from the replay itself (inflated writes)", r);
+		fail_once("replay: the one-pass configuration could not be loaded; the DRAM "
+			  "counters and L2 hit rate come from the replay itself", r);
 		if (main_config(x) != CUPTI_SUCCESS)
 			fail_once("replay: the counter-data image could not be reset", 0);
 		atomic_store(&x->busy, 0);
@@ -472,9 +475,9 @@ static void push_counters(struct rp_ctx *x, uint32_t corr, const double *v, size
 	}
 }
 
-/* A decoded range's values: the one-pass DRAM set's (and its replayed predecessor's
- * duration), or the replay set's (all of them: the analysis prefers the one-pass launches' DRAM
- * counters, and falls back on these for a kernel that had none). */
+/* A decoded range's values: the one-pass set's (and its replayed predecessor's duration), or
+ * the replay set's (all of them: the analysis prefers the one-pass launches' DRAM counters and
+ * L2 sector hits, and falls back on these for a kernel that had none). */
 static void range_values(struct rp_ctx *x, uint32_t corr, int one_pass)
 {
 	const struct apx_pm_host *h = one_pass ? &x->fhost : &x->host;
@@ -489,7 +492,7 @@ static void range_values(struct rp_ctx *x, uint32_t corr, int one_pass)
 		uint64_t bits = atomic_load(&open_fn->dur_bits);
 		double d;
 
-		push_counters(x, corr, v, h->n, rp.dram_map, 1);
+		push_counters(x, corr, v, h->n, rp.one_pass_map, 1);
 		memcpy(&d, &bits, sizeof(d));
 		if (rp.dur_idx >= 0 && bits)	/* 0: the replayed launch had no duration */
 			push_counters(x, corr, &d, 1, &rp.dur_idx, x->host.passes);
@@ -542,7 +545,7 @@ done:
 	atomic_store(&x->busy, 0);
 }
 
-/* A launch's shape (grid, block, dynamic shared memory) as a nonzero hash: the one-pass DRAM
+/* A launch's shape (grid, block, dynamic shared memory) as a nonzero hash: the one-pass
  * measurement takes the next launch of a replayed kernel only if its shape is the same. */
 static uint64_t shape(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
 		      unsigned bz, unsigned smem)
@@ -596,11 +599,11 @@ int apx_replay_wanted(void)
 	return rp.on;
 }
 
-/* Where each metric of the one-pass DRAM set sits in the replay set, and the duration's;
+/* Where each metric of the one-pass set sits in the replay set, and the duration's;
  * rp.one_pass when all of them do. */
-static void dram_map(const struct apx_pm_set *set)
+static void one_pass_map(const struct apx_pm_set *set)
 {
-	const struct apx_pm_set *fs = apx_pm_replay_dram_set();
+	const struct apx_pm_set *fs = apx_pm_replay_one_pass_set();
 
 	rp.dur_idx = -1;
 	for (size_t i = 0; i < set->n; i++)
@@ -608,13 +611,13 @@ static void dram_map(const struct apx_pm_set *set)
 			rp.dur_idx = (int8_t)i;
 
 	for (size_t k = 0; k < fs->n; k++) {
-		rp.dram_map[k] = -1;
+		rp.one_pass_map[k] = -1;
 		for (size_t i = 0; i < set->n; i++)
 			if (!strcmp(fs->metrics[k].name, set->metrics[i].name))
-				rp.dram_map[k] = (int8_t)i;
-		if (rp.dram_map[k] < 0) {	/* pm_sets.c keeps the one a subset of the other */
-			apx_degraded(rp.c, "replay: the one-pass DRAM set is not part of the replay "
-				     "set; DRAM counters come from the replay itself", 0);
+				rp.one_pass_map[k] = (int8_t)i;
+		if (rp.one_pass_map[k] < 0) {	/* pm_sets.c keeps the one a subset of the other */
+			apx_degraded(rp.c, "replay: the one-pass set is not part of the replay set; "
+				     "the DRAM counters and L2 hit rate come from the replay itself", 0);
 			return;
 		}
 	}
@@ -642,7 +645,7 @@ static int replay_start(struct apx_collector *c)
 	rp.spec.set = set->name;
 	memcpy(rp.spec.m, set->metrics, set->n * sizeof(set->metrics[0]));
 	rp.spec.n = set->n;
-	dram_map(set);
+	one_pass_map(set);
 	rp.on = 1;
 	return 0;
 }
@@ -655,8 +658,8 @@ static void replay_finish(struct apx_collector *c, uint64_t now_ns)
 	if (!rp.on)
 		return;
 	if (rp.one_pass)
-		snprintf(dram, sizeof(dram), "; DRAM counters from %llu launches measured in one pass "
-			 "%s", (unsigned long long)atomic_load(&rp.one_pass_done),
+		snprintf(dram, sizeof(dram), "; DRAM counters and L2 sector hits from %llu launches "
+			 "measured in one pass %s", (unsigned long long)atomic_load(&rp.one_pass_done),
 			 rp.flush ? "after an L2 sweep" : "in the program's cache state");
 	snprintf(text, sizeof(text), "%llu launches of %llu kernels replayed (first %u per kernel, "
 		 "then sampled), %zu passes each, %.3f s spent replaying; %llu failed%s%s",

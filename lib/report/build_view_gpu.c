@@ -374,8 +374,9 @@ static const char *one_pass_state(const struct apx_model *m, int words)
 }
 
 /* "kernel_counters": each replayed kernel's counters (medians of its replayed launches, or of
- * its one-pass ones for the DRAM counters those give; only those measured, named as the
- * replay set names them), what bounds it and its top stalls (apx analyze --replay). */
+ * its one-pass ones for the DRAM counters and L2 sector hits those give, and the L2 hit rate
+ * from those hits; only those measured, named as the replay set names them), what bounds it
+ * and its top stalls (apx analyze --replay). */
 static void kernel_counters_json(struct apx_rdoc *d)
 {
 	const struct apx_model *m = d->m;
@@ -461,8 +462,9 @@ static void kernel_counter_lines(struct apx_rdoc *d, const struct apx_an_kc *kc)
 	snprintf(text, sizeof(text), "%u launches replayed (%u passes each)", kc->launches,
 		 kc->passes);
 	if (kc->one_pass)
-		apx_text_append(text, sizeof(text), " and %u measured in one pass %s (DRAM)",
-				kc->one_pass, one_pass_state(m, 1));
+		apx_text_append(text, sizeof(text), " and %u measured in one pass %s (DRAM%s)",
+				kc->one_pass, one_pass_state(m, 1),
+				kc->from_one_pass >> APX_KC_L2_HIT & 1 ? ", L2 hits" : "");
 	apx_text_append(text, sizeof(text), ", %s-bound", apx_bound_name(apx_kc_bound(&k)));
 	if (kc->have >> APX_KC_DURATION & 1)
 		apx_text_append(text, sizeof(text), "; duration %s",

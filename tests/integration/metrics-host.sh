@@ -34,10 +34,14 @@ expect "multi-pass metric refused with its pass count" 1 \
 expect "single-pass metrics that need passes together" 1 "need 2 passes together" -- \
 	"$tool" check --chip GH100 sm__issue_active.avg.pct_of_peak_sustained_elapsed,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_elapsed
 expect "unknown chip" 1 "does not know chip 'XX999'" -- "$tool" check --chip XX999 summary
-expect "the replay set: 23 metrics, 12 passes of the range profiler" 0 \
-	"ok: replay: 23 metrics, 12 passes on GH100" -- "$tool" check --chip GH100 --replay
-expect "--replay-dram set: one pass of the range profiler" 0 \
-	"ok: replay-dram: 3 metrics, 1 pass on GH100" -- "$tool" check --chip GH100 --replay-dram
+expect "the replay set: 25 metrics, 12 passes of the range profiler" 0 \
+	"ok: replay: 25 metrics, 12 passes on GH100" -- "$tool" check --chip GH100 --replay
+expect "--replay-one-pass set: one pass of the range profiler" 0 \
+	"ok: replay-one-pass: 4 metrics, 1 pass on GH100" -- \
+	"$tool" check --chip GH100 --replay-one-pass
+expect "range profiler: the L2 sector hits and misses take 2 passes together" 0 \
+	"ok: custom: 2 metrics, 2 passes on GH100" -- \
+	"$tool" check --chip GH100 --range lts__t_sectors_lookup_hit.sum,lts__t_sectors_lookup_miss.sum
 expect "list of a chip's metrics" 0 "base metrics on GH100" -- "$tool" list --chip GH100
 cd "$tmp" || exit 1
 expect "analyze: unknown set refused before running" 2 \

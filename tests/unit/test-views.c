@@ -7,6 +7,7 @@
  * own timelines.
  */
 #include <dirent.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -241,6 +242,65 @@ APX_TEST(replay_one_pass_counters_preferred)
 	APX_ASSERT_EQ(add->launches, 1);
 	APX_ASSERT_EQ(add->one_pass, 0);
 	APX_ASSERT(add->v[APX_KC_DRAM_WRITE] == 7e6 && !add->from_one_pass);
+	apx_model_free(m);
+	return 0;
+}
+
+/* --replay: the L2 hit rate from each one-pass launch's L2 sector hits over the lookups of the
+ * replayed launch before it. "attn" is replayed twice (hit rate 60 %, after the replay's
+ * restores; 700 + 300 and 650 + 350 lookups); after each replay the next launch counts the
+ * hits in one pass (570 and 590: 57 and 59 %), so its hit rate is 58 %, marked as the one-pass
+ * launches'. "rnd" makes 2000 lookups, then 1000 (another size, the same grid), and its one-pass
+ * launch after the second hits 900 times: 90 %, not 900 over the median 1500. "mm", whose
+ * replayed launch gave no misses, keeps the replay's 70 %. */
+APX_TEST(replay_l2_hit_rate_from_one_pass_hits)
+{
+	static const char hit[] = "lts__t_sectors_lookup_hit.sum",
+			  miss[] = "lts__t_sectors_lookup_miss.sum",
+			  rate[] = "lts__t_sector_hit_rate.pct";
+	struct tg t;
+	struct apx_model *m;
+	const struct apx_an_kc *attn = NULL, *mm = NULL, *rnd = NULL;
+
+	APX_ASSERT_OK(open_proc(&t, "node1", 100, 0xa0));
+	for (int i = 0; i < 2; i++) {
+		tg_kernel(&t, 0, 0, "rnd", 7);		/* replayed */
+		tg_counter(&t, t.corr, hit, i ? 400.0 : 1000.0, 12);
+		tg_counter(&t, t.corr, miss, i ? 600.0 : 1000.0, 12);
+	}
+	tg_kernel(&t, 0, 0, "rnd", 7);		/* one pass */
+	tg_counter(&t, t.corr, hit, 900.0, 1);
+	for (int i = 0; i < 2; i++) {
+		tg_kernel(&t, 0, 0, "attn", 7);		/* replayed */
+		tg_counter(&t, t.corr, rate, 60.0, 12);
+		tg_counter(&t, t.corr, hit, i ? 650.0 : 700.0, 12);
+		tg_counter(&t, t.corr, miss, i ? 350.0 : 300.0, 12);
+		tg_kernel(&t, 0, 0, "attn", 7);		/* one pass */
+		tg_counter(&t, t.corr, hit, i ? 590.0 : 570.0, 1);
+	}
+	tg_kernel(&t, 0, 0, "mm", 7);
+	tg_counter(&t, t.corr, rate, 70.0, 12);
+	tg_counter(&t, t.corr, hit, 20.0, 12);
+	tg_kernel(&t, 0, 0, "mm", 7);
+	tg_counter(&t, t.corr, hit, 10.0, 1);
+	m = tg_model(&t, 1);
+	APX_ASSERT(m);
+	APX_ASSERT_EQ(m->kc.n, 3);
+	for (size_t i = 0; i < m->kc.n; i++) {
+		const struct apx_an_kc *kc = APX_VEC_AT(&m->kc, struct apx_an_kc, i);
+		const struct apx_an_name *nm = APX_VEC_AT(&m->names, struct apx_an_name, kc->name);
+
+		*(nm->len == 4 ? &attn : nm->len == 3 ? &rnd : &mm) = kc;
+	}
+	APX_ASSERT(attn && mm && rnd);
+	APX_ASSERT(fabs(rnd->v[APX_KC_L2_HIT] - 90.0) < 1e-9);
+	APX_ASSERT_EQ(attn->launches, 2);
+	APX_ASSERT_EQ(attn->one_pass, 2);
+	APX_ASSERT(attn->v[APX_KC_L2_SECTOR_HITS] == 580.0);
+	APX_ASSERT(fabs(attn->v[APX_KC_L2_HIT] - 58.0) < 1e-9);
+	APX_ASSERT(attn->from_one_pass >> APX_KC_L2_HIT & 1);
+	APX_ASSERT(mm->v[APX_KC_L2_HIT] == 70.0);
+	APX_ASSERT(!(mm->from_one_pass >> APX_KC_L2_HIT & 1));
 	apx_model_free(m);
 	return 0;
 }
