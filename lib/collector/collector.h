@@ -8,8 +8,9 @@
  *   - the sources, one file each: src_callbacks.c (API/resource callbacks on application
  *     threads), src_activity.c (CUPTI activity buffers: CUPTI's threads hand them over, the
  *     writer decodes them), proc.c (CPU sampler), src_pmsampling.c (device metrics, writer
- *     side), src_replay.c (kernel replay with the range profiler). Python stacks and the
- *     NCCL plugin are further rows of the table.
+ *     side), src_replay.c (kernel replay with the range profiler), src_nvml.c (power and
+ *     clocks, on a sampler thread of its own). Python stacks and the NCCL plugin are further
+ *     rows of the table.
  *   - writer_thread.c: the one thread that owns the .apx writer: drains the event ring and
  *     every source, flushes the file every period.
  *   - ring.c: the typed event ring, application threads -> writer.
@@ -65,6 +66,7 @@ enum {
 	APX_F_DECODE = 1 << 3,		/* the writer decodes activity buffers (off: drops them) */
 	APX_F_CPU = 1 << 4,		/* the CPU sampler */
 	APX_F_SELF_COST = 1 << 5,	/* the cost per launch measured in the process (self_cost.c) */
+	APX_F_NVML = 1 << 6,		/* the power and clock sampler (src_nvml.c) */
 };
 
 #define APX_HOSTPTR_SLOTS (1u << 17)
@@ -91,6 +93,8 @@ enum apx_ev_kind {
 	APX_EV_COUNTER = 4,	/* a replayed kernel's counter: corr, device, cfg_kind = metric
 				 * of the replay set, value = f64 bits, target = passes */
 	APX_EV_CAPTURE = 5,	/* a capture range starts (value 1) or stops (0) at ts_ns */
+	APX_EV_METRIC = 6,	/* a device reading over ts_ns .. end_ns (src_nvml.c): device,
+				 * cfg_kind = enum apx_nvml_reading, value = f64 bits */
 };
 
 /* One event of the ring; seq = ring position + 1 once complete. */
@@ -152,6 +156,11 @@ extern const struct apx_source apx_source_pmsampling;	/* src_pmsampling.c */
 extern const struct apx_source apx_source_replay;	/* src_replay.c */
 extern const struct apx_source apx_source_capture;	/* capture.c */
 extern const struct apx_source apx_source_self_cost;	/* self_cost.c */
+extern const struct apx_source apx_source_nvml;		/* src_nvml.c */
+
+/* src_nvml.c: a context exists on device (context-creation callback, any thread; lock-free):
+ * its power and clocks are sampled from then on. */
+void apx_nvml_device_seen(uint32_t device);
 
 /* self_cost.c: the process's first context was created (its callback, the creating thread):
  * measures the collector's cost per launch in it. encode.c: the kernel records of that

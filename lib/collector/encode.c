@@ -12,6 +12,7 @@
 #include <cupti.h>
 
 #include "collector/collector.h"
+#include "collector/nvml_metrics.h"
 #include "collector/pm_sets.h"
 
 #include "base/banned.h"
@@ -536,6 +537,31 @@ void apx_enc_event(struct apx_enc *e, const struct apx_event *ev)
 		apx_rec_set_f64(&rec, APX_COUNTER_VALUE, v);
 		rec.v[APX_COUNTER_DEVICE] = ev->device;
 		rec.v[APX_COUNTER_PASSES] = ev->target;
+		add(e, &rec);
+		e->others++;
+		return;
+	}
+	if (ev->kind == APX_EV_METRIC) {	/* src_nvml.c: a power or clock reading */
+		static uint32_t ids[APX_NV__COUNT][2];	/* name, unit */
+		const char *name, *unit;
+		double v;
+
+		if (ev->cfg_kind >= APX_NV__COUNT)
+			return;
+		name = apx_nvml_readings[ev->cfg_kind].name;
+		unit = apx_nvml_readings[ev->cfg_kind].unit;
+		if (!ids[ev->cfg_kind][0]) {
+			(void)apx_writer_intern(e->w, name, strlen(name), &ids[ev->cfg_kind][0]);
+			(void)apx_writer_intern(e->w, unit, strlen(unit), &ids[ev->cfg_kind][1]);
+		}
+		memcpy(&v, &ev->value, sizeof(v));
+		apx_rec_init(&rec, APX_REC_METRIC);
+		rec.v[APX_METRIC_TS_NS] = ev->ts_ns;
+		rec.v[APX_METRIC_END_NS] = ev->end_ns;
+		rec.v[APX_METRIC_NAME] = ids[ev->cfg_kind][0];
+		rec.v[APX_METRIC_UNIT] = ids[ev->cfg_kind][1];
+		rec.v[APX_METRIC_DEVICE] = ev->device;
+		apx_rec_set_f64(&rec, APX_METRIC_VALUE, v);
 		add(e, &rec);
 		e->others++;
 		return;

@@ -53,6 +53,7 @@ const struct apx_source *const apx_sources[] = {
 	&apx_source_cpu,
 	&apx_source_pmsampling,
 	&apx_source_self_cost,
+	&apx_source_nvml,
 };
 const size_t apx_nsources = sizeof(apx_sources) / sizeof(apx_sources[0]);
 
@@ -71,7 +72,7 @@ static const struct name_bit kind_names[] = {
 static const struct name_bit feature_names[] = {
 	{ "clock", APX_F_CLOCK }, { "launch-attrs", APX_F_LAUNCH_ATTRS },
 	{ "callbacks", APX_F_CALLBACKS }, { "decode", APX_F_DECODE }, { "cpu", APX_F_CPU },
-	{ "self-cost", APX_F_SELF_COST },
+	{ "self-cost", APX_F_SELF_COST }, { "nvml", APX_F_NVML },
 };
 
 /* ---- small helpers ------------------------------------------------------------------------- */

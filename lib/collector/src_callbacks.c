@@ -330,6 +330,7 @@ static void on_resource(struct apx_collector *c, CUpti_CallbackId cbid, const CU
 		if ((c->kinds & APX_K_UVM) && !atomic_load(&c->uvm_done))
 			apx_activity_configure_uvm(c, dev);
 		apx_pm_device_seen(dev, rd->context);
+		apx_nvml_device_seen(dev);
 		apx_replay_context(rd->context, dev);
 		apx_self_cost_context(c, rd->context);
 		return;

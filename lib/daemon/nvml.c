@@ -16,20 +16,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/nvml_abi.h"
 #include "daemon/daemon.h"
 
 #include "base/banned.h"
 
-/* ---- the NVML ABI used here (nvml.h, R580) ------------------------------------------------ */
+/* ---- the NVML ABI used here beyond base/nvml_abi.h (nvml.h, R580) ------------------------ */
 
-typedef int nvmlReturn_t;
-typedef struct nvmlDevice_st *nvmlDevice_t;
 typedef struct nvmlGpmSample_st *nvmlGpmSample_t;
 
-#define NVML_SUCCESS 0
-#define NVML_ERROR_INSUFFICIENT_SIZE 7
-#define NVML_CLOCK_SM 1
-#define NVML_CLOCK_MEM 2
 #define NVML_PCIE_UTIL_TX_BYTES 0
 #define NVML_PCIE_UTIL_RX_BYTES 1
 #define NVML_DEVICE_MIG_ENABLE 1

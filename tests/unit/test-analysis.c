@@ -11,6 +11,7 @@
 
 #include "analysis/findings.h"
 #include "analysis/model.h"
+#include "analysis/power_cap.h"
 #include "apx-test.h"
 #include "unit/analysed.h"
 
@@ -457,6 +458,69 @@ APX_TEST(rule_copy_overlap)
 	m = analyse(&t);
 	APX_ASSERT(m && !finding("copy-overlap"));
 	apx_model_free(m);
+	return 0;
+}
+
+/* The power cap's model: kernels busy 60 % of a step, 40 % of it saved at the cap. The
+ * clock falls as (d1 / d2)^(1/3) with the duty d2 = 1 (no idle left): the kernels take
+ * (1 / 0.6)^(1/3) = 1.186 times longer, so 0.4 - 0.6 * 0.186 = 0.289 of the step is saved.
+ * Nothing removed, nothing saved and no slowdown. */
+APX_TEST(power_capped_saving)
+{
+	double slow, x = apx_power_capped_saving(0.6, 0.4, &slow);
+
+	APX_ASSERT(fabs(slow - cbrt(1 / 0.6)) < 1e-9);
+	APX_ASSERT(fabs(x - (0.4 - 0.6 * (cbrt(1 / 0.6) - 1))) < 1e-9);
+	x = apx_power_capped_saving(0.6, 0.0, &slow);
+	APX_ASSERT(x == 0 && slow == 1.0);
+	x = apx_power_capped_saving(0.6, 0.5, &slow);	/* more than the idle 0.4: taken as 0.4 */
+	APX_ASSERT(fabs(slow - cbrt(1 / 0.6)) < 1e-9);
+	return 0;
+}
+
+/* copy-overlap at the power cap: the serial loop of rule_copy_overlap (copy 2 ms, kernel 3 ms)
+ * with NVML readings over it. Capped all the time, the saving is the copy time less the
+ * kernels' slowdown (below the 38 ms of copy time, as power_capped_saving's maths gives), and
+ * the evidence says so; readings without the cap keep the copy time and drop the "upper
+ * bound" caveat (the trace says it was not capped). */
+APX_TEST(rule_copy_overlap_power_cap)
+{
+	for (int capped = 0; capped < 2; capped++) {
+		struct tg t;
+		struct apx_model *m;
+		const struct apx_finding *f;
+		double slow, want;
+
+		APX_ASSERT_OK(tg_open(&t));
+		for (uint64_t i = 0; i < 20; i++) {
+			tg_copy(&t, i * 5 * MS, 2 * MS, APX_COPY_H2D, APX_MEM_PINNED, 50000000, 1, 0, 7);
+			tg_kernel(&t, i * 5 * MS + 2 * MS, 3 * MS, "k", 7);
+		}
+		for (uint64_t ts = 0; ts < 100 * MS; ts += 10 * MS) {
+			tg_metric_span(&t, ts, ts + 10 * MS, "nvml.power_capped", "", 0, capped);
+			tg_metric_span(&t, ts, ts + 10 * MS, "nvml.power", "W", 0, 690.0);
+			tg_metric_span(&t, ts, ts + 10 * MS, "nvml.power_limit", "W", 0, 700.0);
+			tg_metric_span(&t, ts, ts + 10 * MS, "nvml.clock_sm", "MHz", 0, 1605.0);
+		}
+		m = analyse(&t);
+		APX_ASSERT(m);
+		f = finding("copy-overlap");
+		APX_ASSERT(f);
+		APX_ASSERT(!strstr(f->evidence, "an upper bound"));
+		if (!capped) {
+			APX_ASSERT_EQ((uint64_t)f->saving_ns, 38 * MS);
+			APX_ASSERT(!strstr(f->evidence, "power cap"));
+		} else {
+			want = (double)m->steady_ns *
+			       apx_power_capped_saving(m->steady.busy_pct / 100.0,
+						       38.0 * MS / (double)m->steady_ns, &slow);
+			APX_ASSERT(slow > 1.05 && want < 34.0 * MS);
+			APX_ASSERT(fabs(f->saving_ns - want) < 1000);
+			APX_ASSERT(strstr(f->evidence, "at the power cap: the software power cap "
+						       "held in 100% of the steady state (690 of 700 W"));
+		}
+		apx_model_free(m);
+	}
 	return 0;
 }
 

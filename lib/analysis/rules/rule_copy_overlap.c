@@ -8,8 +8,12 @@
  * to another stream overlaps nothing that batch.to('cuda', non_blocking=True) would. Copies
  * of unchanged data (the same content fingerprint again: copy_repeats.c) are repeated-copy's:
  * removing them beats hiding them, so their time is left out of the copy-only time.
+ * At the power cap (the collector's NVML readings, power_cap.h) the GPU, busy more of the
+ * time once the copies are hidden, clocks its kernels lower: the saving is the copy time less
+ * that slowdown.
  */
 #include "analysis/findings.h"
+#include "analysis/power_cap.h"
 
 #include <stdio.h>
 
@@ -21,6 +25,8 @@ APX_RULE_DECL(copy_overlap)
 	struct apx_copy_repeats rep;
 	uint64_t copy_streams = 0, shared_streams = 0, dev_ns = 0;
 	char b1[32], b2[32], b3[32];
+	struct apx_power_cap pc;
+	double saving, slow = 1.0;
 	struct apx_finding *f;
 
 	copy = m->gpu.hd_copy_busy_ns;
@@ -52,7 +58,13 @@ APX_RULE_DECL(copy_overlap)
 		if (c->kind != APX_COPY_H2D && c->kind != APX_COPY_D2H)
 			dev_ns += c->dur;
 	}
-	f = apx_finding_add(out, m, "copy-overlap", APX_SEV_WARNING, (double)hidable, 60);
+	saving = (double)hidable;
+	apx_power_cap_read(m, &pc);
+	if (pc.capped)	/* hidden copies leave the kernels slower: the fraction of the window */
+		saving = (double)m->steady_ns *
+			 apx_power_capped_saving(m->steady.busy_pct / 100.0,
+						 (double)hidable / (double)m->steady_ns, &slow);
+	f = apx_finding_add(out, m, "copy-overlap", APX_SEV_WARNING, saving, 60);
 	if (!f)
 		return APX_RULE_FIRED;
 	f->kernel_ns = f->saving_ns;	/* kernel time that hides copies, or is hidden by them */
@@ -61,7 +73,10 @@ APX_RULE_DECL(copy_overlap)
 		 100.0 * (double)alone / (double)(copy - setup));
 	snprintf(f->model, sizeof(f->model),
 		 "copy time with no kernel running, hidden behind kernel time on another stream: "
-		 "saving = min(copy-only time, kernel time not already overlapped)");
+		 "saving = min(copy-only time, kernel time not already overlapped)%s",
+		 pc.capped ? ", less the kernels' slowdown at the power cap (busy more of the time "
+			     "at the same average power, the GPU clocks lower: power above idle as "
+			     "the clock cubed)" : "");
 	apx_text_append(f->evidence, sizeof(f->evidence), "copy busy %s, kernel busy %s, overlapped %s\n",
 			apx_fmt_ns(b1, sizeof(b1), (double)copy), apx_fmt_ns(b2, sizeof(b2), (double)kern),
 			apx_fmt_ns(b3, sizeof(b3), (double)ov));
@@ -80,9 +95,19 @@ APX_RULE_DECL(copy_overlap)
 	apx_text_append(f->evidence, sizeof(f->evidence),
 			"%llu of %llu streams with copies also run kernels (copies on the compute stream)\n",
 			(unsigned long long)shared_streams, (unsigned long long)copy_streams);
-	apx_text_append(f->evidence, sizeof(f->evidence),
-			"an upper bound: a GPU at its power cap runs its kernels at lower clocks "
-			"once it idles less (docs/report.md)\n");
+	if (pc.capped)
+		apx_text_append(f->evidence, sizeof(f->evidence),
+				"at the power cap: the software power cap held in %.0f%% of the steady "
+				"state (%.0f of %.0f W, SM clock %.0f MHz); busy %.0f%% of a step now, "
+				"all of it with the copies hidden, the kernels would take %.1f%% longer: "
+				"%s of the %s copy time saved\n", 100 * pc.capped_share, pc.power_w,
+				pc.limit_w, pc.clock_sm_mhz, m->steady.busy_pct, 100 * (slow - 1),
+				apx_fmt_ns(b1, sizeof(b1), saving),
+				apx_fmt_ns(b2, sizeof(b2), (double)hidable));
+	else if (!pc.known)
+		apx_text_append(f->evidence, sizeof(f->evidence),
+				"an upper bound: a GPU at its power cap runs its kernels at lower clocks "
+				"once it idles less (this trace has no power readings; docs/report.md)\n");
 	apx_finding_metric(f, "copy_busy_ns", (double)copy, APX_UNIT_NS);
 	apx_finding_metric(f, "kernel_busy_ns", (double)kern, APX_UNIT_NS);
 	apx_finding_metric(f, "overlapped_ns", (double)ov, APX_UNIT_NS);
@@ -90,6 +115,11 @@ APX_RULE_DECL(copy_overlap)
 	apx_finding_metric(f, "setup_copy_ns", (double)setup, APX_UNIT_NS);
 	apx_finding_metric(f, "copy_streams", (double)copy_streams, APX_UNIT_COUNT);
 	apx_finding_metric(f, "copy_streams_with_kernels", (double)shared_streams, APX_UNIT_COUNT);
+	apx_finding_metric(f, "copy_hidable_ns", (double)hidable, APX_UNIT_NS);
+	if (pc.known)
+		apx_finding_metric(f, "power_capped_share", pc.capped_share, APX_UNIT_RATIO);
+	if (pc.capped)
+		apx_finding_metric(f, "power_cap_kernel_slowdown", slow, APX_UNIT_RATIO);
 	snprintf(f->fix, sizeof(f->fix),
 		 "Copy the next batch on a side stream while this one computes:\n"
 		 "  copy_stream = torch.cuda.Stream()\n"

@@ -1,0 +1,220 @@
+/*
+ * src_nvml.c - the power and clock source: every 50 ms, NVML's power draw, enforced power
+ * limit, SM clock and whether the software power cap holds the clocks down, for each device
+ * the program created a context on, as METRIC records over the interval since the previous
+ * reading (nvml_metrics.h: nvml.power, nvml.power_limit, nvml.clock_sm,
+ * nvml.power_capped). apx report shows them with the device metrics and reads the power cap
+ * from them: a GPU at its cap runs slower once it idles less (lib/analysis/power_cap.c).
+ *
+ * Who runs what: start() (the thread that initialised CUDA) starts one sampler thread of its
+ * own; the context-creation callback (src_callbacks.c) marks the device as used
+ * (apx_nvml_device_seen, lock-free); the sampler loads libnvidia-ml.so.1 (dlopen, no build
+ * dependency), finds each marked device's NVML handle by its UUID (so CUDA_VISIBLE_DEVICES is
+ * respected), reads, and pushes ring events the writer encodes (encode.c). stop() (the exiting
+ * thread) stops and joins it. Nothing runs on the program's threads but the marking. Without
+ * NVML, or APX_OFF=nvml, the source is off and says so once; a value NVML does not give on a
+ * device is left out, not written as 0.
+ */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/nvml_abi.h"
+#include "collector/collector.h"
+#include "collector/nvml_metrics.h"
+
+#include "base/banned.h"
+
+#define NV_DEVICES 64			/* CUDA ordinals tracked (a bit each) */
+#define NV_PERIOD_NS 50000000ull
+
+static struct {
+	struct apx_collector *c;
+	void *lib;
+	nvmlReturn_t (*init)(void);
+	nvmlReturn_t (*shutdown)(void);
+	nvmlReturn_t (*by_uuid)(const char *, nvmlDevice_t *);
+	nvmlReturn_t (*power)(nvmlDevice_t, unsigned int *);
+	nvmlReturn_t (*limit)(nvmlDevice_t, unsigned int *);
+	nvmlReturn_t (*clock)(nvmlDevice_t, int, unsigned int *);
+	nvmlReturn_t (*reasons)(nvmlDevice_t, unsigned long long *);
+	nvmlDevice_t dev[NV_DEVICES];
+	uint64_t mapped;		/* sampler thread: devices with a handle (or given up) */
+	uint64_t prev_ns[NV_DEVICES];
+	pthread_t thread;
+	int started;
+	_Atomic uint64_t seen;		/* devices with a context (callbacks) */
+	_Atomic int stop;
+	_Atomic uint64_t samples;
+} nv;
+
+void apx_nvml_device_seen(uint32_t device)
+{
+	if (device < NV_DEVICES)
+		atomic_fetch_or_explicit(&nv.seen, 1ull << device, memory_order_relaxed);
+}
+
+static void *sym(const char *a, const char *b)
+{
+	void *p = dlsym(nv.lib, a);
+
+	return p || !b ? p : dlsym(nv.lib, b);
+}
+
+/* Load NVML and initialise it; a reason when it cannot be had. */
+static const char *nvml_open(void)
+{
+	nv.lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!nv.lib)
+		return "nvml: libnvidia-ml.so.1 not found; power and clocks not sampled";
+	*(void **)&nv.init = sym("nvmlInit_v2", "nvmlInit");
+	*(void **)&nv.shutdown = sym("nvmlShutdown", NULL);
+	*(void **)&nv.by_uuid = sym("nvmlDeviceGetHandleByUUID", NULL);
+	*(void **)&nv.power = sym("nvmlDeviceGetPowerUsage", NULL);
+	*(void **)&nv.limit = sym("nvmlDeviceGetEnforcedPowerLimit", NULL);
+	*(void **)&nv.clock = sym("nvmlDeviceGetClockInfo", NULL);
+	*(void **)&nv.reasons = sym("nvmlDeviceGetCurrentClocksEventReasons",
+				    "nvmlDeviceGetCurrentClocksThrottleReasons");
+	if (!nv.init || !nv.shutdown || !nv.by_uuid)
+		return "nvml: libnvidia-ml.so.1 lacks nvmlInit or nvmlDeviceGetHandleByUUID; power "
+		       "and clocks not sampled";
+	if (nv.init() != NVML_SUCCESS)
+		return "nvml: nvmlInit failed; power and clocks not sampled";
+	return NULL;
+}
+
+/* The NVML handle of CUDA device ordinal, by its UUID; -1 when it has none. */
+static int map_device(uint32_t ordinal)
+{
+	typedef CUresult (*get_t)(CUdevice *, int);
+	typedef CUresult (*uuid_t_)(CUuuid *, CUdevice);
+	get_t get = (get_t)apx_cuda_sym("cuDeviceGet");
+	uuid_t_ uuid = (uuid_t_)apx_cuda_sym("cuDeviceGetUuid_v2");
+	const unsigned char *b;
+	char text[48];
+	CUdevice d;
+	CUuuid u;
+
+	if (!uuid)
+		uuid = (uuid_t_)apx_cuda_sym("cuDeviceGetUuid");
+	if (!get || !uuid || get(&d, (int)ordinal) != CUDA_SUCCESS || uuid(&u, d) != CUDA_SUCCESS)
+		return -1;
+	b = (const unsigned char *)u.bytes;
+	snprintf(text, sizeof(text), "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+		 "%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8],
+		 b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+	return nv.by_uuid(text, &nv.dev[ordinal]) == NVML_SUCCESS ? 0 : -1;
+}
+
+static void push(uint32_t device, unsigned idx, double v, uint64_t t0, uint64_t t1)
+{
+	uint64_t pos, bits;
+	struct apx_event *ev = apx_ring_begin(nv.c, &pos);
+
+	memcpy(&bits, &v, sizeof(bits));
+	ev->kind = APX_EV_METRIC;
+	ev->cfg_kind = idx;
+	ev->device = device;
+	ev->ts_ns = t0;
+	ev->end_ns = t1;
+	ev->value = bits;
+	apx_ring_commit(ev, pos);
+}
+
+/* One reading of device ordinal i, over [prev, now). */
+static void sample(uint32_t i, uint64_t prev, uint64_t now)
+{
+	nvmlDevice_t d = nv.dev[i];
+	unsigned long long why;
+	unsigned int v;
+
+	if (nv.power && nv.power(d, &v) == NVML_SUCCESS)
+		push(i, APX_NV_POWER, v / 1000.0, prev, now);
+	if (nv.limit && nv.limit(d, &v) == NVML_SUCCESS)
+		push(i, APX_NV_LIMIT, v / 1000.0, prev, now);
+	if (nv.clock && nv.clock(d, NVML_CLOCK_SM, &v) == NVML_SUCCESS)
+		push(i, APX_NV_CLOCK_SM, v, prev, now);
+	if (nv.reasons && nv.reasons(d, &why) == NVML_SUCCESS)
+		push(i, APX_NV_CAPPED, (why & NVML_CLOCKS_EVENT_REASON_SW_POWER_CAP) ? 1.0 : 0.0, prev,
+		     now);
+	atomic_fetch_add_explicit(&nv.samples, 1, memory_order_relaxed);
+}
+
+static void *sampler_main(void *arg)
+{
+	const char *why = nvml_open();
+
+	(void)arg;
+	if (why) {
+		apx_degraded(nv.c, why, 0);
+		return NULL;
+	}
+	while (!atomic_load(&nv.stop)) {
+		struct timespec ts = { 0, (long)NV_PERIOD_NS };
+		uint64_t seen = atomic_load_explicit(&nv.seen, memory_order_relaxed), now;
+
+		for (uint32_t i = 0; i < NV_DEVICES; i++) {
+			if (!(seen >> i & 1))
+				continue;
+			now = apx_mono_ns();
+			if (!(nv.mapped >> i & 1)) {
+				nv.mapped |= 1ull << i;
+				if (map_device(i)) {
+					nv.dev[i] = NULL;
+					apx_degraded(nv.c, "nvml: a device has no NVML handle by its "
+						     "UUID; its power and clocks are not sampled", 0);
+				}
+			} else if (nv.dev[i]) {
+				sample(i, nv.prev_ns[i], now);
+			}
+			nv.prev_ns[i] = now;
+		}
+		nanosleep(&ts, NULL);
+	}
+	nv.shutdown();
+	return NULL;
+}
+
+static int nvml_start(struct apx_collector *c)
+{
+	nv.c = c;
+	if (c->off & APX_F_NVML)
+		return -1;
+	if (pthread_create(&nv.thread, NULL, sampler_main, NULL)) {
+		apx_degraded(c, "nvml: no sampler thread; power and clocks not sampled", 0);
+		return -1;
+	}
+	nv.started = 1;
+	return 0;
+}
+
+static void nvml_stop(struct apx_collector *c)
+{
+	if (!nv.started || atomic_load(&c->forked))
+		return;
+	atomic_store(&nv.stop, 1);
+	pthread_join(nv.thread, NULL);
+	nv.started = 0;
+}
+
+static void nvml_finish(struct apx_collector *c, uint64_t now_ns)
+{
+	char text[96];
+
+	(void)now_ns;
+	if (!atomic_load(&nv.samples))
+		return;
+	snprintf(text, sizeof(text), "%llu readings of power and clocks every %llu ms",
+		 (unsigned long long)atomic_load(&nv.samples),
+		 (unsigned long long)(NV_PERIOD_NS / 1000000));
+	apx_add_kv(c, "nvml", text);
+}
+
+const struct apx_source apx_source_nvml = {
+	.name = "nvml",
+	.start = nvml_start,
+	.stop = nvml_stop,
+	.finish = nvml_finish,
+};
