@@ -74,9 +74,8 @@ APX_RULE_DECL(copy_overlap)
 	snprintf(f->model, sizeof(f->model),
 		 "copy time with no kernel running, hidden behind kernel time on another stream: "
 		 "saving = min(copy-only time, kernel time not already overlapped)%s",
-		 pc.capped ? ", less the kernels' slowdown at the power cap (busy more of the time "
-			     "at the same average power, the GPU clocks lower: power above idle as "
-			     "the clock cubed)" : "");
+		 pc.capped ? ", less the kernels' slowdown at the power cap (power ~ clock^3)"
+			   : "");
 	apx_text_append(f->evidence, sizeof(f->evidence), "copy busy %s, kernel busy %s, overlapped %s\n",
 			apx_fmt_ns(b1, sizeof(b1), (double)copy), apx_fmt_ns(b2, sizeof(b2), (double)kern),
 			apx_fmt_ns(b3, sizeof(b3), (double)ov));
