@@ -16,5 +16,22 @@ typedef struct nvmlDevice_st *nvmlDevice_t;
 #define NVML_CLOCK_MEM 2
 /* nvmlClocksEventReasonSwPowerCap: the software power cap holds the clocks down */
 #define NVML_CLOCKS_EVENT_REASON_SW_POWER_CAP 0x4ull
+/* nvmlDeviceGetFieldValues: the power now, in mW (nvmlDeviceGetPowerUsage averages over 1 s
+ * on Ampere and later but GA100) */
+#define NVML_FI_DEV_POWER_INSTANT 186
+
+typedef struct {
+	unsigned int fieldId, scopeId;
+	long long timestamp, latencyUsec;
+	int valueType;			/* 0 double, 1 uint, 2 ulong, 3 ulonglong, 4 slonglong, ... */
+	nvmlReturn_t nvmlReturn;
+	union {
+		double dVal;
+		unsigned int uiVal;
+		unsigned long ulVal;
+		unsigned long long ullVal;
+		long long sllVal;
+	} value;
+} nvmlFieldValue_t;
 
 #endif

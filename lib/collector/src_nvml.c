@@ -1,5 +1,6 @@
 /*
- * src_nvml.c - the power and clock source: every 50 ms, NVML's power draw, enforced power
+ * src_nvml.c - the power and clock source: every 50 ms, NVML's power draw (the power now where
+ * the driver gives it, NVML_FI_DEV_POWER_INSTANT, else its 1 s average), enforced power
  * limit, SM clock and whether the software power cap holds the clocks down, for each device
  * the program created a context on, as METRIC records over the interval since the previous
  * reading (nvml_metrics.h: nvml.power, nvml.power_limit, nvml.clock_sm,
@@ -37,6 +38,7 @@ static struct {
 	nvmlReturn_t (*shutdown)(void);
 	nvmlReturn_t (*by_uuid)(const char *, nvmlDevice_t *);
 	nvmlReturn_t (*power)(nvmlDevice_t, unsigned int *);
+	nvmlReturn_t (*fields)(nvmlDevice_t, int, nvmlFieldValue_t *);
 	nvmlReturn_t (*limit)(nvmlDevice_t, unsigned int *);
 	nvmlReturn_t (*clock)(nvmlDevice_t, int, unsigned int *);
 	nvmlReturn_t (*reasons)(nvmlDevice_t, unsigned long long *);
@@ -73,6 +75,7 @@ static const char *nvml_open(void)
 	*(void **)&nv.shutdown = sym("nvmlShutdown", NULL);
 	*(void **)&nv.by_uuid = sym("nvmlDeviceGetHandleByUUID", NULL);
 	*(void **)&nv.power = sym("nvmlDeviceGetPowerUsage", NULL);
+	*(void **)&nv.fields = sym("nvmlDeviceGetFieldValues", NULL);
 	*(void **)&nv.limit = sym("nvmlDeviceGetEnforcedPowerLimit", NULL);
 	*(void **)&nv.clock = sym("nvmlDeviceGetClockInfo", NULL);
 	*(void **)&nv.reasons = sym("nvmlDeviceGetCurrentClocksEventReasons",
@@ -123,14 +126,34 @@ static void push(uint32_t device, unsigned idx, double v, uint64_t t0, uint64_t 
 	apx_ring_commit(ev, pos);
 }
 
+/* The power now in mW (NVML's field, where the driver has it): 1, or 0. */
+static int power_now(nvmlDevice_t d, double *mw)
+{
+	nvmlFieldValue_t f = { .fieldId = NVML_FI_DEV_POWER_INSTANT };
+
+	if (!nv.fields || nv.fields(d, 1, &f) != NVML_SUCCESS || f.nvmlReturn != NVML_SUCCESS)
+		return 0;
+	switch (f.valueType) {
+	case 0: *mw = f.value.dVal; return 1;
+	case 1: *mw = f.value.uiVal; return 1;
+	case 2: *mw = (double)f.value.ulVal; return 1;
+	case 3: *mw = (double)f.value.ullVal; return 1;
+	case 4: *mw = (double)f.value.sllVal; return 1;
+	default: return 0;
+	}
+}
+
 /* One reading of device ordinal i, over [prev, now). */
 static void sample(uint32_t i, uint64_t prev, uint64_t now)
 {
 	nvmlDevice_t d = nv.dev[i];
 	unsigned long long why;
 	unsigned int v;
+	double w;
 
-	if (nv.power && nv.power(d, &v) == NVML_SUCCESS)
+	if (power_now(d, &w))
+		push(i, APX_NV_POWER, w / 1000.0, prev, now);
+	else if (nv.power && nv.power(d, &v) == NVML_SUCCESS)
 		push(i, APX_NV_POWER, v / 1000.0, prev, now);
 	if (nv.limit && nv.limit(d, &v) == NVML_SUCCESS)
 		push(i, APX_NV_LIMIT, v / 1000.0, prev, now);

@@ -500,7 +500,7 @@ void apx_rdoc_view_metrics(struct apx_rdoc *d)
 
 	metrics_json(d);
 	kernel_counters_json(d);
-	d->sec[s].text_title = m->pm.n ? "Device metrics (PM sampling, over the steady state)"
+	d->sec[s].text_title = m->pm.n ? "Device metrics (over the steady state)"
 				       : "Kernel counters (kernel replay)";
 	if (!m->pm.n && !m->kc.n) {
 		d->sec[s].text_untitled = 1;
