@@ -72,7 +72,7 @@ const char apx_cmd_analyze_usage[] =
 	"      --replay        per-kernel counters (occupancy, throughput, hit rates, DRAM\n"
 	"                      bytes, warp stalls) by replaying a sample of launches of each\n"
 	"                      kernel: the first N, then launches 2N, 4N, ... (slow for those);\n"
-	"                      the DRAM bytes and L2 hits come from a later launch of each\n"
+	"                      the DRAM bytes and L2 hits come from the next 3 launches of each\n"
 	"                      replayed kernel (same shape, not right after a replay),\n"
 	"                      measured in one pass\n"
 	"      --kernels REGEX replay only kernels whose symbol name matches (extended regex)\n"

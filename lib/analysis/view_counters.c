@@ -105,10 +105,10 @@ static double median(double *v, size_t n)
 
 /* The L2 hit rate of kernel name j in the program's cache state, %: the median over its
  * one-pass launches of their L2 sector hits over the lookups (hits plus misses) of the
- * replayed launch before each (of the same shape, src_replay.c; how many lookups a launch makes
- * does not depend on what L2 holds, how many hit does, and the replay's passes start after its
- * restores of memory). NaN when no one-pass launch follows a replayed one with both counts.
- * vals: scratch of n. */
+ * replayed launch before them (of the same shape, up to three after each: src_replay.c; how
+ * many lookups a launch makes does not depend on what L2 holds, how many hit does, and the
+ * replay's passes start after its restores of memory). NaN when no one-pass launch follows a
+ * replayed one with both counts. vals: scratch of n. */
 static double one_pass_l2_hit(const struct apx_an_counter *c, size_t n, const uint32_t *name_of,
 			      const uint8_t *one_pass, uint32_t j, double *vals)
 {
@@ -130,9 +130,8 @@ static double one_pass_l2_hit(const struct apx_an_counter *c, size_t n, const ui
 			continue;
 		if (!one_pass[lo]) {		/* a replayed launch: the next one's lookups */
 			lookups = got == 3 ? hits + misses : 0;
-		} else if (got & 1 && lookups > 0) {
+		} else if (got & 1 && lookups > 0) {	/* a one-pass launch after it */
 			vals[nv++] = 100.0 * hits / lookups;
-			lookups = 0;
 		}
 		if (hi < n && c[hi].file != c[lo].file)
 			lookups = 0;

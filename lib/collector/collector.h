@@ -163,8 +163,8 @@ extern const struct apx_source apx_source_nvml;		/* src_nvml.c */
 void apx_nvml_device_seen(uint32_t device);
 
 /* self_cost.c: the process's first context was created (its callback, the creating thread):
- * measures the collector's cost per launch in it. encode.c: the kernel records of that
- * stream of apx's own are dropped (set once, before its first launch). */
+ * measures the collector's cost per launch in it. encode.c: the kernel and host-sync records of
+ * that stream of apx's own are dropped (set once, before its first launch). */
 void apx_self_cost_context(struct apx_collector *c, CUcontext ctx);
 void apx_enc_drop_stream(uint32_t context_id, uint32_t stream_id);
 

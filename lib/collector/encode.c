@@ -66,7 +66,8 @@ static unsigned access_prop(unsigned p)
 	return p <= APX_ACCESS_PERSISTING ? p : APX_ACCESS_NORMAL;
 }
 
-/* (context id << 32 | stream id) + 1 of self_cost.c's stream, or 0 */
+/* (context id << 32 | stream id) + 1 of self_cost.c's stream, or 0: its kernels and its waits
+ * for them are apx's, not the program's */
 static _Atomic uint64_t drop_stream;
 
 void apx_enc_drop_stream(uint32_t context_id, uint32_t stream_id)
@@ -578,6 +579,10 @@ void apx_enc_event(struct apx_enc *e, const struct apx_event *ev)
 		return;
 	}
 	if (ev->kind == APX_EV_SYNC) {	/* a host wait timed by the callbacks at enter and exit */
+		uint64_t drop = atomic_load_explicit(&drop_stream, memory_order_relaxed);
+
+		if (drop && drop == (ev->context << 32 | ev->stream) + 1)
+			return;		/* self_cost.c waiting for its own launches */
 		apx_rec_init(&rec, APX_REC_SYNC);
 		rec.v[APX_SYNC_START_NS] = ev->ts_ns;
 		rec.v[APX_SYNC_END_NS] = ev->end_ns >= ev->ts_ns ? ev->end_ns : ev->ts_ns;

@@ -12,7 +12,9 @@
  * (apx_nvml_device_seen, lock-free); the sampler loads libnvidia-ml.so.1 (dlopen, no build
  * dependency), finds each marked device's NVML handle by its UUID (so CUDA_VISIBLE_DEVICES is
  * respected), reads, and pushes ring events the writer encodes (encode.c). stop() (the exiting
- * thread) stops and joins it. Nothing runs on the program's threads but the marking. Without
+ * thread) stops and joins it. Nothing runs on the program's threads but the marking. Like the
+ * activity kinds, it reads nothing outside the --delay/--duration window or the capture ranges
+ * (c->enabled). Without
  * NVML, or APX_OFF=nvml, the source is off and says so once; a value NVML does not give on a
  * device is left out, not written as 0.
  */
@@ -189,8 +191,10 @@ static void *sampler_main(void *arg)
 					apx_degraded(nv.c, "nvml: a device has no NVML handle by its "
 						     "UUID; its power and clocks are not sampled", 0);
 				}
-			} else if (nv.dev[i]) {
-				sample(i, nv.prev_ns[i], now);
+			} else if (nv.dev[i] && atomic_load_explicit(&nv.c->enabled,
+								      memory_order_relaxed)) {
+				sample(i, nv.prev_ns[i], now);	/* not outside --delay/--duration
+								 * or the capture ranges */
 			}
 			nv.prev_ns[i] = now;
 		}

@@ -19,21 +19,22 @@
  * saves and restores memory around its passes, and those copies leave dirty lines in L2 that
  * are written back during the measured passes (on the H200 DRAM writes +7 % to +347 % against
  * ncu's with one pass, tests/fixtures/hwc) and other lines in L2 than the program leaves (the
- * attention kernel's L2 hit rate 4-6 % high). So after a replayed launch, the next launch of
- * the same kernel with the same grid, block and shared memory is measured in one pass
- * (pm_sets.c's replay-one-pass set: DRAM bytes read and written, DRAM throughput, L2 sector
- * hits; one pass, so nothing to save, restore or replay): in the cache state the program left
- * it, or, with APX_REPLAY_FLUSH=1
- * (--replay-flush), after apx's L2 sweep kernel on its stream (l2_sweep.c), as ncu flushes
- * caches before a pass. It records passes 1 on its counters, and, since CUPTI gives it no
- * times either, the replayed launch's duration (passes: the replay's). The analysis
- * (view_counters.c) takes a kernel's DRAM counters and L2 sector hits from its one-pass
- * launches, from the replayed ones only for a kernel without one (kv "replay_dram" says which
- * cache state), and its L2 hit rate as those hits over the replayed launches' lookups.
+ * attention kernel's L2 hit rate 4-6 % high). So after a replayed launch, the next launches
+ * (RP_ONE_PASS of them: one launch's DRAM writes vary by 5 % and more, the attention kernel's
+ * 6.1 to 6.8 MB) of the same kernel with the same grid, block and shared memory are measured
+ * in one pass (pm_sets.c's replay-one-pass set: DRAM bytes read and written, DRAM throughput,
+ * L2 sector hits; one pass, so nothing to save, restore or replay): in the cache state the
+ * program left, or, with APX_REPLAY_FLUSH=1 (--replay-flush), after apx's L2 sweep kernel on
+ * its stream (l2_sweep.c), as ncu flushes caches before a pass. Each records passes 1 on its
+ * counters, and, since CUPTI gives it no times either, the replayed launch's duration
+ * (passes: the replay's). The analysis (view_counters.c) takes a kernel's DRAM counters and
+ * L2 sector hits from its one-pass launches, from the replayed ones only for a kernel without
+ * one (kv "replay_dram" says which cache state, "replay_one_pass" how many follow a replay),
+ * and its L2 hit rate as those hits over the lookups of the replayed launch before them.
  * In the program's cache state, a launch right after a replayed one (of any kernel) is not
  * measured in one pass: it would start in the L2 state CUPTI's passes and restores left (the
  * H200's back-to-back randn kernels wrote 26 % less than in ncu's one-pass run), so the
- * one-pass launch waits for a launch after a plain (or one-pass) one. After the L2 sweep the
+ * one-pass launches wait for launches after a plain (or one-pass) one. After the L2 sweep the
  * state is the sweep's, and the launch right after is taken.
  * One-pass launches do not count as launches of the kernel for the choice above.
  * finish() (writer thread) disables the profiler. Failures turn replay off for that context and
@@ -61,6 +62,7 @@
 #define RP_CONTEXTS 32
 #define RP_FUNCS 4096u			/* kernels (CUfunction handles) tracked */
 #define RP_EXTRA 8u			/* sampled launches after the first N */
+#define RP_ONE_PASS 3u			/* one-pass launches after each replayed one */
 
 struct rp_ctx {
 	_Atomic(CUcontext) ctx;		/* set once the profiler is ready on it */
@@ -82,6 +84,7 @@ struct rp_func {
 	_Atomic uint32_t replayed;
 	_Atomic int match;		/* 1 matches the filter, -1 does not, 0 not decided yet */
 	_Atomic uint64_t due_sig;	/* the shape whose one-pass launch is due, or 0 */
+	_Atomic uint32_t one_pass_left;	/* one-pass launches still due after this one */
 	_Atomic uint64_t dur_bits;	/* and the replayed launch's duration (a double's bits) */
 };
 
@@ -404,6 +407,7 @@ static int one_pass_enter(const CUpti_CallbackData *cb, struct rp_func *s, CUstr
 	}
 	open_ctx = x;
 	open_fn = s;
+	open_sig = sig;
 	open_one_pass = 1;
 	return 1;
 }
@@ -497,16 +501,19 @@ static void range_values(struct rp_ctx *x, uint32_t corr, int one_pass)
 		if (rp.dur_idx >= 0 && bits)	/* 0: the replayed launch had no duration */
 			push_counters(x, corr, &d, 1, &rp.dur_idx, x->host.passes);
 		atomic_fetch_add(&rp.one_pass_done, 1);
+		if (atomic_fetch_sub(&open_fn->one_pass_left, 1) > 1)	/* the next of this shape */
+			atomic_store(&open_fn->due_sig, open_sig);
 		return;
 	}
 	push_counters(x, corr, v, h->n, NULL, h->passes);
 	atomic_fetch_add(&rp.replays, 1);
-	if (atomic_load(&x->one_pass_on)) {	/* the next launch of this shape: one pass */
+	if (atomic_load(&x->one_pass_on)) {	/* the next launches of this shape: one pass */
 		uint64_t bits = 0;
 
 		if (rp.dur_idx >= 0)
 			memcpy(&bits, &v[rp.dur_idx], sizeof(bits));
 		atomic_store(&open_fn->dur_bits, bits);
+		atomic_store(&open_fn->one_pass_left, RP_ONE_PASS);
 		atomic_store(&open_fn->due_sig, open_sig);
 	}
 }
@@ -546,7 +553,7 @@ done:
 }
 
 /* A launch's shape (grid, block, dynamic shared memory) as a nonzero hash: the one-pass
- * measurement takes the next launch of a replayed kernel only if its shape is the same. */
+ * measurement takes the next launches of a replayed kernel only if their shape is the same. */
 static uint64_t shape(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
 		      unsigned bz, unsigned smem)
 {
@@ -669,8 +676,11 @@ static void replay_finish(struct apx_collector *c, uint64_t now_ns)
 		 (unsigned long long)atomic_load(&rp.failed),
 		 atomic_load(&rp.table_full) ? "; the kernel table was full" : "", dram);
 	apx_add_kv(c, "replay", text);
-	if (rp.one_pass)	/* the cache state of the one-pass launches, for the analysis */
+	if (rp.one_pass) {	/* the cache state of the one-pass launches, for the analysis */
 		apx_add_kv(c, "replay_dram", rp.flush ? "after-l2-sweep" : "program-order");
+		snprintf(text, sizeof(text), "%u", RP_ONE_PASS);
+		apx_add_kv(c, "replay_one_pass", text);	/* after each replayed launch, at most */
+	}
 	for (size_t i = 0; i < RP_CONTEXTS; i++) {
 		struct rp_ctx *x = &rp.ctx[i];
 		CUpti_RangeProfiler_Disable_Params dp = { .structSize = CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE };

@@ -100,7 +100,9 @@ check(rep.returncode == 0 and isinstance(cap, dict) and cap.get("ranges") == 2,
 # the sampler runs from the context's creation; its first sample comes up to 1 s later
 run, trace = analyze("capture_metrics", ["--metrics"], lead_s=1.5)
 recs, ph = common("metrics", run, trace)
-samples = [r for r in recs if r.get("type") == "metric"]
+samples = [r for r in recs if r.get("type") == "metric" and not r.get("name", "").startswith("nvml.")]
+# the collector's NVML readings (src_nvml.c) follow the ranges too: none inside the phases out
+nvml = [r for r in recs if r.get("type") == "metric" and r.get("name", "").startswith("nvml.")]
 if len(ph) == 4:
     # the writer starts, stops and restarts the sampler on its own thread, woken by the
     # start/stop callback: allow it LAG ns after an edge
@@ -110,6 +112,13 @@ if len(ph) == 4:
     check(inside["cos"] > 0 and inside["exp"] > 0 and inside["sin"] == 0 and inside["tanh"] == 0,
           f"metrics: samples inside each phase after {LAG // 1000000} ms {inside} "
           "(none outside the ranges)")
+    # a reading covers the 50 ms before it: allow one period after a stop edge
+    out = {k: sum(1 for s in nvml if ph[k][0] + 60000000 <= s["ts_ns"] and s["end_ns"] <= ph[k][1])
+           for k in ("sin", "tanh")}
+    if nvml or not offline:   # a fixture from before the NVML readings has none
+        check(nvml and not any(out.values()),
+              f"nvml: {len(nvml)} power and clock readings, none inside the phases out of the "
+              f"ranges {out}")
 bad = [r.get("value") for r in recs if r.get("type") == "kv" and r.get("key") == "degraded"]
 check(not bad, f"metrics: degraded {bad}")
 sys.exit(check.finish())
