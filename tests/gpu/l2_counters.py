@@ -7,58 +7,37 @@ own cache state) on the hit rate with the candidate counters, then on each candi
 pass), and prints per kernel the median over launches 3-5 of each, and the hit rate each
 candidate formula gives from the one-pass runs, against ncu's. Writes OUT/l2-*.csv. Runs on
 the GPU machine (ncu, torch); about two minutes. Used to choose src_replay.c's one-pass sets."""
-import csv
-import glob
-import io
 import os
-import shutil
 import statistics
 import subprocess
 import sys
 
+import ncu_run
+
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
-here = os.path.dirname(os.path.abspath(__file__))
-work = os.path.join(here, "replay_workload.py")
-ncu = shutil.which("ncu") or (sorted(glob.glob("/opt/nvidia/nsight-compute/*/ncu")) or [None])[-1]
-if not ncu:
-    sys.exit("l2_counters.py: ncu not found")
+ncu = ncu_run.find("l2_counters.py")
 RATE = "lts__t_sector_hit_rate.pct"
 PARTS = ["lts__t_sectors_lookup_hit.sum", "lts__t_sectors_lookup_miss.sum", "lts__t_sectors.sum",
          "lts__t_sectors_srcunit_tex_lookup_hit.sum", "lts__t_sectors_srcunit_tex_lookup_miss.sum",
          "lts__t_sectors_srcunit_tex.sum"]
-KINDS = (("attention", ("sdpa", "flash", "fmha", "attention")), ("gemm", ("nvjet", "gemm")),
-         ("reduction", ("reduce_kernel",)), ("elementwise", ("vectorized_elementwise",)))
-
-
-def kind_of(name):
-    low = name.lower()
-    return next((k for k, keys in KINDS if any(s in low for s in keys)), None)
 
 
 def run(tag, metrics):
     """{kind: {metric: median over launches 3..5}} of one ncu application-replay run"""
-    q = subprocess.run([ncu, "--replay-mode", "application", "--clock-control", "none",
-                        "--cache-control", "none", "--csv", "--page", "raw", "--metrics",
-                        ",".join(metrics), sys.executable, work], capture_output=True, text=True)
-    open(os.path.join(out, f"l2-{tag}.csv"), "w").write(q.stdout + q.stderr[-2000:])
-    lines = [l for l in q.stdout.splitlines() if l.startswith('"')]
-    rows = list(csv.reader(io.StringIO("\n".join(lines))))
+    rc, rows, _ = ncu_run.run(ncu, "application", "none", metrics,
+                              os.path.join(out, f"l2-{tag}.csv"))
     per, seen = {}, {}
-    for row in rows[2:]:
-        d = dict(zip(rows[0], row))
-        k = kind_of(d.get("Kernel Name", ""))
-        if not k:
+    for d in rows:
+        k = ncu_run.kind_of(d.get("Kernel Name", ""))
+        if k not in ("attention", "gemm", "reduction", "elementwise"):
             continue
         seen[k] = seen.get(k, 0) + 1
-        if seen[k] < 4:
-            continue
         for m in metrics:
-            try:
-                per.setdefault(k, {}).setdefault(m, []).append(float(d[m].replace(",", "")))
-            except (KeyError, ValueError):
-                pass
-    print(f"{tag}: ncu exit {q.returncode}, {len(rows) - 2} kernels", flush=True)
+            v = ncu_run.value(d, m)
+            if seen[k] >= 4 and v is not None:
+                per.setdefault(k, {}).setdefault(m, []).append(v)
+    print(f"{tag}: ncu exit {rc}, {len(rows)} kernels", flush=True)
     return {k: {m: statistics.median(v) for m, v in ms.items()} for k, ms in per.items()}
 
 

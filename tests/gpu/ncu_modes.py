@@ -7,58 +7,34 @@ memory, so it tells which of ncu's DRAM writes are the kernel's and which come f
 kernel-replay pass is prepared. Writes OUT/ncu-MODE-CACHE.csv and prints per kernel the
 median over its launches in every mode, for tests/fixtures/hwc/flush/known-differences.txt
 (issue 13 item 4). Runs on the GPU machine (ncu, torch); about a minute."""
-import csv
-import glob
-import io
 import os
-import shutil
 import statistics
-import subprocess
 import sys
+
+import ncu_run
 
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
-here = os.path.dirname(os.path.abspath(__file__))
-work = os.path.join(here, "replay_workload.py")
-ncu = shutil.which("ncu") or (sorted(glob.glob("/opt/nvidia/nsight-compute/*/ncu")) or [None])[-1]
-if not ncu:
-    sys.exit("ncu_modes.py: ncu not found")
+ncu = ncu_run.find("ncu_modes.py")
 METRICS = ["dram__bytes_read.sum", "dram__bytes_write.sum", "gpu__time_duration.sum"]
-KINDS = (("attention", ("sdpa", "flash", "fmha", "attention")), ("gemm", ("nvjet", "gemm", "xmma", "cutlass")),
-         ("reduction", ("reduce_kernel",)), ("elementwise", ("vectorized_elementwise",)),
-         ("randn", ("distribution",)))
-
-
-def kind_of(name):
-    low = name.lower()
-    return next((k for k, keys in KINDS if any(s in low for s in keys)), None)
-
 
 vals = {}       # (mode, cache) -> {kind: {metric: [per launch]}}
 for mode in ("kernel", "application"):
     for cache in ("all", "none"):
-        q = subprocess.run([ncu, "--replay-mode", mode, "--clock-control", "none", "--cache-control",
-                            cache, "--csv", "--page", "raw", "--metrics", ",".join(METRICS),
-                            sys.executable, work], capture_output=True, text=True)
-        open(os.path.join(out, f"ncu-{mode}-{cache}.csv"), "w").write(q.stdout)
-        lines = [l for l in q.stdout.splitlines() if l.startswith('"')]
-        rows = list(csv.reader(io.StringIO("\n".join(lines))))
-        print(f"ncu --replay-mode {mode} --cache-control {cache}: exit {q.returncode}, "
-              f"{max(0, len(rows) - 2)} launches", flush=True)
-        if q.returncode or len(rows) < 3:
-            print("  " + ascii(q.stderr[-400:]), flush=True)
+        rc, rows, err = ncu_run.run(ncu, mode, cache, METRICS,
+                                    os.path.join(out, f"ncu-{mode}-{cache}.csv"))
+        print(f"ncu --replay-mode {mode} --cache-control {cache}: exit {rc}, {len(rows)} launches",
+              flush=True)
+        if rc or not rows:
+            print("  " + ascii(err[-400:]), flush=True)
             continue
         got = vals.setdefault((mode, cache), {})
-        for row in rows[2:]:
-            d = dict(zip(rows[0], row))
-            k = kind_of(d.get("Kernel Name", ""))
-            if not k:
-                continue
+        for d in rows:
+            k = ncu_run.kind_of(d.get("Kernel Name", ""))
             for m in METRICS:
-                try:
-                    got.setdefault(k, {}).setdefault(m, []).append(float(d[m].replace(",", "")))
-                except (KeyError, ValueError):
-                    pass
+                v = ncu_run.value(d, m)
+                if k and v is not None:
+                    got.setdefault(k, {}).setdefault(m, []).append(v)
 modes = list(vals)
 print("\nmedian over each kernel's launches (read/write MB, duration us), per ncu mode:")
 print(f"  {'kernel':11s} {'metric':22s} " + " ".join(f"{m[0][:4]}/{m[1]:4s}".rjust(12) for m in modes))

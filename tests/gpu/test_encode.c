@@ -16,6 +16,7 @@
 #include <cupti.h>
 
 #include "collector/collector.h"
+#include "collector/nvml_metrics.h"
 
 #include "base/banned.h"
 
@@ -190,6 +191,20 @@ int main(void)
 		apx_ring_drain(&col);
 		CHECK(col.ev_tail == 1 && col.ev_lost == 0);
 	}
+	{	/* a power reading (src_nvml.c), and self_cost.c's wait on its own stream: dropped */
+		double w = 691.5;
+		struct apx_event ev = { .kind = APX_EV_METRIC, .cfg_kind = APX_NV_POWER, .device = 0,
+					.ts_ns = 300, .end_ns = 400 };
+		struct apx_event own = { .kind = APX_EV_SYNC, .cfg_kind = APX_SYNC_KIND_STREAM,
+					 .ts_ns = 600, .end_ns = 700, .context = 3, .stream = 9 };
+
+		memcpy(&ev.value, &w, sizeof(w));
+		apx_enc_event(&enc, &ev);
+		ev.cfg_kind = APX_NV__COUNT;	/* no such reading: dropped */
+		apx_enc_event(&enc, &ev);
+		apx_enc_drop_stream(3, 9);
+		apx_enc_event(&enc, &own);
+	}
 	CHECK(apx_writer_close(enc.w, 20000, 0) == 0);
 
 	CHECK(apx_reader_open(path, &r, &diag) == 0);
@@ -268,6 +283,14 @@ int main(void)
 				CHECK(x->v[APX_SYNC_KIND] == APX_SYNC_KIND_STREAM);
 				CHECK(x->v[APX_SYNC_STREAM] == 7 && x->v[APX_SYNC_EVENT] == 0);
 				break;
+			case APX_REC_METRIC:
+				name = apx_reader_string(r, x->v[APX_METRIC_NAME], &len);
+				CHECK(name && len == 10 && !memcmp(name, "nvml.power", 10));
+				name = apx_reader_string(r, x->v[APX_METRIC_UNIT], &len);
+				CHECK(name && len == 1 && name[0] == 'W');
+				CHECK(x->v[APX_METRIC_TS_NS] == 300 && x->v[APX_METRIC_END_NS] == 400);
+				CHECK(apx_rec_f64(x, APX_METRIC_VALUE) == 691.5);
+				break;
 			case APX_REC_UVM:
 				CHECK(x->v[APX_UVM_KIND] == APX_UVM_MIGRATE_H2D);
 				CHECK(x->v[APX_UVM_BYTES] == 2u << 20);
@@ -285,13 +308,13 @@ int main(void)
 	}
 	CHECK(seen[APX_REC_KERNEL] == 1 && seen[APX_REC_MEMCPY] == 1 && seen[APX_REC_MEMSET] == 1);
 	CHECK(seen[APX_REC_MEMORY] == 1 && seen[APX_REC_SYNC] == 3 && seen[APX_REC_UVM] == 1);
-	CHECK(seen[APX_REC_DEVICE] == 1 && seen[APX_REC_COUNTER] == 1);
+	CHECK(seen[APX_REC_DEVICE] == 1 && seen[APX_REC_COUNTER] == 1 && seen[APX_REC_METRIC] == 1);
 	CHECK(seen[APX_REC_KV] == 2 && capture_edges == 2);
 	apx_reader_close(r);
 	unlink(path);
 	if (failures)
 		return 1;
-	printf("ok: encoder maps 7 CUPTI record kinds, a ring sync event and capture edges onto "
-	       ".apx records\n");
+	printf("ok: encoder maps 7 CUPTI record kinds, a ring sync event, a power reading and "
+	       "capture edges onto .apx records; self-cost's own wait dropped\n");
 	return 0;
 }
