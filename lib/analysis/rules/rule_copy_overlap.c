@@ -15,6 +15,7 @@
 #include "analysis/findings.h"
 #include "analysis/power_cap.h"
 
+#include <math.h>
 #include <stdio.h>
 
 #include "base/banned.h"
@@ -94,19 +95,24 @@ APX_RULE_DECL(copy_overlap)
 	apx_text_append(f->evidence, sizeof(f->evidence),
 			"%llu of %llu streams with copies also run kernels (copies on the compute stream)\n",
 			(unsigned long long)shared_streams, (unsigned long long)copy_streams);
-	if (pc.capped)
+	if (pc.capped) {
+		char watts[96] = "";
+
+		if (isfinite(pc.power_w) && isfinite(pc.limit_w) && isfinite(pc.clock_sm_mhz))
+			snprintf(watts, sizeof(watts), " (%.0f of %.0f W, SM clock %.0f MHz)",
+				 pc.power_w, pc.limit_w, pc.clock_sm_mhz);
 		apx_text_append(f->evidence, sizeof(f->evidence),
 				"at the power cap: the software power cap held in %.0f%% of the steady "
-				"state (%.0f of %.0f W, SM clock %.0f MHz); busy %.0f%% of a step now, "
-				"all of it with the copies hidden, the kernels would take %.1f%% longer: "
-				"%s of the %s copy time saved\n", 100 * pc.capped_share, pc.power_w,
-				pc.limit_w, pc.clock_sm_mhz, m->steady.busy_pct, 100 * (slow - 1),
+				"state%s; busy %.0f%% of a step now, all of it with the copies hidden, "
+				"the kernels would take %.1f%% longer: %s of the %s copy time saved\n",
+				100 * pc.capped_share, watts, m->steady.busy_pct, 100 * (slow - 1),
 				apx_fmt_ns(b1, sizeof(b1), saving),
 				apx_fmt_ns(b2, sizeof(b2), (double)hidable));
-	else if (!pc.known)
+	} else if (!pc.known) {
 		apx_text_append(f->evidence, sizeof(f->evidence),
 				"an upper bound: a GPU at its power cap runs its kernels at lower clocks "
 				"once it idles less (this trace has no power readings; docs/report.md)\n");
+	}
 	apx_finding_metric(f, "copy_busy_ns", (double)copy, APX_UNIT_NS);
 	apx_finding_metric(f, "kernel_busy_ns", (double)kern, APX_UNIT_NS);
 	apx_finding_metric(f, "overlapped_ns", (double)ov, APX_UNIT_NS);
