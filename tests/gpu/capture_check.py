@@ -11,10 +11,13 @@ the light level and under --metrics, reads the traces with apx-dump and checks:
 - PM sampling: samples in both ranges, none outside them after the first 20 ms (the writer
   stops the sampler between ranges and restarts it), no "degraded" kv, exit status 0 (the
   sampler is not disabled at exit: cuptiPmSamplingDisable crashed there);
+- the collector's NVML readings (src_nvml.c): present, none inside the phases outside the
+  ranges (a reading covers the 50 ms before it);
 - `apx report --format json` says 2 capture ranges.
 
 --from DIR runs the same checks on traces captured before (DIR/capture_light.apx,
-capture_metrics.apx and their .log files), no GPU needed (ctest capture_check_fixture).
+capture_metrics.apx and their .log files), no GPU needed (no ctest runs it: the run of
+2026-12-02 is kept as tests/fixtures/capture/capture_check.log).
 Prints PASS/FAIL lines; exit 1 on any FAIL."""
 import json
 import os
