@@ -20,6 +20,7 @@
  */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -206,10 +207,17 @@ static void *sampler_main(void *arg)
 
 static int nvml_start(struct apx_collector *c)
 {
+	sigset_t all, old;
+	int r;
+
 	nv.c = c;
 	if (c->off & APX_F_NVML)
 		return -1;
-	if (pthread_create(&nv.thread, NULL, sampler_main, NULL)) {
+	sigfillset(&all);	/* as the writer, it takes no signals: they are the program's */
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	r = pthread_create(&nv.thread, NULL, sampler_main, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (r) {
 		apx_degraded(c, "nvml: no sampler thread; power and clocks not sampled", 0);
 		return -1;
 	}
