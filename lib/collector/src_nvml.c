@@ -170,9 +170,17 @@ static void sample(uint32_t i, uint64_t prev, uint64_t now)
 
 static void *sampler_main(void *arg)
 {
-	const char *why = nvml_open();
+	const char *why;
+	sigset_t sync;
 
 	(void)arg;
+	sigemptyset(&sync);	/* a fault of its own still reaches crash.c's handlers */
+	sigaddset(&sync, SIGSEGV);
+	sigaddset(&sync, SIGBUS);
+	sigaddset(&sync, SIGILL);
+	sigaddset(&sync, SIGFPE);
+	pthread_sigmask(SIG_UNBLOCK, &sync, NULL);
+	why = nvml_open();
 	if (why) {
 		apx_degraded(nv.c, why, 0);
 		return NULL;
