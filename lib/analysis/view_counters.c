@@ -9,9 +9,10 @@
  * before it): a counter these give (the DRAM ones, the L2 sector hits) is the median over
  * them alone, the replay's own value of it (writes inflated by the replay's save and restore
  * of memory) the fallback for kernels without one; the L2 hit rate is then each one-pass
- * launch's hits over the lookups (hits and misses) of the replayed launch before it. The kernels may be timed ones or replayed
- * ones without times (store.h struct apx_es_untimed). Called by apx_model_finish() (finish.c) after the kernel names, and
- * its lookup by view_kernels.c for the untimed launches' durations; single-threaded.
+ * launch's hits over the lookups (hits and misses) of the replayed launch before it. The
+ * kernels may be timed ones or replayed ones without times (store.h struct apx_es_untimed).
+ * Called by apx_model_finish() (finish.c) after the kernel names, and its lookup by
+ * view_kernels.c for the untimed launches' durations; single-threaded.
  */
 #include <errno.h>
 #include <math.h>

@@ -23,7 +23,7 @@ typedef struct nvmlDevice_st *nvmlDevice_t;
 typedef struct {
 	unsigned int fieldId, scopeId;
 	long long timestamp, latencyUsec;
-	int valueType;			/* 0 double, 1 uint, 2 ulong, 3 ulonglong, 4 slonglong, ... */
+	int valueType;			/* 0 double, 1 uint, 2 ulong, 3 ulonglong, 4 sll */
 	nvmlReturn_t nvmlReturn;
 	union {
 		double dVal;

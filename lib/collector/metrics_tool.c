@@ -140,9 +140,9 @@ static int check_spec(struct apx_pm_spec *spec, enum apx_pm_profiler mode, const
 static int check_set(const struct apx_pm_set *set, const char *chip, const uint8_t *avail,
 		     int one_pass)
 {
-	struct apx_pm_spec spec = { .set = set->name, .n = set->n };
+	struct apx_pm_spec spec;
 
-	memcpy(spec.m, set->metrics, set->n * sizeof(set->metrics[0]));
+	apx_pm_spec_of_set(set, &spec);
 	return check_spec(&spec, APX_PM_RANGE, chip, avail, one_pass);
 }
 

@@ -115,6 +115,13 @@ const struct apx_pm_set *apx_pm_replay_one_pass_set(void)
 	return &set;
 }
 
+void apx_pm_spec_of_set(const struct apx_pm_set *set, struct apx_pm_spec *out)
+{
+	out->set = set->name;
+	memcpy(out->m, set->metrics, set->n * sizeof(set->metrics[0]));
+	out->n = set->n;
+}
+
 const struct apx_pm_set *apx_pm_sets(size_t *ret_n)
 {
 	*ret_n = N(sets);

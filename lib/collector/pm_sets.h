@@ -48,5 +48,7 @@ const struct apx_pm_set *apx_pm_replay_one_pass_set(void);
 /* Parse a set name or a list of metric names ("a,b,c": letters, digits, '_' and '.'). Returns
  * 0, or -1 with a message in err naming the offending set or metric and why. */
 int apx_pm_spec_parse(const char *text, struct apx_pm_spec *out, char *err, size_t errlen);
+/* The specification of one of the sets above (its name and metrics). */
+void apx_pm_spec_of_set(const struct apx_pm_set *set, struct apx_pm_spec *out);
 
 #endif

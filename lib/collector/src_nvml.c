@@ -163,8 +163,8 @@ static void sample(uint32_t i, uint64_t prev, uint64_t now)
 	if (nv.clock && nv.clock(d, NVML_CLOCK_SM, &v) == NVML_SUCCESS)
 		push(i, APX_NV_CLOCK_SM, v, prev, now);
 	if (nv.reasons && nv.reasons(d, &why) == NVML_SUCCESS)
-		push(i, APX_NV_CAPPED, (why & NVML_CLOCKS_EVENT_REASON_SW_POWER_CAP) ? 1.0 : 0.0, prev,
-		     now);
+		push(i, APX_NV_CAPPED, why & NVML_CLOCKS_EVENT_REASON_SW_POWER_CAP ? 1.0 : 0.0,
+		     prev, now);
 	atomic_fetch_add_explicit(&nv.samples, 1, memory_order_relaxed);
 }
 
@@ -197,8 +197,9 @@ static void *sampler_main(void *arg)
 				nv.mapped |= 1ull << i;
 				if (map_device(i)) {
 					nv.dev[i] = NULL;
-					apx_degraded(nv.c, "nvml: a device has no NVML handle by its "
-						     "UUID; its power and clocks are not sampled", 0);
+					apx_degraded(nv.c, "nvml: a device has no NVML handle "
+						     "by its UUID; its power and clocks are not "
+						     "sampled", 0);
 				}
 			} else if (nv.dev[i] && atomic_load_explicit(&nv.c->enabled,
 								      memory_order_relaxed)) {

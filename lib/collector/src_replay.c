@@ -187,13 +187,11 @@ static int main_config(struct rp_ctx *x)
  * place, said once. */
 static void one_pass_context(struct rp_ctx *x, const char *chip, const uint8_t *avail)
 {
-	const struct apx_pm_set *set = apx_pm_replay_one_pass_set();
-	struct apx_pm_spec spec = { .set = set->name };
+	struct apx_pm_spec spec;
 	const char *why = NULL;
 	char err[300];
 
-	memcpy(spec.m, set->metrics, set->n * sizeof(set->metrics[0]));
-	spec.n = set->n;
+	apx_pm_spec_of_set(apx_pm_replay_one_pass_set(), &spec);
 	if (apx_pm_host_config(&x->fhost, APX_PM_RANGE, chip, avail, &spec, err, sizeof(err))) {
 		fail_once("replay: the one-pass counters are refused on this device; the DRAM "
 			  "counters and L2 hit rate come from the replay itself", 0);
@@ -623,8 +621,9 @@ static void one_pass_map(const struct apx_pm_set *set)
 			if (!strcmp(fs->metrics[k].name, set->metrics[i].name))
 				rp.one_pass_map[k] = (int8_t)i;
 		if (rp.one_pass_map[k] < 0) {	/* pm_sets.c keeps the one a subset of the other */
-			apx_degraded(rp.c, "replay: the one-pass set is not part of the replay set; "
-				     "the DRAM counters and L2 hit rate come from the replay itself", 0);
+			apx_degraded(rp.c, "replay: the one-pass set is not part of the replay "
+				     "set; the DRAM counters and L2 hit rate come from the replay "
+				     "itself", 0);
 			return;
 		}
 	}
@@ -649,9 +648,7 @@ static int replay_start(struct apx_collector *c)
 		}
 		rp.have_re = 1;
 	}
-	rp.spec.set = set->name;
-	memcpy(rp.spec.m, set->metrics, set->n * sizeof(set->metrics[0]));
-	rp.spec.n = set->n;
+	apx_pm_spec_of_set(set, &rp.spec);
 	one_pass_map(set);
 	rp.on = 1;
 	return 0;
@@ -665,8 +662,9 @@ static void replay_finish(struct apx_collector *c, uint64_t now_ns)
 	if (!rp.on)
 		return;
 	if (rp.one_pass)
-		snprintf(dram, sizeof(dram), "; DRAM counters and L2 sector hits from %llu launches "
-			 "measured in one pass %s", (unsigned long long)atomic_load(&rp.one_pass_done),
+		snprintf(dram, sizeof(dram), "; DRAM counters and L2 sector hits from %llu "
+			 "launches measured in one pass %s",
+			 (unsigned long long)atomic_load(&rp.one_pass_done),
 			 rp.flush ? "after an L2 sweep" : "in the program's cache state");
 	snprintf(text, sizeof(text), "%llu launches of %llu kernels replayed (first %u per kernel, "
 		 "then sampled), %zu passes each, %.3f s spent replaying; %llu failed%s%s",

@@ -103,7 +103,8 @@ check(rep.returncode == 0 and isinstance(cap, dict) and cap.get("ranges") == 2,
 # the sampler runs from the context's creation; its first sample comes up to 1 s later
 run, trace = analyze("capture_metrics", ["--metrics"], lead_s=1.5)
 recs, ph = common("metrics", run, trace)
-samples = [r for r in recs if r.get("type") == "metric" and not r.get("name", "").startswith("nvml.")]
+samples = [r for r in recs
+           if r.get("type") == "metric" and not r.get("name", "").startswith("nvml.")]
 # the collector's NVML readings (src_nvml.c) follow the ranges too: none inside the phases out
 nvml = [r for r in recs if r.get("type") == "metric" and r.get("name", "").startswith("nvml.")]
 if len(ph) == 4:

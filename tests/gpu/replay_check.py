@@ -267,7 +267,8 @@ for name in sorted(replayed, key=lambda n: str(kind_of(n))):
                 continue
             am = statistics.median(l2_rate[name])
             nm = statistics.median(app_vals[(name, o)][m] for o in got)
-            own = [apx_vals[(name, o)][m] for o in replayed[name] if m in apx_vals.get((name, o), {})]
+            own = [apx_vals[(name, o)][m] for o in replayed[name]
+                   if m in apx_vals.get((name, o), {})]
             if own:
                 print(f"  {kid:11s} {'(its replayed launches: ' + m + ')':62s} "
                       f"{statistics.median(own):14.4g}")

@@ -41,7 +41,8 @@ expect "--replay-one-pass set: one pass of the range profiler" 0 \
 	"$tool" check --chip GH100 --replay-one-pass
 expect "range profiler: the L2 sector hits and misses take 2 passes together" 0 \
 	"ok: custom: 2 metrics, 2 passes on GH100" -- \
-	"$tool" check --chip GH100 --range lts__t_sectors_lookup_hit.sum,lts__t_sectors_lookup_miss.sum
+	"$tool" check --chip GH100 --range \
+	lts__t_sectors_lookup_hit.sum,lts__t_sectors_lookup_miss.sum
 expect "list of a chip's metrics" 0 "base metrics on GH100" -- "$tool" list --chip GH100
 cd "$tmp" || exit 1
 expect "analyze: unknown set refused before running" 2 \

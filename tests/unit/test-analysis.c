@@ -493,7 +493,8 @@ APX_TEST(rule_copy_overlap_power_cap)
 
 		APX_ASSERT_OK(tg_open(&t));
 		for (uint64_t i = 0; i < 20; i++) {
-			tg_copy(&t, i * 5 * MS, 2 * MS, APX_COPY_H2D, APX_MEM_PINNED, 50000000, 1, 0, 7);
+			tg_copy(&t, i * 5 * MS, 2 * MS, APX_COPY_H2D, APX_MEM_PINNED, 50000000,
+				1, 0, 7);
 			tg_kernel(&t, i * 5 * MS + 2 * MS, 3 * MS, "k", 7);
 		}
 		for (uint64_t ts = 0; ts < 100 * MS; ts += 10 * MS) {
@@ -516,8 +517,9 @@ APX_TEST(rule_copy_overlap_power_cap)
 						       38.0 * MS / (double)m->steady_ns, &slow);
 			APX_ASSERT(slow > 1.05 && want < 34.0 * MS);
 			APX_ASSERT(fabs(f->saving_ns - want) < 1000);
-			APX_ASSERT(strstr(f->evidence, "at the power cap: the software power cap "
-						       "held in 100% of the steady state (690 of 700 W"));
+			APX_ASSERT(strstr(f->evidence, "at the power cap: the software power "
+						       "cap held in 100% of the steady state "
+						       "(690 of 700 W"));
 		}
 		apx_model_free(m);
 	}

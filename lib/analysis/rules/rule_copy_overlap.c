@@ -101,17 +101,17 @@ APX_RULE_DECL(copy_overlap)
 		if (isfinite(pc.power_w) && isfinite(pc.limit_w) && isfinite(pc.clock_sm_mhz))
 			snprintf(watts, sizeof(watts), " (%.0f of %.0f W, SM clock %.0f MHz)",
 				 pc.power_w, pc.limit_w, pc.clock_sm_mhz);
-		apx_text_append(f->evidence, sizeof(f->evidence),
-				"at the power cap: the software power cap held in %.0f%% of the steady "
-				"state%s; busy %.0f%% of a step now, all of it with the copies hidden, "
-				"the kernels would take %.1f%% longer: %s of the %s copy time saved\n",
+		apx_text_append(f->evidence, sizeof(f->evidence), "at the power cap: the "
+				"software power cap held in %.0f%% of the steady state%s; busy "
+				"%.0f%% of a step now, all of it with the copies hidden, the "
+				"kernels would take %.1f%% longer: %s of the %s copy time saved\n",
 				100 * pc.capped_share, watts, m->steady.busy_pct, 100 * (slow - 1),
 				apx_fmt_ns(b1, sizeof(b1), saving),
 				apx_fmt_ns(b2, sizeof(b2), (double)hidable));
 	} else if (!pc.known) {
-		apx_text_append(f->evidence, sizeof(f->evidence),
-				"an upper bound: a GPU at its power cap runs its kernels at lower clocks "
-				"once it idles less (this trace has no power readings; docs/report.md)\n");
+		apx_text_append(f->evidence, sizeof(f->evidence), "an upper bound: a GPU at "
+				"its power cap runs its kernels at lower clocks once it idles less "
+				"(this trace has no power readings; docs/report.md)\n");
 	}
 	apx_finding_metric(f, "copy_busy_ns", (double)copy, APX_UNIT_NS);
 	apx_finding_metric(f, "kernel_busy_ns", (double)kern, APX_UNIT_NS);
