@@ -134,9 +134,10 @@ struct apx_an_stream {
 /* The top kernels (by total time) whose executions the PM-sampling series are averaged over. */
 #define APX_PM_TOP_KERNELS 5
 
-/* A PM-sampling series (METRIC records with an interval, apx analyze --metrics) of one device:
- * its samples' statistics over the steady window and its mean over the executions of each of
- * the top kernels (view_metrics.c, maths in hwcounters.c). */
+/* A device-metric series of one device (METRIC records with an interval: PM sampling of apx
+ * analyze --metrics, or the collector's NVML readings nvml.*): its samples' statistics over
+ * the steady window and its mean over the executions of each of the top kernels
+ * (view_metrics.c, maths in hwcounters.c). */
 struct apx_an_pm {
 	const char *name, *unit;		/* not NUL-terminated: name_len, unit_len */
 	uint32_t name_len, unit_len;
@@ -511,7 +512,7 @@ struct apx_model {
 	struct apx_vec kvs;			/* struct apx_an_kv: nvperfd.*, by file */
 	struct apx_vec series;			/* struct apx_an_series, by file */
 	struct apx_vec observed;		/* struct apx_an_observed, after finish */
-	struct apx_vec pm;			/* struct apx_an_pm: PM-sampling series (view_metrics.c) */
+	struct apx_vec pm;			/* struct apx_an_pm: metric series (view_metrics.c) */
 	struct apx_vec counters;		/* struct apx_an_counter: replayed kernels' counters */
 	struct apx_vec kc;			/* struct apx_an_kc: their medians per kernel name */
 	int counters_sorted;			/* counters in (file, corr) order (view_counters.c) */

@@ -9,11 +9,15 @@
 #include <string.h>
 
 #include "analysis/power_cap.h"
+#include "collector/nvml_metrics.h"
 
 #include "base/banned.h"
 
-static int is(const struct apx_an_pm *p, const char *name)
+/* Is series p the collector's reading r (nvml_metrics.h names them)? */
+static int is(const struct apx_an_pm *p, enum apx_nvml_reading r)
 {
+	const char *name = apx_nvml_readings[r].name;
+
 	return p->name_len == strlen(name) && !memcmp(p->name, name, p->name_len);
 }
 
@@ -35,15 +39,15 @@ void apx_power_cap_read(const struct apx_model *m, struct apx_power_cap *out)
 
 		if (p->device != dev || !p->have_steady)
 			continue;
-		if (is(p, "nvml.power_capped")) {
+		if (is(p, APX_NV_CAPPED)) {
 			out->known = 1;
 			out->capped_share = p->mean;
 			out->capped = p->mean >= 0.5;
-		} else if (is(p, "nvml.power")) {
+		} else if (is(p, APX_NV_POWER)) {
 			out->power_w = p->mean;
-		} else if (is(p, "nvml.power_limit")) {
+		} else if (is(p, APX_NV_LIMIT)) {
 			out->limit_w = p->mean;
-		} else if (is(p, "nvml.clock_sm")) {
+		} else if (is(p, APX_NV_CLOCK_SM)) {
 			out->clock_sm_mhz = p->mean;
 		}
 	}

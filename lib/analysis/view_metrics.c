@@ -1,6 +1,7 @@
 /*
- * view_metrics.c - the PM-sampling series (METRIC records with an interval, written by the
- * collector's pmsampling source for `apx analyze --metrics`) as a view over the event store:
+ * view_metrics.c - the device-metric series (METRIC records with an interval, written by the
+ * collector's pmsampling source for `apx analyze --metrics` and by its nvml source for power
+ * and clocks) as a view over the event store:
  * for each series (a metric on a device), its samples' min, time-weighted mean, p95 and max
  * over the steady window, and its mean over the executions of each of the device's top
  * kernels (by total time); samples wholly outside the capture ranges (capture.c) are left
