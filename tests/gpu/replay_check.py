@@ -46,7 +46,7 @@ build, offline, out, apx, dump, check = S.build, S.offline, S.out, S.apx, S.dump
 # other counters are the first run's
 FLUSH = os.environ.get("REPLAY_FLUSH") == "1"
 DRAM = ["dram__throughput.avg.pct_of_peak_sustained_elapsed", "dram__bytes_read.sum",
-        "dram__bytes_write.sum"]   # pm_sets.c's replay-dram set (one pass)
+        "dram__bytes_write.sum"]   # pm_sets.c's replay-one-pass set (one pass)
 # ncu's one-pass run: those and the duration (one pass too: what the kernel takes in the
 # program, with no restore before it; ncu's 12-pass run times the reduction at 68.9 us, its
 # one-pass and application-replay runs at 74 us, as apx's replay: ncu_modes.py)
