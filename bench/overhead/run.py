@@ -21,9 +21,9 @@ launch (kernels + copies + memsets per step, counted in the light trace).
 Modes (MODES below): none; floor (bench/overhead/floor.c: CUPTI with the same activity kinds
 and no processing); light and api (`apx analyze`); torch (torch.profiler, CPU + CUDA); nsys
 (`nsys profile -t cuda -s none`, found on PATH or in Nsight Compute's folder); metrics (light
-with `--metrics`: PM sampling of the summary set at 1 kHz, issue 13); and the
-per-feature variants used to price each part of the collector (light-*: one feature or kind
-off; floor-*: one CUPTI feature on). `graph` runs the tiny loop from a CUDA graph without a
+with `--metrics`: PM sampling of the summary set at 1 kHz, issue 13; metrics-nonvml and
+light-nonvml: the same without the NVML sampler); and the per-feature variants used to price
+each part of the collector (light-*: one feature or kind off; floor-*: one CUPTI feature on). `graph` runs the tiny loop from a CUDA graph without a
 profiler: the launch-bound check (--launch-bound R repetitions) compares apx's launch-bound
 estimate from a traced run with the saving the graph measures in one process (adjacent eager
 and graph blocks), as fractions of a step (see launch_bound_check).
@@ -148,6 +148,10 @@ MODES = {
     "api": ("apx", {}, ["--level", "api"]),
     # + PM sampling, 1 kHz; stopped in paused blocks, so that the pairs price the sampler
     "metrics": ("apx", {"APX_PM_STOP_OUTSIDE": "1"}, ["--level", "light", "--metrics"]),
+    # the same without the NVML sampler (src_nvml.c): what the power and clock readings cost
+    "metrics-nonvml": ("apx", {"APX_PM_STOP_OUTSIDE": "1", "APX_OFF": "nvml"},
+                       ["--level", "light", "--metrics"]),
+    "light-nonvml": ("apx", {"APX_OFF": "nvml"}, ["--level", "light"]),
     "light-direct": ("inject", {}, []),
     "light-oldsync": ("apx", {"APX_KINDS": "+sync,-hostsync"}, ["--level", "light"]),
     "light-nohostsync": ("apx", {"APX_KINDS": "-hostsync"}, ["--level", "light"]),
@@ -226,7 +230,7 @@ def one(prog, mode, rnd):
         return
     if mode == "api" and prog not in args.api_programs.split(","):
         return
-    if mode == "metrics" and prog not in args.metrics_programs.split(","):
+    if mode.startswith("metrics") and prog not in args.metrics_programs.split(","):
         return
     if mode in only and prog not in only[mode]:
         return

@@ -1,11 +1,20 @@
 """replay_workload.py - the kernels replay_check.py measures twice, with `apx analyze --replay`
 and with ncu: a bf16 GEMM, a memory-bound elementwise kernel, a reduction and an attention
-kernel, each launched 6 times on fixed inputs (same shapes, same data in both runs)."""
+kernel, each launched 6 times on fixed inputs (same shapes, same data in both runs).
+REPLAY_SHIFT_MIB=N (dram_spread.py): N MiB of device memory taken first, so the program's
+buffers land elsewhere in memory (what a profiler's own allocations also do).
+REPLAY_GAP_MS=N: the GPU left idle N ms after each kernel of the loop (does L2 write dirty
+lines back while idle?)."""
+import os
+import time
+
 import torch
 import torch.nn.functional as F
 
 torch.manual_seed(0)
 dev = torch.device("cuda")
+shift = int(os.environ.get("REPLAY_SHIFT_MIB", "0"))
+pad = torch.empty(shift << 20, device=dev, dtype=torch.uint8) if shift else None
 a = torch.randn(4096, 4096, device=dev, dtype=torch.bfloat16)
 b = torch.randn(4096, 4096, device=dev, dtype=torch.bfloat16)
 x = torch.randn(64 << 20, device=dev)            # 256 MiB fp32
@@ -14,10 +23,23 @@ q = torch.randn(8, 16, 1024, 64, device=dev, dtype=torch.bfloat16)
 k = torch.randn_like(q)
 v = torch.randn_like(q)
 torch.cuda.synchronize()
+gap = float(os.environ.get("REPLAY_GAP_MS", "0")) / 1000
+
+
+def idle():
+    if gap:
+        torch.cuda.synchronize()
+        time.sleep(gap)
+
+
 for _ in range(6):
     torch.matmul(a, b)
+    idle()
     torch.mul(x, 3.0, out=y)
+    idle()
     x.sum()
+    idle()
     F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    idle()
 torch.cuda.synchronize()
 print("done", flush=True)

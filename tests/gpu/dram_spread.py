@@ -1,0 +1,164 @@
+"""dram_spread.py BUILD OUT [SHIFTS] - how much a kernel's DRAM counters in the program's cache
+state depend on where its buffers lie in memory, and apx's one-pass values against ncu's over
+the same spread (issue 13 item 4: replay_check.py compares one process of each tool, and the
+attention kernel's DRAM writes differed by up to 8 % from run to run of either tool).
+
+For each shift N of SHIFTS (MiB, default 0,6,18,42,90; replay_workload.py takes N MiB of device
+memory first, so its buffers land elsewhere, as a profiler's own allocations also move them)
+runs, interleaved, `apx analyze --replay --replay-max 3` and ncu's one-pass run (--clock-control
+none --cache-control none, the DRAM counters and the duration: replay_check.py's ncu-dram.csv),
+then both once more at the first shift (the same layout twice: is a value a property of the
+layout?). Per kernel and counter it prints each process's median over apx's one-pass launches
+(the same launch ordinals in ncu), and each tool's median over the shifts with its range: the
+difference of those medians is the comparison that does not hang on one layout; and a rank
+test of whether the two tools' values over the shifts differ by more than the layouts make
+them differ. Writes OUT/ (traces, logs, CSVs, spread.json). GPU machine (torch, ncu); about
+13 processes of 10 s. dram_spread.py --table SPREAD.JSON prints the tables of an earlier run
+(tests/fixtures/hwc/layout), no GPU needed."""
+import itertools
+import json
+import math
+import os
+import random
+import statistics
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import known  # noqa: E402  (reading a trace)
+import ncu_run  # noqa: E402  (running ncu on replay_workload.py)
+
+DRAM = ["dram__bytes_read.sum", "dram__bytes_write.sum"]
+KINDS = ("attention", "gemm", "elementwise", "reduction")
+
+
+def setup():
+    """(build, out, shifts) from the command line; the output folder made"""
+    if len(sys.argv) not in (3, 4):
+        sys.exit("usage: dram_spread.py BUILD OUT [SHIFTS] | --table SPREAD.JSON")
+    try:
+        shifts = [int(s) for s in (sys.argv[3] if len(sys.argv) == 4 else
+                                   "0,6,18,42,90").split(",")]
+    except ValueError:
+        sys.exit(f"dram_spread.py: SHIFTS is a comma-separated list of MiB: {sys.argv[3]!r}")
+    os.makedirs(sys.argv[2], exist_ok=True)
+    return os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), shifts
+
+
+def apx_run(tag):
+    """{kind: ({counter: median over the one-pass launches}, their ordinals)} of one apx run"""
+    trace = os.path.join(out, f"apx-{tag}.apx")
+    p = subprocess.run([apx, "analyze", "-f", "-o", trace, "--replay", "--replay-max", "3", "--",
+                        sys.executable, ncu_run.WORK], capture_output=True, text=True)
+    open(os.path.join(out, f"apx-{tag}.log"), "w").write(p.stdout + p.stderr)
+    recs = known.records(dump, trace)
+    kern = {r["correlation"]: r for r in recs if r["type"] == "kernel"}
+    order = {}
+    for c in sorted(kern):
+        order.setdefault(kern[c]["name"], []).append(c)
+    got = {}
+    for c in recs:
+        k = kern.get(c.get("correlation")) if c["type"] == "counter" else None
+        if k and c.get("passes") == 1 and c["name"] in DRAM and ncu_run.kind_of(k["name"]) in KINDS:
+            d = got.setdefault(ncu_run.kind_of(k["name"]), {})
+            d.setdefault(c["name"], {})[order[k["name"]].index(c["correlation"])] = c["value"]
+    print(f"apx {tag}: exit {p.returncode}, {len(kern)} kernels", flush=True)
+    return {kind: ({m: statistics.median(v.values()) for m, v in d.items()},
+                   sorted(next(iter(d.values())))) for kind, d in got.items()}
+
+
+def ncu_run_at(tag, ordinals):
+    """{kind: {counter: median over the launches numbered ordinals[kind]}} of one ncu run"""
+    rc, rows, _ = ncu_run.run(ncu, "kernel", "none", DRAM + ["gpu__time_duration.sum"],
+                              os.path.join(out, f"ncu-{tag}.csv"))
+    per, seen = {}, {}
+    for d in rows:
+        kind = ncu_run.kind_of(d.get("Kernel Name", ""))
+        if kind not in KINDS:
+            continue
+        o = seen[kind] = seen.get(kind, -1) + 1
+        for m in DRAM:
+            v = ncu_run.value(d, m)
+            if v is not None and o in ordinals.get(kind, (3, 4, 5)):
+                per.setdefault(kind, {}).setdefault(m, []).append(v)
+    print(f"ncu {tag}: exit {rc}, {len(rows)} kernels", flush=True)
+    return {kind: {m: statistics.median(v) for m, v in d.items()} for kind, d in per.items()}
+
+
+def u_test(a, b):
+    """(U, p): the pairs (x of a, y of b) with x > y (ties a half), and the two-sided
+    probability of a U that far from n m / 2 when a and b come from one distribution: exact
+    over every split of the pooled values, or over 20000 random ones where there are more"""
+    def u(x, y):
+        return sum((xi > yi) + 0.5 * (xi == yi) for xi in x for yi in y)
+    pool, n, got = a + b, len(a), u(a, b)
+    idx = range(len(pool))
+    if math.comb(len(pool), n) <= 20000:
+        splits = itertools.combinations(idx, n)
+    else:
+        rng = random.Random(0)
+        splits = (rng.sample(idx, n) for _ in range(20000))
+    far = []
+    for c in splits:
+        c = set(c)
+        far.append(abs(u([pool[i] for i in c], [pool[i] for i in idx if i not in c]) -
+                       n * len(b) / 2))
+    return got, sum(f >= abs(got - n * len(b) / 2) for f in far) / len(far)
+
+
+def table(runs):
+    """prints runs ([shift, tool, {kind: {counter: value}}], the order they ran in)"""
+    plan = [s for s, t, _ in runs if t == "apx"]
+    first = plan[:-1] if len(plan) > 1 and plan[-1] == plan[0] else plan
+    print(f"\nthe one-pass DRAM counters (median over launches 3-5 of a process), by shift (MiB)"
+          f" {first}" + (f" then {plan[0]} again" if len(first) < len(plan) else "") + "; MB")
+    print(f"  {'kernel':11s} {'counter':22s} {'tool':4s} " + " ".join(f"{s:>6d}" for s in plan) +
+          "   median over shifts [min, max]")
+    rows = []
+    for kind in KINDS:
+        for m in DRAM:
+            by = {}
+            for tool in ("apx", "ncu"):
+                vals = [r.get(kind, {}).get(m) for _, t, r in runs if t == tool]
+                if any(v is None for v in vals):
+                    print(f"  {kind:11s} {m:22s} {tool}: missing in a run")
+                    continue
+                by[tool] = vals[:len(first)]
+                print(f"  {kind:11s} {m:22s} {tool} " + " ".join(f"{v / 1e6:6.3f}" for v in vals) +
+                      f"   {statistics.median(by[tool]) / 1e6:.3f} [{min(by[tool]) / 1e6:.3f}, "
+                      f"{max(by[tool]) / 1e6:.3f}]")
+            if len(by) == 2:
+                rows.append((kind, m, by["apx"], by["ncu"]))
+    print(f"\n  {'kernel':11s} {'counter':22s} {'apx':>9s} {'ncu':>9s}  difference of the medians;"
+          " U: apx above ncu in U of the n m pairs of shifts, p: exact two-sided")
+    for kind, m, a, n in rows:
+        am, nm = statistics.median(a), statistics.median(n)
+        u, prob = u_test(a, n)
+        print(f"  {kind:11s} {m:22s} {am / 1e6:9.3f} {nm / 1e6:9.3f}  "
+              f"{100 * (am - nm) / nm:+6.1f} %   U {u:g} of {len(a) * len(n)}, p {prob:.2f}")
+
+
+if len(sys.argv) == 3 and sys.argv[1] == "--table":
+    try:
+        with open(sys.argv[2], encoding="utf-8") as f:
+            saved = json.load(f)
+    except (OSError, ValueError) as e:
+        sys.exit(f"dram_spread.py: {sys.argv[2]!r}: not a spread.json it can read ({e})")
+    if not isinstance(saved, list) or not all(
+            isinstance(r, list) and len(r) == 3 and isinstance(r[0], int) and
+            r[1] in ("apx", "ncu") and isinstance(r[2], dict) for r in saved):
+        sys.exit(f"dram_spread.py: {sys.argv[2]!r}: not [shift, tool, values] runs")
+    table(saved)
+    sys.exit(0)
+build, out, shifts = setup()
+apx, dump = os.path.join(build, "apx"), os.path.join(build, "apx-dump")
+ncu = ncu_run.find("dram_spread.py")
+runs = []                     # (shift, tool, {kind: {counter: value}})
+for s, again in [(s, "") for s in shifts] + [(shifts[0], "again")]:
+    os.environ["REPLAY_SHIFT_MIB"] = str(s)
+    tag = f"{s}{again}"
+    a = apx_run(tag)
+    runs.append((s, "apx", {k: v for k, (v, _) in a.items()}))
+    runs.append((s, "ncu", ncu_run_at(tag, {k: o for k, (_, o) in a.items()})))
+json.dump(runs, open(os.path.join(out, "spread.json"), "w"), indent=1)
+table(runs)
