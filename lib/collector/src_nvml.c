@@ -53,6 +53,7 @@ static struct {
 	_Atomic uint64_t seen;		/* devices with a context (callbacks) */
 	_Atomic int stop;
 	_Atomic uint64_t samples;
+	_Atomic uint64_t spent_ns, worst_ns;	/* in sample(): what the readings cost */
 } nv;
 
 void apx_nvml_device_seen(uint32_t device)
@@ -203,8 +204,15 @@ static void *sampler_main(void *arg)
 				}
 			} else if (nv.dev[i] && atomic_load_explicit(&nv.c->enabled,
 								      memory_order_relaxed)) {
+				uint64_t took;
+
 				sample(i, nv.prev_ns[i], now);	/* not outside --delay/--duration
 								 * or the capture ranges */
+				took = apx_mono_ns() - now;
+				atomic_fetch_add_explicit(&nv.spent_ns, took, memory_order_relaxed);
+				if (took > atomic_load_explicit(&nv.worst_ns, memory_order_relaxed))
+					atomic_store_explicit(&nv.worst_ns, took,
+							      memory_order_relaxed);
 			}
 			nv.prev_ns[i] = now;
 		}
@@ -245,14 +253,17 @@ static void nvml_stop(struct apx_collector *c)
 
 static void nvml_finish(struct apx_collector *c, uint64_t now_ns)
 {
-	char text[96];
+	uint64_t n = atomic_load(&nv.samples);
+	char text[160];
 
 	(void)now_ns;
-	if (!atomic_load(&nv.samples))
+	if (!n)
 		return;
-	snprintf(text, sizeof(text), "%llu readings of power and clocks every %llu ms",
-		 (unsigned long long)atomic_load(&nv.samples),
-		 (unsigned long long)(NV_PERIOD_NS / 1000000));
+	snprintf(text, sizeof(text), "%llu readings of power and clocks every %llu ms, "
+		 "%.1f us a reading on the sampler thread (at most %.1f us)",
+		 (unsigned long long)n, (unsigned long long)(NV_PERIOD_NS / 1000000),
+		 (double)atomic_load(&nv.spent_ns) / (double)n / 1e3,
+		 (double)atomic_load(&nv.worst_ns) / 1e3);
 	apx_add_kv(c, "nvml", text);
 }
 
