@@ -420,7 +420,12 @@ static void record_span(const struct apx_rec *r, uint64_t *lo, uint64_t *hi)
 	uint64_t a, b;
 
 	if (!s || s->fields[0].kind != APX_FK_DELTA || r->type == APX_REC_STRINGS ||
-	    r->type == APX_REC_CPU || r->type == APX_REC_COUNTER || !r->v[0])
+	    r->type == APX_REC_CPU || r->type == APX_REC_COUNTER)
+		return;
+	/* no time: a thread or process whose start is not known, a replayed kernel (the store's
+	 * untimed ones); any other record at 0 is on the timelines at 0, so in the run too */
+	if (!r->v[0] && (r->type == APX_REC_THREAD || r->type == APX_REC_PROCESS ||
+			 (r->type == APX_REC_KERNEL && !r->v[APX_KERNEL_END_NS])))
 		return;
 	a = r->v[0];
 	b = s->nfields > 1 && s->fields[1].kind == APX_FK_SPAN ? r->v[1] : a;
