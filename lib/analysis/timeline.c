@@ -54,6 +54,7 @@ struct sweep {
 	const struct apx_spans *uvm_gpu;	/* GPU-side unified-memory activity */
 	struct uni all, kc, k, c, conc, hc, khc;	/* hc, khc: host<->device copies only */
 	uint64_t kmax_end;
+	int fed;				/* an interval was fed (first_ns is set: it may be 0) */
 	int last_small;				/* the activity ending the union is a small copy */
 	int last_pageable_h2d;			/* ... a host->device copy >= 64 KiB from pageable
 						 * memory */
@@ -132,8 +133,9 @@ static int feed(struct sweep *w, uint64_t s, uint64_t e, int kernel, int copy, i
 		uni_add(&w->hc, s, e);
 		uni_add(&w->khc, s, e);
 	}
-	if (w->t->first_ns == 0 || s < w->t->first_ns)
+	if (!w->fed || s < w->t->first_ns)
 		w->t->first_ns = s;
+	w->fed = 1;
 	if (e > w->t->last_ns)
 		w->t->last_ns = e;
 	return r;

@@ -85,6 +85,30 @@ APX_TEST(timeline_union_concurrency_overlap)
 	return 0;
 }
 
+/* Activity at time 0 is activity (a fuzzed trace: a copy at 0-1 ns made a timeline outlast the
+ * run, and one starting later lost its start): the run and the timeline both start at 0. */
+APX_TEST(timeline_activity_at_time_zero)
+{
+	struct tg t;
+	struct apx_model *m;
+	const struct apx_an_timeline *tl;
+
+	APX_ASSERT_OK(tg_open(&t));
+	tg_copy(&t, 0, 1, APX_COPY_H2D, APX_MEM_PINNED, 64, 1, 0, 9);	/* 0-1 ns */
+	tg_kernel(&t, 100, 50, "a", 7);					/* 100-150 ns */
+	m = analyse(&t);
+	APX_ASSERT(m);
+	APX_ASSERT_EQ(m->timelines.n, 1);
+	tl = APX_VEC_AT(&m->timelines, struct apx_an_timeline, 0);
+	APX_ASSERT_EQ(tl->first_ns, 0);
+	APX_ASSERT_EQ(tl->last_ns, 150);
+	APX_ASSERT_EQ(tl->busy_ns, 51);
+	APX_ASSERT_EQ(m->run_start_ns, 0);
+	APX_ASSERT(m->wall_ns >= tl->last_ns - tl->first_ns);
+	apx_model_free(m);
+	return 0;
+}
+
 APX_TEST(idle_attribution_sync_split_and_warmup)
 {
 	struct tg t;
