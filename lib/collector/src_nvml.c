@@ -25,6 +25,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/gpu_uuid.h"
 #include "base/nvml_abi.h"
 #include "collector/collector.h"
 #include "collector/nvml_metrics.h"
@@ -99,8 +100,7 @@ static int map_device(uint32_t ordinal)
 	typedef CUresult (*uuid_t_)(CUuuid *, CUdevice);
 	get_t get = (get_t)apx_cuda_sym("cuDeviceGet");
 	uuid_t_ uuid = (uuid_t_)apx_cuda_sym("cuDeviceGetUuid_v2");
-	const unsigned char *b;
-	char text[48];
+	char text[APX_GPU_UUID_TEXT];
 	CUdevice d;
 	CUuuid u;
 
@@ -108,10 +108,7 @@ static int map_device(uint32_t ordinal)
 		uuid = (uuid_t_)apx_cuda_sym("cuDeviceGetUuid");
 	if (!get || !uuid || get(&d, (int)ordinal) != CUDA_SUCCESS || uuid(&u, d) != CUDA_SUCCESS)
 		return -1;
-	b = (const unsigned char *)u.bytes;
-	snprintf(text, sizeof(text), "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
-		 "%02x%02x%02x%02x%02x%02x", b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8],
-		 b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+	apx_gpu_uuid_text(text, (const uint8_t *)u.bytes);
 	return nv.by_uuid(text, &nv.dev[ordinal]) == NVML_SUCCESS ? 0 : -1;
 }
 

@@ -23,6 +23,7 @@
 
 #include <apx/version.h>
 
+#include "base/gpu_uuid.h"
 #include "export/export.h"
 #include "export/sqlite.h"
 
@@ -323,15 +324,12 @@ static int write_gpus(struct sq *q)
 	for (size_t i = 0; i < st->ndevices; i++) {
 		const struct apx_es_device *d = &st->devices[i];
 		const struct apx_es_text *host = &st->hosts[d->host].name;
-		const uint8_t *u = d->uuid;
-		char uuid[64];
+		char uuid[APX_GPU_UUID_TEXT];
 		int64_t v[7] = { (int64_t)d->mem_bytes, d->sm_count, d->cc_major, d->cc_minor,
 				 (int64_t)d->l2_bytes, (int64_t)d->mem_bw_bps,
 				 (int64_t)d->clock_khz * 1000 };
 
-		snprintf(uuid, sizeof(uuid), "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
-			 "%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2], u[3], u[4], u[5], u[6],
-			 u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+		apx_gpu_uuid_text(uuid, d->uuid);
 		apx_sq_put_i(t, 0, d->ordinal);
 		apx_sq_put_t(t, 1, host->p, host->len);
 		apx_sq_put_t(t, 2, d->name.p, d->name.len);
