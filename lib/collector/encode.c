@@ -528,9 +528,7 @@ void apx_enc_event(struct apx_enc *e, const struct apx_event *ev)
 		if (ev->cfg_kind >= set->n)
 			return;
 		if (!ids[ev->cfg_kind])
-			(void)apx_writer_intern(e->w, set->metrics[ev->cfg_kind].name,
-						strlen(set->metrics[ev->cfg_kind].name),
-						&ids[ev->cfg_kind]);
+			ids[ev->cfg_kind] = intern(e, set->metrics[ev->cfg_kind].name);
 		memcpy(&v, &ev->value, sizeof(v));
 		apx_rec_init(&rec, APX_REC_COUNTER);
 		rec.v[APX_COUNTER_CORRELATION] = ev->corr;
@@ -544,16 +542,13 @@ void apx_enc_event(struct apx_enc *e, const struct apx_event *ev)
 	}
 	if (ev->kind == APX_EV_METRIC) {	/* src_nvml.c: a power or clock reading */
 		static uint32_t ids[APX_NV__COUNT][2];	/* name, unit */
-		const char *name, *unit;
 		double v;
 
 		if (ev->cfg_kind >= APX_NV__COUNT)
 			return;
-		name = apx_nvml_readings[ev->cfg_kind].name;
-		unit = apx_nvml_readings[ev->cfg_kind].unit;
 		if (!ids[ev->cfg_kind][0]) {
-			(void)apx_writer_intern(e->w, name, strlen(name), &ids[ev->cfg_kind][0]);
-			(void)apx_writer_intern(e->w, unit, strlen(unit), &ids[ev->cfg_kind][1]);
+			ids[ev->cfg_kind][0] = intern(e, apx_nvml_readings[ev->cfg_kind].name);
+			ids[ev->cfg_kind][1] = intern(e, apx_nvml_readings[ev->cfg_kind].unit);
 		}
 		memcpy(&v, &ev->value, sizeof(v));
 		apx_rec_init(&rec, APX_REC_METRIC);
