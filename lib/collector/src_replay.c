@@ -63,6 +63,8 @@
 #define RP_FUNCS 4096u			/* kernels (CUfunction handles) tracked */
 #define RP_EXTRA 8u			/* sampled launches after the first N */
 #define RP_ONE_PASS 3u			/* one-pass launches after each replayed one */
+/* what a failed one-pass measurement leaves (the end of its message) */
+#define FROM_REPLAY "; the DRAM counters and L2 hit rate come from the replay itself"
 
 struct rp_ctx {
 	_Atomic(CUcontext) ctx;		/* set once the profiler is ready on it */
@@ -193,19 +195,16 @@ static void one_pass_context(struct rp_ctx *x, const char *chip, const uint8_t *
 
 	apx_pm_spec_of_set(apx_pm_replay_one_pass_set(), &spec);
 	if (apx_pm_host_config(&x->fhost, APX_PM_RANGE, chip, avail, &spec, err, sizeof(err))) {
-		fail_once("replay: the one-pass counters are refused on this device; the DRAM "
-			  "counters and L2 hit rate come from the replay itself", 0);
+		fail_once("replay: the one-pass counters are refused on this device" FROM_REPLAY,
+			  0);
 		return;
 	}
 	if (x->fhost.passes != 1)
-		why = "replay: the one-pass counters need more than one pass here; the DRAM "
-		      "counters and L2 hit rate come from the replay itself";
+		why = "replay: the one-pass counters need more than one pass here" FROM_REPLAY;
 	else if (!(x->fdata_size = image_size(x, &x->fhost)) || !(x->fdata = malloc(x->fdata_size)))
-		why = "replay: no counter-data image for the one-pass counters; the DRAM counters "
-		      "and L2 hit rate come from the replay itself";
+		why = "replay: no counter-data image for the one-pass counters" FROM_REPLAY;
 	else if (set_config(x, &x->fhost, x->fdata, x->fdata_size, CUPTI_KernelReplay))
-		why = "replay: the range profiler refused the one-pass configuration; the DRAM "
-		      "counters and L2 hit rate come from the replay itself";
+		why = "replay: the range profiler refused the one-pass configuration" FROM_REPLAY;
 	if (why) {
 		fail_once(why, 0);
 		free(x->fdata);
@@ -390,8 +389,7 @@ static int one_pass_enter(const CUpti_CallbackData *cb, struct rp_func *s, CUstr
 	if ((r = set_config(x, &x->fhost, x->fdata, x->fdata_size, CUPTI_KernelReplay)) !=
 	    CUPTI_SUCCESS) {
 		atomic_store(&x->one_pass_on, 0);
-		fail_once("replay: the one-pass configuration could not be loaded; the DRAM "
-			  "counters and L2 hit rate come from the replay itself", r);
+		fail_once("replay: the one-pass configuration could not be loaded" FROM_REPLAY, r);
 		if (main_config(x) != CUPTI_SUCCESS)
 			fail_once("replay: the counter-data image could not be reset", 0);
 		atomic_store(&x->busy, 0);
@@ -621,9 +619,8 @@ static void one_pass_map(const struct apx_pm_set *set)
 			if (!strcmp(fs->metrics[k].name, set->metrics[i].name))
 				rp.one_pass_map[k] = (int8_t)i;
 		if (rp.one_pass_map[k] < 0) {	/* pm_sets.c keeps the one a subset of the other */
-			apx_degraded(rp.c, "replay: the one-pass set is not part of the replay "
-				     "set; the DRAM counters and L2 hit rate come from the replay "
-				     "itself", 0);
+			apx_degraded(rp.c, "replay: the one-pass set is not part of the replay set"
+				     FROM_REPLAY, 0);
 			return;
 		}
 	}
