@@ -151,7 +151,7 @@ int main(int argc, char **argv)
 	const char *chip = NULL, *spec_text = NULL, *cmd = argc > 1 ? argv[1] : "";
 	uint8_t *avail = NULL;
 	char err[400];
-	int device = 0, rc = 0, quiet_no_gpu = 0, replay = 0, dram = 0, range = 0;
+	int device = 0, rc = 0, quiet_no_gpu = 0, replay = 0, one_pass = 0, range = 0;
 	uint64_t dev;
 
 	if (!strcmp(cmd, "sets") && argc == 2)
@@ -166,7 +166,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--replay") && !strcmp(cmd, "check"))
 			replay = 1;
 		else if (!strcmp(argv[i], "--replay-one-pass") && !strcmp(cmd, "check"))
-			replay = dram = 1;
+			replay = one_pass = 1;
 		else if (!strcmp(argv[i], "--range") && !strcmp(cmd, "check"))
 			range = 1;
 		else if (!strcmp(argv[i], "--chip") && i + 1 < argc)
@@ -205,7 +205,7 @@ int main(int argc, char **argv)
 		       chip);
 		return 0;
 	}
-	if (replay && dram) {	/* the one-pass set, which must take one pass */
+	if (replay && one_pass) {	/* the one-pass set, which must take one pass */
 		rc = check_set(apx_pm_replay_one_pass_set(), chip, avail, 1);
 	} else if (replay) {
 		rc = check_set(apx_pm_replay_set(), chip, avail, 0);
