@@ -24,19 +24,16 @@ ncu-dram.csv and ncu-app.csv of an earlier GPU run (a trace from before the one-
 plain --replay, without ncu-dram.csv: its DRAM counters against ncu.csv's), no GPU needed (ctest
 hwc_replay_check on tests/fixtures/hwc); the comparisons listed in DIR/known-differences.txt (id
 `replay.KIND.METRIC`) print KNOWN (tests/gpu/known.py)."""
-import csv
-import glob
-import io
 import json
 import os
 import re
-import shutil
 import statistics
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import known  # noqa: E402  (tests/gpu/known.py: --from DIR and the known differences)
+import ncu_run  # noqa: E402  (running ncu on the workload, reading its CSV)
 
 S = known.Setup(sys.argv, replay=True)
 build, offline, out, apx, dump, check = S.build, S.offline, S.out, S.apx, S.dump, S.check
@@ -65,19 +62,10 @@ COMPARE = ["gpu__time_duration.sum", "sm__warps_active.avg.pct_of_peak_sustained
            "lts__t_sector_hit_rate.pct", "dram__bytes_read.sum", "dram__bytes_write.sum",
            "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_elapsed",
            "smsp__average_warp_latency_issue_stalled_long_scoreboard.ratio"]
-# what each kernel of the workload is, for the table (matched on the symbol name)
-KINDS = (("attention", ("sdpa", "flash", "fmha", "attention")), ("gemm", ("nvjet", "gemm", "xmma", "cutlass")),
-         ("reduction", ("reduce_kernel",)), ("elementwise", ("vectorized_elementwise",)),
-         ("randn", ("distribution",)))
 RP_EXTRA = 8     # src_replay.c: after the first N, launches 2N, 4N, 8N, ..., up to 8 more
 
 
-def kind_of(name):
-    low = name.lower()
-    for k, keys in KINDS:
-        if any(s in low for s in keys):
-            return k
-    return None
+kind_of = ncu_run.kind_of   # what each kernel of the workload is (its symbol name)
 
 
 def chosen(seq, n, one_pass, after_rule):
@@ -194,8 +182,7 @@ kinds = {kind_of(n) for n in replayed}
 check({"gemm", "elementwise", "reduction", "attention"} <= kinds, f"kernel kinds replayed: {sorted(kinds, key=str)}",
       "replay.kinds")
 
-ncu = None if offline else shutil.which("ncu") or (sorted(glob.glob("/opt/nvidia/nsight-compute/*/ncu")) or
-                                                    [None])[-1]
+ncu = None if offline else ncu_run.locate()
 
 
 def ncu_values(metrics, cache, name, cid, mode="kernel"):
@@ -205,21 +192,13 @@ def ncu_values(metrics, cache, name, cid, mode="kernel"):
     if offline:
         if not os.path.exists(path):
             return None
-        q = known.LoggedRun(path)
-        q.returncode = 0
+        rc, rows = 0, ncu_run.rows(open(path, encoding="utf-8", errors="replace").read())
     else:
-        q = subprocess.run([ncu, "--replay-mode", mode, "--clock-control", "none",
-                            "--cache-control", cache, "--csv",
-                            "--page", "raw", "--print-kernel-base", "mangled", "--metrics",
-                            ",".join(metrics), sys.executable, work], capture_output=True, text=True)
-        open(path, "w").write(q.stdout)
-    lines = [l for l in q.stdout.splitlines() if l.startswith('"')]
-    rows = list(csv.reader(io.StringIO("\n".join(lines))))
-    check(q.returncode == 0 and len(rows) > 2, f"ncu ({name}) exit {q.returncode}, "
-          f"{len(rows) - 2} kernels", cid)
+        rc, rows, _ = ncu_run.run(ncu, mode, cache, metrics, path,
+                                  ["--print-kernel-base", "mangled"])
+    check(rc == 0 and rows, f"ncu ({name}) exit {rc}, {len(rows)} kernels", cid)
     vals, seen = {}, {}
-    for row in rows[2:]:
-        d = dict(zip(rows[0], row))
+    for d in rows:
         name = d.get("Kernel Name", "")
         ordinal = seen.get(name, 0)
         seen[name] = ordinal + 1
