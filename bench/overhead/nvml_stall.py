@@ -17,7 +17,8 @@ WINDOW_NS, CONTROL_NS = 2_000_000, 25_000_000
 def records(dump, trace):
     p = subprocess.run([dump, trace], capture_output=True, text=True)
     if p.returncode:
-        sys.exit(f"nvml_stall.py: apx-dump could not read {trace!r}: {p.stderr.strip()[:200]}")
+        sys.exit(f"nvml_stall.py: apx-dump could not read {ascii(trace)}: "
+                 f"{ascii(p.stderr.strip()[:200])}")
     return [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
 
 
