@@ -12,9 +12,12 @@ layout?). Per kernel and counter it prints each process's median over apx's one-
 (the same launch ordinals in ncu), and each tool's median over the shifts with its range: the
 difference of those medians is the comparison that does not hang on one layout; and a rank
 test of whether the two tools' values over the shifts differ by more than the layouts make
-them differ. Writes OUT/ (traces, logs, CSVs, spread.json). GPU machine (torch, ncu); about
-13 processes of 10 s. dram_spread.py --table SPREAD.JSON prints the tables of an earlier run
-(tests/fixtures/hwc/layout), no GPU needed."""
+them differ. --alone KINDS (e.g. attention,elementwise): at each shift also one process of
+each tool per kind of KINDS that measures that kernel alone (apx --kernels, ncu -k), the
+others run as the program launched them: does a kernel's count depend on its neighbours being
+measured too? Writes OUT/ (traces, logs, CSVs, spread.json). GPU machine (torch, ncu); about
+13 processes of 10 s (and 2 more a shift and kind with --alone). dram_spread.py --table
+SPREAD.JSON prints the tables of an earlier run (tests/fixtures/hwc/layout), no GPU needed."""
 import itertools
 import json
 import math
@@ -32,24 +35,39 @@ DRAM = ["dram__bytes_read.sum", "dram__bytes_write.sum"]
 KINDS = ("attention", "gemm", "elementwise", "reduction")
 
 
+USAGE = "usage: dram_spread.py BUILD OUT [SHIFTS] [--alone KINDS] | --table SPREAD.JSON"
+
+
 def setup():
-    """(build, out, shifts) from the command line; the output folder made"""
-    if len(sys.argv) not in (3, 4):
-        sys.exit("usage: dram_spread.py BUILD OUT [SHIFTS] | --table SPREAD.JSON")
+    """(build, out, shifts, alone kinds) from the command line; the output folder made"""
+    argv, alone = sys.argv[1:], []
+    if len(argv) >= 2 and argv[-2] == "--alone":
+        alone, argv = argv[-1].split(","), argv[:-2]
+        if not alone or any(k not in KINDS for k in alone):
+            sys.exit(f"dram_spread.py: --alone takes kinds of {','.join(KINDS)}: "
+                     f"{ascii(sys.argv[-1])}")
+    if len(argv) not in (2, 3):
+        sys.exit(USAGE)
     try:
-        shifts = [int(s) for s in (sys.argv[3] if len(sys.argv) == 4 else
-                                   "0,6,18,42,90").split(",")]
+        shifts = [int(s) for s in (argv[2] if len(argv) == 3 else "0,6,18,42,90").split(",")]
     except ValueError:
-        sys.exit(f"dram_spread.py: SHIFTS is a comma-separated list of MiB: {sys.argv[3]!r}")
-    os.makedirs(sys.argv[2], exist_ok=True)
-    return os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), shifts
+        sys.exit(f"dram_spread.py: SHIFTS is a comma-separated list of MiB: {ascii(argv[2])}")
+    os.makedirs(argv[1], exist_ok=True)
+    return os.path.abspath(argv[0]), os.path.abspath(argv[1]), shifts, alone
 
 
-def apx_run(tag):
-    """{kind: ({counter: median over the one-pass launches}, their ordinals)} of one apx run"""
+def pattern(kind):
+    """an extended regex for the kernel names of kind (ncu_run.KINDS)"""
+    return "|".join(dict(ncu_run.KINDS)[kind])
+
+
+def apx_run(tag, alone=None):
+    """{kind: ({counter: median over the one-pass launches}, their ordinals)} of one apx run
+    (alone: only that kind's kernels replayed and measured)"""
     trace = os.path.join(out, f"apx-{tag}.apx")
-    p = subprocess.run([apx, "analyze", "-f", "-o", trace, "--replay", "--replay-max", "3", "--",
-                        sys.executable, ncu_run.WORK], capture_output=True, text=True)
+    only = ["--kernels", pattern(alone)] if alone else []
+    p = subprocess.run([apx, "analyze", "-f", "-o", trace, "--replay", "--replay-max", "3", *only,
+                        "--", sys.executable, ncu_run.WORK], capture_output=True, text=True)
     open(os.path.join(out, f"apx-{tag}.log"), "w").write(p.stdout + p.stderr)
     recs = known.records(dump, trace)
     kern = {r["correlation"]: r for r in recs if r["type"] == "kernel"}
@@ -67,10 +85,12 @@ def apx_run(tag):
                    sorted(next(iter(d.values())))) for kind, d in got.items()}
 
 
-def ncu_run_at(tag, ordinals):
-    """{kind: {counter: median over the launches numbered ordinals[kind]}} of one ncu run"""
+def ncu_run_at(tag, ordinals, alone=None):
+    """{kind: {counter: median over the launches numbered ordinals[kind]}} of one ncu run
+    (alone: only that kind's kernels profiled)"""
+    only = ["-k", "regex:" + pattern(alone)] if alone else []
     rc, rows, _ = ncu_run.run(ncu, "kernel", "none", DRAM + ["gpu__time_duration.sum"],
-                              os.path.join(out, f"ncu-{tag}.csv"))
+                              os.path.join(out, f"ncu-{tag}.csv"), only)
     per, seen = {}, {}
     for d in rows:
         kind = ncu_run.kind_of(d.get("Kernel Name", ""))
@@ -138,19 +158,54 @@ def table(runs):
               f"{100 * (am - nm) / nm:+6.1f} %   U {u:g} of {len(a) * len(n)}, p {prob:.2f}")
 
 
+def alone_table(runs):
+    """prints, for each kind measured alone in runs, its DRAM counters with every kernel
+    measured and alone, by tool, over the shifts of the alone runs"""
+    for kind in dict.fromkeys(t.split(":")[1] for _, t, _ in runs if ":" in t):
+        shifts = [s for s, t, _ in runs if t == "apx:" + kind]
+        print(f"\n{kind} measured alone (the other kernels run unmeasured) and with every kernel"
+              f" measured, by shift (MiB) {shifts}; MB")
+        for m in DRAM:
+            by = {}
+            for tool in ("apx", "ncu", "apx:" + kind, "ncu:" + kind):
+                seen, vals = set(), []
+                for s, t, r in runs:        # the first run of each shift
+                    if t == tool and s in shifts and s not in seen:
+                        seen.add(s)
+                        vals.append(r.get(kind, {}).get(m))
+                if None in vals or not vals:
+                    print(f"  {m:22s} {tool}: missing in a run")
+                    continue
+                by[tool] = vals
+                print(f"  {m:22s} {tool:16s} " + " ".join(f"{v / 1e6:7.3f}" for v in vals) +
+                      f"   median {statistics.median(vals) / 1e6:.3f}")
+            for a, b in (("apx:" + kind, "ncu:" + kind), ("ncu:" + kind, "ncu"),
+                         ("apx:" + kind, "apx"), ("apx", "ncu")):
+                if a in by and b in by:
+                    am, bm = statistics.median(by[a]), statistics.median(by[b])
+                    u, prob = u_test(by[a], by[b])
+                    print(f"    {a:16s} against {b:16s} {100 * (am - bm) / bm:+6.1f} %   "
+                          f"U {u:g} of {len(by[a]) * len(by[b])}, p {prob:.2f}")
+
+
+def tool_ok(t):
+    return t in ("apx", "ncu") or (t[:4] in ("apx:", "ncu:") and t[4:] in KINDS)
+
+
 if len(sys.argv) == 3 and sys.argv[1] == "--table":
     try:
         with open(sys.argv[2], encoding="utf-8") as f:
             saved = json.load(f)
     except (OSError, ValueError) as e:
-        sys.exit(f"dram_spread.py: {sys.argv[2]!r}: not a spread.json it can read ({e})")
+        sys.exit(f"dram_spread.py: {ascii(sys.argv[2])}: not a spread.json it can read ({e})")
     if not isinstance(saved, list) or not all(
             isinstance(r, list) and len(r) == 3 and isinstance(r[0], int) and
-            r[1] in ("apx", "ncu") and isinstance(r[2], dict) for r in saved):
-        sys.exit(f"dram_spread.py: {sys.argv[2]!r}: not [shift, tool, values] runs")
+            isinstance(r[1], str) and tool_ok(r[1]) and isinstance(r[2], dict) for r in saved):
+        sys.exit(f"dram_spread.py: {ascii(sys.argv[2])}: not [shift, tool, values] runs")
     table(saved)
+    alone_table(saved)
     sys.exit(0)
-build, out, shifts = setup()
+build, out, shifts, alone = setup()
 apx, dump = os.path.join(build, "apx"), os.path.join(build, "apx-dump")
 ncu = ncu_run.find("dram_spread.py")
 runs = []                     # (shift, tool, {kind: {counter: value}})
@@ -160,5 +215,11 @@ for s, again in [(s, "") for s in shifts] + [(shifts[0], "again")]:
     a = apx_run(tag)
     runs.append((s, "apx", {k: v for k, (v, _) in a.items()}))
     runs.append((s, "ncu", ncu_run_at(tag, {k: o for k, (_, o) in a.items()})))
-json.dump(runs, open(os.path.join(out, "spread.json"), "w"), indent=1)
+    for kind in alone if not again else ():
+        a = apx_run(f"{tag}-{kind}", kind)
+        runs.append((s, "apx:" + kind, {k: v for k, (v, _) in a.items()}))
+        runs.append((s, "ncu:" + kind, ncu_run_at(f"{tag}-{kind}",
+                                                  {k: o for k, (_, o) in a.items()}, kind)))
+    json.dump(runs, open(os.path.join(out, "spread.json"), "w"), indent=1)
 table(runs)
+alone_table(runs)

@@ -4,7 +4,9 @@ kernel, each launched 6 times on fixed inputs (same shapes, same data in both ru
 REPLAY_SHIFT_MIB=N (dram_spread.py): N MiB of device memory taken first, so the program's
 buffers land elsewhere in memory (what a profiler's own allocations also do).
 REPLAY_GAP_MS=N: the GPU left idle N ms after each kernel of the loop (does L2 write dirty
-lines back while idle?)."""
+lines back while idle?).
+REPLAY_RANGE=loop|kernel (dram_loop_total.py): launches 3-5 of the loop inside profiler ranges
+(cudaProfilerStart/Stop), one a loop iteration or one a kernel, for ncu --replay-mode range."""
 import os
 import time
 
@@ -32,14 +34,23 @@ def idle():
         time.sleep(gap)
 
 
-for _ in range(6):
-    torch.matmul(a, b)
-    idle()
-    torch.mul(x, 3.0, out=y)
-    idle()
-    x.sum()
-    idle()
-    F.scaled_dot_product_attention(q, k, v, is_causal=True)
-    idle()
+ranges = os.environ.get("REPLAY_RANGE", "")
+if ranges not in ("", "loop", "kernel"):
+    raise SystemExit(f"replay_workload.py: REPLAY_RANGE is loop or kernel, not {ranges!r}")
+STEPS = (lambda: torch.matmul(a, b), lambda: torch.mul(x, 3.0, out=y), lambda: x.sum(),
+         lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True))
+
+for it in range(6):
+    if ranges == "loop" and it >= 3:
+        torch.cuda.profiler.start()
+    for run in STEPS:
+        if ranges == "kernel" and it >= 3:
+            torch.cuda.profiler.start()
+        run()
+        if ranges == "kernel" and it >= 3:
+            torch.cuda.profiler.stop()
+        idle()
+    if ranges == "loop" and it >= 3:
+        torch.cuda.profiler.stop()
 torch.cuda.synchronize()
 print("done", flush=True)
