@@ -22,7 +22,8 @@ Modes (MODES below): none; floor (bench/overhead/floor.c: CUPTI with the same ac
 and no processing); light and api (`apx analyze`); torch (torch.profiler, CPU + CUDA); nsys
 (`nsys profile -t cuda -s none`, found on PATH or in Nsight Compute's folder); metrics (light
 with `--metrics`: PM sampling of the summary set at 1 kHz, issue 13; metrics-nonvml and
-light-nonvml: the same without the NVML sampler); and the per-feature variants used to price
+light-nonvml: the same without the NVML sampler; metrics-100hz and metrics-10khz: at 100 Hz
+and 10 kHz); and the per-feature variants used to price
 each part of the collector (light-*: one feature or kind off; floor-*: one CUPTI feature on). `graph` runs the tiny loop from a CUDA graph without a
 profiler: the launch-bound check (--launch-bound R repetitions) compares apx's launch-bound
 estimate from a traced run with the saving the graph measures in one process (adjacent eager
@@ -152,6 +153,11 @@ MODES = {
     "metrics-nonvml": ("apx", {"APX_PM_STOP_OUTSIDE": "1", "APX_OFF": "nvml"},
                        ["--level", "light", "--metrics"]),
     "light-nonvml": ("apx", {"APX_OFF": "nvml"}, ["--level", "light"]),
+    # PM sampling at a tenth and ten times the default rate: does its price follow the rate?
+    "metrics-100hz": ("apx", {"APX_PM_STOP_OUTSIDE": "1"},
+                      ["--level", "light", "--metrics", "--metrics-frequency", "100"]),
+    "metrics-10khz": ("apx", {"APX_PM_STOP_OUTSIDE": "1"},
+                      ["--level", "light", "--metrics", "--metrics-frequency", "10000"]),
     "light-direct": ("inject", {}, []),
     "light-oldsync": ("apx", {"APX_KINDS": "+sync,-hostsync"}, ["--level", "light"]),
     "light-nohostsync": ("apx", {"APX_KINDS": "-hostsync"}, ["--level", "light"]),

@@ -31,11 +31,14 @@
  * L2 sector hits from its one-pass launches, from the replayed ones only for a kernel without
  * one (kv "replay_dram" says which cache state, "replay_one_pass" how many follow a replay),
  * and its L2 hit rate as those hits over the lookups of the replayed launch before them.
- * In the program's cache state, a launch right after a replayed one (of any kernel) is not
- * measured in one pass: it would start in the L2 state CUPTI's passes and restores left (the
- * H200's back-to-back randn kernels wrote 26 % less than in ncu's one-pass run), so the
- * one-pass launches wait for launches after a plain (or one-pass) one. After the L2 sweep the
- * state is the sweep's, and the launch right after is taken.
+ * In the program's cache state, a launch right after a measured one (replayed or one-pass, of
+ * any kernel) is not measured in one pass: after a replayed launch it would start in the L2
+ * state CUPTI's passes and restores left (the H200's back-to-back randn kernels wrote 26 % less
+ * than in ncu's one-pass run), and after a one-pass launch it wrote more than after a plain one
+ * (the elementwise kernel after a one-pass GEMM 0.7-1.3 MB more in each of 12 processes; ncu
+ * profiling the GEMM or not changed nothing), so the one-pass launches wait for launches after
+ * a plain one (kv replay_one_pass_after). After the L2 sweep the state is the sweep's, and the
+ * launch right after is taken.
  * One-pass launches do not count as launches of the kernel for the choice above.
  * finish() (writer thread) disables the profiler. Failures turn replay off for that context and
  * say so once. PM sampling and replay exclude each other (one profiling session per device):
@@ -105,7 +108,7 @@ static struct rp_state {
 	int8_t dur_idx;				/* the duration's replay-set index, or -1 */
 	_Atomic uint64_t replays, kernels, spent_ns, failed, table_full, one_pass_done;
 	_Atomic int said, profiler_init;
-	_Atomic int after_replay;	/* the last launch was replayed: none of one pass next */
+	_Atomic int after_measured;	/* the last launch was measured: none of one pass next */
 } rp;
 
 /* Per application thread: the range this thread opened at API enter, for its API exit. */
@@ -363,7 +366,7 @@ static int range_start(struct rp_ctx *x)
 }
 
 /* Is this a later launch of replayed kernel s, of the same shape (range_enter: not right after
- * a replayed launch, but with --replay-flush)? Then measure it in
+ * a measured launch, but with --replay-flush)? Then measure it in
  * one pass (after an L2 sweep on its stream with --replay-flush). Returns 1 when it opened
  * that range. */
 static int one_pass_enter(const CUpti_CallbackData *cb, struct rp_func *s, CUstream stream,
@@ -415,7 +418,7 @@ static void range_enter(const CUpti_CallbackData *cb, uintptr_t f, CUstream stre
 	struct rp_ctx *x;
 	uint32_t n;
 	int m, idle = 0;
-	int after = !rp.flush && atomic_load_explicit(&rp.after_replay, memory_order_relaxed);
+	int after = !rp.flush && atomic_load_explicit(&rp.after_measured, memory_order_relaxed);
 
 	if (!s)
 		goto plain;
@@ -445,7 +448,7 @@ static void range_enter(const CUpti_CallbackData *cb, uintptr_t f, CUstream stre
 	return;
 plain:	/* runs as the program launched it: the next launch may be a one-pass one */
 	if (after)
-		atomic_store_explicit(&rp.after_replay, 0, memory_order_relaxed);
+		atomic_store_explicit(&rp.after_measured, 0, memory_order_relaxed);
 }
 
 /* One ring event per counter of the n values v (record order: map[k] is v[k]'s replay-set
@@ -540,8 +543,7 @@ static void range_exit(const CUpti_CallbackData *cb)
 	else
 		fail_once("replay: a replayed range had no values", 0);
 done:
-	if (!one_pass)
-		atomic_store_explicit(&rp.after_replay, 1, memory_order_relaxed);
+	atomic_store_explicit(&rp.after_measured, 1, memory_order_relaxed);
 	if ((r = main_config(x)) != CUPTI_SUCCESS)
 		fail_once("replay: the counter-data image could not be reset", r);
 	atomic_fetch_add(&rp.spent_ns, apx_mono_ns() - open_ns);
@@ -675,6 +677,8 @@ static void replay_finish(struct apx_collector *c, uint64_t now_ns)
 		apx_add_kv(c, "replay_dram", rp.flush ? "after-l2-sweep" : "program-order");
 		snprintf(text, sizeof(text), "%u", RP_ONE_PASS);
 		apx_add_kv(c, "replay_one_pass", text);	/* after each replayed launch, at most */
+		if (!rp.flush)	/* which launches may be one-pass ones (replay_check.py) */
+			apx_add_kv(c, "replay_one_pass_after", "plain-launch");
 	}
 	for (size_t i = 0; i < RP_CONTEXTS; i++) {
 		struct rp_ctx *x = &rp.ctx[i];

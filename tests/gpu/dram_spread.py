@@ -130,7 +130,8 @@ def table(runs):
     """prints runs ([shift, tool, {kind: {counter: value}}], the order they ran in)"""
     plan = [s for s, t, _ in runs if t == "apx"]
     first = plan[:-1] if len(plan) > 1 and plan[-1] == plan[0] else plan
-    print(f"\nthe one-pass DRAM counters (median over launches 3-5 of a process), by shift (MiB)"
+    print("\nthe one-pass DRAM counters (median over apx's one-pass launches of a process, the "
+          f"same launches in ncu), by shift (MiB)"
           f" {first}" + (f" then {plan[0]} again" if len(first) < len(plan) else "") + "; MB")
     print(f"  {'kernel':11s} {'counter':22s} {'tool':4s} " + " ".join(f"{s:>6d}" for s in plan) +
           "   median over shifts [min, max]")

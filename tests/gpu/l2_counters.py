@@ -1,5 +1,5 @@
 """l2_counters.py OUT - which one-pass counters give the L2 hit rate ncu reports, on the kernels
-of replay_workload.py (GEMM, elementwise, reduction, attention, 6 launches each). The hit rate
+of replay_workload.py (GEMM, elementwise, reduction, attention, 12 launches each). The hit rate
 lts__t_sector_hit_rate.pct needs 2 passes on GH100, and its parts, the L2 sector lookups that
 hit and those that missed, take one pass each but not one together (apx-metrics check --range).
 Runs ncu --replay-mode application --cache-control none (each pass a run of the program, in its

@@ -1,5 +1,5 @@
 """ncu_modes.py OUT - how Nsight Compute's own DRAM byte counts depend on how it measures, on
-the kernels of replay_workload.py (GEMM, elementwise, reduction, attention, 6 launches each):
+the kernels of replay_workload.py (GEMM, elementwise, reduction, attention, 12 launches each):
 ncu with --replay-mode kernel and application, each with --cache-control all and none, the
 the counters of apx's one-pass launches (DRAM bytes read and written) and the duration (one pass).
 Application replay runs the whole program once per pass and neither saves nor restores device

@@ -1,12 +1,12 @@
 """replay_check.py BUILD OUT - `apx analyze --replay` (kernel replay with CUPTI's range profiler,
 issue 13 item 2) against Nsight Compute on the same GPU: runs replay_workload.py (a GEMM, an
-elementwise kernel, a reduction, an attention kernel, 6 launches each) once under `apx analyze
+elementwise kernel, a reduction, an attention kernel, 12 launches each) once under `apx analyze
 --replay --replay-max 3` and under `ncu --clock-control none --cache-control none --csv --page
 raw` (no cache flush: apx replays in the cache state the program leaves) with the same metric
 names, and compares per kernel the medians of the launches: within 5 % (or 1 point for
 percentages near 0; DRAM bytes: or within 0.1 % of the kernel's DRAM traffic, for the few kB a
 reduction writes). The DRAM counters: apx measures them in one pass on the next launch of each
-replayed kernel and shape not right after a replay (src_replay.c), and ncu in a run of its own
+replayed kernel and shape right after a plain launch (src_replay.c), and ncu in a run of its own
 with just those and the duration (ncu-dram.csv: one pass, so nothing saved or restored either;
 ncu with all the metrics needs 12 passes, whose restores of memory change DRAM writes: with
 --cache-control none the reduction's 4.49 MB against 25.97 MB in one pass and 26.01 MB in
@@ -14,9 +14,9 @@ application replay on the H200, ncu_modes.py). The L2 hit rate, which needs 2 pa
 against ncu's application replay (ncu-app.csv: each pass in the program's cache state, nothing
 saved or restored). Also checks: every replayed launch's counters join a kernel record by
 correlation id; the first 3 launches of each kernel replayed, then the launches numbered 6, 12,
-24, ..., each followed by a one-pass one (src_replay.c; without --replay-flush not the launch
-right after a replayed one, of any kernel: it starts in the L2 state the replay's restores
-left); kv `replay` says what it cost; the program's exit status is kept. Prints a table last;
+24, ..., each followed by one-pass ones (src_replay.c; without --replay-flush only launches
+right after a plain one, of any kernel: after a replayed one a launch starts in the L2 state
+the replay's restores left, after a one-pass one it wrote more); kv `replay` says what it cost; the program's exit status is kept. Prints a table last;
 exit 1 on a FAIL.
 
 replay_check.py BUILD --from DIR: the same checks on DIR/replay.apx, replay.log, ncu.csv,
@@ -68,14 +68,15 @@ RP_EXTRA = 8     # src_replay.c: after the first N, launches 2N, 4N, 8N, ..., up
 kind_of = ncu_run.kind_of   # what each kernel of the workload is (its symbol name)
 
 
-def chosen(seq, n, one_pass, after_rule):
+def chosen(seq, n, one_pass, after_rule, after_one_pass):
     """name -> (replayed, one-pass): the ordinals (from 0, per kernel name) of the launches of
     seq (kernel names in launch order) that src_replay.c replays, the first n of each kernel,
     then those numbered (from 1) 2n, 4n, 8n, ..., at most RP_EXTRA more; the next one_pass
     launches of a replayed kernel (kv replay_one_pass: 3 now, 1 in traces from before it, 0
     without one-pass launches) are measured in one pass instead and are not counted in that
     numbering; with after_rule (plain --replay), not a launch right after a replayed one (of
-    any kernel): that one runs as any other, and the one-pass launches wait"""
+    any kernel), and with after_one_pass (kv replay_one_pass_after plain-launch) not one right
+    after a one-pass one either: that one runs as any other, and the one-pass launches wait"""
     st, after = {}, False
     for name in seq:
         if name.startswith("apx_l2_sweep"):     # apx's own L2 sweep (--replay-flush)
@@ -85,7 +86,7 @@ def chosen(seq, n, one_pass, after_rule):
         s["ord"] += 1
         if s["due"] and not (after_rule and after):
             s["one"].append(o)
-            s["due"], after = s["due"] - 1, False
+            s["due"], after = s["due"] - 1, after_one_pass
             continue
         k = s["k"]
         s["k"] += 1
@@ -160,8 +161,10 @@ for c in ctr:
             apx_vals.setdefault((k["name"], ordinal), {})[c["name"]] = c["value"]
 replayed = {n: sorted(a | b) for n, (a, b) in measured.items()}
 AFTER_RULE = not FLUSH   # in the program's cache state, no one-pass launch right after a replay
+AFTER_ONE = kvs.get("replay_one_pass_after") == "plain-launch"   # nor after a one-pass one
 expected = chosen([k["name"] for k in sorted(kern.values(), key=lambda r: r["correlation"])],
-                  3, (int(kvs.get("replay_one_pass", 1)) if ONE_PASS else 0), AFTER_RULE)
+                  3, (int(kvs.get("replay_one_pass", 1)) if ONE_PASS else 0), AFTER_RULE,
+                  AFTER_ONE)
 bad = [n for n, (a, b) in measured.items() if (sorted(a), sorted(b)) != expected.get(n)]
 for n in bad:
     print(f"  {kind_of(n)}: replayed {sorted(measured[n][0])}, one-pass {sorted(measured[n][1])} "
@@ -170,7 +173,9 @@ check(replayed and not bad, "replayed launches per kernel: " + ", ".join(
     f"{kind_of(n)} {len(o)} of {len(order[n])}" for n, o in sorted(replayed.items())) +
     " (the first 3, then 2N, 4N, ..." + (f"; each followed by up to "
                                         f"{kvs.get('replay_one_pass', 1)} one-pass one(s)" +
-                                        (", not right after a replay)" if AFTER_RULE else ")")
+                                        (", only right after a plain launch)" if AFTER_ONE
+                                         else ", not right after a replay)" if AFTER_RULE
+                                         else ")")
                                         if ONE_PASS else ")"),
     "replay.chosen")
 where = "after an L2 sweep" if FLUSH else "in the program's cache state"

@@ -1,6 +1,7 @@
 """replay_workload.py - the kernels replay_check.py measures twice, with `apx analyze --replay`
 and with ncu: a bf16 GEMM, a memory-bound elementwise kernel, a reduction and an attention
-kernel, each launched 6 times on fixed inputs (same shapes, same data in both runs).
+kernel, each launched 12 times on fixed inputs (same shapes, same data in both runs): enough
+for apx's one-pass launches, which take only launches right after a plain one (src_replay.c).
 REPLAY_SHIFT_MIB=N (dram_spread.py): N MiB of device memory taken first, so the program's
 buffers land elsewhere in memory (what a profiler's own allocations also do).
 REPLAY_GAP_MS=N: the GPU left idle N ms after each kernel of the loop (does L2 write dirty
@@ -40,7 +41,7 @@ if ranges not in ("", "loop", "kernel"):
 STEPS = (lambda: torch.matmul(a, b), lambda: torch.mul(x, 3.0, out=y), lambda: x.sum(),
          lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True))
 
-for it in range(6):
+for it in range(12):
     if ranges == "loop" and it >= 3:
         torch.cuda.profiler.start()
     for run in STEPS:
