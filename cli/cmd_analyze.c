@@ -74,7 +74,7 @@ const char apx_cmd_analyze_usage[] =
 	"                      bytes, warp stalls) by replaying a sample of launches of each\n"
 	"                      kernel: the first N, then launches 2N, 4N, ... (slow for those);\n"
 	"                      the DRAM bytes and L2 hits come from the next 3 launches of each\n"
-	"                      replayed kernel (same shape, not right after a replay),\n"
+	"                      replayed kernel (same shape, right after a plain launch),\n"
 	"                      measured in one pass\n"
 	"      --kernels REGEX replay only kernels whose symbol name matches (extended regex)\n"
 	"      --replay-max N  N of --replay (default 5)\n"

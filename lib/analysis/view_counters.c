@@ -4,7 +4,7 @@
  * the event store, and summarised per kernel name: the median of each counter over the name's
  * replayed launches (struct apx_kc_values of hwcounters.h, which reads them: bound-by, stalls,
  * L2 advice). A later launch of each replayed kernel was measured in one pass (src_replay.c: in
- * the program's cache state, not right after a replayed launch, or after an L2 sweep with
+ * the program's cache state, right after a plain launch, or after an L2 sweep with
  * --replay-flush; its counters have passes 1, and a duration copied from the replayed launch
  * before it): a counter these give (the DRAM ones, the L2 sector hits) is the median over
  * them alone, the replay's own value of it (writes inflated by the replay's save and restore

@@ -35,7 +35,7 @@
  * any kernel) is not measured in one pass: after a replayed launch it would start in the L2
  * state CUPTI's passes and restores left (the H200's back-to-back randn kernels wrote 26 % less
  * than in ncu's one-pass run), and after a one-pass launch it wrote more than after a plain one
- * (the elementwise kernel after a one-pass GEMM 0.7-1.3 MB more in each of 12 processes; ncu
+ * (the elementwise kernel after a one-pass GEMM 0.5-1.3 MB more in each of 12 processes; ncu
  * profiling the GEMM or not changed nothing), so the one-pass launches wait for launches after
  * a plain one (kv replay_one_pass_after). After the L2 sweep the state is the sweep's, and the
  * launch right after is taken.

@@ -17,7 +17,8 @@ each tool per kind of KINDS that measures that kernel alone (apx --kernels, ncu 
 others run as the program launched them: does a kernel's count depend on its neighbours being
 measured too? Writes OUT/ (traces, logs, CSVs, spread.json). GPU machine (torch, ncu); about
 13 processes of 10 s (and 2 more a shift and kind with --alone). dram_spread.py --table
-SPREAD.JSON prints the tables of an earlier run (tests/fixtures/hwc/layout), no GPU needed."""
+SPREAD.JSON[,SPREAD.JSON...] prints the tables of an earlier run, or of several pooled (each
+file's layouts once) (tests/fixtures/hwc/layout), no GPU needed."""
 import itertools
 import json
 import math
@@ -35,7 +36,8 @@ DRAM = ["dram__bytes_read.sum", "dram__bytes_write.sum"]
 KINDS = ("attention", "gemm", "elementwise", "reduction")
 
 
-USAGE = "usage: dram_spread.py BUILD OUT [SHIFTS] [--alone KINDS] | --table SPREAD.JSON"
+USAGE = ("usage: dram_spread.py BUILD OUT [SHIFTS] [--alone KINDS] | --table "
+         "SPREAD.JSON[,SPREAD.JSON...]")
 
 
 def setup():
@@ -193,16 +195,32 @@ def tool_ok(t):
     return t in ("apx", "ncu") or (t[:4] in ("apx:", "ncu:") and t[4:] in KINDS)
 
 
-if len(sys.argv) == 3 and sys.argv[1] == "--table":
+def load(path):
+    """the runs of a saved spread.json, or exit saying what is wrong with it"""
     try:
-        with open(sys.argv[2], encoding="utf-8") as f:
+        with open(path, encoding="utf-8") as f:
             saved = json.load(f)
     except (OSError, ValueError) as e:
-        sys.exit(f"dram_spread.py: {ascii(sys.argv[2])}: not a spread.json it can read ({e})")
+        sys.exit(f"dram_spread.py: {ascii(path)}: not a spread.json it can read ({e})")
     if not isinstance(saved, list) or not all(
             isinstance(r, list) and len(r) == 3 and isinstance(r[0], int) and
             isinstance(r[1], str) and tool_ok(r[1]) and isinstance(r[2], dict) for r in saved):
-        sys.exit(f"dram_spread.py: {ascii(sys.argv[2])}: not [shift, tool, values] runs")
+        sys.exit(f"dram_spread.py: {ascii(path)}: not [shift, tool, values] runs")
+    return saved
+
+
+if len(sys.argv) == 3 and sys.argv[1] == "--table":
+    files = sys.argv[2].split(",")
+    if len(files) == 1:
+        saved = load(files[0])
+    else:       # pooled: each file's layouts once (its repeated first layout left out)
+        saved = []
+        for path in files:
+            seen = set()
+            for s, t, r in load(path):
+                if (s, t) not in seen:
+                    seen.add((s, t))
+                    saved.append([s, t, r])
     table(saved)
     alone_table(saved)
     sys.exit(0)
