@@ -23,7 +23,7 @@ and no processing); light and api (`apx analyze`); torch (torch.profiler, CPU + 
 (`nsys profile -t cuda -s none`, found on PATH or in Nsight Compute's folder); metrics (light
 with `--metrics`: PM sampling of the summary set at 1 kHz, issue 13; metrics-nonvml and
 light-nonvml: the same without the NVML sampler; metrics-100hz and metrics-10khz: at 100 Hz
-and 10 kHz); and the per-feature variants used to price
+and 10 kHz; metrics-one: one DRAM metric instead of the set); and the per-feature variants used to price
 each part of the collector (light-*: one feature or kind off; floor-*: one CUPTI feature on). `graph` runs the tiny loop from a CUDA graph without a
 profiler: the launch-bound check (--launch-bound R repetitions) compares apx's launch-bound
 estimate from a traced run with the saving the graph measures in one process (adjacent eager
@@ -158,6 +158,9 @@ MODES = {
                       ["--level", "light", "--metrics", "--metrics-frequency", "100"]),
     "metrics-10khz": ("apx", {"APX_PM_STOP_OUTSIDE": "1"},
                       ["--level", "light", "--metrics", "--metrics-frequency", "10000"]),
+    # one metric instead of the summary set's eight: does the set's size matter?
+    "metrics-one": ("apx", {"APX_PM_STOP_OUTSIDE": "1"},
+                    ["--level", "light", "--metrics-list", "dram__bytes_read.sum.per_second"]),
     "light-direct": ("inject", {}, []),
     "light-oldsync": ("apx", {"APX_KINDS": "+sync,-hostsync"}, ["--level", "light"]),
     "light-nohostsync": ("apx", {"APX_KINDS": "-hostsync"}, ["--level", "light"]),
