@@ -18,16 +18,17 @@ mode: ratio = step time / the no-profiler step time of the same round; the table
 median of the rounds' ratios with a 95 % bootstrap interval, and the added host time per
 launch (kernels + copies + memsets per step, counted in the light trace).
 
-Modes (MODES below): none; floor (bench/overhead/floor.c: CUPTI with the same activity kinds
-and no processing); light and api (`apx analyze`); torch (torch.profiler, CPU + CUDA); nsys
-(`nsys profile -t cuda -s none`, found on PATH or in Nsight Compute's folder); metrics (light
-with `--metrics`: PM sampling of the summary set at 1 kHz, issue 13; metrics-nonvml and
-light-nonvml: the same without the NVML sampler; metrics-100hz and metrics-10khz: at 100 Hz
-and 10 kHz; metrics-one: one DRAM metric instead of the set); and the per-feature variants used to price
-each part of the collector (light-*: one feature or kind off; floor-*: one CUPTI feature on). `graph` runs the tiny loop from a CUDA graph without a
-profiler: the launch-bound check (--launch-bound R repetitions) compares apx's launch-bound
-estimate from a traced run with the saving the graph measures in one process (adjacent eager
-and graph blocks), as fractions of a step (see launch_bound_check).
+Modes (MODES below): none; floor (bench/overhead/floor.c: CUPTI with the same activity kinds and
+no processing); light and api (`apx analyze`); torch (torch.profiler, CPU + CUDA); nsys (`nsys
+profile -t cuda -s none`, found on PATH or in Nsight Compute's folder); metrics (light with
+`--metrics`: PM sampling of the summary set at 1 kHz, issue 13; metrics-nonvml and light-nonvml:
+the same without the NVML sampler; metrics-100hz and metrics-10khz: at 100 Hz and 10 kHz;
+metrics-one: one DRAM metric instead of the set); and the per-feature variants used to price
+each part of the collector (light-*: one feature or kind off; floor-*: one CUPTI feature on).
+`graph` runs the tiny loop from a CUDA graph without a profiler: the launch-bound check
+(--launch-bound R repetitions) compares apx's launch-bound estimate from a traced run with the
+saving the graph measures in one process (adjacent eager and graph blocks), as fractions of a
+step (see launch_bound_check).
 
 Writes DIR/results.json (every timing) and prints the table last."""
 import argparse

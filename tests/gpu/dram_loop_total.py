@@ -1,17 +1,18 @@
 """dram_loop_total.py OUT [SHIFTS] - ncu's own count of the DRAM bytes one loop iteration of
-replay_workload.py writes, in profiler ranges rather than kernel windows (issue 13 item 4: apx's
-one-pass DRAM writes per kernel sum to the bytes the loop dirties, 318.8 MB, while ncu's kernel
-windows sum to 0.9 MB less, and the two tools split the writes differently between kernels).
+replay_workload.py writes, in profiler ranges rather than kernel windows (issue 13 item 4: do
+the per-kernel windows of either tool add up to what an iteration writes, and how do ncu's
+ranges around single kernels split the writes between them?).
 
 For each shift N of SHIFTS (MiB, default 0,8,16) runs ncu --replay-mode app-range
 --cache-control none --clock-control none (profiler ranges, replayed by running the program
-again for each pass: here one pass; --replay-mode range stops at the workload's cuKernelSetAttribute: "Unsupported API during
-capture") twice: with REPLAY_RANGE=loop (launches 3-5 of the loop each in one
-cudaProfilerStart/Stop range: everything the iteration writes, gaps between
-kernels included) and REPLAY_RANGE=kernel (each kernel of those launches in a range of its own:
-a range's window around one kernel, as apx's range profiler has it). Prints per shift the loop's
-writes and the kernel ranges' writes per kernel (median of the 3 launches), and writes
-OUT/loop-total.json and ncu's CSVs. GPU machine (torch, ncu); about 6 processes of 15 s."""
+again for each pass: here one pass; --replay-mode range stops at the workload's
+cuKernelSetAttribute, "Unsupported API during capture") twice: with REPLAY_RANGE=loop
+(iterations 3-5 of the loop each in one cudaProfilerStart/Stop range: everything the iteration
+writes, gaps between kernels included) and REPLAY_RANGE=kernel (each kernel of those
+iterations in a range of its own: a range's window around one kernel, as apx's range profiler
+has it). Prints per shift the loop's writes and the kernel ranges' writes per kernel (median
+of the 3 iterations), and writes OUT/loop-total.json and ncu's CSVs. GPU machine (torch, ncu);
+about 6 processes of 15 s."""
 import json
 import os
 import statistics

@@ -16,8 +16,8 @@ saved or restored). Also checks: every replayed launch's counters join a kernel 
 correlation id; the first 3 launches of each kernel replayed, then the launches numbered 6, 12,
 24, ..., each followed by one-pass ones (src_replay.c; without --replay-flush only launches
 right after a plain one, of any kernel: after a replayed one a launch starts in the L2 state
-the replay's restores left, after a one-pass one it wrote more); kv `replay` says what it cost; the program's exit status is kept. Prints a table last;
-exit 1 on a FAIL.
+the replay's restores left, after a one-pass one it wrote more); kv `replay` says what it
+cost; the program's exit status is kept. Prints a table last; exit 1 on a FAIL.
 
 replay_check.py BUILD --from DIR: the same checks on DIR/replay.apx, replay.log, ncu.csv,
 ncu-dram.csv and ncu-app.csv of an earlier GPU run (a trace from before the one-pass launches of

@@ -6,8 +6,9 @@ REPLAY_SHIFT_MIB=N (dram_spread.py): N MiB of device memory taken first, so the 
 buffers land elsewhere in memory (what a profiler's own allocations also do).
 REPLAY_GAP_MS=N: the GPU left idle N ms after each kernel of the loop (does L2 write dirty
 lines back while idle?).
-REPLAY_RANGE=loop|kernel (dram_loop_total.py): launches 3-5 of the loop inside profiler ranges
-(cudaProfilerStart/Stop), one a loop iteration or one a kernel, for ncu --replay-mode range."""
+REPLAY_RANGE=loop|kernel (dram_loop_total.py): iterations 3-5 of the loop inside profiler
+ranges (cudaProfilerStart/Stop), one an iteration or one a kernel, for ncu --replay-mode
+app-range."""
 import os
 import time
 
@@ -42,16 +43,17 @@ STEPS = (lambda: torch.matmul(a, b), lambda: torch.mul(x, 3.0, out=y), lambda: x
          lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True))
 
 for it in range(12):
-    if ranges == "loop" and it >= 3:
+    ranged = 3 <= it <= 5
+    if ranges == "loop" and ranged:
         torch.cuda.profiler.start()
     for run in STEPS:
-        if ranges == "kernel" and it >= 3:
+        if ranges == "kernel" and ranged:
             torch.cuda.profiler.start()
         run()
-        if ranges == "kernel" and it >= 3:
+        if ranges == "kernel" and ranged:
             torch.cuda.profiler.stop()
         idle()
-    if ranges == "loop" and it >= 3:
+    if ranges == "loop" and ranged:
         torch.cuda.profiler.stop()
 torch.cuda.synchronize()
 print("done", flush=True)
