@@ -12,8 +12,12 @@ app-range."""
 import os
 import time
 
-import torch
-import torch.nn.functional as F
+ranges = os.environ.get("REPLAY_RANGE", "")
+if ranges not in ("", "loop", "kernel"):
+    raise SystemExit(f"replay_workload.py: REPLAY_RANGE is loop or kernel, not {ascii(ranges)}")
+
+import torch  # noqa: E402  (after the check: a bad REPLAY_RANGE fails before CUDA starts)
+import torch.nn.functional as F  # noqa: E402
 
 torch.manual_seed(0)
 dev = torch.device("cuda")
@@ -36,9 +40,6 @@ def idle():
         time.sleep(gap)
 
 
-ranges = os.environ.get("REPLAY_RANGE", "")
-if ranges not in ("", "loop", "kernel"):
-    raise SystemExit(f"replay_workload.py: REPLAY_RANGE is loop or kernel, not {ranges!r}")
 STEPS = (lambda: torch.matmul(a, b), lambda: torch.mul(x, 3.0, out=y), lambda: x.sum(),
          lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True))
 
