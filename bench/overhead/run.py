@@ -422,6 +422,27 @@ def save(lb):
                    "launch_bound": lb}, f, indent=1)
 
 
+def attached_table(prog):
+    """What the pairs cannot price: each mode's paused blocks (profiler attached, nothing
+    collected) and collected blocks against the paused blocks of the same round's no-profiler
+    process (whole processes, so with the machine's process-to-process spread)."""
+    base = pair_ms.get((prog, "none"), {})
+    lines = []
+    for m in modes[1:]:
+        got = pair_ms.get((prog, m), {})
+        rounds = [r for r in got if r in base and base[r][0] > 0]
+        if not rounds:
+            continue
+        off = median_ci([got[r][0] / base[r][0] for r in rounds])
+        on = median_ci([got[r][1] / base[r][0] for r in rounds])
+        lines.append(f"        {m:18s} paused {off[0]:6.3f}x [{off[1]:5.3f}, {off[2]:5.3f}]  "
+                     f"collected {on[0]:6.3f}x [{on[1]:5.3f}, {on[2]:5.3f}] n={len(rounds)}")
+    if lines:
+        print("        whole processes, paused and collected blocks / the no-profiler process's "
+              "paused blocks (the profiler attached but not collecting is in both):")
+        print("\n".join(lines))
+
+
 def print_table(lb, lps_of, elapsed):
     """The tables: whole processes against the round's no-profiler one, then the pairs."""
     print(f"\noverhead ({elapsed:.0f} s): step time under each mode / without a "
@@ -457,6 +478,7 @@ def print_table(lb, lps_of, elapsed):
             ks = [k for k in kernels_seen.get((prog, m), {}).values() if k is not None]
             kn = f" kernels {min(ks)}-{max(ks)}" if ks else ""
             print(f"        {m:18s} {med:6.3f}x [{lo:5.3f}, {hi:5.3f}] n={len(pr)} {us}{kn}")
+        attached_table(prog)
     if lb:
         print("launch-bound check (tiny loop):",
               json.dumps({k: v for k, v in lb.items() if k != "repetitions"}))

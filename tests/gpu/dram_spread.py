@@ -15,10 +15,15 @@ test of whether the two tools' values over the shifts differ by more than the la
 them differ. --alone KINDS (e.g. attention,elementwise): at each shift also one process of
 each tool per kind of KINDS that measures that kernel alone (apx --kernels, ncu -k), the
 others run as the program launched them: does a kernel's count depend on its neighbours being
-measured too? Writes OUT/ (traces, logs, CSVs, spread.json). GPU machine (torch, ncu); about
+measured too? REPLAY_FLUSH=1: the same after a flush, `apx analyze --replay --replay-flush`
+against ncu --cache-control all (replay_check.py's flush/ comparison, over layouts). Writes
+OUT/ (traces, logs, CSVs, spread.json). GPU machine (torch, ncu); about
 13 processes of 10 s (and 2 more a shift and kind with --alone). dram_spread.py --table
 SPREAD.JSON[,SPREAD.JSON...] prints the tables of an earlier run, or of several pooled (each
-file's layouts once) (tests/fixtures/hwc/layout), no GPU needed."""
+file's layouts once) (tests/fixtures/hwc/layout), no GPU needed; with --check PCT it also exits 1
+unless each counter's difference of the medians over the layouts is within PCT % or within 0.1 %
+of the kernel's DRAM traffic (replay_check.py's tolerance, for the few hundred kB a reading
+kernel writes), the comparison issue 13 item 4 asks for on a count that moves with the layout."""
 import itertools
 import json
 import math
@@ -34,10 +39,11 @@ import ncu_run  # noqa: E402  (running ncu on replay_workload.py)
 
 DRAM = ["dram__bytes_read.sum", "dram__bytes_write.sum"]
 KINDS = ("attention", "gemm", "elementwise", "reduction")
+FLUSH = os.environ.get("REPLAY_FLUSH") == "1"   # apx --replay-flush, ncu --cache-control all
 
 
 USAGE = ("usage: dram_spread.py BUILD OUT [SHIFTS] [--alone KINDS] | --table "
-         "SPREAD.JSON[,SPREAD.JSON...]")
+         "SPREAD.JSON[,SPREAD.JSON...] [--check PCT]")
 
 
 def setup():
@@ -68,6 +74,7 @@ def apx_run(tag, alone=None):
     (alone: only that kind's kernels replayed and measured)"""
     trace = os.path.join(out, f"apx-{tag}.apx")
     only = ["--kernels", pattern(alone)] if alone else []
+    only += ["--replay-flush"] if FLUSH else []
     p = subprocess.run([apx, "analyze", "-f", "-o", trace, "--replay", "--replay-max", "3", *only,
                         "--", sys.executable, ncu_run.WORK], capture_output=True, text=True)
     open(os.path.join(out, f"apx-{tag}.log"), "w").write(p.stdout + p.stderr)
@@ -91,7 +98,8 @@ def ncu_run_at(tag, ordinals, alone=None):
     """{kind: {counter: median over the launches numbered ordinals[kind]}} of one ncu run
     (alone: only that kind's kernels profiled)"""
     only = ["-k", "regex:" + pattern(alone)] if alone else []
-    rc, rows, _ = ncu_run.run(ncu, "kernel", "none", DRAM + ["gpu__time_duration.sum"],
+    rc, rows, _ = ncu_run.run(ncu, "kernel", "all" if FLUSH else "none",
+                              DRAM + ["gpu__time_duration.sum"],
                               os.path.join(out, f"ncu-{tag}.csv"), only)
     per, seen = {}, {}
     for d in rows:
@@ -129,7 +137,8 @@ def u_test(a, b):
 
 
 def table(runs):
-    """prints runs ([shift, tool, {kind: {counter: value}}], the order they ran in)"""
+    """prints runs ([shift, tool, {kind: {counter: value}}], the order they ran in); returns
+    (kind, counter, apx's values, ncu's values) over the layouts"""
     plan = [s for s, t, _ in runs if t == "apx"]
     first = plan[:-1] if len(plan) > 1 and plan[-1] == plan[0] else plan
     print("\nthe one-pass DRAM counters (median over apx's one-pass launches of a process, the "
@@ -159,6 +168,24 @@ def table(runs):
         u, prob = u_test(a, n)
         print(f"  {kind:11s} {m:22s} {am / 1e6:9.3f} {nm / 1e6:9.3f}  "
               f"{100 * (am - nm) / nm:+6.1f} %   U {u:g} of {len(a) * len(n)}, p {prob:.2f}")
+    return rows
+
+
+def agree(rows, pct):
+    """PASS/FAIL a line for each counter of rows: the difference of the medians over the
+    layouts within pct % of ncu's, or within 0.1 % of the kernel's DRAM traffic (ncu's reads
+    and writes); True when every one passes"""
+    med = {(kind, m): (statistics.median(a), statistics.median(n)) for kind, m, a, n in rows}
+    ok = True
+    print(f"\nthe medians over the layouts within {pct:g} % (or 0.1 % of the kernel's DRAM "
+          "traffic):")
+    for (kind, m), (am, nm) in med.items():
+        traffic = sum(med.get((kind, x), (0, 0))[1] for x in DRAM)
+        good = abs(am - nm) <= pct / 100 * nm or abs(am - nm) <= 0.001 * traffic
+        ok = ok and good
+        print(f"  {'PASS' if good else 'FAIL'}  {kind:11s} {m:22s} {100 * (am - nm) / nm:+6.1f} %"
+              f"  ({(am - nm) / 1e6:+.3f} MB, {100 * abs(am - nm) / traffic:.3f} % of its traffic)")
+    return ok
 
 
 def alone_table(runs):
@@ -209,8 +236,16 @@ def load(path):
     return saved
 
 
-if len(sys.argv) == 3 and sys.argv[1] == "--table":
-    files = sys.argv[2].split(",")
+if len(sys.argv) in (3, 5) and sys.argv[1] == "--table":
+    files, within = sys.argv[2].split(","), None
+    if len(sys.argv) == 5:
+        try:
+            within = float(sys.argv[4]) if sys.argv[3] == "--check" else None
+        except ValueError:
+            pass
+        if within is None or not 0 < within < 100:
+            sys.exit(f"dram_spread.py: --table takes --check PCT (0-100), not "
+                     f"{ascii(' '.join(sys.argv[3:]))}")
     if len(files) == 1:
         saved = load(files[0])
     else:       # pooled: each file's layouts once (its repeated first layout left out)
@@ -221,9 +256,9 @@ if len(sys.argv) == 3 and sys.argv[1] == "--table":
                 if (s, t) not in seen:
                     seen.add((s, t))
                     saved.append([s, t, r])
-    table(saved)
+    compared = table(saved)
     alone_table(saved)
-    sys.exit(0)
+    sys.exit(0 if within is None or agree(compared, within) else 1)
 build, out, shifts, alone = setup()
 apx, dump = os.path.join(build, "apx"), os.path.join(build, "apx-dump")
 ncu = ncu_run.find("dram_spread.py")

@@ -151,7 +151,8 @@ said = [l for l in p.stderr.splitlines() if "in use" in l]
 check(len(said) == 1, f"second sampler: one stderr line says the counters are in use: {said}",
       "second.stderr")
 
-print("\nmetrics check (H200%s):" % (", from " + out if offline else ""))
+gpu = next((r.get("name") for r in recs if r["type"] == "device"), None) or "GPU not recorded"
+print("\nmetrics check (%s%s):" % (ascii(gpu)[1:-1], ", from " + out if offline else ""))
 for row in table:
     print("  %-11s %-38s %-16s want %s" % row)
 sys.exit(check.finish())
