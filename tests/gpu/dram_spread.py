@@ -179,12 +179,19 @@ def agree(rows, pct):
     ok = True
     print(f"\nthe medians over the layouts within {pct:g} % (or 0.1 % of the kernel's DRAM "
           "traffic):")
-    for (kind, m), (am, nm) in med.items():
+    for kind, m in itertools.product(KINDS, DRAM):
+        if (kind, m) not in med:
+            print(f"  FAIL  {kind:11s} {m:22s} not in every run of both tools")
+            ok = False
+            continue
+        am, nm = med[(kind, m)]
         traffic = sum(med.get((kind, x), (0, 0))[1] for x in DRAM)
         good = abs(am - nm) <= pct / 100 * nm or abs(am - nm) <= 0.001 * traffic
         ok = ok and good
-        print(f"  {'PASS' if good else 'FAIL'}  {kind:11s} {m:22s} {100 * (am - nm) / nm:+6.1f} %"
-              f"  ({(am - nm) / 1e6:+.3f} MB, {100 * abs(am - nm) / traffic:.3f} % of its traffic)")
+        rel = f"{100 * (am - nm) / nm:+6.1f} %" if nm else "  ncu 0"
+        share = f", {100 * abs(am - nm) / traffic:.3f} % of its traffic" if traffic else ""
+        print(f"  {'PASS' if good else 'FAIL'}  {kind:11s} {m:22s} {rel}  "
+              f"({(am - nm) / 1e6:+.3f} MB{share})")
     return ok
 
 
