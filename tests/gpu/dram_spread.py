@@ -186,7 +186,7 @@ def agree(rows, pct):
             continue
         am, nm = med[(kind, m)]
         traffic = sum(med.get((kind, x), (0, 0))[1] for x in DRAM)
-        good = abs(am - nm) <= pct / 100 * nm or abs(am - nm) <= 0.001 * traffic
+        good = known.bytes_agree(am, nm, traffic, pct)
         ok = ok and good
         rel = f"{100 * (am - nm) / nm:+6.1f} %" if nm else "  ncu 0"
         share = f", {100 * abs(am - nm) / traffic:.3f} % of its traffic" if traffic else ""

@@ -1,7 +1,8 @@
 """known.py - shared by metrics_check.py, replay_check.py (issue 13) and capture_check.py:
 their `--from DIR` offline mode (the committed traces, logs and ncu.csv of an earlier GPU run
 instead of running), the known differences of DIR/known-differences.txt, and reading a trace
-(apx-dump) and a workload's PHASE lines.
+(apx-dump) and a workload's PHASE lines; and the tolerance on DRAM bytes that replay_check.py
+and dram_spread.py --check hold apx to against ncu (bytes_agree).
 
 known-differences.txt: one check a line, `ID | measured | reason` ('#' starts a comment). A
 failing check whose ID is listed prints KNOWN and does not fail the run; a listed check that
@@ -57,6 +58,13 @@ def records(dump, trace):
     """every record of a trace, as apx-dump's JSON objects"""
     p = subprocess.run([dump, trace], capture_output=True, text=True)
     return [json.loads(line) for line in p.stdout.splitlines() if line.startswith("{")]
+
+
+def bytes_agree(apx, ncu, traffic, pct=5.0):
+    """A DRAM byte count of apx's against ncu's: within pct %, or within 0.1 % of the kernel's
+    DRAM traffic (ncu's reads and writes), for the few kB or hundred kB a reading kernel
+    writes, where a relative bar means nothing."""
+    return abs(apx - ncu) <= pct / 100 * abs(ncu) or abs(apx - ncu) <= 0.001 * traffic
 
 
 def phases(text):

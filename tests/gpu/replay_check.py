@@ -270,7 +270,7 @@ for name in sorted(replayed, key=lambda n: str(kind_of(n))):
         # prints 0.11 for the randn kernel's long-scoreboard stall, apx measured 0.117-0.121)
         ok = rel <= 0.05 or (("pct" in m or "rate" in m) and abs(am - nm) <= 1.0) or \
             (m.endswith(".ratio") and abs(am - nm) <= 0.05) or \
-            ("bytes" in m and abs(am - nm) <= 0.001 * traffic)
+            ("bytes" in m and known.bytes_agree(am, nm, traffic))
         check(ok, f"  {kid:11s} {m:62s} {am:14.4g} {nm:14.4g} {rel * 100:6.1f}%",
               f"replay.{kid}.{m.split()[0]}")
 sys.exit(check.finish())
