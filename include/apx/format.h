@@ -53,7 +53,10 @@ enum apx_rec_type {
 	APX_REC_KV = 19,	/* free-form key/value */
 	APX_REC_GRAPH = 20,	/* CUDA graph create/instantiate/launch */
 	APX_REC_LOSS = 21,	/* records lost (dropped by CUPTI or by the producer) */
-	APX_REC_TYPE__LAST = APX_REC_LOSS,
+	APX_REC_FRAME = 22,	/* a source location: Python code object + line (or native) */
+	APX_REC_STACK = 23,	/* a call stack: frame ids, innermost first */
+	APX_REC_SAMPLE = 24,	/* a periodic sample of one thread: stack and state */
+	APX_REC_TYPE__LAST = APX_REC_SAMPLE,
 	APX_REC_END = 255,	/* last chunk of a finished file */
 	APX_REC_TYPE__COUNT = 256,
 };
@@ -247,6 +250,8 @@ enum apx_kernel_field {
 	APX_KERNEL_APW_HIT_PPM,		/* hit ratio, parts per million */
 	APX_KERNEL_APW_PROPS,		/* hit | miss << 4 (enum apx_access_prop) */
 	APX_KERNEL_FLAGS,		/* bit 0: launched from the device */
+	APX_KERNEL_STACK,		/* Python stack at the launch (stack id), 0 = none */
+	APX_KERNEL_TID,			/* launching thread (OS tid), 0 = unknown */
 	APX_KERNEL__COUNT,
 };
 
@@ -272,6 +277,8 @@ enum apx_memcpy_field {
 	APX_MEMCPY_API_EXIT_NS,		/* its exit, 0 = not recorded */
 	APX_MEMCPY_HOST_FP,		/* H2D: fingerprint of the host source's bytes at the
 					 * call, 0 = not recorded (docs/collector.md) */
+	APX_MEMCPY_STACK,		/* Python stack at the call (stack id), 0 = none */
+	APX_MEMCPY_TID,			/* calling thread (OS tid), 0 = unknown */
 	APX_MEMCPY__COUNT,
 };
 
@@ -288,6 +295,7 @@ enum apx_memset_field {
 	APX_MEMSET_FLAGS,		/* bit 0: async */
 	APX_MEMSET_GRAPH_ID,
 	APX_MEMSET_GRAPH_NODE_ID,
+	APX_MEMSET_STACK,		/* Python stack at the call (stack id), 0 = none */
 	APX_MEMSET__COUNT,
 };
 
@@ -315,6 +323,7 @@ enum apx_sync_field {
 	APX_SYNC_EVENT,
 	APX_SYNC_CORRELATION,
 	APX_SYNC_TID,			/* 0 = unknown */
+	APX_SYNC_STACK,			/* Python stack at the call (stack id), 0 = none */
 	APX_SYNC__COUNT,
 };
 
@@ -446,6 +455,53 @@ enum apx_loss_field {
 	APX_LOSS_COUNT,			/* records (or buffers, see REASON) lost since the last one */
 	APX_LOSS_REASON,		/* bytes */
 	APX_LOSS__COUNT,
+};
+
+/* A frame is one source location; ids are per file, from 1. */
+enum apx_frame_kind { APX_FRAME_PYTHON = 1, APX_FRAME_NATIVE = 2 };
+
+enum apx_frame_field {
+	APX_FRAME_ID,
+	APX_FRAME_KIND,			/* enum apx_frame_kind */
+	APX_FRAME_FILE,			/* string id: source file (Python) or object file (native) */
+	APX_FRAME_FUNC,			/* string id: qualified function name */
+	APX_FRAME_LINE,			/* line number, 0 = unknown */
+	APX_FRAME_FIRST_LINE,		/* first line of the function, 0 = unknown */
+	APX_FRAME_ADDRESS,		/* native: offset in the object file; Python: 0 */
+	APX_FRAME__COUNT,
+};
+
+/* A stack; ids are per file, from 1. FRAMES is a list of LEB128 varints (frame ids), the
+ * innermost frame first; at most APX_STACK_DEPTH_MAX of them. */
+#define APX_STACK_DEPTH_MAX 256
+
+enum apx_stack_field {
+	APX_STACK_ID,
+	APX_STACK_FRAMES,		/* bytes: varint frame ids, innermost first */
+	APX_STACK_TRUNCATED,		/* 1 when the walk stopped at the depth cap */
+	APX_STACK__COUNT,
+};
+
+/* What a sampled thread was doing (from /proc/self/task/TID/stat and .../syscall). */
+enum apx_thread_state {
+	APX_TSTATE_UNKNOWN = 0,
+	APX_TSTATE_RUNNING = 1,		/* R: on a CPU or runnable */
+	APX_TSTATE_SLEEPING = 2,	/* S: waiting (in SYSCALL when >= 0) */
+	APX_TSTATE_DISK = 3,		/* D: uninterruptible wait */
+	APX_TSTATE_STOPPED = 4,		/* T/t */
+	APX_TSTATE_OTHER = 5,
+	APX_TSTATE__COUNT,
+};
+
+enum apx_sample_field {
+	APX_SAMPLE_TS_NS,
+	APX_SAMPLE_TID,			/* OS thread id */
+	APX_SAMPLE_STACK,		/* stack id, 0 = no Python frames */
+	APX_SAMPLE_STATE,		/* enum apx_thread_state */
+	APX_SAMPLE_SYSCALL,		/* sint: syscall number the thread waits in, -1 = none */
+	APX_SAMPLE_CPU_NS,		/* the thread's CPU time (user + system), cumulative */
+	APX_SAMPLE_PERIOD_NS,		/* sampling period this sample stands for */
+	APX_SAMPLE__COUNT,
 };
 
 enum apx_end_field {

@@ -107,6 +107,8 @@ static const struct apx_field_desc kernel_fields[] = {
 	[APX_KERNEL_APW_HIT_PPM] = { "apw_hit_ppm", APX_FK_UINT },
 	[APX_KERNEL_APW_PROPS] = { "apw_props", APX_FK_UINT },
 	[APX_KERNEL_FLAGS] = { "flags", APX_FK_UINT },
+	[APX_KERNEL_STACK] = { "stack", APX_FK_UINT },
+	[APX_KERNEL_TID] = { "tid", APX_FK_UINT },
 };
 
 static const struct apx_field_desc memcpy_fields[] = {
@@ -130,6 +132,8 @@ static const struct apx_field_desc memcpy_fields[] = {
 	[APX_MEMCPY_API_ENTER_NS] = { "api_enter_ns", APX_FK_DELTA },
 	[APX_MEMCPY_API_EXIT_NS] = { "api_exit_ns", APX_FK_DELTA },
 	[APX_MEMCPY_HOST_FP] = { "host_fp", APX_FK_UINT },
+	[APX_MEMCPY_STACK] = { "stack", APX_FK_UINT },
+	[APX_MEMCPY_TID] = { "tid", APX_FK_UINT },
 };
 
 static const struct apx_field_desc memset_fields[] = {
@@ -145,6 +149,7 @@ static const struct apx_field_desc memset_fields[] = {
 	[APX_MEMSET_FLAGS] = { "flags", APX_FK_UINT },
 	[APX_MEMSET_GRAPH_ID] = { "graph_id", APX_FK_UINT },
 	[APX_MEMSET_GRAPH_NODE_ID] = { "graph_node_id", APX_FK_UINT },
+	[APX_MEMSET_STACK] = { "stack", APX_FK_UINT },
 };
 
 static const struct apx_field_desc memory_fields[] = {
@@ -170,6 +175,7 @@ static const struct apx_field_desc sync_fields[] = {
 	[APX_SYNC_EVENT] = { "event", APX_FK_UINT },
 	[APX_SYNC_CORRELATION] = { "correlation", APX_FK_DELTA },
 	[APX_SYNC_TID] = { "tid", APX_FK_UINT },
+	[APX_SYNC_STACK] = { "stack", APX_FK_UINT },
 };
 
 static const struct apx_field_desc api_fields[] = {
@@ -295,6 +301,32 @@ static const struct apx_field_desc loss_fields[] = {
 	[APX_LOSS_REASON] = { "reason", APX_FK_BYTES },
 };
 
+static const struct apx_field_desc frame_fields[] = {
+	[APX_FRAME_ID] = { "id", APX_FK_DELTA },
+	[APX_FRAME_KIND] = { "kind", APX_FK_UINT },
+	[APX_FRAME_FILE] = { "file", APX_FK_UINT },
+	[APX_FRAME_FUNC] = { "func", APX_FK_UINT },
+	[APX_FRAME_LINE] = { "line", APX_FK_UINT },
+	[APX_FRAME_FIRST_LINE] = { "first_line", APX_FK_UINT },
+	[APX_FRAME_ADDRESS] = { "address", APX_FK_UINT },
+};
+
+static const struct apx_field_desc stack_fields[] = {
+	[APX_STACK_ID] = { "id", APX_FK_DELTA },
+	[APX_STACK_FRAMES] = { "frames", APX_FK_BYTES },
+	[APX_STACK_TRUNCATED] = { "truncated", APX_FK_UINT },
+};
+
+static const struct apx_field_desc sample_fields[] = {
+	[APX_SAMPLE_TS_NS] = { "ts_ns", APX_FK_DELTA },
+	[APX_SAMPLE_TID] = { "tid", APX_FK_UINT },
+	[APX_SAMPLE_STACK] = { "stack", APX_FK_UINT },
+	[APX_SAMPLE_STATE] = { "state", APX_FK_UINT },
+	[APX_SAMPLE_SYSCALL] = { "syscall", APX_FK_SINT },
+	[APX_SAMPLE_CPU_NS] = { "cpu_ns", APX_FK_UINT },
+	[APX_SAMPLE_PERIOD_NS] = { "period_ns", APX_FK_UINT },
+};
+
 static const struct apx_field_desc end_fields[] = {
 	[APX_END_CHUNKS] = { "chunks", APX_FK_UINT },
 	[APX_END_RECORDS] = { "records", APX_FK_UINT },
@@ -326,6 +358,9 @@ static const struct apx_rec_schema schemas[APX_REC_TYPE__COUNT] = {
 	SCHEMA(kv, APX_REC_KV, "kv"),
 	SCHEMA(graph, APX_REC_GRAPH, "graph"),
 	SCHEMA(loss, APX_REC_LOSS, "loss"),
+	SCHEMA(frame, APX_REC_FRAME, "frame"),
+	SCHEMA(stack, APX_REC_STACK, "stack"),
+	SCHEMA(sample, APX_REC_SAMPLE, "sample"),
 	SCHEMA(end, APX_REC_END, "end"),
 };
 
