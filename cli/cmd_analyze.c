@@ -34,6 +34,7 @@
 #include "base/log.h"
 #include "base/parse.h"
 #include "base/termsafe.h"
+#include "cli/analyze_pyhooks.h"
 #include "cli/cli.h"
 #include "cli/run_files.h"
 #include "collector/pm_sets.h"
@@ -81,6 +82,22 @@ const char apx_cmd_analyze_usage[] =
 	"      --replay-flush  those DRAM bytes and L2 hits as after a cache flush (as ncu\n"
 	"                      flushes them): apx reads 3 x L2 bytes of its own buffer on the\n"
 	"                      launch's stream before it\n"
+	"      --python-backtrace launch|none  the Python stack of every kernel launch,\n"
+	"                      copy, memset and host sync, read from the calling thread\n"
+	"                      without the GIL (default launch; none: off)\n"
+	"      --python-sampling HZ  sample every thread's Python stack, state, system call\n"
+	"                      and CPU time HZ times a second (default 200, 0 = off), from a\n"
+	"                      thread of apx's that never stops the program\n"
+	"      --trace-functions module:func[,module:Class.method,...] | @FILE.json\n"
+	"                      record each call of these Python functions as a range (shown\n"
+	"                      with the NVTX ranges, with the GPU time under it), without\n"
+	"                      changing the program; FILE.json: [{\"module\": M, \"function\": F,\n"
+	"                      \"domain\": D}, ...] (\"functions\": [F, ...] too)\n"
+	"      --trace-functions-threshold US  only calls of at least US microseconds\n"
+	"                      (default 0: every call)\n"
+	"      --memory-sampling HZ  once torch has initialised CUDA, sample its allocated,\n"
+	"                      reserved and peak bytes per device, pinned host bytes and the\n"
+	"                      process RSS HZ times a second (default 10, 0 = off)\n"
 	"  -q, --quiet         no summary\n"
 	"  -h, --help          show this help\n"
 	"\n"
@@ -91,6 +108,9 @@ const char apx_cmd_analyze_usage[] =
 	"beside the apx binary, then ../lib/apx/); APX_CALIBRATE=0 skips measuring the\n"
 	"collector's cost per launch (cached in ~/.cache/apx/launch-cost; without it launch gaps\n"
 	"are not corrected for it); APX_KINDS and APX_OFF (docs/collector.md) pass through.\n"
+	"The Python hooks (--trace-functions, --memory-sampling) come from a sitecustomize.py\n"
+	"apx puts first on PYTHONPATH in a temp folder, removed after the run; it imports the\n"
+	"program's own sitecustomize too (docs/collector.md, \"Python hooks\").\n"
 	"Then run `apx report FILE`.\n";
 
 /* -------------------------------------------------------------------------------------------- */
@@ -768,14 +788,22 @@ int apx_cmd_analyze(int argc, char **argv)
 		{ "kernels", required_argument, NULL, 'K' },
 		{ "replay-max", required_argument, NULL, 'N' },
 		{ "replay-flush", no_argument, NULL, 'X' },
+		{ "trace-functions", required_argument, NULL, 'T' },
+		{ "trace-functions-threshold", required_argument, NULL, 'H' },
+		{ "memory-sampling", required_argument, NULL, 'S' },
+		{ "python-sampling", required_argument, NULL, 'Y' },
+		{ "python-backtrace", required_argument, NULL, 'B' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *output = "data.apx", *level = "light", *python = getenv("APX_PYTHON");
 	uint64_t delay_ns = 0, duration_ns = 0, hz;
-	const char *capture = NULL;
+	const char *capture = NULL, *py_backtrace = "1";
+	uint64_t py_hz = 200;
 	struct apx_metrics_opts metrics = { 0 };
+	struct apx_pyhooks_opts pyhooks = APX_PYHOOKS_OPTS_DEFAULT;
+	char pydir[PATH_MAX];
 	int force = 0, quiet = 0, c, nchild;
 	char path[PATH_MAX], lib[PATH_MAX], run_id[96], old_run[128];
 	struct run_info ri = { 0 };
@@ -819,6 +847,18 @@ int apx_cmd_analyze(int argc, char **argv)
 		case 'P':
 			python = optarg;
 			break;
+		case 'Y':
+			if (apx_parse_u64(optarg, 10000, &py_hz) < 0)
+				return apx_cli_usage_error("analyze", "--python-sampling takes a whole "
+							   "number of Hz from 0 (off) to 10000, not "
+							   "'%s'", optarg);
+			break;
+		case 'B':
+			if (strcmp(optarg, "launch") && strcmp(optarg, "none"))
+				return apx_cli_usage_error("analyze", "--python-backtrace must be launch "
+							   "or none, not '%s'", optarg);
+			py_backtrace = strcmp(optarg, "none") ? "1" : "0";
+			break;
 		case 'M':	/* --metrics, --metrics=SET, and --metrics help */
 			metrics.spec = optarg ? optarg : "summary";
 			if (!optarg && optind < argc && !strcmp(argv[optind], "help"))
@@ -848,6 +888,12 @@ int apx_cmd_analyze(int argc, char **argv)
 				return apx_cli_usage_error("analyze", "--replay-max takes a whole number "
 							   "from 1 to 1000000, not '%s'", optarg);
 			metrics.replay_max = (unsigned)hz;
+			break;
+		case 'T':
+		case 'H':
+		case 'S':
+			if (apx_pyhooks_opt(&pyhooks, c, optarg))
+				return APX_EXIT_USAGE;
 			break;
 		case 'q':
 			quiet = 1;
@@ -931,7 +977,12 @@ int apx_cmd_analyze(int argc, char **argv)
 		setenv("CUDA_INJECTION64_PATH", lib, 1);
 		preload_watch(lib);
 		calibrate(lib, level);
+		apx_pyhooks_setup(lib, &pyhooks, pydir, sizeof(pydir));
 	} else {
+		pydir[0] = 0;
+		if (pyhooks.trace)
+			apx_log_warn("analyze: without the collector, --trace-functions records "
+				     "nothing");
 		apx_log_warn("analyze: the collector libapx-inject.so was not found (set "
 			     "APX_INJECT_LIB); GPU activity is not recorded");
 	}
@@ -948,6 +999,8 @@ int apx_cmd_analyze(int argc, char **argv)
 		setenv("APX_CAPTURE", capture, 1);
 	else
 		unsetenv("APX_CAPTURE");
+	setenv("APX_PY_BACKTRACE", py_backtrace, 1);
+	set_env_u64("APX_PY_SAMPLING_HZ", py_hz);
 
 	/* like system(3): the terminal's ^C and ^\ go to the program; apx waits and reports */
 	memset(&sa, 0, sizeof(sa));
@@ -961,6 +1014,7 @@ int apx_cmd_analyze(int argc, char **argv)
 	/* exec_pipe: closed by a successful exec (O_CLOEXEC); a failed one writes its errno */
 	if (pipe2(exec_pipe, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
 		apx_log_errno(-errno, "analyze: cannot start the program");
+		apx_pyhooks_cleanup(pydir);
 		free(targv);
 		return APX_EXIT_FAIL;
 	}
@@ -986,12 +1040,14 @@ int apx_cmd_analyze(int argc, char **argv)
 	while (wait4(pid, &ri.status, 0, &ri.ru) < 0) {
 		if (errno != EINTR) {
 			apx_log_errno(-errno, "analyze: waiting for pid %d", (int)pid);
+			apx_pyhooks_cleanup(pydir);
 			free(targv);
 			return APX_EXIT_FAIL;
 		}
 	}
 	child_pid = 0;
 	ri.end_ns = now_ns(CLOCK_MONOTONIC);
+	apx_pyhooks_cleanup(pydir);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);
 	sigaction(SIGTERM, &old_term, NULL);

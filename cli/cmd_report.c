@@ -25,7 +25,7 @@
 
 const char apx_cmd_report_usage[] =
 	"usage: apx report [--format text|json|html|csv] [-o FILE] [--top N] [--section NAME]...\n"
-	"                  [--color WHEN] [--single] [FILE...]\n"
+	"                  [--frames user|all] [--color WHEN] [--single] [FILE...]\n"
 	"\n"
 	"Explain one or more traces (default: data.apx): what is slow, why, what to change and\n"
 	"what it would save. Several files (a run's processes) are analysed together. A FILE\n"
@@ -39,8 +39,12 @@ const char apx_cmd_report_usage[] =
 	"  -n, --top N          rows in the long tables (default 15)\n"
 	"  -s, --section NAME   print only this section, in every format (repeatable, or\n"
 	"                       comma-separated):\n"
-	"                       summary findings startup nvperfd kernels transfers sync idle\n"
-	"                       metrics memory streams nvtx l2 uvm cpu checks method\n"
+	"                       summary findings startup hotspots idle-stacks nvperfd kernels\n"
+	"                       transfers sync idle metrics memory streams nvtx l2 uvm cpu\n"
+	"                       threads checks method\n"
+	"      --frames WHICH   user (default): a Python stack counts at its innermost line of\n"
+	"                       your code, library frames (site-packages, the standard library)\n"
+	"                       folded into it; all: at its innermost frame, library or not\n"
 	"      --color WHEN     auto (default: on a terminal, and NO_COLOR unset), always, never\n"
 	"      --single         read only the files named (by default FILE also brings the\n"
 	"                       FILE.<pid> files apx analyze wrote for the run's other processes;\n"
@@ -168,10 +172,11 @@ int apx_cmd_report(int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' }, { "top", required_argument, NULL, 'n' },
 		{ "section", required_argument, NULL, 's' }, { "color", required_argument, NULL, 'C' },
 		{ "single", no_argument, NULL, 'S' }, { "help", no_argument, NULL, 'h' },
-		{ "output", required_argument, NULL, 'o' }, { 0 },
+		{ "output", required_argument, NULL, 'o' }, { "frames", required_argument, NULL, 'F' },
+		{ 0 },
 	};
 	struct apx_report_opts o = { .top = 15, .sections = 0, .color = -1 };
-	int single = 0;
+	int single = 0, frames_all = 0;
 	const struct apx_report_format *fmt = apx_report_format_find("text");
 	const char *output = NULL;
 	static char default_name[] = "data.apx";
@@ -220,6 +225,15 @@ int apx_cmd_report(int argc, char **argv)
 		case 'S':
 			single = 1;
 			break;
+		case 'F':
+			if (!strcmp(optarg, "all"))
+				frames_all = 1;
+			else if (!strcmp(optarg, "user"))
+				frames_all = 0;
+			else
+				return apx_cli_usage_error("report", "--frames takes user or all, not '%s'",
+							   optarg);
+			break;
 		case 'h':
 			fputs(apx_cmd_report_usage, stdout);
 			return APX_EXIT_OK;
@@ -263,6 +277,7 @@ int apx_cmd_report(int argc, char **argv)
 		apx_model_free(m);
 		return APX_EXIT_FAIL;
 	}
+	m->frames_all = frames_all;	/* how the Python stacks' lines are grouped */
 	r = apx_model_finish(m);	/* reads the files: damage is known after it */
 	fd = calloc(1, sizeof(*fd));
 	if (r < 0 || !fd) {

@@ -25,6 +25,11 @@ profile -t cuda -s none`, found on PATH or in Nsight Compute's folder); metrics 
 the same without the NVML sampler; metrics-100hz and metrics-10khz: at 100 Hz and 10 kHz;
 metrics-one: one DRAM metric instead of the set); and the per-feature variants used to price
 each part of the collector (light-*: one feature or kind off; floor-*: one CUPTI feature on).
+light-nopy: light without the Python stacks (`--python-sampling 0 --python-backtrace none`;
+light has them by default since issue 32), light-nosampling and light-nobacktrace: with one of
+the two only; where a run has light and light-nopy the table says what the stacks cost on top
+(on_top_table: the ratio of their in-process pair ratios, and the round's two processes block
+for block), e.g. `--programs gpt,resnet --modes none,light,light-nopy --rounds 5`.
 `graph` runs the tiny loop from a CUDA graph without a profiler: the launch-bound check
 (--launch-bound R repetitions) compares apx's launch-bound estimate from a traced run with the
 saving the graph measures in one process (adjacent eager and graph blocks), as fractions of a
@@ -146,7 +151,15 @@ MODES = {
     "floor-attrs": ("floor", {"APX_FLOOR_KINDS": FLOOR_LIGHT, "APX_FLOOR_ATTRS": "1"}, []),
     "floor-pinned": ("floor", {"APX_FLOOR_PINNED": "1"}, []),
     "floor-shared": ("floor", {"APX_FLOOR_SHARED": "1"}, []),
+    # light is apx's default: since issue 32 with the Python stack at every launch, copy,
+    # memset and sync and every thread's stack sampled at 200 Hz
     "light": ("apx", {}, ["--level", "light"]),
+    # light without the Python stacks (issue 32 prices them on top of it: ON_TOP below), and
+    # with one of the two only
+    "light-nopy": ("apx", {}, ["--level", "light", "--python-sampling", "0",
+                               "--python-backtrace", "none"]),
+    "light-nosampling": ("apx", {}, ["--level", "light", "--python-sampling", "0"]),
+    "light-nobacktrace": ("apx", {}, ["--level", "light", "--python-backtrace", "none"]),
     "api": ("apx", {}, ["--level", "api"]),
     # + PM sampling, 1 kHz; stopped in paused blocks, so that the pairs price the sampler
     "metrics": ("apx", {"APX_PM_STOP_OUTSIDE": "1"}, ["--level", "light", "--metrics"]),
@@ -175,6 +188,10 @@ MODES = {
     "light-kernel": ("apx", {"APX_KINDS": "-memcpy,-p2p,-memset,-memory,-uvm,-hostsync"},
                      ["--level", "light"]),
 }
+# mode -> the mode it is priced on top of, where a run has both (issue 32: the Python stacks
+# on top of light without them); on_top_table() prints the ratios
+ON_TOP = {"light": "light-nopy", "light-nosampling": "light-nopy",
+          "light-nobacktrace": "light-nopy"}
 for m in modes:
     if m not in MODES:
         sys.exit(f"run.py: unknown mode '{m}' (known: {', '.join(MODES)})")
@@ -443,6 +460,54 @@ def attached_table(prog):
         print("\n".join(lines))
 
 
+def ratio_ci(xs, ys, n=4000, seed=1):
+    """median(xs) / median(ys) and a 95 % percentile-bootstrap interval (xs and ys resampled
+    apart: they come from different processes)."""
+    rng = random.Random(seed)
+    rs = sorted(statistics.median(rng.choices(xs, k=len(xs))) /
+                statistics.median(rng.choices(ys, k=len(ys))) for _ in range(n))
+    return statistics.median(xs) / statistics.median(ys), rs[int(0.025 * n)], rs[int(0.975 * n) - 1]
+
+
+def on_top_table(prog):
+    """What a mode adds on top of another (ON_TOP; issue 32: light with the Python stacks over
+    light without them), three ways: pairs = the ratio of the two modes' in-process
+    collected/paused pair ratios (all rounds pooled): what is on only while collecting (stacks
+    at launches); collected and paused = the two processes of a round compared block for
+    block, median of the rounds: everything the mode adds, a sampler that also runs in paused
+    blocks included, with the machine's process-to-process spread. Without --toggle: whole
+    processes of a round."""
+    lines = []
+    for m, base in ON_TOP.items():
+        if m not in modes or base not in modes:
+            continue
+        pa = [x for xs in pairs.get((prog, m), {}).values() for x in xs]
+        pb = [x for xs in pairs.get((prog, base), {}).values() for x in xs]
+        ma, mb = pair_ms.get((prog, m), {}), pair_ms.get((prog, base), {})
+        rounds = [r for r in ma if r in mb and mb[r][0] > 0 and mb[r][1] > 0]
+        parts = []
+        if pa and pb:
+            med, lo, hi = ratio_ci(pa, pb)
+            parts.append(f"pairs {med:6.3f}x [{lo:5.3f}, {hi:5.3f}] n={len(pa)}/{len(pb)}")
+        if rounds:
+            on = median_ci([ma[r][1] / mb[r][1] for r in rounds])
+            off = median_ci([ma[r][0] / mb[r][0] for r in rounds])
+            parts.append(f"collected {on[0]:6.3f}x [{on[1]:5.3f}, {on[2]:5.3f}]  "
+                         f"paused {off[0]:6.3f}x [{off[1]:5.3f}, {off[2]:5.3f}] n={len(rounds)}")
+        else:
+            va, vb = res.get((prog, m), {}), res.get((prog, base), {})
+            whole = [va[r] / vb[r] for r in va if r in vb and vb[r] > 0]
+            if whole:
+                med, lo, hi = median_ci(whole)
+                parts.append(f"whole processes {med:6.3f}x [{lo:5.3f}, {hi:5.3f}] n={len(whole)}")
+        if parts:
+            lines.append(f"        {m + ' / ' + base:30s} " + "  ".join(parts))
+    if lines:
+        print("        on top of another mode (pairs: ratio of the in-process pair ratios; "
+              "collected, paused: the round's two processes' blocks):")
+        print("\n".join(lines))
+
+
 def print_table(lb, lps_of, elapsed):
     """The tables: whole processes against the round's no-profiler one, then the pairs."""
     print(f"\noverhead ({elapsed:.0f} s): step time under each mode / without a "
@@ -479,6 +544,7 @@ def print_table(lb, lps_of, elapsed):
             kn = f" kernels {min(ks)}-{max(ks)}" if ks else ""
             print(f"        {m:18s} {med:6.3f}x [{lo:5.3f}, {hi:5.3f}] n={len(pr)} {us}{kn}")
         attached_table(prog)
+        on_top_table(prog)
     if lb:
         print("launch-bound check (tiny loop):",
               json.dumps({k: v for k, v in lb.items() if k != "repetitions"}))

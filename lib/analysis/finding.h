@@ -52,6 +52,18 @@ struct apx_evidence {
 	} row[APX_EVIDENCE_ROWS];
 };
 
+/* A source line that causes a finding (from the Python stacks of the events behind it,
+ * lib/analysis/lines.c): file and function borrowed from the trace (the model's event store,
+ * not NUL-terminated, raw bytes: escape them to print), the events from it and their ns. */
+#define APX_FINDING_LINES_MAX 5
+
+struct apx_finding_line {
+	const char *file, *func;
+	uint32_t file_len, func_len;
+	uint32_t line;				/* 0 = unknown */
+	double count, ns;
+};
+
 struct apx_finding {
 	const char *rule;		/* rule id, e.g. "pageable-copy" */
 	char title[200];
@@ -76,6 +88,9 @@ struct apx_finding {
 	struct apx_metric metrics[APX_FINDING_METRICS_MAX];	/* typed numbers of the finding */
 	unsigned nmetrics;
 	struct apx_evidence table;		/* optional typed evidence (table.ncols 0: none) */
+	struct apx_finding_line lines[APX_FINDING_LINES_MAX];	/* the lines that cause it,
+						 * heaviest first (none without stacks) */
+	unsigned nlines;
 	int startup;			/* about the work before the steady state: shown in the
 					 * start-up section, ranked under the steady state's
 					 * findings unless start-up dominates the run (rules.c) */

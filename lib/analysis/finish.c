@@ -5,7 +5,8 @@
  * synchronizations (from the store's columns), memory, unified-memory and CPU totals (from
  * what load.c collected), steps (steps.c), nvperfd's observations (observed.c), the
  * per-device timelines (timeline.c), NVTX projection (nvtx.c), and kernel names with their
- * aggregates (view_kernels.c). Called once by apx report; single-threaded.
+ * aggregates (view_kernels.c), then the Python stacks' views (stacks.h: lines, hotspots,
+ * threads, the main thread's stacks in idle gaps). Called once by apx report; single-threaded.
  */
 #include "analysis/model.h"
 
@@ -16,6 +17,7 @@
 #include "analysis/idle_attrib.h"
 #include "analysis/nvtx.h"
 #include "analysis/observed.h"
+#include "analysis/stacks.h"
 #include "analysis/timeline.h"
 #include "analysis/views.h"
 
@@ -229,5 +231,14 @@ int apx_model_finish(struct apx_model *m)
 		r = apx_view_steady_launches(m);
 	if (r == 0)
 		r = apx_view_metrics(m);
-	return r < 0 ? r : apx_view_counters(m);
+	if (r == 0)
+		r = apx_view_counters(m);
+	/* the Python stacks' views (stacks.h): after the steps and the idle gaps */
+	if (r == 0)
+		r = apx_stacks_build(m);
+	if (r == 0)
+		r = apx_hotspots_build(m);
+	if (r == 0)
+		r = apx_threads_build(m);
+	return r < 0 ? r : apx_idle_stacks_build(m);
 }

@@ -64,6 +64,10 @@ struct apx_model *apx_model_new(void)
 	m->observed.size = sizeof(struct apx_an_observed);
 	m->procs.size = sizeof(struct apx_an_proc);
 	m->graphs.size = sizeof(struct apx_an_graph);
+	m->lines.size = sizeof(struct apx_an_line);
+	m->hotspots.size = sizeof(struct apx_an_hotspot);
+	m->threads.size = sizeof(struct apx_an_thread);
+	m->idle_stacks.size = sizeof(struct apx_an_idle_stack);
 	m->gaps.size = sizeof(struct apx_an_gap);
 	m->timelines.size = sizeof(struct apx_an_timeline);
 	m->ranges.size = sizeof(struct apx_an_range);
@@ -95,7 +99,8 @@ void apx_model_free(struct apx_model *m)
 				   &m->mem_events, &m->configs, &m->uvm, &m->cpu, &m->markers,
 				   &m->api, &m->gaps, &m->timelines, &m->ranges, &m->recorded,
 				   &m->kvs, &m->series, &m->observed, &m->procs, &m->graphs,
-				   &m->pm, &m->counters, &m->kc, &m->captures, &m->collected };
+				   &m->pm, &m->counters, &m->kc, &m->captures, &m->collected,
+				   &m->lines, &m->hotspots, &m->threads, &m->idle_stacks };
 
 	if (!m)
 		return;
@@ -110,6 +115,7 @@ void apx_model_free(struct apx_model *m)
 	free(m->k.name);
 	free(m->k.stream);
 	free(m->stream_of_es);
+	free(m->stack_line);
 	free(m->steady.bounds);
 	free(m->unknown_per_step);
 	free(m->step_host_per_step);

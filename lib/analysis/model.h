@@ -477,6 +477,55 @@ struct apx_an_steps {
 						 * end (sorted; owned by the model; NULL when none) */
 };
 
+/* ---- Python stacks (stacks.h: stacks.c, hotspots.c, threads.c, idle_stacks.c) ---------- */
+
+/* A source line that stands for stacks: the innermost frame of user code of a stack (library
+ * frames folded: site-packages, dist-packages, the standard library, <frozen ...>, native
+ * frames), its innermost frame when it has no user frame, or with frames_all the innermost
+ * frame whatever it is. Names are the event store's strings. */
+struct apx_an_line {
+	uint32_t file, func;			/* store strings: path, qualified function */
+	uint32_t line;				/* 0 = unknown */
+	uint8_t user;				/* user code (not a folded library frame) */
+};
+
+/* What one line caused: the GPU work launched from it (kernels, copies and memsets, their
+ * device time), the host syncs called there, and the host samples whose line it is (the
+ * sampler's period each, running apart); st_*: the same inside the steady window. */
+struct apx_an_hotspot {
+	uint32_t line;				/* model->lines */
+	uint64_t gpu_ns, launches;
+	uint64_t copies, copy_ns, copy_bytes, pageable_copies;	/* copies: memcpy + memset */
+	uint64_t syncs, sync_wait_ns;
+	uint64_t host_ns, host_running_ns;
+	uint64_t st_gpu_ns, st_host_ns, st_launches, st_syncs;
+};
+
+#define APX_AN_THREAD_SYSCALLS 3
+
+/* A thread as its samples show it (SAMPLE records). */
+struct apx_an_thread {
+	uint16_t file;
+	uint64_t pid, tid;
+	const char *name;			/* THREAD record's name, borrowed; NULL none */
+	uint32_t name_len;
+	uint64_t samples, sampled_ns;		/* samples, and the periods they stand for */
+	uint64_t cpu_ns;			/* CPU time between its first and last sample */
+	uint64_t running, waiting;		/* samples running or runnable; sleeping or in
+						 * disk wait */
+	struct {
+		int32_t nr;			/* syscall number (x86-64) */
+		uint64_t samples;
+	} sys[APX_AN_THREAD_SYSCALLS];		/* the syscalls it waited in most */
+	unsigned nsys;
+};
+
+/* A stack of the main thread (pid == tid) inside the steady state's GPU-idle gaps. */
+struct apx_an_idle_stack {
+	uint32_t stack;				/* store stacks[] + 1 */
+	uint64_t ns, samples;
+};
+
 struct apx_model {
 	struct apx_an_file files[APX_AN_MAX_FILES];
 	size_t nfiles;
@@ -557,6 +606,22 @@ struct apx_model {
 	uint64_t uvm_count[APX_UVM_REMOTE_MAP + 1], uvm_bytes[APX_UVM_REMOTE_MAP + 1];
 	uint64_t steps;				/* iterations, when NVTX ranges or syncs tell */
 	struct apx_an_steps steady;		/* the steady state's steps (steps.c) */
+
+	/* Python stacks: frames_all is an input (set before finish: group by the innermost
+	 * frame, library frames included); the rest after finish (stacks.h). lines: every line
+	 * a stack stands for; stack_line: per store stack, its line (UINT32_MAX none);
+	 * hotspots by GPU time (user lines first unless frames_all); threads by samples;
+	 * idle_stacks by time; steady_steps: the steps inside the steady window (the per-step
+	 * divisor, 0 without steps) */
+	int frames_all;
+	int has_stacks;				/* some event or sample names a stack */
+	struct apx_vec lines;			/* struct apx_an_line */
+	uint32_t *stack_line;
+	struct apx_vec hotspots;		/* struct apx_an_hotspot */
+	struct apx_vec threads;			/* struct apx_an_thread */
+	struct apx_vec idle_stacks;		/* struct apx_an_idle_stack */
+	uint64_t idle_samples_ns;		/* main-thread samples' time in those gaps */
+	uint64_t steady_steps;
 
 	/* every event of the files (store.h), after finish; owned by the model */
 	struct apx_store *store;

@@ -189,6 +189,21 @@ static int intern_id(struct apx_store *st, uint16_t fi, uint64_t id, uint32_t *r
 	return 0;
 }
 
+int apx_es_intern_id(struct apx_store *st, uint16_t fi, uint64_t id, uint32_t *ret)
+{
+	return intern_id(st, fi, id, ret);
+}
+
+/* A record's stack field as the file wrote it (its per-file id; resolved once every file is
+ * read, store_stacks.c): 0 when absent (files written before the field), ids past 32 bits
+ * saturated (no STACK record can define them). */
+static uint32_t raw_stack(const struct apx_rec *r, unsigned f)
+{
+	uint64_t v = (r->present >> f & 1) ? r->v[f] : 0;
+
+	return v >= UINT32_MAX ? UINT32_MAX : (uint32_t)v;
+}
+
 static struct apx_es_text rec_text(const struct apx_rec *r, unsigned f)
 {
 	struct apx_es_text t = { "", 0 };
@@ -554,8 +569,8 @@ static int add_kernel(struct apx_store *st, uint16_t fi, const struct apx_rec *r
 		return 0;
 	if ((e = cols_reserve(k->n, &k->cap, (const struct col[]){
 				COL(k->start), COL(k->dur), COL(k->corr), COL(k->stream),
-				COL(k->name), COL(k->launch) },
-				6)) < 0)
+				COL(k->name), COL(k->launch), COL(k->stack) },
+				7)) < 0)
 		return e;
 	if ((e = stream_of(st, fi, v[APX_KERNEL_DEVICE], v[APX_KERNEL_STREAM], &k->stream[k->n])) < 0 ||
 	    (e = intern_id(st, fi, v[APX_KERNEL_NAME], &k->name[k->n])) < 0 ||
@@ -574,6 +589,7 @@ static int add_kernel(struct apx_store *st, uint16_t fi, const struct apx_rec *r
 		pv->klong[pv->nklong++] = (struct apx_es_long){ (uint32_t)k->n, end };
 	}
 	k->corr[k->n] = (uint32_t)v[APX_KERNEL_CORRELATION];
+	k->stack[k->n] = raw_stack(r, APX_KERNEL_STACK);
 	k->n++;
 	return 0;
 }
@@ -591,8 +607,8 @@ static int add_copy(struct apx_store *st, uint16_t fi, const struct apx_rec *r)
 				COL(c->start), COL(c->end), COL(c->bytes), COL(c->host_addr),
 				COL(c->api_enter), COL(c->api_exit), COL(c->host_fp), COL(c->corr),
 				COL(c->stream), COL(c->kind), COL(c->src), COL(c->dst),
-				COL(c->flags) },
-				13)) < 0)
+				COL(c->flags), COL(c->stack) },
+				14)) < 0)
 		return e;
 	if ((e = stream_of(st, fi, v[APX_MEMCPY_DEVICE], v[APX_MEMCPY_STREAM], &c->stream[c->n])) < 0)
 		return e;
@@ -611,6 +627,7 @@ static int add_copy(struct apx_store *st, uint16_t fi, const struct apx_rec *r)
 	c->src[c->n] = (uint8_t)(v[APX_MEMCPY_SRC_KIND] < APX_MEM__COUNT ? v[APX_MEMCPY_SRC_KIND] : 0);
 	c->dst[c->n] = (uint8_t)(v[APX_MEMCPY_DST_KIND] < APX_MEM__COUNT ? v[APX_MEMCPY_DST_KIND] : 0);
 	c->flags[c->n] = (uint8_t)(v[APX_MEMCPY_FLAGS] & 1);
+	c->stack[c->n] = raw_stack(r, APX_MEMCPY_STACK);
 	c->n++;
 	return 0;
 }
@@ -626,8 +643,8 @@ static int add_memset(struct apx_store *st, uint16_t fi, const struct apx_rec *r
 		return 0;
 	if ((e = cols_reserve(s->n, &s->cap, (const struct col[]){
 				COL(s->start), COL(s->end), COL(s->bytes), COL(s->corr),
-				COL(s->stream), COL(s->kind), COL(s->flags) },
-				7)) < 0)
+				COL(s->stream), COL(s->kind), COL(s->flags), COL(s->stack) },
+				8)) < 0)
 		return e;
 	if ((e = stream_of(st, fi, v[APX_MEMSET_DEVICE], v[APX_MEMSET_STREAM], &s->stream[s->n])) < 0)
 		return e;
@@ -637,6 +654,7 @@ static int add_memset(struct apx_store *st, uint16_t fi, const struct apx_rec *r
 	s->corr[s->n] = (uint32_t)v[APX_MEMSET_CORRELATION];
 	s->kind[s->n] = (uint8_t)(v[APX_MEMSET_MEM_KIND] & 0xff);
 	s->flags[s->n] = (uint8_t)(v[APX_MEMSET_FLAGS] & 1);
+	s->stack[s->n] = raw_stack(r, APX_MEMSET_STACK);
 	s->n++;
 	return 0;
 }
@@ -705,8 +723,8 @@ static int add_sync(struct apx_store *st, uint16_t fi, const struct apx_rec *r)
 		return 0;
 	if ((e = cols_reserve(y->n, &y->cap, (const struct col[]){
 				COL(y->start), COL(y->end), COL(y->thread), COL(y->stream),
-				COL(y->kind) },
-				5)) < 0)
+				COL(y->kind), COL(y->stack) },
+				6)) < 0)
 		return e;
 	if ((e = thread_of(st, fi, v[APX_SYNC_TID], &y->thread[y->n])) < 0)
 		return e;
@@ -716,7 +734,38 @@ static int add_sync(struct apx_store *st, uint16_t fi, const struct apx_rec *r)
 	y->start[y->n] = start;
 	y->end[y->n] = end < start ? start : end;
 	y->kind[y->n] = (uint8_t)kind;
+	y->stack[y->n] = raw_stack(r, APX_SYNC_STACK);
 	y->n++;
+	return 0;
+}
+
+/* A SAMPLE record: one thread's state and stack at a time (the collector's sampler). */
+static int add_sample(struct apx_store *st, uint16_t fi, const struct apx_rec *r)
+{
+	struct apx_es_samples *p = &st->smp;
+	const uint64_t *v = r->v;
+	uint64_t ts = sh(st, fi, v[APX_SAMPLE_TS_NS]);
+	int64_t sc = (r->present >> APX_SAMPLE_SYSCALL & 1) ? apx_rec_i64(r, APX_SAMPLE_SYSCALL) : -1;
+	int e;
+
+	if (!keep(st, fi, ts, ts))
+		return 0;
+	if ((e = cols_reserve(p->n, &p->cap, (const struct col[]){
+				COL(p->ts), COL(p->cpu_ns), COL(p->thread), COL(p->stack),
+				COL(p->period), COL(p->syscall), COL(p->state) },
+				7)) < 0)
+		return e;
+	if ((e = thread_of(st, fi, v[APX_SAMPLE_TID], &p->thread[p->n])) < 0)
+		return e;
+	p->ts[p->n] = ts;
+	p->cpu_ns[p->n] = v[APX_SAMPLE_CPU_NS];
+	p->stack[p->n] = raw_stack(r, APX_SAMPLE_STACK);
+	p->period[p->n] = v[APX_SAMPLE_PERIOD_NS] < UINT32_MAX ? (uint32_t)v[APX_SAMPLE_PERIOD_NS]
+							       : UINT32_MAX;
+	p->syscall[p->n] = sc < 0 || sc > INT32_MAX ? -1 : (int32_t)sc;
+	p->state[p->n] = (uint8_t)(v[APX_SAMPLE_STATE] < APX_TSTATE__COUNT ? v[APX_SAMPLE_STATE]
+									     : APX_TSTATE_OTHER);
+	p->n++;
 	return 0;
 }
 
@@ -809,6 +858,9 @@ static int add_record(struct apx_store *st, uint16_t fi, struct apx_rec *r)
 	case APX_REC_SYNC: return add_sync(st, fi, r);
 	case APX_REC_METRIC: return add_metric(st, fi, r);
 	case APX_REC_MEMORY: return add_memory(st, fi, r);
+	case APX_REC_FRAME: return apx_es_add_frame(st, fi, r);
+	case APX_REC_STACK: return apx_es_add_stack(st, fi, r);
+	case APX_REC_SAMPLE: return add_sample(st, fi, r);
 	default: return 0;
 	}
 }
@@ -970,6 +1022,8 @@ int apx_store_build(struct apx_store *st, struct apx_diag *diag)
 	for (size_t i = 0; i < st->nfiles; i++)
 		if ((r = load_file(st, (uint16_t)i, diag)) < 0)
 			return r;
+	if ((r = apx_es_resolve_stacks(st)) < 0)
+		return r;
 	return apx_es_finish(st);
 }
 
@@ -1021,7 +1075,9 @@ void apx_store_free(struct apx_store *st)
 	free(st->string_kname);
 	{
 		void *cols[] = { st->k.start, st->k.dur, st->k.corr, st->k.stream, st->k.name,
-				 st->k.launch, st->ku.corr, st->ku.stream, st->ku.name, st->ku.launch,
+				 st->k.launch, st->k.stack, st->c.stack, st->s.stack, st->y.stack,
+				 st->smp.ts, st->smp.cpu_ns, st->smp.thread, st->smp.stack,
+				 st->smp.period, st->smp.syscall, st->smp.state, st->ku.corr, st->ku.stream, st->ku.name, st->ku.launch,
 				 st->c.start, st->c.end, st->c.bytes, st->c.corr,
 				 st->c.stream, st->c.kind, st->c.src, st->c.dst, st->c.flags,
 				 st->c.host_addr, st->c.api_enter, st->c.api_exit, st->c.host_fp,
@@ -1035,6 +1091,7 @@ void apx_store_free(struct apx_store *st)
 		for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
 			free(cols[i]);
 	}
+	apx_es_free_stacks(st);
 	if (pv) {
 		struct apx_es_table *t[] = { &pv->strings_t, &pv->launches_t, &pv->streams_t,
 					     &pv->threads_t };

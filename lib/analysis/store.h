@@ -3,7 +3,9 @@
  * per event type (kernels, copies, memsets, API calls, NVTX ranges, host synchronizations,
  * counter samples), with the entities they belong to: files (one process each), hosts,
  * devices keyed by (host, UUID), streams keyed by (file, device, stream id), threads keyed by
- * (file, tid). Every column is sorted by start time; apx_store_next() walks all of them as one
+ * (file, tid), and the Python stacks that kernels, copies, memsets, syncs and thread samples
+ * carry (frames and stacks resolved through per-file id maps once every file is read). Every
+ * column is sorted by start time; apx_store_next() walks all of them as one
  * stream ordered by time across types and files; a correlation index per file joins an API
  * call to the GPU work it launched.
  *
@@ -102,6 +104,7 @@ struct apx_es_kernels {
 	uint64_t *start;
 	uint32_t *dur;				/* ns, saturated at UINT32_MAX */
 	uint32_t *corr, *stream, *name, *launch;	/* name: string index; launch: launches[] */
+	uint32_t *stack;			/* Python stack at the launch: stacks[] + 1, 0 none */
 };
 
 /* Kernels without times: CUPTI gives a launch profiled by the range profiler (apx analyze
@@ -119,6 +122,7 @@ struct apx_es_copies {
 	uint64_t *api_enter, *api_exit;		/* the copy call on the host, 0 = not recorded */
 	uint64_t *host_fp;			/* H2D: its source's fingerprint, 0 = none */
 	uint32_t *corr, *stream;
+	uint32_t *stack;			/* Python stack at the call: stacks[] + 1, 0 none */
 	uint8_t *kind, *src, *dst, *flags;		/* enum apx_copy_kind, apx_mem_kind; bit 0 async */
 };
 
@@ -126,6 +130,7 @@ struct apx_es_memsets {
 	size_t n, cap;
 	uint64_t *start, *end, *bytes;
 	uint32_t *corr, *stream;
+	uint32_t *stack;			/* Python stack at the call: stacks[] + 1, 0 none */
 	uint8_t *kind, *flags;			/* enum apx_mem_kind (low byte); bit 0 async */
 };
 
@@ -148,7 +153,54 @@ struct apx_es_syncs {
 	size_t n, cap;
 	uint64_t *start, *end;
 	uint32_t *thread, *stream;		/* stream UINT32_MAX: not on a stream (device, event) */
+	uint32_t *stack;			/* Python stack at the call: stacks[] + 1, 0 none */
 	uint8_t *kind;				/* enum apx_sync_kind */
+};
+
+/* Periodic samples of a process's threads (SAMPLE records): not in the ordered stream (the
+ * exporters do not show them); sorted by time. */
+struct apx_es_samples {
+	size_t n, cap;
+	uint64_t *ts;
+	uint64_t *cpu_ns;			/* the thread's CPU time, cumulative */
+	uint32_t *thread;			/* threads[] */
+	uint32_t *stack;			/* stacks[] + 1, 0 none (no Python frames) */
+	uint32_t *period;			/* ns this sample stands for, saturated */
+	int32_t *syscall;			/* the syscall it waits in, -1 none */
+	uint8_t *state;				/* enum apx_thread_state */
+};
+
+/* A source location (FRAME record): its names interned as store strings, so that one file
+ * and function of two processes are one. */
+struct apx_es_frame {
+	uint32_t file, func;			/* store strings (path, qualified name) */
+	uint32_t line, first_line;		/* 0 = unknown */
+	uint64_t address;			/* native: offset in the object file */
+	uint16_t src;				/* the trace file (st->files) it came from */
+	uint8_t kind;				/* enum apx_frame_kind, 0 = not said */
+};
+
+/* A call stack (STACK record): stack_frames[first .. first + depth), store frame indices,
+ * innermost first. Ids are per trace file; events name a stack through their file's map. */
+struct apx_es_stack {
+	uint32_t first;
+	uint16_t depth;
+	uint16_t file;
+	uint8_t truncated;			/* the walk stopped at the collector's depth cap */
+};
+
+/* What the store left out of the stack records (summed over files): each is dropped and
+ * counted here, never trusted. A stack names frames, not stacks, so a list cannot refer to
+ * itself; recursion (a frame repeated) is the program's and kept. */
+struct apx_es_stack_loss {
+	uint64_t bad_list;			/* frame lists that do not decode (truncated varint,
+						 * a value past 64 bits) */
+	uint64_t too_deep;			/* lists of more than APX_STACK_DEPTH_MAX frames */
+	uint64_t undefined_frame;		/* stacks naming a frame id no FRAME record defines */
+	uint64_t bad_id;			/* frame or stack records with id 0 or past 2^32 */
+	uint64_t dup_frame, dup_stack;		/* a second record of one id: the first is kept */
+	uint64_t undefined_stack;		/* events and samples naming a stack id that no
+						 * (kept) STACK record defines: read as "no stack" */
 };
 
 struct apx_es_counters {
@@ -218,6 +270,16 @@ struct apx_store {
 	struct apx_es_markers mk;
 	struct apx_es_syncs y;
 	struct apx_es_counters ct;
+	struct apx_es_samples smp;
+
+	/* Python stacks (FRAME, STACK records) */
+	struct apx_es_frame *frames;
+	size_t nframes;
+	struct apx_es_stack *stacks;
+	size_t nstacks;
+	uint32_t *stack_frames;			/* every stack's frames, one after another */
+	size_t nstack_frames;
+	struct apx_es_stack_loss stack_loss;
 
 	uint64_t run_start_ns, run_end_ns;	/* earliest file start .. latest event end */
 	uint64_t events;
@@ -265,6 +327,12 @@ int apx_store_next(const struct apx_store *st, struct apx_store_iter *it,
 int apx_store_gpu_of_api(struct apx_store *st, size_t api, enum apx_es_type *ret_type,
 			 size_t *ret_index);
 int apx_store_api_of_gpu(struct apx_store *st, enum apx_es_type type, size_t i, size_t *ret_api);
+
+/* The store stack of an event's stack field (stacks[] + 1), NULL for 0 or out of range. */
+static inline const struct apx_es_stack *apx_store_stack(const struct apx_store *st, uint32_t s)
+{
+	return s && s <= st->nstacks ? &st->stacks[s - 1] : NULL;
+}
 
 /* A string of the store (kernel, API or marker name). */
 static inline struct apx_es_text apx_store_string(const struct apx_store *st, uint32_t id)

@@ -157,6 +157,8 @@ extern const struct apx_source apx_source_replay;	/* src_replay.c */
 extern const struct apx_source apx_source_capture;	/* capture.c */
 extern const struct apx_source apx_source_self_cost;	/* self_cost.c */
 extern const struct apx_source apx_source_nvml;		/* src_nvml.c */
+extern const struct apx_source apx_source_pystack;	/* src_pystack.c */
+extern const struct apx_source apx_source_pysampler;	/* src_pysampler.c */
 
 /* src_nvml.c: a context exists on device (context-creation callback, any thread; lock-free):
  * its power and clocks are sampled from then on. */
@@ -312,5 +314,9 @@ uint64_t apx_mono_ns(void);
 uint64_t apx_env_u64(const char *name, uint64_t def, uint64_t max);
 /* One "[apx] ..." line on stderr (never from a callback). */
 void apx_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- src_pyhook.c: the Python hooks (pyhook.h; apx analyze --trace-functions and
+ * --memory-sampling): ranges and samples from apx_site.py, drained by the writer ---------- */
+extern const struct apx_source apx_source_pyhook;
 
 #endif

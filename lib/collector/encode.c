@@ -12,6 +12,7 @@
 #include <cupti.h>
 
 #include "collector/collector.h"
+#include "collector/pystacks.h"
 #include "collector/nvml_metrics.h"
 #include "collector/pm_sets.h"
 
@@ -115,6 +116,12 @@ static void enc_kernel(struct apx_enc *e, const CUpti_ActivityKernel10 *k)
 					      access_prop(w->missProp) << 4;
 	}
 	rec.v[APX_KERNEL_FLAGS] = k->isDeviceLaunched ? 1 : 0;
+	{
+		uint32_t tid, stack = apx_pystack_of_corr(k->correlationId, &tid);
+
+		rec.v[APX_KERNEL_STACK] = stack;
+		rec.v[APX_KERNEL_TID] = tid;
+	}
 	add(e, &rec);
 	seen(e, k->end);
 	e->kernels++;
@@ -176,6 +183,12 @@ static void enc_memcpy(struct apx_enc *e, const CUpti_ActivityMemcpy6 *m)
 	rec.v[APX_MEMCPY_GRAPH_ID] = m->graphId;
 	rec.v[APX_MEMCPY_GRAPH_NODE_ID] = m->graphNodeId;
 	rec.v[APX_MEMCPY_COPY_COUNT] = m->copyCount ? m->copyCount : 1;
+	{
+		uint32_t tid, stack = apx_pystack_of_corr(m->correlationId, &tid);
+
+		rec.v[APX_MEMCPY_STACK] = stack;
+		rec.v[APX_MEMCPY_TID] = tid;
+	}
 	add(e, &rec);
 	seen(e, m->end);
 	e->memcpys++;
@@ -224,6 +237,11 @@ static void enc_memset(struct apx_enc *e, const CUpti_ActivityMemset4 *m)
 	rec.v[APX_MEMSET_FLAGS] = (m->flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC) ? 1 : 0;
 	rec.v[APX_MEMSET_GRAPH_ID] = m->graphId;
 	rec.v[APX_MEMSET_GRAPH_NODE_ID] = m->graphNodeId;
+	{
+		uint32_t tid;
+
+		rec.v[APX_MEMSET_STACK] = apx_pystack_of_corr(m->correlationId, &tid);
+	}
 	add(e, &rec);
 	seen(e, m->end);
 	e->others++;
@@ -586,6 +604,7 @@ void apx_enc_event(struct apx_enc *e, const struct apx_event *ev)
 		rec.v[APX_SYNC_STREAM] = ev->stream;
 		rec.v[APX_SYNC_CORRELATION] = ev->corr;
 		rec.v[APX_SYNC_TID] = ev->tid;
+		rec.v[APX_SYNC_STACK] = ev->target;
 		add(e, &rec);
 		if (rec.v[APX_SYNC_END_NS] > e->last_ts)	/* our own clock: no foreign-clock check */
 			e->last_ts = rec.v[APX_SYNC_END_NS];

@@ -10,9 +10,10 @@
  * stops the sources (CUPTI's forced flush) and lets the writer close the file with an END
  * chunk. A forked child (pthread_atfork) never touches the parent's file.
  *
- * Only InitializeInjection is exported (version script exports.map). This file, the writer
- * thread and the sources' start() are the collector's only loggers: one "[apx] ..." stderr
- * line per distinct problem, never from a callback.
+ * Only InitializeInjection and the Python hooks' apx_py_* (pyhook.c) are exported (version
+ * script exports.map). This file, the writer thread and the sources' start() are the
+ * collector's only loggers: one "[apx] ..." stderr line per distinct problem, never from a
+ * callback.
  */
 #include <errno.h>
 #include <execinfo.h>
@@ -46,6 +47,7 @@ static struct apx_collector g_col = { .efd = -1, .crash_fd = -1,
  * callbacks before activity (the unified-memory configuration needs the context-creation
  * callback), then the CPU sampler and PM sampling. */
 const struct apx_source *const apx_sources[] = {
+	&apx_source_pystack,	/* first: its drain writes the stacks that later records name */
 	&apx_source_capture,
 	&apx_source_replay,
 	&apx_source_callbacks,
@@ -54,6 +56,8 @@ const struct apx_source *const apx_sources[] = {
 	&apx_source_pmsampling,
 	&apx_source_self_cost,
 	&apx_source_nvml,
+	&apx_source_pysampler,
+	&apx_source_pyhook,
 };
 const size_t apx_nsources = sizeof(apx_sources) / sizeof(apx_sources[0]);
 

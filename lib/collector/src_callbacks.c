@@ -25,6 +25,7 @@
 
 #include "collector/collector.h"
 #include "collector/copy_fp.h"
+#include "collector/pystacks.h"
 
 #include "base/banned.h"
 
@@ -139,15 +140,21 @@ static void host_sync(struct apx_collector *c, CUpti_CallbackId cbid, const CUpt
 		kind = APX_SYNC_KIND_DEVICE;
 		break;
 	}
-	ev = apx_ring_begin(c, &pos);
-	ev->kind = APX_EV_SYNC;
-	ev->cfg_kind = kind;
-	ev->end_ns = ev->ts_ns;
-	ev->ts_ns = *cb->correlationData ? *cb->correlationData : ev->end_ns;
-	ev->corr = cb->correlationId;
-	ev->tid = (uint64_t)syscall(SYS_gettid);
-	ev_set_ctx(ev, cb->context, stream);
-	apx_ring_commit(ev, pos);
+	{
+		uint32_t ptid;
+		uint32_t stack = apx_pystack_here(&ptid);	/* the frames of the enter, still */
+
+		ev = apx_ring_begin(c, &pos);
+		ev->kind = APX_EV_SYNC;
+		ev->cfg_kind = kind;
+		ev->end_ns = ev->ts_ns;
+		ev->ts_ns = *cb->correlationData ? *cb->correlationData : ev->end_ns;
+		ev->corr = cb->correlationId;
+		ev->tid = ptid ? ptid : (uint64_t)syscall(SYS_gettid);
+		ev->target = stack;
+		ev_set_ctx(ev, cb->context, stream);
+		apx_ring_commit(ev, pos);
+	}
 }
 
 static void on_copy(struct apx_collector *c, CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
@@ -294,20 +301,44 @@ static void on_driver(struct apx_collector *c, CUpti_CallbackId cbid, const CUpt
 	case CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync_ptsz:
 	case CUPTI_DRIVER_TRACE_CBID_cuMemcpy:
 	case CUPTI_DRIVER_TRACE_CBID_cuMemcpy_ptds:
-		if (cb->callbackSite == CUPTI_API_ENTER)
+		if (cb->callbackSite == CUPTI_API_ENTER) {
 			on_copy(c, cbid, cb);
-		else
+			apx_pystack_at_call(cb->correlationId);
+		} else {
 			hostptr_exit(c, cbid, cb);
+		}
 		return;
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
-		if (c->api_level && cb->callbackSite == CUPTI_API_ENTER)
-			on_launch_ex(c, cb);
-		replay_launch(c, cbid, cb);
+		if (cb->callbackSite == CUPTI_API_ENTER) {
+			apx_pystack_at_call(cb->correlationId);
+			if (c->api_level)
+				on_launch_ex(c, cb);
+		}
+		if (apx_replay_wanted())
+			replay_launch(c, cbid, cb);
 		return;
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
 	case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
-		replay_launch(c, cbid, cb);
+		if (cb->callbackSite == CUPTI_API_ENTER)
+			apx_pystack_at_call(cb->correlationId);
+		if (apx_replay_wanted())
+			replay_launch(c, cbid, cb);
+		return;
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+	case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+	case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
+	case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemsetD16_v2:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async_ptsz:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemsetD16Async:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async_ptsz:
+		if (cb->callbackSite == CUPTI_API_ENTER)
+			apx_pystack_at_call(cb->correlationId);
 		return;
 	case CUPTI_DRIVER_TRACE_CBID_cuProfilerStart:
 	case CUPTI_DRIVER_TRACE_CBID_cuProfilerStop:
@@ -393,6 +424,18 @@ static const CUpti_CallbackId sync_cbids[] = {
 static const CUpti_CallbackId api_cbids[] = {
 	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
 };
+/* the calls whose Python stack is kept (src_pystack.c), besides copies and syncs */
+static const CUpti_CallbackId pystack_cbids[] = {
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+	CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch, CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuMemsetD8_v2, CUPTI_DRIVER_TRACE_CBID_cuMemsetD16_v2,
+	CUPTI_DRIVER_TRACE_CBID_cuMemsetD32_v2, CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async,
+	CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async_ptsz, CUPTI_DRIVER_TRACE_CBID_cuMemsetD16Async,
+	CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async, CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async_ptsz,
+};
 static const CUpti_CallbackId launch_cbids[] = {
 	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
 	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
@@ -443,6 +486,10 @@ static int callbacks_start(struct apx_collector *c)
 	if (apx_replay_wanted())
 		(void)enable_all(c, launch_cbids, N(launch_cbids),
 				 "replay: a launch callback was refused, no kernel is replayed");
+	if (apx_pystack_wanted())
+		(void)enable_all(c, pystack_cbids, N(pystack_cbids),
+				 "python-stacks: a launch or memset callback was refused, those "
+				 "calls carry no stack");
 	return 0;
 }
 

@@ -57,6 +57,7 @@ struct apx_py_runtime {
 	uintptr_t runtime;		/* &_PyRuntime */
 	uintptr_t code_type;		/* &PyCode_Type: a frame's code object is one */
 	void *(*this_thread_state)(void);	/* PyGILState_GetThisThreadState */
+	int (*is_finalizing)(void);	/* Py_IsFinalizing / _Py_IsFinalizing, NULL if absent */
 };
 
 /* Find the running interpreter. 0, or -ENOENT (no Python in this process), -ENOTSUP (a

@@ -33,6 +33,9 @@ int apx_py_runtime_find(struct apx_py_runtime *ret_rt, char *why, size_t why_cap
 	rt.runtime = (uintptr_t)dlsym(RTLD_DEFAULT, "_PyRuntime");
 	rt.code_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyCode_Type");
 	rt.this_thread_state = (void *(*)(void))dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState");
+	rt.is_finalizing = (int (*)(void))dlsym(RTLD_DEFAULT, "Py_IsFinalizing");
+	if (!rt.is_finalizing)
+		rt.is_finalizing = (int (*)(void))dlsym(RTLD_DEFAULT, "_Py_IsFinalizing");
 	if (!get_version && !py_version) {
 		snprintf(why, why_cap, "no Python interpreter in this process");
 		return -ENOENT;

@@ -227,6 +227,46 @@ static void rfinding(struct apx_rdoc *d, struct apx_rfinding *rf, const struct a
 	}
 }
 
+static const struct apx_rcol finding_lines_cols[] = {
+	{ "rank", "#", APX_UNIT_COUNT },
+	{ "rule", "rule", APX_UNIT_TEXT },
+	{ "file", "file", APX_UNIT_TEXT },
+	{ "line", "line", APX_UNIT_ID },
+	{ "func", "function", APX_UNIT_TEXT },
+	{ "count", "count", APX_UNIT_COUNT },
+	{ "ns", "time", APX_UNIT_NS },
+};
+
+/* The lines that cause the findings (from the Python stacks), a row each; only when some
+ * finding names lines. */
+static void lines_long(struct apx_rdoc *d)
+{
+	struct apx_rtable *t = NULL;
+
+	for (size_t i = 0; i < d->nfindings; i++) {
+		const struct apx_finding *f = d->findings[i].f;
+
+		for (unsigned k = 0; k < f->nlines; k++) {
+			const struct apx_finding_line *l = &f->lines[k];
+
+			if (!t) {
+				t = apx_rdoc_table(d, APX_SEC_FINDINGS, "finding_lines",
+						   "Lines that cause the findings");
+				APX_RTABLE_SET_COLS(t, finding_lines_cols);
+			}
+			if (apx_rtable_row(t) < 0)
+				return;
+			apx_rtable_u64(t, 0, d->findings[i].rank);
+			apx_rtable_str(d, t, 1, f->rule);
+			apx_rtable_text(d, t, 2, l->file, l->file_len);
+			apx_rtable_u64(t, 3, l->line);
+			apx_rtable_text(d, t, 4, l->func, l->func_len);
+			apx_rtable_num(t, 5, l->count);
+			apx_rtable_num(t, 6, l->ns);
+		}
+	}
+}
+
 /* The main list: the steady state's findings (and start-up's when it dominates the run). */
 static void findings(struct apx_rdoc *d)
 {
@@ -251,6 +291,7 @@ static void findings(struct apx_rdoc *d)
 		finding_row(d, t, rf);
 	}
 	metrics_long(d);
+	lines_long(d);
 	if (!d->nfindings)
 		apx_rdoc_note(d, APX_SEC_FINDINGS, "none: no rule found a problem worth a line");
 	if (fd->recorded_dropped)

@@ -54,10 +54,26 @@ void apx_rdoc_view_cpu(struct apx_rdoc *d);
 void apx_rdoc_view_idle(struct apx_rdoc *d);
 void apx_rdoc_view_timelines(struct apx_rdoc *d);
 
+/* build_stacks.c: the sections from the Python stacks (views of every format), and the line
+ * saying what the store dropped of the stack records (none: nothing) */
+void apx_rdoc_view_hotspots(struct apx_rdoc *d);
+void apx_rdoc_view_idle_stacks(struct apx_rdoc *d);
+void apx_rdoc_view_threads(struct apx_rdoc *d);
+void apx_rdoc_stack_loss_line(struct apx_rdoc *d, unsigned s, unsigned indent);
+
 /* build_view.c: the text and JSON views of every section asked for */
 void apx_rdoc_build_views(struct apx_rdoc *d);
 /* build_view_nvperfd.c: its section's text, and its "GPU (observed)" lines in section s */
 void apx_rdoc_view_nvperfd(struct apx_rdoc *d);
 void apx_rdoc_nvperfd_summary(struct apx_rdoc *d, unsigned s);
+
+/* build_pymem.c: the memory section's samples from apx analyze's Python hooks (torch.* and
+ * process.* METRIC series): JSON memory.over_time (after the "memory" member), the text lines,
+ * the HTML plots (build_series.c); apx_rdoc_pymem_is: a series of theirs (not a device metric) */
+struct apx_es_text;
+int apx_rdoc_pymem_is(const struct apx_es_text *name);
+void apx_rdoc_pymem_json(struct apx_rdoc *d);
+void apx_rdoc_pymem_text(struct apx_rdoc *d);
+void apx_rdoc_pymem_series(struct apx_rdoc *d, const struct apx_store *st);
 
 #endif

@@ -320,7 +320,7 @@ static void memory_and_metrics(struct apx_rdoc *d, const struct apx_store *st)
 			series_table(d, st, i, APX_SEC_MEMORY, apx_rdoc_strdup(d, key, strlen(key)),
 				     apx_rdoc_strdup(d, title, strlen(title)), APX_UNIT_BYTES);
 			nmem++;
-		} else if (!s->is_memory && nmetrics < METRICS_MAX &&
+		} else if (!s->is_memory && nmetrics < METRICS_MAX && !apx_rdoc_pymem_is(&s->name) &&
 			   d->sec[APX_SEC_SUMMARY].present) {
 			snprintf(title, sizeof(title), "Metric %.*s (%.*s) over time", (int)s->name.len,
 				 s->name.p, (int)s->unit.len, s->unit.p);
@@ -430,6 +430,7 @@ void apx_rdoc_build_series(struct apx_rdoc *d, const struct apx_store *st)
 	if (d->sec[APX_SEC_SUMMARY].present)
 		busy_per_step(d, st);
 	memory_and_metrics(d, st);
+	apx_rdoc_pymem_series(d, st);		/* PyTorch's allocator and the process's memory */
 	if (d->sec[APX_SEC_STREAMS].present)
 		step_timeline(d, st);
 }

@@ -401,7 +401,33 @@ static const struct apx_rvcol findings_json_cols[] = {
 	{ .key = "evidence", .title = "evidence", .unit = APX_UNIT_TEXT },
 	{ .key = "fix", .title = "fix", .unit = APX_UNIT_TEXT },
 	{ .key = "confidence_pct", .title = "confidence", .unit = APX_UNIT_COUNT },
+	{ .key = "lines", .title = "lines", .unit = APX_UNIT_TEXT, .h.jfmt = APX_JF_ROWS },
 };
+/* A finding's lines (struct apx_finding_line): "lines": [{file, line, func, count, ns}]. */
+static const struct apx_rvcol finding_lines_json_cols[] = {
+	{ .key = "file", .title = "file", .unit = APX_UNIT_TEXT },
+	{ .key = "line", .title = "line", .unit = APX_UNIT_ID },
+	{ .key = "func", .title = "function", .unit = APX_UNIT_TEXT },
+	{ .key = "count", .title = "count", .unit = APX_UNIT_COUNT },
+	{ .key = "ns", .title = "time", .unit = APX_UNIT_NS },
+};
+
+static const struct apx_rtable *finding_lines(struct apx_rdoc *d, const struct apx_finding *a)
+{
+	struct apx_rtable *t = apx_rdoc_sub_table(d, "lines");
+
+	APX_RTABLE_SET_VCOLS(t, finding_lines_json_cols);
+	for (unsigned i = 0; t && i < a->nlines && apx_rtable_row(t) == 0; i++) {
+		const struct apx_finding_line *l = &a->lines[i];
+
+		apx_rtable_text(d, t, 0, l->file, l->file_len);
+		apx_rtable_u64(t, 1, l->line);
+		apx_rtable_text(d, t, 2, l->func, l->func_len);
+		apx_rtable_num(t, 3, l->count);
+		apx_rtable_num(t, 4, l->ns);
+	}
+	return t;
+}
 
 static const char *severity_word(int sev)
 {
@@ -437,6 +463,7 @@ static void findings_json(struct apx_rdoc *d, unsigned s, const struct apx_rfind
 		apx_rtable_str(d, j, 11, a->evidence);
 		apx_rtable_str(d, j, 12, a->fix);
 		apx_rtable_u64(j, 13, (uint64_t)a->confidence_pct);
+		apx_rtable_sub(j, 14, finding_lines(d, a));
 	}
 	apx_rdoc_json_findings(d, s, "findings", j, rf, n, inside);
 }
@@ -681,6 +708,7 @@ static void view_method(struct apx_rdoc *d)
 		if (f->damage[0])
 			label(d, s, "", f->damage);
 	}
+	apx_rdoc_stack_loss_line(d, s, 2);
 }
 
 /* The views in the JSON schema's order (docs/report-schema.md): each adds its section's JSON
@@ -698,6 +726,8 @@ void apx_rdoc_build_views(struct apx_rdoc *d)
 		{ APX_SEC_FINDINGS, view_findings },
 		{ APX_SEC_CHECKS, view_checks },
 		{ APX_SEC_STARTUP, view_startup },
+		{ APX_SEC_HOTSPOTS, apx_rdoc_view_hotspots },
+		{ APX_SEC_IDLE_STACKS, apx_rdoc_view_idle_stacks },
 		{ APX_SEC_IDLE, apx_rdoc_view_idle },
 		{ APX_SEC_KERNELS, apx_rdoc_view_kernels },
 		{ APX_SEC_TRANSFERS, apx_rdoc_view_transfers },
@@ -710,6 +740,7 @@ void apx_rdoc_build_views(struct apx_rdoc *d)
 		{ APX_SEC_L2, apx_rdoc_view_l2 },
 		{ APX_SEC_UVM, apx_rdoc_view_uvm },
 		{ APX_SEC_CPU, apx_rdoc_view_cpu },
+		{ APX_SEC_THREADS, apx_rdoc_view_threads },
 		{ APX_SEC_NVPERFD, apx_rdoc_view_nvperfd },
 	};
 

@@ -14,9 +14,9 @@
 #include "base/banned.h"
 
 static const char *const section_names[APX_SEC__COUNT] = {
-	"summary", "findings", "startup", "nvperfd", "kernels", "transfers", "sync", "idle", "metrics",
-	"memory",
-	"streams", "nvtx", "l2", "uvm", "cpu", "checks", "method",
+	"summary", "findings", "startup", "hotspots", "idle-stacks", "nvperfd", "kernels",
+	"transfers", "sync", "idle", "metrics", "memory", "streams", "nvtx", "l2", "uvm", "cpu",
+	"threads", "checks", "method",
 };
 
 /* The sections' headings (the text report's, the HTML's). */
@@ -24,6 +24,8 @@ static const char *const section_titles[APX_SEC__COUNT] = {
 	"Summary",
 	"Findings (ranked by estimated saving)",
 	"Start-up (before the steady state)",
+	"Hotspots (source lines, from Python stacks)",
+	"Main thread while the GPU was idle (Python stacks)",
 	"nvperfd (observed from outside)",
 	"GPU kernels (by total time)",
 	"Transfers (interconnect)",
@@ -36,6 +38,7 @@ static const char *const section_titles[APX_SEC__COUNT] = {
 	"L2 persistence",
 	"Unified memory",
 	"CPU",
+	"Threads (sampled)",
 	"Checks",
 	"How this was measured",
 };

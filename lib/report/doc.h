@@ -35,6 +35,8 @@ enum apx_report_section {
 	APX_SEC_SUMMARY,
 	APX_SEC_FINDINGS,
 	APX_SEC_STARTUP,
+	APX_SEC_HOTSPOTS,
+	APX_SEC_IDLE_STACKS,
 	APX_SEC_NVPERFD,
 	APX_SEC_KERNELS,
 	APX_SEC_TRANSFERS,
@@ -47,6 +49,7 @@ enum apx_report_section {
 	APX_SEC_L2,
 	APX_SEC_UVM,
 	APX_SEC_CPU,
+	APX_SEC_THREADS,
 	APX_SEC_CHECKS,
 	APX_SEC_METHOD,
 	APX_SEC__COUNT,
@@ -66,6 +69,7 @@ enum apx_plot {
 	APX_PLOT_SCATTER,	/* a dot per row at (x, y), both on log scales */
 	APX_PLOT_STACKED,	/* one bar per row (label x), segments: columns y..ncols-1 */
 	APX_PLOT_TIMELINE,	/* lanes (column x), a box per row: start y, duration y+1, name y+2 */
+	APX_PLOT_LINES,		/* y, y+1, ... ncols-1 over x (time), a line each, one legend */
 };
 
 #define APX_RTABLE_COLS 40

@@ -1,8 +1,8 @@
 /*
  * html_plot.c - the SVG plots of the HTML report (html.h): a table of the report document
- * drawn as its plot hint says (doc.h, enum apx_plot): bars, a line over time, a log-log
- * scatter, stacked bars, or a timeline of boxes in lanes. Axis labels are formatted by the
- * columns' units; labels from the trace are escaped. Called by emit_html.c.
+ * drawn as its plot hint says (doc.h, enum apx_plot): bars, a line (or several) over time, a
+ * log-log scatter, stacked bars, or a timeline of boxes in lanes. Axis labels are formatted by
+ * the columns' units; labels from the trace are escaped. Called by emit_html.c.
  */
 #include <math.h>
 #include <stdio.h>
@@ -162,6 +162,48 @@ static void line(FILE *out, const struct apx_rtable *t)
 		fprintf(out, "%s%.1f,%.1f", r ? " " : "", fx(&f, num(t, r, t->plot_x)),
 			fy(&f, num(t, r, t->plot_y)));
 	fputs("\"/>\n", out);
+	fig_close(out);
+}
+
+/* Columns plot_y..ncols-1 over plot_x, a line and a legend entry each (same unit). */
+static void lines(FILE *out, const struct apx_rtable *t)
+{
+	struct frame f = { .left = 90, .top = 10, .w = PW - 110, .h = 200 };
+	unsigned xu = t->col[t->plot_x].unit, yu = t->col[t->plot_y].unit;
+
+	if (t->nrows < 2)
+		return;
+	f.x0 = f.x1 = num(t, 0, t->plot_x);
+	for (size_t r = 0; r < t->nrows; r++) {
+		f.x0 = fmin(f.x0, num(t, r, t->plot_x));
+		f.x1 = fmax(f.x1, num(t, r, t->plot_x));
+		for (unsigned c = t->plot_y; c < t->ncols; c++)
+			f.y1 = fmax(f.y1, num(t, r, c));
+	}
+	if (f.y1 <= 0)
+		f.y1 = 1;
+	fig_open(out, t, PW, 260);
+	axes(out, &f, xu, yu);
+	for (unsigned c = t->plot_y; c < t->ncols; c++) {
+		unsigned k = (c - t->plot_y) % CATS;
+		int first = 1;
+
+		fprintf(out, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"",
+			palette[k]);
+		for (size_t r = 0; r < t->nrows; r++) {
+			if (apx_rtable_cell(t, r, c)->na)
+				continue;
+			fprintf(out, "%s%.1f,%.1f", first ? "" : " ", fx(&f, num(t, r, t->plot_x)),
+				fy(&f, num(t, r, c)));
+			first = 0;
+		}
+		fputs("\"/>\n", out);
+		fprintf(out, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"%s\"/>"
+			"<text x=\"%d\" y=\"%d\">", f.left + 10 + (int)k * 180, 242, palette[k],
+			f.left + 24 + (int)k * 180, 251);
+		apx_html_str(out, t->col[c].title);
+		fputs("</text>\n", out);
+	}
 	fig_close(out);
 }
 
@@ -350,6 +392,7 @@ void apx_html_plot(FILE *out, const struct apx_rtable *t)
 	case APX_PLOT_SCATTER: scatter(out, t); break;
 	case APX_PLOT_STACKED: stacked(out, t); break;
 	case APX_PLOT_TIMELINE: timeline(out, t); break;
+	case APX_PLOT_LINES: lines(out, t); break;
 	default: break;
 	}
 }

@@ -246,6 +246,31 @@ static int model_ok(const struct apx_model *m, const struct apx_findings *fd, ch
 	if (m->gpu.window_ns && main_ns > (double)m->gpu.window_ns + 1)
 		return fail(why, cap, "steady findings save %.0f ns, over the steady window %llu ns", main_ns,
 			    (unsigned long long)m->gpu.window_ns);
+	{	/* the Python stacks' lines (issue 32): each kernel is in one line at most */
+		uint64_t hot_ns = 0, hot_launches = 0;
+
+		for (size_t i = 0; i < m->hotspots.n; i++) {
+			const struct apx_an_hotspot *h = APX_VEC_AT(&m->hotspots, struct apx_an_hotspot, i);
+
+			hot_ns += h->gpu_ns;
+			hot_launches += h->launches;
+			if (h->st_gpu_ns > h->gpu_ns || h->host_running_ns > h->host_ns)
+				return fail(why, cap, "hotspot %zu: steady GPU %llu of %llu, running %llu "
+					    "of host %llu", i, (unsigned long long)h->st_gpu_ns,
+					    (unsigned long long)h->gpu_ns,
+					    (unsigned long long)h->host_running_ns,
+					    (unsigned long long)h->host_ns);
+		}
+		if (hot_ns > m->kernel_total_ns || hot_launches > m->k.n)
+			return fail(why, cap, "hotspots: %llu ns in %llu launches, over the kernels' %llu "
+				    "ns in %zu", (unsigned long long)hot_ns,
+				    (unsigned long long)hot_launches,
+				    (unsigned long long)m->kernel_total_ns, m->k.n);
+		for (size_t i = 0; i < fd->n; i++)
+			if (fd->f[i].nlines > APX_FINDING_LINES_MAX)
+				return fail(why, cap, "finding %s names %u lines", fd->f[i].rule,
+					    fd->f[i].nlines);
+	}
 	return 0;
 }
 

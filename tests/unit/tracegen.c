@@ -91,6 +91,7 @@ void tg_kernel_cfg(struct tg *t, uint64_t start, uint64_t dur, const char *name,
 	uint32_t id;
 
 	apx_rec_init(&k, APX_REC_KERNEL);
+	k.v[APX_KERNEL_STACK] = t->stack;
 	apx_writer_intern(t->w, name, strlen(name), &id);
 	k.v[APX_KERNEL_START_NS] = start;
 	k.v[APX_KERNEL_END_NS] = start + dur;
@@ -115,6 +116,7 @@ static void kernel_rec(struct tg *t, uint64_t start, uint64_t dur, const char *n
 	uint32_t id;
 
 	apx_rec_init(&k, APX_REC_KERNEL);
+	k.v[APX_KERNEL_STACK] = t->stack;
 	apx_writer_intern(t->w, name, strlen(name), &id);
 	k.v[APX_KERNEL_START_NS] = start;
 	k.v[APX_KERNEL_END_NS] = start + dur;
@@ -141,6 +143,7 @@ static void copy_rec(struct tg *t, struct apx_rec *c, uint64_t start, uint64_t d
 		     unsigned host_kind, uint64_t bytes)
 {
 	apx_rec_init(c, APX_REC_MEMCPY);
+	c->v[APX_MEMCPY_STACK] = t->stack;
 	c->v[APX_MEMCPY_START_NS] = start;
 	c->v[APX_MEMCPY_END_NS] = start + dur;
 	c->v[APX_MEMCPY_CORRELATION] = ++t->corr;
@@ -194,6 +197,7 @@ void tg_memset(struct tg *t, uint64_t start, uint64_t dur, int async)
 	struct apx_rec s;
 
 	apx_rec_init(&s, APX_REC_MEMSET);
+	s.v[APX_MEMSET_STACK] = t->stack;
 	s.v[APX_MEMSET_START_NS] = start;
 	s.v[APX_MEMSET_END_NS] = start + dur;
 	s.v[APX_MEMSET_STREAM] = 7;
@@ -209,6 +213,7 @@ void tg_sync(struct tg *t, uint64_t start, uint64_t end, unsigned kind)
 	struct apx_rec s;
 
 	apx_rec_init(&s, APX_REC_SYNC);
+	s.v[APX_SYNC_STACK] = t->stack;
 	s.v[APX_SYNC_START_NS] = start;
 	s.v[APX_SYNC_END_NS] = end;
 	s.v[APX_SYNC_KIND] = kind;
@@ -437,4 +442,73 @@ struct apx_model *tg_model(struct tg *t, size_t n)
 		return NULL;
 	}
 	return m;
+}
+
+void tg_frame(struct tg *t, uint64_t id, const char *file, const char *func, uint64_t line)
+{
+	struct apx_rec r;
+	uint32_t fid, nid;
+
+	apx_rec_init(&r, APX_REC_FRAME);
+	apx_writer_intern(t->w, file, strlen(file), &fid);
+	apx_writer_intern(t->w, func, strlen(func), &nid);
+	r.v[APX_FRAME_ID] = id;
+	r.v[APX_FRAME_KIND] = APX_FRAME_PYTHON;
+	r.v[APX_FRAME_FILE] = fid;
+	r.v[APX_FRAME_FUNC] = nid;
+	r.v[APX_FRAME_LINE] = line;
+	apx_writer_add(t->w, &r);
+}
+
+void tg_stack_bytes(struct tg *t, uint64_t id, const uint8_t *frames, size_t len)
+{
+	struct apx_rec r;
+
+	apx_rec_init(&r, APX_REC_STACK);
+	r.v[APX_STACK_ID] = id;
+	apx_rec_set_bytes(&r, APX_STACK_FRAMES, frames, len);
+	apx_writer_add(t->w, &r);
+}
+
+void tg_stack(struct tg *t, uint64_t id, const uint64_t *frames, size_t n)
+{
+	uint8_t buf[10 * 300];
+	size_t len = 0;
+
+	for (size_t i = 0; i < n && len + 10 <= sizeof(buf); i++) {
+		uint64_t v = frames[i];
+
+		do {
+			buf[len++] = (uint8_t)((v & 0x7f) | (v >= 0x80 ? 0x80 : 0));
+			v >>= 7;
+		} while (v);
+	}
+	tg_stack_bytes(t, id, buf, len);
+}
+
+void tg_sample(struct tg *t, uint64_t ts, uint64_t tid, uint64_t stack, unsigned state,
+	       int64_t syscall, uint64_t cpu_ns, uint64_t period_ns)
+{
+	struct apx_rec r;
+
+	apx_rec_init(&r, APX_REC_SAMPLE);
+	r.v[APX_SAMPLE_TS_NS] = ts;
+	r.v[APX_SAMPLE_TID] = tid;
+	r.v[APX_SAMPLE_STACK] = stack;
+	r.v[APX_SAMPLE_STATE] = state;
+	apx_rec_set_i64(&r, APX_SAMPLE_SYSCALL, syscall);
+	r.v[APX_SAMPLE_CPU_NS] = cpu_ns;
+	r.v[APX_SAMPLE_PERIOD_NS] = period_ns;
+	apx_writer_add(t->w, &r);
+	seen(t, ts);
+}
+
+void tg_thread(struct tg *t, uint64_t tid, const char *name)
+{
+	struct apx_rec r;
+
+	apx_rec_init(&r, APX_REC_THREAD);
+	r.v[APX_THREAD_TID] = tid;
+	apx_rec_set_str(&r, APX_THREAD_NAME, name);
+	apx_writer_add(t->w, &r);
 }

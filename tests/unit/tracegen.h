@@ -16,6 +16,8 @@ struct tg {
 	struct apx_writer *w;
 	char path[64];
 	uint64_t corr, end_ns;
+	uint64_t stack;			/* the stack id the next kernel, copy, memset or sync
+					 * records carry (0: none) */
 };
 
 int tg_open(struct tg *t);	/* a new temporary file with header + device 0 */
@@ -69,6 +71,15 @@ void tg_finding(struct tg *t, const char *rule, unsigned severity, uint64_t savi
 void tg_apw(struct tg *t, uint64_t ts, uint64_t stream, uint64_t base, uint64_t bytes);
 /* cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, bytes) at ts. */
 void tg_l2_limit(struct tg *t, uint64_t ts, uint64_t bytes);
+/* Python stacks (issue 32): a FRAME record (Python, file:line in func), a STACK record of frame
+ * ids (innermost first; tg_stack_bytes: the frame list's bytes as given, for hostile input),
+ * a SAMPLE of thread tid (state enum apx_thread_state, syscall -1 none), a THREAD name. */
+void tg_frame(struct tg *t, uint64_t id, const char *file, const char *func, uint64_t line);
+void tg_stack(struct tg *t, uint64_t id, const uint64_t *frames, size_t n);
+void tg_stack_bytes(struct tg *t, uint64_t id, const uint8_t *frames, size_t len);
+void tg_sample(struct tg *t, uint64_t ts, uint64_t tid, uint64_t stack, unsigned state,
+	       int64_t syscall, uint64_t cpu_ns, uint64_t period_ns);
+void tg_thread(struct tg *t, uint64_t tid, const char *name);
 /* Close the trace; the caller loads t->path and unlinks it. */
 int tg_close(struct tg *t);
 /* Close n traces and build one model of them (a run's files; the files are unlinked). NULL on

@@ -18,7 +18,18 @@
 #include <math.h>
 #include <stdio.h>
 
+#include "analysis/stacks.h"
+
 #include "base/banned.h"
+
+/* The copies this rule would hide (the lines of the finding): host<->device copies. */
+static int host_device(const struct apx_model *m, size_t i)
+{
+	const struct apx_an_copy *c = APX_VEC_AT(&m->copies, struct apx_an_copy, i);
+
+	return (c->kind == APX_COPY_H2D || c->kind == APX_COPY_D2H) &&
+	       apx_phase_of(m, c->start) == APX_PHASE_STEADY;
+}
 
 APX_RULE_DECL(copy_overlap)
 {
@@ -134,5 +145,6 @@ APX_RULE_DECL(copy_overlap)
 		 "  nxt.record_stream(torch.cuda.current_stream())");
 	(void)why;
 	(void)why_len;
+	apx_lines_of_copies(m, f, host_device);
 	return APX_RULE_FIRED;
 }

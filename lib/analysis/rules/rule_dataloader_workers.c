@@ -14,6 +14,8 @@
 
 #include <stdio.h>
 
+#include "analysis/stacks.h"
+
 #include "base/banned.h"
 
 APX_RULE_DECL(dataloader_workers)
@@ -55,5 +57,6 @@ APX_RULE_DECL(dataloader_workers)
 		 "             persistent_workers=True, prefetch_factor=4)\n"
 		 "  x = x.to('cuda', non_blocking=True)\n"
 		 "(num_workers: about the CPU cores per GPU; move per-sample work into __getitem__)");
+	apx_lines_of_idle(m, f, 1u << APX_IDLE_DATA);
 	return APX_RULE_FIRED;
 }

@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analysis/stacks.h"
+
 #include "base/banned.h"
 
 #define MIN_GEMM_NS 10000.0	/* mean time of a launch below which a GEMM is too small */
@@ -34,6 +36,14 @@ static int is_fp32_simt_gemm(const struct apx_an_name *nm)
 		if (apx_name_has(nm, tensor[i]))
 			return 0;
 	return 1;
+}
+
+/* The GEMMs this rule counts (the lines of the finding). */
+static int big_fp32_gemm(const void *ctx, const struct apx_an_name *nm)
+{
+	(void)ctx;
+	return nm->count && is_fp32_simt_gemm(nm) &&
+	       (double)nm->total_ns >= MIN_GEMM_NS * (double)nm->count;
 }
 
 APX_RULE_DECL(fp32_matmul)
@@ -107,5 +117,6 @@ APX_RULE_DECL(fp32_matmul)
 		apx_text_append(f->evidence, sizeof(f->evidence),
 				"left out: %llu launches of fp32 GEMMs under %.0f us each (too small)\n",
 				(unsigned long long)small, MIN_GEMM_NS / 1000.0);
+	apx_lines_of_kernels(m, f, big_fp32_gemm, NULL);
 	return APX_RULE_FIRED;
 }

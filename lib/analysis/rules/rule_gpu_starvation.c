@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/stacks.h"
+
 #include "base/banned.h"
 
 #define LONG_NS 1000000ull
@@ -160,5 +162,6 @@ APX_RULE_DECL(gpu_starvation)
 			   "graphs (torch.compile(mode=\"reduce-overhead\")) remove it." : "");
 	(void)why;
 	(void)why_len;
+	apx_lines_of_idle(m, f, 1u << APX_IDLE_UNKNOWN);
 	return APX_RULE_FIRED;
 }

@@ -10,6 +10,8 @@
 
 #include <stdio.h>
 
+#include "analysis/stacks.h"
+
 #include "base/banned.h"
 
 APX_RULE_DECL(input_pipeline)
@@ -41,5 +43,6 @@ APX_RULE_DECL(input_pipeline)
 		 "  DataLoader(ds, batch_size=..., num_workers=8, pin_memory=True, prefetch_factor=4,\n"
 		 "             persistent_workers=True)\n"
 		 "  x = x.to('cuda', non_blocking=True)");
+	apx_lines_of_idle(m, f, 1u << APX_IDLE_DATA);
 	return APX_RULE_FIRED;
 }

@@ -18,6 +18,8 @@
 
 #include <stdio.h>
 
+#include "analysis/stacks.h"
+
 #include "base/banned.h"
 
 #define GRAPH_GAP_NS 1000.0
@@ -122,5 +124,6 @@ APX_RULE_DECL(launch_bound)
 		 "and replay it with g.replay(); or raise the batch size so each kernel does more work.");
 	(void)why;
 	(void)why_len;
+	apx_lines_of_kernels(m, f, NULL, NULL);
 	return APX_RULE_FIRED;
 }

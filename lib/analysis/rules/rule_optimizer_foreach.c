@@ -24,6 +24,8 @@
 
 #include <stdio.h>
 
+#include "analysis/stacks.h"
+
 #include "base/banned.h"
 
 #define OPS_PER_PARAM 8		/* kernels the single-tensor AdamW step launches per tensor */
@@ -51,6 +53,12 @@ double apx_optimizer_loop_claim(const struct apx_model *m, unsigned c, double *r
 		return 0;
 	self = (double)m->launch_cost_ns * l.launches * (double)l.span_steps;
 	return (double)l.idle_ns > self ? (double)l.idle_ns - self : 0;
+}
+
+/* The kernels of one name (ctx: it): the lines of the finding. */
+static int is_name(const void *ctx, const struct apx_an_name *nm)
+{
+	return nm == ctx;
 }
 
 APX_RULE_DECL(optimizer_foreach)
@@ -139,5 +147,7 @@ APX_RULE_DECL(optimizer_foreach)
 		 "  opt = torch.optim.AdamW(model.parameters(), fused=True)  # or foreach=True\n"
 		 "(foreach is the default on CUDA unless foreach=False was passed or the parameters\n"
 		 "are not all CUDA tensors; a hand-written update loop can use torch._foreach_* ops)");
+	if (l.top)
+		apx_lines_of_kernels(m, f, is_name, l.top);
 	return APX_RULE_FIRED;
 }

@@ -18,6 +18,8 @@
 
 #include "analysis/idle_attrib.h"
 
+#include "analysis/stacks.h"
+
 #include "base/banned.h"
 
 struct acc {
@@ -37,6 +39,25 @@ static void measure(const struct apx_model *m, enum apx_phase ph, struct acc *a)
 		a->bytes += c->bytes;
 		a->dur += c->dur;
 	}
+}
+
+/* The copies measure() counts, of one phase (the lines of the finding). */
+static int pageable_in(const struct apx_model *m, size_t i, enum apx_phase ph)
+{
+	const struct apx_an_copy *c = APX_VEC_AT(&m->copies, struct apx_an_copy, i);
+
+	return c->kind == APX_COPY_H2D && c->src == APX_MEM_PAGEABLE && !apx_copy_small(c->bytes) &&
+	       apx_phase_of(m, c->start) == ph;
+}
+
+static int pageable_steady(const struct apx_model *m, size_t i)
+{
+	return pageable_in(m, i, APX_PHASE_STEADY) || pageable_in(m, i, APX_PHASE_TEARDOWN);
+}
+
+static int pageable_startup(const struct apx_model *m, size_t i)
+{
+	return pageable_in(m, i, APX_PHASE_STARTUP);
 }
 
 static void emit(const struct apx_model *m, struct apx_findings *out, enum apx_phase ph,
@@ -103,6 +124,7 @@ static void emit(const struct apx_model *m, struct apx_findings *out, enum apx_p
 		}
 	}
 	snprintf(f->fix, sizeof(f->fix), "%s", apx_pageable_copy_fix);
+	apx_lines_of_copies(m, f, ph == APX_PHASE_STARTUP ? pageable_startup : pageable_steady);
 }
 
 APX_RULE_DECL(pageable_copy)

@@ -17,7 +17,18 @@
 
 #include <stdio.h>
 
+#include "analysis/stacks.h"
+
 #include "base/banned.h"
+
+/* The copies that can be repeats (the lines of the finding: host->device copies from a known
+ * host address; copy_repeats.c tells the repeats among them). */
+static int addressed_h2d(const struct apx_model *m, size_t i)
+{
+	const struct apx_an_copy *c = APX_VEC_AT(&m->copies, struct apx_an_copy, i);
+
+	return c->kind == APX_COPY_H2D && c->host_addr;
+}
 
 APX_RULE_DECL(repeated_copy)
 {
@@ -67,5 +78,6 @@ APX_RULE_DECL(repeated_copy)
 		 "  for batch in loader: out = model(batch, weights_gpu)\n"
 		 "or register it as a buffer of the module (self.register_buffer(...)) and call "
 		 "model.to('cuda').");
+	apx_lines_of_copies(m, f, addressed_h2d);
 	return APX_RULE_FIRED;
 }

@@ -12,7 +12,18 @@
 
 #include "analysis/idle_attrib.h"
 
+#include "analysis/stacks.h"
+
 #include "base/banned.h"
+
+/* The copies this rule counts (the lines of the finding). */
+static int small_steady(const struct apx_model *m, size_t i)
+{
+	const struct apx_an_copy *c = APX_VEC_AT(&m->copies, struct apx_an_copy, i);
+
+	return (c->kind == APX_COPY_H2D || c->kind == APX_COPY_D2H) && apx_copy_small(c->bytes) &&
+	       apx_phase_of(m, c->start) == APX_PHASE_STEADY;
+}
 
 APX_RULE_DECL(small_copies)
 {
@@ -73,5 +84,6 @@ APX_RULE_DECL(small_copies)
 		 "or build them on the GPU directly (torch.tensor(..., device='cuda')).");
 	(void)why;
 	(void)why_len;
+	apx_lines_of_copies(m, f, small_steady);
 	return APX_RULE_FIRED;
 }

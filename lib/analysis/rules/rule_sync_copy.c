@@ -16,12 +16,25 @@
 
 #include "analysis/idle_attrib.h"
 
+#include "analysis/stacks.h"
+
 #include "base/banned.h"
 
 /* A copy of more than 64 KiB from the device into pageable memory: the host waits for it. */
 static int to_pageable(const struct apx_an_copy *c)
 {
 	return c->kind == APX_COPY_D2H && c->dst == APX_MEM_PAGEABLE && !apx_copy_small(c->bytes);
+}
+
+/* The copies this rule counts (the lines of the finding): blocking copies of the steady state. */
+static int blocking(const struct apx_model *m, size_t i)
+{
+	const struct apx_an_copy *c = APX_VEC_AT(&m->copies, struct apx_an_copy, i);
+
+	if (c->kind == APX_COPY_D2D || apx_phase_of(m, c->start) != APX_PHASE_STEADY)
+		return 0;
+	return to_pageable(c) || (!c->async && c->src != APX_MEM_PAGEABLE &&
+				  c->dst != APX_MEM_PAGEABLE);
 }
 
 APX_RULE_DECL(sync_copy)
@@ -134,5 +147,6 @@ APX_RULE_DECL(sync_copy)
 		 "  torch.zeros(..., device='cuda') instead of creating on the CPU and copying");
 	(void)why;
 	(void)why_len;
+	apx_lines_of_copies(m, f, blocking);
 	return APX_RULE_FIRED;
 }

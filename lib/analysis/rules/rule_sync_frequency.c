@@ -18,10 +18,28 @@
 #include <stdio.h>
 
 #include "analysis/idle_attrib.h"
+#include "analysis/store.h"
+
+#include "analysis/stacks.h"
 
 #include "base/banned.h"
 
 #define RARE_STEPS 10
+
+/* The lines the host syncs were called from: count and host wait. */
+static void sync_lines(const struct apx_model *m, struct apx_finding *f)
+{
+	const struct apx_store *st = m->store;
+	struct apx_line_tally t;
+
+	if (!m->has_stacks || apx_line_tally_init(&t, m) < 0)
+		return;
+	for (size_t i = 0; i < st->y.n; i++)
+		if (st->y.kind[i] != APX_SYNC_KIND_STREAM_WAIT_EVENT)
+			apx_line_tally_add(&t, st->y.stack[i], 1, (double)(st->y.end[i] - st->y.start[i]));
+	apx_line_tally_put(&t, f, "syncs", 0);
+	apx_line_tally_release(&t);
+}
 
 APX_RULE_DECL(sync_frequency)
 {
@@ -103,5 +121,6 @@ APX_RULE_DECL(sync_frequency)
 		 "Remove torch.cuda.synchronize(), .cpu(), .numpy() and print(tensor) from the step.");
 	(void)why;
 	(void)why_len;
+	sync_lines(m, f);
 	return APX_RULE_FIRED;
 }

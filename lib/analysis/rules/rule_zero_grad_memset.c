@@ -27,6 +27,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analysis/stacks.h"
+
 #include "base/banned.h"
 
 #define EVERY_STEP 0.8		/* share of the steps with a long run of fills */
@@ -105,6 +107,12 @@ void apx_zero_grad_find(const struct apx_model *m, struct apx_zero_grad *z)
 		z->host_ns = APX_HOST_OP_NS;
 }
 
+/* The kernels of one name (ctx: it): the lines of the finding. */
+static int is_name(const void *ctx, const struct apx_an_name *nm)
+{
+	return nm == ctx;
+}
+
 APX_RULE_DECL(zero_grad_memset)
 {
 	const struct apx_an_steps *st = &m->steady;
@@ -165,5 +173,6 @@ APX_RULE_DECL(zero_grad_memset)
 		 "(code that reads p.grad after zero_grad must then handle None)");
 	(void)why;
 	(void)why_len;
+	apx_lines_of_kernels(m, f, is_name, z.top);
 	return APX_RULE_FIRED;
 }

@@ -1,0 +1,156 @@
+/*
+ * src_pystack.c - the Python stack at every kernel launch, copy, memset and host
+ * synchronization (apx analyze --python-backtrace, on by default). In the CUPTI enter
+ * callback the calling thread is inside our code, so its frame chain cannot change: it is
+ * walked by direct loads (a few ns a frame, no GIL: the thread state comes from
+ * PyGILState_GetThisThreadState, which reads thread-specific storage), hashed, and looked up
+ * in the shared stack table (pystacks.c); the stack id is kept in its side table by
+ * correlation id, which the writer joins to the KERNEL, MEMCPY and MEMSET records (encode.c). Host syncs
+ * take it at API exit (src_callbacks.c). start() finds the interpreter and checks the layout
+ * on the starting thread (direct loads against copying reads) before any direct load is
+ * trusted; an unknown interpreter leaves one degraded fact and nothing else changes.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collector/collector.h"
+#include "collector/pystacks.h"
+
+#include "base/banned.h"
+
+static struct {
+	int wanted;			/* APX_PY_BACKTRACE != 0 */
+	_Atomic int on;			/* start() checked the layout */
+	char why[200];
+} g_ps;
+
+int apx_pystack_wanted(void)
+{
+	return g_ps.wanted;
+}
+
+uint32_t apx_pystack_here(uint32_t *ret_tid)
+{
+	const struct apx_py_runtime *rt;
+	struct apx_py_raw_frame f[APX_PYSTACK_DEPTH];
+	uintptr_t ts;
+	int n, trunc;
+
+	*ret_tid = 0;
+	if (!atomic_load_explicit(&g_ps.on, memory_order_relaxed))
+		return 0;
+	rt = apx_pystacks_runtime();
+	if (rt->is_finalizing && rt->is_finalizing())
+		return 0;	/* thread states may be freed from here on */
+	ts = (uintptr_t)rt->this_thread_state();
+	if (!ts)
+		return 0;	/* a thread Python never saw (CUDA's, NCCL's) */
+	if (rt->L.tstate_native_tid)
+		*ret_tid = (uint32_t)*(const uint64_t *)(ts + rt->L.tstate_native_tid);
+	n = apx_py_walk_own(rt, ts, f, APX_PYSTACK_DEPTH, &trunc);
+	if (n <= 0)
+		return 0;	/* no frames: autograd's engine threads, for one */
+	return apx_pystacks_intern(f, n, trunc);
+}
+
+void apx_pystack_at_call(uint32_t corr)
+{
+	uint32_t tid, id;
+
+	if (!corr || !atomic_load_explicit(&g_ps.on, memory_order_relaxed))
+		return;
+	id = apx_pystack_here(&tid);
+	apx_pystacks_set_corr(corr, id, tid);
+}
+
+/* The layout is right for this process when a walk by direct loads and one by copying reads
+ * of this thread give the same frames, every one a code object. */
+static int layout_checked(const struct apx_py_runtime *rt)
+{
+	struct apx_py_raw_frame a[APX_PYSTACK_DEPTH], b[APX_PYSTACK_DEPTH];
+	uintptr_t ts = (uintptr_t)rt->this_thread_state();
+	int na, nb, ta, tb;
+
+	if (!ts)
+		return 1;	/* CUDA started on a thread without Python: checked by the sampler */
+	nb = apx_py_walk_copy(rt, ts, b, APX_PYSTACK_DEPTH, &tb);
+	if (nb < 0)
+		return 0;
+	na = apx_py_walk_own(rt, ts, a, APX_PYSTACK_DEPTH, &ta);
+	if (na != nb)
+		return 0;
+	for (int i = 0; i < na; i++)
+		if (a[i].code != b[i].code || a[i].lasti_bytes != b[i].lasti_bytes)
+			return 0;
+	return 1;
+}
+
+static int pystack_start(struct apx_collector *c)
+{
+	static struct apx_py_runtime rt;
+	int r;
+
+	g_ps.wanted = apx_env_u64("APX_PY_BACKTRACE", 1, 1) != 0;
+	if (!g_ps.wanted && !apx_env_u64("APX_PY_SAMPLING_HZ", 200, 10000))
+		return -1;
+	r = apx_py_runtime_find(&rt, g_ps.why, sizeof(g_ps.why));
+	if (r < 0) {
+		g_ps.wanted = 0;
+		if (r == -ENOENT)
+			return -1;	/* not a Python program: nothing to say */
+		apx_degraded(c, "python-stacks: this interpreter is not one apx can read (see kv "
+			     "python_stacks)", 0);
+		apx_say("python stacks off: %s", g_ps.why);
+		return -1;
+	}
+	if (!layout_checked(&rt)) {
+		g_ps.wanted = 0;
+		snprintf(g_ps.why, sizeof(g_ps.why), "CPython 0x%x: frames read two ways disagree",
+			 rt.L.version_hex);
+		apx_degraded(c, "python-stacks: the interpreter's frames did not read back as "
+			     "expected; stacks off", 0);
+		apx_say("python stacks off: %s", g_ps.why);
+		return -1;
+	}
+	if (apx_pystacks_init(&rt) < 0) {
+		g_ps.wanted = 0;
+		apx_degraded(c, "python-stacks: out of memory for the stack tables", -ENOMEM);
+		return -1;
+	}
+	snprintf(g_ps.why, sizeof(g_ps.why), "CPython %u.%u.%u%s", rt.L.version_hex >> 24,
+		 (rt.L.version_hex >> 16) & 0xff, (rt.L.version_hex >> 8) & 0xff,
+		 g_ps.wanted ? ", at launches, copies, memsets and syncs" : ", sampling only");
+	if (g_ps.wanted)
+		atomic_store(&g_ps.on, 1);
+	return 0;
+}
+
+static void pystack_drain(struct apx_collector *c, uint64_t now_ns, int periodic)
+{
+	apx_pystacks_drain(c->enc);
+}
+
+static void pystack_finish(struct apx_collector *c, uint64_t now_ns)
+{
+	uint64_t stacks, full, lost, bad;
+	char text[320];
+
+	if (!g_ps.why[0])
+		return;
+	apx_pystacks_drain(c->enc);
+	apx_pystacks_stats(&stacks, &full, &lost, &bad);
+	snprintf(text, sizeof(text), "%s; %llu stacks, %llu not kept (table full), %llu "
+		 "definitions lost, %llu code objects unreadable", g_ps.why,
+		 (unsigned long long)stacks, (unsigned long long)full, (unsigned long long)lost,
+		 (unsigned long long)bad);
+	apx_add_kv(c, "python_stacks", text);
+}
+
+const struct apx_source apx_source_pystack = {
+	.name = "pystack",
+	.start = pystack_start,
+	.drain = pystack_drain,
+	.finish = pystack_finish,
+};

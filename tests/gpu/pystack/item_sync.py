@@ -1,0 +1,97 @@
+"""item_sync.py - a program of tests/gpu/pystack (issue 32), run by pystack_check.py on the GPU
+machine with and without `apx analyze`: a bf16 GPT (12 layers, d768, T512, batch 8, fused
+AdamW), GPU-bound as written, whose block clips activation outliers behind a data-dependent
+Python `if` on a GPU tensor: a host synchronization in every block of every step (the marked
+line), after which the GPU waits while the host launches the block's next kernels. apx's
+sync-frequency finding must name that line first. The loop itself synchronizes only at the
+end of each timed block, so the planted line holds nearly all of the program's syncs.
+
+    python3 item_sync.py [--steps N] [--warmup W]
+
+Prints STEP_MS <median ms a step> as its last line."""
+import argparse
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+D, HEADS, LAYERS, T, BATCH, VOCAB = 768, 12, 12, 512, 8, 16384
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(D)
+        self.qkv = nn.Linear(D, 3 * D)
+        self.proj = nn.Linear(D, D)
+        self.ln2 = nn.LayerNorm(D)
+        self.fc1 = nn.Linear(D, 4 * D)
+        self.fc2 = nn.Linear(4 * D, D)
+
+    def forward(self, x):
+        b, t, _ = x.shape
+        q, k, v = self.qkv(self.ln1(x)).view(b, t, 3, HEADS, D // HEADS).transpose(1, 3).unbind(2)
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.proj(a.transpose(1, 2).reshape(b, t, D))
+        h = F.gelu(self.fc1(self.ln2(x)))
+        if h.abs().amax() > 6:  # APX-EXPECT: sync
+            h = h.clamp(max=6)
+        return x + self.fc2(h)
+
+
+class GPT(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.tok = nn.Embedding(VOCAB, D)
+        self.pos = nn.Embedding(T, D)
+        self.blocks = nn.ModuleList(Block() for _ in range(LAYERS))
+        self.ln = nn.LayerNorm(D)
+        self.head = nn.Linear(D, VOCAB, bias=False)
+
+    def forward(self, idx):
+        x = self.tok(idx) + self.pos(torch.arange(idx.shape[1], device=idx.device))
+        for blk in self.blocks:
+            x = blk(x)
+        return self.head(self.ln(x))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--steps", type=int, default=60)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--block", type=int, default=10, help="steps between two synchronizations")
+    a = ap.parse_args()
+    if not torch.cuda.is_available():
+        print("item_sync.py: no CUDA GPU", file=sys.stderr)
+        sys.exit(77)
+    torch.manual_seed(0)
+    model = GPT().cuda()
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-4, fused=True)
+    data = torch.randint(0, VOCAB, (4, BATCH, T + 1), device="cuda")
+
+    def step(i):
+        x, y = data[i % 4, :, :-1], data[i % 4, :, 1:]
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = F.cross_entropy(model(x).view(-1, VOCAB), y.reshape(-1))
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    for i in range(a.warmup):
+        step(i)
+    torch.cuda.synchronize()
+    times = []
+    for b in range(max(1, a.steps // a.block)):
+        t0 = time.perf_counter()
+        for i in range(a.block):
+            step(b * a.block + i)
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - t0) * 1e3 / a.block)
+    print(f"STEP_MS {statistics.median(times):.3f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

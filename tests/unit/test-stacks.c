@@ -1,0 +1,466 @@
+/*
+ * test-stacks.c - unit tests of the Python stacks' analysis (issue 32): the event store's
+ * frames, stacks and samples (store_stacks.c) with hostile records counted and dropped, the
+ * line a stack stands for (stacks.c: library frames folded, --frames all), hotspots'
+ * order and sums (hotspots.c), the lines findings name (lines.c: sync-frequency,
+ * input-pipeline), threads (threads.c), the main thread inside idle gaps (idle_stacks.c), and
+ * the report's hotspots, idle-stacks and threads sections. Traces from tracegen.c.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis/findings.h"
+#include "analysis/model.h"
+#include "analysis/stacks.h"
+#include "analysis/store.h"
+#include "apx-test.h"
+#include "report/doc.h"
+#include "unit/analysed.h"
+
+#include "base/banned.h"
+
+#define MS 1000000ull
+#define US 1000ull
+
+static struct apx_findings fd;
+
+/* Close t and build its model with frames_all as asked, then run the rules into fd. */
+static struct apx_model *model_of(struct tg *t, int frames_all)
+{
+	struct apx_model *m = apx_model_new();
+
+	if (!m || tg_close(t) < 0 || apx_model_add_file(m, t->path, NULL) < 0)
+		goto fail;
+	m->frames_all = frames_all;
+	if (apx_model_finish(m) < 0)
+		goto fail;
+	unlink(t->path);
+	memset(&fd, 0, sizeof(fd));
+	apx_rules_run(m, &fd);
+	return m;
+fail:
+	unlink(t->path);
+	apx_model_free(m);
+	return NULL;
+}
+
+static const struct apx_finding *finding(const char *rule)
+{
+	return tg_find(&fd, rule);
+}
+
+static int text_is(const char *p, uint32_t len, const char *s)
+{
+	return p && len == strlen(s) && !memcmp(p, s, len);
+}
+
+/* A hotspot row's file, function and line. */
+static int hotspot_is(const struct apx_model *m, size_t i, const char *file, const char *func,
+		      uint32_t line)
+{
+	const struct apx_an_hotspot *h = APX_VEC_AT(&m->hotspots, struct apx_an_hotspot, i);
+	const struct apx_an_line *l = APX_VEC_AT(&m->lines, struct apx_an_line, h->line);
+	struct apx_es_text f = apx_store_string(m->store, l->file);
+	struct apx_es_text fn = apx_store_string(m->store, l->func);
+
+	return text_is(f.p, f.len, file) && text_is(fn.p, fn.len, func) && l->line == line;
+}
+
+#define LIB "/usr/lib/python3/dist-packages/torch/nn/functional.py"
+
+/* Frames: train.py:10 train, model.py:41 forward, torch's linear (a library frame),
+ * model.py:50 loss_fn. Stacks: 1 linear < forward < train, 2 loss_fn < train, 3 train. */
+static void program(struct tg *t)
+{
+	static const uint64_t s1[] = { 3, 2, 1 }, s2[] = { 4, 1 }, s3[] = { 1 };
+
+	tg_frame(t, 1, "/home/u/train.py", "train", 10);
+	tg_frame(t, 2, "/home/u/model.py", "Model.forward", 41);
+	tg_frame(t, 3, LIB, "linear", 200);
+	tg_frame(t, 4, "/home/u/model.py", "loss_fn", 50);
+	tg_stack(t, 1, s1, 3);
+	tg_stack(t, 2, s2, 2);
+	tg_stack(t, 3, s3, 1);
+}
+
+/* 10 kernels of 100 us from stack 1, 5 of 300 us from stack 2, 2 of 50 us from stack 3, a
+ * pageable copy and a sync from stack 3; samples of the main thread (tid 100 = pid). */
+static void hotspot_trace(struct tg *t)
+{
+	uint64_t ts = 1 * MS;
+
+	program(t);
+	t->stack = 1;
+	for (int i = 0; i < 10; i++, ts += 200 * US)
+		tg_kernel(t, ts, 100 * US, "gemm", 7);
+	t->stack = 2;
+	for (int i = 0; i < 5; i++, ts += 400 * US)
+		tg_kernel(t, ts, 300 * US, "loss", 7);
+	t->stack = 3;
+	for (int i = 0; i < 2; i++, ts += 100 * US)
+		tg_kernel(t, ts, 50 * US, "step", 7);
+	tg_copy(t, ts, 100 * US, APX_COPY_H2D, APX_MEM_PAGEABLE, 1 << 20, 0, 0, 7);
+	tg_sync(t, ts + 200 * US, ts + 700 * US, APX_SYNC_KIND_DEVICE);
+	t->stack = 0;
+	tg_kernel(t, ts + 1 * MS, 10 * US, "nostack", 7);
+	for (int i = 0; i < 4; i++)
+		tg_sample(t, 1 * MS + (uint64_t)i * 1 * MS, 100, 2, APX_TSTATE_RUNNING, -1,
+			  (uint64_t)i * 900 * US, 1 * MS);
+}
+
+APX_TEST(hotspots_order_and_sums)
+{
+	const struct apx_an_hotspot *h;
+	struct apx_model *m;
+	uint64_t sum = 0;
+	struct tg t;
+
+	APX_ASSERT_OK(tg_open(&t));
+	hotspot_trace(&t);
+	m = model_of(&t, 0);
+	APX_ASSERT(m && m->has_stacks);
+	APX_ASSERT_EQ(m->hotspots.n, 3);
+	/* by GPU time: loss_fn 1.5 ms, forward (linear folded into it) 1 ms, train 100 us */
+	APX_ASSERT(hotspot_is(m, 0, "/home/u/model.py", "loss_fn", 50));
+	APX_ASSERT(hotspot_is(m, 1, "/home/u/model.py", "Model.forward", 41));
+	APX_ASSERT(hotspot_is(m, 2, "/home/u/train.py", "train", 10));
+	h = APX_VEC_AT(&m->hotspots, struct apx_an_hotspot, 0);
+	APX_ASSERT_EQ(h->gpu_ns, 1500 * US);
+	APX_ASSERT_EQ(h->launches, 5);
+	APX_ASSERT_EQ(h->host_ns, 4 * MS);		/* its 4 samples of 1 ms */
+	APX_ASSERT_EQ(h->host_running_ns, 4 * MS);
+	h = APX_VEC_AT(&m->hotspots, struct apx_an_hotspot, 1);
+	APX_ASSERT_EQ(h->gpu_ns, 1000 * US);
+	APX_ASSERT_EQ(h->launches, 10);
+	h = APX_VEC_AT(&m->hotspots, struct apx_an_hotspot, 2);
+	APX_ASSERT_EQ(h->gpu_ns, 100 * US);
+	APX_ASSERT_EQ(h->launches, 2);
+	APX_ASSERT_EQ(h->copies, 1);
+	APX_ASSERT_EQ(h->copy_bytes, 1 << 20);
+	APX_ASSERT_EQ(h->pageable_copies, 1);
+	APX_ASSERT_EQ(h->syncs, 1);
+	APX_ASSERT_EQ(h->sync_wait_ns, 500 * US);
+	for (size_t i = 0; i < m->hotspots.n; i++)
+		sum += APX_VEC_AT(&m->hotspots, struct apx_an_hotspot, i)->gpu_ns;
+	APX_ASSERT_EQ(sum, 2600 * US);	/* the kernel without a stack is in no line */
+	APX_ASSERT(sum <= m->kernel_total_ns);
+	apx_model_free(m);
+	return 0;
+}
+
+APX_TEST(library_frames_folded_unless_frames_all)
+{
+	struct apx_model *m;
+	struct tg t;
+
+	APX_ASSERT(apx_frame_is_library(LIB, strlen(LIB)));
+	APX_ASSERT(apx_frame_is_library("/opt/venv/lib/python3.12/site-packages/x.py", 43));
+	APX_ASSERT(apx_frame_is_library("/usr/lib/python3.11/threading.py", 32));
+	APX_ASSERT(apx_frame_is_library("<frozen importlib._bootstrap>", 29));
+	APX_ASSERT(apx_frame_is_library("<string>", 8));
+	APX_ASSERT(!apx_frame_is_library("/home/u/model.py", 16));
+	APX_ASSERT(!apx_frame_is_library("train.py", 8));
+
+	APX_ASSERT_OK(tg_open(&t));
+	hotspot_trace(&t);
+	m = model_of(&t, 1);	/* --frames all: linear is a line of its own */
+	APX_ASSERT(m);
+	APX_ASSERT_EQ(m->hotspots.n, 3);
+	APX_ASSERT(hotspot_is(m, 0, "/home/u/model.py", "loss_fn", 50));
+	APX_ASSERT(hotspot_is(m, 1, LIB, "linear", 200));
+	APX_ASSERT(!APX_VEC_AT(&m->lines, struct apx_an_line,
+			       APX_VEC_AT(&m->hotspots, struct apx_an_hotspot, 1)->line)->user);
+	apx_model_free(m);
+
+	/* a stack of library frames only stands for its innermost frame */
+	APX_ASSERT_OK(tg_open(&t));
+	tg_frame(&t, 1, LIB, "linear", 200);
+	tg_frame(&t, 2, "<frozen runpy>", "_run_code", 88);
+	tg_stack(&t, 1, (const uint64_t[]){ 1, 2 }, 2);
+	t.stack = 1;
+	tg_kernel(&t, 1 * MS, 100 * US, "k", 7);
+	m = model_of(&t, 0);
+	APX_ASSERT(m && m->hotspots.n == 1 && hotspot_is(m, 0, LIB, "linear", 200));
+	apx_model_free(m);
+	return 0;
+}
+
+/* rule_sync_frequency's trace (test-analysis.c), the syncs called from forward. */
+APX_TEST(sync_frequency_names_the_line)
+{
+	const struct apx_finding *f;
+	struct apx_model *m;
+	struct tg t;
+
+	APX_ASSERT_OK(tg_open(&t));
+	program(&t);
+	for (uint64_t i = 0; i < 100; i++) {
+		uint64_t s = 1 * MS + i * 140 * US;
+
+		t.stack = 3;
+		tg_kernel(&t, s, 100 * US, "k", 7);
+		t.stack = 1;	/* `if h.abs().amax() > 6:` in forward, under torch's linear */
+		tg_sync(&t, s + 10 * US, s + 110 * US, APX_SYNC_KIND_DEVICE);
+		tg_marker(&t, s, s + 140 * US, "step");
+	}
+	m = model_of(&t, 0);
+	APX_ASSERT(m);
+	f = finding("sync-frequency");
+	APX_ASSERT(f);
+	APX_ASSERT(f->nlines >= 1);
+	APX_ASSERT(text_is(f->lines[0].func, f->lines[0].func_len, "Model.forward"));
+	APX_ASSERT(text_is(f->lines[0].file, f->lines[0].file_len, "/home/u/model.py"));
+	APX_ASSERT_EQ(f->lines[0].line, 41);
+	APX_ASSERT_EQ((uint64_t)f->lines[0].count, 100);
+	APX_ASSERT_EQ((uint64_t)f->lines[0].ns, 100 * 100 * US);
+	APX_ASSERT(strstr(f->title, "`Model.forward` in model.py:41"));
+	APX_ASSERT(strstr(f->evidence, "/home/u/model.py:41"));
+	APX_ASSERT_EQ((uint64_t)f->saving_ns, 99 * 40 * US);	/* the saving as before */
+	apx_model_free(m);
+	return 0;
+}
+
+/* rule_input_pipeline's trace (test-analysis.c): each step the GPU idles 3 ms until the next
+ * batch arrives; the main thread is sampled in tokenize during the gaps and in train while
+ * the kernels run. */
+APX_TEST(input_pipeline_names_the_function)
+{
+	const struct apx_an_idle_stack *is;
+	const struct apx_finding *f;
+	char want[128], b1[32];
+	struct apx_model *m;
+	struct tg t;
+
+	APX_ASSERT_OK(tg_open(&t));
+	tg_frame(&t, 1, "/home/u/train.py", "train", 30);
+	tg_frame(&t, 2, "/home/u/data.py", "tokenize", 12);
+	tg_frame(&t, 3, "/usr/lib/python3.11/re.py", "sub", 200);
+	tg_stack(&t, 1, (const uint64_t[]){ 1 }, 1);
+	tg_stack(&t, 2, (const uint64_t[]){ 3, 2, 1 }, 3);
+	for (uint64_t i = 0; i < 20; i++) {
+		uint64_t s = 1 * MS + i * 6 * MS;
+
+		tg_kernel(&t, s, 2 * MS, "k", 7);
+		tg_copy(&t, s + 5 * MS, 1 * MS, APX_COPY_H2D, APX_MEM_PINNED, 4 << 20, 1, 0, 7);
+		tg_sample(&t, s + 1 * MS, 100, 1, APX_TSTATE_SLEEPING, 202, i * MS, 1 * MS);
+		tg_sample(&t, s + 3 * MS, 100, 2, APX_TSTATE_RUNNING, -1, i * MS, 1 * MS);
+		tg_sample(&t, s + 4 * MS, 100, 2, APX_TSTATE_RUNNING, -1, i * MS, 1 * MS);
+		tg_sample(&t, s + 4 * MS, 101, 2, APX_TSTATE_RUNNING, -1, i * MS, 1 * MS);
+	}
+	m = model_of(&t, 0);
+	APX_ASSERT(m);
+	f = finding("input-pipeline");
+	APX_ASSERT(f && f->nlines == 1);	/* tid 101 is not the main thread */
+	APX_ASSERT(text_is(f->lines[0].func, f->lines[0].func_len, "tokenize"));
+	APX_ASSERT_EQ(f->lines[0].line, 12);
+	APX_ASSERT_EQ((uint64_t)f->lines[0].ns, (uint64_t)f->lines[0].count * MS);
+	APX_ASSERT(f->lines[0].count >= 2 * 16);	/* two a gap, in the steady gaps */
+	APX_ASSERT(m->steady_steps > 0);
+	snprintf(want, sizeof(want), "`tokenize` in data.py:12, %s a step",
+		 apx_fmt_ns(b1, sizeof(b1), f->lines[0].ns / (double)m->steady_steps));
+	APX_ASSERT(strstr(f->title, want));
+	APX_ASSERT(m->idle_stacks.n == 1);
+	is = APX_VEC_AT(&m->idle_stacks, struct apx_an_idle_stack, 0);
+	APX_ASSERT_EQ(is->stack, 2);
+	APX_ASSERT_EQ(is->ns, m->idle_samples_ns);
+	apx_model_free(m);
+	return 0;
+}
+
+APX_TEST(threads_table)
+{
+	const struct apx_an_thread *a, *b;
+	struct apx_model *m;
+	struct tg t;
+
+	APX_ASSERT_OK(tg_open(&t));
+	tg_thread(&t, 100, "python3");
+	tg_thread(&t, 105, "pt_autograd_0");
+	tg_kernel(&t, 1 * MS, 1 * MS, "k", 7);
+	for (uint64_t i = 0; i < 10; i++) {	/* main: 6 running, 4 in futex; 0.5 ms CPU each */
+		tg_sample(&t, 1 * MS + i * 5 * MS, 100, 0,
+			  i < 6 ? APX_TSTATE_RUNNING : APX_TSTATE_SLEEPING, i < 6 ? -1 : 202,
+			  1000 * MS + i * 500 * US, 5 * MS);
+	}
+	for (uint64_t i = 0; i < 4; i++)	/* autograd: waits in poll, then syscall 999 */
+		tg_sample(&t, 1 * MS + i * 5 * MS, 105, 0, APX_TSTATE_SLEEPING, i < 3 ? 7 : 999,
+			  7 * MS, 5 * MS);
+	m = model_of(&t, 0);
+	APX_ASSERT(m);
+	APX_ASSERT_EQ(m->threads.n, 2);
+	a = APX_VEC_AT(&m->threads, struct apx_an_thread, 0);
+	b = APX_VEC_AT(&m->threads, struct apx_an_thread, 1);
+	APX_ASSERT_EQ(a->tid, 100);
+	APX_ASSERT(text_is(a->name, a->name_len, "python3"));
+	APX_ASSERT_EQ(a->samples, 10);
+	APX_ASSERT_EQ(a->cpu_ns, 9 * 500 * US);
+	APX_ASSERT_EQ(a->running, 6);
+	APX_ASSERT_EQ(a->waiting, 4);
+	APX_ASSERT(a->nsys == 1 && a->sys[0].nr == 202 && a->sys[0].samples == 4);
+	APX_ASSERT_STREQ(apx_syscall_name(a->sys[0].nr), "futex");
+	APX_ASSERT_EQ(b->tid, 105);
+	APX_ASSERT(text_is(b->name, b->name_len, "pt_autograd_0"));
+	APX_ASSERT_EQ(b->cpu_ns, 0);
+	APX_ASSERT(b->nsys == 2 && b->sys[0].nr == 7 && b->sys[1].nr == 999);
+	APX_ASSERT_STREQ(apx_syscall_name(7), "poll");
+	APX_ASSERT(!apx_syscall_name(999));
+	APX_ASSERT(!m->has_stacks && !m->hotspots.n);	/* samples without Python frames */
+	apx_model_free(m);
+	return 0;
+}
+
+/* A trace without stacks: no line anywhere, the findings as they were. */
+APX_TEST(traces_without_stacks_read_as_before)
+{
+	const struct apx_finding *f;
+	struct apx_model *m;
+	struct tg t;
+
+	APX_ASSERT_OK(tg_open(&t));
+	for (uint64_t i = 0; i < 100; i++) {
+		uint64_t s = 1 * MS + i * 140 * US;
+
+		tg_kernel(&t, s, 100 * US, "k", 7);
+		tg_sync(&t, s + 10 * US, s + 110 * US, APX_SYNC_KIND_DEVICE);
+		tg_marker(&t, s, s + 140 * US, "step");
+	}
+	m = model_of(&t, 0);
+	APX_ASSERT(m);
+	APX_ASSERT(!m->has_stacks && !m->lines.n && !m->hotspots.n && !m->threads.n &&
+		   !m->idle_stacks.n);
+	f = finding("sync-frequency");
+	APX_ASSERT(f && !f->nlines);
+	APX_ASSERT_STREQ(f->title, "100 host synchronizations left the GPU idle for 3.96 ms");
+	APX_ASSERT(!strstr(f->evidence, "lines (Python stacks)"));
+	for (size_t i = 0; i < fd.n; i++)
+		APX_ASSERT(!fd.f[i].nlines && !strstr(fd.f[i].title, "top line"));
+	apx_model_free(m);
+	return 0;
+}
+
+/* Stack records from a process apx does not trust: each bad one counted and dropped. */
+APX_TEST(hostile_stack_records)
+{
+	static const uint8_t cut[] = { 0x81 };				/* continuation, no end */
+	static const uint8_t wide[] = { 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+					0x7f };				/* past 64 bits */
+	uint64_t deep[300], huge_id[] = { 1ull << 40 };
+	const struct apx_es_stack_loss *l;
+	struct apx_model *m;
+	struct tg t;
+
+	for (size_t i = 0; i < 300; i++)
+		deep[i] = 1;
+	APX_ASSERT_OK(tg_open(&t));
+	tg_frame(&t, 1, "/home/u/a.py", "f", 1);
+	tg_frame(&t, 1, "/home/u/b.py", "g", 2);		/* duplicate: the first is kept */
+	tg_frame(&t, 0, "/home/u/c.py", "h", 3);		/* id 0 */
+	tg_stack(&t, 1, (const uint64_t[]){ 1 }, 1);		/* the good one */
+	tg_stack(&t, 1, (const uint64_t[]){ 1, 1 }, 2);		/* duplicate id */
+	tg_stack(&t, 2, (const uint64_t[]){ 1, 99 }, 2);	/* undefined frame */
+	tg_stack_bytes(&t, 3, cut, sizeof(cut));
+	tg_stack_bytes(&t, 4, wide, sizeof(wide));
+	tg_stack(&t, 5, deep, 300);				/* over 256 frames */
+	tg_stack(&t, 6, huge_id, 1);				/* a frame id past 32 bits */
+	tg_stack(&t, 0, (const uint64_t[]){ 1 }, 1);		/* id 0 */
+	tg_stack(&t, 7, deep, 256);				/* 256: allowed */
+	t.stack = 1;
+	tg_kernel(&t, 1 * MS, 100 * US, "k", 7);
+	t.stack = 2;						/* dropped: no stack */
+	tg_kernel(&t, 2 * MS, 100 * US, "k", 7);
+	t.stack = 77;						/* never defined */
+	tg_kernel(&t, 3 * MS, 100 * US, "k", 7);
+	t.stack = 1ull << 40;
+	tg_sync(&t, 3 * MS, 4 * MS, APX_SYNC_KIND_DEVICE);
+	tg_sample(&t, 4 * MS, 100, 7, APX_TSTATE_RUNNING, -1, 0, 1 * MS);
+	m = model_of(&t, 0);
+	APX_ASSERT(m);
+	l = &m->store->stack_loss;
+	APX_ASSERT_EQ(l->bad_list, 2);
+	APX_ASSERT_EQ(l->too_deep, 1);
+	APX_ASSERT_EQ(l->undefined_frame, 2);			/* ids 2 and 6 */
+	APX_ASSERT_EQ(l->bad_id, 2);
+	APX_ASSERT_EQ(l->dup_frame, 1);
+	APX_ASSERT_EQ(l->dup_stack, 1);
+	APX_ASSERT_EQ(l->undefined_stack, 3);			/* kernels of 2 and 77, the sync */
+	APX_ASSERT_EQ(m->hotspots.n, 1);			/* a.py:1 f, the first frame 1 */
+	APX_ASSERT(hotspot_is(m, 0, "/home/u/a.py", "f", 1));
+	APX_ASSERT_EQ(APX_VEC_AT(&m->hotspots, struct apx_an_hotspot, 0)->launches, 1);
+	APX_ASSERT_EQ(APX_VEC_AT(&m->hotspots, struct apx_an_hotspot, 0)->host_ns, 1 * MS);
+	apx_model_free(m);
+	return 0;
+}
+
+/* The three sections in the JSON and text reports; without stacks they say so. */
+static char *emit(const struct apx_model *m, int json)
+{
+	struct apx_rdoc_opts o = { .sections = 1u << APX_SEC_HOTSPOTS | 1u << APX_SEC_IDLE_STACKS |
+				   1u << APX_SEC_THREADS | 1u << APX_SEC_FINDINGS, .top = 10 };
+	struct apx_rdoc *d = apx_rdoc_build(m, &fd, &o);
+	struct apx_text_out to = { 0 };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!d || !f) {
+		apx_rdoc_free(d);
+		if (f)
+			fclose(f);
+		free(buf);
+		return NULL;
+	}
+	to.f = f;
+	if (json)
+		apx_report_emit_json(f, d);
+	else
+		apx_report_emit_text(&to, d);
+	fclose(f);
+	apx_rdoc_free(d);
+	return buf;
+}
+
+APX_TEST(report_sections)
+{
+	struct apx_model *m;
+	struct tg t;
+	char *j, *x;
+
+	APX_ASSERT_OK(tg_open(&t));
+	hotspot_trace(&t);
+	tg_thread(&t, 100, "python3");
+	m = model_of(&t, 0);
+	APX_ASSERT(m);
+	j = emit(m, 1);
+	x = emit(m, 0);
+	APX_ASSERT(j && x);
+	APX_ASSERT(strstr(j, "\"hotspots\":[{\"file\":\"/home/u/model.py\",\"line\":50,"
+			     "\"func\":\"loss_fn\",\"gpu_ns\":1500000,\"launches\":5,"));
+	APX_ASSERT(strstr(j, "\"threads\":[{\"pid\":100,\"tid\":100,\"name\":\"python3\""));
+	APX_ASSERT(strstr(j, "\"idle_stacks\":["));
+	APX_ASSERT(strstr(j, "\"stacks_dropped\":{\"bad_list\":0,"));
+	APX_ASSERT(strstr(x, "model.py:50 loss_fn"));
+	APX_ASSERT(strstr(x, "--frames all shows them"));
+	free(j);
+	free(x);
+	apx_model_free(m);
+
+	APX_ASSERT_OK(tg_open(&t));
+	tg_kernel(&t, 1 * MS, 100 * US, "k", 7);
+	m = model_of(&t, 0);
+	APX_ASSERT(m);
+	j = emit(m, 1);
+	x = emit(m, 0);
+	APX_ASSERT(j && x);
+	APX_ASSERT(strstr(j, "\"hotspots\":[]") && strstr(j, "\"threads\":[]") &&
+		   strstr(j, "\"idle_stacks\":[]"));
+	APX_ASSERT(strstr(x, "no Python stacks in this trace"));
+	APX_ASSERT(strstr(x, "no thread samples in this trace"));
+	free(j);
+	free(x);
+	apx_model_free(m);
+	return 0;
+}
+
+APX_TEST_MAIN()
