@@ -78,6 +78,13 @@ static void host_work(const struct apx_model *m, struct apx_an_hotspot *rows)
 		h->st_syncs += in_steady(m, st->y.start[i]);
 	}
 	for (size_t i = 0; i < st->smp.n; i++) {
+		const struct apx_es_thread *th = &st->threads[st->smp.thread[i]];
+		int main_thread = th->file < m->nfiles && th->tid == m->files[th->file].pid;
+
+		/* host time: a thread on a CPU, or the main thread whatever it does (its waits are
+		 * the program's); other threads' waits (pools, DataLoader's pin thread) are not */
+		if (st->smp.state[i] != APX_TSTATE_RUNNING && !main_thread)
+			continue;
 		if (!(h = row(m, rows, st->smp.stack[i])))
 			continue;
 		h->host_ns += st->smp.period[i];

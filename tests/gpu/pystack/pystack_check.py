@@ -213,8 +213,8 @@ def report(name):
     """The JSON report of OUT/NAME.apx (also written to NAME.json and NAME.txt), or the error"""
     trace, js = os.path.join(out, name + ".apx"), os.path.join(out, name + ".json")
     if os.path.exists(trace) and os.access(apx, os.X_OK):
-        p = subprocess.run([apx, "report", "--format", "json", trace], capture_output=True,
-                           text=True)
+        p = subprocess.run([apx, "report", "--format", "json", "--top", "1000", trace],
+                           capture_output=True, text=True)
         if p.returncode != 0 or not p.stdout.strip():
             return None, f"apx report exit {p.returncode}: {p.stderr.strip()[-300:]}"
         if not offline:
