@@ -23,6 +23,7 @@
 static struct {
 	int wanted;			/* APX_PY_BACKTRACE != 0 */
 	_Atomic int on;			/* start() checked the layout */
+	struct apx_collector *c;	/* its `enabled`: outside the collection window, nothing */
 	char why[200];
 } g_ps;
 
@@ -39,7 +40,8 @@ uint32_t apx_pystack_here(uint32_t *ret_tid)
 	int n, trunc;
 
 	*ret_tid = 0;
-	if (!atomic_load_explicit(&g_ps.on, memory_order_relaxed))
+	if (!atomic_load_explicit(&g_ps.on, memory_order_acquire) ||
+	    !atomic_load_explicit(&g_ps.c->enabled, memory_order_relaxed))
 		return 0;
 	rt = apx_pystacks_runtime();
 	if (rt->is_finalizing && rt->is_finalizing())
@@ -59,7 +61,8 @@ void apx_pystack_at_call(uint32_t corr)
 {
 	uint32_t tid, id;
 
-	if (!corr || !atomic_load_explicit(&g_ps.on, memory_order_relaxed))
+	if (!corr || !atomic_load_explicit(&g_ps.on, memory_order_acquire) ||
+	    !atomic_load_explicit(&g_ps.c->enabled, memory_order_relaxed))
 		return;
 	id = apx_pystack_here(&tid);
 	apx_pystacks_set_corr(corr, id, tid);
@@ -122,6 +125,7 @@ static int pystack_start(struct apx_collector *c)
 	snprintf(g_ps.why, sizeof(g_ps.why), "CPython %u.%u.%u%s", rt.L.version_hex >> 24,
 		 (rt.L.version_hex >> 16) & 0xff, (rt.L.version_hex >> 8) & 0xff,
 		 g_ps.wanted ? ", at launches, copies, memsets and syncs" : ", sampling only");
+	g_ps.c = c;
 	if (g_ps.wanted)
 		atomic_store(&g_ps.on, 1);
 	return 0;
