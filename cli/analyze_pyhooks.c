@@ -1,13 +1,15 @@
 /*
  * analyze_pyhooks.c - apx analyze's Python hooks, applied from outside the user's code
  * (docs/collector.md, "Python hooks"): --trace-functions module:func[,...] or @FILE.json,
- * --trace-functions-threshold US and --memory-sampling HZ (default 10, 0 = off).
+ * --trace-functions-threshold US, --memory-sampling HZ (default 10, 0 = off) and
+ * --python-backward nvtx|none (default none: PyTorch's emit_nvtx turned on once CUDA is
+ * initialised, so that the report can give backward kernels their forward line).
  *
  * apx never edits the user's files: before the program starts, apx_pyhooks_setup() makes a
  * private folder (mkdtemp under $TMPDIR or /tmp), copies apx_site.py (installed beside
  * libapx-inject.so, lib/collector/py/apx_site.py) into it as sitecustomize.py, puts the folder
  * first on PYTHONPATH and passes the options in APX_PY_HOOKS, APX_TRACE_FUNCTIONS,
- * APX_TRACE_FUNCTIONS_THRESHOLD_NS and APX_MEMORY_SAMPLING_HZ; every Python process of the run
+ * APX_TRACE_FUNCTIONS_THRESHOLD_NS, APX_MEMORY_SAMPLING_HZ and APX_PY_BACKWARD; every Python process of the run
  * imports it (and, from it, the user's own sitecustomize). apx_pyhooks_cleanup() removes the
  * folder after the run. Called by cmd_analyze.c, on apx's own thread.
  */
@@ -59,6 +61,12 @@ int apx_pyhooks_opt(struct apx_pyhooks_opts *o, int opt, const char *arg)
 						   "of Hz from 0 (off) to %u, not '%s'",
 						   APX_PYHOOKS_HZ_MAX, arg);
 		o->mem_hz = (unsigned)v;
+		return 0;
+	case 'W':
+		if (strcmp(arg, "nvtx") && strcmp(arg, "none"))
+			return apx_cli_usage_error("analyze", "--python-backward must be nvtx or "
+						   "none, not '%s'", arg);
+		o->backward = !strcmp(arg, "nvtx");
 		return 0;
 	default:
 		return APX_EXIT_USAGE;
@@ -144,6 +152,11 @@ static int set_env(const char *dir, const struct apx_pyhooks_opts *o)
 	}
 	set_u64("APX_TRACE_FUNCTIONS_THRESHOLD_NS", o->threshold_us * 1000u);
 	set_u64("APX_MEMORY_SAMPLING_HZ", o->mem_hz);
+	/* read by apx_site.py (emit_nvtx once CUDA is up) and by the collector (launch times) */
+	if (o->backward)
+		setenv("APX_PY_BACKWARD", "1", 1);
+	else
+		unsetenv("APX_PY_BACKWARD");
 	return setenv("APX_PY_HOOKS", "1", 1) < 0 ? -errno : 0;
 }
 
@@ -156,7 +169,8 @@ void apx_pyhooks_setup(const char *inject_lib, const struct apx_pyhooks_opts *o,
 
 	ret_dir[0] = 0;
 	unsetenv("APX_PY_HOOKS");
-	if (!o->trace && !o->mem_hz)
+	unsetenv("APX_PY_BACKWARD");
+	if (!o->trace && !o->mem_hz && !o->backward)
 		return;
 	n = slash ? snprintf(site, sizeof(site), "%.*s/apx_site.py", (int)(slash - inject_lib),
 			     inject_lib) : -1;

@@ -1,6 +1,7 @@
 /*
  * analyze_pyhooks.h - apx analyze's Python hooks (analyze_pyhooks.c): --trace-functions,
- * --trace-functions-threshold and --memory-sampling. Called by cmd_analyze.c only.
+ * --trace-functions-threshold, --memory-sampling and --python-backward. Called by
+ * cmd_analyze.c only.
  */
 #ifndef APX_CLI_ANALYZE_PYHOOKS_H
 #define APX_CLI_ANALYZE_PYHOOKS_H
@@ -15,9 +16,10 @@ struct apx_pyhooks_opts {
 	const char *trace;		/* --trace-functions SPEC or @FILE, NULL: none */
 	uint64_t threshold_us;		/* --trace-functions-threshold */
 	unsigned mem_hz;		/* --memory-sampling HZ (0 = off) */
+	int backward;			/* --python-backward nvtx (1) | none (0) */
 };
 
-#define APX_PYHOOKS_OPTS_DEFAULT { .trace = NULL, .threshold_us = 0, .mem_hz = 10 }
+#define APX_PYHOOKS_OPTS_DEFAULT { .trace = NULL, .threshold_us = 0, .mem_hz = 10, .backward = 0 }
 
 /* Check an option's value; a usage error (message on stderr) when it is wrong: returns
  * APX_EXIT_USAGE, else 0. opt is the long option's letter in cmd_analyze.c's table. */

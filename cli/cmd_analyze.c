@@ -85,6 +85,11 @@ const char apx_cmd_analyze_usage[] =
 	"      --python-backtrace launch|none  the Python stack of every kernel launch,\n"
 	"                      copy, memset and host sync, read from the calling thread\n"
 	"                      without the GIL (default launch; none: off)\n"
+	"      --python-backward nvtx|none  give backward kernels (launched by autograd's\n"
+	"                      threads, without Python frames) the forward line that created\n"
+	"                      them: turns on PyTorch's emit_nvtx once CUDA is initialised and\n"
+	"                      joins its op ranges' sequence numbers (default none; costs a few\n"
+	"                      us an op: docs/collector.md, \"Backward kernels\")\n"
 	"      --python-sampling HZ  sample every thread's Python stack, state, system call\n"
 	"                      and CPU time HZ times a second (default 200, 0 = off), from a\n"
 	"                      thread of apx's that never stops the program\n"
@@ -108,9 +113,9 @@ const char apx_cmd_analyze_usage[] =
 	"beside the apx binary, then ../lib/apx/); APX_CALIBRATE=0 skips measuring the\n"
 	"collector's cost per launch (cached in ~/.cache/apx/launch-cost; without it launch gaps\n"
 	"are not corrected for it); APX_KINDS and APX_OFF (docs/collector.md) pass through.\n"
-	"The Python hooks (--trace-functions, --memory-sampling) come from a sitecustomize.py\n"
-	"apx puts first on PYTHONPATH in a temp folder, removed after the run; it imports the\n"
-	"program's own sitecustomize too (docs/collector.md, \"Python hooks\").\n"
+	"The Python hooks (--trace-functions, --memory-sampling, --python-backward) come from a\n"
+	"sitecustomize.py apx puts first on PYTHONPATH in a temp folder, removed after the run;\n"
+	"it imports the program's own sitecustomize too (docs/collector.md, \"Python hooks\").\n"
 	"Then run `apx report FILE`.\n";
 
 /* -------------------------------------------------------------------------------------------- */
@@ -793,6 +798,7 @@ int apx_cmd_analyze(int argc, char **argv)
 		{ "memory-sampling", required_argument, NULL, 'S' },
 		{ "python-sampling", required_argument, NULL, 'Y' },
 		{ "python-backtrace", required_argument, NULL, 'B' },
+		{ "python-backward", required_argument, NULL, 'W' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -892,6 +898,7 @@ int apx_cmd_analyze(int argc, char **argv)
 		case 'T':
 		case 'H':
 		case 'S':
+		case 'W':
 			if (apx_pyhooks_opt(&pyhooks, c, optarg))
 				return APX_EXIT_USAGE;
 			break;
@@ -911,6 +918,10 @@ int apx_cmd_analyze(int argc, char **argv)
 	if (capture && (delay_ns || duration_ns))
 		return apx_cli_usage_error("analyze", "--capture-range and --delay/--duration both "
 					   "say when to collect: give one of them");
+	if (pyhooks.backward && !strcmp(py_backtrace, "0"))
+		return apx_cli_usage_error("analyze", "--python-backward nvtx gives backward kernels "
+					   "the forward line's Python stack: it needs "
+					   "--python-backtrace launch");
 	if (metrics.hz && !metrics.spec)
 		return apx_cli_usage_error("analyze", "--metrics-frequency needs --metrics or "
 					   "--metrics-list");

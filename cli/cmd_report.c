@@ -25,7 +25,8 @@
 
 const char apx_cmd_report_usage[] =
 	"usage: apx report [--format text|json|html|csv] [-o FILE] [--top N] [--section NAME]...\n"
-	"                  [--frames user|all] [--color WHEN] [--single] [FILE...]\n"
+	"                  [--frames user|all] [--savings rule|whatif] [--color WHEN] [--single]\n"
+	"                  [FILE...]\n"
 	"\n"
 	"Explain one or more traces (default: data.apx): what is slow, why, what to change and\n"
 	"what it would save. Several files (a run's processes) are analysed together. A FILE\n"
@@ -45,6 +46,9 @@ const char apx_cmd_report_usage[] =
 	"      --frames WHICH   user (default): a Python stack counts at its innermost line of\n"
 	"                       your code, library frames (site-packages, the standard library)\n"
 	"                       folded into it; all: at its innermost frame, library or not\n"
+	"      --savings HOW    rule (default): each rule's own saving model; whatif: the\n"
+	"                       savings of sync-frequency, pageable-copy, copy-overlap and\n"
+	"                       launch-bound from a simulation of the recorded timeline\n"
 	"      --color WHEN     auto (default: on a terminal, and NO_COLOR unset), always, never\n"
 	"      --single         read only the files named (by default FILE also brings the\n"
 	"                       FILE.<pid> files apx analyze wrote for the run's other processes;\n"
@@ -173,10 +177,10 @@ int apx_cmd_report(int argc, char **argv)
 		{ "section", required_argument, NULL, 's' }, { "color", required_argument, NULL, 'C' },
 		{ "single", no_argument, NULL, 'S' }, { "help", no_argument, NULL, 'h' },
 		{ "output", required_argument, NULL, 'o' }, { "frames", required_argument, NULL, 'F' },
-		{ 0 },
+		{ "savings", required_argument, NULL, 'W' }, { 0 },
 	};
 	struct apx_report_opts o = { .top = 15, .sections = 0, .color = -1 };
-	int single = 0, frames_all = 0;
+	int single = 0, frames_all = 0, whatif = 0;
 	const struct apx_report_format *fmt = apx_report_format_find("text");
 	const char *output = NULL;
 	static char default_name[] = "data.apx";
@@ -234,6 +238,15 @@ int apx_cmd_report(int argc, char **argv)
 				return apx_cli_usage_error("report", "--frames takes user or all, not '%s'",
 							   optarg);
 			break;
+		case 'W':
+			if (!strcmp(optarg, "whatif"))
+				whatif = 1;
+			else if (!strcmp(optarg, "rule"))
+				whatif = 0;
+			else
+				return apx_cli_usage_error("report", "--savings takes rule or whatif, not "
+							   "'%s'", optarg);
+			break;
 		case 'h':
 			fputs(apx_cmd_report_usage, stdout);
 			return APX_EXIT_OK;
@@ -278,6 +291,7 @@ int apx_cmd_report(int argc, char **argv)
 		return APX_EXIT_FAIL;
 	}
 	m->frames_all = frames_all;	/* how the Python stacks' lines are grouped */
+	m->whatif_savings = whatif;	/* savings from the what-if simulator (whatif.h) */
 	r = apx_model_finish(m);	/* reads the files: damage is known after it */
 	fd = calloc(1, sizeof(*fd));
 	if (r < 0 || !fd) {

@@ -252,6 +252,10 @@ enum apx_kernel_field {
 	APX_KERNEL_FLAGS,		/* bit 0: launched from the device */
 	APX_KERNEL_STACK,		/* Python stack at the launch (stack id), 0 = none */
 	APX_KERNEL_TID,			/* launching thread (OS tid), 0 = unknown */
+	APX_KERNEL_LAUNCH_NS,		/* the launch call's enter on the host, 0 = not recorded
+					 * (only with --python-backward nvtx) */
+	APX_KERNEL_LAUNCH_THREAD,	/* the launching thread as CUPTI names it in NVTX ranges
+					 * (low 32 bits of pthread_self), 0 = not recorded */
 	APX_KERNEL__COUNT,
 };
 
@@ -349,6 +353,9 @@ enum apx_marker_field {
 	APX_MARKER_COLOR,		/* ARGB, 0 = none */
 	APX_MARKER_CATEGORY,
 	APX_MARKER_KIND,		/* enum apx_marker_kind */
+	APX_MARKER_SEQ,			/* a PyTorch op range's autograd sequence number + 1,
+					 * 0 = none (base/torch_nvtx.h) */
+	APX_MARKER_FLAGS,		/* bit 0: a PyTorch op range, its name cut to the op */
 	APX_MARKER__COUNT,
 };
 

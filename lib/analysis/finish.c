@@ -19,6 +19,7 @@
 #include "analysis/observed.h"
 #include "analysis/stacks.h"
 #include "analysis/timeline.h"
+#include "analysis/whatif/whatif.h"
 #include "analysis/views.h"
 
 #include "base/banned.h"
@@ -165,7 +166,7 @@ static void steps(struct apx_model *m)
 		const struct apx_an_marker *a = APX_VEC_AT(&m->markers, struct apx_an_marker, i);
 		size_t j;
 
-		if (a->kind != APX_MARKER_RANGE || !a->name)
+		if (a->kind != APX_MARKER_RANGE || !a->name || a->torch)
 			continue;
 		for (j = 0; j < nseen; j++)
 			if (seen[j].len == a->name_len && !memcmp(seen[j].name, a->name, a->name_len))
@@ -237,8 +238,12 @@ int apx_model_finish(struct apx_model *m)
 	if (r == 0)
 		r = apx_stacks_build(m);
 	if (r == 0)
+		r = apx_backward_build(m);
+	if (r == 0)
 		r = apx_hotspots_build(m);
 	if (r == 0)
 		r = apx_threads_build(m);
-	return r < 0 ? r : apx_idle_stacks_build(m);
+	if (r == 0)
+		r = apx_idle_stacks_build(m);
+	return r < 0 ? r : apx_whatif_build(m);	/* the what-if graph (whatif/whatif.h) */
 }

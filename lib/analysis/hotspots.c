@@ -2,7 +2,8 @@
  * hotspots.c - what each source line caused (stacks.h, struct apx_an_hotspot): the kernels,
  * copies and memsets launched from it with their device time, the host syncs called there and
  * their wait, and the host samples whose line it is, in the whole run and inside the steady
- * window. Sorted by GPU time, then host time; user lines first unless model->frames_all.
+ * window; the backward kernels backward.c gave the line apart (gpu_bwd_ns). Sorted by GPU time
+ * (forward + backward), then host time; user lines first unless model->frames_all.
  * Called by apx_model_finish() (finish.c) after stacks.c; read by the report (hotspots
  * section) and the report-properties test.
  */
@@ -45,6 +46,15 @@ static void gpu_work(const struct apx_model *m, struct apx_an_hotspot *rows)
 			h->st_gpu_ns += st->k.dur[i];
 			h->st_launches++;
 		}
+	}
+	for (size_t i = 0; m->bwd.kernel_line && i < st->k.n; i++) {	/* backward.c */
+		if (m->bwd.kernel_line[i] == UINT32_MAX)
+			continue;
+		h = &rows[m->bwd.kernel_line[i]];
+		h->gpu_bwd_ns += st->k.dur[i];
+		h->bwd_launches++;
+		if (in_steady(m, st->k.start[i]))
+			h->st_gpu_bwd_ns += st->k.dur[i];
 	}
 	for (size_t i = 0; i < st->c.n; i++) {
 		if (!(h = row(m, rows, st->c.stack[i])))
@@ -104,8 +114,8 @@ static int cmp_hotspot(const void *a, const void *b, void *ctx)
 
 	if (!m->frames_all && lx->user != ly->user)
 		return lx->user ? -1 : 1;
-	if (x->gpu_ns != y->gpu_ns)
-		return x->gpu_ns > y->gpu_ns ? -1 : 1;
+	if (x->gpu_ns + x->gpu_bwd_ns != y->gpu_ns + y->gpu_bwd_ns)	/* forward + backward */
+		return x->gpu_ns + x->gpu_bwd_ns > y->gpu_ns + y->gpu_bwd_ns ? -1 : 1;
 	if (x->host_ns != y->host_ns)
 		return x->host_ns > y->host_ns ? -1 : 1;
 	return x->line < y->line ? -1 : x->line > y->line;	/* first seen first */
@@ -126,7 +136,8 @@ int apx_hotspots_build(struct apx_model *m)
 	gpu_work(m, rows);
 	host_work(m, rows);
 	for (size_t i = 0; i < m->lines.n && r == 0; i++)
-		if (rows[i].launches || rows[i].copies || rows[i].syncs || rows[i].host_ns)
+		if (rows[i].launches || rows[i].copies || rows[i].syncs || rows[i].host_ns ||
+		    rows[i].bwd_launches)
 			r = apx_vec_push(&m->hotspots, &rows[i]);
 	free(rows);
 	if (r == 0 && m->hotspots.n > 1)

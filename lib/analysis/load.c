@@ -18,6 +18,7 @@
 #include "analysis/observed.h"
 #include "analysis/store.h"
 #include "analysis/views.h"
+#include "analysis/whatif/whatif.h"
 #include "base/parse.h"
 
 #include "base/banned.h"
@@ -107,6 +108,7 @@ void apx_model_free(struct apx_model *m)
 	if (!m->store || m->k.dur != m->store->k.dur)
 		free(m->k.dur);		/* else the store's column */
 	apx_store_free(m->store);	/* closes the readers */
+	apx_whatif_free(m->whatif);
 	for (size_t i = 0; i < m->nfiles; i++)
 		free(m->files[i].path);
 	for (size_t i = 0; i < sizeof(vecs) / sizeof(vecs[0]); i++)
@@ -116,6 +118,7 @@ void apx_model_free(struct apx_model *m)
 	free(m->k.stream);
 	free(m->stream_of_es);
 	free(m->stack_line);
+	free(m->bwd.kernel_line);
 	free(m->steady.bounds);
 	free(m->unknown_per_step);
 	free(m->step_host_per_step);

@@ -26,6 +26,7 @@
 #include <apx/format.h>
 
 struct apx_store;
+struct apx_whatif;
 
 #define APX_AN_MAX_FILES 256
 #define APX_AN_MAX_DEVICES 64
@@ -253,6 +254,9 @@ struct apx_an_marker {
 	const char *name;
 	uint32_t name_len;
 	uint8_t kind;
+	uint8_t torch;			/* a PyTorch op range (emit_nvtx): no step, not in the NVTX
+					 * table; backward.c joins them (base/torch_nvtx.h) */
+	uint64_t seq;			/* its autograd sequence number + 1, 0 none */
 };
 
 struct apx_an_api {
@@ -495,6 +499,9 @@ struct apx_an_line {
 struct apx_an_hotspot {
 	uint32_t line;				/* model->lines */
 	uint64_t gpu_ns, launches;
+	/* backward kernels attributed to this forward line (backward.c): GPU time, kernels,
+	 * GPU time inside the steady window */
+	uint64_t gpu_bwd_ns, bwd_launches, st_gpu_bwd_ns;
 	uint64_t copies, copy_ns, copy_bytes, pageable_copies;	/* copies: memcpy + memset */
 	uint64_t syncs, sync_wait_ns;
 	uint64_t host_ns, host_running_ns;
@@ -614,6 +621,9 @@ struct apx_model {
 	 * idle_stacks by time; steady_steps: the steps inside the steady window (the per-step
 	 * divisor, 0 without steps) */
 	int frames_all;
+	int whatif_savings;			/* input: the savings of the rules with a what-if
+						 * transformation from the simulator (whatif.h);
+						 * apx report --savings whatif */
 	int has_stacks;				/* some event or sample names a stack */
 	struct apx_vec lines;			/* struct apx_an_line */
 	uint32_t *stack_line;
@@ -622,9 +632,26 @@ struct apx_model {
 	struct apx_vec idle_stacks;		/* struct apx_an_idle_stack */
 	uint64_t idle_samples_ns;		/* main-thread samples' time in those gaps */
 	uint64_t steady_steps;
+	uint64_t torch_ranges;			/* PyTorch op ranges left out of the NVTX table */
+	/* Backward kernels attributed to the forward line that created them (backward.c,
+	 * apx analyze --python-backward nvtx), after finish. GPU time (kernel durations) of the
+	 * kernels whose launch has a host time but no Python stack (nostack: autograd's engine
+	 * threads, and any other thread without Python frames); of those, launched inside an
+	 * autograd node's range (in_node), given a forward line (attr; near: the forward op
+	 * launched nothing itself and its nearest launch on its thread gave the line), inside a
+	 * node whose sequence number has no forward range with a line (no_forward).
+	 * kernel_line: per store kernel, the forward line (model->lines) or UINT32_MAX. */
+	struct {
+		uint64_t nostack_ns, nostack_kernels, in_node_ns, attr_ns, attr_kernels;
+		uint64_t near_ns, no_forward_ns;
+		uint64_t launch_times;		/* kernels with a launch time (0: feature off) */
+		uint32_t *kernel_line;
+	} bwd;
 
 	/* every event of the files (store.h), after finish; owned by the model */
 	struct apx_store *store;
+	/* the what-if graph of the steady window (whatif/whatif.h), after finish; NULL: none */
+	struct apx_whatif *whatif;
 	/* private (view_streams.c): event store stream -> model stream + 1, 0 = none */
 	uint32_t *stream_of_es;
 	size_t graph_hint;			/* graphs: the one the last graph kernel joined */

@@ -2,7 +2,8 @@
  * nvtx.c - NVTX ranges by name, with the GPU kernel time projected under them: for each range,
  * the part of every kernel that executed between the range's start and end, read from the
  * event store's kernel columns (in time order); nested ranges each count their own overlap.
- * Called by apx_model_finish().
+ * PyTorch's own op ranges (emit_nvtx, apx analyze --python-backward nvtx) are left out and
+ * only counted (model->torch_ranges): they serve backward.c. Called by apx_model_finish().
  */
 #include "analysis/nvtx.h"
 #include "analysis/views.h"
@@ -70,6 +71,10 @@ int apx_nvtx_project(struct apx_model *m)
 
 		if (mk->kind != APX_MARKER_RANGE || !mk->name || mk->end < mk->start)
 			continue;
+		if (mk->torch) {	/* PyTorch's op ranges: thousands a step, backward.c's */
+			m->torch_ranges++;
+			continue;
+		}
 		r = range_of(m, mk);
 		if (!r)
 			continue;

@@ -30,6 +30,9 @@ static inline uint32_t apx_stack_line(const struct apx_model *m, uint32_t stack)
 	return stack && m->stack_line ? m->stack_line[stack - 1] : UINT32_MAX;
 }
 
+/* backward.c: m->bwd, the forward line of each backward kernel (PyTorch op ranges with
+ * autograd sequence numbers, apx analyze --python-backward nvtx); after apx_stacks_build. */
+int apx_backward_build(struct apx_model *m);
 /* hotspots.c: m->hotspots, one row per line with GPU work, syncs or host samples. */
 int apx_hotspots_build(struct apx_model *m);
 /* threads.c: m->threads, one per thread with samples, by samples (most first). */

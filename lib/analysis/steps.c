@@ -162,7 +162,8 @@ static int from_ranges(struct apx_model *m, int *ret_err)
 	for (size_t i = 0; i < m->markers.n; i++) {
 		const struct apx_an_marker *a = APX_VEC_AT(&m->markers, struct apx_an_marker, i);
 
-		if (a->kind == APX_MARKER_RANGE && a->name && a->end > a->start)
+		/* PyTorch's op ranges (emit_nvtx) are ops, never steps */
+		if (a->kind == APX_MARKER_RANGE && a->name && a->end > a->start && !a->torch)
 			r[n++] = a;
 	}
 	qsort(r, n, sizeof(*r), cmp_marker_name_start);

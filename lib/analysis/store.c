@@ -7,6 +7,7 @@
  * apx_store_new/add_reader/build, whose record hook sees every record read; single-threaded.
  */
 #include "analysis/store.h"
+#include "base/torch_nvtx.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -569,8 +570,9 @@ static int add_kernel(struct apx_store *st, uint16_t fi, const struct apx_rec *r
 		return 0;
 	if ((e = cols_reserve(k->n, &k->cap, (const struct col[]){
 				COL(k->start), COL(k->dur), COL(k->corr), COL(k->stream),
-				COL(k->name), COL(k->launch), COL(k->stack) },
-				7)) < 0)
+				COL(k->name), COL(k->launch), COL(k->stack), COL(k->launch_ns),
+				COL(k->lthread), COL(k->othread) },
+				10)) < 0)
 		return e;
 	if ((e = stream_of(st, fi, v[APX_KERNEL_DEVICE], v[APX_KERNEL_STREAM], &k->stream[k->n])) < 0 ||
 	    (e = intern_id(st, fi, v[APX_KERNEL_NAME], &k->name[k->n])) < 0 ||
@@ -590,6 +592,16 @@ static int add_kernel(struct apx_store *st, uint16_t fi, const struct apx_rec *r
 	}
 	k->corr[k->n] = (uint32_t)v[APX_KERNEL_CORRELATION];
 	k->stack[k->n] = raw_stack(r, APX_KERNEL_STACK);
+	k->launch_ns[k->n] = 0;
+	k->lthread[k->n] = k->othread[k->n] = UINT32_MAX;
+	if (v[APX_KERNEL_LAUNCH_NS]) {	/* --python-backward nvtx: backward.c's join */
+		k->launch_ns[k->n] = sh(st, fi, v[APX_KERNEL_LAUNCH_NS]);
+		if ((v[APX_KERNEL_LAUNCH_THREAD] &&
+		     (e = thread_of(st, fi, v[APX_KERNEL_LAUNCH_THREAD], &k->lthread[k->n])) < 0) ||
+		    (v[APX_KERNEL_TID] &&
+		     (e = thread_of(st, fi, v[APX_KERNEL_TID], &k->othread[k->n])) < 0))
+			return e;
+	}
 	k->n++;
 	return 0;
 }
@@ -698,8 +710,8 @@ static int add_marker(struct apx_store *st, uint16_t fi, const struct apx_rec *r
 		return 0;
 	if ((e = cols_reserve(m->n, &m->cap, (const struct col[]){
 				COL(m->start), COL(m->end), COL(m->thread), COL(m->name),
-				COL(m->kind) },
-				5)) < 0)
+				COL(m->kind), COL(m->seq), COL(m->torch) },
+				7)) < 0)
 		return e;
 	if ((e = thread_of(st, fi, v[APX_MARKER_TID], &m->thread[m->n])) < 0 ||
 	    (e = intern_id(st, fi, v[APX_MARKER_NAME], &m->name[m->n])) < 0)
@@ -707,6 +719,15 @@ static int add_marker(struct apx_store *st, uint16_t fi, const struct apx_rec *r
 	m->start[m->n] = start;
 	m->end[m->n] = end;
 	m->kind[m->n] = (uint8_t)v[APX_MARKER_KIND];
+	m->seq[m->n] = v[APX_MARKER_SEQ];
+	m->torch[m->n] = v[APX_MARKER_FLAGS] & 1;
+	if (!m->torch[m->n]) {	/* another tool's trace: the name says it */
+		struct apx_es_text t = apx_store_string(st, m->name[m->n]);
+		size_t op_len;
+
+		if (apx_torch_nvtx_parse(t.p, t.len, &op_len, &m->seq[m->n]))
+			m->torch[m->n] = 1;
+	}
 	m->n++;
 	return 0;
 }
@@ -723,8 +744,8 @@ static int add_sync(struct apx_store *st, uint16_t fi, const struct apx_rec *r)
 		return 0;
 	if ((e = cols_reserve(y->n, &y->cap, (const struct col[]){
 				COL(y->start), COL(y->end), COL(y->thread), COL(y->stream),
-				COL(y->kind), COL(y->stack) },
-				6)) < 0)
+				COL(y->kind), COL(y->stack), COL(y->corr) },
+				7)) < 0)
 		return e;
 	if ((e = thread_of(st, fi, v[APX_SYNC_TID], &y->thread[y->n])) < 0)
 		return e;
@@ -735,6 +756,7 @@ static int add_sync(struct apx_store *st, uint16_t fi, const struct apx_rec *r)
 	y->end[y->n] = end < start ? start : end;
 	y->kind[y->n] = (uint8_t)kind;
 	y->stack[y->n] = raw_stack(r, APX_SYNC_STACK);
+	y->corr[y->n] = v[APX_SYNC_CORRELATION] <= UINT32_MAX ? (uint32_t)v[APX_SYNC_CORRELATION] : 0;
 	y->n++;
 	return 0;
 }
@@ -1085,7 +1107,9 @@ void apx_store_free(struct apx_store *st)
 				 st->s.stream, st->s.kind, st->s.flags, st->a.start, st->a.end,
 				 st->a.corr, st->a.thread, st->a.name, st->a.cbid, st->a.domain,
 				 st->mk.start, st->mk.end, st->mk.thread, st->mk.name, st->mk.kind,
-				 st->y.start, st->y.end, st->y.thread, st->y.stream, st->y.kind,
+				 st->mk.seq, st->mk.torch, st->k.launch_ns, st->k.lthread,
+				 st->k.othread,
+				 st->y.start, st->y.end, st->y.thread, st->y.stream, st->y.kind, st->y.corr,
 				 st->ct.ts, st->ct.end, st->ct.value, st->ct.series };
 
 		for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)

@@ -105,6 +105,11 @@ struct apx_es_kernels {
 	uint32_t *dur;				/* ns, saturated at UINT32_MAX */
 	uint32_t *corr, *stream, *name, *launch;	/* name: string index; launch: launches[] */
 	uint32_t *stack;			/* Python stack at the launch: stacks[] + 1, 0 none */
+	/* the launch on the host (apx analyze --python-backward nvtx, backward.c): its enter
+	 * time (0 = not recorded) and its thread as threads[] indexes, both as CUPTI names it in
+	 * NVTX ranges (pthread) and by OS tid (UINT32_MAX = unknown) */
+	uint64_t *launch_ns;
+	uint32_t *lthread, *othread;
 };
 
 /* Kernels without times: CUPTI gives a launch profiled by the range profiler (apx analyze
@@ -146,7 +151,10 @@ struct apx_es_markers {
 	size_t n, cap;
 	uint64_t *start, *end;			/* end == start: an instant marker */
 	uint32_t *thread, *name;
+	uint64_t *seq;				/* PyTorch op range: sequence number + 1, 0 none */
 	uint8_t *kind;				/* enum apx_marker_kind */
+	uint8_t *torch;				/* 1: a PyTorch op range (base/torch_nvtx.h), its
+						 * name the op's */
 };
 
 struct apx_es_syncs {
@@ -154,6 +162,8 @@ struct apx_es_syncs {
 	uint64_t *start, *end;
 	uint32_t *thread, *stream;		/* stream UINT32_MAX: not on a stream (device, event) */
 	uint32_t *stack;			/* Python stack at the call: stacks[] + 1, 0 none */
+	uint32_t *corr;				/* the call's correlation id (its place among the
+						 * process's launches), 0 = not recorded */
 	uint8_t *kind;				/* enum apx_sync_kind */
 };
 

@@ -122,7 +122,8 @@ static int sort_all(struct apx_store *st)
 
 	/* the order is computed first, then every column (the key one too) is permuted */
 	if ((r = sort_cols(st, k->start, k->n, (const struct col[]){ C(k->dur), C(k->corr), C(k->stream),
-			   C(k->name), C(k->launch), C(k->stack), C(k->start) }, 7)) < 0 ||
+			   C(k->name), C(k->launch), C(k->stack), C(k->launch_ns), C(k->lthread),
+			   C(k->othread), C(k->start) }, 10)) < 0 ||
 	    (r = sort_cols(st, c->start, c->n, (const struct col[]){ C(c->end), C(c->bytes), C(c->corr),
 			   C(c->stream), C(c->kind), C(c->src), C(c->dst), C(c->flags),
 			   C(c->host_addr), C(c->api_enter), C(c->api_exit), C(c->host_fp),
@@ -132,9 +133,9 @@ static int sort_all(struct apx_store *st)
 	    (r = sort_cols(st, a->start, a->n, (const struct col[]){ C(a->end), C(a->corr), C(a->thread),
 			   C(a->name), C(a->cbid), C(a->domain), C(a->start) }, 7)) < 0 ||
 	    (r = sort_cols(st, m->start, m->n, (const struct col[]){ C(m->end), C(m->thread), C(m->name),
-			   C(m->kind), C(m->start) }, 5)) < 0 ||
+			   C(m->kind), C(m->seq), C(m->torch), C(m->start) }, 7)) < 0 ||
 	    (r = sort_cols(st, y->start, y->n, (const struct col[]){ C(y->end), C(y->thread), C(y->stream),
-			   C(y->kind), C(y->stack), C(y->start) }, 6)) < 0 ||
+			   C(y->kind), C(y->stack), C(y->corr), C(y->start) }, 7)) < 0 ||
 	    (r = sort_cols(st, st->smp.ts, st->smp.n, (const struct col[]){ C(st->smp.cpu_ns),
 			   C(st->smp.thread), C(st->smp.stack), C(st->smp.period), C(st->smp.syscall),
 			   C(st->smp.state), C(st->smp.ts) }, 7)) < 0 ||

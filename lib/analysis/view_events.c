@@ -103,6 +103,7 @@ static int markers(struct apx_model *m)
 		struct apx_an_marker x = {
 			.start = k->start[i], .end = k->end[i], .tid = st->threads[k->thread[i]].tid,
 			.name = name.len ? name.p : NULL, .name_len = name.len, .kind = k->kind[i],
+			.torch = k->torch[i], .seq = k->seq[i],
 		};
 
 		r = apx_vec_push(&m->markers, &x);

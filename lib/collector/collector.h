@@ -125,8 +125,13 @@ struct apx_enc {
 	int err;			/* first writer error */
 	struct apx_marker_open {
 		uint64_t id, start_ns, tid;
+		uint64_t seq;		/* PyTorch op range: sequence number + 1, 0 none */
 		uint32_t name, domain;
-	} markers[1024];
+		uint8_t torch;		/* a PyTorch op range (base/torch_nvtx.h) */
+	} markers[1024], torch_markers[1024];	/* open ranges by id; PyTorch's op ranges
+						 * (thousands a step with --python-backward
+						 * nvtx) apart, so they never push a user's
+						 * long range out */
 };
 
 /* ---- the collector and its sources -------------------------------------------------------- */

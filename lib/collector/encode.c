@@ -15,6 +15,7 @@
 #include "collector/pystacks.h"
 #include "collector/nvml_metrics.h"
 #include "collector/pm_sets.h"
+#include "base/torch_nvtx.h"
 
 #include "base/banned.h"
 
@@ -121,6 +122,8 @@ static void enc_kernel(struct apx_enc *e, const CUpti_ActivityKernel10 *k)
 
 		rec.v[APX_KERNEL_STACK] = stack;
 		rec.v[APX_KERNEL_TID] = tid;
+		rec.v[APX_KERNEL_LAUNCH_NS] = apx_pystack_launch_ns(k->correlationId, &tid);
+		rec.v[APX_KERNEL_LAUNCH_THREAD] = tid;
 	}
 	add(e, &rec);
 	seen(e, k->end);
@@ -403,22 +406,46 @@ static void enc_device(struct apx_enc *e, const CUpti_ActivityDevice5 *d)
 	add(e, &rec);
 }
 
-static struct apx_marker_open *marker_slot(struct apx_enc *e, uint64_t id)
+static struct apx_marker_open *marker_slot(struct apx_enc *e, uint64_t id, int torch)
 {
-	return &e->markers[id % (sizeof(e->markers) / sizeof(e->markers[0]))];
+	size_t n = sizeof(e->markers) / sizeof(e->markers[0]);
+
+	return torch ? &e->torch_markers[id % n] : &e->markers[id % n];
+}
+
+/* A range's name: a PyTorch op range ("aten::addmm, seq = 12, op_id = 345") is cut to its op
+ * and its sequence number kept apart (one string per op, not per call). */
+static void marker_name(struct apx_enc *e, struct apx_marker_open *o, const char *name)
+{
+	size_t op_len;
+	uint32_t id = 0;
+
+	o->seq = 0;
+	o->torch = name && apx_torch_nvtx_parse(name, strlen(name), &op_len, &o->seq);
+	if (!o->torch) {
+		o->name = intern(e, name);
+		return;
+	}
+	if (op_len && apx_writer_intern(e->w, name, op_len, &id) < 0)
+		id = 0;
+	o->name = id;
 }
 
 static void enc_marker(struct apx_enc *e, const CUpti_ActivityMarker2 *m)
 {
-	struct apx_marker_open *o = marker_slot(e, m->id);
+	struct apx_marker_open *o;
 	uint64_t tid = m->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD ? m->objectId.pt.threadId : 0;
 	struct apx_rec rec;
 
 	if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
+		struct apx_marker_open tmp = { 0 };
+
+		marker_name(e, &tmp, m->name);
+		o = marker_slot(e, m->id, tmp.torch);
+		*o = tmp;
 		o->id = m->id;
 		o->start_ns = m->timestamp;
 		o->tid = tid;
-		o->name = intern(e, m->name);
 		o->domain = intern(e, m->domain);
 		return;
 	}
@@ -426,6 +453,9 @@ static void enc_marker(struct apx_enc *e, const CUpti_ActivityMarker2 *m)
 	rec.v[APX_MARKER_ID] = m->id;
 	rec.v[APX_MARKER_END_NS] = m->timestamp;
 	if (m->flags & CUPTI_ACTIVITY_FLAG_MARKER_END) {
+		o = marker_slot(e, m->id, 0);
+		if (o->id != m->id)
+			o = marker_slot(e, m->id, 1);
 		if (o->id != m->id)
 			return;	/* start lost */
 		rec.v[APX_MARKER_START_NS] = o->start_ns;
@@ -433,6 +463,10 @@ static void enc_marker(struct apx_enc *e, const CUpti_ActivityMarker2 *m)
 		rec.v[APX_MARKER_DOMAIN] = o->domain;
 		rec.v[APX_MARKER_TID] = o->tid;
 		rec.v[APX_MARKER_KIND] = APX_MARKER_RANGE;
+		if (o->torch) {
+			rec.v[APX_MARKER_SEQ] = o->seq;
+			rec.v[APX_MARKER_FLAGS] = 1;
+		}
 		o->id = 0;
 	} else {
 		rec.v[APX_MARKER_START_NS] = m->timestamp;

@@ -15,6 +15,7 @@
  * (code object, line) a frame id, writes a FRAME record the first time and a STACK record per
  * definition, before it encodes the records that name the stack (it drains this ring first).
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,6 +60,9 @@ static struct {
 	_Atomic uint64_t full, lost_defs, bad_code;
 	_Atomic uint64_t *by_corr;	/* corr << 32 | stack id */
 	_Atomic uint32_t *tid_by_corr;
+	_Atomic uint64_t *ts_by_corr;	/* launch enter time (CLOCK_MONOTONIC), only with
+					 * APX_PY_BACKWARD (--python-backward nvtx), else NULL */
+	_Atomic uint32_t *pth_by_corr;	/* with it: the thread as CUPTI names it in NVTX ranges */
 	/* writer thread only */
 	uint64_t def_tail;
 	uint64_t *frame_key;		/* (code slot + 1) << 32 | line */
@@ -81,6 +85,23 @@ int apx_pystacks_init(const struct apx_py_runtime *rt)
 	    !g.tid_by_corr)
 		return -1;
 	g.ready = 1;
+	return 0;
+}
+
+int apx_pystacks_launch_times(void)
+{
+	/* backward attribution (docs/collector.md, "Backward kernels") joins launches to the
+	 * launching thread's NVTX ranges by host time: 12 MiB more, only when asked for */
+	_Atomic uint32_t *pth = calloc(CORR_SLOTS, sizeof(*pth));
+	_Atomic uint64_t *ts = calloc(CORR_SLOTS, sizeof(*ts));
+
+	if (!g.ready || !pth || !ts) {
+		free(pth);
+		free(ts);
+		return -1;
+	}
+	g.pth_by_corr = pth;
+	g.ts_by_corr = ts;	/* before any launch callback runs (start-up thread) */
 	return 0;
 }
 
@@ -218,6 +239,14 @@ void apx_pystacks_set_corr(uint32_t corr, uint32_t stack, uint32_t tid)
 	if (!g.ready || !corr)
 		return;
 	atomic_store_explicit(&g.tid_by_corr[corr & (CORR_SLOTS - 1)], tid, memory_order_relaxed);
+	if (g.ts_by_corr) {
+		pthread_t self = pthread_self();
+
+		atomic_store_explicit(&g.ts_by_corr[corr & (CORR_SLOTS - 1)], apx_mono_ns(),
+				      memory_order_relaxed);
+		atomic_store_explicit(&g.pth_by_corr[corr & (CORR_SLOTS - 1)], (uint32_t)self,
+				      memory_order_relaxed);
+	}
 	atomic_store_explicit(&g.by_corr[corr & (CORR_SLOTS - 1)], (uint64_t)corr << 32 | stack,
 			      memory_order_release);
 }
@@ -237,6 +266,21 @@ uint32_t apx_pystack_of_corr(uint32_t corr, uint32_t *ret_tid)
 	*ret_tid = atomic_load_explicit(&g.tid_by_corr[corr & (CORR_SLOTS - 1)],
 					memory_order_relaxed);
 	return (uint32_t)v;
+}
+
+uint64_t apx_pystack_launch_ns(uint32_t corr, uint32_t *ret_thread)
+{
+	uint64_t v;
+
+	*ret_thread = 0;
+	if (!g.ready || !g.ts_by_corr || !corr)
+		return 0;
+	v = atomic_load_explicit(&g.by_corr[corr & (CORR_SLOTS - 1)], memory_order_acquire);
+	if ((uint32_t)(v >> 32) != corr)
+		return 0;
+	*ret_thread = atomic_load_explicit(&g.pth_by_corr[corr & (CORR_SLOTS - 1)],
+					   memory_order_relaxed);
+	return atomic_load_explicit(&g.ts_by_corr[corr & (CORR_SLOTS - 1)], memory_order_relaxed);
 }
 
 static uint32_t frame_of(struct apx_enc *e, uint32_t code, int32_t line)
@@ -281,7 +325,7 @@ void apx_pystacks_drain(struct apx_enc *e)
 	if (!g.ready)
 		return;
 	for (;;) {
-		struct stack_def *d = &g.defs[g.def_tail & (DEF_SLOTS - 1)];
+		struct stack_def *d = &g.defs[g.def_tail & (DEF_SLOTS - 1)], copy;
 		uint64_t s = atomic_load_explicit(&d->seq, memory_order_acquire);
 		uint8_t buf[APX_PYSTACK_DEPTH * 5];
 		struct apx_rec rec;
@@ -294,8 +338,20 @@ void apx_pystacks_drain(struct apx_enc *e)
 		}
 		if (s != g.def_tail + 1)
 			break;
-		for (unsigned k = 0; k < d->n; k++) {
-			uint32_t fid = frame_of(e, d->f[k].code, d->f[k].line);
+		memcpy(&copy, d, sizeof(copy));	/* a producer may lap the slot while we read */
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(&d->seq, memory_order_relaxed) != s) {
+			atomic_fetch_add(&g.lost_defs, 1);
+			g.def_tail++;
+			continue;
+		}
+		d = &copy;
+		for (unsigned k = 0; k < d->n && k < APX_PYSTACK_DEPTH; k++) {
+			uint32_t fid = d->f[k].code < CODE_SLOTS ?
+				       frame_of(e, d->f[k].code, d->f[k].line) : 0;
+
+			if (!fid)
+				continue;
 
 			do {
 				uint8_t b = fid & 0x7f;

@@ -16,6 +16,9 @@ struct apx_enc;
 
 /* Allocate the tables (start-up thread, once the interpreter is known); -1 on ENOMEM. */
 int apx_pystacks_init(const struct apx_py_runtime *rt);
+/* Also record every call's host enter time and thread (apx_pystack_launch_ns); start-up
+ * thread, after init, before callbacks are enabled. -1 on ENOMEM. */
+int apx_pystacks_launch_times(void);
 /* The interpreter found at init, NULL before. */
 const struct apx_py_runtime *apx_pystacks_runtime(void);
 /* The id of a stack (innermost first), defining it the first time; 0 when it cannot be kept.
@@ -32,6 +35,10 @@ void apx_pystacks_set_corr(uint32_t corr, uint32_t stack, uint32_t tid);
 /* The stack of a launch, copy or memset by its correlation id, and the calling thread
  * (writer thread; 0 = none). */
 uint32_t apx_pystack_of_corr(uint32_t corr, uint32_t *ret_tid);
+/* The host time the call with correlation id corr entered (CLOCK_MONOTONIC) and its thread
+ * as CUPTI names threads in NVTX ranges (low 32 bits of pthread_self), recorded only with
+ * APX_PY_BACKWARD set (apx analyze --python-backward nvtx); 0 = none (writer thread). */
+uint64_t apx_pystack_launch_ns(uint32_t corr, uint32_t *ret_thread);
 /* src_pystack.c: the calling thread's stack now (application threads, inside a CUPTI
  * callback); 0 = none or off. */
 uint32_t apx_pystack_here(uint32_t *ret_tid);

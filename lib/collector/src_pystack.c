@@ -5,8 +5,8 @@
  * walked by direct loads (a few ns a frame, no GIL: the thread state comes from
  * PyGILState_GetThisThreadState, which reads thread-specific storage), hashed, and looked up
  * in the shared stack table (pystacks.c); the stack id is kept in its side table by
- * correlation id, which the writer joins to the KERNEL, MEMCPY and MEMSET records (encode.c). Host syncs
- * take it at API exit (src_callbacks.c). start() finds the interpreter and checks the layout
+ * correlation id, which the writer joins to the KERNEL, MEMCPY and MEMSET records
+ * (encode.c). Host syncs take it at API exit (src_callbacks.c). start() finds the interpreter and checks the layout
  * on the starting thread (direct loads against copying reads) before any direct load is
  * trusted; an unknown interpreter leaves one degraded fact and nothing else changes.
  */
@@ -93,7 +93,7 @@ static int layout_checked(const struct apx_py_runtime *rt)
 static int pystack_start(struct apx_collector *c)
 {
 	static struct apx_py_runtime rt;
-	int r;
+	int r, backward;
 
 	g_ps.wanted = apx_env_u64("APX_PY_BACKTRACE", 1, 1) != 0;
 	if (!g_ps.wanted && !apx_env_u64("APX_PY_SAMPLING_HZ", 200, 10000))
@@ -122,9 +122,17 @@ static int pystack_start(struct apx_collector *c)
 		apx_degraded(c, "python-stacks: out of memory for the stack tables", -ENOMEM);
 		return -1;
 	}
-	snprintf(g_ps.why, sizeof(g_ps.why), "CPython %u.%u.%u%s", rt.L.version_hex >> 24,
+	/* --python-backward nvtx: launches carry their host time and thread, which the report
+	 * joins to PyTorch's op ranges (docs/collector.md, "Backward kernels") */
+	backward = g_ps.wanted && apx_env_u64("APX_PY_BACKWARD", 0, 1);
+	if (backward && apx_pystacks_launch_times() < 0) {
+		backward = 0;
+		apx_degraded(c, "python-backward: out of memory for the launch times", -ENOMEM);
+	}
+	snprintf(g_ps.why, sizeof(g_ps.why), "CPython %u.%u.%u%s%s", rt.L.version_hex >> 24,
 		 (rt.L.version_hex >> 16) & 0xff, (rt.L.version_hex >> 8) & 0xff,
-		 g_ps.wanted ? ", at launches, copies, memsets and syncs" : ", sampling only");
+		 g_ps.wanted ? ", at launches, copies, memsets and syncs" : ", sampling only",
+		 backward ? ", launch times for backward attribution" : "");
 	g_ps.c = c;
 	if (g_ps.wanted)
 		atomic_store(&g_ps.on, 1);

@@ -19,6 +19,7 @@
 
 #include "base/json.h"
 #include "export/export.h"
+#include "export/stacktext.h"
 #include "export/walk.h"
 
 #include "base/banned.h"
@@ -40,6 +41,7 @@ struct ch {
 	size_t cap, n;
 	int first;			/* no event written yet (no comma) */
 	int err;
+	struct apx_stacktext stx;	/* "Call stack" arguments */
 };
 
 static struct slot *lookup(struct ch *c, uint64_t uuid)
@@ -171,6 +173,41 @@ static void arg_u(struct ch *c, const char *key, uint64_t v, int *first)
 	*first = 0;
 }
 
+/* The Python stack of a kernel, copy, memset, sync or (through its GPU work) API call as
+ * torch.profiler's with_stack argument "Call stack": "path(line): func;..." innermost first. */
+static void call_stack(struct ch *c, const struct apx_wk_slice *s, int first)
+{
+	struct apx_store *st = c->st;
+	uint32_t stack = 0;
+	const char *text;
+
+	if (!st->nstacks)
+		return;
+	switch (s->type) {
+	case APX_ES_KERNEL:
+		stack = st->k.stack[s->index];
+		break;
+	case APX_ES_COPY:
+		stack = st->c.stack[s->index];
+		break;
+	case APX_ES_MEMSET:
+		stack = st->s.stack[s->index];
+		break;
+	case APX_ES_SYNC:
+		stack = st->y.stack[s->index];
+		break;
+	case APX_ES_API:
+		stack = apx_stacktext_api_stack(st, s->index);
+		break;
+	default:
+		break;
+	}
+	if (!(text = apx_stacktext(&c->stx, stack)))
+		return;
+	put(c->f, first ? "\"Call stack\": " : ", \"Call stack\": ");
+	apx_json_str(c->f, text);
+}
+
 static void args(struct ch *c, const struct apx_wk_slice *s)
 {
 	const struct apx_store *st = c->st;
@@ -222,6 +259,7 @@ static void args(struct ch *c, const struct apx_wk_slice *s)
 	default:
 		break;
 	}
+	call_stack(c, s, first);
 	fputs("}", c->f);
 }
 
@@ -334,9 +372,12 @@ static int chrome_write(struct apx_store *st, const char *path, struct apx_diag 
 
 	if (r < 0)
 		return r;
+	apx_stacktext_init(&c.stx, st, APX_STACKTEXT_KINETO);
 	setvbuf(c.f, NULL, _IOFBF, 1 << 20);
 	header(&c);
 	r = apx_walk(st, &ops);
+	if (r >= 0 && c.stx.err)
+		r = c.stx.err;
 	fputs("\n]\n}\n", c.f);
 	if (r < 0 && diag && !diag->msg[0])
 		snprintf(diag->msg, sizeof(diag->msg), "%s", r == -EIO ? "write failed (disk full?)"
@@ -344,6 +385,7 @@ static int chrome_write(struct apx_store *st, const char *path, struct apx_diag 
 	if (apx_export_fclose(c.f, path, diag) < 0 && r >= 0)
 		r = -EIO;
 	free(c.map);
+	apx_stacktext_release(&c.stx);
 	return r;
 }
 

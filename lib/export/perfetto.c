@@ -14,6 +14,7 @@
 
 #include "export/export.h"
 #include "export/pb.h"
+#include "export/stacktext.h"
 #include "export/walk.h"
 
 #include "base/banned.h"
@@ -22,7 +23,7 @@
 enum {
 	TRACE_PACKET = 1,
 	TP_TIMESTAMP = 8, TP_SEQ_ID = 10, TP_TRACK_EVENT = 11, TP_INTERNED = 12, TP_SEQ_FLAGS = 13,
-	TP_TRACK_DESCRIPTOR = 60,
+	TP_TRACK_DESCRIPTOR = 60, TP_PERF_SAMPLE = 66,
 	TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT = 5, TD_COUNTER = 8,
 	PD_PID = 1, PD_NAME = 6,
 	THD_PID = 1, THD_TID = 2, THD_NAME = 5,
@@ -34,14 +35,23 @@ enum {
 	ID_EVENT_NAMES = 2, ID_ANNOTATION_NAMES = 3, EN_IID = 1, EN_NAME = 2,
 	SEQ_CLEARED = 1, SEQ_NEEDS_STATE = 2,
 	SEQ_ID = 1,
+	/* Python stacks as Perfetto callstacks (profile_common.proto, interned_data.proto,
+	 * profile_packet.proto's PerfSample) */
+	ID_FUNCTION_NAMES = 5, ID_FRAMES = 6, ID_CALLSTACKS = 7, ID_BUILD_IDS = 16,
+	ID_MAPPING_PATHS = 17, ID_MAPPINGS = 19,
+	IS_IID = 1, IS_STR = 2,
+	MAP_IID = 1, MAP_BUILD_ID = 2, MAP_START = 4, MAP_END = 5, MAP_PATH_IDS = 7,
+	FR_IID = 1, FR_FUNCTION_NAME_ID = 2, FR_MAPPING_ID = 3, FR_REL_PC = 4,
+	CS_IID = 1, CS_FRAME_IDS = 2,
+	PS_PID = 2, PS_TID = 3, PS_CALLSTACK_IID = 4, PS_CPU_MODE = 5, CPU_MODE_USER = 2,
 };
 
 /* debug annotation names, interned once in the first packet (iid = index + 1) */
 enum { AN_CORRELATION, AN_STREAM, AN_GRID, AN_BLOCK, AN_REGISTERS, AN_SMEM, AN_BYTES, AN_BW,
-       AN__COUNT };
+       AN_STACK, AN__COUNT };
 static const char *const annotation_names[AN__COUNT] = {
 	"correlation", "stream", "grid", "block", "registers per thread", "shared memory", "bytes",
-	"memory bandwidth (GB/s)",
+	"memory bandwidth (GB/s)", "stack",
 };
 
 struct pf {
@@ -50,6 +60,11 @@ struct pf {
 	struct apx_pb b;
 	uint8_t *interned;		/* per store string: its name iid was emitted */
 	int first;
+	/* Python stacks: the "stack" argument, and thread samples as PerfSamples */
+	struct apx_stacktext stx;
+	size_t next_sample;		/* store samples before it are written */
+	uint8_t *frame_done, *stack_done;	/* per store frame / stack: interned */
+	int mapping_done;
 };
 
 /* Write the packet built in b, then empty b. */
@@ -82,6 +97,8 @@ static void packet_start(struct pf *p, uint64_t ts, int interned)
 		apx_pb_uint(&p->b, TP_SEQ_FLAGS, SEQ_CLEARED | SEQ_NEEDS_STATE);
 		apx_pb_begin(&p->b, TP_INTERNED);
 		for (unsigned i = 0; i < AN__COUNT; i++) {
+			if (i == AN_STACK && !p->st->nstacks)
+				continue;	/* traces without stacks: as before them */
 			apx_pb_begin(&p->b, ID_ANNOTATION_NAMES);
 			apx_pb_uint(&p->b, EN_IID, i + 1);
 			apx_pb_bytes(&p->b, EN_NAME, annotation_names[i], strlen(annotation_names[i]));
@@ -92,6 +109,117 @@ static void packet_start(struct pf *p, uint64_t ts, int interned)
 	} else if (interned) {
 		apx_pb_uint(&p->b, TP_SEQ_FLAGS, SEQ_NEEDS_STATE);
 	}
+}
+
+/* ---- thread samples as PerfSamples with interned callstacks ---- */
+
+static void interned_string(struct apx_pb *b, unsigned field, uint64_t iid, const char *s,
+			    size_t len)
+{
+	apx_pb_begin(b, field);
+	apx_pb_uint(b, IS_IID, iid);
+	apx_pb_bytes(b, IS_STR, s, len);
+	apx_pb_end(b);
+}
+
+/* The frames and the callstack of store stack s (stacks[] + 1), interned on the sequence in
+ * the packet being built: frame iid = store frame + 1, named "func (file:line)" (the file's
+ * last component; trace_processor shows function names only), all in one mapping "python"
+ * (trace_processor needs a frame's mapping); callstack iid = s, outermost frame first (its
+ * frame_ids are root first: depth 0 is the first). */
+static void intern_stack(struct pf *p, uint32_t s)
+{
+	const struct apx_store *st = p->st;
+	const struct apx_es_stack *sk = apx_store_stack(st, s);
+	struct apx_pb *b = &p->b;
+	char name[1100];
+
+	apx_pb_begin(b, TP_INTERNED);
+	if (!p->mapping_done) {
+		p->mapping_done = 1;
+		interned_string(b, ID_BUILD_IDS, 1, "", 0);
+		interned_string(b, ID_MAPPING_PATHS, 1, "python", 6);
+		apx_pb_begin(b, ID_MAPPINGS);
+		apx_pb_uint(b, MAP_IID, 1);
+		apx_pb_uint(b, MAP_BUILD_ID, 1);
+		apx_pb_uint(b, MAP_START, 0);
+		apx_pb_uint(b, MAP_END, UINT64_MAX);
+		apx_pb_uint(b, MAP_PATH_IDS, 1);
+		apx_pb_end(b);
+	}
+	for (uint16_t j = 0; j < sk->depth; j++) {
+		uint32_t fi = st->stack_frames[sk->first + j];
+		const struct apx_es_frame *f = &st->frames[fi];
+		struct apx_es_text file = apx_store_string(st, f->file);
+		struct apx_es_text func = apx_store_string(st, f->func);
+		uint32_t base = file.len;
+		int n;
+
+		if (p->frame_done[fi])
+			continue;
+		p->frame_done[fi] = 1;
+		while (base && file.p[base - 1] != '/')
+			base--;
+		n = snprintf(name, sizeof(name), "%.*s (%.*s:%u)", (int)(func.len > 512 ? 512 : func.len),
+			     func.p, (int)(file.len - base > 512 ? 512 : file.len - base),
+			     file.p + base, f->line);
+		interned_string(b, ID_FUNCTION_NAMES, (uint64_t)fi + 1, name,
+				n < 0 ? 0 : (size_t)n < sizeof(name) ? (size_t)n : sizeof(name) - 1);
+		apx_pb_begin(b, ID_FRAMES);
+		apx_pb_uint(b, FR_IID, (uint64_t)fi + 1);
+		apx_pb_uint(b, FR_FUNCTION_NAME_ID, (uint64_t)fi + 1);
+		apx_pb_uint(b, FR_MAPPING_ID, 1);
+		apx_pb_uint(b, FR_REL_PC, (uint64_t)fi + 1);
+		apx_pb_end(b);
+	}
+	apx_pb_begin(b, ID_CALLSTACKS);
+	apx_pb_uint(b, CS_IID, s);
+	for (uint16_t j = sk->depth; j-- > 0;)	/* not packed: trace_processor reads them one
+						 * by one */
+		apx_pb_uint(b, CS_FRAME_IDS, (uint64_t)st->stack_frames[sk->first + j] + 1);
+	apx_pb_end(b);
+	apx_pb_end(b);
+	p->stack_done[s - 1] = 1;
+}
+
+/* Write the samples (store.h: sorted by time) up to rel_ts (ns since the run's start), in
+ * time order with the track events: a PerfSample of (pid, tid, callstack) each; samples
+ * without a Python stack carry no callstack and are left out. */
+static int samples_until(struct pf *p, uint64_t rel_ts)
+{
+	const struct apx_store *st = p->st;
+	int r;
+
+	while (p->next_sample < st->smp.n) {
+		size_t i = p->next_sample;
+		uint64_t ts = apx_export_rel_ns(st, st->smp.ts[i]);
+		uint32_t s = st->smp.stack[i];
+		const struct apx_es_thread *t;
+
+		if (ts > rel_ts)
+			break;
+		p->next_sample++;
+		if (!apx_store_stack(st, s) || st->smp.thread[i] >= st->nthreads)
+			continue;
+		if (p->first) {		/* the sequence's first packet clears its state alone */
+			packet_start(p, ts, 0);
+			if ((r = flush_packet(p)) < 0)
+				return r;
+		}
+		t = &st->threads[st->smp.thread[i]];
+		packet_start(p, ts, 1);
+		if (!p->stack_done[s - 1])
+			intern_stack(p, s);
+		apx_pb_begin(&p->b, TP_PERF_SAMPLE);
+		apx_pb_uint(&p->b, PS_PID, (uint32_t)st->files[t->file].pid);
+		apx_pb_uint(&p->b, PS_TID, (uint32_t)t->tid);
+		apx_pb_uint(&p->b, PS_CALLSTACK_IID, s);
+		apx_pb_uint(&p->b, PS_CPU_MODE, CPU_MODE_USER);
+		apx_pb_end(&p->b);
+		if ((r = flush_packet(p)) < 0)
+			return r;
+	}
+	return 0;
 }
 
 static int pf_track(void *ctx, const struct apx_wk_track *t)
@@ -178,6 +306,39 @@ static const char *dims(char *buf, const uint32_t d[3])
 	return buf;
 }
 
+/* The Python stack of a kernel, copy, memset, sync or (through its GPU work) API call, as a
+ * "stack" argument: "file:line func; ..." innermost first (stacktext.h). */
+static void stack_annotation(struct pf *p, const struct apx_wk_slice *s)
+{
+	struct apx_store *st = p->st;
+	uint32_t stack = 0;
+	const char *text;
+
+	if (!st->nstacks)
+		return;
+	switch (s->type) {
+	case APX_ES_KERNEL:
+		stack = st->k.stack[s->index];
+		break;
+	case APX_ES_COPY:
+		stack = st->c.stack[s->index];
+		break;
+	case APX_ES_MEMSET:
+		stack = st->s.stack[s->index];
+		break;
+	case APX_ES_SYNC:
+		stack = st->y.stack[s->index];
+		break;
+	case APX_ES_API:
+		stack = apx_stacktext_api_stack(st, s->index);
+		break;
+	default:
+		break;
+	}
+	if ((text = apx_stacktext(&p->stx, stack)))
+		annotation_str(&p->b, AN_STACK, text);
+}
+
 static void annotations(struct pf *p, const struct apx_wk_slice *s)
 {
 	const struct apx_store *st = p->st;
@@ -219,6 +380,7 @@ static void annotations(struct pf *p, const struct apx_wk_slice *s)
 	default:
 		break;
 	}
+	stack_annotation(p, s);
 }
 
 /* The event's name: interned for kernels (their names repeat), inline for the rest. */
@@ -236,6 +398,10 @@ static void event_name(struct pf *p, const struct apx_wk_slice *s)
 static int pf_slice(void *ctx, const struct apx_wk_slice *s)
 {
 	struct pf *p = ctx;
+	int r;
+
+	if ((r = samples_until(p, s->start)) < 0)
+		return r;
 
 	packet_start(p, s->start, 1);
 	if (s->type == APX_ES_KERNEL && !p->interned[p->st->k.name[s->index]]) {
@@ -266,6 +432,10 @@ static int pf_slice(void *ctx, const struct apx_wk_slice *s)
 static int pf_end(void *ctx, uint64_t track, uint64_t ts)
 {
 	struct pf *p = ctx;
+	int r;
+
+	if ((r = samples_until(p, ts)) < 0)
+		return r;
 
 	packet_start(p, ts, 0);
 	apx_pb_begin(&p->b, TP_TRACK_EVENT);
@@ -278,6 +448,10 @@ static int pf_end(void *ctx, uint64_t track, uint64_t ts)
 static int pf_counter(void *ctx, uint64_t track, uint64_t ts, double value)
 {
 	struct pf *p = ctx;
+	int r;
+
+	if ((r = samples_until(p, ts)) < 0)
+		return r;
 
 	packet_start(p, ts, 0);
 	apx_pb_begin(&p->b, TP_TRACK_EVENT);
@@ -295,13 +469,22 @@ static int perfetto_write(struct apx_store *st, const char *path, struct apx_dia
 	int r;
 
 	p.interned = calloc(st->nstrings + 1, 1);
-	if (!p.interned)
-		return -ENOMEM;
+	p.frame_done = calloc(st->nframes + 1, 1);
+	p.stack_done = calloc(st->nstacks + 1, 1);
+	apx_stacktext_init(&p.stx, st, APX_STACKTEXT_PERFETTO);
+	if (!p.interned || !p.frame_done || !p.stack_done) {
+		r = -ENOMEM;
+		goto out;
+	}
 	r = apx_export_fopen(path, &p.f, diag);
 	if (r < 0)
 		goto out;
 	setvbuf(p.f, NULL, _IOFBF, 1 << 20);
 	r = apx_walk(st, &ops);
+	if (r >= 0)
+		r = samples_until(&p, UINT64_MAX);
+	if (r >= 0 && p.stx.err)
+		r = p.stx.err;
 	if (r < 0 && diag && !diag->msg[0])
 		snprintf(diag->msg, sizeof(diag->msg), "%s", r == -EIO ? "write failed (disk full?)"
 								: strerror(-r));
@@ -309,6 +492,9 @@ static int perfetto_write(struct apx_store *st, const char *path, struct apx_dia
 		r = -EIO;
 out:
 	apx_pb_free(&p.b);
+	apx_stacktext_release(&p.stx);
+	free(p.frame_done);
+	free(p.stack_done);
 	free(p.interned);
 	return r;
 }
@@ -316,9 +502,22 @@ out:
 /* Measured on the committed real traces and a generated 10 M-kernel trace: ~130 bytes a
  * kernel (begin with annotations + end), ~110 a copy or memset, ~60 an API call or sync, ~80
  * an NVTX range (and its projection), ~20 a counter sample. */
+static uint64_t stack_bytes(const struct apx_store *st, const uint32_t *stack, size_t n)
+{
+	uint64_t b = 0;
+
+	for (size_t i = 0; stack && st->nstacks && i < n; i++)
+		if (stack[i] && stack[i] <= st->nstacks)
+			b += (uint64_t)st->stacks[stack[i] - 1].depth * 60 + 8;
+	return b;
+}
+
+/* ... plus ~60 bytes a frame of a "stack" argument, ~40 a thread sample */
 static uint64_t perfetto_estimate(const struct apx_store *st)
 {
-	return st->k.n * 130 + (st->c.n + st->s.n) * 110 + (st->a.n + st->y.n) * 60 +
+	return stack_bytes(st, st->k.stack, st->k.n) + stack_bytes(st, st->c.stack, st->c.n) +
+	       stack_bytes(st, st->s.stack, st->s.n) + stack_bytes(st, st->y.stack, st->y.n) +
+	       st->smp.n * 40 + st->k.n * 130 + (st->c.n + st->s.n) * 110 + (st->a.n + st->y.n) * 60 +
 	       st->mk.n * 80 + st->ct.n * 20 + st->nstrings * 120 + 4096;
 }
 

@@ -26,6 +26,7 @@
 #include "base/gpu_uuid.h"
 #include "export/export.h"
 #include "export/sqlite.h"
+#include "export/stacktext.h"
 
 #include "base/banned.h"
 
@@ -51,11 +52,11 @@ static const struct {
 	[T_THREAD] = { "THREADS", 4 },
 	[T_TNAME] = { "ThreadNames", 3 },
 	[T_GPU] = { "TARGET_INFO_GPU", 11 },
-	[T_KERNEL] = { "CUPTI_ACTIVITY_KIND_KERNEL", 19 },
-	[T_COPY] = { "CUPTI_ACTIVITY_KIND_MEMCPY", 12 },
-	[T_MEMSET] = { "CUPTI_ACTIVITY_KIND_MEMSET", 10 },
+	[T_KERNEL] = { "CUPTI_ACTIVITY_KIND_KERNEL", 20 },
+	[T_COPY] = { "CUPTI_ACTIVITY_KIND_MEMCPY", 13 },
+	[T_MEMSET] = { "CUPTI_ACTIVITY_KIND_MEMSET", 11 },
 	[T_API] = { "CUPTI_ACTIVITY_KIND_RUNTIME", 8 },
-	[T_SYNC] = { "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", 10 },
+	[T_SYNC] = { "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", 11 },
 	[T_NVTX] = { "NVTX_EVENTS", 11 },
 	[T_SERIES] = { "COUNTER_SERIES", 5 },
 	[T_COUNTER] = { "COUNTER_EVENTS", 3 },
@@ -346,6 +347,15 @@ static int write_gpus(struct sq *q)
 
 /* ---- events ------------------------------------------------------------------------------ */
 
+/* A callchainId cell: the store stack (stacks[] + 1 = CUDA_CALLCHAINS id), NULL for none. */
+static void stack_col(struct apx_sq_tab *t, int col, const struct apx_store *st, uint32_t s)
+{
+	if (s && s <= st->nstacks)
+		apx_sq_put_i(t, col, s);
+	else
+		apx_sq_put_null(t, col);
+}
+
 static int write_kernels(struct sq *q)
 {
 	const struct apx_store *st = q->st;
@@ -369,6 +379,7 @@ static int write_kernels(struct sq *q)
 		v[7] = q->kdem[name];
 		v[8] = q->kshort[name];
 		apx_sq_put_ints(t, 0, 19, v, 1u << 3);
+		stack_col(t, 19, st, k->stack[i]);
 		if ((r = row(q, T_KERNEL, 0)) < 0)
 			return r;
 	}
@@ -391,6 +402,7 @@ static int write_copies(struct sq *q)
 		};
 
 		apx_sq_put_ints(&q->t[T_COPY], 0, 12, v, 1u << 3);
+		stack_col(&q->t[T_COPY], 12, st, c->stack[i]);
 		if ((r = row(q, T_COPY, 0)) < 0)
 			return r;
 	}
@@ -411,6 +423,7 @@ static int write_memsets(struct sq *q)
 		};
 
 		apx_sq_put_ints(&q->t[T_MEMSET], 0, 10, v, 1u << 3 | 1u << 7 | 1u << 9);
+		stack_col(&q->t[T_MEMSET], 10, st, m->stack[i]);
 		if ((r = row(q, T_MEMSET, 0)) < 0)
 			return r;
 	}
@@ -430,6 +443,7 @@ static int write_apis(struct sq *q)
 		};
 
 		apx_sq_put_ints(&q->t[T_API], 0, 8, v, 1u << 6 | 1u << 7);
+		stack_col(&q->t[T_API], 7, st, apx_stacktext_api_stack(q->st, i));
 		if ((r = row(q, T_API, 0)) < 0)
 			return r;
 	}
@@ -454,6 +468,7 @@ static int write_syncs(struct sq *q)
 		uint32_t nulls = 1u << 3 | 1u << 5 | 1u << 8 | (on ? 0 : 1u << 2 | 1u << 4);
 
 		apx_sq_put_ints(&q->t[T_SYNC], 0, 10, v, nulls);
+		stack_col(&q->t[T_SYNC], 10, st, y->stack[i]);
 		if ((r = row(q, T_SYNC, 0)) < 0)
 			return r;
 	}
@@ -528,13 +543,22 @@ static int fill(struct sq *q)
 	for (int i = 0; apx_sq_tables[i]; i++)
 		if ((r = exec(q, apx_sq_tables[i])) < 0)
 			return r;
+	for (int i = 0; apx_sq_stack_tables[i]; i++)
+		if ((r = exec(q, apx_sq_stack_tables[i])) < 0)
+			return r;
 	for (int i = 0; apx_sq_enums[i]; i++)
 		if ((r = exec(q, apx_sq_enums[i])) < 0)
+			return r;
+	for (int i = 0; apx_sq_stack_enums[i]; i++)
+		if ((r = exec(q, apx_sq_stack_enums[i])) < 0)
 			return r;
 	/* before the rows: they come in start order, so the indices grow by appending, which
 	 * costs less than sorting them afterwards (bench/RESULTS.md) */
 	for (int i = 0; apx_sq_indices[i]; i++)
 		if ((r = exec(q, apx_sq_indices[i])) < 0)
+			return r;
+	for (int i = 0; apx_sq_stack_indices[i]; i++)
+		if ((r = exec(q, apx_sq_stack_indices[i])) < 0)
 			return r;
 	for (int i = 0; i < T__COUNT; i++)
 		if ((rc = apx_sq_tab_open(q->db, &q->t[i], tables[i].name, tables[i].ncols)))
@@ -548,6 +572,12 @@ static int fill(struct sq *q)
 	for (int i = 0; i < T__COUNT; i++)
 		if ((rc = apx_sq_flush(&q->t[i])))
 			return fail(q, rc, tables[i].name);
+	{
+		const char *what = "";
+
+		if ((rc = apx_sq_write_stacks(q->st, q->db, gtid, &what)))
+			return fail(q, rc, what);
+	}
 	return 0;
 }
 
@@ -607,7 +637,7 @@ static uint64_t sqlite_estimate(const struct apx_store *st)
 
 	for (size_t i = 0; i < st->nstrings; i++)
 		strings += st->strings[i].len * 3 + 16;
-	return st->k.n * 84 + (st->c.n + st->s.n) * 75 + st->a.n * 60 + st->mk.n * 70 +
+	return st->nstack_frames * 20 + st->smp.n * 40 + st->k.n * 84 + (st->c.n + st->s.n) * 75 + st->a.n * 60 + st->mk.n * 70 +
 	       st->y.n * 60 + st->ct.n * 35 + strings + 32 * 16384;
 }
 

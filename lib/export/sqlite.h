@@ -20,6 +20,19 @@ extern const char *const apx_sq_enums[];
 /* CREATE INDEX statements (start, correlationId), run before the rows; NULL-terminated. */
 extern const char *const apx_sq_indices[];
 
+/* The Python stacks' tables (sqlite_stacks.c: CUDA_CALLCHAINS, COMPOSITE_EVENTS, the
+ * SAMPLING_CALLCHAINS view, ENUM_SAMPLING_THREAD_STATE), run after the ones above, each list
+ * after its kind; NULL-terminated. */
+extern const char *const apx_sq_stack_tables[];
+extern const char *const apx_sq_stack_enums[];
+extern const char *const apx_sq_stack_indices[];
+/* Their rows: every stack's frames, every thread sample (globalTid by gtid). 0, or the SQLite
+ * result code with *ret_table the table it failed on. */
+struct apx_store;
+int apx_sq_write_stacks(const struct apx_store *st, sqlite3 *db,
+			int64_t (*gtid)(const struct apx_store *st, uint32_t thread),
+			const char **ret_table);
+
 /* nsys's ids for apx's enums (ENUM_CUDA_MEMCPY_OPER, ENUM_CUDA_MEM_KIND). */
 unsigned apx_sq_copy_kind(unsigned apx_copy_kind);
 unsigned apx_sq_mem_kind(unsigned apx_mem_kind);

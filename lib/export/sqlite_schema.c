@@ -86,7 +86,8 @@ const char *const apx_sq_tables[] = {
 	T("    blockZ         INTEGER NOT NULL,")
 	T("    registersPerThread INTEGER NOT NULL,")
 	T("    staticSharedMemory INTEGER NOT NULL,  -- bytes per block")
-	"    dynamicSharedMemory INTEGER NOT NULL  -- bytes per block\n)",
+	T("    dynamicSharedMemory INTEGER NOT NULL,  -- bytes per block")
+	"    callchainId    INTEGER         -- apx: CUDA_CALLCHAINS(id): the launch's Python stack\n)",
 
 	"CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (\n"
 	GPU_WORK
@@ -94,13 +95,15 @@ const char *const apx_sq_tables[] = {
 	T("    copyKind       INTEGER NOT NULL,  -- ENUM_CUDA_MEMCPY_OPER(id)")
 	T("    srcKind        INTEGER,        -- ENUM_CUDA_MEM_KIND(id)")
 	T("    dstKind        INTEGER,        -- ENUM_CUDA_MEM_KIND(id)")
-	"    async          INTEGER         -- 1: cudaMemcpyAsync and the like\n)",
+	T("    async          INTEGER,        -- 1: cudaMemcpyAsync and the like")
+	"    callchainId    INTEGER         -- apx: CUDA_CALLCHAINS(id): the call's Python stack\n)",
 
 	"CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (\n"
 	GPU_WORK
 	T("    value          INTEGER,        -- NULL: not kept")
 	T("    bytes          INTEGER NOT NULL,")
-	"    memKind        INTEGER         -- NULL: not kept\n)",
+	T("    memKind        INTEGER,        -- NULL: not kept")
+	"    callchainId    INTEGER         -- apx: CUDA_CALLCHAINS(id): the call's Python stack\n)",
 
 	"CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (\n"
 	T("    start          INTEGER NOT NULL,")
@@ -110,7 +113,7 @@ const char *const apx_sq_tables[] = {
 	T("    correlationId  INTEGER,")
 	T("    nameId         INTEGER NOT NULL,  -- StringIds(id): function name")
 	T("    returnValue    INTEGER,        -- NULL: not kept")
-	"    callchainId    INTEGER         -- NULL: not kept\n)",
+	"    callchainId    INTEGER         -- CUDA_CALLCHAINS(id): its GPU work's Python stack\n)",
 
 	"CREATE TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (\n"
 	T("    start          INTEGER NOT NULL,")
@@ -122,7 +125,8 @@ const char *const apx_sq_tables[] = {
 	T("    globalPid      INTEGER,")
 	T("    syncType       INTEGER NOT NULL,  -- ENUM_CUPTI_SYNC_TYPE(id)")
 	T("    eventId        INTEGER,")
-	"    globalTid      INTEGER         -- the host thread that waited\n)",
+	T("    globalTid      INTEGER,        -- the host thread that waited")
+	"    callchainId    INTEGER         -- apx: CUDA_CALLCHAINS(id): the call's Python stack\n)",
 
 	"CREATE TABLE NVTX_EVENTS (\n"
 	T("    start          INTEGER NOT NULL,")

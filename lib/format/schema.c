@@ -109,6 +109,8 @@ static const struct apx_field_desc kernel_fields[] = {
 	[APX_KERNEL_FLAGS] = { "flags", APX_FK_UINT },
 	[APX_KERNEL_STACK] = { "stack", APX_FK_UINT },
 	[APX_KERNEL_TID] = { "tid", APX_FK_UINT },
+	[APX_KERNEL_LAUNCH_NS] = { "launch_ns", APX_FK_UINT },
+	[APX_KERNEL_LAUNCH_THREAD] = { "launch_thread", APX_FK_UINT },
 };
 
 static const struct apx_field_desc memcpy_fields[] = {
@@ -199,6 +201,8 @@ static const struct apx_field_desc marker_fields[] = {
 	[APX_MARKER_COLOR] = { "color", APX_FK_UINT },
 	[APX_MARKER_CATEGORY] = { "category", APX_FK_UINT },
 	[APX_MARKER_KIND] = { "kind", APX_FK_UINT },
+	[APX_MARKER_SEQ] = { "seq", APX_FK_UINT },
+	[APX_MARKER_FLAGS] = { "flags", APX_FK_UINT },
 };
 
 static const struct apx_field_desc config_fields[] = {

@@ -15,6 +15,7 @@
 #include "analysis/stacks.h"
 #include "analysis/store.h"
 #include "report/build.h"
+#include "report/flame.h"
 
 #include "base/banned.h"
 
@@ -49,7 +50,8 @@ static void line_label(const struct apx_model *m, const struct apx_es_frame *f,
 
 /* ---- hotspots ---- */
 enum { H_FILE, H_LINE, H_FUNC, H_GPU, H_LAUNCHES, H_COPIES, H_BYTES, H_PAGEABLE, H_SYNCS,
-       H_WAIT, H_HOST, H_RUNNING, H_SGPU, H_SHOST, H_SLAUNCHES, H_SSYNCS, H_COPY_NS, H_USER };
+       H_WAIT, H_HOST, H_RUNNING, H_SGPU, H_SHOST, H_SLAUNCHES, H_SSYNCS, H_COPY_NS, H_USER,
+       H_GPU_BWD, H_BWD_LAUNCHES, H_SGPU_BWD };
 static const struct apx_rvcol hotspot_cols[] = {
 	[H_FILE] = { .key = "file", .title = "file", .unit = APX_UNIT_TEXT },
 	[H_LINE] = { .key = "line", .title = "line", .unit = APX_UNIT_ID },
@@ -74,6 +76,26 @@ static const struct apx_rvcol hotspot_cols[] = {
 	[H_COPY_NS] = { .key = "copy_ns", .title = "copy time", .unit = APX_UNIT_NS },
 	[H_USER] = { .key = "user", .title = "user code", .unit = APX_UNIT_COUNT,
 		     .h.jfmt = APX_JF_BOOL },
+	/* backward kernels given this forward line (backward.c; only with launch times) */
+	[H_GPU_BWD] = { .key = "gpu_bwd_ns", .title = "backward GPU time", .unit = APX_UNIT_NS,
+			.h.jomit = 1 },
+	[H_BWD_LAUNCHES] = { .key = "bwd_launches", .title = "backward launches",
+			     .unit = APX_UNIT_COUNT, .h.jomit = 1 },
+	[H_SGPU_BWD] = { .key = "per_step_gpu_bwd_ns", .title = "backward GPU a step",
+			 .unit = APX_UNIT_NS, .h = { .jkey = "per_step/gpu_bwd_ns", .jomit = 1 } },
+};
+/* the text table with backward kernels attributed (--python-backward nvtx) */
+static const struct apx_rvcol hotspot_text_bwd_cols[] = {
+	{ .key = "label", .title = "line", .unit = APX_UNIT_TEXT, .h = { .tw = -30, .tmax = 30 } },
+	{ .key = "gpu_ns", .title = "GPU fwd", .unit = APX_UNIT_NS, .h = { .tw = 9 } },
+	{ .key = "gpu_bwd_ns", .title = "GPU bwd", .unit = APX_UNIT_NS, .h = { .tw = 9 } },
+	{ .key = "launches", .title = "launches", .unit = APX_UNIT_COUNT, .h = { .tw = 9 } },
+	{ .key = "syncs", .title = "syncs", .unit = APX_UNIT_COUNT, .h = { .tw = 6 } },
+	{ .key = "host_ns", .title = "host", .unit = APX_UNIT_NS, .h = { .tw = 8 } },
+	{ .key = "per_step_gpu_ns", .title = "GPU/step", .unit = APX_UNIT_NS,
+	  .h = { .tw = 9, .tna = "-" } },
+	{ .key = "per_step_gpu_bwd_ns", .title = "bwd/step", .unit = APX_UNIT_NS,
+	  .h = { .tw = 9, .tna = "-" } },
 };
 static const struct apx_rvcol hotspot_text_cols[] = {
 	{ .key = "label", .title = "line", .unit = APX_UNIT_TEXT, .h = { .tw = -38, .tmax = 38 } },
@@ -118,6 +140,65 @@ static void hotspot_cells(struct apx_rdoc *d, struct apx_rtable *t, const struct
 	}
 	apx_rtable_ku64(t, "copy_ns", h->copy_ns);
 	apx_rtable_ku64(t, "user", ln->user);
+	if (m->bwd.launch_times) {
+		apx_rtable_ku64(t, "gpu_bwd_ns", h->gpu_bwd_ns);
+		apx_rtable_ku64(t, "bwd_launches", h->bwd_launches);
+		if (steps > 0)
+			apx_rtable_knum(t, "per_step_gpu_bwd_ns", (double)h->st_gpu_bwd_ns / steps);
+	}
+}
+
+/* ---- backward attribution (backward.c): the totals, JSON "backward" and one text line ---- */
+static const struct apx_rvcol bwd_cols[] = {
+	{ .key = "nostack_ns", .title = "GPU time launched without a Python stack",
+	  .unit = APX_UNIT_NS },
+	{ .key = "nostack_kernels", .title = "kernels without a stack", .unit = APX_UNIT_COUNT },
+	{ .key = "in_node_ns", .title = "inside autograd nodes", .unit = APX_UNIT_NS },
+	{ .key = "attributed_ns", .title = "attributed to a forward line", .unit = APX_UNIT_NS },
+	{ .key = "attributed_kernels", .title = "kernels attributed", .unit = APX_UNIT_COUNT },
+	{ .key = "nearest_ns", .title = "of those by the nearest launch", .unit = APX_UNIT_NS },
+	{ .key = "no_forward_ns", .title = "in nodes without a forward line", .unit = APX_UNIT_NS },
+	{ .key = "coverage_pct", .title = "coverage", .unit = APX_UNIT_PCT },
+	{ .key = "torch_ranges", .title = "PyTorch op ranges", .unit = APX_UNIT_COUNT },
+};
+
+static void backward_view(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	const unsigned s = APX_SEC_HOTSPOTS;
+	struct apx_rtable *t;
+	double pct;
+
+	if (!m->bwd.launch_times)
+		return;
+	t = apx_rdoc_view_table(d, s, "json:backward", APX_VIEW_JSON);
+	APX_RTABLE_SET_VCOLS(t, bwd_cols);
+	pct = m->bwd.nostack_ns ? 100.0 * (double)m->bwd.attr_ns / (double)m->bwd.nostack_ns : 0;
+	if (t && apx_rtable_row(t) == 0) {
+		apx_rtable_ku64(t, "nostack_ns", m->bwd.nostack_ns);
+		apx_rtable_ku64(t, "nostack_kernels", m->bwd.nostack_kernels);
+		apx_rtable_ku64(t, "in_node_ns", m->bwd.in_node_ns);
+		apx_rtable_ku64(t, "attributed_ns", m->bwd.attr_ns);
+		apx_rtable_ku64(t, "attributed_kernels", m->bwd.attr_kernels);
+		apx_rtable_ku64(t, "nearest_ns", m->bwd.near_ns);
+		apx_rtable_ku64(t, "no_forward_ns", m->bwd.no_forward_ns);
+		if (m->bwd.nostack_ns)
+			apx_rtable_knum(t, "coverage_pct", pct);
+		apx_rtable_ku64(t, "torch_ranges", m->torch_ranges);
+	}
+	apx_rdoc_json(d, s, "backward", t, APX_RJ_OBJECT, 0);
+	if (!m->torch_ranges)
+		apx_rdoc_line(d, s, 2, "backward: launch times recorded but no PyTorch op ranges "
+			      "(emit_nvtx did not start, or NVTX was not collected): backward "
+			      "kernels have no line");
+	else if (!m->bwd.nostack_ns)
+		apx_rdoc_line(d, s, 2, "backward: every kernel was launched with a Python stack");
+	else
+		apx_rdoc_line(d, s, 2, "backward: %.1f %% of the GPU time launched without a Python "
+			      "stack (%.3f of %.3f ms) given the forward line that created it "
+			      "(GPU bwd; %.3f ms by the nearest launch)", pct,
+			      (double)m->bwd.attr_ns / 1e6, (double)m->bwd.nostack_ns / 1e6,
+			      (double)m->bwd.near_ns / 1e6);
 }
 
 static const struct apx_rvcol loss_cols[] = {
@@ -153,6 +234,40 @@ void apx_rdoc_stack_loss_line(struct apx_rdoc *d, unsigned s, unsigned indent)
 		apx_rdoc_line(d, s, indent, "stack records dropped: %s", line);
 }
 
+/* The flame graphs (flame.h), once for the hotspots and threads sections, and the JSON
+ * "flame" member (only when there is one: traces without stacks keep their JSON). */
+static void flames(struct apx_rdoc *d)
+{
+	int had = d->flame[0] || d->flame[1];
+
+	if (!d->flame[0])
+		d->flame[0] = apx_rflame_gpu(d);
+	if (!d->flame[1])
+		d->flame[1] = apx_rflame_host(d);
+	if (had || (!d->flame[0] && !d->flame[1]) || d->njson >= APX_RDOC_JSON)
+		return;
+	d->json[d->njson++] = (struct apx_rjson){ .name = "flame", .shape = APX_RJ_FLAME,
+						  .section = APX_SEC_HOTSPOTS,
+						  .flames = d->flame };
+}
+
+/* A top path as a text line, cut to the report's width. */
+static void top_path_line(void *ctx, const char *line)
+{
+	struct apx_rdoc *d = ctx;
+	char buf[APX_REPORT_W];
+	size_t n = strlen(line);
+
+	if (n > APX_REPORT_W - 6) {
+		n = APX_REPORT_W - 9;
+		while (n && ((unsigned char)line[n] & 0xc0) == 0x80)
+			n--;
+		snprintf(buf, sizeof(buf), "%.*s...", (int)n, line);
+		line = buf;
+	}
+	apx_rdoc_line(d, APX_SEC_HOTSPOTS, 4, "%s", line);
+}
+
 void apx_rdoc_view_hotspots(struct apx_rdoc *d)
 {
 	const struct apx_model *m = d->m;
@@ -165,7 +280,10 @@ void apx_rdoc_view_hotspots(struct apx_rdoc *d)
 	if (t)
 		t->title = "Hotspots (source lines)";
 	APX_RTABLE_SET_VCOLS(t, hotspot_cols);
-	APX_RTABLE_SET_VCOLS(x, hotspot_text_cols);
+	if (m->bwd.launch_times)
+		APX_RTABLE_SET_VCOLS(x, hotspot_text_bwd_cols);
+	else
+		APX_RTABLE_SET_VCOLS(x, hotspot_text_cols);
 	APX_RTABLE_SET_VCOLS(l, loss_cols);
 	for (size_t i = 0; i < m->hotspots.n && shown < d->top; i++, shown++) {
 		const struct apx_an_hotspot *h = APX_VEC_AT(&m->hotspots, struct apx_an_hotspot, i);
@@ -180,6 +298,7 @@ void apx_rdoc_view_hotspots(struct apx_rdoc *d)
 			apx_rtable_u64(l, i, loss_value(&m->store->stack_loss, i));
 	apx_rdoc_json(d, s, "hotspots", t, APX_RJ_ARRAY, 0);
 	apx_rdoc_json(d, s, "stacks_dropped", l, APX_RJ_OBJECT, 0);
+	flames(d);
 	if (!m->has_stacks) {
 		apx_rdoc_line(d, s, 2, "no Python stacks in this trace");
 		apx_rdoc_stack_loss_line(d, s, 2);
@@ -193,10 +312,16 @@ void apx_rdoc_view_hotspots(struct apx_rdoc *d)
 		apx_rdoc_line(d, s, 2, "--frames all shows them");
 	if (!m->steady_steps)
 		apx_rdoc_line(d, s, 2, "no steady-state steps: no numbers a step");
+	backward_view(d);
 	apx_rdoc_stack_loss_line(d, s, 2);
 	apx_rdoc_blk_table(d, s, x);
 	if (m->hotspots.n > shown)
 		apx_rdoc_line(d, s, 2, "(%zu more lines; --top N shows more)", m->hotspots.n - shown);
+	if (d->flame[0]) {
+		apx_rdoc_line(d, s, 2, "GPU time by stack, outermost frame first (--format html draws "
+			      "the flame graph):");
+		apx_rflame_top_paths(d->flame[0], 3, top_path_line, d);
+	}
 }
 
 /* ---- idle-stacks ---- */
@@ -383,6 +508,8 @@ void apx_rdoc_view_threads(struct apx_rdoc *d)
 		thread_cells(d, x, a, 0);
 	}
 	apx_rdoc_json(d, s, "threads", t, APX_RJ_ARRAY, 0);
+	if (!d->flame[1])
+		d->flame[1] = apx_rflame_host(d);	/* the HTML's host flame graph */
 	if (!m->threads.n) {
 		apx_rdoc_line(d, s, 2, "no thread samples in this trace");
 		return;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "report/doc.h"
+#include "report/flame.h"
 
 #include "base/banned.h"
 
@@ -145,6 +146,8 @@ void apx_rdoc_free(struct apx_rdoc *d)
 	for (size_t i = 0; i < d->nsub; i++)
 		table_free(d->sub[i]);
 	free(d->sub);
+	apx_rflame_free(d->flame[0]);
+	apx_rflame_free(d->flame[1]);
 	for (b = d->arena; b; b = next) {
 		next = b->next;
 		free(b);

@@ -191,9 +191,11 @@ enum {
 	APX_RJ_OBJECT,
 	APX_RJ_FINDINGS,	/* an array, a row a finding: its members, then "metrics" and
 				 * "evidence_table" from rf[row] (the same rank) */
+	APX_RJ_FLAME,		/* {"gpu": tree, "host": tree} from flames (flame.h), t NULL */
 };
 
 struct apx_rfinding;
+struct apx_rflame;
 
 struct apx_rjson {
 	const char *name;			/* the member's name */
@@ -204,6 +206,7 @@ struct apx_rjson {
 	unsigned section;			/* enum apx_report_section */
 	const struct apx_rfinding *rf;		/* APX_RJ_FINDINGS: a finding a row */
 	size_t nrf;
+	struct apx_rflame *const *flames;	/* APX_RJ_FLAME: the document's two */
 };
 
 #define APX_RDOC_JSON 48
@@ -254,6 +257,9 @@ struct apx_rdoc {
 	void *arena;				/* the strings (doc.c) */
 	struct apx_rtable **sub;		/* the tables in cells (apx_rdoc_sub_table) */
 	size_t nsub, subcap;
+	/* the flame graphs (flame.h; NULL without stacks): GPU time (hotspots section), host
+	 * samples (threads section) */
+	struct apx_rflame *flame[2];
 };
 
 struct apx_rdoc_opts {

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/utf8.h"
+#include "report/flame.h"
 #include "report/html.h"
 
 #include "base/banned.h"
@@ -187,6 +188,8 @@ static void section(FILE *out, const struct apx_rdoc *d, unsigned s)
 			fputs("</p>\n", out);
 		}
 	}
+	if (s == APX_SEC_HOTSPOTS || s == APX_SEC_THREADS)	/* flame.h */
+		apx_html_flame(out, d->flame[s == APX_SEC_THREADS]);
 	fputs("</section>\n", out);
 }
 

@@ -15,6 +15,7 @@
 
 #include "base/json.h"
 #include "report/doc.h"
+#include "report/flame.h"
 
 #include "base/banned.h"
 
@@ -257,6 +258,14 @@ static void findings(FILE *f, const struct apx_rjson *j)
 
 static void member_value(FILE *f, const struct apx_rjson *j)
 {
+	if (j->shape == APX_RJ_FLAME) {
+		fputs("{\"gpu\":", f);
+		apx_rflame_json(f, j->flames[0]);
+		fputs(",\"host\":", f);
+		apx_rflame_json(f, j->flames[1]);
+		fputc('}', f);
+		return;
+	}
 	if (j->shape == APX_RJ_FINDINGS) {
 		findings(f, j);
 		return;

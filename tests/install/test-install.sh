@@ -76,7 +76,7 @@ tree)
 		COMP_WORDS=(apx report --s); COMP_CWORD=2; _apx; echo \"\${COMPREPLY[*]}\"
 		COMP_WORDS=(apx report --section k); COMP_CWORD=3; _apx; echo \"\${COMPREPLY[*]}\"")
 	[ "$got" = "report
---section --single
+--section --savings --single
 kernels" ] || fail "bash completion: $got"
 	echo "ok: $(cd "$T/root" && find . -type f | wc -l) files installed, binaries run from the tree"
 	;;

@@ -127,6 +127,10 @@ EXPECTED = {  # on the export-gen trace
                ("Device-to-Host", "Device", "Pinned", 1, 1048576, 50000, 20.97152),
                ("Host-to-Device", "Pageable", "Device", 1, 1048576, 100000, 10.48576)],
     "nvtx-ranges": [("step", 2, 200000, 100000.0, 100000), ("forward", 1, 30000, 30000.0, 30000)],
+    # the Python stacks' queries: no stacks in this trace (export-stacks.py checks them on one)
+    "top-lines-gpu": [],
+    "gpu-under-line": [],
+    "sample-lines": [],
 }
 
 

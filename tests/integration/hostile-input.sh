@@ -102,7 +102,7 @@ assert f['status'] == 'damaged' and f['records_unreadable'] == 3, f" "$t/json" |
 		no "report $f text does not count the lost records"
 done
 to "$apx" report "$fix/corrupt/records-over-payload.apx" >/dev/null 2>"$t/err"; rc=$?
-[ $rc -eq 1 ] && grep -q "declares 246 records in a 245-byte payload" "$t/err" || no "records-over-payload: exit $rc"
+[ $rc -eq 1 ] && grep -q "declares 264 records in a 263-byte payload" "$t/err" || no "records-over-payload: exit $rc"
 
 # --- 4. a trace cut while apx report reads it: never a signal (SIGBUS was 10 of 10)
 i=0

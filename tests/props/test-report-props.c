@@ -2,7 +2,8 @@
  * test-report-props.c - the report's invariants (report_props.h) on every committed real
  * trace (each .apx in tests/fixtures/real, each with its run's FILE.<pid>), on the sample, and on
  * deterministic mutations of each: bytes flipped in one chunk then every checksum recomputed
- * (so the damage reaches the decoders and the report), and cuts at chunk-inner offsets.
+ * (so the damage reaches the decoders and the report), and cuts at chunk-inner offsets; and
+ * on 60 random traces with Python stacks (random_stacks.c), exported in every format too.
  * Usage: test-report-props FIXTURES_DIR [MUTATIONS_PER_TRACE]. Called by ctest.
  */
 #include <dirent.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "props/random_stacks.h"
 #include "props/report_props.h"
 
 #include "base/banned.h"
@@ -152,6 +154,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < n; i++)
 		free(ents[i]);
 	free(ents);
+	fails += apx_props_random_stacks(60, &models);	/* Python stacks, valid and not */
 	printf("report-props: %u traces, %u reports checked (%u mutations each), %u failed\n",
 	       traces, models, mutations, fails);
 	return fails || traces < 20 ? 1 : 0;

@@ -13,6 +13,8 @@
 
 #include "collector/pyhook.h"
 
+#include "base/banned.h"
+
 static struct apx_pyhook *hook;
 static uint64_t loaded_ns;	/* the trace's start: when the stub was loaded */
 

@@ -14,6 +14,8 @@
 #include "apx-test.h"
 #include "collector/pyhook.h"
 
+#include "base/banned.h"
+
 struct got {
 	uint64_t markers, metrics, loss, loss_count;
 	uint64_t m_start, m_end, m_tid;

@@ -17,6 +17,7 @@
 #include "analysis/store.h"
 #include "apx-test.h"
 #include "report/doc.h"
+#include "report/flame.h"
 #include "unit/analysed.h"
 
 #include "base/banned.h"
@@ -459,6 +460,78 @@ APX_TEST(report_sections)
 	APX_ASSERT(strstr(x, "no thread samples in this trace"));
 	free(j);
 	free(x);
+	apx_model_free(m);
+	return 0;
+}
+
+/* The flame graphs (report/flame.h): GPU time under the launch stacks, root first; host
+ * samples by thread and state; their JSON member and HTML figures; none without stacks. */
+APX_TEST(flame_graphs)
+{
+	struct apx_rdoc_opts o = { .sections = 1u << APX_SEC_HOTSPOTS | 1u << APX_SEC_THREADS,
+				   .top = 10 };
+	const struct apx_rflame_node *n;
+	const struct apx_rflame *g, *h;
+	struct apx_rdoc *d;
+	struct apx_model *m;
+	char *buf[2] = { NULL, NULL }, name[256];
+	size_t len[2];
+	struct tg t;
+
+	APX_ASSERT_OK(tg_open(&t));
+	hotspot_trace(&t);
+	m = model_of(&t, 0);
+	APX_ASSERT(m);
+	d = apx_rdoc_build(m, &fd, &o);
+	APX_ASSERT(d && d->flame[0] && d->flame[1]);
+	g = d->flame[0];
+	APX_ASSERT_EQ(g->n[0].value, 2610 * US);		/* every kernel, 10 us without a stack */
+	n = &g->n[g->kid[g->n[0].kids]];			/* the largest child: train */
+	APX_ASSERT_EQ(n->value, 2600 * US);
+	APX_ASSERT(!strcmp(apx_rflame_name(g, n, name, sizeof(name)), "train (train.py:10)"));
+	APX_ASSERT_EQ(n->nkids, 2u);
+	APX_ASSERT_EQ(g->n[g->kid[n->kids]].value, 1500 * US);	/* loss_fn, then forward */
+	n = &g->n[g->kid[n->kids + 1]];
+	APX_ASSERT(!strcmp(apx_rflame_name(g, n, name, sizeof(name)), "Model.forward (model.py:41)"));
+	APX_ASSERT_EQ(n->nkids, 1u);
+	APX_ASSERT_EQ(g->n[g->kid[n->kids]].kind, APX_FK_LIBRARY);	/* linear, shown */
+	h = d->flame[1];
+	APX_ASSERT_EQ(h->n[0].value, 4 * MS);
+	n = &h->n[h->kid[h->n[0].kids]];
+	APX_ASSERT_EQ(n->kind, APX_FK_THREAD);
+	n = &h->n[h->kid[n->kids]];
+	APX_ASSERT(n->kind == APX_FK_STATE && !strcmp(n->label, "running"));
+	for (int k = 0; k < 2; k++) {
+		FILE *f = open_memstream(&buf[k], &len[k]);
+
+		APX_ASSERT(f);
+		(k ? apx_report_emit_html : apx_report_emit_json)(f, d);
+		fclose(f);
+	}
+	APX_ASSERT(strstr(buf[0], "\"flame\":{\"gpu\":{\"name\":\"all kernels\",\"file\":null,"
+			  "\"line\":null,\"library\":false,\"value\":2610000,\"children\":"
+			  "[{\"name\":\"train\",\"file\":\"/home/u/train.py\",\"line\":10,"));
+	APX_ASSERT(strstr(buf[0], "\"name\":\"linear\",\"file\":\"" LIB "\",\"line\":200,"
+			  "\"library\":true,\"value\":1000000"));
+	APX_ASSERT(strstr(buf[0], "\"host\":{\"name\":\"all samples\""));
+	APX_ASSERT(strstr(buf[1], "<figure class=\"flame\" id=\"flame-gpu\">"));
+	APX_ASSERT(strstr(buf[1], "<figure class=\"flame\" id=\"flame-host\">"));
+	APX_ASSERT(strstr(buf[1], "<g><title>linear (functional.py:200)\n" LIB ":200 (library)"));
+	free(buf[0]);
+	free(buf[1]);
+	apx_rdoc_free(d);
+	apx_model_free(m);
+
+	APX_ASSERT_OK(tg_open(&t));	/* no stacks: no flame graph, no "flame" member */
+	tg_kernel(&t, 1 * MS, 100 * US, "k", 7);
+	m = model_of(&t, 0);
+	APX_ASSERT(m);
+	d = apx_rdoc_build(m, &fd, &o);
+	APX_ASSERT(d && !d->flame[0] && !d->flame[1]);
+	apx_rdoc_free(d);
+	buf[0] = emit(m, 1);
+	APX_ASSERT(buf[0] && !strstr(buf[0], "\"flame\""));
+	free(buf[0]);
 	apx_model_free(m);
 	return 0;
 }

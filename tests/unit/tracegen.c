@@ -512,3 +512,57 @@ void tg_thread(struct tg *t, uint64_t tid, const char *name)
 	apx_rec_set_str(&r, APX_THREAD_NAME, name);
 	apx_writer_add(t->w, &r);
 }
+
+void tg_kernel_launch(struct tg *t, uint64_t start, uint64_t dur, const char *name,
+		      uint64_t launch_ns, uint64_t thread, uint64_t tid)
+{
+	struct apx_rec k;
+	uint32_t id;
+
+	apx_rec_init(&k, APX_REC_KERNEL);
+	k.v[APX_KERNEL_STACK] = t->stack;
+	apx_writer_intern(t->w, name, strlen(name), &id);
+	k.v[APX_KERNEL_START_NS] = start;
+	k.v[APX_KERNEL_END_NS] = start + dur;
+	k.v[APX_KERNEL_STREAM] = 7;
+	k.v[APX_KERNEL_CORRELATION] = ++t->corr;
+	k.v[APX_KERNEL_NAME] = id;
+	k.v[APX_KERNEL_BLOCK_X] = 256;
+	k.v[APX_KERNEL_BLOCK_Y] = k.v[APX_KERNEL_BLOCK_Z] = 1;
+	k.v[APX_KERNEL_GRID_X] = k.v[APX_KERNEL_GRID_Y] = k.v[APX_KERNEL_GRID_Z] = 1;
+	k.v[APX_KERNEL_TID] = tid;
+	k.v[APX_KERNEL_LAUNCH_NS] = launch_ns;
+	k.v[APX_KERNEL_LAUNCH_THREAD] = thread;
+	apx_writer_add(t->w, &k);
+	seen(t, start + dur);
+}
+
+static void marker_rec(struct tg *t, uint64_t start, uint64_t end, const char *name,
+		       uint64_t tid, uint64_t seq1, uint64_t flags)
+{
+	struct apx_rec r;
+	uint32_t id;
+
+	apx_rec_init(&r, APX_REC_MARKER);
+	apx_writer_intern(t->w, name, strlen(name), &id);
+	r.v[APX_MARKER_START_NS] = start;
+	r.v[APX_MARKER_END_NS] = end;
+	r.v[APX_MARKER_NAME] = id;
+	r.v[APX_MARKER_TID] = tid;
+	r.v[APX_MARKER_KIND] = APX_MARKER_RANGE;
+	r.v[APX_MARKER_SEQ] = seq1;
+	r.v[APX_MARKER_FLAGS] = flags;
+	apx_writer_add(t->w, &r);
+	seen(t, end);
+}
+
+void tg_marker_on(struct tg *t, uint64_t start, uint64_t end, const char *name, uint64_t tid)
+{
+	marker_rec(t, start, end, name, tid, 0, 0);
+}
+
+void tg_marker_op(struct tg *t, uint64_t start, uint64_t end, const char *op, uint64_t tid,
+		  uint64_t seq)
+{
+	marker_rec(t, start, end, op, tid, seq == UINT64_MAX ? 0 : seq + 1, 1);
+}

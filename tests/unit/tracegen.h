@@ -80,6 +80,16 @@ void tg_stack_bytes(struct tg *t, uint64_t id, const uint8_t *frames, size_t len
 void tg_sample(struct tg *t, uint64_t ts, uint64_t tid, uint64_t stack, unsigned state,
 	       int64_t syscall, uint64_t cpu_ns, uint64_t period_ns);
 void tg_thread(struct tg *t, uint64_t tid, const char *name);
+/* Backward attribution (issue 32, item 2; apx analyze --python-backward nvtx): a kernel whose
+ * launch has a host time, CUPTI's thread id (thread) and the OS tid (tid; 0 none), carrying
+ * t->stack; an NVTX range on thread tid named as given (PyTorch's "op, seq = N" names parsed
+ * by the reader); one as the collector writes PyTorch's (name cut to op, seq + 1 and flags
+ * in fields; seq UINT64_MAX: none). */
+void tg_kernel_launch(struct tg *t, uint64_t start, uint64_t dur, const char *name,
+		      uint64_t launch_ns, uint64_t thread, uint64_t tid);
+void tg_marker_on(struct tg *t, uint64_t start, uint64_t end, const char *name, uint64_t tid);
+void tg_marker_op(struct tg *t, uint64_t start, uint64_t end, const char *op, uint64_t tid,
+		  uint64_t seq);
 /* Close the trace; the caller loads t->path and unlinks it. */
 int tg_close(struct tg *t);
 /* Close n traces and build one model of them (a run's files; the files are unlinked). NULL on

@@ -19,6 +19,7 @@
 #include <stdio.h>
 
 #include "analysis/stacks.h"
+#include "analysis/whatif/whatif.h"
 
 #include "base/banned.h"
 
@@ -38,7 +39,9 @@ APX_RULE_DECL(copy_overlap)
 	uint64_t copy_streams = 0, shared_streams = 0, dev_ns = 0;
 	char b1[32], b2[32], b3[32];
 	struct apx_power_cap pc;
-	double saving, slow = 1.0;
+	double saving, slow = 1.0, rule_ns, hide;
+	const struct apx_wi_params sim = { .xform = APX_WI_X_COPY_STREAM };
+	int simulated;
 	struct apx_finding *f;
 
 	copy = m->gpu.hd_copy_busy_ns;
@@ -76,6 +79,15 @@ APX_RULE_DECL(copy_overlap)
 		saving = (double)m->steady_ns *
 			 apx_power_capped_saving(m->steady.busy_pct / 100.0,
 						 (double)hidable / (double)m->steady_ns, &slow);
+	rule_ns = saving;	/* the simulator's when it has one (whatif.h): the copies of
+				 * unchanged data left to repeated-copy, the power cap as above */
+	if ((simulated = apx_whatif_rule_saving(m, &sim, &hide))) {
+		hide = hide > (double)unchanged ? hide - (double)unchanged : 0;
+		saving = pc.capped ? (double)m->steady_ns *
+					     apx_power_capped_saving(m->steady.busy_pct / 100.0,
+								     hide / (double)m->steady_ns, &slow)
+				   : hide;
+	}
 	f = apx_finding_add(out, m, "copy-overlap", APX_SEV_WARNING, saving, 60);
 	if (!f)
 		return APX_RULE_FIRED;
@@ -143,6 +155,8 @@ APX_RULE_DECL(copy_overlap)
 		 "      nxt = batch.to('cuda', non_blocking=True)     # batch in pinned memory\n"
 		 "  torch.cuda.current_stream().wait_stream(copy_stream)\n"
 		 "  nxt.record_stream(torch.cuda.current_stream())");
+	if (simulated)
+		apx_whatif_rule_note(f, sim.xform, rule_ns);
 	(void)why;
 	(void)why_len;
 	apx_lines_of_copies(m, f, host_device);

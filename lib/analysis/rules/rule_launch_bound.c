@@ -19,6 +19,7 @@
 #include <stdio.h>
 
 #include "analysis/stacks.h"
+#include "analysis/whatif/whatif.h"
 
 #include "base/banned.h"
 
@@ -48,7 +49,9 @@ APX_RULE_DECL(launch_bound)
 	double saving, mean_kernel, zero_idle = 0;
 	char b1[32], b2[32];
 	struct apx_finding *f;
-	double claimed_launches = 0;
+	double claimed_launches = 0, rule_ns, sim_ns = 0;
+	const struct apx_wi_params sim = { .xform = APX_WI_X_CUDA_GRAPH };
+	int simulated;
 
 	if (!m->k.n || !active)
 		return APX_RULE_CLEAN;
@@ -68,6 +71,10 @@ APX_RULE_DECL(launch_bound)
 	saving = (double)idle - GRAPH_GAP_NS * (double)gaps;
 	if (!m->launch_bound || !gaps || saving <= 0)
 		return APX_RULE_CLEAN;
+	rule_ns = saving;	/* the simulator's when it has one (whatif.h), less the launch
+				 * gaps other findings remove */
+	if ((simulated = apx_whatif_rule_saving(m, &sim, &sim_ns)))
+		saving = sim_ns > zero_idle ? sim_ns - zero_idle : 0;
 	f = apx_finding_add(out, m, "launch-bound",
 			    (double)idle > 0.3 * (double)active ? APX_SEV_CRITICAL : APX_SEV_WARNING,
 			    saving, 70);
@@ -122,6 +129,8 @@ APX_RULE_DECL(launch_bound)
 		 "  model = torch.compile(model, mode=\"reduce-overhead\")   # fusion + CUDA graphs\n"
 		 "or capture the step in a graph: g = torch.cuda.CUDAGraph(); with torch.cuda.graph(g): ...\n"
 		 "and replay it with g.replay(); or raise the batch size so each kernel does more work.");
+	if (simulated)
+		apx_whatif_rule_note(f, sim.xform, rule_ns);
 	(void)why;
 	(void)why_len;
 	apx_lines_of_kernels(m, f, NULL, NULL);

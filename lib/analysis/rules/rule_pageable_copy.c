@@ -19,6 +19,7 @@
 #include "analysis/idle_attrib.h"
 
 #include "analysis/stacks.h"
+#include "analysis/whatif/whatif.h"
 
 #include "base/banned.h"
 
@@ -68,7 +69,8 @@ static void emit(const struct apx_model *m, struct apx_findings *out, enum apx_p
 	char model[240] = "", ev[1200] = "", b1[32], b2[32], b3[32], b4[32];
 	uint64_t staged = ph == APX_PHASE_STEADY ? m->gpu.idle_by_cause[APX_IDLE_STAGING] -
 						   m->gpu.staging_d2h_ns : 0;	/* host->device's */
-	int peak_used = 0;
+	int peak_used = 0, simulated = 0;
+	double rule_ns;
 	struct apx_finding *f;
 
 	if (!a->count)
@@ -92,6 +94,14 @@ static void emit(const struct apx_model *m, struct apx_findings *out, enum apx_p
 				apx_fmt_ns(b1, sizeof(b1), (double)staged));
 		apx_text_append(model, sizeof(model), ", plus the GPU idle time spent staging them");
 	}
+	rule_ns = saving;	/* the steady state's: the simulator's when it has one (whatif.h) */
+	if (ph == APX_PHASE_STEADY) {
+		const struct apx_wi_params sim = { .xform = APX_WI_X_PIN_COPIES, .rate_bps = rate };
+		double s;
+
+		if ((simulated = apx_whatif_rule_saving(m, &sim, &s)))
+			saving = s;
+	}
 	pct = m->collected_ns ? 100.0 * saving / (double)m->collected_ns : 0;
 	f = apx_finding_add(out, m, "pageable-copy", apx_pageable_copy_severity(pct, 1), saving,
 			    peak_used ? 60 : 80);
@@ -102,6 +112,8 @@ static void emit(const struct apx_model *m, struct apx_findings *out, enum apx_p
 		 apx_fmt_size(b1, sizeof(b1), bytes), apx_fmt_rate(b2, sizeof(b2), bytes, dur),
 		 f->startup ? " at start-up" : "");
 	snprintf(f->model, sizeof(f->model), "%s", model);
+	if (simulated)
+		apx_whatif_rule_note(f, APX_WI_X_PIN_COPIES, rule_ns);
 	snprintf(f->evidence, sizeof(f->evidence), "%s", ev);
 	apx_finding_metric(f, "bytes", bytes, APX_UNIT_BYTES);
 	apx_finding_metric(f, "copy_ns", dur, APX_UNIT_NS);

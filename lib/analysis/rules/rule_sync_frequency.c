@@ -21,6 +21,7 @@
 #include "analysis/store.h"
 
 #include "analysis/stacks.h"
+#include "analysis/whatif/whatif.h"
 
 #include "base/banned.h"
 
@@ -45,7 +46,9 @@ APX_RULE_DECL(sync_frequency)
 {
 	uint64_t n = 0, idle = m->gpu.idle_by_cause[APX_IDLE_SYNC], gaps = m->gpu.gaps_by_cause[APX_IDLE_SYNC];
 	uint64_t saving, blocked = 0, refill_ns = 0, refill_gaps = 0;
-	double per_s, per_step;
+	double per_s, per_step, rule_ns, sim_ns = 0;
+	const struct apx_wi_params sim = { .xform = APX_WI_X_REMOVE_SYNCS };
+	int simulated;
 	char b1[32], b2[32];
 	struct apx_finding *f;
 
@@ -70,9 +73,12 @@ APX_RULE_DECL(sync_frequency)
 	}
 	if ((double)saving < 0.02 * (double)m->steady_ns)
 		return APX_RULE_CLEAN;
+	rule_ns = (double)saving;	/* the simulator's when it has one (whatif.h) */
+	simulated = apx_whatif_rule_saving(m, &sim, &sim_ns);
 	f = apx_finding_add(out, m, "sync-frequency",
-			    (double)saving > 0.1 * (double)m->steady_ns ? APX_SEV_CRITICAL : APX_SEV_WARNING,
-			    (double)saving, 70);
+			    (simulated ? sim_ns : rule_ns) > 0.1 * (double)m->steady_ns ? APX_SEV_CRITICAL
+											 : APX_SEV_WARNING,
+			    simulated ? sim_ns : rule_ns, 70);
 	if (!f)
 		return APX_RULE_FIRED;
 	snprintf(f->title, sizeof(f->title), "%llu host synchronizations left the GPU idle for %s",
@@ -119,6 +125,8 @@ APX_RULE_DECL(sync_frequency)
 		 "  running_loss += loss.detach()            # not loss.item() every step\n"
 		 "  if step %% 100 == 0: print(running_loss.item() / 100)\n"
 		 "Remove torch.cuda.synchronize(), .cpu(), .numpy() and print(tensor) from the step.");
+	if (simulated)
+		apx_whatif_rule_note(f, sim.xform, rule_ns);
 	(void)why;
 	(void)why_len;
 	sync_lines(m, f);

@@ -12,7 +12,10 @@
 #     MONOTONIC start and end, OS thread id);
 #   - APX_MEMORY_SAMPLING_HZ (default 10, 0 = off): once torch is imported and CUDA is
 #     initialised, a daemon thread samples torch's allocated / reserved / peak bytes per device,
-#     pinned host bytes (when torch has host_memory_stats), the process's RSS and its peak.
+#     pinned host bytes (when torch has host_memory_stats), the process's RSS and its peak;
+#   - APX_PY_BACKWARD (1 = apx analyze --python-backward nvtx): PyTorch's emit_nvtx, entered on
+#     the thread that initialises CUDA right after it does (class _Backward), so that the report
+#     can give backward kernels the forward line that created them.
 # Both reach libapx-inject.so (the path in CUDA_INJECTION64_PATH, loaded by the CUDA driver)
 # through its exported apx_py_* functions (lib/collector/pyhook.h) with ctypes. Before CUDA
 # is initialised the library is not loaded: up to BUFFER_MAX ranges wait here, later ones are
@@ -491,6 +494,105 @@ class _MemorySampler:
                     return
 
 
+# ---- backward kernels' forward lines (--python-backward nvtx) -----------------------------------
+
+class _Backward:
+    """PyTorch's emit_nvtx, on from the moment CUDA is initialised: every op an NVTX range whose
+    name carries its autograd sequence number, which the report joins to give backward kernels
+    the forward line that created them (docs/collector.md, "Backward kernels").
+
+    Not at import: an NVTX call before CUDA starts would find no libcupti loaded, and NVTX's
+    injection would turn NVTX off for the whole run (the user's own ranges too). So the hook
+    wraps torch.cuda._lazy_init (which PyTorch calls, from Python and from C++, before the first
+    CUDA work) and enters emit_nvtx on that thread right after it. emit_nvtx is thread-local;
+    autograd's engine threads inherit it from the thread that calls backward(). PyTorch allows
+    one profiler a thread: a torch.profiler / autograd.profiler.profile / emit_nvtx of the
+    program's own stops ours first (said once)."""
+
+    def __init__(self, torch, state):
+        self.torch, self.state = torch, state
+        self.ctx = None
+        self.starting = False
+        self.failed = False
+
+    def start(self):
+        if self.ctx is not None or self.failed or self.starting or not self.state.on:
+            return
+        self.starting = True
+        try:
+            ctx = self.torch.autograd.profiler.emit_nvtx(record_shapes=False)
+            ctx.__enter__()
+            self.ctx = ctx
+        except Exception as err:
+            self.failed = True
+            _say("python-backward: PyTorch's emit_nvtx did not start (%s: %s); backward "
+                 "kernels get no forward line" % (err.__class__.__name__, err))
+        finally:
+            self.starting = False
+
+    def stop(self, why):
+        ctx, self.ctx = self.ctx, None
+        if ctx is None:
+            return
+        self.failed = True              # never again: the program's profiler owns the thread
+        try:
+            ctx.__exit__(None, None, None)
+        except Exception:
+            pass
+        _say("python-backward: %s started; backward kernels get no forward line from here on"
+             % why)
+
+    def arm(self):
+        import functools
+
+        torch = self.torch
+        cuda = getattr(torch, "cuda", None)
+        if cuda is None or not hasattr(cuda, "_lazy_init"):
+            return
+        me = self
+
+        orig = cuda._lazy_init
+
+        @functools.wraps(orig)
+        def _lazy_init(*args, **kwargs):
+            r = _lazy_init.__wrapped__(*args, **kwargs)
+            if me.ctx is None and not me.failed and not me.starting:
+                try:
+                    ready = cuda.is_initialized()
+                except Exception:
+                    ready = False
+                if ready:
+                    me.start()
+            return r
+        cuda._lazy_init = _lazy_init
+
+        # the program's own profilers: only one a thread
+        prof = getattr(getattr(torch, "autograd", None), "profiler", None)
+        for klass, meth, what in ((getattr(prof, "profile", None), "_prepare_trace",
+                                   "torch.profiler"),
+                                  (getattr(prof, "profile", None), "__enter__",
+                                   "torch.autograd.profiler.profile"),
+                                  (getattr(prof, "emit_nvtx", None), "__enter__",
+                                   "the program's emit_nvtx")):
+            fn = getattr(klass, meth, None) if klass is not None else None
+            if fn is None:
+                continue
+
+            def make(fn, what):
+                @functools.wraps(fn)
+                def wrapper(*args, **kwargs):
+                    if not me.starting and me.ctx is not None:
+                        me.stop(what)
+                    return fn(*args, **kwargs)
+                return wrapper
+            try:
+                setattr(klass, meth, make(fn, what))
+            except (AttributeError, TypeError):
+                pass
+        if cuda.is_initialized():
+            self.start()
+
+
 # ---- start ---------------------------------------------------------------------------------------
 
 def _env_int(name, default):
@@ -503,7 +605,8 @@ def _env_int(name, default):
 def _start():
     spec = os.environ.get("APX_TRACE_FUNCTIONS", "")
     hz = _env_int("APX_MEMORY_SAMPLING_HZ", 10)
-    if not spec and hz <= 0:
+    backward = _env_int("APX_PY_BACKWARD", 0) > 0
+    if not spec and hz <= 0 and not backward:
         return None
     col = _Collector()
     state = _State()
@@ -517,6 +620,13 @@ def _start():
             if state.on and hasattr(torch, "cuda"):
                 _MemorySampler(torch, col, min(hz, 1000)).start()
         finder.when_imported("torch", torch_imported)
+    if backward:
+        def torch_backward(torch):
+            if state.on:
+                global _backward
+                _backward = _Backward(torch, state)
+                _backward.arm()
+        finder.when_imported("torch", torch_backward)
 
     def in_child():
         state.on = False
@@ -525,6 +635,8 @@ def _start():
         os.register_at_fork(after_in_child=in_child)
     return col
 
+
+_backward = None     # the _Backward of --python-backward nvtx, once torch is imported
 
 try:
     _apx = _start()
