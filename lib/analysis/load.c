@@ -421,15 +421,16 @@ static int add_record(struct apx_model *m, struct apx_an_file *f, uint16_t fi,
 	}
 }
 
-/* First and last timestamp of a record, for spans; 0 when the type has none. A COUNTER's first
- * field is a correlation id, not a time. */
+/* First and last timestamp of a record, for spans; 0 when the type has none: field 0 is a time
+ * when it is a delta named *_ns (a COUNTER's is a correlation id, a FRAME's or STACK's an id). */
 static void record_span(const struct apx_rec *r, uint64_t *lo, uint64_t *hi)
 {
 	const struct apx_rec_schema *s = apx_schema(r->type);
+	size_t n = s ? strlen(s->fields[0].name) : 0;
 	uint64_t a, b;
 
-	if (!s || s->fields[0].kind != APX_FK_DELTA || r->type == APX_REC_STRINGS ||
-	    r->type == APX_REC_CPU || r->type == APX_REC_COUNTER)
+	if (!s || s->fields[0].kind != APX_FK_DELTA || n < 3 ||
+	    strcmp(s->fields[0].name + n - 3, "_ns") || r->type == APX_REC_CPU)
 		return;
 	/* no time: a thread or process whose start is not known, a replayed kernel (the store's
 	 * untimed ones); any other record at 0 is on the timelines at 0, so in the run too */
