@@ -177,31 +177,9 @@ static void arg_u(struct ch *c, const char *key, uint64_t v, int *first)
  * torch.profiler's with_stack argument "Call stack": "path(line): func;..." innermost first. */
 static void call_stack(struct ch *c, const struct apx_wk_slice *s, int first)
 {
-	struct apx_store *st = c->st;
-	uint32_t stack = 0;
+	uint32_t stack = apx_stacktext_slice_stack(c->st, s);
 	const char *text;
 
-	if (!st->nstacks)
-		return;
-	switch (s->type) {
-	case APX_ES_KERNEL:
-		stack = st->k.stack[s->index];
-		break;
-	case APX_ES_COPY:
-		stack = st->c.stack[s->index];
-		break;
-	case APX_ES_MEMSET:
-		stack = st->s.stack[s->index];
-		break;
-	case APX_ES_SYNC:
-		stack = st->y.stack[s->index];
-		break;
-	case APX_ES_API:
-		stack = apx_stacktext_api_stack(st, s->index);
-		break;
-	default:
-		break;
-	}
 	if (!(text = apx_stacktext(&c->stx, stack)))
 		return;
 	put(c->f, first ? "\"Call stack\": " : ", \"Call stack\": ");

@@ -310,31 +310,9 @@ static const char *dims(char *buf, const uint32_t d[3])
  * "stack" argument: "file:line func; ..." innermost first (stacktext.h). */
 static void stack_annotation(struct pf *p, const struct apx_wk_slice *s)
 {
-	struct apx_store *st = p->st;
-	uint32_t stack = 0;
+	uint32_t stack = apx_stacktext_slice_stack(p->st, s);
 	const char *text;
 
-	if (!st->nstacks)
-		return;
-	switch (s->type) {
-	case APX_ES_KERNEL:
-		stack = st->k.stack[s->index];
-		break;
-	case APX_ES_COPY:
-		stack = st->c.stack[s->index];
-		break;
-	case APX_ES_MEMSET:
-		stack = st->s.stack[s->index];
-		break;
-	case APX_ES_SYNC:
-		stack = st->y.stack[s->index];
-		break;
-	case APX_ES_API:
-		stack = apx_stacktext_api_stack(st, s->index);
-		break;
-	default:
-		break;
-	}
 	if ((text = apx_stacktext(&p->stx, stack)))
 		annotation_str(&p->b, AN_STACK, text);
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "export/stacktext.h"
+#include "export/walk.h"
 
 #include "base/banned.h"
 
@@ -94,6 +95,26 @@ uint32_t apx_stacktext_api_stack(struct apx_store *st, size_t api)
 		return st->c.stack[i];
 	case APX_ES_MEMSET:
 		return st->s.stack[i];
+	default:
+		return 0;
+	}
+}
+
+uint32_t apx_stacktext_slice_stack(struct apx_store *st, const struct apx_wk_slice *s)
+{
+	if (!st->nstacks)
+		return 0;
+	switch (s->type) {
+	case APX_ES_KERNEL:
+		return st->k.stack[s->index];
+	case APX_ES_COPY:
+		return st->c.stack[s->index];
+	case APX_ES_MEMSET:
+		return st->s.stack[s->index];
+	case APX_ES_SYNC:
+		return st->y.stack[s->index];
+	case APX_ES_API:
+		return apx_stacktext_api_stack(st, s->index);
 	default:
 		return 0;
 	}

@@ -37,4 +37,9 @@ const char *apx_stacktext(struct apx_stacktext *x, uint32_t stack);
  * correlation), 0 when it launched none or that has no stack. */
 uint32_t apx_stacktext_api_stack(struct apx_store *st, size_t api);
 
+struct apx_wk_slice;
+/* The stack field of a walked slice (kernel, copy, memset, sync, or an API call through its
+ * GPU work); 0 for other slices or when the trace has no stacks. */
+uint32_t apx_stacktext_slice_stack(struct apx_store *st, const struct apx_wk_slice *s);
+
 #endif
