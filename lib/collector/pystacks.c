@@ -29,6 +29,7 @@
 #define DEF_SLOTS 4096u
 #define FRAME_MAP (1u << 17)
 #define CORR_SLOTS (1u << 20)
+#define UNREADABLE UINT32_MAX	/* a frame whose code object could not be read */
 
 struct code_slot {
 	_Atomic uintptr_t code;		/* 0 = free */
@@ -68,6 +69,7 @@ static struct {
 	uint64_t *frame_key;		/* (code slot + 1) << 32 | line */
 	uint32_t *frame_id;
 	uint32_t next_frame;
+	uint32_t unreadable_fid;	/* the FRAME of unreadable code objects, 0 until needed */
 	int ready;
 } g;
 
@@ -184,8 +186,12 @@ static void define(uint32_t id, const struct apx_py_raw_frame *f, int n, int tru
 	for (int i = 0; i < n && k < APX_PYSTACK_DEPTH; i++) {
 		int slot = code_slot(f[i].code);
 
-		if (slot < 0)
-			continue;	/* not a code object: the frame is left out */
+		if (slot < 0) {		/* kept as "<unreadable>": the stack's depth stays honest */
+			d->f[k].code = UNREADABLE;
+			d->f[k].line = -1;
+			k++;
+			continue;
+		}
 		d->f[k].code = (uint32_t)slot;
 		d->f[k].line = apx_py_code_line(&g.rt, &g.codes[slot].dec, f[i].lasti_bytes);
 		k++;
@@ -320,6 +326,29 @@ static uint32_t frame_of(struct apx_enc *e, uint32_t code, int32_t line)
 	return 0;
 }
 
+/* One FRAME for every code object that could not be read (freed under the reader, or not a
+ * code object): "<unreadable code object>" in "<unreadable>", folded as a library frame by the
+ * report, so a stack keeps its depth and no line is named wrongly. */
+static uint32_t unreadable_frame(struct apx_enc *e)
+{
+	struct apx_rec rec;
+	uint32_t sid = 0;
+
+	if (g.unreadable_fid)
+		return g.unreadable_fid;
+	g.unreadable_fid = ++g.next_frame;
+	apx_rec_init(&rec, APX_REC_FRAME);
+	rec.v[APX_FRAME_ID] = g.unreadable_fid;
+	rec.v[APX_FRAME_KIND] = APX_FRAME_PYTHON;
+	(void)apx_writer_intern(e->w, "<unreadable>", 12, &sid);
+	rec.v[APX_FRAME_FILE] = sid;
+	sid = 0;
+	(void)apx_writer_intern(e->w, "<unreadable code object>", 24, &sid);
+	rec.v[APX_FRAME_FUNC] = sid;
+	(void)apx_writer_add(e->w, &rec);
+	return g.unreadable_fid;
+}
+
 void apx_pystacks_drain(struct apx_enc *e)
 {
 	if (!g.ready)
@@ -347,7 +376,8 @@ void apx_pystacks_drain(struct apx_enc *e)
 		}
 		d = &copy;
 		for (unsigned k = 0; k < d->n && k < APX_PYSTACK_DEPTH; k++) {
-			uint32_t fid = d->f[k].code < CODE_SLOTS ?
+			uint32_t fid = d->f[k].code == UNREADABLE ? unreadable_frame(e) :
+				       d->f[k].code < CODE_SLOTS ?
 				       frame_of(e, d->f[k].code, d->f[k].line) : 0;
 
 			if (!fid)

@@ -62,13 +62,16 @@ static int read_str(const struct apx_py_layout *L, uintptr_t obj, char *out, siz
 	size_t o = 0, take;
 
 	out[0] = '\0';
-	if (!obj || apx_py_read(obj, hdr, L->unicode_compact_size + 8) < 0)
+	/* the ASCII header first: a short str may end right after it, at the end of a mapping */
+	if (!obj || apx_py_read(obj, hdr, L->unicode_ascii_size) < 0)
 		return -EFAULT;
 	memcpy(&state, hdr + L->unicode_state, sizeof(state));
 	memcpy(&length, hdr + L->unicode_length, sizeof(length));
 	kind = (state >> 2) & 7;
 	compact = (state >> 5) & 1;
 	ascii = (state >> 6) & 1;
+	if ((!compact || !ascii) && apx_py_read(obj, hdr, L->unicode_compact_size + 8) < 0)
+		return -EFAULT;		/* the longer headers: their data follows, so it is there */
 	if (length < 0 || length > 1 << 20 || (kind != 1 && kind != 2 && kind != 4))
 		return -EBADMSG;
 	if (compact)
