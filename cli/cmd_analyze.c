@@ -34,6 +34,7 @@
 #include "base/log.h"
 #include "base/parse.h"
 #include "base/termsafe.h"
+#include "cli/analyze_nccl.h"
 #include "cli/analyze_pyhooks.h"
 #include "cli/cli.h"
 #include "cli/run_files.h"
@@ -51,9 +52,12 @@ const char apx_cmd_analyze_usage[] =
 	"killed by signal N).\n"
 	"\n"
 	"  -o, --output FILE   trace file (default data.apx); other processes of the run that\n"
-	"                      use CUDA write FILE.<pid> beside it\n"
-	"  -f, --force         replace FILE, and the FILE.<pid> traces of its run (other files\n"
-	"                      named FILE.<pid> are kept, and said so)\n"
+	"                      use CUDA write FILE.<pid> beside it. Checked before the program\n"
+	"                      starts: a missing or unwritable folder, a folder, or a FILE that\n"
+	"                      is not a regular file (a link, a device, a FIFO) exits 1\n"
+	"  -f, --force         replace FILE, and the FILE.<pid> traces of its own run (the same\n"
+	"                      run id); other files named FILE.<pid> are kept, and said so (all\n"
+	"                      of them when FILE is missing or not a trace)\n"
 	"  -l, --level LEVEL   light (default): kernels, copies, memsets, allocations,\n"
 	"                      synchronizations, unified memory, L2 settings, power and\n"
 	"                      clocks (NVML, every 50 ms);\n"
@@ -266,21 +270,44 @@ static int for_child_files(const char *path, void (*fn)(const char *full, void *
 	return count;
 }
 
-/* --force: remove FILE.<pid> only when it is an apx trace of a run (its header has a run id)
- * and, when the FILE being replaced had one, of that run: a file that merely has the name is
- * left alone, and said so. */
+/* --force: remove FILE.<pid> only when it is an apx trace of FILE's own run (the same run id
+ * in its header as in the FILE being replaced). When FILE is missing, is not a trace or has no
+ * run id, nothing matches: every FILE.<pid> is another run's, or not a trace, and is kept. What
+ * is kept is said, its name escaped (base/termsafe.h). */
 static void unlink_run_file(const char *full, void *arg)
 {
 	const char *want = arg;
-	char got[128];
+	char got[128], name[PATH_MAX * 4], why[sizeof(((struct apx_diag *)0)->msg) * 4];
 	struct apx_diag d = { 0 };
 
+	apx_term_safe_str(name, sizeof(name), full);
 	if (apx_run_id_of(full, got, sizeof(got), &d) < 0)
-		apx_log_warn("analyze: kept '%s': not an apx trace (%s)", full, d.msg);
-	else if (!got[0] || (want[0] && strcmp(got, want)))
-		apx_log_warn("analyze: kept '%s': not a trace of the run being replaced", full);
+		apx_log_warn("analyze: kept '%s': not an apx trace (%s)", name,
+			     apx_term_safe_str(why, sizeof(why), d.msg));
+	else if (!want[0] || !got[0] || strcmp(got, want))
+		apx_log_warn("analyze: kept '%s': not a trace of the run being replaced", name);
 	else if (unlink(full) < 0)
-		apx_log_errno(-errno, "analyze: cannot remove '%s'", full);
+		apx_log_errno(-errno, "analyze: cannot remove '%s'", name);
+}
+
+/* The trace's folder must take a new file before the program starts (no permission, a
+ * read-only file system): a probe file is made there and removed. 0 or -errno. */
+static int check_writable(const char *path)
+{
+	char probe[PATH_MAX + 64];
+	const char *slash = strrchr(path, '/');	/* path is absolute (output_path) */
+	int fd;
+
+	snprintf(probe, sizeof(probe), "%.*s/.apx-probe-%d", (int)(slash - path), path,
+		 (int)getpid());
+	fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 && errno == EEXIST)	/* a stale probe of an earlier apx with our pid */
+		return unlink(probe) < 0 ? -errno : check_writable(path);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	(void)unlink(probe);
+	return 0;
 }
 
 /* ---- the fallback trace (the process never initialised CUDA) ------------------------------- */
@@ -741,19 +768,21 @@ static int seconds_opt(const char *opt, const char *arg, int positive, uint64_t 
  * otherwise says why. */
 static int output_path(const char *output, char *path, size_t cap)
 {
+	char safe[PATH_MAX * 4];
 	struct stat st;
 	int r = absolute_path(output, path, cap);
 
+	apx_term_safe_str(safe, sizeof(safe), output);	/* names reach the terminal escaped */
 	if (r == -EINVAL)
 		apx_log_error("analyze: -o '%s' names a folder: give a file name "
-			      "(e.g. -o %sdata.apx)", output, output);
+			      "(e.g. -o %sdata.apx)", safe, safe);
 	else if (r == -ENOENT || r == -ENOTDIR)
-		apx_log_error("analyze: cannot write '%s': its folder does not exist", output);
+		apx_log_error("analyze: cannot write '%s': its folder does not exist", safe);
 	else if (r < 0)
-		apx_log_errno(r, "analyze: cannot write '%s'", output);
+		apx_log_errno(r, "analyze: cannot write '%s'", safe);
 	else if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
 		apx_log_error("analyze: -o '%s' is a folder: give a file name "
-			      "(e.g. -o %s/data.apx)", output, output);
+			      "(e.g. -o %s/data.apx)", safe, safe);
 	else
 		return 0;
 	return -EINVAL;
@@ -810,8 +839,8 @@ int apx_cmd_analyze(int argc, char **argv)
 	struct apx_metrics_opts metrics = { 0 };
 	struct apx_pyhooks_opts pyhooks = APX_PYHOOKS_OPTS_DEFAULT;
 	char pydir[PATH_MAX];
-	int force = 0, quiet = 0, c, nchild;
-	char path[PATH_MAX], lib[PATH_MAX], run_id[96], old_run[128];
+	int force = 0, quiet = 0, c, nchild, replace = 0, wr;
+	char path[PATH_MAX], lib[PATH_MAX], run_id[96], old_run[128], safe[PATH_MAX * 4];
 	struct run_info ri = { 0 };
 	struct sigaction sa, old_int, old_quit, old_term, old_hup;
 	struct stat st;
@@ -941,19 +970,32 @@ int apx_cmd_analyze(int argc, char **argv)
 	    (!command_mode && check_script(argv[optind]) < 0))
 		return APX_EXIT_FAIL;
 	old_run[0] = 0;
+	apx_term_safe_str(safe, sizeof(safe), output);	/* names reach the terminal escaped */
 	if (lstat(path, &st) == 0) {
 		struct apx_diag d;
 
+		if (!S_ISREG(st.st_mode)) {	/* a link, a device, a FIFO: never replaced */
+			apx_log_error("analyze: '%s' is not a regular file (a link, a device, a FIFO...): apx analyze "
+				      "writes a new file, or replaces a regular one with --force",
+				      safe);
+			return APX_EXIT_FAIL;
+		}
 		if (!force) {
 			apx_log_error("analyze: '%s' exists; pass --force to replace it, or -o FILE",
-				      output);
+				      safe);
 			return APX_EXIT_USAGE;
 		}
 		(void)apx_run_id_of(path, old_run, sizeof(old_run), &d);	/* "" if none */
-		if (unlink(path) < 0) {
-			apx_log_errno(-errno, "analyze: cannot remove '%s'", output);
-			return APX_EXIT_FAIL;
-		}
+		replace = 1;
+	}
+	/* checked before the program starts: it must not run for a trace that cannot be */
+	if ((wr = check_writable(path)) < 0) {
+		apx_log_errno(wr, "analyze: cannot write '%s'", safe);
+		return APX_EXIT_FAIL;
+	}
+	if (replace && unlink(path) < 0 && errno != ENOENT) {
+		apx_log_errno(-errno, "analyze: cannot remove '%s'", safe);
+		return APX_EXIT_FAIL;
 	}
 	if (force)
 		for_child_files(path, unlink_run_file, old_run);
@@ -986,10 +1028,12 @@ int apx_cmd_analyze(int argc, char **argv)
 			return rc;
 		}
 		setenv("CUDA_INJECTION64_PATH", lib, 1);
+		apx_analyze_nccl_env(lib);
 		preload_watch(lib);
 		calibrate(lib, level);
 		apx_pyhooks_setup(lib, &pyhooks, pydir, sizeof(pydir));
 	} else {
+		apx_analyze_nccl_env(NULL);	/* multicast stays off all the same */
 		pydir[0] = 0;
 		if (pyhooks.trace)
 			apx_log_warn("analyze: without the collector, --trace-functions records "
@@ -1076,11 +1120,13 @@ int apx_cmd_analyze(int argc, char **argv)
 	ri.pid = pid;
 	ri.run_id = run_id;
 	ri.have_collector = have_lib;
-	if (access(path, F_OK) < 0) {
-		int r = write_fallback(path, &ri);
-
-		if (r < 0)
-			apx_log_errno(r, "analyze: cannot write '%s'", path);
+	if (access(path, F_OK) < 0 && (wr = write_fallback(path, &ri)) < 0) {
+		/* no trace: no summary naming one, and not a success */
+		apx_log_errno(wr, "analyze: cannot write '%s'", safe);
+		free(targv);
+		if (WIFSIGNALED(ri.status))
+			return 128 + WTERMSIG(ri.status);
+		return WEXITSTATUS(ri.status) ? WEXITSTATUS(ri.status) : APX_EXIT_FAIL;
 	}
 	nchild = for_child_files(path, NULL, NULL);
 	if (!quiet)

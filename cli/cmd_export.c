@@ -2,9 +2,11 @@
  * cmd_export.c - `apx export --format perfetto|chrome|sqlite [-o FILE] [--from S] [--to S]
  * [--min-dur US] [--single] [--force] FILE...`: builds the event store of the traces (every
  * event kept, lib/analysis/store.h; FILE brings its run's FILE.<pid> along, as in apx report) and writes it with one exporter of lib/export. Says how large the file
- * will be before writing and warns above 500 MB (viewers give up around 1-2 GB); writes a
- * temporary file beside the output and renames it into place, so a failed export leaves
- * nothing behind and never replaces an existing file unless --force. Called from cli/main.c.
+ * will be before writing and warns above 500 MB (viewers give up around 1-2 GB). The output
+ * follows cli/outfile.h: a temporary file beside it renamed into place (a failed export
+ * leaves the old file and nothing else), an existing file replaced only with --force and
+ * never when it is one of the traces, a character device, FIFO or "-" (stdout) written into
+ * from a temporary file under $TMPDIR, a link or folder refused. Called from cli/main.c.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -22,6 +24,7 @@
 #include "base/parse.h"
 #include "base/termsafe.h"
 #include "cli/cli.h"
+#include "cli/outfile.h"
 #include "cli/run_files.h"
 #include "export/export.h"
 
@@ -42,8 +45,13 @@ const char apx_cmd_export_usage[] =
 	"\n"
 	"  -F, --format FORMAT  perfetto, chrome or sqlite (required)\n"
 	"  -o, --output FILE    output file (default: the first trace's name with .perfetto-trace,\n"
-	"                       .json or .sqlite); never replaced unless --force\n"
-	"  -f, --force          replace FILE\n"
+	"                       .json or .sqlite in the current folder); - is stdout. An existing\n"
+	"                       FILE is replaced only with --force, never when it is one of the\n"
+	"                       traces; a character device or FIFO (/dev/null, a named pipe) is\n"
+	"                       written into, not replaced; a symbolic link or a folder is\n"
+	"                       refused. The file is written under a temporary name beside it\n"
+	"                       and renamed at the end (a stream: under $TMPDIR, then copied)\n"
+	"  -f, --force          replace an existing regular FILE\n"
 	"      --single         export only the files named (by default FILE also brings the\n"
 	"                       FILE.<pid> files of its run, as apx report does)\n"
 	"      --from S         keep events that end S seconds or later after the run's start\n"
@@ -52,7 +60,10 @@ const char apx_cmd_export_usage[] =
 	"  -h, --help           show this help\n"
 	"\n"
 	"The file's size is said before it is written, with a warning above 500 MB: viewers give\n"
-	"up around 1-2 GB, so narrow a long run with --from/--to/--min-dur.\n";
+	"up around 1-2 GB, so narrow a long run with --from/--to/--min-dur.\n"
+	"Exit status: 0 exported; 1 a trace could not be read, or was truncated or damaged (what\n"
+	"is readable is exported, and the message says what was lost and where, as apx info\n"
+	"does); 2 usage error.\n";
 
 static int parse_us(const char *s, uint64_t *ret_ns)
 {
@@ -150,6 +161,37 @@ oom:
 	return -ENOMEM;
 }
 
+/* Every file the store could not read whole, as apx info and apx report say it: the reader's
+ * damage (a bad checksum, a cut chunk, no END chunk: the rest of the file is lost) and chunks
+ * whose records cannot be decoded (how many records, the first place). 1 when any. */
+static int say_damage(const struct apx_store *st)
+{
+	int any = 0;
+
+	for (size_t i = 0; i < st->nfiles; i++) {
+		const struct apx_es_file *f = &st->files[i];
+		const struct apx_diag *rd = apx_reader_damage(f->r);
+		char in[PATH_MAX * 4], m[sizeof(rd->msg) * 4];
+
+		if (f->status == APX_READ_COMPLETE && !f->chunks_lost)
+			continue;
+		any = 1;
+		apx_term_safe_str(in, sizeof(in), f->path);
+		if (rd && rd->msg[0])	/* stopped early: what follows is lost */
+			fprintf(stderr, "apx export: %s: %s: %s; exporting what is readable\n", in,
+				apx_reader_status(f->r) == APX_READ_TRUNCATED ? "truncated"
+				: "damaged", apx_term_safe_str(m, sizeof(m), rd->msg));
+		if (f->chunks_lost)
+			fprintf(stderr, "apx export: %s: damaged: %s; %" PRIu64 " record%s of %" PRIu32
+				" chunk%s cannot be read and %s left out, exporting the rest\n", in,
+				apx_term_safe_str(m, sizeof(m), f->damage.msg), f->records_lost,
+				f->records_lost == 1 ? "" : "s", f->chunks_lost,
+				f->chunks_lost == 1 ? "" : "s",
+				f->records_lost == 1 ? "is" : "are");
+	}
+	return any;
+}
+
 int apx_cmd_export(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -166,12 +208,14 @@ int apx_cmd_export(int argc, char **argv)
 	const struct apx_exporter *ex = NULL;
 	struct apx_store_opts so = { 0 };
 	const char *output = NULL;
-	char outbuf[PATH_MAX], tmp[PATH_MAX + 32], a[32], b[32], safe[PATH_MAX * 4];
+	char outbuf[PATH_MAX], tmp[PATH_MAX + 64], a[32], b[32];
+	static struct apx_outfile of;	/* large: not on the stack */
+	const char *safe = of.safe;	/* the output's name, escaped (outfile.h) */
 	struct apx_diag diag = { 0 };
 	struct apx_store *st;
 	struct stat sb;
 	uint64_t est;
-	int force = 0, single = 0, c, r;
+	int force = 0, single = 0, damaged, staged, c, r;
 	char **paths;
 	size_t npaths;
 
@@ -235,14 +279,24 @@ int apx_cmd_export(int argc, char **argv)
 		default_output(argv[optind], ex->ext, outbuf, sizeof(outbuf));
 		output = outbuf;
 	}
-	apx_term_safe_str(safe, sizeof(safe), output);	/* file names reach the terminal escaped */
-	if (!force && lstat(output, &sb) == 0) {
-		apx_log_error("export: '%s' exists; pass --force to replace it, or -o FILE", safe);
-		return APX_EXIT_USAGE;
-	}
-	r = collect(argv + optind, (size_t)(argc - optind), single, &paths, &npaths);
+	if (!strcmp(output, "-") && isatty(STDOUT_FILENO))
+		return apx_cli_usage_error("export", "-o - writes the export to stdout, a terminal: "
+					   "redirect it or give -o FILE");
+	/* where it goes, checked before anything is read (outfile.h; says why not) */
+	r = apx_outfile_init(&of, "export", output, force);
 	if (r < 0)
+		return r == -EEXIST ? APX_EXIT_USAGE : APX_EXIT_FAIL;
+	r = collect(argv + optind, (size_t)(argc - optind), single, &paths, &npaths);
+	if (r < 0) {
+		apx_outfile_abort(&of);
 		return APX_EXIT_FAIL;
+	}
+	for (size_t i = 0; i < npaths; i++)
+		if (apx_outfile_check_input(&of, paths[i]) < 0) {
+			apx_outfile_abort(&of);
+			free_paths(paths, npaths);
+			return APX_EXIT_FAIL;
+		}
 	if (npaths > (size_t)(argc - optind))
 		fprintf(stderr, "apx export: %zu files of the run (the other processes' FILE.<pid>; "
 			"--single exports only the named ones)\n", npaths);
@@ -251,19 +305,12 @@ int apx_cmd_export(int argc, char **argv)
 		char m[sizeof(diag.msg) * 4];
 
 		free_paths(paths, npaths);
+		apx_outfile_abort(&of);
 		apx_log_error("export: cannot read the traces: %s%s%s", strerror(-r),
 			      diag.msg[0] ? ": " : "", apx_term_safe_str(m, sizeof(m), diag.msg));
 		return APX_EXIT_FAIL;
 	}
-	for (size_t i = 0; i < st->nfiles; i++) {
-		char in[PATH_MAX * 4];
-
-		if (st->files[i].status == APX_READ_COMPLETE)
-			continue;
-		apx_log_warn("export: '%s' is %s: its events up to the damage are exported",
-			     apx_term_safe_str(in, sizeof(in), st->files[i].path),
-			     st->files[i].status == APX_READ_TRUNCATED ? "truncated" : "damaged");
-	}
+	damaged = say_damage(st);	/* as apx info and apx report: what was lost, where */
 	est = ex->estimate(st);
 	apx_fmt_size(a, sizeof(a), (double)est);
 	fprintf(stderr, "apx export: %" PRIu64 " events to '%s' (%s, about %s)\n", st->events,
@@ -271,24 +318,26 @@ int apx_cmd_export(int argc, char **argv)
 	if (est > WARN_BYTES)
 		apx_log_warn("export: the file will be about %s; viewers give up around 1-2 GB: "
 			     "narrow it with --from/--to/--min-dur", a);
-	snprintf(tmp, sizeof(tmp), "%s.tmp-%d", output, (int)getpid());
-	r = ex->write(st, tmp, &diag);
+	/* a new name beside a regular FILE, or under $TMPDIR for a stream */
+	staged = apx_outfile_stage(&of, tmp, sizeof(tmp)) >= 0;	/* if not, said */
+	r = staged ? ex->write(st, tmp, &diag) : -EIO;
 	apx_store_free(st);
 	free_paths(paths, npaths);	/* the store borrowed them */
 	if (r < 0) {
-		(void)unlink(tmp);
-		apx_log_error("export: cannot write '%s': %s", safe,
-			      diag.msg[0] ? diag.msg : strerror(-r));
+		if (staged)
+			apx_log_error("export: cannot write '%s': %s", safe,
+				      diag.msg[0] ? diag.msg : strerror(-r));
+		apx_outfile_abort(&of);
 		return APX_EXIT_FAIL;
 	}
-	if (rename(tmp, output) < 0) {
-		apx_log_errno(-errno, "export: cannot put '%s' in place", safe);
-		(void)unlink(tmp);
+	if (of.kind == APX_OUTFILE_FILE || stat(tmp, &sb) < 0)
+		sb.st_size = -1;	/* a FILE is measured in place */
+	if (apx_outfile_commit(&of) < 0)	/* renamed into place, or copied into the stream */
 		return APX_EXIT_FAIL;
-	}
-	if (stat(output, &sb) == 0) {
+	if (sb.st_size >= 0 || stat(output, &sb) == 0) {
 		apx_fmt_size(b, sizeof(b), (double)sb.st_size);
-		fprintf(stderr, "apx export: wrote '%s' (%s)\n", safe, b);
+		fprintf(stderr, "apx export: wrote '%s' (%s)%s\n", safe, b,
+			damaged ? ", without what could not be read" : "");
 	}
-	return APX_EXIT_OK;
+	return damaged ? APX_EXIT_FAIL : APX_EXIT_OK;
 }

@@ -3,7 +3,9 @@
  * event store, which reads every file once) from one or more traces (a run's processes), runs
  * the rules, builds the report document (lib/report) and writes it in the format asked for
  * (report_formats.c: text, JSON, HTML, CSV). Damaged or truncated traces are reported up to
- * the damage, and the report says what was lost. Called from cli/main.c.
+ * the damage, and the report says what was lost. -o FILE is written as outfile.h says: never
+ * over an existing file without --force nor over one of its inputs, a temporary file renamed
+ * into place, devices and FIFOs written into. Called from cli/main.c.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -18,6 +20,7 @@
 #include "base/termsafe.h"
 #include "cli/cli.h"
 #include "cli/import_trace.h"
+#include "cli/outfile.h"
 #include "cli/report.h"
 #include "cli/run_files.h"
 
@@ -26,7 +29,7 @@
 const char apx_cmd_report_usage[] =
 	"usage: apx report [--format text|json|html|csv] [-o FILE] [--top N] [--section NAME]...\n"
 	"                  [--frames user|all] [--savings rule|whatif] [--color WHEN] [--single]\n"
-	"                  [FILE...]\n"
+	"                  [--force] [FILE...]\n"
 	"\n"
 	"Explain one or more traces (default: data.apx): what is slow, why, what to change and\n"
 	"what it would save. Several files (a run's processes) are analysed together. A FILE\n"
@@ -35,8 +38,13 @@ const char apx_cmd_report_usage[] =
 	"\n"
 	"  -f, --format FMT     text (default), json (schema: docs/report-schema.md), html (one\n"
 	"                       self-contained page with plots) or csv (a table per section)\n"
-	"  -o, --output FILE    write the report to FILE instead of stdout; html needs it when\n"
-	"                       stdout is a terminal\n"
+	"  -o, --output FILE    write the report to FILE instead of stdout (- is stdout); html\n"
+	"                       needs it when stdout is a terminal. An existing FILE is replaced\n"
+	"                       only with --force, never when it is one of the traces read; a\n"
+	"                       character device or FIFO is written into; a symbolic link or a\n"
+	"                       folder is refused. FILE is written under a temporary name and\n"
+	"                       renamed at the end: a failed write leaves the old FILE as it was\n"
+	"      --force          replace an existing FILE\n"
 	"  -n, --top N          rows in the long tables (default 15)\n"
 	"  -s, --section NAME   print only this section, in every format (repeatable, or\n"
 	"                       comma-separated):\n"
@@ -58,7 +66,8 @@ const char apx_cmd_report_usage[] =
 	"Names, findings and file names from traces are printed with control characters escaped.\n"
 	"Exit status: 0 report printed; 1 a file could not be read at all (not a regular file, not\n"
 	"a trace: the others are still reported) or was damaged (records lost: the message says\n"
-	"where); 2 usage error.\n";
+	"where), or the report could not be written; 2 usage error (an existing -o FILE without\n"
+	"--force included).\n";
 
 /* "apx report: FILE: MSG" on stderr, the file name escaped (it may come from a directory). */
 static void file_error(const char *path, const char *msg, const char *tail)
@@ -123,29 +132,28 @@ static int add_sections(struct apx_report_opts *o, const char *arg)
 	return 0;
 }
 
-/* Build the document and write it in the chosen format, to output (NULL: stdout). Text goes
- * through the terminal filter (trace text escaped; colour around it). 0 or -errno (said). */
-static int emit(const struct apx_report_format *fmt, const char *output, const struct apx_model *m,
-		const struct apx_findings *fd, struct apx_report_opts *o)
+/* Build the document and write it in the chosen format, to of (outfile.h: stdout, a stream,
+ * or a temporary file renamed into place). Text goes through the terminal filter (trace text
+ * escaped; colour around it). 0 or -errno (said). */
+static int emit(const struct apx_report_format *fmt, struct apx_outfile *of,
+		const struct apx_model *m, const struct apx_findings *fd, struct apx_report_opts *o)
 {
 	struct apx_rdoc_opts dopts = { .sections = o->sections, .top = o->top };
 	/* the model's event store (every file read once): the document's time series */
 	const struct apx_store *st = fmt->needs_store ? m->store : NULL;
-	FILE *file = stdout, *out;
+	FILE *file, *out;
 	struct apx_rdoc *d;
 	int r;
 
 	dopts.store = st;
 	d = apx_rdoc_build(m, fd, &dopts);
 	if (!d) {
+		apx_outfile_abort(of);
 		return apx_log_errno(-ENOMEM, "report: cannot build the report");
 	}
-	if (output && !(file = fopen(output, "we"))) {
-		char name[4096];
-
-		r = -errno;
-		apx_log_errno(r, "report: cannot write '%s'", apx_term_safe_str(name, sizeof(name),
-										  output));
+	file = apx_outfile_open(of);
+	if (!file) {
+		r = -EIO;	/* said */
 		goto out;
 	}
 	if (!strcmp(fmt->name, "text")) {
@@ -156,15 +164,15 @@ static int emit(const struct apx_report_format *fmt, const char *output, const s
 		r = fmt->emit(out ? out : file, d, o);
 		if (out && file == stdout)
 			apx_cli_term_close(out);
-		else if (out)
-			fclose(out);
+		else if (out && fclose(out) && r >= 0)
+			r = -EIO;
 	} else {
 		r = fmt->emit(file, d, o);	/* each emitter escapes for its format */
 	}
-	if (file != stdout && fclose(file) && r >= 0)
-		r = -errno;
 	if (r < 0)
-		apx_log_errno(r, "report: cannot write the report");
+		r = apx_outfile_fail(of, r);	/* the real errno of a failed write, said */
+	else
+		r = apx_outfile_commit(of);	/* checked, renamed into place; said */
 out:
 	apx_rdoc_free(d);
 	return r;
@@ -177,10 +185,12 @@ int apx_cmd_report(int argc, char **argv)
 		{ "section", required_argument, NULL, 's' }, { "color", required_argument, NULL, 'C' },
 		{ "single", no_argument, NULL, 'S' }, { "help", no_argument, NULL, 'h' },
 		{ "output", required_argument, NULL, 'o' }, { "frames", required_argument, NULL, 'F' },
-		{ "savings", required_argument, NULL, 'W' }, { 0 },
+		{ "savings", required_argument, NULL, 'W' }, { "force", no_argument, NULL, 'X' },
+		{ 0 },
 	};
 	struct apx_report_opts o = { .top = 15, .sections = 0, .color = -1 };
-	int single = 0, frames_all = 0, whatif = 0;
+	int single = 0, frames_all = 0, whatif = 0, force = 0;
+	struct apx_outfile of;
 	const struct apx_report_format *fmt = apx_report_format_find("text");
 	const char *output = NULL;
 	static char default_name[] = "data.apx";
@@ -229,6 +239,9 @@ int apx_cmd_report(int argc, char **argv)
 		case 'S':
 			single = 1;
 			break;
+		case 'X':
+			force = 1;
+			break;
 		case 'F':
 			if (!strcmp(optarg, "all"))
 				frames_all = 1;
@@ -258,6 +271,8 @@ int apx_cmd_report(int argc, char **argv)
 	}
 	if (!o.sections)
 		o.sections = (1u << APX_SEC__COUNT) - 1;
+	if (output && !strcmp(output, "-"))
+		output = NULL;	/* stdout */
 	if (!output && !fmt->tty_ok && isatty(STDOUT_FILENO))
 		return apx_cli_usage_error("report", "--format %s writes a file: give -o FILE (or "
 					   "redirect stdout)", fmt->name);
@@ -267,9 +282,20 @@ int apx_cmd_report(int argc, char **argv)
 		o.color = apx_term_color_auto(STDOUT_FILENO);
 	files = optind < argc ? argv + optind : default_file;
 	nfiles = optind < argc ? argc - optind : 1;
+	/* where the report goes, checked before anything is read (outfile.h) */
+	r = apx_outfile_init(&of, "report", output, force);
+	if (r < 0)
+		return r == -EEXIST ? APX_EXIT_USAGE : APX_EXIT_FAIL;
+	for (int i = 0; i < nfiles; i++)
+		if (apx_outfile_check_input(&of, files[i]) < 0) {
+			apx_outfile_abort(&of);
+			return APX_EXIT_FAIL;
+		}
 	m = apx_model_new();
-	if (!m)
+	if (!m) {
+		apx_outfile_abort(&of);
 		return apx_log_errno(-ENOMEM, "report"), APX_EXIT_FAIL;
+	}
 	for (int i = 0; i < nfiles; i++) {
 		struct apx_diag d = { 0 };
 
@@ -286,7 +312,14 @@ int apx_cmd_report(int argc, char **argv)
 	if (m->nfiles > (size_t)nfiles)
 		fprintf(stderr, "apx report: %zu files of the run (the other processes' FILE.<pid>; "
 				"--single reads only the named ones)\n", m->nfiles);
+	for (size_t k = 0; k < m->nfiles; k++)	/* the run's FILE.<pid> too */
+		if (apx_outfile_check_input(&of, m->files[k].path) < 0) {
+			apx_outfile_abort(&of);
+			apx_model_free(m);
+			return APX_EXIT_FAIL;
+		}
 	if (!m->nfiles) {
+		apx_outfile_abort(&of);
 		apx_model_free(m);
 		return APX_EXIT_FAIL;
 	}
@@ -295,7 +328,14 @@ int apx_cmd_report(int argc, char **argv)
 	r = apx_model_finish(m);	/* reads the files: damage is known after it */
 	fd = calloc(1, sizeof(*fd));
 	if (r < 0 || !fd) {
-		apx_log_errno(r < 0 ? r : -ENOMEM, "report: cannot build the model");
+		char msg[sizeof(m->finish_diag.msg) * 4];
+
+		if (r < 0 && m->finish_diag.msg[0])	/* where: the chunk, or the step (as export) */
+			apx_log_error("report: cannot build the model: %s",
+				      apx_term_safe_str(msg, sizeof(msg), m->finish_diag.msg));
+		else
+			apx_log_errno(r < 0 ? r : -ENOMEM, "report: cannot build the model");
+		apx_outfile_abort(&of);
 		free(fd);
 		apx_model_free(m);
 		return APX_EXIT_FAIL;
@@ -311,7 +351,7 @@ int apx_cmd_report(int argc, char **argv)
 		}
 	}
 	apx_rules_run(m, fd);
-	r = emit(fmt, output, m, fd, &o);
+	r = emit(fmt, &of, m, fd, &o);
 	if (r < 0)
 		bad = 1;
 	fflush(stdout);

@@ -1,7 +1,8 @@
 /*
  * main.c - the apx command: global options (--help, --version), `apx help CMD`, and the
  * dispatch table of subcommands (one cmd_<name>.c each). Only subcommands that exist are
- * listed here.
+ * listed here. stdout goes through outfile.c's stream: a command whose output could not be
+ * written (a full disk, /dev/full) exits 1 and says so once.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 
 #include "base/log.h"
 #include "cli/cli.h"
+#include "cli/outfile.h"
 
 #include "base/banned.h"
 
@@ -86,11 +88,11 @@ int apx_cli_usage_error(const char *name, const char *fmt, ...)
 	return APX_EXIT_USAGE;
 }
 
-int main(int argc, char **argv)
+/* The command line, run; its exit status. */
+static int run(int argc, char **argv)
 {
 	const struct apx_cmd *c;
 
-	apx_log_set_prog("apx");
 	if (argc < 2) {
 		print_help(stderr);
 		return APX_EXIT_USAGE;
@@ -126,4 +128,18 @@ int main(int argc, char **argv)
 		return APX_EXIT_USAGE;
 	}
 	return c->run(argc - 1, argv + 1);
+}
+
+int main(int argc, char **argv)
+{
+	int rc;
+
+	apx_log_set_prog("apx");
+	apx_stdout_init();	/* a failed write to stdout is kept, and said once below */
+	rc = run(argc, argv);
+	/* data went to stdout: a full disk or a closed pipe must not pass as success */
+	if (apx_stdout_check(argc > 1 && argv[1][0] != '-' ? argv[1] : "") < 0 &&
+	    rc == APX_EXIT_OK)
+		rc = APX_EXIT_FAIL;
+	return rc;
 }

@@ -17,8 +17,16 @@ int apx_run_is_child_name(const char *name, const char *base)
 	size_t n = strlen(base);
 	const char *p = name + n + 1;
 
+	size_t k;
+
 	if (strncmp(name, base, n) || name[n] != '.' || !*p)
 		return 0;
+	if (!strncmp(p, "rank", 4)) {	/* FILE.rank<R>.<pid>: a distributed rank's process */
+		k = strspn(p + 4, "0123456789");
+		if (!k || p[4 + k] != '.' || !p[5 + k])
+			return 0;
+		p += 5 + k;
+	}
 	return strspn(p, "0123456789") == strlen(p);
 }
 

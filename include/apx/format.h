@@ -56,7 +56,8 @@ enum apx_rec_type {
 	APX_REC_FRAME = 22,	/* a source location: Python code object + line (or native) */
 	APX_REC_STACK = 23,	/* a call stack: frame ids, innermost first */
 	APX_REC_SAMPLE = 24,	/* a periodic sample of one thread: stack and state */
-	APX_REC_TYPE__LAST = APX_REC_SAMPLE,
+	APX_REC_COLLECTIVE = 25, /* an NCCL collective or point-to-point operation */
+	APX_REC_TYPE__LAST = APX_REC_COLLECTIVE,
 	APX_REC_END = 255,	/* last chunk of a finished file */
 	APX_REC_TYPE__COUNT = 256,
 };
@@ -167,6 +168,9 @@ enum apx_header_field {
 	APX_HEADER_RUN_ID,		/* bytes: shared by all files of one run */
 	APX_HEADER_RANK,		/* sint: distributed rank, -1 when none */
 	APX_HEADER_START_NS,		/* trace clock when the producer started */
+	APX_HEADER_WORLD_SIZE,		/* ranks of the job (WORLD_SIZE or NCCL's nranks), 0 = none */
+	APX_HEADER_LOCAL_RANK,		/* sint: rank on this host (LOCAL_RANK), -1 = none; only
+					 * meaningful when WORLD_SIZE > 0 */
 	APX_HEADER__COUNT,
 };
 
@@ -510,6 +514,80 @@ enum apx_sample_field {
 	APX_SAMPLE_PERIOD_NS,		/* sampling period this sample stands for */
 	APX_SAMPLE__COUNT,
 };
+
+/* NCCL operations (docs/format.md, "collective"). The plugin maps NCCL's names to these. */
+enum apx_coll_func {
+	APX_COLL_UNKNOWN = 0,
+	APX_COLL_ALL_REDUCE = 1,
+	APX_COLL_ALL_GATHER = 2,
+	APX_COLL_REDUCE_SCATTER = 3,
+	APX_COLL_BROADCAST = 4,
+	APX_COLL_REDUCE = 5,
+	APX_COLL_ALL_TO_ALL = 6,
+	APX_COLL_SEND = 7,		/* point-to-point: PEER is the receiver */
+	APX_COLL_RECV = 8,		/* point-to-point: PEER is the sender */
+	APX_COLL_GATHER = 9,
+	APX_COLL_SCATTER = 10,
+	APX_COLL__COUNT,
+};
+
+/* ncclDataType_t's order (nccl.h 2.28); the element size is apx_nccl_dtype_bytes(). */
+enum apx_nccl_dtype {
+	APX_DT_INT8 = 0, APX_DT_UINT8 = 1, APX_DT_INT32 = 2, APX_DT_UINT32 = 3,
+	APX_DT_INT64 = 4, APX_DT_UINT64 = 5, APX_DT_FLOAT16 = 6, APX_DT_FLOAT32 = 7,
+	APX_DT_FLOAT64 = 8, APX_DT_BFLOAT16 = 9, APX_DT_FP8_E4M3 = 10, APX_DT_FP8_E5M2 = 11,
+	APX_DT__COUNT,
+	APX_DT_UNKNOWN = 255,
+};
+
+enum apx_nccl_algo {
+	APX_ALGO_UNKNOWN = 0, APX_ALGO_TREE = 1, APX_ALGO_RING = 2, APX_ALGO_COLLNET_DIRECT = 3,
+	APX_ALGO_COLLNET_CHAIN = 4, APX_ALGO_NVLS = 5, APX_ALGO_NVLS_TREE = 6, APX_ALGO_PAT = 7,
+	APX_ALGO__COUNT,
+};
+
+enum apx_nccl_proto {
+	APX_PROTO_UNKNOWN = 0, APX_PROTO_LL = 1, APX_PROTO_LL128 = 2, APX_PROTO_SIMPLE = 3,
+	APX_PROTO__COUNT,
+};
+
+enum apx_coll_flag {
+	APX_COLL_F_P2P = 1 << 0,		/* a send or recv, not a collective */
+	APX_COLL_F_GPU_TIMES = 1 << 1,		/* START/END_NS from kernel-channel events */
+	APX_COLL_F_PARTIAL = 1 << 2,		/* some channels never reported a stop */
+	APX_COLL_F_GRAPH = 1 << 3,		/* captured in a CUDA graph */
+};
+
+enum apx_collective_field {
+	APX_COLLECTIVE_ENQUEUE_NS,	/* NCCL's start of the operation on the host */
+	APX_COLLECTIVE_ENQUEUE_END_NS,	/* span: its stop (= enqueued, not finished) */
+	APX_COLLECTIVE_START_NS,	/* GPU start on the trace clock (first channel), 0 = unknown */
+	APX_COLLECTIVE_END_NS,		/* GPU end on the trace clock (last channel), 0 = unknown */
+	APX_COLLECTIVE_FUNC,		/* enum apx_coll_func */
+	APX_COLLECTIVE_COUNT,		/* elements, as NCCL counts them (per rank) */
+	APX_COLLECTIVE_DATATYPE,	/* enum apx_nccl_dtype */
+	APX_COLLECTIVE_BYTES,		/* COUNT x element size */
+	APX_COLLECTIVE_ALGO,		/* enum apx_nccl_algo */
+	APX_COLLECTIVE_PROTO,		/* enum apx_nccl_proto */
+	APX_COLLECTIVE_CHANNELS,
+	APX_COLLECTIVE_PEER,		/* sint: root (broadcast, reduce) or peer (send, recv), -1 */
+	APX_COLLECTIVE_COMM,		/* communicator id hash */
+	APX_COLLECTIVE_RANK,		/* sint: rank in the communicator */
+	APX_COLLECTIVE_NRANKS,
+	APX_COLLECTIVE_SEQ,		/* NCCL's sequence number in the communicator */
+	APX_COLLECTIVE_STREAM,		/* CUDA stream handle, 0 = unknown */
+	APX_COLLECTIVE_DEVICE,		/* sint: CUDA device ordinal, -1 = unknown */
+	APX_COLLECTIVE_GPU_TIMER_START,	/* raw GPU globaltimer of the first channel's start */
+	APX_COLLECTIVE_GPU_TIMER_END,	/* raw GPU globaltimer of the last channel's stop */
+	APX_COLLECTIVE_FLAGS,		/* enum apx_coll_flag */
+	APX_COLLECTIVE__COUNT,
+};
+
+/* Size in bytes of one element of an enum apx_nccl_dtype, 0 for unknown types. */
+unsigned apx_nccl_dtype_bytes(unsigned dtype);
+const char *apx_coll_func_name(unsigned func);		/* "all_reduce"; "unknown" */
+const char *apx_nccl_algo_name(unsigned algo);		/* "ring"; "unknown" */
+const char *apx_nccl_proto_name(unsigned proto);	/* "simple"; "unknown" */
 
 enum apx_end_field {
 	APX_END_CHUNKS,			/* chunks before this one */

@@ -9,6 +9,7 @@
 
 #include "analysis/demangle.h"
 #include "analysis/model.h"
+#include "base/utf8.h"
 
 #include "base/banned.h"
 
@@ -20,7 +21,8 @@ const char *apx_demangle(const char *text, size_t len, char *buf, size_t cap)
 	char *d;
 	int status = 0;
 
-	if (len >= 2 && text[0] == '_' && text[1] == 'Z' && len < sizeof(mangled)) {
+	if (len >= 2 && text[0] == '_' && text[1] == 'Z' && len < sizeof(mangled) &&
+	    !memchr(text, 0, len)) {
 		memcpy(mangled, text, len);
 		mangled[len] = 0;
 		d = __cxa_demangle(mangled, NULL, NULL, &status);
@@ -31,8 +33,7 @@ const char *apx_demangle(const char *text, size_t len, char *buf, size_t cap)
 		}
 		free(d);
 	}
-	snprintf(buf, cap, "%.*s", (int)len, text);
-	return buf;
+	return apx_text_copy(buf, cap, text, len);	/* a NUL byte escaped, not cut */
 }
 
 const char *apx_kernel_display_name(const struct apx_an_name *nm, char *buf, size_t cap)

@@ -25,6 +25,9 @@ int apx_finding_in_main(const struct apx_findings *fd, const struct apx_finding 
  * findings without an estimate (recorded by nvperfd) by severity. When the run holds no GPU trace
  * (model->no_gpu_trace: nvperfd summaries only) no rule runs: each is NOT_MEASURED, saying so. */
 void apx_rules_run(const struct apx_model *m, struct apx_findings *out);
+/* The union of the kernels' intervals inside the steady window, per device, summed: the most
+ * kernel time the steady state's findings can save together (rules.c's cap). */
+double apx_rules_steady_kernel_busy(const struct apx_model *m);
 const struct apx_rule *apx_rules(size_t *ret_n);
 
 /* For rules: a new finding (NULL when full), saving set from ns and the model's wall time. */

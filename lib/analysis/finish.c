@@ -11,6 +11,7 @@
 #include "analysis/model.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -195,55 +196,59 @@ static void run_span(struct apx_model *m)
 	m->wall_ns = m->run_end_ns - m->run_start_ns;
 }
 
+/* A failed step of apx_model_finish(): said in m->finish_diag unless the store said where. */
+static int finish_fail(struct apx_model *m, int r, const char *step)
+{
+	struct apx_diag *d = &m->finish_diag;
+
+	if (!d->msg[0]) {
+		d->err = r;
+		d->chunk = -1;
+		snprintf(d->msg, sizeof(d->msg), "%s while %s", r == -ENOMEM ? "out of memory"
+			 : strerror(-r), step);
+	}
+	return r;
+}
+
+#define STEP(what, call) do { if ((r = (call)) < 0) return finish_fail(m, r, what); } while (0)
+
 int apx_model_finish(struct apx_model *m)
 {
 	int r;
 
-	if ((r = apx_model_store_get(m)) < 0 || (r = apx_store_build(m->store, NULL)) < 0)
-		return r;	/* the files are read here, once */
+	STEP("creating the event store", apx_model_store_get(m));
+	/* the files are read here, once; the store says which chunk it could not take */
+	STEP("reading the traces", apx_store_build(m->store, &m->finish_diag));
 	for (size_t i = 0; i < m->nfiles; i++)	/* each file's own, the largest */
 		if (m->files[i].launch_cost_ns > m->launch_cost_ns) {
 			m->launch_cost_ns = m->files[i].launch_cost_ns;
 			m->launch_cost_self = m->files[i].launch_cost_self;
 		}
 	run_span(m);
-	if ((r = apx_capture_finish(m)) < 0)	/* before anything that sums time */
-		return r;
-	if ((r = apx_view_streams(m)) < 0 || (r = apx_view_events(m)) < 0)
-		return r;
+	STEP("finding the capture ranges", apx_capture_finish(m));	/* before anything that sums time */
+	STEP("building the streams", apx_view_streams(m));
+	STEP("building the events' views", apx_view_events(m));
 	transfers(m);
 	syncs(m);
 	memory(m);
 	unified_memory(m);
 	steps(m);
-	r = apx_steps_find(m);
-	if (r < 0)
-		return r;
+	STEP("finding the steps", apx_steps_find(m));
 	cpu_summary(m);
 	apx_observed_finish(m);
-	r = apx_timelines_build(m);
-	if (r == 0)
-		r = apx_nvtx_project(m);
-	if (r < 0)
-		return r;
+	STEP("building the GPU timelines", apx_timelines_build(m));
+	STEP("projecting GPU time under NVTX ranges", apx_nvtx_project(m));
 	/* last: its scratch comes when the timelines' is gone (peak memory, bench/report) */
-	r = apx_view_kernels(m);
-	if (r == 0)
-		r = apx_view_steady_launches(m);
-	if (r == 0)
-		r = apx_view_metrics(m);
-	if (r == 0)
-		r = apx_view_counters(m);
+	STEP("building the kernel tables", apx_view_kernels(m));
+	STEP("counting the steady state's launches", apx_view_steady_launches(m));
+	STEP("building the metrics", apx_view_metrics(m));
+	STEP("building the counters", apx_view_counters(m));
 	/* the Python stacks' views (stacks.h): after the steps and the idle gaps */
-	if (r == 0)
-		r = apx_stacks_build(m);
-	if (r == 0)
-		r = apx_backward_build(m);
-	if (r == 0)
-		r = apx_hotspots_build(m);
-	if (r == 0)
-		r = apx_threads_build(m);
-	if (r == 0)
-		r = apx_idle_stacks_build(m);
-	return r < 0 ? r : apx_whatif_build(m);	/* the what-if graph (whatif/whatif.h) */
+	STEP("resolving the Python stacks", apx_stacks_build(m));
+	STEP("attributing backward kernels", apx_backward_build(m));
+	STEP("building the hotspots", apx_hotspots_build(m));
+	STEP("building the threads", apx_threads_build(m));
+	STEP("building the idle-gap stacks", apx_idle_stacks_build(m));
+	STEP("building the what-if graph", apx_whatif_build(m));	/* whatif/whatif.h */
+	return 0;
 }

@@ -479,7 +479,15 @@ struct apx_an_steps {
 						 * collected time) */
 	uint64_t *bounds;			/* count + 1: each step's start, then the last one's
 						 * end (sorted; owned by the model; NULL when none) */
+	int projected;				/* NVTX/profiler steps: the host ranges moved onto
+						 * the GPU work launched in them (the GPU lagged) */
+	uint64_t refused;			/* host range steps refused: the GPU lagged behind
+						 * them and their launches were not known (steps.c) */
 };
+
+/* GPU work that runs on at most this far after the kernel before it is still one queue: the
+ * gap between back-to-back launches (steps.c, the report properties test). */
+#define APX_STEPS_QUEUE_GAP_NS 20000ull
 
 /* ---- Python stacks (stacks.h: stacks.c, hotspots.c, threads.c, idle_stacks.c) ---------- */
 
@@ -536,6 +544,9 @@ struct apx_an_idle_stack {
 struct apx_model {
 	struct apx_an_file files[APX_AN_MAX_FILES];
 	size_t nfiles;
+	/* Why apx_model_finish() failed, and where: the store's chunk, file offset and record
+	 * type when reading ran out of memory (as apx export says it), else the step that did */
+	struct apx_diag finish_diag;
 	struct apx_an_device devices[APX_AN_MAX_DEVICES];
 	size_t ndevices;
 	uint64_t run_start_ns, run_end_ns;	/* earliest producer start .. latest record */
@@ -665,7 +676,8 @@ int apx_model_add_file(struct apx_model *m, const char *path, struct apx_diag *d
  * name stands for its path (fuzzing, tests). */
 int apx_model_add_reader(struct apx_model *m, const char *name, struct apx_reader *rd,
 			 struct apx_diag *diag);
-/* Read the files into the event store, then compute the views. */
+/* Read the files into the event store, then compute the views. Negative errno on failure,
+ * m->finish_diag saying where (the chunk being read, or the step being computed). */
 int apx_model_finish(struct apx_model *m);
 void apx_model_free(struct apx_model *m);
 
@@ -691,6 +703,10 @@ int apx_capture_kv(struct apx_model *m, uint16_t fi, const char *key, const char
 int apx_capture_finish(struct apx_model *m);
 /* Find the program's steps (steps.c); called by apx_model_finish with kernels in time order. */
 int apx_steps_find(struct apx_model *m);
+/* The GPU work queued at t: 0 when no kernel started before t runs at t, else the time to
+ * the end of the run of kernels (gaps under APX_STEPS_QUEUE_GAP_NS) it is part of, looked at
+ * up to limit past t (a result over limit is some value over it). */
+uint64_t apx_steps_queued_at(const struct apx_model *m, uint64_t t, uint64_t limit);
 const char *apx_step_source_name(enum apx_step_source s);
 
 #endif

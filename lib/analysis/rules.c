@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "analysis/procobs.h"
+#include "analysis/views.h"
 
 #include "base/banned.h"
 
@@ -330,15 +331,59 @@ static void cap_copy_time(struct apx_finding *f, double *cleft, uint8_t *capped)
 	*cleft -= claim;
 }
 
+double apx_rules_steady_kernel_busy(const struct apx_model *m)
+{
+	const struct apx_store *st = m->store;
+	uint64_t *rs, *re, sum = 0;
+	uint64_t ws = m->steady_start_ns, we = m->steady_end_ns;
+
+	if (!st || !st->ndevices)
+		return 0;
+	rs = calloc(st->ndevices, sizeof(*rs));
+	re = calloc(st->ndevices, sizeof(*re));
+	if (!rs || !re) {
+		free(rs);
+		free(re);
+		return (double)m->gpu.kernel_busy_ns;	/* the looser bound */
+	}
+	for (size_t i = 0; i < st->k.n; i++) {	/* in start order: one open run per device */
+		uint64_t s = st->k.start[i], e = apx_view_kernel_end(st, i);
+		uint32_t dv = st->k.stream[i] < st->nstreams ? st->streams[st->k.stream[i]].device
+							       : 0;
+
+		if (dv >= st->ndevices)
+			dv = 0;
+		s = s > ws ? s : ws;
+		e = e < we ? e : we;
+		if (e <= s)
+			continue;
+		if (re[dv] > rs[dv] && s <= re[dv]) {
+			if (e > re[dv])
+				re[dv] = e;
+			continue;
+		}
+		sum += re[dv] - rs[dv];
+		rs[dv] = s;
+		re[dv] = e;
+	}
+	for (size_t d = 0; d < st->ndevices; d++)
+		sum += re[d] - rs[d];
+	free(rs);
+	free(re);
+	return (double)sum;
+}
+
 /* The estimated savings, in rank order, capped so that together they never pass the time they
  * come from: the steady window for the steady state's findings, the start-up span for the
- * start-up's, and the kernel (copy) busy time for the steady findings' kernel (copy) time;
+ * start-up's, and the kernel busy time inside the steady window (the host<->device copy busy
+ * time) for the steady findings' kernel (copy) time: a rule never saves more GPU time than
+ * the steady state's kernels take (issue 38: a step's saving at most its GPU work);
  * capped[i] says which were (they may then fall under the minor floor). */
 static void cap_savings(const struct apx_model *m, struct apx_findings *out, uint8_t *capped)
 {
 	const double budget[2] = { out->steady_budget_ns, (double)m->gpu.startup_ns };
 	double left[2] = { budget[0], budget[1] };
-	double kleft = (double)m->gpu.kernel_busy_ns;
+	double kleft = apx_rules_steady_kernel_busy(m);
 	double cleft = (double)(m->gpu.hd_copy_busy_ns - (m->gpu.hd_before_kernels_ns <
 							  m->gpu.hd_copy_busy_ns ?
 							  m->gpu.hd_before_kernels_ns :

@@ -10,7 +10,10 @@
  * start of a step to the start of the next, the last one to its end: median, p95, min, max),
  * GPU busy per step, and the start-up before the first step and the teardown
  * after the last (their collected time: capture ranges, capture.c; a step that spans the time
- * between two ranges is left out of the step times, and that time is no host gap). Reads the
+ * between two ranges is left out of the step times, and that time is no host gap). Ranges are
+ * the host's: when the GPU does not keep up with them (its queue at their ends, gpu_follows)
+ * they are projected onto the GPU work launched inside them (launch times), or refused for the
+ * kernel sequence (issue 38). Reads the
  * kernels from the event store's columns (in time order; streams
  * are the store's, per file and device). Called by apx_model_finish() (finish.c);
  * single-threaded; allocates only scratch arrays that it frees.
@@ -38,6 +41,8 @@
 #define WIDEN_STANDS 1.3	/* and this times the shortest period's, else that one stays */
 #define WIDEN_FLOOR 1000.0	/* ns: a boundary gap this small is no boundary */
 #define STEP_COVER 0.5		/* share of their span that a range name's ranges cover */
+#define LAUNCH_KNOWN 0.9	/* share of the kernels after the first range whose launch time
+				 * must be known to project ranges onto the GPU */
 
 static int cmp_u64(const void *a, const void *b)
 {
@@ -143,6 +148,161 @@ static int cmp_marker_name_start(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/* ---- host ranges checked against the GPU work they launch (issue 38, item 12) ------------ */
+
+/* The GPU work still queued at t: 0 when no kernel that started before t runs at t, else the
+ * time from t to the end of the run of kernels it is part of (kernels that start within
+ * APX_STEPS_QUEUE_GAP_NS of the run's end continue it), looked at up to limit past t. *cur and *runmax carry a sweep over
+ * the kernels in start order across calls with increasing t (start both at 0). */
+static uint64_t queued_at(const struct apx_store *st, size_t *cur, uint64_t *runmax, uint64_t t,
+			  uint64_t limit)
+{
+	const struct apx_es_kernels *k = &st->k;
+	uint64_t e;
+
+	while (*cur < k->n && k->start[*cur] < t) {
+		uint64_t ke = apx_view_kernel_end(st, *cur);
+
+		if (ke > *runmax)
+			*runmax = ke;
+		(*cur)++;
+	}
+	if (*runmax <= t)
+		return 0;
+	e = *runmax;
+	for (size_t j = *cur; j < k->n && k->start[j] <= e + APX_STEPS_QUEUE_GAP_NS && e - t <= limit;
+	     j++) {
+		uint64_t ke = apx_view_kernel_end(st, j);
+
+		if (ke > e)
+			e = ke;
+	}
+	return e - t;
+}
+
+uint64_t apx_steps_queued_at(const struct apx_model *m, uint64_t t, uint64_t limit)
+{
+	size_t cur = 0;
+	uint64_t runmax = 0;
+
+	return queued_at(m->store, &cur, &runmax, t, limit);
+}
+
+/* Whether the GPU keeps up with host range steps s[0..n]: its queued work at the steps' ends
+ * (each next step's start, and the last one's end) is under half a median step there (the
+ * median over them), and under a median step at the last end. A program whose host only
+ * launches inside its ranges while the GPU works through a queue behind it (no
+ * synchronization in the step) fails: its ranges time the launches, not the GPU's step. */
+static int gpu_follows(const struct apx_model *m, const uint64_t *s, size_t n, int *ret_err)
+{
+	uint64_t *d = malloc(n * sizeof(*d)), med, runmax = 0, last;
+	size_t cur = 0;
+	int ok;
+
+	if (!d) {
+		*ret_err = -ENOMEM;
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++)
+		d[i] = s[i + 1] - s[i];
+	qsort(d, n, sizeof(*d), cmp_u64);
+	med = d[n / 2];
+	for (size_t i = 0; i < n; i++)
+		d[i] = queued_at(m->store, &cur, &runmax, s[i + 1], med);
+	last = d[n - 1];
+	qsort(d, n, sizeof(*d), cmp_u64);
+	ok = 2 * d[n / 2] <= med && last <= med;
+	free(d);
+	return ok;
+}
+
+/* The host time kernel i was launched at (its recorded launch, else its API call's start
+ * through the correlation id); 0 when not known. */
+static uint64_t launch_time(struct apx_store *st, size_t i)
+{
+	size_t api;
+
+	if (st->k.launch_ns && st->k.launch_ns[i])
+		return st->k.launch_ns[i];
+	if (st->a.n && apx_store_api_of_gpu(st, APX_ES_KERNEL, i, &api) == 0 && api < st->a.n)
+		return st->a.start[api];
+	return 0;
+}
+
+/* Host range steps s[0..n] projected onto the GPU work launched inside them: each step starts
+ * at the first start of a kernel launched in its range, the last ends at the last end of the
+ * kernels launched in the last range; a range that launched none joins the step before it.
+ * 1 when done (summarised), 0 when the launch times are not known well enough or too few steps
+ * are left, -errno. */
+static int project(struct apx_model *m, const uint64_t *s, size_t n)
+{
+	struct apx_store *st = m->store;
+	const struct apx_es_kernels *k = &st->k;
+	uint64_t *gs = malloc(n * sizeof(*gs)), *ge = calloc(n, sizeof(*ge)), *g = NULL;
+	size_t seen = 0, known = 0, kept = 0, lastj = 0;
+	int r = 0;
+
+	if (!gs || !ge)
+		goto oom;
+	for (size_t j = 0; j < n; j++)
+		gs[j] = UINT64_MAX;
+	for (size_t i = 0; i < k->n; i++) {
+		uint64_t t, ke;
+		size_t lo = 0, hi = n;
+
+		if (k->start[i] < s[0])
+			continue;
+		seen++;
+		t = launch_time(st, i);
+		if (!t)
+			continue;
+		known++;
+		if (t < s[0] || t >= s[n])
+			continue;
+		while (lo + 1 < hi) {	/* the range whose span holds t: s[lo] <= t < s[lo + 1] */
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (s[mid] <= t)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		ke = apx_view_kernel_end(st, i);
+		if (k->start[i] < gs[lo])
+			gs[lo] = k->start[i];
+		if (ke > ge[lo])
+			ge[lo] = ke;
+	}
+	if (!seen || (double)known < LAUNCH_KNOWN * (double)seen)
+		goto out;
+	g = malloc((n + 1) * sizeof(*g));
+	if (!g)
+		goto oom;
+	for (size_t j = 0; j < n; j++) {
+		if (gs[j] == UINT64_MAX || (kept && gs[j] <= g[kept - 1])) {
+			if (kept && ge[j] > ge[lastj])
+				ge[lastj] = ge[j];	/* joins the step before */
+			continue;
+		}
+		g[kept++] = gs[j];
+		lastj = j;
+	}
+	if (kept < MIN_STEPS)
+		goto out;
+	g[kept] = ge[lastj] > g[kept - 1] ? ge[lastj] : g[kept - 1] + 1;
+	r = summarise(m, g, kept);
+	if (r == 0)
+		r = 1;
+	goto out;
+oom:
+	r = -ENOMEM;
+out:
+	free(gs);
+	free(ge);
+	free(g);
+	return r;
+}
+
 /* Ranges as steps: ProfilerStep#N ranges when there are enough, else the most frequent range
  * name whose ranges follow one another without overlapping and cover STEP_COVER of their span. The ranges are sorted by name and
  * start, so each name is one run of the array. 1 when found. */
@@ -151,6 +311,7 @@ static int from_ranges(struct apx_model *m, int *ret_err)
 	const struct apx_an_marker **r;
 	size_t n = 0, best = 0, best_n = 0;
 	uint64_t *s;
+	int found = 0;
 
 	if (!m->markers.n)
 		return 0;
@@ -205,13 +366,28 @@ static int from_ranges(struct apx_model *m, int *ret_err)
 	for (size_t k = 0; k < best_n; k++)
 		s[k] = r[best + k]->start;
 	s[best_n] = r[best + best_n - 1]->end;
-	m->steady.source = is_profiler_step(r[best]) ? APX_STEPS_PROFILER : APX_STEPS_NVTX;
-	snprintf(m->steady.name, sizeof(m->steady.name), "%.*s",
-		 is_profiler_step(r[best]) ? 13 : (int)r[best]->name_len, r[best]->name);
-	*ret_err = summarise(m, s, best_n);
+	/* host ranges time the GPU's steps only when the GPU keeps up with them; else their
+	 * GPU work (through the kernels' launch times), else the kernel sequence */
+	if (gpu_follows(m, s, best_n, ret_err)) {
+		*ret_err = summarise(m, s, best_n);
+		found = *ret_err == 0;
+	} else if (!*ret_err) {
+		int pr = project(m, s, best_n);
+
+		if (pr < 0)
+			*ret_err = pr;
+		found = pr > 0;
+		m->steady.projected = found;
+		m->steady.refused = !found && !*ret_err ? best_n : 0;
+	}
+	if (found) {
+		m->steady.source = is_profiler_step(r[best]) ? APX_STEPS_PROFILER : APX_STEPS_NVTX;
+		snprintf(m->steady.name, sizeof(m->steady.name), "%.*s",
+			 is_profiler_step(r[best]) ? 13 : (int)r[best]->name_len, r[best]->name);
+	}
 	free(s);
 	free(r);
-	return *ret_err == 0;
+	return found;
 }
 
 /* The share of sampled positions of window[lo, hi) that the name sequence repeats p later
@@ -493,13 +669,16 @@ out:
 
 int apx_steps_find(struct apx_model *m)
 {
+	uint64_t refused;
 	int err = 0;
 
 	free(m->steady.bounds);
 	memset(&m->steady, 0, sizeof(m->steady));
 	if (from_ranges(m, &err) || err)
 		return err;
+	refused = m->steady.refused;
 	from_kernels(m, &err);
+	m->steady.refused = refused;	/* from_kernels leaves it; said in docs/report.md */
 	return err;
 }
 

@@ -997,6 +997,26 @@ static int load_oom(struct apx_diag *diag, struct apx_reader *rd, size_t c, int 
 	return e;
 }
 
+/* A chunk whose records (lost of them) cannot be read: a newer writer's (-ENOTSUP, skipped
+ * as apx info says) or undecodable, which makes the file damaged (d says where: the first
+ * place is kept). */
+static void chunk_lost(struct apx_es_file *f, int err, const struct apx_diag *d, uint32_t lost)
+{
+	if (err == -ENOTSUP) {
+		f->chunks_unknown++;
+		return;
+	}
+	f->records_lost += lost;
+	f->chunks_lost++;
+	f->status = APX_READ_DAMAGED;
+	if (f->damage.msg[0])
+		return;
+	f->damage = *d;
+	if (!f->damage.msg[0])
+		snprintf(f->damage.msg, sizeof(f->damage.msg), "a chunk's records cannot be read: %s",
+			 strerror(-err));
+}
+
 /* Every readable record of a file: the store's columns, then the caller's hook. Chunks that
  * cannot be read are skipped (and told to the hook). */
 static int load_file(struct apx_store *st, uint16_t fi, struct apx_diag *diag)
@@ -1011,6 +1031,7 @@ static int load_file(struct apx_store *st, uint16_t fi, struct apx_diag *diag)
 		int r, e;
 
 		if ((r = apx_chunk_iter_init(&it, rd, c, &d)) < 0) {
+			chunk_lost(&st->files[fi], r, &d, apx_reader_chunk(rd, c)->records);
 			if (pv->opts.on_chunk)	/* unknown types and versions: skipped, as apx info says */
 				pv->opts.on_chunk(pv->opts.ctx, fi, c, r, &d,
 						  apx_reader_chunk(rd, c)->records);
@@ -1022,6 +1043,8 @@ static int load_file(struct apx_store *st, uint16_t fi, struct apx_diag *diag)
 			    (pv->opts.on_record && (e = pv->opts.on_record(pv->opts.ctx, fi, &it.rec)) < 0))
 				return load_oom(diag, rd, c, e);
 		}
+		if (r < 0)
+			chunk_lost(&st->files[fi], r, &d, apx_reader_chunk(rd, c)->records - done);
 		if (r < 0 && pv->opts.on_chunk)
 			pv->opts.on_chunk(pv->opts.ctx, fi, c, r, &d,
 					  apx_reader_chunk(rd, c)->records - done);

@@ -55,8 +55,17 @@ struct apx_es_file {
 	int64_t rank;				/* -1 = none */
 	int64_t shift_ns;			/* added to this file's times: aligns other hosts' clocks */
 	struct apx_es_text argv, run_id;
-	enum apx_read_status status;
+	enum apx_read_status status;		/* the reader's, DAMAGED once a chunk's records
+						 * cannot be decoded (apx_store_build) */
 	uint64_t skipped;			/* records outside --from/--to or under --min-dur */
+	/* What the store could not read (apx export says it, as apx info and apx report do):
+	 * records of chunks that could not be decoded, the chunks they were in, chunks of a
+	 * newer writer skipped whole, and where the first undecodable chunk is (message,
+	 * offset, chunk index; empty msg = none; the reader's own damage is
+	 * apx_reader_damage()). */
+	uint64_t records_lost;
+	uint32_t chunks_lost, chunks_unknown;
+	struct apx_diag damage;
 };
 
 struct apx_es_device {

@@ -1,7 +1,10 @@
 /*
- * utf8.c - strict UTF-8 decoding (see utf8.h). Called by termsafe.c and json.c.
+ * utf8.c - strict UTF-8 decoding, and copies of untrusted names as safe text (see utf8.h).
+ * Called by termsafe.c, json.c, the CSV emitter, the exporters and the kernel name demangler.
  */
 #include "base/utf8.h"
+
+#include <string.h>
 
 #include "base/banned.h"
 
@@ -36,4 +39,65 @@ size_t apx_utf8_decode(const uint8_t *p, size_t n, uint32_t *ret_cp)
 		return 0;
 	*ret_cp = cp;
 	return len;
+}
+
+int apx_utf8_clean(const char *p, size_t n)
+{
+	const uint8_t *u = (const uint8_t *)p;
+	uint32_t cp;
+
+	for (size_t i = 0; i < n;) {
+		size_t k;
+
+		if (u[i] >= 0x20 && u[i] < 0x80) {	/* the common case: printable ASCII */
+			i++;
+			continue;
+		}
+		k = apx_utf8_decode(u + i, n - i, &cp);
+		if (!k || !cp)
+			return 0;
+		i += k;
+	}
+	return 1;
+}
+
+static const char *copy(char *buf, size_t cap, const char *p, size_t n, int sanitize)
+{
+	const uint8_t *u = (const uint8_t *)p;
+	size_t o = 0;
+
+	if (!cap)
+		return buf;
+	for (size_t i = 0; i < n;) {
+		const char *out = p + i;
+		size_t in = 1, olen = 1;
+		uint32_t cp;
+
+		if (!u[i]) {
+			out = "\\x00", olen = 4;
+		} else if (u[i] >= 0x80 && sanitize) {
+			in = apx_utf8_decode(u + i, n - i, &cp);
+			if (!in)
+				out = "\xef\xbf\xbd", in = 1, olen = 3;
+			else
+				olen = in;
+		}
+		if (o + olen >= cap)
+			break;
+		memcpy(buf + o, out, olen);
+		o += olen;
+		i += in;
+	}
+	buf[o] = 0;
+	return buf;
+}
+
+const char *apx_text_copy(char *buf, size_t cap, const char *p, size_t n)
+{
+	return copy(buf, cap, p, n, 0);
+}
+
+const char *apx_utf8_sanitize(char *buf, size_t cap, const char *p, size_t n)
+{
+	return copy(buf, cap, p, n, 1);
 }

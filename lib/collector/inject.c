@@ -57,6 +57,7 @@ const struct apx_source *const apx_sources[] = {
 	&apx_source_self_cost,
 	&apx_source_nvml,
 	&apx_source_pysampler,
+	&apx_source_nccl,
 	&apx_source_pyhook,
 };
 const size_t apx_nsources = sizeof(apx_sources) / sizeof(apx_sources[0]);
@@ -215,6 +216,7 @@ static int open_trace(struct apx_rec *hdr)
 {
 	const char *out = getenv("APX_OUTPUT");
 	uint64_t root = apx_env_u64("APX_ROOT_PID", 0, UINT32_MAX);
+	uint64_t rank = apx_env_u64("RANK", UINT64_MAX, INT32_MAX);
 	pid_t pid = getpid();
 	int fd;
 
@@ -222,6 +224,9 @@ static int open_trace(struct apx_rec *hdr)
 		snprintf(g_col.path, sizeof(g_col.path), "apx-%d.apx", (int)pid);
 	else if (root == (uint64_t)pid)
 		snprintf(g_col.path, sizeof(g_col.path), "%s", out);
+	else if (rank != UINT64_MAX)	/* a rank of torchrun & co: its rank in the name */
+		snprintf(g_col.path, sizeof(g_col.path), "%s.rank%llu.%d", out,
+			 (unsigned long long)rank, (int)pid);
 	else
 		snprintf(g_col.path, sizeof(g_col.path), "%s.%d", out, (int)pid);
 	fd = open(g_col.path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0644);
@@ -278,6 +283,12 @@ static void fill_header(struct apx_rec *h, char *argv, size_t argv_len, char *cw
 		apx_rec_set_i64(h, APX_HEADER_RANK, (int64_t)rv);
 	else
 		apx_rec_set_i64(h, APX_HEADER_RANK, -1);
+	apx_rec_set_i64(h, APX_HEADER_LOCAL_RANK, -1);
+	if (apx_parse_u64(getenv("WORLD_SIZE") ? getenv("WORLD_SIZE") : "", INT32_MAX, &rv) == 0) {
+		h->v[APX_HEADER_WORLD_SIZE] = rv;
+		if (getenv("LOCAL_RANK") && apx_parse_u64(getenv("LOCAL_RANK"), INT32_MAX, &rv) == 0)
+			apx_rec_set_i64(h, APX_HEADER_LOCAL_RANK, (int64_t)rv);
+	}
 	h->v[APX_HEADER_START_NS] = mono;
 }
 

@@ -8,7 +8,8 @@
  * APX_CTL_RESPONSE_MAX per answer, 10 s per client. Every answer (errors and the "too many
  * clients" refusal included) ends with shutdown(SHUT_WR), then what the client still sends is
  * read and dropped until it closes (at most DRAIN_NS): closing with unread bytes would reset
- * the connection (sock_drain.c).
+ * the connection (sock_drain.c). While REFUSED_MAX refused clients drain, the listening socket
+ * is left unwatched: new clients wait in its backlog (or in connect()), never reset.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -35,7 +36,9 @@
 
 #define CLIENT_TIMEOUT_NS (10ull * 1000000000ull)
 #define DRAIN_NS 1000000000ull		/* reading after the answer, until the client closes */
-#define REFUSED_MAX 16			/* refused clients drained at once (then closed at once) */
+#define REFUSED_MAX 64			/* refused clients drained at once (then the socket waits) */
+#define BACKLOG 1024			/* clients the kernel holds meanwhile (listen(2); capped by
+					 * net.core.somaxconn); more wait in connect() */
 
 struct apx_client {
 	struct apx_client *next;
@@ -75,7 +78,7 @@ int apx_ctl_listen(struct apx_daemon *d)
 	old_mask = umask(0111);
 	r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
 	umask(old_mask);
-	if (r < 0 || listen(fd, 64) < 0) {
+	if (r < 0 || listen(fd, BACKLOG) < 0) {
 		r = -errno;
 		close(fd);
 		return r;
@@ -99,6 +102,12 @@ static void client_close(struct apx_daemon *d, struct apx_client *c)
 	else
 		d->nclients--;
 	free(c);
+	if (d->ctl_paused) {	/* room again: the clients waiting in the backlog come */
+		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = APX_EP_CTL };
+
+		d->ctl_paused = 0;
+		(void)epoll_ctl(d->epfd, EPOLL_CTL_MOD, d->ctlfd, &ev);
+	}
 }
 
 /* The answer is out: FIN, then read until the client closes. */
@@ -147,7 +156,8 @@ static struct apx_client *client_add(struct apx_daemon *d, int fd, const struct 
 }
 
 /* Over max_clients (or the uid's share): "err too many clients", drained like any answer
- * while fewer than REFUSED_MAX are, else closed at once. */
+ * (apx_ctl_accept stops accepting while REFUSED_MAX are; closed at once only when out of
+ * memory). */
 static void refuse(struct apx_daemon *d, int fd, const struct ucred *cred)
 {
 	static const char busy[] = "err\ttoo many clients; try again\nend\n";
@@ -188,8 +198,18 @@ void apx_ctl_accept(struct apx_daemon *d)
 		socklen_t clen = sizeof(cred);
 		struct apx_client *it;
 		size_t same = 0, per_uid;
-		int fd = accept4(d->ctlfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int fd;
 
+		/* no room to answer a refusal: wait (the socket off) until a client is done;
+		 * the kernel holds new clients meanwhile, none is reset (issue 38) */
+		if (d->nctl_refused >= REFUSED_MAX) {
+			struct epoll_event ev = { .events = 0, .data.u64 = APX_EP_CTL };
+
+			d->ctl_paused = 1;
+			(void)epoll_ctl(d->epfd, EPOLL_CTL_MOD, d->ctlfd, &ev);
+			return;
+		}
+		fd = accept4(d->ctlfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			return;	/* EAGAIN, or a transient error: the next EPOLLIN retries */
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0) {

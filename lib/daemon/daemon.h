@@ -300,6 +300,8 @@ struct apx_daemon {
 	struct apx_client *clients;
 	size_t nclients;
 	size_t nctl_refused;		/* refused clients being drained (ctl_server.c) */
+	int ctl_paused;			/* control socket not accepting: REFUSED_MAX refused
+					 * clients draining (ctl_server.c) */
 	struct apx_stats st;
 	struct apx_uprobes *up;		/* NULL: BPF unavailable (said once at start) */
 	struct apx_nvml *nvml;		/* NULL: NVML unavailable (said once at start) */

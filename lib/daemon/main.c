@@ -596,7 +596,9 @@ static int run(struct apx_daemon *d)
 	struct epoll_event evs[64];
 
 	while (!d->stopping) {
-		int n = epoll_wait(d->epfd, evs, 64, -1), expire;
+		/* a summary folder being listed: its next step after this turn's events, without
+		 * waiting (summary_index.c: a step a turn) */
+		int n = epoll_wait(d->epfd, evs, 64, apx_summary_index_busy(d) ? 0 : -1), expire;
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -659,6 +661,7 @@ static int run(struct apx_daemon *d)
 		}
 		if (expire)
 			apx_ctl_expire(d);
+		(void)apx_summary_index_step(d);
 	}
 	return 0;
 }

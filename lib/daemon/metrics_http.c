@@ -44,7 +44,9 @@
 					 * it): what a client that does not read can hold there */
 #define PAUSE_NS NS			/* listener off this long after accept failed (EMFILE) */
 
-#define LINGER_MAX 16			/* slots of refused (503) connections being drained */
+#define LINGER_MAX 48			/* slots of refused (503) connections being drained */
+#define BACKLOG 1024			/* connections the kernel holds while all slots are taken
+					 * (listen(2); capped by net.core.somaxconn) */
 #define SLOTS (APX_METRICS_CONN_MAX + LINGER_MAX)
 
 enum conn_state { CONN_FREE = 0, CONN_READ, CONN_WRITE, CONN_DRAIN };
@@ -65,6 +67,7 @@ struct conn {
 struct apx_metrics {
 	int lfd, tfd;
 	int paused;			/* accept failed: listener off until resume_ns */
+	int full;			/* every slot taken: listener off until one frees */
 	uint64_t resume_ns;
 	uint64_t timer_at;		/* the timerfd is armed for this; 0 = disarmed */
 	size_t nconns;			/* of the first APX_METRICS_CONN_MAX slots */
@@ -122,7 +125,7 @@ int apx_metrics_open(struct apx_daemon *d, const char *addr, struct apx_metrics 
 		goto fail;
 	/* a restart must not wait for the previous run's connections in TIME_WAIT */
 	(void)setsockopt(m->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(m->lfd, (struct sockaddr *)&sa, sl) < 0 || listen(m->lfd, 64) < 0)
+	if (bind(m->lfd, (struct sockaddr *)&sa, sl) < 0 || listen(m->lfd, BACKLOG) < 0)
 		goto fail;
 	sl = sizeof(sa);
 	if (getsockname(m->lfd, (struct sockaddr *)&sa, &sl) < 0)
@@ -163,10 +166,17 @@ static void timer_arm(struct apx_metrics *m, uint64_t at_ns)
 	m->timer_at = at_ns;
 }
 
-static void conn_close(struct apx_daemon *d, struct apx_metrics *m, struct conn *c)
+/* The listener on or off (while every slot is taken, or after accept failed). */
+static void listen_on(struct apx_daemon *d, struct apx_metrics *m, int on)
 {
-	(void)epoll_ctl(d->epfd, EPOLL_CTL_DEL, c->fd, NULL);
-	close(c->fd);
+	struct epoll_event ev = { .events = on ? EPOLLIN : 0, .data.u64 = APX_EP_METRICS };
+
+	(void)epoll_ctl(d->epfd, EPOLL_CTL_MOD, m->lfd, &ev);
+}
+
+/* The slot c is free again (its fd closed, or handed to a linger slot). */
+static void slot_free(struct apx_daemon *d, struct apx_metrics *m, struct conn *c)
+{
 	c->fd = -1;
 	c->state = CONN_FREE;
 	if (c < m->conns + APX_METRICS_CONN_MAX)
@@ -176,6 +186,18 @@ static void conn_close(struct apx_daemon *d, struct apx_metrics *m, struct conn 
 		c->out.data = NULL;
 		c->out.cap = 0;
 	}
+	if (m->full) {		/* the connections waiting in the backlog may come */
+		m->full = 0;
+		if (!m->paused)
+			listen_on(d, m, 1);
+	}
+}
+
+static void conn_close(struct apx_daemon *d, struct apx_metrics *m, struct conn *c)
+{
+	(void)epoll_ctl(d->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	close(c->fd);
+	slot_free(d, m, c);
 }
 
 void apx_metrics_close(struct apx_daemon *d, struct apx_metrics *m)
@@ -399,13 +421,17 @@ static int silent(const struct conn *c)
 	       ioctl(c->fd, FIONREAD, &waiting) == 0 && waiting == 0;
 }
 
-/* All slots are taken: the one a new connection may have. A done (draining) one; else the
- * oldest silent one (16 idle connections renewed in a loop cannot lock scrapes out: a scrape
- * sends its request at once, so it is never the oldest silent one); else the oldest with a
- * partial request or a slow reader, if older than APX_METRICS_EVICT_AGE_NS (a burst of new
- * connections cannot push each other out). None: the caller answers 503. */
+static struct conn *free_slot(struct apx_metrics *m, size_t from, size_t to);
+
+/* All slots are taken: the one a new connection may have. A done (draining) one; else, when a
+ * linger slot is free for its 503, the oldest silent one (16 idle connections renewed in a
+ * loop cannot lock scrapes out) or the oldest with a partial request, if older than
+ * APX_METRICS_EVICT_AGE_NS (a burst of new connections cannot push each other out); else the
+ * oldest slow reader that old. None: the caller answers 503, or waits for a slot. */
 static struct conn *victim(struct apx_metrics *m, uint64_t now)
 {
+	int linger = free_slot(m, APX_METRICS_CONN_MAX, SLOTS) != NULL;
+
 	struct conn *quiet = NULL, *slow = NULL;
 
 	for (size_t i = 0; i < APX_METRICS_CONN_MAX; i++) {
@@ -414,9 +440,9 @@ static struct conn *victim(struct apx_metrics *m, uint64_t now)
 		if (c->state == CONN_DRAIN)
 			return c;
 		if (silent(c)) {
-			if (!quiet || c->accepted_ns < quiet->accepted_ns)
+			if (linger && (!quiet || c->accepted_ns < quiet->accepted_ns))
 				quiet = c;
-		} else if ((c->state == CONN_READ || (c->state == CONN_WRITE && c->slow)) &&
+		} else if (((c->state == CONN_READ && linger) || (c->state == CONN_WRITE && c->slow)) &&
 			   now - c->accepted_ns >= APX_METRICS_EVICT_AGE_NS &&
 			   (!slow || c->accepted_ns < slow->accepted_ns)) {
 			slow = c;
@@ -456,8 +482,8 @@ static int conn_start(struct apx_daemon *d, struct apx_metrics *m, struct conn *
 	return 0;
 }
 
-/* No slot: a 503, then drained in a linger slot like any answer (or closed at once when those
- * are all in use too). */
+/* No slot: a 503, then drained in a linger slot like any answer (the caller made sure one is
+ * free; closed at once only if it cannot be watched). */
 static void refuse(struct apx_daemon *d, struct apx_metrics *m, int fd, uint64_t now)
 {
 	static const char busy[] = "HTTP/1.0 503 Service Unavailable\r\n"
@@ -476,12 +502,28 @@ static void refuse(struct apx_daemon *d, struct apx_metrics *m, int fd, uint64_t
 	conn_drain(d, m, c);
 }
 
+/* Whether a connection accepted now would get an answer: a free slot, one to take, or a
+ * linger slot for its 503. When not, the listener waits (off) until a slot frees: the kernel
+ * holds the connections meanwhile (BACKLOG), none is closed without an answer (issue 38:
+ * 23 of 500 simultaneous scrapes got none). */
+static int room(struct apx_metrics *m, uint64_t now)
+{
+	return free_slot(m, 0, SLOTS) || victim(m, now);
+}
+
 static void on_accept(struct apx_daemon *d, struct apx_metrics *m)
 {
 	for (int i = 0; i < ACCEPT_BURST; i++) {
-		int fd = accept4(m->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		uint64_t now = apx_now_ns();
 		struct conn *c;
+		int fd;
+
+		if (!room(m, now)) {
+			m->full = 1;
+			listen_on(d, m, 0);
+			return;
+		}
+		fd = accept4(m->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
@@ -502,7 +544,15 @@ static void on_accept(struct apx_daemon *d, struct apx_metrics *m)
 		c = free_slot(m, 0, APX_METRICS_CONN_MAX);
 		if (!c && (c = victim(m, now))) {
 			d->st.metrics_evicted++;
-			conn_close(d, m, c);
+			if (c->state == CONN_READ) {	/* it gets its answer too: a 503 */
+				int vfd = c->fd;
+
+				(void)epoll_ctl(d->epfd, EPOLL_CTL_DEL, vfd, NULL);
+				slot_free(d, m, c);
+				refuse(d, m, vfd, now);
+			} else {
+				conn_close(d, m, c);
+			}
 		}
 		if (!c) {
 			refuse(d, m, fd, now);
@@ -525,10 +575,9 @@ static void on_timer(struct apx_daemon *d, struct apx_metrics *m)
 	(void)!read(m->tfd, &exp, sizeof(exp));
 	m->timer_at = 0;
 	if (m->paused && now >= m->resume_ns) {
-		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = APX_EP_METRICS };
-
 		m->paused = 0;
-		(void)epoll_ctl(d->epfd, EPOLL_CTL_MOD, m->lfd, &ev);
+		if (!m->full)
+			listen_on(d, m, 1);
 	}
 	for (size_t i = 0; i < SLOTS; i++) {
 		struct conn *c = &m->conns[i];

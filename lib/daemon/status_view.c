@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "base/parse.h"
+#include "base/utf8.h"
 #include "daemon/ctl_client.h"
 
 #include "base/banned.h"
@@ -239,27 +240,97 @@ static void fmt_count(char *buf, size_t cap, uint64_t v)
 
 enum align { RIGHT, LEFT, CLIP };
 
+/* Columns a character takes on a terminal: 2 for the wide East Asian ranges and emoji, 0 for
+ * combining marks, else 1 (a small wcwidth: apx runs in whatever locale it was given). */
+static unsigned cp_width(uint32_t cp)
+{
+	if ((cp >= 0x300 && cp <= 0x36f) || (cp >= 0x200b && cp <= 0x200f) ||
+	    (cp >= 0xfe00 && cp <= 0xfe0f))
+		return 0;
+	if ((cp >= 0x1100 && cp <= 0x115f) || (cp >= 0x2e80 && cp <= 0xa4cf && cp != 0x303f) ||
+	    (cp >= 0xac00 && cp <= 0xd7a3) || (cp >= 0xf900 && cp <= 0xfaff) ||
+	    (cp >= 0xfe30 && cp <= 0xfe4f) || (cp >= 0xff00 && cp <= 0xff60) ||
+	    (cp >= 0xffe0 && cp <= 0xffe6) || (cp >= 0x1f300 && cp <= 0x1f64f) ||
+	    (cp >= 0x1f900 && cp <= 0x1f9ff) || (cp >= 0x20000 && cp <= 0x3fffd))
+		return 2;
+	return 1;
+}
+
+/* The unit of text at s (n bytes left) as shown: a valid printable UTF-8 character as it is,
+ * a control character (C0, DEL, C1) or a byte that is not UTF-8 as an escape ("\x1b",
+ * "\u009b", "\xff"), the way termsafe.h writes them. Its bytes in the input (*ret_in), its
+ * text in out (NUL-terminated) and its columns (*ret_cols). */
+static void unit_at(const char *s, size_t n, char out[8], size_t *ret_in, unsigned *ret_cols)
+{
+	const uint8_t *p = (const uint8_t *)s;
+	uint32_t cp = 0;
+	size_t len = p[0] < 0x80 ? 1 : apx_utf8_decode(p, n, &cp);
+
+	if (p[0] < 0x80)
+		cp = p[0];
+	if (!len || cp < 0x20 || cp == 0x7f) {	/* control byte, or not UTF-8 */
+		snprintf(out, 8, "\\x%02x", p[0]);
+		*ret_in = 1;
+		*ret_cols = 4;
+		return;
+	}
+	if (cp >= 0x80 && cp <= 0x9f) {		/* C1 control */
+		snprintf(out, 8, "\\u%04x", (unsigned)cp);
+		*ret_in = len;
+		*ret_cols = 6;
+		return;
+	}
+	memcpy(out, s, len);
+	out[len] = 0;
+	*ret_in = len;
+	*ret_cols = cp_width(cp);
+}
+
 /* s in w columns: RIGHT (numbers: one that does not fit shows as "###", never cut into a
- * smaller number), LEFT (padded), CLIP (cut, no trailing blanks: the last column). Only
- * printable bytes reach the terminal (names and argv are the process's own text). */
+ * smaller number), LEFT (padded), CLIP (cut, no trailing blanks: the last column). Names and
+ * argv are the process's own text: valid UTF-8 is shown as it is (café), counted in columns,
+ * never cut inside a character; control characters and bytes that are not UTF-8 as escapes
+ * ("\x1b"), counted in the width too. */
 static void put_cell(FILE *f, const char *s, size_t w, enum align a)
 {
-	size_t len = strnlen(s, w + 1);
+	size_t n = strlen(s), cols = 0, i = 0, end = 0, endcols = 0;
+	char u[8];
 
-	if (a == RIGHT && len > w) {
+	/* how much fits: [0, end) in endcols columns, blanks at the end left out for CLIP */
+	while (i < n) {
+		size_t in;
+		unsigned c;
+
+		unit_at(s + i, n - i, u, &in, &c);
+		if (cols + c > w)
+			break;
+		cols += c;
+		i += in;
+		if (a != CLIP || s[i - 1] != ' ' || in != 1) {
+			end = i;
+			endcols = cols;
+		}
+	}
+	if (a == RIGHT && i < n) {
 		for (size_t k = 0; k < w; k++)
 			fputc('#', f);
 		return;
 	}
-	if (len > w)
-		len = w;
-	while (a == CLIP && len && s[len - 1] == ' ')
-		len--;		/* no trailing blanks where a command was cut */
-	for (size_t k = len; a == RIGHT && k < w; k++)
+	if (a != CLIP) {
+		end = i;
+		endcols = cols;
+	}
+	for (size_t k = endcols; a == RIGHT && k < w; k++)
 		fputc(' ', f);
-	for (size_t k = 0; k < len; k++)
-		fputc((unsigned char)s[k] >= 0x20 && (unsigned char)s[k] < 0x7f ? s[k] : '?', f);
-	for (size_t k = len; a == LEFT && k < w; k++)
+	for (i = 0; i < end;) {
+		size_t in;
+		unsigned c;
+
+		unit_at(s + i, n - i, u, &in, &c);
+		fputs(u, f);
+		i += in;
+	}
+	for (size_t k = endcols; a == LEFT && k < w; k++)
 		fputc(' ', f);
 }
 

@@ -305,14 +305,17 @@ static int ch_counter(void *ctx, uint64_t track, uint64_t ts, double value)
 static void header(struct ch *c)
 {
 	const struct apx_store *st = c->st;
-	const struct apx_rec *h = apx_reader_header(st->files[0].r);
-	int64_t off = apx_rec_i64(h, APX_HEADER_REALTIME_OFFSET_NS);
-	int64_t rank = -1, ranks = 0;
+	int64_t rank = -1, ranks = 0, utc;
+	char name[1024];
 
 	fputs("{\n\"schemaVersion\": 1,\n\"traceName\": ", c->f);
 	apx_json_str(c->f, st->files[0].path);
-	fprintf(c->f, ",\n\"displayTimeUnit\": \"ms\",\n\"baseTimeNanoseconds\": %" PRId64 ",\n",
-		(int64_t)st->run_start_ns + off);
+	fputs(",\n\"displayTimeUnit\": \"ms\",\n", c->f);
+	if (apx_export_utc_start_ns(st, &utc) == 0)
+		fprintf(c->f, "\"baseTimeNanoseconds\": %" PRId64 ",\n", utc);
+	else	/* never a negative or wrapped wall-clock time */
+		fputs("\"apx_note\": \"baseTimeNanoseconds left out: the trace's start on the wall "
+		      "clock is out of range (a damaged header?)\",\n", c->f);
 	for (size_t i = 0; i < st->nfiles; i++)
 		if (st->files[i].rank >= 0) {
 			if (rank < 0)
@@ -327,7 +330,7 @@ static void header(struct ch *c)
 		const struct apx_es_device *dv = &st->devices[d];
 
 		fprintf(c->f, "%s\n  {\"id\": %u, \"name\": ", d ? "," : "", dv->ordinal);
-		apx_json_strn(c->f, dv->name.p, dv->name.len);
+		apx_json_str(c->f, apx_export_text(dv->name, name, sizeof(name)));	/* NUL escaped */
 		fprintf(c->f, ", \"totalGlobalMem\": %" PRIu64 ", \"computeMajor\": %u, "
 			"\"computeMinor\": %u, \"numSms\": %u, \"l2CacheSize\": %" PRIu64,
 			dv->mem_bytes, dv->cc_major, dv->cc_minor, dv->sm_count, dv->l2_bytes);

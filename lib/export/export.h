@@ -39,14 +39,20 @@ static inline uint64_t apx_export_rel_ns(const struct apx_store *st, uint64_t t)
 /* A kernel name for humans: demangled when it is a C++ name (lib/analysis/demangle.c). */
 const char *apx_export_kernel_name(const struct apx_store *st, uint32_t name, char *buf,
 				   size_t cap);
-/* An API, marker or thread name as text (borrowed store text copied with a NUL). */
+/* An API, marker or thread name as text (borrowed store text copied with a NUL): valid UTF-8,
+ * bytes that are not UTF-8 as U+FFFD and a NUL byte as "\x00" (apx_utf8_sanitize). */
 const char *apx_export_text(struct apx_es_text t, char *buf, size_t cap);
 /* "GPU 0 (NVIDIA H200)" style label of a store device. */
 const char *apx_export_device_label(const struct apx_store *st, uint32_t dev, char *buf,
 				    size_t cap);
+/* The run's start on the wall clock, ns since the epoch (run_start_ns + the first file's
+ * realtime offset): 0, or -EOVERFLOW when it is not in 0..INT64_MAX (a damaged or hostile
+ * header); the exporter then leaves it out and says so in the file. */
+int apx_export_utc_start_ns(const struct apx_store *st, int64_t *ret_ns);
 /* Open path for writing (O_EXCL: it is a fresh temporary name) as a stdio stream. */
 int apx_export_fopen(const char *path, FILE **ret_f, struct apx_diag *diag);
-/* fclose, turning a write error into -EIO with a diag. */
+/* fclose; a failed write (at any time) or close gives its real -errno ("write failed: No
+ * space left on device" in the diag). */
 int apx_export_fclose(FILE *f, const char *path, struct apx_diag *diag);
 
 #endif

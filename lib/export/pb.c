@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/utf8.h"
+
 #include "base/banned.h"
 
 enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2 };
@@ -98,6 +100,25 @@ void apx_pb_bytes(struct apx_pb *b, unsigned field, const void *p, size_t len)
 		return;
 	memcpy(b->p + b->n, p, len);
 	b->n += len;
+}
+
+void apx_pb_string(struct apx_pb *b, unsigned field, const char *p, size_t len)
+{
+	char small[1024], *buf = small;
+	size_t cap = len * 4 + 1;	/* each byte at most 4 out ("\\x00") */
+
+	if (apx_utf8_clean(p, len)) {
+		apx_pb_bytes(b, field, p, len);
+		return;
+	}
+	if (cap > sizeof(small) && !(buf = malloc(cap))) {
+		apx_pb_bytes(b, field, "\xef\xbf\xbd", 3);	/* out of memory: a replacement */
+		return;
+	}
+	apx_utf8_sanitize(buf, buf == small ? sizeof(small) : cap, p, len);
+	apx_pb_bytes(b, field, buf, strlen(buf));
+	if (buf != small)
+		free(buf);
 }
 
 void apx_pb_begin(struct apx_pb *b, unsigned field)

@@ -26,7 +26,10 @@ void apx_pb_uint(struct apx_pb *b, unsigned field, uint64_t v);	/* varint: uint3
 void apx_pb_int(struct apx_pb *b, unsigned field, int64_t v);	/* int32/int64 (not sint) */
 void apx_pb_fixed64(struct apx_pb *b, unsigned field, uint64_t v);
 void apx_pb_double(struct apx_pb *b, unsigned field, double v);
-void apx_pb_bytes(struct apx_pb *b, unsigned field, const void *p, size_t len);	/* string, bytes */
+void apx_pb_bytes(struct apx_pb *b, unsigned field, const void *p, size_t len);	/* bytes */
+/* A string field: valid UTF-8 whatever p holds (bytes that are not UTF-8 as U+FFFD, a NUL as
+ * "\x00": apx_utf8_sanitize), as protobuf's string type requires. */
+void apx_pb_string(struct apx_pb *b, unsigned field, const char *p, size_t len);
 void apx_pb_begin(struct apx_pb *b, unsigned field);	/* a nested message */
 void apx_pb_end(struct apx_pb *b);
 

@@ -101,7 +101,7 @@ static void packet_start(struct pf *p, uint64_t ts, int interned)
 				continue;	/* traces without stacks: as before them */
 			apx_pb_begin(&p->b, ID_ANNOTATION_NAMES);
 			apx_pb_uint(&p->b, EN_IID, i + 1);
-			apx_pb_bytes(&p->b, EN_NAME, annotation_names[i], strlen(annotation_names[i]));
+			apx_pb_string(&p->b, EN_NAME, annotation_names[i], strlen(annotation_names[i]));
 			apx_pb_end(&p->b);
 		}
 		apx_pb_end(&p->b);
@@ -118,7 +118,7 @@ static void interned_string(struct apx_pb *b, unsigned field, uint64_t iid, cons
 {
 	apx_pb_begin(b, field);
 	apx_pb_uint(b, IS_IID, iid);
-	apx_pb_bytes(b, IS_STR, s, len);
+	apx_pb_string(b, IS_STR, s, len);
 	apx_pb_end(b);
 }
 
@@ -235,7 +235,7 @@ static int pf_track(void *ctx, const struct apx_wk_track *t)
 	case APX_WK_PROCESS:
 		apx_pb_begin(&p->b, TD_PROCESS);
 		apx_pb_int(&p->b, PD_PID, (int64_t)(int32_t)t->pid);
-		apx_pb_bytes(&p->b, PD_NAME, t->name, strlen(t->name));
+		apx_pb_string(&p->b, PD_NAME, t->name, strlen(t->name));
 		apx_pb_end(&p->b);
 		break;
 	case APX_WK_THREAD:
@@ -243,14 +243,14 @@ static int pf_track(void *ctx, const struct apx_wk_track *t)
 			apx_pb_begin(&p->b, TD_THREAD);
 			apx_pb_int(&p->b, THD_PID, (int64_t)(int32_t)t->pid);
 			apx_pb_int(&p->b, THD_TID, (int64_t)t->tid);
-			apx_pb_bytes(&p->b, THD_NAME, t->name, strlen(t->name));
+			apx_pb_string(&p->b, THD_NAME, t->name, strlen(t->name));
 			apx_pb_end(&p->b);
 			break;
 		}
 		/* further lanes are named child tracks, as below */
 		__attribute__((fallthrough));
 	default:
-		apx_pb_bytes(&p->b, TD_NAME, t->name, strlen(t->name));
+		apx_pb_string(&p->b, TD_NAME, t->name, strlen(t->name));
 		if (t->kind == APX_WK_COUNTER) {
 			apx_pb_begin(&p->b, TD_COUNTER);
 			if (t->is_bytes)
@@ -275,7 +275,7 @@ static void annotation_str(struct apx_pb *b, unsigned name, const char *v)
 {
 	apx_pb_begin(b, TE_DEBUG);
 	apx_pb_uint(b, DA_NAME_IID, name + 1);
-	apx_pb_bytes(b, DA_STRING, v, strlen(v));
+	apx_pb_string(b, DA_STRING, v, strlen(v));
 	apx_pb_end(b);
 }
 
@@ -370,7 +370,7 @@ static void event_name(struct pf *p, const struct apx_wk_slice *s)
 		apx_pb_uint(&p->b, TE_NAME_IID, (uint64_t)id + 1);
 		return;
 	}
-	apx_pb_bytes(&p->b, TE_NAME, s->name, strlen(s->name));
+	apx_pb_string(&p->b, TE_NAME, s->name, strlen(s->name));
 }
 
 static int pf_slice(void *ctx, const struct apx_wk_slice *s)
@@ -389,14 +389,14 @@ static int pf_slice(void *ctx, const struct apx_wk_slice *s)
 		apx_pb_begin(&p->b, TP_INTERNED);
 		apx_pb_begin(&p->b, ID_EVENT_NAMES);
 		apx_pb_uint(&p->b, EN_IID, (uint64_t)id + 1);
-		apx_pb_bytes(&p->b, EN_NAME, s->name, strlen(s->name));
+		apx_pb_string(&p->b, EN_NAME, s->name, strlen(s->name));
 		apx_pb_end(&p->b);
 		apx_pb_end(&p->b);
 	}
 	apx_pb_begin(&p->b, TP_TRACK_EVENT);
 	apx_pb_uint(&p->b, TE_TYPE, s->instant ? TE_INSTANT : TE_BEGIN);
 	apx_pb_uint(&p->b, TE_TRACK, s->track);
-	apx_pb_bytes(&p->b, TE_CATEGORIES, s->category, strlen(s->category));
+	apx_pb_string(&p->b, TE_CATEGORIES, s->category, strlen(s->category));
 	event_name(p, s);
 	annotations(p, s);
 	if (s->flow_out)

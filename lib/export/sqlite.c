@@ -8,7 +8,11 @@
  * Identities: globalPid = file << 48 | (pid & 0xffffff) << 24 and globalTid = globalPid |
  * (tid & 0xffffff), where file is the index of the trace among the inputs (0 for one file),
  * so nsys's `globalTid / 0x1000000 % 0x1000000` is the pid and `globalTid % 0x1000000` the
- * tid, while two processes of the same pid in different files stay apart. StringIds: ids
+ * tid, while two processes of the same pid in different files stay apart. A thread whose
+ * globalTid so made equals an earlier thread's (tids that share their low 24 bits: nsys packs
+ * 24) gets 1 << 62 | its store thread index << 24 | (tid & 0xffffff) instead: unique (file <
+ * 4096 keeps bit 62 clear in the others; the index is below 2^32), its low 24 bits still the
+ * tid's, its THREADS row's globalPid and tid columns exact (global_tids()). StringIds: ids
  * below the store's string count are the store's strings (kernel names as CUPTI reported
  * them, API and NVTX names); demangled and base kernel names and thread names come after.
  * Called through the exporter table (export.c); built only when libsqlite3 was found.
@@ -71,6 +75,7 @@ struct sq {
 	size_t xcap, xn;
 	uint32_t next_id;
 	uint32_t *kdem, *kshort;	/* per store string: StringIds of demangled, short name */
+	int64_t *gtid;			/* per store thread: its globalTid (global_tids()) */
 	char dem[16384], base[4096];
 };
 
@@ -110,11 +115,49 @@ static int64_t gpid(const struct apx_store *st, uint32_t file)
 	return (int64_t)((uint64_t)file << 48 | (st->files[file].pid & 0xffffff) << 24);
 }
 
-static int64_t gtid(const struct apx_store *st, uint32_t thread)
+static int64_t gtid(const struct sq *q, uint32_t thread)
 {
-	const struct apx_es_thread *t = &st->threads[thread];
+	return q->gtid[thread];
+}
 
-	return gpid(st, t->file) | (int64_t)(t->tid & 0xffffff);
+static int cmp_i64_pair(const void *a, const void *b)
+{
+	const int64_t *x = a, *y = b;
+
+	return x[0] != y[0] ? (x[0] < y[0] ? -1 : 1) : (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* Every store thread's globalTid (the header comment): nsys's packing, and for a thread whose
+ * packing equals a lower-indexed thread's, 1 << 62 | index << 24 | (tid & 0xffffff). */
+static int global_tids(struct sq *q)
+{
+	const struct apx_store *st = q->st;
+	int64_t *pair;
+	size_t n = st->nthreads;
+
+	q->gtid = malloc((n ? n : 1) * sizeof(*q->gtid));
+	pair = malloc((n ? n : 1) * 2 * sizeof(*pair));
+	if (!q->gtid || !pair) {
+		free(pair);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct apx_es_thread *t = &st->threads[i];
+
+		q->gtid[i] = gpid(st, t->file) | (int64_t)(t->tid & 0xffffff);
+		pair[2 * i] = q->gtid[i];
+		pair[2 * i + 1] = (int64_t)i;
+	}
+	qsort(pair, n, 2 * sizeof(*pair), cmp_i64_pair);
+	for (size_t i = 1; i < n; i++)
+		if (pair[2 * i] == pair[2 * i - 2]) {
+			size_t k = (size_t)pair[2 * i + 1];
+
+			q->gtid[k] = (int64_t)(1ull << 62 | (uint64_t)k << 24 |
+					       (st->threads[k].tid & 0xffffff));
+		}
+	free(pair);
+	return 0;
 }
 
 static int64_t rel(const struct apx_store *st, uint64_t t)
@@ -236,7 +279,7 @@ static int meta(struct sq *q, const char *key, const char *value)
 static int write_meta(struct sq *q)
 {
 	const struct apx_store *st = q->st;
-	const struct apx_rec *h = apx_reader_header(st->files[0].r);
+	int64_t utc;
 	char v[64];
 	int r;
 
@@ -247,9 +290,14 @@ static int write_meta(struct sq *q)
 	snprintf(v, sizeof(v), "%" PRIu64, st->run_start_ns);
 	if ((r = meta(q, "run_start_ns", v)) < 0)
 		return r;
-	snprintf(v, sizeof(v), "%" PRId64,
-		 (int64_t)st->run_start_ns + apx_rec_i64(h, APX_HEADER_REALTIME_OFFSET_NS));
-	if ((r = meta(q, "run_start_utc_ns", v)) < 0)
+	if (apx_export_utc_start_ns(st, &utc) == 0) {
+		snprintf(v, sizeof(v), "%" PRId64, utc);
+		r = meta(q, "run_start_utc_ns", v);
+	} else {	/* never a negative or wrapped wall-clock time */
+		r = meta(q, "note", "run_start_utc_ns left out: the trace's start on the wall clock "
+			 "is out of range (a damaged header?)");
+	}
+	if (r < 0)
 		return r;
 	snprintf(v, sizeof(v), "%" PRIu64, st->run_end_ns - st->run_start_ns);
 	if ((r = meta(q, "duration_ns", v)) < 0)
@@ -295,7 +343,7 @@ static int write_threads(struct sq *q)
 
 	for (uint32_t i = 0; i < st->nthreads; i++) {
 		const struct apx_es_thread *th = &st->threads[i];
-		int64_t v[3] = { gtid(st, i), gpid(st, th->file), (int64_t)th->tid };
+		int64_t v[3] = { gtid(q, i), gpid(st, th->file), (int64_t)th->tid };
 
 		apx_sq_put_ints(t, 0, 3, v, 0);
 		if (th->name.len)
@@ -326,9 +374,20 @@ static int write_gpus(struct sq *q)
 		const struct apx_es_device *d = &st->devices[i];
 		const struct apx_es_text *host = &st->hosts[d->host].name;
 		char uuid[APX_GPU_UUID_TEXT];
-		int64_t v[7] = { (int64_t)d->mem_bytes, d->sm_count, d->cc_major, d->cc_minor,
-				 (int64_t)d->l2_bytes, (int64_t)d->mem_bw_bps,
-				 (int64_t)d->clock_khz * 1000 };
+		const uint64_t u[7] = { d->mem_bytes, d->sm_count, d->cc_major, d->cc_minor,
+					d->l2_bytes, d->mem_bw_bps, d->clock_khz };
+		uint32_t nulls = 0;
+		int64_t v[7];
+
+		/* INTEGER is signed 64-bit: a larger value (a hostile device record) is NULL, as is
+		 * an unknown clock (0 kHz) and one whose Hz do not fit */
+		for (int k = 0; k < 7; k++) {
+			v[k] = (int64_t)u[k];
+			if (u[k] > INT64_MAX)
+				nulls |= 1u << k;
+		}
+		if (!d->clock_khz || __builtin_mul_overflow(v[6], 1000, &v[6]))
+			nulls |= 1u << 6;
 
 		apx_gpu_uuid_text(uuid, d->uuid);
 		apx_sq_put_i(t, 0, d->ordinal);
@@ -338,7 +397,7 @@ static int write_gpus(struct sq *q)
 			apx_sq_put_t(t, 3, uuid, strlen(uuid));
 		else
 			apx_sq_put_null(t, 3);
-		apx_sq_put_ints(t, 4, 7, v, 0);
+		apx_sq_put_ints(t, 4, 7, v, nulls);
 		if ((r = row(q, T_GPU, 1)) < 0)
 			return r;
 	}
@@ -439,7 +498,7 @@ static int write_apis(struct sq *q)
 	for (size_t i = 0; i < a->n; i++) {
 		int64_t v[8] = {
 			rel(st, a->start[i]), rel(st, a->end[i]), a->domain[i] == APX_API_DRIVER,
-			gtid(st, a->thread[i]), a->corr[i], a->name[i], 0, 0,
+			gtid(q, a->thread[i]), a->corr[i], a->name[i], 0, 0,
 		};
 
 		apx_sq_put_ints(&q->t[T_API], 0, 8, v, 1u << 6 | 1u << 7);
@@ -463,7 +522,7 @@ static int write_syncs(struct sq *q)
 		int64_t v[10] = {
 			rel(st, y->start[i]), rel(st, y->end[i]), on ? ordinal(st, sm) : 0, 0,
 			on ? (int64_t)st->streams[sm].id : 0, 0, gpid(st, file), y->kind[i], 0,
-			gtid(st, y->thread[i]),
+			gtid(q, y->thread[i]),
 		};
 		uint32_t nulls = 1u << 3 | 1u << 5 | 1u << 8 | (on ? 0 : 1u << 2 | 1u << 4);
 
@@ -487,7 +546,7 @@ static int write_markers(struct sq *q)
 		int mark = m->start[i] == m->end[i];
 		int64_t v[11] = {
 			rel(st, m->start[i]), rel(st, m->end[i]), mark ? 34 : 59, 0, 0, 0, 0,
-			gtid(st, m->thread[i]), 0, m->name[i], 0,
+			gtid(q, m->thread[i]), 0, m->name[i], 0,
 		};
 
 		/* rangeId, category, color, endGlobalTid, domainId: not kept; text: column 6 */
@@ -575,7 +634,7 @@ static int fill(struct sq *q)
 	{
 		const char *what = "";
 
-		if ((rc = apx_sq_write_stacks(q->st, q->db, gtid, &what)))
+		if ((rc = apx_sq_write_stacks(q->st, q->db, q->gtid, &what)))
 			return fail(q, rc, what);
 	}
 	return 0;
@@ -607,6 +666,8 @@ static int sqlite_write(struct apx_store *st, const char *path, struct apx_diag 
 		goto out;
 	}
 	memset(q->kdem, 0xff, n * sizeof(*q->kdem));
+	if ((r = global_tids(q)) < 0)
+		goto out;
 	rc = sqlite3_open_v2(path, &q->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK) {
 		r = fail(q, rc, "open");
@@ -625,6 +686,7 @@ out:
 	free(q->xs);
 	free(q->kdem);
 	free(q->kshort);
+	free(q->gtid);
 	free(q);
 	return r;
 }

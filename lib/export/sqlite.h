@@ -26,11 +26,10 @@ extern const char *const apx_sq_indices[];
 extern const char *const apx_sq_stack_tables[];
 extern const char *const apx_sq_stack_enums[];
 extern const char *const apx_sq_stack_indices[];
-/* Their rows: every stack's frames, every thread sample (globalTid by gtid). 0, or the SQLite
- * result code with *ret_table the table it failed on. */
+/* Their rows: every stack's frames, every thread sample (globalTid: gtid[store thread]). 0, or
+ * the SQLite result code with *ret_table the table it failed on. */
 struct apx_store;
-int apx_sq_write_stacks(const struct apx_store *st, sqlite3 *db,
-			int64_t (*gtid)(const struct apx_store *st, uint32_t thread),
+int apx_sq_write_stacks(const struct apx_store *st, sqlite3 *db, const int64_t *gtid,
 			const char **ret_table);
 
 /* nsys's ids for apx's enums (ENUM_CUDA_MEMCPY_OPER, ENUM_CUDA_MEM_KIND). */

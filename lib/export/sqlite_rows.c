@@ -2,10 +2,13 @@
  * sqlite_rows.c - batched inserts for the SQLite exporter (sqlite.h): a table's rows wait in
  * an array of cells and go in APX_SQ_BATCH at a time through one prepared "INSERT ... VALUES
  * (...), (...), ..."; the rows left at the end go one by one through a one-row INSERT.
- * Called by sqlite.c.
+ * TEXT is made valid UTF-8 when bound (bind_text). Called by sqlite.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "base/utf8.h"
 
 #include "export/sqlite.h"
 
@@ -64,6 +67,27 @@ void apx_sq_put_ints(struct apx_sq_tab *t, int first, int n, const int64_t *v, u
 	}
 }
 
+/* A TEXT cell: SQLite takes it as UTF-8 and its readers (Python's sqlite3, pandas) refuse a
+ * value that is not, failing the whole query; so bytes that are not UTF-8 become U+FFFD and a
+ * NUL byte "\x00" (apx_utf8_sanitize, the replacement the Chrome export's JSON makes). */
+static void bind_text(sqlite3_stmt *s, int i, const char *p, int len)
+{
+	size_t cap = (size_t)len * 4 + 1;
+	char *buf;
+
+	if (apx_utf8_clean(p, (size_t)len)) {
+		sqlite3_bind_text(s, i, p, len, SQLITE_STATIC);
+		return;
+	}
+	buf = malloc(cap);
+	if (!buf) {
+		sqlite3_bind_text(s, i, "\xef\xbf\xbd", 3, SQLITE_STATIC);	/* out of memory */
+		return;
+	}
+	apx_utf8_sanitize(buf, cap, p, (size_t)len);
+	sqlite3_bind_text(s, i, buf, (int)strlen(buf), free);
+}
+
 /* Bind rows cells[from, from + rows) to s and run it. */
 static int insert(struct apx_sq_tab *t, sqlite3_stmt *s, int from, int rows)
 {
@@ -79,7 +103,7 @@ static int insert(struct apx_sq_tab *t, sqlite3_stmt *s, int from, int rows)
 			sqlite3_bind_double(s, i + 1, c[i].u.d);
 			break;
 		case SQLITE_TEXT:
-			sqlite3_bind_text(s, i + 1, c[i].u.p, c[i].len, SQLITE_STATIC);
+			bind_text(s, i + 1, c[i].u.p, c[i].len);
 			break;
 		default:
 			sqlite3_bind_null(s, i + 1);

@@ -74,8 +74,7 @@ const char *const apx_sq_stack_indices[] = {
 	NULL,
 };
 
-int apx_sq_write_stacks(const struct apx_store *st, sqlite3 *db,
-			int64_t (*gtid)(const struct apx_store *st, uint32_t thread),
+int apx_sq_write_stacks(const struct apx_store *st, sqlite3 *db, const int64_t *gtid,
 			const char **ret_table)
 {
 	struct apx_sq_tab cc = { 0 }, ev = { 0 };
@@ -106,7 +105,7 @@ int apx_sq_write_stacks(const struct apx_store *st, sqlite3 *db,
 		uint32_t s = st->smp.stack[i];
 		int64_t v[10] = { (int64_t)i + 1,
 				  (int64_t)apx_export_rel_ns(st, st->smp.ts[i]), 0, st->smp.state[i],
-				  st->smp.thread[i] < st->nthreads ? gtid(st, st->smp.thread[i]) : 0,
+				  st->smp.thread[i] < st->nthreads ? gtid[st->smp.thread[i]] : 0,
 				  0, s, st->smp.period[i], st->smp.syscall[i],
 				  (int64_t)st->smp.cpu_ns[i] };
 		uint32_t nulls = 1u << 2 | 1u << 5;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/utf8.h"
 #include "export/export.h"
 
 #include "base/banned.h"
@@ -230,7 +231,7 @@ static int track_of(struct walk *w, enum apx_wk_kind kind, size_t index, uint64_
 		tid = t->tid;
 		parent = uuid(APX_WK_PROCESS, t->file, 0);
 		if (t->name.len)
-			snprintf(base, sizeof(base), "%.*s", (int)t->name.len, t->name.p);
+			apx_utf8_sanitize(base, sizeof(base), t->name.p, t->name.len);
 		else if (t->tid)
 			snprintf(base, sizeof(base), "thread %llu", (unsigned long long)t->tid);
 		else	/* CUPTI's synchronization records name no thread */

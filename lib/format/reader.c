@@ -298,8 +298,10 @@ static int reader_load(struct apx_reader *r, struct apx_diag *diag)
 		return diag_set(diag, k, 0, -1, "out of memory indexing chunks");
 	if (r->nchunks == 0 || r->chunks[0].type != APX_REC_HEADER) {
 		if (r->nchunks == 0 && r->status != APX_READ_COMPLETE) {
-			*diag = r->damage;
-			diag->err = -EBADMSG;
+			if (diag) {	/* callers that only ask whether it is a trace pass none */
+				*diag = r->damage;
+				diag->err = -EBADMSG;
+			}
 			return -EBADMSG;
 		}
 		return diag_set(diag, -EBADMSG, APX_PREAMBLE_SIZE, 0,

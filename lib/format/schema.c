@@ -25,6 +25,8 @@ static const struct apx_field_desc header_fields[] = {
 	[APX_HEADER_RUN_ID] = { "run_id", APX_FK_BYTES },
 	[APX_HEADER_RANK] = { "rank", APX_FK_SINT },
 	[APX_HEADER_START_NS] = { "start_ns", APX_FK_DELTA },
+	[APX_HEADER_WORLD_SIZE] = { "world_size", APX_FK_UINT },
+	[APX_HEADER_LOCAL_RANK] = { "local_rank", APX_FK_SINT },
 };
 
 static const struct apx_field_desc strings_fields[] = {
@@ -331,6 +333,30 @@ static const struct apx_field_desc sample_fields[] = {
 	[APX_SAMPLE_PERIOD_NS] = { "period_ns", APX_FK_UINT },
 };
 
+static const struct apx_field_desc collective_fields[] = {
+	[APX_COLLECTIVE_ENQUEUE_NS] = { "enqueue_ns", APX_FK_DELTA },
+	[APX_COLLECTIVE_ENQUEUE_END_NS] = { "enqueue_end_ns", APX_FK_SPAN },
+	[APX_COLLECTIVE_START_NS] = { "start_ns", APX_FK_UINT },
+	[APX_COLLECTIVE_END_NS] = { "end_ns", APX_FK_UINT },
+	[APX_COLLECTIVE_FUNC] = { "func", APX_FK_UINT },
+	[APX_COLLECTIVE_COUNT] = { "count", APX_FK_UINT },
+	[APX_COLLECTIVE_DATATYPE] = { "datatype", APX_FK_UINT },
+	[APX_COLLECTIVE_BYTES] = { "bytes", APX_FK_UINT },
+	[APX_COLLECTIVE_ALGO] = { "algo", APX_FK_UINT },
+	[APX_COLLECTIVE_PROTO] = { "proto", APX_FK_UINT },
+	[APX_COLLECTIVE_CHANNELS] = { "channels", APX_FK_UINT },
+	[APX_COLLECTIVE_PEER] = { "peer", APX_FK_SINT },
+	[APX_COLLECTIVE_COMM] = { "comm", APX_FK_UINT },
+	[APX_COLLECTIVE_RANK] = { "rank", APX_FK_SINT },
+	[APX_COLLECTIVE_NRANKS] = { "nranks", APX_FK_UINT },
+	[APX_COLLECTIVE_SEQ] = { "seq", APX_FK_DELTA },
+	[APX_COLLECTIVE_STREAM] = { "stream", APX_FK_UINT },
+	[APX_COLLECTIVE_DEVICE] = { "device", APX_FK_SINT },
+	[APX_COLLECTIVE_GPU_TIMER_START] = { "gpu_timer_start", APX_FK_UINT },
+	[APX_COLLECTIVE_GPU_TIMER_END] = { "gpu_timer_end", APX_FK_UINT },
+	[APX_COLLECTIVE_FLAGS] = { "flags", APX_FK_UINT },
+};
+
 static const struct apx_field_desc end_fields[] = {
 	[APX_END_CHUNKS] = { "chunks", APX_FK_UINT },
 	[APX_END_RECORDS] = { "records", APX_FK_UINT },
@@ -365,6 +391,7 @@ static const struct apx_rec_schema schemas[APX_REC_TYPE__COUNT] = {
 	SCHEMA(frame, APX_REC_FRAME, "frame"),
 	SCHEMA(stack, APX_REC_STACK, "stack"),
 	SCHEMA(sample, APX_REC_SAMPLE, "sample"),
+	SCHEMA(collective, APX_REC_COLLECTIVE, "collective"),
 	SCHEMA(end, APX_REC_END, "end"),
 };
 

@@ -245,7 +245,7 @@ int apx_writer_intern(struct apx_writer *w, const char *s, size_t len, uint32_t 
 		if (!slot->id)
 			break;
 		if (slot->hash == h && slot->len == len &&
-		    !memcmp(w->strtab.text + slot->off, s, len)) {
+		    (!len || !memcmp(w->strtab.text + slot->off, s, len))) {
 			*ret_id = slot->id;
 			return 0;
 		}
@@ -265,7 +265,8 @@ int apx_writer_intern(struct apx_writer *w, const char *s, size_t len, uint32_t 
 	r = apx_writer_add(w, &rec);
 	if (r < 0)
 		return r;
-	memcpy(w->strtab.text + w->strtab.text_len, s, len);
+	if (len)	/* the first string interned may be empty: no table yet (NULL) */
+		memcpy(w->strtab.text + w->strtab.text_len, s, len);
 	*slot = (struct strtab_slot){ h, (uint32_t)(w->strtab.used + 1), (uint32_t)w->strtab.text_len,
 				      (uint32_t)len };
 	w->strtab.text_len += len;

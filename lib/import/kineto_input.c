@@ -2,7 +2,7 @@
  * kineto_input.c - reads a Kineto trace file into memory for the importer: regular files only
  * (a FIFO, device or directory is refused without blocking), at most APX_KINETO_INPUT_MAX
  * bytes, gunzipped (every gzip member) when it starts with the gzip magic and apx was built
- * with zlib (APX_HAVE_ZLIB). Called by kineto.c.
+ * with zlib (APX_HAVE_ZLIB), a decompression bomb refused early (is_bomb()). Called by kineto.c.
  */
 #include "import/kineto_int.h"
 
@@ -56,6 +56,17 @@ static int read_all(int fd, char *buf, size_t len)
 }
 
 #ifdef APX_HAVE_ZLIB
+/* A gzip bomb is refused while it inflates, not at APX_KINETO_INPUT_MAX: past BOMB_FLOOR
+ * bytes out, more than BOMB_RATIO bytes out per compressed byte read (Kineto JSON compresses
+ * 8-20 times; deflate at most 1032) is not a trace. A 13 MB bomb stops at 64 MiB. */
+#define BOMB_FLOOR (64u << 20)
+#define BOMB_RATIO 250
+
+static int is_bomb(size_t out, size_t in)
+{
+	return out > BOMB_FLOOR && out / BOMB_RATIO > in;
+}
+
 static int gunzip(const char *in, size_t in_len, char **ret_buf, size_t *ret_len,
 		  struct apx_diag *diag)
 {
@@ -96,9 +107,17 @@ static int gunzip(const char *in, size_t in_len, char **ret_buf, size_t *ret_len
 			out = o;
 		}
 		z.next_out = (Bytef *)out + len;
-		z.avail_out = cap - len > UINT32_MAX ? UINT32_MAX : (uInt)(cap - len);
+		/* 8 MiB a step: the bomb check below sees the size as it grows */
+		z.avail_out = cap - len > (8u << 20) ? (8u << 20) : (uInt)(cap - len);
 		zr = inflate(&z, Z_NO_FLUSH);
 		len = (size_t)((char *)z.next_out - out);
+		if (is_bomb(len, (size_t)((const char *)z.next_in - in))) {
+			snprintf(msg, sizeof(msg), "gunzipped, more than %d times its compressed size "
+				 "(%zu MiB from %zu kB): a decompression bomb? not read",
+				 BOMB_RATIO, len >> 20, (size_t)((const char *)z.next_in - in) >> 10);
+			zr = Z_MEM_ERROR;
+			goto err;
+		}
 		if (zr == Z_STREAM_END)
 			continue;
 		if (zr == Z_BUF_ERROR && !z.avail_in) {

@@ -2,7 +2,9 @@
  * emit_csv.c - `apx report --format csv`: the report document's tables as CSV (RFC 4180).
  * The header row is the columns' keys; numbers are raw (ns, bytes, bytes/s as integers,
  * percentages 0-100); a cell without a value is empty. Text is quoted, '"' doubled; control
- * characters and bytes that are not UTF-8 become U+FFFD, so a trace cannot break a row. One
+ * characters and bytes that are not UTF-8 become U+FFFD, so a trace cannot break a row; a text
+ * starting with '=', '+', '-', '@', a tab or a CR (a formula to a spreadsheet) gets a "'" in
+ * front (OWASP's CSV injection advice), so opening the file runs nothing. One
  * table alone is printed bare; several are each preceded by a "# section/table" line and
  * separated by a blank line (docs/report.md). Called through cli/report_formats.c.
  */
@@ -20,6 +22,8 @@ static void csv_text(FILE *out, const char *s, size_t len)
 	const uint8_t *p = (const uint8_t *)s;
 
 	fputc('"', out);
+	if (len && p[0] && strchr("=+-@\t\r", p[0]))
+		fputc('\'', out);	/* a formula to a spreadsheet: neutralised (OWASP) */
 	for (size_t i = 0; i < len;) {
 		uint32_t cp;
 		size_t n = apx_utf8_decode(p + i, len - i, &cp);

@@ -9,6 +9,9 @@
 #                          the seconds until the daemon dropped it and what it said then
 #   concurrent ADDR N      N connections at once, then N requests; prints "ok K refused R"
 #                          (refused: a whole 503 answer then EOF; a reset is an error)
+#   burst ADDR N           N clients at once, each connecting, sending its request and reading
+#                          to EOF; prints "ok K refused R none X reset Y" (none: EOF without a
+#                          byte, or no connection at all; the daemon must answer every one)
 #   lockout ADDR N S       N silent connections, each re-opened as soon as the daemon closes
 #                          it, for S seconds, while scraping every 0.2 s; prints
 #                          "scrapes ok K failed F"
@@ -212,6 +215,49 @@ def cmd_concurrent(addr, n):
     print("ok %d refused %d" % (res.count("ok"), res.count("refused")))
 
 
+def cmd_burst(addr, n):
+    res = [None] * n
+    go = threading.Barrier(n)
+
+    def one(i):
+        try:
+            go.wait(30)
+        except threading.BrokenBarrierError:
+            pass
+        try:
+            s = connect(addr)
+            s.settimeout(30)
+            s.sendall(b"GET /metrics HTTP/1.0\r\n\r\n")
+            data = read_all(s)
+            s.close()
+        except (ConnectionResetError, BrokenPipeError):
+            res[i] = "reset"
+            return
+        except OSError as e:
+            res[i] = "none (%s)" % e
+            return
+        if data.startswith(b"HTTP/1.0 200 ") and data.endswith(b"nvperfd_metrics_truncated 0\n"):
+            res[i] = "ok"
+        elif data.startswith(b"HTTP/1.0 503 ") and data.endswith(b"too many connections\n"):
+            res[i] = "refused"
+        elif not data:
+            res[i] = "none"
+        else:
+            res[i] = "bad %r" % data[:80]
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    other = [r for r in res if r not in ("ok", "refused", "none", "reset")]
+    print("ok %d refused %d none %d reset %d" % (res.count("ok"), res.count("refused"),
+                                                   sum(1 for r in res if r.startswith("none")),
+                                                   res.count("reset")))
+    if other or any(r.startswith("none (") for r in res):
+        print("other: %s" % (other + [r for r in res if r.startswith("none (")])[:5])
+
+
 def cmd_lockout(addr, n, seconds):
     stop = time.monotonic() + seconds
     socks = [connect(addr) for _ in range(n)]
@@ -281,6 +327,7 @@ if __name__ == "__main__":
     cmds = {"scrape": cmd_scrape, "raw": cmd_raw, "idle": cmd_idle, "slow": cmd_slow,
             "concurrent": lambda a, n: cmd_concurrent(a, int(n)), "port": cmd_port,
             "lockout": lambda a, n, t: cmd_lockout(a, int(n), float(t)),
+            "burst": lambda a, n: cmd_burst(a, int(n)),
             "refused": cmd_refused}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
         die("usage: see the top of this file")

@@ -5,8 +5,10 @@
 # read again when it comes back; a user config planted as a symlink or a FIFO is refused and
 # logged at once (IN_CREATE), without blocking; max_tracked_per_user keeps one user from taking
 # every slot; the control socket's "request too long" and "too many clients" answers arrive
-# whole, then EOF, never a reset; a summary write lists the user's folder only the first time
-# and when someone else changed it. Run by ctest (label daemon). Needs APX, NVPERFD.
+# whole, then EOF, never a reset, for 500 clients at once too; apx status shows UTF-8 as it is;
+# a summary write lists the user's folder only the first time and when someone else changed
+# it, and a folder stuffed with 70,000 files is listed without stalling the loop and pruned
+# whole (issue 38). Run by ctest (label daemon). Needs APX, NVPERFD.
 . "$(dirname "$0")/lib.sh"
 RAW="$PY $(dirname "$0")/ctlraw.py"
 stat_of() { "$APX" status --stats | awk -v k="$1" '$1 == k { print $2 }'; }
@@ -82,6 +84,23 @@ eof" ] || fail "refused client: $(cat "$T/raw")"
 exec 9>&-
 wait "$H"
 "$APX" status >/dev/null || fail "status after the refusal"
+# 500 clients at once (issue 38: 4 resets in 1 of 4 runs): each gets its answer or the whole
+# refusal, then EOF; never a reset, never nothing (max_clients = 8: most are refused)
+for run in 1 2; do
+	$RAW "$T/sock" burst 500 > "$T/burst" || fail "ctlraw burst"
+	grep -q "^ok [0-9]* refused [0-9]* reset 0 empty 0$" "$T/burst" || fail "500 clients: $(cat "$T/burst")"
+	[ "$(awk '{ print $2 + $4 }' "$T/burst")" = 500 ] || fail "500 clients: $(cat "$T/burst")"
+done
+"$APX" status >/dev/null || fail "status after 500 clients"
+
+# 4b. apx status shows valid UTF-8 as it is (issue 38: "caf??"), control characters escaped
+"$PY" -c "import time; time.sleep(30)" "café" "$(printf 'x\033[31my')" &
+P=$!; PIDS="$PIDS $P"
+WAIT_S=3 wait_for tracked "$P" || fail "$P not tracked"
+COLUMNS=200 "$APX" status > "$T/st" || fail "apx status"
+grep "^ *$P " "$T/st" | grep -qF 'python3 -c import time; time.sleep(30) café x\x1b[31my' ||
+	fail "UTF-8 or escapes: $(grep "^ *$P " "$T/st")"
+kill "$P"; wait "$P" 2>/dev/null
 
 # 5. the summary folder: listed once, then only when someone else changed it
 stop_daemon
@@ -100,6 +119,28 @@ WAIT_S=3 wait_for eval '[ "$(stat_of summaries)" -ge 5 ]' || fail "5th summary n
 [ "$(stat_of summary_rescans)" = 2 ] || fail "a changed folder not listed again ($(stat_of summary_rescans))"
 [ -e "$T/state/0/19990101T000000Z-1-planted.apx" ] && fail "the planted oldest file was not pruned"
 [ "$(ls "$T"/state/0/*.apx | wc -l)" = 3 ] || fail "$(ls "$T"/state/0 | wc -l) summaries after the change"
+stop_daemon
+
+# 5b. a folder its user stuffed with 70,000 files (issue 38: 0.64 s of the loop per listing,
+# for every user; files past the scan cap never pruned): listed a step a loop turn while the
+# control socket answers at once, and pruned to max_summaries whole
+write_conf "max_summaries = 50"
+start_daemon
+"$PY" -c "
+import os
+d = '$T/state/0'
+os.makedirs(d, mode=0o700, exist_ok=True)
+for i in range(70000):
+    os.close(os.open('%s/19990101T%06dZ-1-planted.apx' % (d, i), os.O_CREAT | os.O_WRONLY, 0o600))
+"
+"$PY" -c "pass"
+ping=$($RAW "$T/sock" ping 40) || fail "pings during the listing"
+WAIT_S=60 wait_for eval '[ "$(ls "$T/state/0" | wc -l)" -le 51 ]' ||
+	fail "not pruned: $(ls "$T/state/0" | wc -l) files"
+echo "slowest ping while listing 70,000 files: $ping s"
+awk -v p="$ping" 'BEGIN { exit !(p < 0.3) }' || fail "the loop stalled: a ping took $ping s"
+[ "$(stat_of summaries_pruned)" -ge 69950 ] || fail "summaries_pruned $(stat_of summaries_pruned)"
+[ "$(ls "$T"/state/0/*python3*.apx 2>/dev/null | wc -l)" -ge 1 ] || fail "the new summary was pruned"
 stop_daemon
 
 # 6. max_tracked_per_user: a non-root user gets at most its share; root is not capped

@@ -182,6 +182,15 @@ scrape
 ev=$(value "nvperfd_metrics_evicted_total ")
 [ "$ev" -ge 1 ] || fail "no silent connection evicted ($(cat "$T/lock"))"
 
+# 4c. 500 scrapes at once (issue 38: 23 got no answer at all): every one gets an answer, the
+# metrics or a whole 503, none a silent close or a reset; the daemon fine afterwards
+$M burst "$A" 500 > "$T/burst" || fail "burst: $(cat "$T/burst")"
+cat "$T/burst"
+grep -q "^ok [0-9]* refused [0-9]* none 0 reset 0$" "$T/burst" || fail "500 scrapes: $(cat "$T/burst")"
+[ "$(awk '{ print $2 + $4 }' "$T/burst")" = 500 ] || fail "500 scrapes: $(cat "$T/burst")"
+scrape
+[ "$(head -n 1 "$T/m")" = "status 200" ] || fail "scrape after the burst"
+
 # 5. copy bytes from the uprobes: the stand-in libcuda's known copies (test-uprobes.sh)
 if grep -q "eBPF uprobes ready" "$T/log"; then
 	rm -f "$T/go"; mkfifo "$T/go"

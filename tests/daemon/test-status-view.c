@@ -5,7 +5,7 @@
  * JSON values (idle %, pageable H2D rate), the device line, which columns drop at 80, 100, 120 and 200
  * columns (exact tables), that no line is wider than asked, an older daemon's shorter lines
  * (GPU values not known, never 0; null in JSON), a newer daemon's extra fields, the gpu sort
- * key, and untrusted bytes. Run by ctest (label daemon); needs no daemon.
+ * key, untrusted bytes (escaped) and UTF-8 (shown as it is, in columns). Run by ctest (label daemon); needs no daemon.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -348,9 +348,39 @@ APX_TEST(untrusted_text)
 
 	APX_ASSERT_OK(render(answer, APX_SV_SORT_PID, 100, &out, NULL));
 	APX_ASSERT(!strchr(out, '\033') && !strchr(out, '\a'));
-	APX_ASSERT(strstr(out, "GPU0 bad?[2Jname  util -"));
-	APX_ASSERT(strstr(out, " ev?il    "));
-	APX_ASSERT(strstr(out, " x?[31m?y\n"));
+	APX_ASSERT(strstr(out, "GPU0 bad\\x1b[2Jname  util -"));
+	APX_ASSERT(strstr(out, " ev\\x1bil "));	/* 8 columns: escapes count */
+	APX_ASSERT(strstr(out, " x\\x1b[31m\\x07y\n"));
+	free(out);
+	return 0;
+}
+
+APX_TEST(table_keeps_utf8)
+{
+	/* issue 38: valid UTF-8 as it is (café, not caf??), counted in columns; control
+	 * characters, C1 controls and bytes that are not UTF-8 escaped as the docs say; a wide
+	 * character is never cut in half, nor a line made wider than asked */
+	static const char answer[] =
+		"proc\t1\t1\t0\tj\\xc3\\xb6rg\t0\t0\t0\t0\t0\t0\t0\t0\t0\t1\tR\t0\tpython3\t"
+		"python3 caf\\xc3\\xa9.py \\xe2\\x9c\\x93\\x1b\\xff\\xc2\\x9b|\n"
+		"proc\t2\t1\t0\tbob\t0\t0\t0\t0\t0\t0\t0\t0\t0\t1\tR\t0\tpython3\t"
+		"python3 \\xe6\\xbc\\xa2\\xe5\\xad\\x97\\xe6\\xbc\\xa2\\xe5\\xad\\x97\\xe6\\xbc\\xa2"
+		"\\xe5\\xad\\x97\\xe6\\xbc\\xa2\\xe5\\xad\\x97.py\n";
+	char *out = NULL, *l2;
+
+	APX_ASSERT_OK(render(answer, APX_SV_SORT_PID, 200, &out, NULL));
+	APX_ASSERT(fits(out, 200));
+	APX_ASSERT(strstr(out, " j\xc3\xb6rg     "));	/* 4 columns, padded to 8 */
+	APX_ASSERT(strstr(out, " python3 caf\xc3\xa9.py \xe2\x9c\x93\\x1b\\xff\\u009b|\n"));
+	APX_ASSERT(!strchr(out, '?'));
+	free(out);
+	/* 29 columns: PID, USER and 12 of COMMAND; the fourth wide character would end at
+	 * column 14: it is left out, not cut */
+	APX_ASSERT_OK(render(answer, APX_SV_SORT_PID, 29, &out, NULL));
+	l2 = strstr(out, "      2 bob      ");
+	APX_ASSERT(l2);
+	APX_ASSERT(!strncmp(l2 + 17, "python3 \xe6\xbc\xa2\xe5\xad\x97\n", 15));
+	APX_ASSERT(strstr(out, " python3 caf\xc3\xa9\n"));
 	free(out);
 	return 0;
 }

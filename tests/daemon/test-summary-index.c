@@ -5,8 +5,9 @@
  * keeps max_summaries files and max_state_bytes bytes, oldest first, never the newest; a file
  * the index holds but its user deleted is dropped without error and not counted as removed;
  * dot files, symlinks, folders and non-.apx names are not summaries; more uids than the index
- * holds evict the least recently used (listed again at their next write). Run by ctest (label
- * daemon).
+ * holds evict the least recently used (listed again at their next write); a folder stuffed
+ * with files is listed a step a loop turn and pruned to the cap whole (issue 38). Run by ctest
+ * (label daemon).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -117,7 +118,9 @@ APX_TEST(listed_once_then_on_change)
 	APX_ASSERT_OK(put(dfd, "0-old.apx", 10, 0));
 	APX_ASSERT_OK(write_one(1000, dfd, "e.apx", 10, 5, &removed));
 	APX_ASSERT_EQ(d.st.summary_rescans, 2);
-	APX_ASSERT_EQ(removed, 2);	/* 0-old.apx and b.apx */
+	/* 0-old.apx (past the cap as the listing saw it) and b.apx (at the write) */
+	APX_ASSERT_EQ(d.st.summaries_pruned, 1);
+	APX_ASSERT_EQ(removed, 1);
 	APX_ASSERT(!exists(dfd, "0-old.apx") && !exists(dfd, "b.apx"));
 	APX_ASSERT(exists(dfd, "c.apx") && exists(dfd, "d.apx") && exists(dfd, "e.apx"));
 	close(dfd);
@@ -204,6 +207,51 @@ APX_TEST(more_users_than_slots)
 	/* a commit without a begin (the listing failed) prunes nothing and says so */
 	APX_ASSERT(apx_summary_index_commit(&d, 9999, -1, "x.apx", 1, 1, &removed) == -ENOENT);
 	reset(1, 1);
+	return 0;
+}
+
+/* issue 38: a folder its user stuffed with files is listed APX_SUMIDX_STEP entries a loop
+ * turn, not at once; every file past max_summaries goes as it is seen (however many there
+ * are), the newest stay; a summary written during the listing joins the index at its end */
+APX_TEST(stuffed_folder_listed_in_steps)
+{
+	enum { FILES = 5 * APX_SUMIDX_STEP + 100 };
+	uint64_t removed = 0;
+	int dfd = folder(1003), turns = 0, left = 0;
+	char name[32];
+
+	APX_ASSERT_OK(dfd);
+	reset(10, 1ull << 40);
+	for (int i = 0; i < FILES; i++) {
+		snprintf(name, sizeof(name), "f%05d.apx", i);
+		APX_ASSERT_OK(put(dfd, name, 0, 10 + i));
+	}
+	APX_ASSERT_OK(apx_summary_index_begin(&d, 1003, dfd));
+	APX_ASSERT(apx_summary_index_busy(&d));		/* not listed at once */
+	APX_ASSERT_OK(put(dfd, "new.apx", 10, 100000));
+	APX_ASSERT_OK(apx_summary_index_commit(&d, 1003, dfd, "new.apx", 10,
+					       (uint64_t)(946684800 + 100000) * 1000000000ull,
+					       &removed));
+	APX_ASSERT_EQ(removed, 0);			/* waits for the listing */
+	while (apx_summary_index_step(&d))
+		turns++;
+	APX_ASSERT(turns >= 4 && turns <= 6);
+	APX_ASSERT_EQ(d.st.summary_rescans, 1);
+	/* the 10 newest are left: new.apx and the 9 newest planted ones */
+	for (int i = 0; i < FILES; i++) {
+		snprintf(name, sizeof(name), "f%05d.apx", i);
+		left += exists(dfd, name);
+		APX_ASSERT(exists(dfd, name) == (i >= FILES - 9));
+	}
+	APX_ASSERT_EQ(left, 9);
+	APX_ASSERT(exists(dfd, "new.apx"));
+	APX_ASSERT_EQ(d.st.summaries_pruned, FILES - 9);
+	/* the index is current: the next write lists nothing, prunes the oldest one */
+	APX_ASSERT_OK(write_one(1003, dfd, "newer.apx", 10, 100001, &removed));
+	APX_ASSERT_EQ(d.st.summary_rescans, 1);
+	APX_ASSERT_EQ(removed, 1);
+	APX_ASSERT(!exists(dfd, "f05211.apx") && exists(dfd, "f05212.apx") && exists(dfd, "newer.apx"));
+	close(dfd);
 	return 0;
 }
 

@@ -201,7 +201,9 @@ for f in sorted(os.listdir(fixtures)):
     for fmt, check in (("chrome", check_chrome), ("perfetto", check_perfetto)):
         out = os.path.join(tmp, f"{f}.{fmt}")
         p = export(fmt, path, out, "--single")	# this file's records only
-        if p.returncode != 0:
+        # a crashed producer's trace lacks its end chunk: exported whole, exit 1 as apx info
+        truncated = p.returncode == 1 and ": truncated: " in p.stderr and os.path.exists(out)
+        if p.returncode != 0 and not truncated:
             fail(f"{f}: apx export --format {fmt} exit {p.returncode}: {p.stderr[-300:]}")
             continue
         check(f, out, counts)

@@ -4,9 +4,12 @@
 # terminal raw, damaged chunks are reported (exit 1), a trace cut while read never faults, a
 # run's files named twice are read once, apx analyze's failed starts, --force and option
 # errors, colour only on a terminal and never with NO_COLOR. Every command runs under
-# timeout: a hang is a failure. Called by ctest: APX SRCDIR.
+# timeout: a hang is a failure. Issue 38's exports that agree with info about damage, extreme
+# header and device values, bytes that are not UTF-8 and NUL bytes in names, CSV formulas,
+# thread ids that share their low 24 bits, report out of memory, a gzip bomb: sections 3b
+# and 9. Called by ctest: APX SRCDIR HOSTILE-GEN.
 set -u
-apx=$1 src=$2
+apx=$1 src=$2 gen=${3:-}
 fix=$src/tests/fixtures
 fail=0
 t=$(mktemp -d) || exit 1
@@ -94,7 +97,7 @@ rm -rf "$t/hist" "$t"/x*.apx
 # --- 3. checksum-valid chunks with damaged contents: damaged, records counted, exit 1
 for f in bad-field-table wrong-field-kind; do
 	to "$apx" report --format json "$fix/corrupt/$f.apx" >"$t/json" 2>"$t/err"; rc=$?
-	[ $rc -eq 1 ] && grep -q "chunk 13 (kernel, 3 records) at offset 10475" "$t/err" ||
+	[ $rc -eq 1 ] && grep -q "chunk 13 (kernel, 3 records) at offset 10477" "$t/err" ||
 		no "report $f: exit $rc, $(cat "$t/err")"
 	python3 -c "import json,sys; f=json.load(open(sys.argv[1]))['files'][0]; \
 assert f['status'] == 'damaged' and f['records_unreadable'] == 3, f" "$t/json" || no "report $f JSON"
@@ -103,6 +106,34 @@ assert f['status'] == 'damaged' and f['records_unreadable'] == 3, f" "$t/json" |
 done
 to "$apx" report "$fix/corrupt/records-over-payload.apx" >/dev/null 2>"$t/err"; rc=$?
 [ $rc -eq 1 ] && grep -q "declares 264 records in a 263-byte payload" "$t/err" || no "records-over-payload: exit $rc"
+
+# --- 3b. apx export agrees with info and report about damage (issue 38, item 2): what was
+# lost and where, exit 1; a file with an undecodable chunk is called damaged
+to "$apx" export --format chrome -o "$t/o.json" "$fix/corrupt/bad-field-table.apx" 2>"$t/err"; rc=$?
+[ $rc -eq 1 ] && grep -q "damaged: chunk 13 (kernel, 3 records) at offset 10477" "$t/err" &&
+	grep -q "3 records of 1 chunk cannot be read" "$t/err" && [ -s "$t/o.json" ] ||
+	no "export of bad-field-table: exit $rc, $(cat "$t/err")"
+to "$apx" export --format chrome -o "$t/u.json" "$fix/corrupt/undecodable-record.apx" 2>"$t/err"
+grep -q "undecodable-record.apx: damaged: chunk 1 (kernel)" "$t/err" || no "undecodable record not called damaged"
+for f in "$fix"/corrupt/*.apx; do	# every fixture: the same exit status as info
+	to "$apx" info -q "$f" >/dev/null 2>&1; i=$?
+	to "$apx" export -f --format perfetto -o "$t/o.pf" "$f" >/dev/null 2>&1; e=$?
+	[ $i -eq $e ] || no "$(basename "$f"): info exits $i, export $e"
+done
+mkdir "$t/mut" && python3 "$src/tests/integration/mutate-apx.py" "$fix/sample.apx" "$t/mut" 150 &&
+	python3 "$src/tests/integration/mutate-apx.py" "$fix/real/launch_bound.apx" "$t/mut" 40 7 ||
+	no "mutate-apx.py"
+nd=0
+for f in "$t"/mut/*.apx; do
+	to "$apx" info -q "$f" >/dev/null 2>&1; i=$?
+	to "$apx" export -f --format chrome -o "$t/o.json" "$f" >/dev/null 2>"$t/err"; e=$?
+	[ $i -eq 1 ] && nd=$((nd + 1))
+	[ $i -eq $e ] || no "mutant $(basename "$f"): info exits $i, export $e: $(head -c 300 "$t/err")"
+	[ $i -eq 0 ] || grep -q -e ": damaged: " -e ": truncated: " -e "cannot read the traces" "$t/err" ||
+		no "mutant $(basename "$f"): export did not say what was lost"
+	[ $e -le 1 ] || no "mutant $(basename "$f"): export exit $e"
+done
+[ $nd -ge 10 ] || no "only $nd damaged mutants: the loop checks too little"
 
 # --- 4. a trace cut while apx report reads it: never a signal (SIGBUS was 10 of 10)
 i=0
@@ -158,6 +189,72 @@ for c in "history -n" "status --sort" "top --delay"; do
 	[ $rc -eq 2 ] && grep -q "needs a value" "$t/err" || no "apx $c without a value: exit $rc"
 done
 cd "$t" || exit 1
+
+# --- 9. exports and the report against hostile values (issue 38, items 7-10; hostile-gen.c)
+if [ -n "$gen" ] && "$gen" "$t/hv.apx"; then
+	for fmt in chrome perfetto sqlite; do
+		to "$apx" export -f --format $fmt -o "$t/hv.$fmt" "$t/hv.apx" >/dev/null 2>"$t/err"; rc=$?
+		# sqlite is not built in without libsqlite3: then it is refused, named
+		[ $rc -eq 0 ] || { [ $fmt = sqlite ] && grep -q "not built into" "$t/err"; } ||
+			no "export $fmt of hostile values: exit $rc: $(cat "$t/err")"
+	done
+	python3 - "$t" <<'PY' || no "hostile values in the exports"
+import json, os, sqlite3, sys
+t = sys.argv[1]
+c = json.load(open(t + "/hv.chrome", encoding="utf-8"))  # strict UTF-8
+assert "baseTimeNanoseconds" not in c and "out of range" in c["apx_note"], c.get("apx_note")
+names = [e["name"] for e in c["traceEvents"] if e.get("cat") == "kernel"]
+assert "nul\\x00after" in names and "bad\ufffd\ufffd\ufffd" in names, names
+pf = open(t + "/hv.perfetto", "rb").read()
+assert b"bad\xff" not in pf and b"worker\xff" not in pf, "raw bytes in Perfetto strings"
+assert b"bad\xef\xbf\xbd" in pf and b"nul\\x00after" in pf and b"w\\x00two" in pf
+if os.path.exists(t + "/hv.sqlite"):
+    db = sqlite3.connect(t + "/hv.sqlite")  # Python's sqlite3 refuses TEXT that is not UTF-8
+    for table, in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall():
+        db.execute("SELECT * FROM %s" % table).fetchall()
+    th = db.execute("SELECT globalTid, tid, name FROM THREADS ORDER BY tid").fetchall()
+    assert len(th) == 2 and th[0][0] != th[1][0], th  # tids 5 and 5 + 2^24: both kept
+    assert th[1][0] % 0x1000000 == 5 and th[1][2] == "w\\x00two", th
+    gpu = db.execute("SELECT totalMemory, clockRate FROM TARGET_INFO_GPU ORDER BY id").fetchall()
+    assert gpu == [(None, None), (0, None)], gpu  # too large for INTEGER, or unknown: NULL
+    meta = dict(db.execute("SELECT key, value FROM META WHERE key != 'input'").fetchall())
+    assert "run_start_utc_ns" not in meta and "out of range" in meta["note"], meta
+    names = [r[0] for r in db.execute("SELECT value FROM StringIds")]
+    assert "nul\\x00after" in names and "bad\ufffd\ufffd\ufffd" in names, names
+PY
+	to "$apx" report --format csv -s kernels "$t/hv.apx" >"$t/csv" 2>/dev/null
+	python3 - "$t/csv" <<'PY' || no "CSV formulas not neutralised"
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1], encoding="utf-8")))
+names = [r[0] for r in rows[1:] if r]
+for n in names:
+    assert n[:1] not in ("=", "+", "-", "@", "\t", "\r"), repr(n)
+assert "'=HYPERLINK(\"http://x\",\"y\")" in names and "'+1+1" in names and "'@SUM(A1)" in names, names
+assert "nul\\x00after" in names, names
+PY
+	to "$apx" report -s kernels "$t/hv.apx" 2>/dev/null | grep -q 'nul\\x00after' ||
+		no "report text cut a name at its NUL"
+	to "$apx" report --format json "$t/hv.apx" 2>/dev/null | grep -q '"nul\\\\x00after"' ||
+		no "report JSON cut a name at its NUL"
+else
+	no "hostile-gen did not run"
+fi
+# a gzip bomb (3 MB inflating to 3 GB) is refused while it inflates, before 100 MiB
+python3 -c "
+import zlib, sys
+c = zlib.compressobj(9, zlib.DEFLATED, 31); o = open(sys.argv[1], 'wb')
+o.write(c.compress(b'{\"traceEvents\": ['))
+for i in range(3000): o.write(c.compress(b' ' * (1 << 20)))
+o.write(c.compress(b']}') + c.flush())" "$t/bomb.json.gz"
+to "$apx" report "$t/bomb.json.gz" >/dev/null 2>"$t/err"; rc=$?
+mib=$(sed -n 's/.*size (\([0-9]*\) MiB from.*/\1/p' "$t/err")
+[ $rc -eq 1 ] && grep -q "a decompression bomb? not read" "$t/err" && [ "${mib:-999}" -lt 100 ] ||
+	no "gzip bomb: exit $rc, $(cat "$t/err")"
+# out of memory while reading (a sanitizer build fails allocations over 1 MB): says where
+ASAN_OPTIONS=max_allocation_size_mb=1:allocator_may_return_null=1 to "$apx" report -s summary \
+	"$fix/real/uvm_migrations.apx" >/dev/null 2>"$t/err"; rc=$?
+[ $rc -eq 0 ] || grep -q "cannot build the model: out of memory at chunk [0-9]* (.*) at offset" "$t/err" ||
+	no "report out of memory: exit $rc, $(cat "$t/err")"
 
 # --- colour: only on a terminal, never with NO_COLOR
 if command -v script >/dev/null; then

@@ -63,7 +63,7 @@ for trace in tests/fixtures/sample.apx tests/fixtures/real/sync_every_step.apx \
 	for fmt in csv html; do
 		case $fmt:$trace in html:*pageable_h2d*|html:*fork_and*) continue ;; esac
 		golden=tests/golden/$fmt/$(basename "$trace" .apx).$fmt
-		"$apx" report --format "$fmt" -o "$tmp" "$trace" 2>/dev/null
+		"$apx" report --format "$fmt" --force -o "$tmp" "$trace" 2>/dev/null
 		if [ $? -gt 1 ]; then echo "FAIL: $trace: --format $fmt failed"; fail=1; continue; fi
 		if [ "$mode" = update ]; then
 			mkdir -p "tests/golden/$fmt" && cp "$tmp" "$golden"
@@ -100,7 +100,7 @@ grep -q '<section id="startup">' "$tmp" && grep -q '<section id="idle">' "$tmp" 
 # -o FILE writes what stdout would get (text: escaped the same way, no colour)
 out=$(mktemp) || exit 1
 "$apx" report --color never tests/fixtures/corrupt/hostile-strings.apx >"$tmp" 2>/dev/null
-"$apx" report -o "$out" tests/fixtures/corrupt/hostile-strings.apx 2>/dev/null
+"$apx" report --force -o "$out" tests/fixtures/corrupt/hostile-strings.apx 2>/dev/null
 cmp -s "$tmp" "$out" || { echo "FAIL: report -o differs from stdout"; fail=1; }
 grep -q "$(printf '\033')" "$out" && { echo "FAIL: report -o: a raw escape in the file"; fail=1; }
 rm -f "$out"

@@ -246,6 +246,30 @@ static int model_ok(const struct apx_model *m, const struct apx_findings *fd, ch
 	if (m->gpu.window_ns && main_ns > (double)m->gpu.window_ns + 1)
 		return fail(why, cap, "steady findings save %.0f ns, over the steady window %llu ns", main_ns,
 			    (unsigned long long)m->gpu.window_ns);
+	{	/* issue 38: a saving never exceeds the GPU work it removes: the steady findings
+		 * whose saving is kernel time (made shorter, or hiding copies) together within the
+		 * kernels' busy time in the steady window; so a step's within its kernel time */
+		double kernel_only = 0, kbusy = apx_rules_steady_kernel_busy(m);
+
+		for (size_t i = 0; i < fd->n; i++) {
+			const struct apx_finding *f = &fd->f[i];
+
+			if (!f->startup && f->saving_estimated && !f->recorded_by && f->saving_ns > 0 &&
+			    f->kernel_ns >= f->saving_ns)
+				kernel_only += f->saving_ns;
+		}
+		if (fd->n && kernel_only > kbusy + 1)
+			return fail(why, cap, "steady findings save %.0f ns of kernel time, over the "
+				    "kernels' %.0f ns in the steady window", kernel_only, kbusy);
+	}
+	/* issue 38: steps taken from host ranges as they are (not projected) have the GPU
+	 * keeping up with them: at their end the GPU has no queue left longer than a step */
+	if ((m->steady.source == APX_STEPS_NVTX || m->steady.source == APX_STEPS_PROFILER) &&
+	    !m->steady.projected && m->steady.count &&
+	    apx_steps_queued_at(m, m->steady.last_ns, m->steady.median_ns) > m->steady.median_ns)
+		return fail(why, cap, "steps from host ranges (median %llu ns) while the GPU is still "
+			    "busy with their work past the last one's end",
+			    (unsigned long long)m->steady.median_ns);
 	{	/* the Python stacks' lines (issue 32): each kernel is in one line at most */
 		uint64_t hot_ns = 0, hot_launches = 0;
 

@@ -664,7 +664,11 @@ APX_TEST(copy_overlap_leaves_device_copies_out)
 	}
 	m = analyse(&t);
 	APX_ASSERT(m && finding("copy-overlap"));
-	APX_ASSERT_EQ((uint64_t)finding("copy-overlap")->saving_ns, 38 * MS);
+	/* 19 copies hidden, but the steady window (9 steps of 2 kernels from the second one)
+	 * holds 18 kernels: a saving is never more than the kernel time it hides copies behind
+	 * (issue 38) */
+	APX_ASSERT_EQ((uint64_t)finding("copy-overlap")->saving_ns, 36 * MS);
+	APX_ASSERT_EQ(finding("copy-overlap")->saving_ns, apx_rules_steady_kernel_busy(m));
 	APX_ASSERT(strstr(finding("copy-overlap")->evidence, "20.00 ms of device-to-device copies"));
 	apx_model_free(m);
 	return 0;
@@ -774,7 +778,9 @@ APX_TEST(fp32_matmul_leaves_tiny_gemms_out)
 			  "128x8_stage3_warpsize4x2x1_ffma_aligna4_alignc4_execute_kernel__5x_cublas", 7);
 	m = analyse(&t);
 	APX_ASSERT(m && finding("fp32-matmul"));
-	APX_ASSERT_EQ((uint64_t)finding("fp32-matmul")->saving_ns, 20 * 2700 * US * 2 / 3);
+	/* the GEMMs inside the steps (9 of 2, from the second): a step saves 2/3 of its GEMMs */
+	APX_ASSERT_EQ(m->steady.count, 9);
+	APX_ASSERT_EQ((uint64_t)finding("fp32-matmul")->saving_ns, 18 * 2700 * US * 2 / 3);
 	apx_model_free(m);
 	return 0;
 }
@@ -846,7 +852,8 @@ APX_TEST(kernel_time_is_saved_once_by_copy_overlap_and_fp32_matmul)
 
 	APX_ASSERT(m);
 	co = finding("copy-overlap");
-	APX_ASSERT(co && (uint64_t)co->saving_ns == 20 * 340 * US);
+	/* the 18 GEMMs inside the steps (9 of 2) hide as much copy time */
+	APX_ASSERT(co && (uint64_t)co->saving_ns == 18 * 340 * US);
 	APX_ASSERT(!finding("fp32-matmul"));
 	APX_ASSERT_EQ(result("fp32-matmul")->status, APX_RULE_MINOR);
 	APX_ASSERT(strstr(result("fp32-matmul")->why, "claimed by larger findings"));
@@ -857,9 +864,9 @@ APX_TEST(kernel_time_is_saved_once_by_copy_overlap_and_fp32_matmul)
 	co = finding("copy-overlap");
 	fp = finding("fp32-matmul");
 	APX_ASSERT(co && fp);
-	APX_ASSERT_EQ((uint64_t)fp->saving_ns, 20 * 1500 * US * 2 / 3);
+	APX_ASSERT_EQ((uint64_t)fp->saving_ns, 18 * 1500 * US * 2 / 3);	/* inside the steps */
 	APX_ASSERT_EQ((uint64_t)co->saving_ns, 19 * 100 * US);	/* the first copy is set-up */
-	APX_ASSERT_EQ((uint64_t)(fp->saving_ns + co->saving_ns), (19 * 100 + 20 * (1500 - 500)) * US);
+	APX_ASSERT((uint64_t)(fp->saving_ns + co->saving_ns) <= (19 * 100 + 20 * (1500 - 500)) * US);
 	apx_model_free(m);
 	return 0;
 }

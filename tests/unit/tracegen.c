@@ -73,6 +73,63 @@ int tg_open_proc(struct tg *t, const char *host, uint64_t pid, const uint8_t *uu
 	return apx_writer_add(t->w, &d);
 }
 
+static void seen(struct tg *t, uint64_t end);
+
+int tg_open_rank(struct tg *t, const char *host, const uint8_t *uuid, int rank, int world)
+{
+	struct apx_rec h, d;
+	int fd;
+
+	memset(t, 0, sizeof(*t));
+	memcpy(t->path, "/tmp/apx-tg-XXXXXX", 19);
+	fd = mkstemp(t->path);
+	if (fd < 0)
+		return -1;
+	apx_rec_init(&h, APX_REC_HEADER);
+	apx_rec_set_str(&h, APX_HEADER_PRODUCER, "apx-inject");
+	apx_rec_set_str(&h, APX_HEADER_HOSTNAME, host);
+	h.v[APX_HEADER_CLOCK] = APX_CLOCK_MONOTONIC;
+	h.v[APX_HEADER_PID] = 1000 + (uint64_t)rank;
+	h.v[APX_HEADER_START_NS] = 1000;
+	apx_rec_set_i64(&h, APX_HEADER_RANK, rank);
+	h.v[APX_HEADER_WORLD_SIZE] = (uint64_t)world;
+	apx_rec_set_i64(&h, APX_HEADER_LOCAL_RANK, rank);
+	if (apx_writer_open_fd(fd, &h, NULL, &t->w) < 0)
+		return -1;
+	apx_rec_init(&d, APX_REC_DEVICE);
+	apx_rec_set_str(&d, APX_DEVICE_NAME, "NVIDIA H100");
+	apx_rec_set_bytes(&d, APX_DEVICE_UUID, uuid, 16);
+	return apx_writer_add(t->w, &d);
+}
+
+void tg_collective(struct tg *t, uint64_t enq, uint64_t start, uint64_t end, unsigned func,
+		   uint64_t bytes, uint64_t comm, uint64_t seq, int rank, int nranks)
+{
+	struct apx_rec c;
+
+	apx_rec_init(&c, APX_REC_COLLECTIVE);
+	c.v[APX_COLLECTIVE_ENQUEUE_NS] = enq;
+	c.v[APX_COLLECTIVE_ENQUEUE_END_NS] = enq + 1000;
+	c.v[APX_COLLECTIVE_START_NS] = start;
+	c.v[APX_COLLECTIVE_END_NS] = end;
+	c.v[APX_COLLECTIVE_FUNC] = func;
+	c.v[APX_COLLECTIVE_DATATYPE] = APX_DT_BFLOAT16;
+	c.v[APX_COLLECTIVE_COUNT] = bytes / 2;
+	c.v[APX_COLLECTIVE_BYTES] = bytes;
+	c.v[APX_COLLECTIVE_ALGO] = APX_ALGO_RING;
+	c.v[APX_COLLECTIVE_PROTO] = APX_PROTO_SIMPLE;
+	c.v[APX_COLLECTIVE_CHANNELS] = 4;
+	apx_rec_set_i64(&c, APX_COLLECTIVE_PEER, -1);
+	c.v[APX_COLLECTIVE_COMM] = comm;
+	apx_rec_set_i64(&c, APX_COLLECTIVE_RANK, rank);
+	c.v[APX_COLLECTIVE_NRANKS] = (uint64_t)nranks;
+	c.v[APX_COLLECTIVE_SEQ] = seq;
+	apx_rec_set_i64(&c, APX_COLLECTIVE_DEVICE, 0);
+	c.v[APX_COLLECTIVE_FLAGS] = APX_COLL_F_GPU_TIMES;
+	apx_writer_add(t->w, &c);
+	seen(t, end);
+}
+
 int tg_open_nvperfd(struct tg *t, uint64_t pid)
 {
 	return open_as(t, "nvperfd", pid, "python3 train.py", NULL, 1000);

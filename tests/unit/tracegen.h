@@ -91,6 +91,11 @@ void tg_marker_on(struct tg *t, uint64_t start, uint64_t end, const char *name, 
 void tg_marker_op(struct tg *t, uint64_t start, uint64_t end, const char *op, uint64_t tid,
 		  uint64_t seq);
 /* Close the trace; the caller loads t->path and unlinks it. */
+/* Issue 33: a rank's trace (header rank, world size, host, device 0 by uuid) and its NCCL
+ * operations (a COLLECTIVE record: enqueued at enq, on the GPU start..end, of comm/seq). */
+int tg_open_rank(struct tg *t, const char *host, const uint8_t *uuid, int rank, int world);
+void tg_collective(struct tg *t, uint64_t enq, uint64_t start, uint64_t end, unsigned func,
+		   uint64_t bytes, uint64_t comm, uint64_t seq, int rank, int nranks);
 int tg_close(struct tg *t);
 /* Close n traces and build one model of them (a run's files; the files are unlinked). NULL on
  * failure. */
