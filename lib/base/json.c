@@ -20,7 +20,8 @@ void apx_json_strn(FILE *f, const char *s, size_t len)
 	size_t i = 0;
 
 	fputc('"', f);
-	len = s ? strnlen(s, len) : 0;
+	if (!s)
+		len = 0;
 	while (i < len) {
 		uint32_t cp;
 		size_t n, run = i;

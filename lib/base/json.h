@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* A quoted JSON string of len bytes of s (stopping early at a NUL). */
+/* A quoted JSON string of len bytes of s; a NUL among them is written \u0000, not cut. */
 void apx_json_strn(FILE *f, const char *s, size_t len);
 /* The same for a NUL-terminated string (NULL writes ""). */
 void apx_json_str(FILE *f, const char *s);

@@ -16,6 +16,8 @@
 
 #include "collector/nccl_plugin.h"
 
+#include "base/banned.h"
+
 static uint64_t fake_now;
 
 static uint64_t fake_clock(void)

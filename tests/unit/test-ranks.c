@@ -14,6 +14,8 @@
 
 #include "analysis/ranks.h"
 
+#include "base/banned.h"
+
 #define MS 1000000ull
 
 APX_TEST(busbw_factors)
