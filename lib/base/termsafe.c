@@ -54,8 +54,9 @@ const char *apx_term_safe(char *out, size_t cap, const char *s, size_t len)
 	const uint8_t *p = (const uint8_t *)s;
 	size_t o = 0, i = 0;
 
-	len = strnlen(s, len);	/* stop at a NUL */
-	while (i < len) {
+	if (!s)
+		len = 0;
+	while (i < len) {	/* a NUL among the len bytes is escaped, "\x00", not a stop */
 		char e[ESC_MAX];
 		size_t olen, used = escape_step(p + i, len - i, 0, e, &olen);
 

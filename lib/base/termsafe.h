@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-/* Escape len bytes of s (stopping at a NUL) into out (cap > 0 bytes, always terminated,
+/* Escape len bytes of s (a NUL among them too: "\x00") into out (cap > 0 bytes, always terminated,
  * never cut inside an escape or a character). '\n' is escaped too. Returns out. */
 const char *apx_term_safe(char *out, size_t cap, const char *s, size_t len);
 /* The same for a NUL-terminated string. */

@@ -119,7 +119,7 @@ APX_TEST(term_safe_escapes_controls_keeps_utf8)
 			 "a\\u009bb\\x7f\\xff\\xfe");
 	APX_ASSERT_STREQ(apx_term_safe_str(out, sizeof(out), "caf\xc3\xa9 \xe2\x9c\x93\n\t"),
 			 "caf\xc3\xa9 \xe2\x9c\x93\\x0a\\x09");
-	APX_ASSERT_STREQ(apx_term_safe(out, sizeof(out), "abc\0def", 7), "abc");	/* stops at NUL */
+	APX_ASSERT_STREQ(apx_term_safe(out, sizeof(out), "abc\0def", 7), "abc\\x00def");	/* escaped */
 	/* cut to the buffer, never inside an escape or a character */
 	APX_ASSERT_STREQ(apx_term_safe_str(out, 6, "ab\033cd"), "ab");
 	APX_ASSERT_STREQ(apx_term_safe_str(out, 4, "a\xc3\xa9\xc3\xa9"), "a\xc3\xa9");
