@@ -445,6 +445,26 @@ void apx_rtable_kstr(struct apx_rdoc *d, struct apx_rtable *t, const char *key, 
 	apx_rtable_ktext(d, t, key, s, s ? strlen(s) : 0);
 }
 
+/* A text cell's bytes into buf: a NUL among them (a trace's name may hold one) is written as
+ * the four characters \x00, not a stop (issue 38); cut to cap - 1 bytes. */
+static void text_cell(char *buf, size_t cap, const char *s, size_t len)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; s && i < len && o + 1 < cap; i++) {
+		if (s[i]) {
+			buf[o++] = s[i];
+		} else if (o + 5 <= cap) {
+			memcpy(buf + o, "\\x00", 4);
+			o += 4;
+		} else {
+			break;
+		}
+	}
+	if (cap)
+		buf[o] = '\0';
+}
+
 const char *apx_rcell_fmt(char *buf, size_t cap, const struct apx_rtable *t, size_t row,
 			  unsigned col)
 {
@@ -454,7 +474,7 @@ const char *apx_rcell_fmt(char *buf, size_t cap, const struct apx_rtable *t, siz
 	if (c->na)
 		snprintf(buf, cap, "n/a");
 	else if (unit == APX_UNIT_TEXT)
-		snprintf(buf, cap, "%.*s", (int)(c->len < cap ? c->len : cap - 1), c->s ? c->s : "");
+		text_cell(buf, cap, c->s, c->len);
 	else if (unit == APX_UNIT_COUNT || unit == APX_UNIT_ID)
 		snprintf(buf, cap, "%llu", (unsigned long long)c->u);
 	else
