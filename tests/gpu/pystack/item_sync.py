@@ -17,45 +17,11 @@ import sys
 import time
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
 
+from tinygpt import GPT
+
 D, HEADS, LAYERS, T, BATCH, VOCAB = 768, 12, 12, 512, 32, 16384
-
-
-class Block(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.ln1 = nn.LayerNorm(D)
-        self.qkv = nn.Linear(D, 3 * D)
-        self.proj = nn.Linear(D, D)
-        self.ln2 = nn.LayerNorm(D)
-        self.fc1 = nn.Linear(D, 4 * D)
-        self.fc2 = nn.Linear(4 * D, D)
-
-    def forward(self, x):
-        b, t, _ = x.shape
-        q, k, v = self.qkv(self.ln1(x)).view(b, t, 3, HEADS, D // HEADS).transpose(1, 3).unbind(2)
-        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        x = x + self.proj(a.transpose(1, 2).reshape(b, t, D))
-        h = F.gelu(self.fc1(self.ln2(x)))
-        return x + self.fc2(h)
-
-
-class GPT(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.tok = nn.Embedding(VOCAB, D)
-        self.pos = nn.Embedding(T, D)
-        self.blocks = nn.ModuleList(Block() for _ in range(LAYERS))
-        self.ln = nn.LayerNorm(D)
-        self.head = nn.Linear(D, VOCAB, bias=False)
-
-    def forward(self, idx):
-        x = self.tok(idx) + self.pos(torch.arange(idx.shape[1], device=idx.device))
-        for blk in self.blocks:
-            x = blk(x)
-        return self.head(self.ln(x))
 
 
 def main():
@@ -68,7 +34,7 @@ def main():
         print("item_sync.py: no CUDA GPU", file=sys.stderr)
         sys.exit(77)
     torch.manual_seed(0)
-    model = GPT().cuda()
+    model = GPT(VOCAB, D, HEADS, LAYERS, T).cuda()
     opt = torch.optim.AdamW(model.parameters(), lr=3e-4, fused=True)
     data = torch.randint(0, VOCAB, (4, BATCH, T + 1), device="cuda")
 

@@ -15,46 +15,13 @@ import sys
 import time
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
 
 from textprep import VOCAB, make_corpus, tokenize, words_for
 
+from tinygpt import GPT
+
 D, HEADS, LAYERS, T, BATCH = 256, 4, 4, 256, 16
-
-
-class Block(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.ln1 = nn.LayerNorm(D)
-        self.qkv = nn.Linear(D, 3 * D)
-        self.proj = nn.Linear(D, D)
-        self.ln2 = nn.LayerNorm(D)
-        self.fc1 = nn.Linear(D, 4 * D)
-        self.fc2 = nn.Linear(4 * D, D)
-
-    def forward(self, x):
-        b, t, _ = x.shape
-        q, k, v = self.qkv(self.ln1(x)).view(b, t, 3, HEADS, D // HEADS).transpose(1, 3).unbind(2)
-        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        x = x + self.proj(a.transpose(1, 2).reshape(b, t, D))
-        return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
-
-
-class GPT(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.tok = nn.Embedding(VOCAB, D)
-        self.pos = nn.Embedding(T, D)
-        self.blocks = nn.ModuleList(Block() for _ in range(LAYERS))
-        self.ln = nn.LayerNorm(D)
-        self.head = nn.Linear(D, VOCAB, bias=False)
-
-    def forward(self, idx):
-        x = self.tok(idx) + self.pos(torch.arange(idx.shape[1], device=idx.device))
-        for blk in self.blocks:
-            x = blk(x)
-        return self.head(self.ln(x))
 
 
 def main():
@@ -70,7 +37,7 @@ def main():
     torch.manual_seed(0)
     words = words_for(a.tokenize_ms, BATCH, T + 1)
     corpus = make_corpus(8 * BATCH, words)
-    model = GPT().cuda()
+    model = GPT(VOCAB, D, HEADS, LAYERS, T).cuda()
     opt = torch.optim.AdamW(model.parameters(), lr=3e-4, fused=True)
 
     def step(i):
