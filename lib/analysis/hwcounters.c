@@ -1,9 +1,11 @@
 /*
  * hwcounters.c - the maths of the hardware-counter views (hwcounters.h): PM-sampling series
  * statistics, a replayed kernel's bound-by and stall reasons, and the L2 persistence advice.
- * Called by the analysis model and the rules; allocates nothing.
+ * Called by the analysis model, the report and the rules; allocates nothing.
  */
+#include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,27 +49,88 @@ int apx_hw_stat_window(const struct apx_hw_sample *s, size_t n, uint64_t t0, uin
 }
 
 double apx_hw_mean_over(const struct apx_hw_sample *s, size_t n, const uint64_t *start,
-			const uint64_t *end, size_t niv, uint64_t *covered)
+			const uint64_t *end, size_t niv, double *scratch, uint64_t *covered,
+			uint64_t *counted)
 {
-	double wsum = 0, w = 0;
+	double wsum = 0, w = 0, cov = 0;
+	uint64_t cnt = 0;
 	size_t j = 0;
 
-	for (size_t i = 0; i < niv; i++) {
+	for (size_t m = 0; m < n; m++)
+		scratch[m] = 0;
+	for (size_t i = 0; i < niv; i++) {	/* each sample's overlap with the intervals */
 		while (j < n && s[j].end <= start[i])	/* samples before this interval */
 			j++;
 		for (size_t m = j; m < n && s[m].start < end[i]; m++) {
 			uint64_t a = s[m].start > start[i] ? s[m].start : start[i];
 			uint64_t b = s[m].end < end[i] ? s[m].end : end[i];
 
-			if (b > a) {
-				wsum += s[m].value * (double)(b - a);
-				w += (double)(b - a);
-			}
+			if (b > a)
+				scratch[m] += (double)(b - a);
+		}
+	}
+	for (size_t m = 0; m < n; m++) {
+		cov += scratch[m];
+		if (scratch[m] > 0 && 2 * scratch[m] >= (double)(s[m].end - s[m].start)) {
+			wsum += s[m].value * scratch[m];
+			w += scratch[m];
+			cnt++;
 		}
 	}
 	if (covered)
-		*covered = (uint64_t)w;
+		*covered = (uint64_t)cov;
+	if (counted)
+		*counted = cnt;
 	return w > 0 ? wsum / w : NAN;
+}
+
+int apx_hw_is_pm(const char *name, size_t len)
+{
+	return !(len >= 5 && !memcmp(name, "nvml.", 5));
+}
+
+/* A duration in three digits at most, for a line: "1 ms" (999999 ns), "40 us", "0.5 us". */
+static const char *short_ns(char *buf, size_t cap, uint64_t ns)
+{
+	if (ns >= 999500000)
+		snprintf(buf, cap, "%.3g s", (double)ns / 1e9);
+	else if (ns >= 999500)
+		snprintf(buf, cap, "%.3g ms", (double)ns / 1e6);
+	else
+		snprintf(buf, cap, "%.3g us", (double)ns / 1e3);
+	return buf;
+}
+
+const char *apx_hw_kernel_why(char *buf, size_t cap, uint64_t sample_ns, uint64_t kernel_ns,
+			      uint64_t counted, int pm)
+{
+	char bs[32], bk[32];
+	uint64_t hz = 0;
+
+	short_ns(bs, sizeof(bs), sample_ns);
+	short_ns(bk, sizeof(bk), kernel_ns);
+	if (2 * kernel_ns >= sample_ns) {	/* long enough: too few executions were sampled */
+		snprintf(buf, cap, "%" PRIu64 " sample%s of %s mostly in it (%d needed): per-kernel "
+			 "values need --replay or a longer run", counted, counted == 1 ? "" : "s", bs,
+			 APX_HW_MIN_SAMPLES);
+		return buf;
+	}
+	/* a rate whose samples are no longer than the kernel, as far as the sampler goes */
+	if (pm && sample_ns > 1000000000 / APX_HW_MAX_FREQUENCY) {
+		hz = kernel_ns ? (1000000000 + kernel_ns - 1) / kernel_ns : APX_HW_MAX_FREQUENCY;
+		hz = (hz + 999) / 1000 * 1000;
+		if (hz > APX_HW_MAX_FREQUENCY)
+			hz = APX_HW_MAX_FREQUENCY;
+		if (hz * sample_ns <= 1000000000)	/* no faster than now */
+			hz = 0;
+	}
+	if (hz)
+		snprintf(buf, cap, "samples of %s, kernels of %s: per-kernel values need --replay "
+			 "or --metrics-frequency %" PRIu64, bs, bk, hz);
+	else
+		snprintf(buf, cap, "samples of %s, kernels of %s: per-kernel values need --replay",
+			 bs, bk);
+	return buf;
 }
 
 int apx_kc_index(const char *metric, size_t len)

@@ -28,11 +28,33 @@ struct apx_hw_stat {
 int apx_hw_stat_window(const struct apx_hw_sample *s, size_t n, uint64_t t0, uint64_t t1,
 		       double *scratch, struct apx_hw_stat *out);
 
-/* The value over a kernel's executions: the mean of the samples weighted by their overlap
- * with the intervals [start[i], end[i]) (both sorted by start); *covered = the overlap in ns.
- * Returns the mean, or a NaN when nothing overlaps. */
+/* The value over a kernel's executions, from the samples it dominates: a sample counts when
+ * the intervals [start[i], end[i]) (sorted by start) cover at least half of it; the mean of
+ * those samples weighted by their overlap with the intervals. *covered = the overlap with all
+ * samples in ns, *counted = the samples that counted. scratch holds n doubles. Returns the
+ * mean, or a NaN when no sample counts. */
 double apx_hw_mean_over(const struct apx_hw_sample *s, size_t n, const uint64_t *start,
-			const uint64_t *end, size_t niv, uint64_t *covered);
+			const uint64_t *end, size_t niv, double *scratch, uint64_t *covered,
+			uint64_t *counted);
+
+/* A per-kernel value needs this many samples that the kernel dominates (apx_hw_mean_over). */
+#define APX_HW_MIN_SAMPLES 3
+
+/* The most samples a second the PM sampler takes (apx analyze --metrics-frequency). */
+#define APX_HW_MAX_FREQUENCY 10000
+
+/* Why a kernel has no per-kernel value, in one line: its executions (kernel_ns on average)
+ * dominated only counted samples of sample_ns each: "samples of 1 ms, kernels of 40 us:
+ * per-kernel values need --replay or --metrics-frequency 10000" when a kernel is shorter than
+ * half a sample (the rate only for pm, a PM-sampling series, and only a faster one than now;
+ * NVML readings have no rate to set), else "2 samples of 1 ms mostly in it (3 needed): ...".
+ * Returns buf. */
+const char *apx_hw_kernel_why(char *buf, size_t cap, uint64_t sample_ns, uint64_t kernel_ns,
+			      uint64_t counted, int pm);
+
+/* Whether a series (its name) is PM sampling, whose rate --metrics-frequency sets: not the
+ * collector's NVML readings (nvml.*). */
+int apx_hw_is_pm(const char *name, size_t len);
 
 /* The counters of the replay set (lib/collector/pm_sets.c), in its order. */
 enum apx_kc {

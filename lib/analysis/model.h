@@ -137,7 +137,8 @@ struct apx_an_stream {
 
 /* A device-metric series of one device (METRIC records with an interval: PM sampling of apx
  * analyze --metrics, or the collector's NVML readings nvml.*): its samples' statistics over
- * the steady window and its mean over the executions of each of the top kernels
+ * the steady window and, for each of the top kernels, its mean over the samples that the
+ * kernel's executions cover at least half of; a value needs APX_HW_MIN_SAMPLES of them
  * (view_metrics.c, maths in hwcounters.c). */
 struct apx_an_pm {
 	const char *name, *unit;		/* not NUL-terminated: name_len, unit_len */
@@ -147,8 +148,10 @@ struct apx_an_pm {
 	int have_steady;			/* samples overlap the steady window */
 	double min, mean, p95, max;		/* over the steady window (mean weighted by time) */
 	uint32_t top[APX_PM_TOP_KERNELS];	/* name index of each top kernel on this device */
-	double top_mean[APX_PM_TOP_KERNELS];	/* NaN: no sample met its executions */
-	uint64_t top_covered_ns[APX_PM_TOP_KERNELS];
+	double top_mean[APX_PM_TOP_KERNELS];	/* NaN: too few samples counted (top_samples) */
+	uint64_t top_covered_ns[APX_PM_TOP_KERNELS];	/* its executions' sampled time; 0: none */
+	uint64_t top_samples[APX_PM_TOP_KERNELS];	/* samples it covers at least half of */
+	uint64_t top_kernel_ns[APX_PM_TOP_KERNELS];	/* its mean execution on the device */
 	size_t ntop;
 };
 

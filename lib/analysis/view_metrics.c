@@ -3,9 +3,10 @@
  * collector's pmsampling source for `apx analyze --metrics` and by its nvml source for power
  * and clocks) as a view over the event store:
  * for each series (a metric on a device), its samples' min, time-weighted mean, p95 and max
- * over the steady window, and its mean over the executions of each of the device's top
- * kernels (by total time); samples wholly outside the capture ranges (capture.c) are left
- * out. The maths is hwcounters.c's. Called by apx_model_finish()
+ * over the steady window, and for each of the device's top kernels (by total time) its mean
+ * over the samples that the kernel's executions cover at least half of, kept only when at
+ * least APX_HW_MIN_SAMPLES such samples are (a sample mostly of other work says nothing of
+ * the kernel); samples wholly outside the capture ranges (capture.c) are left out. The maths is hwcounters.c's. Called by apx_model_finish()
  * (finish.c) after the kernel names; single-threaded; scratch freed before it returns.
  */
 #include <errno.h>
@@ -96,7 +97,17 @@ static int one_series(struct apx_model *m, uint32_t si, struct apx_hw_sample *sm
 				ks[nk] = st->k.start[i];
 				ke[nk++] = apx_view_kernel_end(st, i);
 			}
-		p.top_mean[t] = apx_hw_mean_over(smp, n, ks, ke, nk, &p.top_covered_ns[t]);
+		p.top_mean[t] = apx_hw_mean_over(smp, n, ks, ke, nk, scratch, &p.top_covered_ns[t],
+						 &p.top_samples[t]);
+		if (p.top_samples[t] < APX_HW_MIN_SAMPLES)
+			p.top_mean[t] = NAN;	/* too few to say: the report says why */
+		if (nk) {
+			uint64_t busy = 0;
+
+			for (size_t e = 0; e < nk; e++)
+				busy += ke[e] - ks[e];
+			p.top_kernel_ns[t] = busy / nk;
+		}
 		free(ks);
 		free(ke);
 	}

@@ -1,8 +1,8 @@
 /*
  * build_metrics.c - the report document's "metrics" section: the PM-sampling series of
  * `apx analyze --metrics` (the model's view_metrics.c): per metric and device, the samples'
- * min, mean, p95 and max over the steady window, and its mean over each top kernel's
- * executions. Called by apx_rdoc_build() (build.c).
+ * min, mean, p95 and max over the steady window, and its mean over the samples each top
+ * kernel covers at least half of (or why there is none). Called by apx_rdoc_build() (build.c).
  */
 #include <math.h>
 #include <stdio.h>
@@ -29,8 +29,10 @@ static const struct apx_rcol kernel_cols[] = {
 	{ "metric", "metric", APX_UNIT_TEXT },
 	{ "device", "device", APX_UNIT_ID },
 	{ "kernel", "kernel", APX_UNIT_TEXT },
-	{ "mean", "mean over its executions", APX_UNIT_RATIO },
+	{ "mean", "mean over its samples", APX_UNIT_RATIO },
+	{ "samples", "samples mostly in it", APX_UNIT_COUNT },
 	{ "covered_ns", "sampled time", APX_UNIT_NS },
+	{ "why", "why no value", APX_UNIT_TEXT },
 };
 
 static const struct apx_rcol counter_cols[] = {
@@ -113,13 +115,23 @@ void apx_rdoc_build_metrics(struct apx_rdoc *d)
 			const struct apx_an_name *nm = APX_VEC_AT(&m->names, struct apx_an_name, p->top[j]);
 			const char *disp = apx_kernel_display_name(nm, name, sizeof(name));
 
-			if (isnan(p->top_mean[j]) || apx_rtable_row(k) < 0)
-				continue;
+			char why[160];
+
+			if (!p->top_covered_ns[j] || apx_rtable_row(k) < 0)
+				continue;	/* no sample met its executions */
 			apx_rtable_text(d, k, 0, p->name, p->name_len);
 			apx_rtable_u64(k, 1, p->device);
 			apx_rtable_str(d, k, 2, disp);
-			apx_rtable_num(k, 3, p->top_mean[j]);
-			apx_rtable_u64(k, 4, p->top_covered_ns[j]);
+			if (!isnan(p->top_mean[j]))
+				apx_rtable_num(k, 3, p->top_mean[j]);
+			apx_rtable_u64(k, 4, p->top_samples[j]);
+			apx_rtable_u64(k, 5, p->top_covered_ns[j]);
+			if (isnan(p->top_mean[j]))
+				apx_rtable_str(d, k, 6, apx_hw_kernel_why(why, sizeof(why),
+									  p->mean_sample_ns,
+									  p->top_kernel_ns[j],
+									  p->top_samples[j],
+									  apx_hw_is_pm(p->name, p->name_len)));
 		}
 	}
 }

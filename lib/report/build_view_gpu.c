@@ -288,7 +288,9 @@ static const struct apx_rvcol metrics_json_cols[] = {
 static const struct apx_rvcol metric_kernels_json_cols[] = {
 	{ .key = "kernel", .title = "kernel", .unit = APX_UNIT_TEXT },
 	{ .key = "mean", .title = "mean", .unit = APX_UNIT_RATIO },
+	{ .key = "samples", .title = "samples", .unit = APX_UNIT_COUNT },
 	{ .key = "covered_ns", .title = "covered", .unit = APX_UNIT_NS },
+	{ .key = "why", .title = "why", .unit = APX_UNIT_TEXT },
 };
 
 /* A PM-sampling value in its unit: percentages as %, rates as sizes a second. */
@@ -331,14 +333,24 @@ static void metrics_json(struct apx_rdoc *d)
 		}
 		APX_RTABLE_SET_VCOLS(k, metric_kernels_json_cols);
 		for (size_t t = 0; t < p->ntop; t++) {
-			if (isnan(p->top_mean[t]) || apx_rtable_row(k) < 0)
-				continue;
+			char why[160];
+
+			if (!p->top_covered_ns[t] || apx_rtable_row(k) < 0)
+				continue;	/* no sample met its executions */
 			apx_rtable_str(d, k, 0, apx_kernel_display_name(APX_VEC_AT(&m->names,
 										   struct apx_an_name,
 										   p->top[t]),
 								       name, sizeof(name)));
-			apx_rtable_num(k, 1, p->top_mean[t]);
-			apx_rtable_u64(k, 2, p->top_covered_ns[t]);
+			if (!isnan(p->top_mean[t]))
+				apx_rtable_num(k, 1, p->top_mean[t]);
+			apx_rtable_u64(k, 2, p->top_samples[t]);
+			apx_rtable_u64(k, 3, p->top_covered_ns[t]);
+			if (isnan(p->top_mean[t]))
+				apx_rtable_str(d, k, 4, apx_hw_kernel_why(why, sizeof(why),
+									  p->mean_sample_ns,
+									  p->top_kernel_ns[t],
+									  p->top_samples[t],
+									  apx_hw_is_pm(p->name, p->name_len)));
 		}
 		apx_rtable_sub(j, 9, k);
 	}
@@ -528,14 +540,28 @@ void apx_rdoc_view_metrics(struct apx_rdoc *d)
 		else
 			apx_text_append(line, sizeof(line), "  no sample in the steady state");
 		apx_rdoc_line(d, s, 2, "%s", line);
-		for (size_t j = 0; j < p->ntop; j++)
-			if (!isnan(p->top_mean[j]))
-				apx_rdoc_line(d, s, 6, "%10s during %.70s",
-					      pm_value(b[0], 32, p, p->top_mean[j]),
-					      apx_kernel_display_name(APX_VEC_AT(&m->names,
-										 struct apx_an_name,
-										 p->top[j]),
-								      name, sizeof(name)));
+		for (size_t j = 0; j < p->ntop; j++) {
+			const char *kn = apx_kernel_display_name(APX_VEC_AT(&m->names,
+									    struct apx_an_name,
+									    p->top[j]),
+								 name, sizeof(name));
+
+			if (!p->top_covered_ns[j])
+				continue;	/* no sample met its executions */
+			if (isnan(p->top_mean[j])) {
+				apx_rdoc_line(d, s, 6, "%10s during %.70s", "n/a", kn);
+				apx_hw_kernel_why(line, sizeof(line), p->mean_sample_ns,
+						  p->top_kernel_ns[j], p->top_samples[j],
+						  apx_hw_is_pm(p->name, p->name_len));
+				apx_rdoc_blk(d, s, &(struct apx_rblk){ .kind = APX_RB_WRAP,
+								       .indent = 4, .text = line,
+								       .windent = 6 });
+			} else {
+				apx_rdoc_line(d, s, 6, "%10s during %.58s (%" PRIu64 " samples)",
+					      pm_value(b[0], 32, p, p->top_mean[j]), kn,
+					      p->top_samples[j]);
+			}
+		}
 	}
 }
 

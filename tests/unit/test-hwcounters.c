@@ -33,14 +33,61 @@ APX_TEST(stat_window_weights_by_overlap)
 
 APX_TEST(mean_over_kernel_intervals)
 {
-	/* two kernels: [0.9, 1.1) ms and [3.5, 3.6) ms -> 0.1 ms of 10, 0.1 of 20, 0.1 of 40 */
-	uint64_t start[] = { 900000, 3500000 }, end[] = { 1100000, 3600000 }, cov;
-	double m = apx_hw_mean_over(series, 4, start, end, 2, &cov);
+	/* two kernels: [0.9, 1.1) ms and [3.5, 3.6) ms -> 0.1 ms of samples 0, 1 and 3: none is
+	 * mostly the kernel, so no value */
+	uint64_t start[] = { 900000, 3500000 }, end[] = { 1100000, 3600000 }, cov, cnt;
+	double scratch[4], m = apx_hw_mean_over(series, 4, start, end, 2, scratch, &cov, &cnt);
 
 	APX_ASSERT_EQ(cov, 300000);
-	APX_ASSERT(fabs(m - 70.0 / 3.0) < 1e-9);
+	APX_ASSERT_EQ(cnt, 0);
+	APX_ASSERT(isnan(m));
 	APX_ASSERT(isnan(apx_hw_mean_over(series, 4, (uint64_t[]){ 9000000 },
-					  (uint64_t[]){ 9100000 }, 1, &cov)));
+					  (uint64_t[]){ 9100000 }, 1, scratch, &cov, &cnt)));
+	APX_ASSERT_EQ(cov, 0);
+	return 0;
+}
+
+/* A sample counts when the executions cover at least half of it, two short ones together
+ * included: [0.2, 1.0) covers 0.8 of sample 0 (10); [1.0, 1.3) and [1.5, 1.8) 0.6 of sample
+ * 1 (20); [2.9, 3.2) 0.1 of sample 2 and 0.2 of sample 3, which do not count.
+ * Mean (0.8 x 10 + 0.6 x 20) / 1.4. */
+APX_TEST(mean_over_counts_samples_mostly_in_the_kernel)
+{
+	uint64_t start[] = { 200000, 1000000, 1500000, 2900000 };
+	uint64_t end[] = { 1000000, 1300000, 1800000, 3200000 }, cov, cnt;
+	double scratch[4], m = apx_hw_mean_over(series, 4, start, end, 4, scratch, &cov, &cnt);
+
+	APX_ASSERT_EQ(cov, 1700000);
+	APX_ASSERT_EQ(cnt, 2);
+	APX_ASSERT(fabs(m - 20.0 / 1.4) < 1e-9);
+	return 0;
+}
+
+/* Why a kernel has no value: shorter than half a sample (a faster rate where the sampler has
+ * one, rounded up to a thousand a second, at most 10000; NVML readings have none), or too few
+ * samples of it. */
+APX_TEST(kernel_why_names_the_way_out)
+{
+	char b[160];
+
+	APX_ASSERT(strstr(apx_hw_kernel_why(b, sizeof(b), 1000000, 40000, 0, 1),
+			  "kernels of 40 us: per-kernel values need --replay or "
+			  "--metrics-frequency 10000"));
+	APX_ASSERT(!strncmp(b, "samples of 1 ms, ", 17));
+	apx_hw_kernel_why(b, sizeof(b), 999999, 157632, 0, 1);	/* 1e9 / 157632 = 6344 a second */
+	APX_ASSERT(!strcmp(b, "samples of 1 ms, kernels of 158 us: per-kernel values need --replay or "
+			      "--metrics-frequency 7000"));
+	APX_ASSERT(strstr(apx_hw_kernel_why(b, sizeof(b), 1000000, 300000, 1, 1),
+			  "need --replay or --metrics-frequency 4000"));
+	apx_hw_kernel_why(b, sizeof(b), 100000, 20000, 0, 1);	/* already 10000 a second */
+	APX_ASSERT(!strstr(b, "frequency") && strstr(b, "need --replay"));
+	apx_hw_kernel_why(b, sizeof(b), 50640000, 178000, 0, apx_hw_is_pm("nvml.power", 10));
+	APX_ASSERT(!strcmp(b, "samples of 50.6 ms, kernels of 178 us: per-kernel values need "
+			      "--replay"));	/* NVML readings: no rate to raise */
+	APX_ASSERT(apx_hw_is_pm("dram__bytes_read.sum", 20));
+	apx_hw_kernel_why(b, sizeof(b), 1000000, 800000, 2, 1);
+	APX_ASSERT(!strncmp(b, "2 samples of 1 ms ", 18));
+	APX_ASSERT(strstr(b, "mostly in it (3 needed): per-kernel values need --replay"));
 	return 0;
 }
 

@@ -8,14 +8,17 @@
  */
 #include <dirent.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "apx-test.h"
+#include "analysis/findings.h"
 #include "analysis/hwcounters.h"
 #include "analysis/model.h"
 #include "analysis/store.h"
+#include "report/doc.h"
 #include "unit/tracegen.h"
 
 #include "base/banned.h"
@@ -150,6 +153,80 @@ APX_TEST(pm_sampling_series_by_window_and_kernel)
 	APX_ASSERT(!memcmp(APX_VEC_AT(&m->names, struct apx_an_name, p->top[0])->text, "gemm", 4));
 	APX_ASSERT(p->top_mean[0] == 80 && p->top_covered_ns[0] == 80 * MS);
 	APX_ASSERT(p->top_mean[1] == 10 && p->top_covered_ns[1] == 20 * MS);
+	apx_model_free(m);
+	return 0;
+}
+
+/* Per-kernel values only from samples the kernel covers at least half of, and at least 3 of
+ * them; else n/a and why, in the model, the JSON and the text. 20 steps of 10 ms with 1 ms
+ * samples: "gemm" 4 ms a step (80 samples of it, value 80), "tiny" 40 us a step (never half a
+ * sample: n/a, needs --replay or --metrics-frequency 10000; before, its overlap-weighted mean
+ * gave 0.2 ms of other work's value), "rare" 2 ms once (2 samples: n/a, too few). */
+APX_TEST(pm_sampling_per_kernel_needs_samples_mostly_in_it)
+{
+	struct tg t;
+	struct apx_model *m;
+	const struct apx_an_pm *p;
+	struct apx_rdoc *d;
+	struct apx_text_out o = { NULL, 0, NULL };
+	char *buf = NULL, why[160];
+	size_t len = 0, gemm = 9, tiny = 9, rare = 9;
+
+	APX_ASSERT_OK(open_proc(&t, "node1", 100, 0xa0));
+	for (uint64_t s = 0; s < 20; s++) {
+		tg_kernel(&t, (10 + 10 * s) * MS, 4 * MS, "gemm", 7);
+		tg_kernel(&t, (17 + 10 * s) * MS + 100 * US, 40 * US, "tiny", 7);
+		if (s == 10)
+			tg_kernel(&t, (15 + 10 * s) * MS, 2 * MS, "rare", 7);
+	}
+	for (uint64_t i = 10; i < 210; i++) {
+		uint64_t in = i % 10;
+
+		tg_metric_span(&t, i * MS, (i + 1) * MS, "sm__throughput.avg.pct_of_peak", "%", 0,
+			       in < 4 ? 80.0 : in == 5 || in == 6 ? 30.0 : 0.0);
+	}
+	m = tg_model(&t, 1);
+	APX_ASSERT(m);
+	APX_ASSERT_EQ(m->pm.n, 1);
+	p = APX_VEC_AT(&m->pm, struct apx_an_pm, 0);
+	APX_ASSERT_EQ(p->ntop, 3);
+	for (size_t j = 0; j < p->ntop; j++) {
+		const char *nm = APX_VEC_AT(&m->names, struct apx_an_name, p->top[j])->text;
+
+		*(!memcmp(nm, "gemm", 4) ? &gemm : !memcmp(nm, "tiny", 4) ? &tiny : &rare) = j;
+	}
+	APX_ASSERT(gemm < 3 && tiny < 3 && rare < 3);
+	APX_ASSERT(p->top_mean[gemm] == 80 && p->top_samples[gemm] == 80);
+	APX_ASSERT_EQ(p->top_covered_ns[gemm], 80 * MS);
+	APX_ASSERT(isnan(p->top_mean[tiny]) && p->top_samples[tiny] == 0);
+	APX_ASSERT_EQ(p->top_covered_ns[tiny], 20 * 40 * US);
+	APX_ASSERT_EQ(p->top_kernel_ns[tiny], 40 * US);
+	APX_ASSERT(isnan(p->top_mean[rare]) && p->top_samples[rare] == 2);
+	APX_ASSERT(strstr(apx_hw_kernel_why(why, sizeof(why), p->mean_sample_ns,
+					    p->top_kernel_ns[tiny], p->top_samples[tiny], 1),
+			  "samples of 1 ms, kernels of 40 us: per-kernel values need --replay or "
+			  "--metrics-frequency 10000"));
+
+	d = apx_rdoc_build(m, &(struct apx_findings){ 0 },
+			   &(struct apx_rdoc_opts){ .sections = 1u << APX_SEC_METRICS });
+	APX_ASSERT(d);
+	o.f = open_memstream(&buf, &len);
+	APX_ASSERT(o.f);
+	apx_report_emit_text_section(&o, d, APX_SEC_METRICS);
+	APX_ASSERT_OK(apx_report_emit_json(o.f, d));
+	fclose(o.f);
+	APX_ASSERT(strstr(buf, "      80.0% during gemm (80 samples)\n"));
+	APX_ASSERT(strstr(buf, "       n/a during tiny\n    samples of 1 ms, kernels of 40 us: "
+			       "per-kernel values need --replay or --metrics-frequency 10000\n"));
+	APX_ASSERT(strstr(buf, "       n/a during rare\n    2 samples of 1 ms mostly in it "
+			       "(3 needed): per-kernel values need --replay or a longer run\n"));
+	APX_ASSERT(strstr(buf, "{\"kernel\":\"gemm\",\"mean\":80,\"samples\":80,"
+			       "\"covered_ns\":80000000,\"why\":null}"));
+	APX_ASSERT(strstr(buf, "{\"kernel\":\"tiny\",\"mean\":null,\"samples\":0,"
+			       "\"covered_ns\":800000,\"why\":\"samples of 1 ms, kernels of 40 us: "
+			       "per-kernel values need --replay or --metrics-frequency 10000\"}"));
+	free(buf);
+	apx_rdoc_free(d);
 	apx_model_free(m);
 	return 0;
 }
