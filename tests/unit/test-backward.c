@@ -21,6 +21,7 @@
 #include "base/torch_nvtx.h"
 #include "report/doc.h"
 #include "unit/analysed.h"
+#include "unit/reported.h"
 
 #include "base/banned.h"
 
@@ -240,28 +241,7 @@ APX_TEST(attribution)
 
 static char *emit(const struct apx_model *m, int json)
 {
-	struct apx_rdoc_opts o = { .sections = 1u << APX_SEC_HOTSPOTS, .top = 10 };
-	struct apx_rdoc *d = apx_rdoc_build(m, &fd, &o);
-	struct apx_text_out to = { 0 };
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	if (!d || !f) {
-		apx_rdoc_free(d);
-		if (f)
-			fclose(f);
-		free(buf);
-		return NULL;
-	}
-	to.f = f;
-	if (json)
-		apx_report_emit_json(f, d);
-	else
-		apx_report_emit_text(&to, d);
-	fclose(f);
-	apx_rdoc_free(d);
-	return buf;
+	return tg_report(m, &fd, 1u << APX_SEC_HOTSPOTS, json);
 }
 
 APX_TEST(report)

@@ -19,6 +19,7 @@
 #include "report/doc.h"
 #include "report/flame.h"
 #include "unit/analysed.h"
+#include "unit/reported.h"
 
 #include "base/banned.h"
 
@@ -399,29 +400,8 @@ APX_TEST(hostile_stack_records)
 /* The three sections in the JSON and text reports; without stacks they say so. */
 static char *emit(const struct apx_model *m, int json)
 {
-	struct apx_rdoc_opts o = { .sections = 1u << APX_SEC_HOTSPOTS | 1u << APX_SEC_IDLE_STACKS |
-				   1u << APX_SEC_THREADS | 1u << APX_SEC_FINDINGS, .top = 10 };
-	struct apx_rdoc *d = apx_rdoc_build(m, &fd, &o);
-	struct apx_text_out to = { 0 };
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	if (!d || !f) {
-		apx_rdoc_free(d);
-		if (f)
-			fclose(f);
-		free(buf);
-		return NULL;
-	}
-	to.f = f;
-	if (json)
-		apx_report_emit_json(f, d);
-	else
-		apx_report_emit_text(&to, d);
-	fclose(f);
-	apx_rdoc_free(d);
-	return buf;
+	return tg_report(m, &fd, 1u << APX_SEC_HOTSPOTS | 1u << APX_SEC_IDLE_STACKS |
+			 1u << APX_SEC_THREADS | 1u << APX_SEC_FINDINGS, json);
 }
 
 APX_TEST(report_sections)

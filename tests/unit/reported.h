@@ -1,0 +1,17 @@
+/*
+ * reported.h - for the unit tests that read a report of a synthetic trace (test-stacks.c,
+ * test-backward.c): the report document of a model and its findings, built for the sections
+ * asked for and written as text or JSON into memory.
+ */
+#ifndef APX_TEST_REPORTED_H
+#define APX_TEST_REPORTED_H
+
+#include "analysis/findings.h"
+#include "analysis/model.h"
+
+/* The report of sections (1u << APX_SEC_*), top 10 rows, as JSON or text; malloc'ed, NULL on
+ * failure. */
+char *tg_report(const struct apx_model *m, const struct apx_findings *fd, unsigned sections,
+		int json);
+
+#endif
