@@ -657,6 +657,9 @@ int apx_writer_open_fd(int fd, const struct apx_rec *header, const struct apx_wr
 		       struct apx_writer **ret_w);
 /* Append a record to the open chunk of its type; the chunk is written when full. */
 int apx_writer_add(struct apx_writer *w, const struct apx_rec *rec);
+/* Append a LOSS record: count records (or buffers) of source lost, and why. */
+int apx_writer_add_loss(struct apx_writer *w, uint64_t ts_ns, unsigned source, uint64_t count,
+			const char *reason);
 /* The id of a string, adding it to the string table on first use (0 for NULL). */
 int apx_writer_intern(struct apx_writer *w, const char *s, size_t len, uint32_t *ret_id);
 /* Write every open chunk (string table first). After it returns, the file is readable. */

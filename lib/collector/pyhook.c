@@ -281,14 +281,7 @@ static void encode(struct apx_pyhook *h, struct apx_writer *w, const struct slot
 
 static void add_loss(struct apx_writer *w, uint64_t count, const char *reason, uint64_t now_ns)
 {
-	struct apx_rec rec;
-
-	apx_rec_init(&rec, APX_REC_LOSS);
-	rec.v[APX_LOSS_TS_NS] = now_ns;
-	rec.v[APX_LOSS_SOURCE] = APX_LOSS_OTHER;
-	rec.v[APX_LOSS_COUNT] = count;
-	apx_rec_set_str(&rec, APX_LOSS_REASON, reason);
-	(void)apx_writer_add(w, &rec);
+	(void)apx_writer_add_loss(w, now_ns, APX_LOSS_OTHER, count, reason);
 }
 
 void apx_pyhook_drain(struct apx_pyhook *h, struct apx_writer *w, uint64_t now_ns, int periodic)

@@ -76,16 +76,9 @@ static void nccl_finish(struct apx_collector *c, uint64_t now_ns)
 		 (unsigned long long)s.pool_full, (unsigned long long)s.foreign,
 		 (unsigned long long)s.unknown_parent);
 	apx_add_kv(c, "nccl", text);
-	if (s.pool_full) {		/* said once, at the end: the pool was full s.pool_full times */
-		struct apx_rec rec;
-
-		apx_rec_init(&rec, APX_REC_LOSS);
-		rec.v[APX_LOSS_TS_NS] = now_ns;
-		rec.v[APX_LOSS_SOURCE] = APX_LOSS_POOL_EMPTY;
-		rec.v[APX_LOSS_COUNT] = s.pool_full;
-		apx_rec_set_str(&rec, APX_LOSS_REASON, "nccl: operation pool full (APX_NCCL_SLOTS)");
-		(void)apx_writer_add(c->w, &rec);
-	}
+	if (s.pool_full)		/* said once, at the end: the pool was full s.pool_full times */
+		(void)apx_writer_add_loss(c->w, now_ns, APX_LOSS_POOL_EMPTY, s.pool_full,
+					  "nccl: operation pool full (APX_NCCL_SLOTS)");
 }
 
 const struct apx_source apx_source_nccl = {

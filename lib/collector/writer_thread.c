@@ -30,14 +30,7 @@ void apx_add_kv(struct apx_collector *c, const char *key, const char *value)
 static void add_loss(struct apx_collector *c, unsigned source, uint64_t count, const char *reason,
 		     uint64_t now)
 {
-	struct apx_rec rec;
-
-	apx_rec_init(&rec, APX_REC_LOSS);
-	rec.v[APX_LOSS_TS_NS] = now;
-	rec.v[APX_LOSS_SOURCE] = source;
-	rec.v[APX_LOSS_COUNT] = count;
-	apx_rec_set_str(&rec, APX_LOSS_REASON, reason);
-	(void)apx_writer_add(c->w, &rec);
+	(void)apx_writer_add_loss(c->w, now, source, count, reason);
 }
 
 static void emit_losses(struct apx_collector *c, uint64_t now)

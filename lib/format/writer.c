@@ -396,3 +396,16 @@ uint64_t apx_writer_records(const struct apx_writer *w)
 {
 	return w->records;
 }
+
+int apx_writer_add_loss(struct apx_writer *w, uint64_t ts_ns, unsigned source, uint64_t count,
+			const char *reason)
+{
+	struct apx_rec rec;
+
+	apx_rec_init(&rec, APX_REC_LOSS);
+	rec.v[APX_LOSS_TS_NS] = ts_ns;
+	rec.v[APX_LOSS_SOURCE] = source;
+	rec.v[APX_LOSS_COUNT] = count;
+	apx_rec_set_str(&rec, APX_LOSS_REASON, reason);
+	return apx_writer_add(w, &rec);
+}
