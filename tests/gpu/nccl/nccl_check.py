@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+# nccl_check.py - issue 33, item 7: does apx's NCCL plugin record what a one-rank torchrun job
+# did? Runs `apx analyze -o OUT/one_rank.apx -- torchrun --standalone --nproc_per_node=1
+# one_rank.py OUT/one_rank.json` (tests/gpu/nccl/one_rank.py), then compares the COLLECTIVE
+# records of the rank's trace (read with apx-dump) against the program's own log: for every
+# (func, bytes) the number of records equals the number of calls; the records' GPU time
+# (end - start) is within the CUDA-event timing the program took around the same call
+# (apx's <= events + 5 us) and their algbw is printed next to the events'. With --from DIR it
+# checks a kept folder again without a GPU (ctest nccl-fixture on tests/fixtures/nccl).
+# Exit 0 when every PASS row passed, 1 otherwise, 77 when no GPU / torch.distributed NCCL.
+import argparse
+import collections
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FUNCS = {1: "all_reduce", 2: "all_gather", 3: "reduce_scatter", 4: "broadcast", 5: "reduce",
+         6: "all_to_all", 7: "send", 8: "recv", 9: "gather", 10: "scatter"}
+
+ap = argparse.ArgumentParser()
+ap.add_argument("apx", help="the apx binary; apx-dump is looked for next to it")
+ap.add_argument("out", nargs="?", default="nccl-out")
+ap.add_argument("--from", dest="src", metavar="DIR", help="check a kept folder again")
+ap.add_argument("--timeout", type=float, default=240)
+args = ap.parse_args()
+dump = os.path.join(os.path.dirname(os.path.abspath(args.apx)), "apx-dump")
+rows = []
+
+
+def row(kind, what, detail=""):
+    rows.append((kind, what, detail))
+    print("%-4s %-46s %s" % (kind, what, detail), flush=True)
+
+
+def run_job(out):
+    try:
+        import torch
+        import torch.distributed as dist
+        if not torch.cuda.is_available() or not dist.is_nccl_available():
+            raise ImportError("no CUDA device or no NCCL in torch.distributed")
+    except ImportError as e:
+        print("SKIP: %s" % e)
+        sys.exit(77)
+    os.makedirs(out, exist_ok=True)
+    torchrun = shutil.which("torchrun")
+    launcher = [torchrun] if torchrun else [sys.executable, "-m", "torch.distributed.run"]
+    cmd = [args.apx, "analyze", "-o", os.path.join(out, "one_rank.apx"), "--"] + launcher + \
+        ["--standalone", "--nproc_per_node=1", os.path.join(HERE, "one_rank.py"),
+         os.path.join(out, "one_rank.json")]
+    with open(os.path.join(out, "one_rank.log"), "w") as log:
+        p = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, timeout=args.timeout)
+    row("PASS" if p.returncode == 0 else "FAIL", "apx analyze -- torchrun exits 0",
+        "exit %d (one_rank.log)" % p.returncode)
+
+
+def records(path):
+    out = subprocess.run([dump, path], capture_output=True, text=True, check=True).stdout
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def main():
+    out = args.src or args.out
+    if not args.src:
+        run_job(out)
+    files = sorted(glob.glob(os.path.join(out, "one_rank.apx.rank*")))
+    row("PASS" if len(files) == 1 else "FAIL", "one trace per rank (FILE.rank0.PID)",
+        ", ".join(os.path.basename(f) for f in files) or "none")
+    if not files:
+        return
+    log = json.load(open(os.path.join(out, "one_rank.json")))
+    recs = records(files[0])
+    hdr = next(r for r in recs if r["type"] == "header")
+    row("PASS" if hdr.get("rank") == 0 else "FAIL", "header rank 0", "rank %s" % hdr.get("rank"))
+    colls = [r for r in recs if r["type"] == "collective"]
+    kernels = collections.Counter(r["name"] for r in recs if r["type"] == "kernel"
+                                  and "nccl" in r.get("name", "").lower())
+    row("INFO", "NCCL %s, world %d" % (log["nccl_version"], log["world"]),
+        "%d calls, %d COLLECTIVE records, nccl kernels %s" %
+        (len(log["calls"]), len(colls), dict(kernels.most_common(4))))
+    want = collections.Counter((c["func"], c["bytes"]) for c in log["calls"])
+    got = collections.Counter((FUNCS.get(r.get("func"), "?"), r.get("bytes")) for r in colls)
+    miss = {k: (want[k], got.get(k, 0)) for k in want if got.get(k, 0) != want[k]}
+    extra = {k: got[k] for k in got if k not in want}
+    row("PASS" if not miss and not extra else "FAIL", "records = calls per (func, bytes)",
+        "all %d kinds match" % len(want) if not miss and not extra else
+        "differ (want, got): %s extra %s" % (dict(list(miss.items())[:6]), extra))
+    # time: pair the i-th call of a (func, bytes) with its i-th record, in start order
+    byk = collections.defaultdict(list)
+    for r in sorted(colls, key=lambda r: r.get("enqueue_ns", 0)):
+        byk[(FUNCS.get(r.get("func")), r.get("bytes"))].append(r)
+    seen = collections.Counter()
+    timed = bad = 0
+    lines = []
+    for c in log["calls"]:
+        k = (c["func"], c["bytes"])
+        i = seen[k]
+        seen[k] += 1
+        if i >= len(byk[k]):
+            continue
+        r = byk[k][i]
+        if not r.get("start_ns") or not r.get("end_ns"):
+            continue
+        ns = r["end_ns"] - r["start_ns"]
+        timed += 1
+        if ns > c["ms"] * 1e6 + 5000:
+            bad += 1
+        if c["bytes"] >= 1 << 24:
+            lines.append("%s %d MiB %s: apx %.1f GB/s, events %.1f GB/s" %
+                         (c["func"], c["bytes"] >> 20, c["dtype"], c["bytes"] / max(ns, 1),
+                          c["bytes"] / (c["ms"] * 1e6)))
+    row("PASS" if timed and not bad else "FAIL", "GPU time within the events' timing",
+        "%d timed, %d longer than events + 5 us" % (timed, bad))
+    for ln in lines[:8]:
+        row("INFO", "algbw", ln)
+
+
+main()
+fails = [r for r in rows if r[0] == "FAIL"]
+print("nccl_check: %d PASS, %d FAIL" % (sum(r[0] == "PASS" for r in rows), len(fails)))
+sys.exit(1 if fails else 0)

@@ -1,0 +1,54 @@
+# memphases.py - issue 32, items 4 and 5 on the GPU: a bf16 training loop whose device memory
+# goes through known phases, and a Python function traced from outside. The check
+# (pyhooks_check.py) runs it under `apx analyze --trace-functions memphases:augment
+# --memory-sampling 10` and compares apx's numbers with torch's own, printed last as one JSON
+# line (PHASES {...}): torch.cuda.max_memory_allocated / max_memory_reserved at the end, the
+# allocated bytes held in each phase, and the calls of augment() with their own durations.
+import json
+import sys
+import time
+
+import torch
+
+
+def augment(x):
+    """Host-side augmentation, about 20 ms of Python a call (the traced function)."""
+    t0 = time.perf_counter()
+    acc = 0
+    while time.perf_counter() - t0 < 0.02:
+        acc += 1
+    return x.flip(-1) if acc % 2 else x
+
+
+def main():
+    dev = torch.device("cuda")
+    model = torch.nn.Sequential(torch.nn.Linear(2048, 8192), torch.nn.GELU(),
+                                torch.nn.Linear(8192, 2048)).to(dev)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    calls, held = [], []
+    x = torch.randn(256, 2048, device=dev)
+    for phase, mib in enumerate((0, 1024, 3072, 512)):
+        ballast = torch.empty(mib << 20, dtype=torch.uint8, device=dev) if mib else None
+        torch.cuda.synchronize()
+        held.append(torch.cuda.memory_allocated())
+        t_end = time.perf_counter() + 0.6            # each phase lasts >= 6 samples at 10 Hz
+        while time.perf_counter() < t_end:
+            t0 = time.perf_counter_ns()
+            xb = augment(x)
+            calls.append(time.perf_counter_ns() - t0)
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                loss = model(xb).float().pow(2).mean()
+            loss.backward()
+            opt.step()
+            opt.zero_grad(set_to_none=True)
+        torch.cuda.synchronize()
+        del ballast
+    time.sleep(0.3)
+    print("PHASES " + json.dumps({
+        "max_allocated": torch.cuda.max_memory_allocated(),
+        "max_reserved": torch.cuda.max_memory_reserved(),
+        "held": held, "augment_ns": calls}), flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
