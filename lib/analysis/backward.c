@@ -13,7 +13,11 @@
  *      outermost range (the Python call that ran the op); when that call launched nothing
  *      (a view), the nearest launch with a stack on that thread (counted as "near");
  *   3. a kernel without a stack launched inside an autograd node's range with sequence number
- *      M gets the line of the forward range M (the latest one before it that has a line).
+ *      M gets the line of the forward range M (the latest one before it that has a line);
+ *      one launched inside the engine's "autograd::engine::evaluate_function: X" range but
+ *      outside the node's own range (the engine's work on the node's outputs: sum_to of a
+ *      broadcast gradient, a cast to the input's dtype, in validate_outputs) gets the node
+ *      the evaluate_function range wraps.
  * model->bwd has the totals and each kernel's line; hotspots.c adds it per line. Called by
  * apx_model_finish() (finish.c) after stacks.c; single-threaded; -ENOMEM or 0.
  */
@@ -33,6 +37,9 @@ struct rng {			/* a PyTorch op range with a sequence number */
 	uint32_t thread;
 	uint8_t node;		/* an autograd node's apply() ("...Backward0") */
 };
+
+/* the engine's range around one node's apply and the work on its outputs */
+#define EVAL_PREFIX "autograd::engine::evaluate_function: "
 
 struct launch {			/* a kernel launch with a host time, under one thread id */
 	uint64_t t;
@@ -110,6 +117,22 @@ static const struct rng *outer_at(const struct rng *top, size_t n, uint32_t th, 
 	return &top[lo - 1];
 }
 
+/* The first of top[0..n) (sorted by thread and start) on thread th starting at or after t. */
+static size_t top_from(const struct rng *top, size_t n, uint32_t th, uint64_t t)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (top[mid].thread < th || (top[mid].thread == th && top[mid].start < t))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* The line of the latest forward range of sequence number seq that starts before t (or the
  * first one when none does); UINT32_MAX none. */
 static uint32_t fwd_line(const struct fwd *f, size_t n, uint64_t seq, uint64_t t, int *ret_near)
@@ -173,10 +196,10 @@ int apx_backward_build(struct apx_model *m)
 	const struct apx_store *st = m->store;
 	const struct apx_es_markers *mk;
 	const struct apx_es_kernels *k;
-	struct rng *r = NULL, *top = NULL;
+	struct rng *r = NULL, *top = NULL, *ev = NULL;
 	struct launch *l = NULL;
 	struct fwd *f = NULL;
-	size_t nr = 0, ntop = 0, nl = 0, nf = 0;
+	size_t nr = 0, ntop = 0, nl = 0, nf = 0, nev = 0;
 	uint32_t top_line = UINT32_MAX;
 	int err = -ENOMEM, top_near = 0;
 
@@ -190,19 +213,25 @@ int apx_backward_build(struct apx_model *m)
 		return 0;
 	r = malloc((mk->n ? mk->n : 1) * sizeof(*r));
 	top = malloc((mk->n ? mk->n : 1) * sizeof(*top));
+	ev = malloc((mk->n ? mk->n : 1) * sizeof(*ev));
 	l = malloc(2 * m->bwd.launch_times * sizeof(*l));
 	m->bwd.kernel_line = malloc(k->n * sizeof(*m->bwd.kernel_line));
-	if (!r || !top || !l || !m->bwd.kernel_line)
+	if (!r || !top || !ev || !l || !m->bwd.kernel_line)
 		goto out;
 	for (size_t i = 0; i < k->n; i++)
 		m->bwd.kernel_line[i] = UINT32_MAX;
 	for (size_t i = 0; i < mk->n; i++) {
 		struct apx_es_text name;
 
-		if (!mk->torch[i] || !mk->seq[i] || mk->kind[i] != APX_MARKER_RANGE ||
-		    mk->end[i] < mk->start[i])
+		if (!mk->torch[i] || mk->kind[i] != APX_MARKER_RANGE || mk->end[i] < mk->start[i])
 			continue;
 		name = apx_store_string(st, mk->name[i]);
+		if (!mk->seq[i]) {
+			if (name.len > sizeof(EVAL_PREFIX) - 1 &&
+			    !memcmp(name.p, EVAL_PREFIX, sizeof(EVAL_PREFIX) - 1))
+				ev[nev++] = (struct rng){ mk->start[i], mk->end[i], 0, mk->thread[i], 1 };
+			continue;
+		}
 		{
 			size_t op_len = name.len;
 			uint64_t seq;
@@ -225,10 +254,28 @@ int apx_backward_build(struct apx_model *m)
 	}
 	qsort(r, nr, sizeof(*r), cmp_rng);
 	qsort(l, nl, sizeof(*l), cmp_launch);
-	/* 1. the outermost ranges, per thread */
+	/* 1. the outermost ranges, per thread; each evaluate_function range takes the sequence
+	 * number of the node range it wraps (the first outermost range inside it) */
 	for (size_t i = 0; i < nr; i++)
 		if (!ntop || top[ntop - 1].thread != r[i].thread || r[i].start >= top[ntop - 1].end)
 			top[ntop++] = r[i];
+	qsort(ev, nev, sizeof(*ev), cmp_rng);
+	{
+		size_t n = 0;
+
+		for (size_t i = 0; i < nev; i++) {
+			size_t j = top_from(top, ntop, ev[i].thread, ev[i].start);
+
+			if (n && ev[n - 1].thread == ev[i].thread && ev[i].start < ev[n - 1].end)
+				continue;	/* nested (re-entrant backward): the outer one */
+			if (j < ntop && top[j].thread == ev[i].thread && top[j].node &&
+			    top[j].end <= ev[i].end) {
+				ev[i].seq = top[j].seq;
+				ev[n++] = ev[i];
+			}
+		}
+		nev = n;
+	}
 	/* 2. each forward range's line: its outermost range's */
 	f = malloc((nr ? nr : 1) * sizeof(*f));
 	if (!f)
@@ -269,6 +316,10 @@ int apx_backward_build(struct apx_model *m)
 			o = outer_at(top, ntop, k->lthread[i], k->launch_ns[i]);
 		if (!o && k->othread[i] != UINT32_MAX)
 			o = outer_at(top, ntop, k->othread[i], k->launch_ns[i]);
+		if (!o && k->lthread[i] != UINT32_MAX)	/* the engine's work on a node's outputs */
+			o = outer_at(ev, nev, k->lthread[i], k->launch_ns[i]);
+		if (!o && k->othread[i] != UINT32_MAX)
+			o = outer_at(ev, nev, k->othread[i], k->launch_ns[i]);
 		if (!o || !o->node)
 			continue;
 		m->bwd.in_node_ns += k->dur[i];
@@ -287,6 +338,7 @@ int apx_backward_build(struct apx_model *m)
 out:
 	free(r);
 	free(top);
+	free(ev);
 	free(l);
 	free(f);
 	return err;

@@ -20,7 +20,9 @@ and checks:
              first measurement).
 
 Writes into OUT: bwd_attr.apx (the first nvtx run's trace), bwd_attr.json / .txt (its report),
-and one log per run. Prints one table (check, expected, got, result) last; exit 1 on any FAIL."""
+and one log per run. With --from DIR (no GPU needed; ctest pystack-bwd-fixture on
+tests/fixtures/pystack/h100-bwd) it checks coverage and lines again on DIR/bwd_attr.apx, the
+report made anew by this apx, and writes its report into OUT. Prints one table (check, expected, got, result) last; exit 1 on any FAIL."""
 import argparse
 import json
 import math
@@ -38,6 +40,7 @@ PROG = os.path.join(HERE, "bwd_attr.py")
 ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
 ap.add_argument("apx")
 ap.add_argument("out")
+ap.add_argument("--from", dest="src", metavar="DIR", help="check DIR/bwd_attr.apx again")
 ap.add_argument("--pairs", type=int, default=5)
 ap.add_argument("--steps", type=int, default=60)
 ap.add_argument("--min-coverage", type=float, default=90.0)
@@ -78,20 +81,20 @@ def run(mode, trace, log):
 
 def marked_lines():
     with open(PROG) as f:
-        return [i + 1 for i, line in enumerate(f) if "# APX-EXPECT: fwd" in line]
+        return [i + 1 for i, line in enumerate(f) if line.rstrip().endswith("# APX-EXPECT: fwd")]
 
 
 def main():
-    why = gpu_here()
+    why = None if args.src else gpu_here()
     if why:
         print("skipped:", why)
         return 77
     os.makedirs(args.out, exist_ok=True)
-    first = os.path.join(args.out, "bwd_attr.apx")
+    first = os.path.join(args.src or args.out, "bwd_attr.apx")
     scratch = os.path.join(args.out, "scratch.apx")
     step = {"none": [], "nvtx": []}
     order = []
-    for i in range(args.pairs):
+    for i in range(0 if args.src else args.pairs):
         order += ["none", "nvtx"] if i % 2 == 0 else ["nvtx", "none"]
     for n, mode in enumerate(order):
         trace = first if mode == "nvtx" and not step["nvtx"] else scratch
@@ -144,7 +147,7 @@ def main():
         row("cost nvtx/none", f"median <= {args.max_ratio:.2f}",
             f"{med:.3f}x [{lo:.3f}, {hi:.3f}] over {n} pairs (none {statistics.median(step['none']):.2f} "
             f"ms, nvtx {statistics.median(step['nvtx']):.2f} ms)", med <= args.max_ratio)
-    else:
+    elif not args.src:
         row("cost nvtx/none", f"median <= {args.max_ratio:.2f}", "no pairs", False)
     w = [max(len(x[i]) for x in rows + [("check", "expected", "got", "result")])
          for i in range(4)]

@@ -1,23 +1,17 @@
 # memphases.py - issue 32, items 4 and 5 on the GPU: a bf16 training loop whose device memory
 # goes through known phases, and a Python function traced from outside. The check
-# (pyhooks_check.py) runs it under `apx analyze --trace-functions memphases:augment
+# (pyhooks_check.py) runs it under `apx analyze --trace-functions memaug:augment
 # --memory-sampling 10` and compares apx's numbers with torch's own, printed last as one JSON
 # line (PHASES {...}): torch.cuda.max_memory_allocated / max_memory_reserved at the end, the
-# allocated bytes held in each phase, and the calls of augment() with their own durations.
+# allocated bytes held in each phase (one training step first, so that the optimizer's state
+# is held in every phase), and the calls of augment() with their own durations.
 import json
 import sys
 import time
 
 import torch
 
-
-def augment(x):
-    """Host-side augmentation, about 20 ms of Python a call (the traced function)."""
-    t0 = time.perf_counter()
-    acc = 0
-    while time.perf_counter() - t0 < 0.02:
-        acc += 1
-    return x.flip(-1) if acc % 2 else x
+from memaug import augment   # traced as memaug:augment (a script's own functions are __main__'s)
 
 
 def main():
@@ -27,6 +21,15 @@ def main():
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     calls, held = [], []
     x = torch.randn(256, 2048, device=dev)
+
+    def train_step(xb):
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = model(xb).float().pow(2).mean()
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    train_step(x)                                   # the optimizer's state, from here on
     for phase, mib in enumerate((0, 1024, 3072, 512)):
         ballast = torch.empty(mib << 20, dtype=torch.uint8, device=dev) if mib else None
         torch.cuda.synchronize()
@@ -36,11 +39,7 @@ def main():
             t0 = time.perf_counter_ns()
             xb = augment(x)
             calls.append(time.perf_counter_ns() - t0)
-            with torch.autocast("cuda", dtype=torch.bfloat16):
-                loss = model(xb).float().pow(2).mean()
-            loss.backward()
-            opt.step()
-            opt.zero_grad(set_to_none=True)
+            train_step(xb)
         torch.cuda.synchronize()
         del ballast
     time.sleep(0.3)

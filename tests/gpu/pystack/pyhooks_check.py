@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# pyhooks_check.py - issue 32, items 4 and 5 on the GPU: `--trace-functions` and
+# pyhooks_check.py - issue 32, items 4 and 5 on the GPU: `--trace-functions memaug:augment` and
 # `--memory-sampling` checked against the program's own numbers (memphases.py). Rows:
 #   - the traced function's ranges: as many as the program's calls of it (all >= the 1 ms
 #     threshold), each range's duration within 10 % + 0.2 ms of the program's own timing
@@ -41,7 +41,7 @@ except ImportError as e:
     sys.exit(77)
 os.makedirs(args.out, exist_ok=True)
 trace = os.path.join(args.out, "memphases.apx")
-cmd = [args.apx, "analyze", "-o", trace, "--trace-functions", "memphases:augment",
+cmd = [args.apx, "analyze", "--force", "-o", trace, "--trace-functions", "memaug:augment",
        "--trace-functions-threshold", "1000", "--memory-sampling", "10", "--",
        sys.executable, os.path.join(HERE, "memphases.py")]
 env = dict(os.environ, PYTHONPATH=HERE + os.pathsep + os.environ.get("PYTHONPATH", ""))
