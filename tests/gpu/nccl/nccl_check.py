@@ -7,7 +7,8 @@
 # (end - start) is within the CUDA-event timing the program took around the same call
 # (apx's <= events + 5 us) and their algbw is printed next to the events'. With --from DIR it
 # checks a kept folder again without a GPU (ctest nccl-fixture on tests/fixtures/nccl).
-# Exit 0 when every PASS row passed, 1 otherwise, 77 when no GPU / torch.distributed NCCL.
+# Exit 0 when every PASS row passed, 1 otherwise, 77 when no GPU / torch.distributed NCCL, or
+# when the job has one rank and NCCL, as it does, ran its collectives without the plugin.
 import argparse
 import collections
 import glob
@@ -81,6 +82,12 @@ def main():
     row("INFO", "NCCL %s, world %d" % (log["nccl_version"], log["world"]),
         "%d calls, %d COLLECTIVE records, nccl kernels %s" %
         (len(log["calls"]), len(colls), dict(kernels.most_common(4))))
+    if log["world"] == 1 and not colls and not kernels:
+        # NCCL runs a one-rank communicator's collectives as plain copies: no NCCL kernel and
+        # no event for the profiler plugin (seen with NCCL 2.28.9: the plugin loads, "v5")
+        row("SKIP", "one rank: NCCL hands no collective to plugins",
+            "no ncclDevKernel and no profiler event on one rank; needs >= 2 GPUs")
+        return
     want = collections.Counter((c["func"], c["bytes"]) for c in log["calls"])
     got = collections.Counter((FUNCS.get(r.get("func"), "?"), r.get("bytes")) for r in colls)
     miss = {k: (want[k], got.get(k, 0)) for k in want if got.get(k, 0) != want[k]}
@@ -120,5 +127,8 @@ def main():
 
 main()
 fails = [r for r in rows if r[0] == "FAIL"]
+if not fails and any(r[0] == "SKIP" for r in rows):
+    print("nccl_check: skipped (one rank)")
+    sys.exit(77)
 print("nccl_check: %d PASS, %d FAIL" % (sum(r[0] == "PASS" for r in rows), len(fails)))
 sys.exit(1 if fails else 0)
