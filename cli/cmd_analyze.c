@@ -87,13 +87,16 @@ const char apx_cmd_analyze_usage[] =
 	"                      flushes them): apx reads 3 x L2 bytes of its own buffer on the\n"
 	"                      launch's stream before it\n"
 	"      --python-backtrace launch|none  the Python stack of every kernel launch,\n"
-	"                      copy, memset and host sync, read from the calling thread\n"
-	"                      without the GIL (default launch; none: off)\n"
+	"                      copy, memset, host sync and allocation call, read from the\n"
+	"                      calling thread without the GIL (default launch; none: off)\n"
 	"      --python-backward nvtx|none  give backward kernels (launched by autograd's\n"
 	"                      threads, without Python frames) the forward line that created\n"
 	"                      them: turns on PyTorch's emit_nvtx once CUDA is initialised and\n"
 	"                      joins its op ranges' sequence numbers (default none; costs a few\n"
 	"                      us an op: docs/collector.md, \"Backward kernels\")\n"
+	"      --trace-libs LIST  time the calls of these libraries as ranges on their threads,\n"
+	"                      shown with the NVTX ranges (domains cuBLAS, cuDNN): cublas,\n"
+	"                      cudnn (default both) or none; from libapx-watch.so, preloaded\n"
 	"      --python-sampling HZ  sample every thread's Python stack, state, system call\n"
 	"                      and CPU time HZ times a second (default 200, 0 = off), from a\n"
 	"                      thread of apx's that never stops the program\n"
@@ -107,6 +110,10 @@ const char apx_cmd_analyze_usage[] =
 	"      --memory-sampling HZ  once torch has initialised CUDA, sample its allocated,\n"
 	"                      reserved and peak bytes per device, pinned host bytes and the\n"
 	"                      process RSS HZ times a second (default 10, 0 = off)\n"
+	"      --heap-sampling-bytes N  sample host heap allocations (malloc, new) about once\n"
+	"                      every N bytes allocated, with their native and Python stacks,\n"
+	"                      and their frees (libapx-heap.so preloaded; default off, 0 = off;\n"
+	"                      apx report's heap section, --heap-leak)\n"
 	"  -q, --quiet         no summary\n"
 	"  -h, --help          show this help\n"
 	"\n"
@@ -220,6 +227,65 @@ static void preload_watch(const char *inject_lib)
 
 static int set_env_u64(const char *name, uint64_t v);
 
+/* --trace-libs: "none", or a comma-separated list of cublas and cudnn. */
+static int trace_libs_check(const char *v)
+{
+	if (!*v)
+		return -EINVAL;
+	if (!strcmp(v, "none"))
+		return 0;
+	while (*v) {
+		size_t n = strcspn(v, ",");
+
+		if (!((n == 6 && !strncmp(v, "cublas", 6)) || (n == 5 && !strncmp(v, "cudnn", 5))))
+			return -EINVAL;
+		v += n + (v[n] == ',');
+	}
+	return 0;
+}
+
+#define APX_HEAP_BYTES_MAX (1ull << 40)
+
+/* --heap-sampling-bytes N: libapx-heap.so (beside the collector) first in LD_PRELOAD, so that
+ * its malloc wraps whichever the program would call (the user's preloaded allocator too: it
+ * finds the next one with dlsym(RTLD_NEXT)), and APX_HEAP_SAMPLING_BYTES=N for it and the
+ * collector; after the user's when that holds a sanitizer's runtime, which must come first
+ * (then it has malloc, and the library says it samples nothing). Off: neither (a stale
+ * APX_HEAP_SAMPLING_BYTES is removed). */
+static void preload_heap(const char *inject_lib, uint64_t bytes)
+{
+	char heap[PATH_MAX], val[3 * PATH_MAX];
+	const char *prev = getenv("LD_PRELOAD"), *slash = inject_lib ? strrchr(inject_lib, '/') : NULL;
+	int n;
+
+	unsetenv("APX_HEAP_SAMPLING_BYTES");
+	if (!bytes)
+		return;
+	if (!inject_lib || !slash) {
+		apx_log_warn("analyze: --heap-sampling-bytes needs the collector (libapx-inject.so): "
+			     "no heap samples");
+		return;
+	}
+	n = snprintf(heap, sizeof(heap), "%.*s/libapx-heap.so", (int)(slash - inject_lib),
+		     inject_lib);
+	if (n < 0 || (size_t)n >= sizeof(heap) || access(heap, R_OK) < 0) {
+		apx_log_warn("analyze: libapx-heap.so is not beside the collector: no heap samples");
+		return;
+	}
+	if (prev && (strstr(prev, "libasan") || strstr(prev, "libtsan") ||
+		     strstr(prev, "libhwasan")))	/* a sanitizer's runtime must come first */
+		n = snprintf(val, sizeof(val), "%s:%s", prev, heap);
+	else
+		n = snprintf(val, sizeof(val), "%s%s%s", heap, prev && *prev ? ":" : "",
+			     prev ? prev : "");
+	if (n < 0 || (size_t)n >= sizeof(val)) {
+		apx_log_warn("analyze: LD_PRELOAD is too long to add libapx-heap.so: no heap samples");
+		return;
+	}
+	setenv("LD_PRELOAD", val, 1);
+	set_env_u64("APX_HEAP_SAMPLING_BYTES", bytes);
+}
+
 /* The collector's cost per launch, for the analysis to take off launch gaps (APX_CALIBRATE=0:
  * skip; a failure only means launch gaps are not corrected). */
 static void calibrate(const char *lib, const char *level)
@@ -321,6 +387,7 @@ struct run_info {
 	struct rusage ru;
 	const char *run_id;
 	int have_collector;
+	uint64_t heap_bytes;		/* --heap-sampling-bytes (0: off) */
 };
 
 static int write_fallback(const char *path, const struct run_info *ri)
@@ -439,6 +506,7 @@ struct summary {
 	char replay[256], metrics[256];		/* the collector's kv: what replay and PM sampling
 						 * did and cost (the first file's) */
 	uint64_t capture_ranges, collected_ns;	/* --capture-range: kv capture edges, all files */
+	uint64_t heap_samples;			/* HEAP records of sampled allocations, all files */
 };
 
 static void add_interval(struct summary *s, uint64_t a, uint64_t b)
@@ -569,6 +637,9 @@ static void summarise_file(const char *path, void *arg)
 			}
 			case APX_REC_MEMSET:
 				add_interval(s, rec->v[APX_MEMSET_START_NS], rec->v[APX_MEMSET_END_NS]);
+				break;
+			case APX_REC_HEAP:
+				s->heap_samples += rec->v[APX_HEAP_OP] == APX_MEMOP_ALLOC;
 				break;
 			case APX_REC_SYNC:
 				s->syncs++;
@@ -710,6 +781,12 @@ static void print_summary(const char *path, const struct run_info *ri, int nchil
 		fprintf(stderr, "apx: replayed: %s\n", apx_term_safe_str(safe, sizeof(safe), s.replay));
 	if (s.metrics[0])
 		fprintf(stderr, "apx: metrics: %s\n", apx_term_safe_str(safe, sizeof(safe), s.metrics));
+	if (s.heap_samples)
+		fprintf(stderr, "apx: heap: %" PRIu64 " sampled host allocations (apx report --section "
+			"heap)\n", s.heap_samples);
+	else if (ri->heap_bytes)	/* the collector writes them: a process without CUDA has none */
+		fprintf(stderr, "apx: heap: no samples in the trace%s\n", s.cuda_files ? "" :
+			" (they are written by the collector, which starts with CUDA)");
 	if (s.degraded[0])
 		fprintf(stderr, "apx: degraded: %s\n",
 			apx_term_safe_str(safe, sizeof(safe), s.degraded));
@@ -827,15 +904,17 @@ int apx_cmd_analyze(int argc, char **argv)
 		{ "memory-sampling", required_argument, NULL, 'S' },
 		{ "python-sampling", required_argument, NULL, 'Y' },
 		{ "python-backtrace", required_argument, NULL, 'B' },
+		{ "trace-libs", required_argument, NULL, 'J' },
 		{ "python-backward", required_argument, NULL, 'W' },
+		{ "heap-sampling-bytes", required_argument, NULL, 'G' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	const char *output = "data.apx", *level = "light", *python = getenv("APX_PYTHON");
 	uint64_t delay_ns = 0, duration_ns = 0, hz;
-	const char *capture = NULL, *py_backtrace = "1";
-	uint64_t py_hz = 200;
+	const char *capture = NULL, *py_backtrace = "1", *trace_libs = "cublas,cudnn";
+	uint64_t py_hz = 200, heap_bytes = 0;
 	struct apx_metrics_opts metrics = { 0 };
 	struct apx_pyhooks_opts pyhooks = APX_PYHOOKS_OPTS_DEFAULT;
 	char pydir[PATH_MAX];
@@ -887,6 +966,19 @@ int apx_cmd_analyze(int argc, char **argv)
 				return apx_cli_usage_error("analyze", "--python-sampling takes a whole "
 							   "number of Hz from 0 (off) to 10000, not "
 							   "'%s'", optarg);
+			break;
+		case 'G':
+			if (apx_parse_u64(optarg, APX_HEAP_BYTES_MAX, &heap_bytes) < 0)
+				return apx_cli_usage_error("analyze", "--heap-sampling-bytes takes a whole "
+							   "number of bytes from 0 (off) to %llu, not "
+							   "'%s'", (unsigned long long)APX_HEAP_BYTES_MAX,
+							   optarg);
+			break;
+		case 'J':
+			if (trace_libs_check(optarg) < 0)
+				return apx_cli_usage_error("analyze", "--trace-libs takes cublas, cudnn "
+							   "(comma-separated) or none, not '%s'", optarg);
+			trace_libs = optarg;
 			break;
 		case 'B':
 			if (strcmp(optarg, "launch") && strcmp(optarg, "none"))
@@ -1056,6 +1148,9 @@ int apx_cmd_analyze(int argc, char **argv)
 		unsetenv("APX_CAPTURE");
 	setenv("APX_PY_BACKTRACE", py_backtrace, 1);
 	set_env_u64("APX_PY_SAMPLING_HZ", py_hz);
+	setenv("APX_LIBCALLS", trace_libs, 1);	/* libapx-watch.so's libcalls.c */
+	preload_heap(have_lib ? lib : NULL, heap_bytes);
+	ri.heap_bytes = heap_bytes;
 
 	/* like system(3): the terminal's ^C and ^\ go to the program; apx waits and reports */
 	memset(&sa, 0, sizeof(sa));

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/log.h"
@@ -28,8 +29,8 @@
 
 const char apx_cmd_report_usage[] =
 	"usage: apx report [--format text|json|html|csv] [-o FILE] [--top N] [--section NAME]...\n"
-	"                  [--frames user|all] [--savings rule|whatif] [--color WHEN] [--single]\n"
-	"                  [--force] [FILE...]\n"
+	"                  [--frames user|all] [--savings rule|whatif] [--os-wait-threshold MS]\n"
+	"                  [--heap-leak FROM:TO] [--color WHEN] [--single] [--force] [FILE...]\n"
 	"\n"
 	"Explain one or more traces (default: data.apx): what is slow, why, what to change and\n"
 	"what it would save. Several files (a run's processes) are analysed together. A FILE\n"
@@ -48,19 +49,32 @@ const char apx_cmd_report_usage[] =
 	"  -n, --top N          rows in the long tables (default 15)\n"
 	"  -s, --section NAME   print only this section, in every format (repeatable, or\n"
 	"                       comma-separated):\n"
-	"                       summary findings startup hotspots idle-stacks nvperfd kernels\n"
-	"                       transfers sync idle metrics memory streams nvtx l2 uvm cpu\n"
-	"                       threads checks method\n"
+	"                       summary findings startup ranks collectives hotspots idle-stacks\n"
+	"                       nvperfd kernels transfers sync idle metrics memory streams nvtx\n"
+	"                       l2 uvm cpu threads heap checks method (ranks, collectives:\n"
+	"                       only for traces with NCCL collectives)\n"
 	"      --frames WHICH   user (default): a Python stack counts at its innermost line of\n"
 	"                       your code, library frames (site-packages, the standard library)\n"
 	"                       folded into it; all: at its innermost frame, library or not\n"
 	"      --savings HOW    rule (default): each rule's own saving model; whatif: the\n"
 	"                       savings of sync-frequency, pageable-copy, copy-overlap and\n"
 	"                       launch-bound from a simulation of the recorded timeline\n"
+	"      --os-wait-threshold MS\n"
+	"                       the threads section lists the OS waits (futex, poll, read...)\n"
+	"                       of at least MS milliseconds by the line they waited under\n"
+	"                       (default 10; from the thread samples, so to about a period)\n"
+	"      --heap-leak FROM:TO\n"
+	"                       the heap section's leak view: the sampled host allocations\n"
+	"                       (apx analyze --heap-sampling-bytes) made between FROM and TO\n"
+	"                       seconds after the run's start and still live at TO, by line;\n"
+	"                       an empty FROM is the first sample (before CUDA started too),\n"
+	"                       an empty TO the end\n"
 	"      --color WHEN     auto (default: on a terminal, and NO_COLOR unset), always, never\n"
 	"      --single         read only the files named (by default FILE also brings the\n"
-	"                       FILE.<pid> files apx analyze wrote for the run's other processes;\n"
-	"                       a file named twice, or also brought along, is read once)\n"
+	"                       FILE.<pid> and FILE.rank<R>.<pid> files apx analyze wrote for\n"
+	"                       the run's other processes and ranks, and a FILE that does not\n"
+	"                       exist, as under torchrun, its run's files beside it; a file\n"
+	"                       named twice, or also brought along, is read once)\n"
 	"  -h, --help           show this help\n"
 	"\n"
 	"Names, findings and file names from traces are printed with control characters escaped.\n"
@@ -117,6 +131,33 @@ static void add_related(struct apx_model *m, const char *path, struct apx_run_se
 	apx_run_children(path, want, add_one_related, related_error, &rl);
 }
 
+/* FILE missing, but traces of its run beside it: under torchrun the launcher uses no GPU and
+ * writes no FILE, only its ranks' FILE.rank<R>.<pid> (run_files.h). Read those of the newest
+ * run, saying so; 1 when it did, 0 when there is nothing of the kind. */
+static int add_run_without_file(struct apx_model *m, const char *path, struct apx_run_seen *seen,
+				int *bad)
+{
+	struct related rl = { m, seen, bad };
+	char id[128], name[4096];
+	size_t n, others;
+	struct stat st;
+
+	if (lstat(path, &st) == 0 || errno != ENOENT)
+		return 0;
+	n = apx_run_without_file(path, id, sizeof(id), &others);
+	if (!n)
+		return 0;
+	apx_term_safe_str(name, sizeof(name), path);
+	fprintf(stderr, "apx report: %s: no such file, but %zu trace%s of its run beside it (the "
+		"ranks' FILE.rank<R>.<pid>, FILE.<pid>): reading %s\n", name, n, n == 1 ? "" : "s",
+		n == 1 ? "it" : "them");
+	if (others)
+		fprintf(stderr, "apx report: %zu trace%s of older runs beside it left out\n", others,
+			others == 1 ? "" : "s");
+	apx_run_children(path, id, add_one_related, related_error, &rl);
+	return 1;
+}
+
 static int add_sections(struct apx_report_opts *o, const char *arg)
 {
 	char buf[256], *save = NULL;
@@ -129,6 +170,30 @@ static int add_sections(struct apx_report_opts *o, const char *arg)
 			return apx_cli_usage_error("report", "unknown section '%s'", tok);
 		o->sections |= 1u << s;
 	}
+	return 0;
+}
+
+/* --heap-leak FROM:TO: seconds since the run's start, either side may be empty. */
+static int heap_leak_opt(const char *arg, struct apx_an_heap *h)
+{
+	const char *colon = strchr(arg, ':');
+	char from[64];
+	size_t n = colon ? (size_t)(colon - arg) : 0;
+
+	if (!colon || n >= sizeof(from) || strchr(colon + 1, ':'))
+		return apx_cli_usage_error("report", "--heap-leak takes FROM:TO in seconds (e.g. "
+					   "10:60, :60 or 10:), not '%s'", arg);
+	memcpy(from, arg, n);
+	from[n] = 0;
+	h->leak_has_from = n > 0;
+	h->leak_has_to = colon[1] != 0;
+	if ((h->leak_has_from && apx_parse_seconds_ns(from, &h->leak_from_ns) < 0) ||
+	    (h->leak_has_to && apx_parse_seconds_ns(colon + 1, &h->leak_to_ns) < 0))
+		return apx_cli_usage_error("report", "--heap-leak takes FROM:TO in seconds as "
+					   "decimal numbers (e.g. 1.5:30), not '%s'", arg);
+	if (h->leak_has_from && h->leak_has_to && h->leak_from_ns > h->leak_to_ns)
+		return apx_cli_usage_error("report", "--heap-leak: FROM is after TO in '%s'", arg);
+	h->leak = 1;
 	return 0;
 }
 
@@ -186,10 +251,14 @@ int apx_cmd_report(int argc, char **argv)
 		{ "single", no_argument, NULL, 'S' }, { "help", no_argument, NULL, 'h' },
 		{ "output", required_argument, NULL, 'o' }, { "frames", required_argument, NULL, 'F' },
 		{ "savings", required_argument, NULL, 'W' }, { "force", no_argument, NULL, 'X' },
+		{ "os-wait-threshold", required_argument, NULL, 'O' },
+		{ "heap-leak", required_argument, NULL, 'L' },
 		{ 0 },
 	};
 	struct apx_report_opts o = { .top = 15, .sections = 0, .color = -1 };
 	int single = 0, frames_all = 0, whatif = 0, force = 0;
+	struct apx_an_heap heap = { 0 };	/* its --heap-leak window */
+	uint64_t os_wait_ms = 0;
 	struct apx_outfile of;
 	const struct apx_report_format *fmt = apx_report_format_find("text");
 	const char *output = NULL;
@@ -251,6 +320,17 @@ int apx_cmd_report(int argc, char **argv)
 				return apx_cli_usage_error("report", "--frames takes user or all, not '%s'",
 							   optarg);
 			break;
+		case 'O':
+			if (apx_parse_u64(optarg, 3600000, &v) < 0 || !v)
+				return apx_cli_usage_error("report", "--os-wait-threshold takes "
+							   "milliseconds from 1 to 3600000, not '%s'",
+							   optarg);
+			os_wait_ms = v;
+			break;
+		case 'L':
+			if (heap_leak_opt(optarg, &heap) < 0)
+				return APX_EXIT_USAGE;
+			break;
 		case 'W':
 			if (!strcmp(optarg, "whatif"))
 				whatif = 1;
@@ -301,6 +381,8 @@ int apx_cmd_report(int argc, char **argv)
 
 		if (apx_run_seen_before(&seen, files[i]))
 			continue;	/* already read (as one of the run's FILE.<pid>) */
+		if (!single && add_run_without_file(m, files[i], &seen, &bad))
+			continue;	/* FILE missing: its ranks' traces were read */
 		r = apx_cli_add_trace(m, files[i], &d);	/* .apx, or Kineto JSON converted */
 		if (r < 0) {
 			file_error(files[i], d.msg[0] ? d.msg : strerror(-r), "");
@@ -324,7 +406,13 @@ int apx_cmd_report(int argc, char **argv)
 		return APX_EXIT_FAIL;
 	}
 	m->frames_all = frames_all;	/* how the Python stacks' lines are grouped */
+	m->os_wait_threshold_ns = os_wait_ms * 1000000ull;	/* 0: the default */
 	m->whatif_savings = whatif;	/* savings from the what-if simulator (whatif.h) */
+	m->heap.leak = heap.leak;	/* the heap section's leak window (heap.h) */
+	m->heap.leak_has_from = heap.leak_has_from;
+	m->heap.leak_has_to = heap.leak_has_to;
+	m->heap.leak_from_ns = heap.leak_from_ns;
+	m->heap.leak_to_ns = heap.leak_to_ns;
 	r = apx_model_finish(m);	/* reads the files: damage is known after it */
 	fd = calloc(1, sizeof(*fd));
 	if (r < 0 || !fd) {

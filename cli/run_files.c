@@ -64,6 +64,52 @@ int apx_run_seen_before(struct apx_run_seen *s, const char *path)
 	return 0;
 }
 
+size_t apx_run_without_file(const char *path, char *run_id, size_t cap, size_t *ret_others)
+{
+	char dirbuf[4096], basebuf[4096], got[128], full[8192];
+	const char *dir, *base;
+	struct timespec newest = { 0, 0 };
+	struct dirent *e;
+	size_t all = 0, mine = 0;
+	DIR *d;
+
+	run_id[0] = 0;
+	*ret_others = 0;
+	snprintf(dirbuf, sizeof(dirbuf), "%s", path);
+	snprintf(basebuf, sizeof(basebuf), "%s", path);
+	dir = dirname(dirbuf);
+	base = basename(basebuf);
+	if (!(d = opendir(dir)))
+		return 0;
+	while ((e = readdir(d))) {	/* the newest trace's run */
+		struct stat st;
+
+		if (!apx_run_is_child_name(e->d_name, base))
+			continue;
+		snprintf(full, sizeof(full), "%s/%s", dir, e->d_name);
+		if (stat(full, &st) < 0 || !S_ISREG(st.st_mode) ||
+		    apx_run_id_of(full, got, sizeof(got), NULL) < 0 || !got[0])
+			continue;
+		all++;
+		if (st.st_mtim.tv_sec > newest.tv_sec ||
+		    (st.st_mtim.tv_sec == newest.tv_sec && st.st_mtim.tv_nsec > newest.tv_nsec)) {
+			newest = st.st_mtim;
+			snprintf(run_id, cap, "%s", got);
+		}
+	}
+	rewinddir(d);
+	while (run_id[0] && (e = readdir(d))) {	/* its files */
+		if (!apx_run_is_child_name(e->d_name, base))
+			continue;
+		snprintf(full, sizeof(full), "%s/%s", dir, e->d_name);
+		if (apx_run_id_of(full, got, sizeof(got), NULL) == 0 && !strcmp(got, run_id))
+			mine++;
+	}
+	closedir(d);
+	*ret_others = all - (mine < all ? mine : all);
+	return mine;
+}
+
 void apx_run_children(const char *path, const char *run_id,
 		      int (*fn)(const char *full, void *ctx),
 		      void (*err)(const char *full, const char *why, void *ctx), void *ctx)

@@ -29,6 +29,12 @@ struct apx_run_seen {
 /* 1 when path is a file taken before (nothing is added), else 0 (and it is noted). */
 int apx_run_seen_before(struct apx_run_seen *s, const char *path);
 
+/* When path itself does not exist (under torchrun the launcher uses no GPU, and writes no FILE:
+ * only its ranks write FILE.rank<R>.<pid>): the run id of the newest (by modification time) of
+ * the traces named FILE.<pid> or FILE.rank<R>.<pid> beside it, into run_id; returns how many of
+ * them have that run id (0: none), and in *ret_others how many are of other runs. */
+size_t apx_run_without_file(const char *path, char *run_id, size_t cap, size_t *ret_others);
+
 /* Call fn(full path, ctx) for every FILE.<pid> beside path whose header has run id run_id,
  * and err(full path, why, ctx) for one named like it that is not a readable trace (a FIFO,
  * ...). Stops when fn returns nonzero. */

@@ -57,7 +57,8 @@ enum apx_rec_type {
 	APX_REC_STACK = 23,	/* a call stack: frame ids, innermost first */
 	APX_REC_SAMPLE = 24,	/* a periodic sample of one thread: stack and state */
 	APX_REC_COLLECTIVE = 25, /* an NCCL collective or point-to-point operation */
-	APX_REC_TYPE__LAST = APX_REC_COLLECTIVE,
+	APX_REC_HEAP = 26,	/* a sampled host heap allocation (malloc/new), or its free */
+	APX_REC_TYPE__LAST = APX_REC_HEAP,
 	APX_REC_END = 255,	/* last chunk of a finished file */
 	APX_REC_TYPE__COUNT = 256,
 };
@@ -109,7 +110,9 @@ enum apx_sync_kind {
 };
 
 enum apx_api_domain { APX_API_RUNTIME = 1, APX_API_DRIVER = 2 };
-enum apx_mem_op { APX_MEMOP_ALLOC = 1, APX_MEMOP_FREE = 2 };
+/* ALLOC_FAILED: an allocation call that returned an error (no memory was allocated; its
+ * record has bytes 0, requested_bytes and error set: docs/format.md, "memory") */
+enum apx_mem_op { APX_MEMOP_ALLOC = 1, APX_MEMOP_FREE = 2, APX_MEMOP_ALLOC_FAILED = 3 };
 enum apx_marker_kind { APX_MARKER_RANGE = 1, APX_MARKER_INSTANT = 2 };
 
 enum apx_config_kind {
@@ -319,6 +322,10 @@ enum apx_memory_field {
 	APX_MEMORY_CORRELATION,
 	APX_MEMORY_FLAGS,		/* bit 0: async (stream-ordered) */
 	APX_MEMORY_SOURCE,		/* string id: the library that asked, 0 = unknown */
+	APX_MEMORY_STACK,		/* Python stack at the allocation call (stack id), 0 = none */
+	APX_MEMORY_TID,			/* calling thread (OS tid), 0 = unknown */
+	APX_MEMORY_ERROR,		/* ALLOC_FAILED: the call's CUDA error (CUresult), else 0 */
+	APX_MEMORY_REQUESTED_BYTES,	/* ALLOC_FAILED: the bytes asked for, else 0 */
 	APX_MEMORY__COUNT,
 };
 
@@ -588,6 +595,30 @@ unsigned apx_nccl_dtype_bytes(unsigned dtype);
 const char *apx_coll_func_name(unsigned func);		/* "all_reduce"; "unknown" */
 const char *apx_nccl_algo_name(unsigned algo);		/* "ring"; "unknown" */
 const char *apx_nccl_proto_name(unsigned proto);	/* "simple"; "unknown" */
+
+/* Host heap samples (apx analyze --heap-sampling-bytes N; docs/format.md, "heap"): OP is
+ * enum apx_mem_op (ALLOC: a sampled allocation, standing for about INTERVAL_BYTES bytes;
+ * FREE: the free of an earlier ALLOC at ADDRESS). Flags: */
+enum apx_heap_flag {
+	APX_HEAPF_UNTRACKED = 1 << 0,	/* ALLOC: its free would not be seen (live unknown) */
+	APX_HEAPF_REALLOC = 1 << 1,	/* made, or freed, by realloc */
+	APX_HEAPF_ALIGNED = 1 << 2,	/* posix_memalign, aligned_alloc, memalign, valloc */
+	APX_HEAPF_CALLOC = 1 << 3,
+	APX_HEAPF_NOSTACK = 1 << 4,	/* ALLOC: no native stack (unsafe to walk there) */
+};
+
+enum apx_heap_field {
+	APX_HEAP_TS_NS,
+	APX_HEAP_OP,			/* enum apx_mem_op: ALLOC or FREE */
+	APX_HEAP_ADDRESS,
+	APX_HEAP_BYTES,			/* ALLOC: the size asked for; FREE: 0 */
+	APX_HEAP_INTERVAL_BYTES,	/* ALLOC: the mean sampling interval N */
+	APX_HEAP_TID,			/* OS thread id */
+	APX_HEAP_STACK,			/* Python stack (stack id), 0 = none */
+	APX_HEAP_NATIVE_STACK,		/* native stack (stack id; native frames), 0 = none */
+	APX_HEAP_FLAGS,			/* enum apx_heap_flag */
+	APX_HEAP__COUNT,
+};
 
 enum apx_end_field {
 	APX_END_CHUNKS,			/* chunks before this one */

@@ -98,25 +98,6 @@ static size_t launch_from(const struct launch *l, size_t n, uint32_t th, uint64_
 	return lo;
 }
 
-/* The outermost range of thread th containing t among the outermost ranges top[0..n)
- * (sorted by thread and start, disjoint per thread); NULL none. */
-static const struct rng *outer_at(const struct rng *top, size_t n, uint32_t th, uint64_t t)
-{
-	size_t lo = 0, hi = n;
-
-	while (lo < hi) {	/* first with (thread, start) > (th, t) */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (top[mid].thread < th || (top[mid].thread == th && top[mid].start <= t))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo || top[lo - 1].thread != th || t >= top[lo - 1].end)
-		return NULL;
-	return &top[lo - 1];
-}
-
 /* The first of top[0..n) (sorted by thread and start) on thread th starting at or after t. */
 static size_t top_from(const struct rng *top, size_t n, uint32_t th, uint64_t t)
 {
@@ -131,6 +112,17 @@ static size_t top_from(const struct rng *top, size_t n, uint32_t th, uint64_t t)
 			hi = mid;
 	}
 	return lo;
+}
+
+/* The outermost range of thread th containing t among the outermost ranges top[0..n)
+ * (sorted by thread and start, disjoint per thread); NULL none. */
+static const struct rng *outer_at(const struct rng *top, size_t n, uint32_t th, uint64_t t)
+{
+	size_t lo = top_from(top, n, th, t + 1);	/* first with (thread, start) > (th, t) */
+
+	if (!lo || top[lo - 1].thread != th || t >= top[lo - 1].end)
+		return NULL;
+	return &top[lo - 1];
 }
 
 /* The line of the latest forward range of sequence number seq that starts before t (or the
@@ -223,7 +215,7 @@ int apx_backward_build(struct apx_model *m)
 	for (size_t i = 0; i < mk->n; i++) {
 		struct apx_es_text name;
 
-		if (!mk->torch[i] || mk->kind[i] != APX_MARKER_RANGE || mk->end[i] < mk->start[i])
+		if (mk->torch[i] != 1 || mk->kind[i] != APX_MARKER_RANGE || mk->end[i] < mk->start[i])
 			continue;
 		name = apx_store_string(st, mk->name[i]);
 		if (!mk->seq[i]) {

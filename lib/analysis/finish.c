@@ -6,7 +6,8 @@
  * what load.c collected), steps (steps.c), nvperfd's observations (observed.c), the
  * per-device timelines (timeline.c), NVTX projection (nvtx.c), and kernel names with their
  * aggregates (view_kernels.c), then the Python stacks' views (stacks.h: lines, hotspots,
- * threads, the main thread's stacks in idle gaps). Called once by apx report; single-threaded.
+ * threads, the main thread's stacks in idle gaps), and with NCCL collectives the ranks' analysis
+ * (ranks.c). Called once by apx report; single-threaded.
  */
 #include "analysis/model.h"
 
@@ -15,9 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/heap.h"
 #include "analysis/idle_attrib.h"
 #include "analysis/nvtx.h"
 #include "analysis/observed.h"
+#include "analysis/ranks.h"
 #include "analysis/stacks.h"
 #include "analysis/timeline.h"
 #include "analysis/whatif/whatif.h"
@@ -102,6 +105,8 @@ static void memory(struct apx_model *m)
 		const struct apx_an_mem_event *e = APX_VEC_AT(&m->mem_events, struct apx_an_mem_event, i);
 		int64_t d = e->op == APX_MEMOP_FREE ? -(int64_t)e->bytes : (int64_t)e->bytes;
 
+		if (e->op != APX_MEMOP_ALLOC && e->op != APX_MEMOP_FREE)
+			continue;	/* a failed allocation call (allocs.c lists them) */
 		if (e->kind == APX_MEM_DEVICE) {
 			dev += d;
 			if (dev < 0)
@@ -245,10 +250,15 @@ int apx_model_finish(struct apx_model *m)
 	STEP("building the counters", apx_view_counters(m));
 	/* the Python stacks' views (stacks.h): after the steps and the idle gaps */
 	STEP("resolving the Python stacks", apx_stacks_build(m));
+	STEP("finding the largest and the failed allocations", apx_allocs_build(m));
+	STEP("building the heap view", apx_heap_build(m));	/* heap.h: after the lines */
 	STEP("attributing backward kernels", apx_backward_build(m));
 	STEP("building the hotspots", apx_hotspots_build(m));
 	STEP("building the threads", apx_threads_build(m));
+	STEP("building the OS waits", apx_oswaits_build(m));
 	STEP("building the idle-gap stacks", apx_idle_stacks_build(m));
 	STEP("building the what-if graph", apx_whatif_build(m));	/* whatif/whatif.h */
+	if (m->colls.n)	/* several ranks' collectives (ranks.h); none: no m->ranks */
+		STEP("analysing the ranks' collectives", apx_ranks_build(m, &m->ranks));
 	return 0;
 }

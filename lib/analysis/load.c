@@ -15,7 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/heap.h"
 #include "analysis/observed.h"
+#include "analysis/ranks.h"
 #include "analysis/store.h"
 #include "analysis/views.h"
 #include "analysis/whatif/whatif.h"
@@ -51,6 +53,7 @@ struct apx_model *apx_model_new(void)
 	m->memsets.size = sizeof(struct apx_an_memset);
 	m->syncs.size = sizeof(struct apx_an_sync);
 	m->mem_events.size = sizeof(struct apx_an_mem_event);
+	m->allocs.size = m->allocs_failed.size = sizeof(struct apx_an_alloc);
 	m->configs.size = sizeof(struct apx_an_config);
 	m->uvm.size = sizeof(struct apx_an_uvm);
 	m->cpu.size = sizeof(struct apx_an_cpu);
@@ -61,6 +64,7 @@ struct apx_model *apx_model_new(void)
 	m->series.size = sizeof(struct apx_an_series);
 	m->pm.size = sizeof(struct apx_an_pm);
 	m->counters.size = sizeof(struct apx_an_counter);
+	m->colls.size = sizeof(struct apx_an_coll);
 	m->kc.size = sizeof(struct apx_an_kc);
 	m->observed.size = sizeof(struct apx_an_observed);
 	m->procs.size = sizeof(struct apx_an_proc);
@@ -69,6 +73,8 @@ struct apx_model *apx_model_new(void)
 	m->hotspots.size = sizeof(struct apx_an_hotspot);
 	m->threads.size = sizeof(struct apx_an_thread);
 	m->idle_stacks.size = sizeof(struct apx_an_idle_stack);
+	m->oswaits.size = sizeof(struct apx_an_oswait);
+	m->oswait_lines.size = sizeof(struct apx_an_oswait_line);
 	m->gaps.size = sizeof(struct apx_an_gap);
 	m->timelines.size = sizeof(struct apx_an_timeline);
 	m->ranges.size = sizeof(struct apx_an_range);
@@ -97,11 +103,12 @@ int apx_model_store_get(struct apx_model *m)
 void apx_model_free(struct apx_model *m)
 {
 	struct apx_vec *vecs[] = { &m->names, &m->streams, &m->copies, &m->memsets, &m->syncs,
-				   &m->mem_events, &m->configs, &m->uvm, &m->cpu, &m->markers,
+				   &m->mem_events, &m->allocs, &m->allocs_failed, &m->configs, &m->uvm, &m->cpu, &m->markers,
 				   &m->api, &m->gaps, &m->timelines, &m->ranges, &m->recorded,
 				   &m->kvs, &m->series, &m->observed, &m->procs, &m->graphs,
-				   &m->pm, &m->counters, &m->kc, &m->captures, &m->collected,
-				   &m->lines, &m->hotspots, &m->threads, &m->idle_stacks };
+				   &m->pm, &m->counters, &m->kc, &m->captures, &m->collected, &m->colls,
+				   &m->lines, &m->hotspots, &m->threads, &m->idle_stacks,
+				   &m->oswaits, &m->oswait_lines };
 
 	if (!m)
 		return;
@@ -109,6 +116,8 @@ void apx_model_free(struct apx_model *m)
 		free(m->k.dur);		/* else the store's column */
 	apx_store_free(m->store);	/* closes the readers */
 	apx_whatif_free(m->whatif);
+	apx_ranks_free(m->ranks);
+	apx_heap_free(m);
 	for (size_t i = 0; i < m->nfiles; i++)
 		free(m->files[i].path);
 	for (size_t i = 0; i < sizeof(vecs) / sizeof(vecs[0]); i++)
@@ -265,10 +274,17 @@ static int add_record(struct apx_model *m, struct apx_an_file *f, uint16_t fi,
 	case APX_REC_MEMORY: {
 		struct apx_an_mem_event e = {
 			.ts = v[APX_MEMORY_TS_NS], .addr = v[APX_MEMORY_ADDRESS], .bytes = v[APX_MEMORY_BYTES],
-			.op = (uint8_t)v[APX_MEMORY_OP],
+			.op = (uint8_t)(v[APX_MEMORY_OP] <= APX_MEMOP_ALLOC_FAILED ? v[APX_MEMORY_OP] : 0),
 			.kind = (uint8_t)(v[APX_MEMORY_MEM_KIND] < APX_MEM__COUNT ? v[APX_MEMORY_MEM_KIND] : 0),
 			.device = (uint32_t)v[APX_MEMORY_DEVICE], .file = fi,
+			/* files before these fields read 0: no stack, no thread */
+			.tid = v[APX_MEMORY_TID],
+			.stack = v[APX_MEMORY_STACK] < UINT32_MAX ? (uint32_t)v[APX_MEMORY_STACK] : 0,
+			.error = (uint32_t)v[APX_MEMORY_ERROR],
 		};
+
+		if (e.op == APX_MEMOP_ALLOC_FAILED)	/* it allocated nothing: bytes 0 */
+			e.bytes = v[APX_MEMORY_REQUESTED_BYTES];
 		return apx_vec_push(&m->mem_events, &e);
 	}
 	case APX_REC_CONFIG: {
@@ -322,6 +338,8 @@ static int add_record(struct apx_model *m, struct apx_an_file *f, uint16_t fi,
 		d->warp_size = (uint32_t)v[APX_DEVICE_WARP_SIZE];
 		d->pcie_gen = (uint32_t)v[APX_DEVICE_PCIE_GEN];
 		d->pcie_width = (uint32_t)v[APX_DEVICE_PCIE_WIDTH];
+		d->nvlinks = (uint32_t)(v[APX_DEVICE_NVLINK_COUNT] > 1024 ? 1024
+					: v[APX_DEVICE_NVLINK_COUNT]);
 		return 0;
 	}
 	case APX_REC_FINDING: {
@@ -404,6 +422,37 @@ static int add_record(struct apx_model *m, struct apx_an_file *f, uint16_t fi,
 	}
 	case APX_REC_METRIC:
 		return apx_observed_add_metric(m, f->reader, fi, r);
+	case APX_REC_COLLECTIVE: {	/* NCCL's (issue 33): the ranks' analysis, ranks.c */
+		struct apx_an_coll c = {
+			.enq = v[APX_COLLECTIVE_ENQUEUE_NS], .start = v[APX_COLLECTIVE_START_NS],
+			.end = v[APX_COLLECTIVE_END_NS], .bytes = v[APX_COLLECTIVE_BYTES],
+			.comm = v[APX_COLLECTIVE_COMM], .seq = v[APX_COLLECTIVE_SEQ],
+			.nranks = (uint32_t)(v[APX_COLLECTIVE_NRANKS] > 1u << 20 ? 1u << 20
+					     : v[APX_COLLECTIVE_NRANKS]),
+			.rank = (int32_t)apx_rec_i64(r, APX_COLLECTIVE_RANK),
+			.device = (int32_t)apx_rec_i64(r, APX_COLLECTIVE_DEVICE),
+			.file = fi,
+			.func = (uint8_t)(v[APX_COLLECTIVE_FUNC] < APX_COLL__COUNT
+					  ? v[APX_COLLECTIVE_FUNC] : APX_COLL_UNKNOWN),
+			.algo = (uint8_t)(v[APX_COLLECTIVE_ALGO] < APX_ALGO__COUNT
+					  ? v[APX_COLLECTIVE_ALGO] : APX_ALGO_UNKNOWN),
+			.proto = (uint8_t)(v[APX_COLLECTIVE_PROTO] < APX_PROTO__COUNT
+					   ? v[APX_COLLECTIVE_PROTO] : APX_PROTO_UNKNOWN),
+			.flags = (uint8_t)v[APX_COLLECTIVE_FLAGS],
+		};
+
+		if (c.end <= c.start)	/* no GPU times (or nonsense): the enqueue only */
+			c.start = c.end = 0;
+		if (apx_rec_i64(r, APX_COLLECTIVE_RANK) < -1 ||
+		    apx_rec_i64(r, APX_COLLECTIVE_RANK) > 1 << 20)
+			c.rank = -1;
+		if (apx_rec_i64(r, APX_COLLECTIVE_DEVICE) < -1 ||
+		    apx_rec_i64(r, APX_COLLECTIVE_DEVICE) > 1 << 20)
+			c.device = -1;
+		return apx_vec_push(&m->colls, &c);
+	}
+	case APX_REC_HEAP:	/* host heap samples: heap.c */
+		return apx_heap_add_record(m, fi, r);
 	case APX_REC_COUNTER: {	/* a replayed launch's counter: joined to its kernel later */
 		size_t len = 0;
 		const char *name = apx_reader_string(f->reader, v[APX_COUNTER_NAME], &len);
@@ -430,7 +479,8 @@ static void record_span(const struct apx_rec *r, uint64_t *lo, uint64_t *hi)
 	uint64_t a, b;
 
 	if (!s || s->fields[0].kind != APX_FK_DELTA || n < 3 ||
-	    strcmp(s->fields[0].name + n - 3, "_ns") || r->type == APX_REC_CPU)
+	    strcmp(s->fields[0].name + n - 3, "_ns") || r->type == APX_REC_CPU ||
+	    r->type == APX_REC_HEAP)	/* heap samples start before CUDA: not the GPU run's */
 		return;
 	/* no time: a thread or process whose start is not known, a replayed kernel (the store's
 	 * untimed ones); any other record at 0 is on the timelines at 0, so in the run too */

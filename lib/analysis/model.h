@@ -27,6 +27,7 @@
 
 struct apx_store;
 struct apx_whatif;
+struct apx_ranks;
 
 #define APX_AN_MAX_FILES 256
 #define APX_AN_MAX_DEVICES 64
@@ -106,6 +107,8 @@ struct apx_an_device {
 	uint64_t mem_bytes, l2_bytes, bw_bps, persist_l2_max;
 	uint32_t sm_count, cc_major, cc_minor, max_threads_sm, regs_sm, smem_sm, max_blocks_sm;
 	uint32_t warp_size, pcie_gen, pcie_width;
+	uint32_t nvlinks;			/* NVLink links (nvlink_count); 0: none recorded
+						 * (the collector does not read the topology yet) */
 };
 
 /* Kernels. Every kernel is in the event store (m->store: start, duration, stream, name... in
@@ -227,12 +230,32 @@ struct apx_an_sync {
 	uint16_t file;
 };
 
+/* An allocation, a free, or (op APX_MEMOP_ALLOC_FAILED) an allocation call that failed:
+ * bytes are what it asked for, error its CUDA error. stack: the file's stack id as read
+ * (resolved by allocs.c through apx_store_stack_of), tid the calling thread, 0 unknown. */
 struct apx_an_mem_event {
-	uint64_t ts, addr, bytes;
+	uint64_t ts, addr, bytes, tid;
 	uint8_t op, kind;
 	uint32_t device;
+	uint32_t stack, error;
 	uint16_t file;
 };
+
+/* An allocation the memory section names (allocs.c): its size (asked for, when it failed),
+ * memory kind, device id, when, the line of its Python stack. */
+struct apx_an_alloc {
+	uint64_t ts, bytes, tid;
+	uint32_t device;			/* the device id its record named */
+	uint32_t stack;				/* store stacks[] + 1, 0 none */
+	uint32_t line;				/* m->lines index, UINT32_MAX none */
+	uint32_t error;				/* failed: the CUDA error (CUresult), else 0 */
+	uint16_t file;
+	uint8_t kind;				/* enum apx_mem_kind: device, pinned or managed */
+	uint8_t failed;
+};
+
+#define APX_AN_ALLOCS_TOP 5			/* largest allocations kept per device and kind */
+#define APX_AN_ALLOCS_FAILED_MAX 256		/* failed allocations listed (all are counted) */
 
 /* struct apx_an_config.kind 0 (not a CONFIG record kind): kernels ran under this window;
  * value = how many. Built from the kernel records' access-policy window fields. */
@@ -257,8 +280,9 @@ struct apx_an_marker {
 	const char *name;
 	uint32_t name_len;
 	uint8_t kind;
-	uint8_t torch;			/* a PyTorch op range (emit_nvtx): no step, not in the NVTX
-					 * table; backward.c joins them (base/torch_nvtx.h) */
+	uint8_t torch;			/* 1: a PyTorch op range (emit_nvtx): no step, not in the NVTX
+					 * table; backward.c joins them (base/torch_nvtx.h); 2: a
+					 * cuBLAS/cuDNN call (--trace-libs): in the table, no step */
 	uint64_t seq;			/* its autograd sequence number + 1, 0 none */
 };
 
@@ -292,6 +316,19 @@ struct apx_an_proc {
 struct apx_an_graph {
 	uint64_t id, first_ns, last_ns, kernels, kernel_ns, sig, launches;
 	uint16_t file;
+};
+
+/* An NCCL collective or point-to-point operation (COLLECTIVE record, issue 33), on its
+ * file's clock; the ranks' analysis (ranks.h) reads them. */
+struct apx_an_coll {
+	uint64_t enq;				/* NCCL's start of it on the host */
+	uint64_t start, end;			/* on the GPU; 0 = unknown */
+	uint64_t bytes, comm, seq;
+	uint32_t nranks;
+	int32_t rank;				/* in the communicator, -1 unknown */
+	int32_t device;				/* CUDA ordinal, -1 unknown */
+	uint16_t file;
+	uint8_t func, algo, proto, flags;	/* enum apx_coll_func, ..., apx_coll_flag */
 };
 
 /* A finding the producer wrote into the trace (nvperfd's summaries). Text borrowed from the
@@ -531,6 +568,10 @@ struct apx_an_thread {
 	uint64_t cpu_ns;			/* CPU time between its first and last sample */
 	uint64_t running, waiting;		/* samples running or runnable; sleeping or in
 						 * disk wait */
+	/* context switches between its first and last CPU record of its own (the sampler's,
+	 * about one a second); has_csw 0: none or one such record */
+	uint64_t vcsw, ivcsw;
+	uint8_t has_csw;
 	struct {
 		int32_t nr;			/* syscall number (x86-64) */
 		uint64_t samples;
@@ -538,10 +579,78 @@ struct apx_an_thread {
 	unsigned nsys;
 };
 
+/* An OS call threads waited in, from their samples (oswaits.c): consecutive samples of a
+ * thread in it are one wait of the sum of their periods. */
+struct apx_an_oswait {
+	int32_t nr;				/* syscall number (x86-64) */
+	uint64_t waits, threads, ns, max_ns;
+};
+
+/* The waits of at least os_wait_threshold_ns in one syscall under one line (m->lines; or
+ * UINT32_MAX: a thread without Python frames, then one row per thread); the thread and
+ * start of the longest. */
+struct apx_an_oswait_line {
+	int32_t nr;
+	uint32_t line, thread;			/* thread: store threads[] of the longest */
+	uint16_t file;
+	uint64_t tid, waits, ns, max_ns, max_start;
+};
+
+#define APX_OS_WAIT_THRESHOLD_NS 10000000ull	/* apx report --os-wait-threshold default */
+
 /* A stack of the main thread (pid == tid) inside the steady state's GPU-idle gaps. */
 struct apx_an_idle_stack {
 	uint32_t stack;				/* store stacks[] + 1 */
 	uint64_t ns, samples;
+};
+
+/* ---- host heap samples (heap.c: HEAP records of apx analyze --heap-sampling-bytes N) ---- */
+
+/* A HEAP record as read (load.c), in record order per file (the order the sampler saw the
+ * allocations and frees, which matches a free to its allocation); stack fields are the file's
+ * raw ids until apx_heap_build() resolves them (store stacks[] + 1, 0 none). */
+struct apx_an_heap_rec {
+	uint64_t ts, addr, bytes, interval;
+	uint32_t stack, nstack;			/* Python, native */
+	uint16_t file;
+	uint8_t op, flags;			/* enum apx_mem_op, enum apx_heap_flag */
+};
+
+/* Where sampled allocations were made and what they stand for (estimated bytes and
+ * allocations, see heap.c), how much of it was still live at the end, and in the leak window
+ * how much was made then and still live at its end. A site is a Python line (line, library
+ * frames folded as the hotspots' are), else a native frame (frame: the innermost frame of the
+ * program's own code, or with frames_all the innermost), else no stack (both UINT32_MAX). */
+struct apx_an_heap_site {
+	uint32_t line;				/* model->lines, UINT32_MAX: none */
+	uint32_t frame;				/* store frames[], UINT32_MAX: none */
+	uint8_t user;				/* the program's own code */
+	uint64_t samples, live_samples, leak_samples;
+	double bytes, allocs, live_bytes, leak_bytes;
+};
+
+struct apx_an_heap {
+	/* input (apx report --heap-leak FROM:TO), set before finish: the window in ns since the
+	 * run's start; has_from 0: from the first sample (those before the run's start, CUDA's
+	 * initialisation, too), has_to 0: to the last record */
+	int leak, leak_has_from, leak_has_to;
+	uint64_t leak_from_ns, leak_to_ns;
+	/* load.c */
+	struct apx_vec recs;			/* struct apx_an_heap_rec */
+	/* after finish (none of it when recs is empty) */
+	struct apx_vec sites;			/* struct apx_an_heap_site, by bytes (user code
+						 * first unless frames_all) */
+	uint64_t samples, frees;		/* ALLOC records, FREE records matched to one */
+	uint64_t frees_unmatched;		/* FREE records of no earlier sample (its record lost) */
+	uint64_t frees_missed;			/* a sample's address sampled again while it was live:
+						 * its free was lost (counted freed then) */
+	uint64_t untracked, nostack;		/* samples whose free cannot be seen; without a native
+						 * stack */
+	uint64_t interval_min, interval_max;	/* N of the samples (one run: the same) */
+	uint64_t first_ns, last_ns;		/* the records' span */
+	uint64_t leak_start_ns, leak_end_ns;	/* the window on the trace clock (leak set) */
+	double bytes, allocs, live_bytes, leak_bytes;
+	uint64_t live_samples, leak_samples;
 };
 
 struct apx_model {
@@ -584,6 +693,10 @@ struct apx_model {
 	struct apx_vec observed;		/* struct apx_an_observed, after finish */
 	struct apx_vec pm;			/* struct apx_an_pm: metric series (view_metrics.c) */
 	struct apx_vec counters;		/* struct apx_an_counter: replayed kernels' counters */
+	struct apx_vec colls;			/* struct apx_an_coll: NCCL operations, by file */
+	/* several ranks and their collectives (ranks.h), after finish; NULL when the files hold
+	 * no COLLECTIVE record */
+	struct apx_ranks *ranks;
 	struct apx_vec kc;			/* struct apx_an_kc: their medians per kernel name */
 	int counters_sorted;			/* counters in (file, corr) order (view_counters.c) */
 	uint64_t untimed_launches;		/* replayed kernels without times (store's ku.n) */
@@ -624,6 +737,12 @@ struct apx_model {
 	uint64_t sync_implicit_count, sync_implicit_ns;	/* synchronous copies and memsets */
 	uint64_t device_mem_peak, device_mem_now, pinned_peak, pinned_now;
 	uint64_t pinned_allocs, device_allocs;
+	/* allocs.c, after the stacks: per device (by id) and kind (device, pinned, managed) its
+	 * APX_AN_ALLOCS_TOP largest allocations, most bytes first; every failed allocation call
+	 * in time order (the first APX_AN_ALLOCS_FAILED_MAX; allocs_failed_n counts all) */
+	struct apx_vec allocs;			/* struct apx_an_alloc */
+	struct apx_vec allocs_failed;		/* struct apx_an_alloc */
+	uint64_t allocs_failed_n;
 	uint64_t uvm_count[APX_UVM_REMOTE_MAP + 1], uvm_bytes[APX_UVM_REMOTE_MAP + 1];
 	uint64_t steps;				/* iterations, when NVTX ranges or syncs tell */
 	struct apx_an_steps steady;		/* the steady state's steps (steps.c) */
@@ -644,6 +763,11 @@ struct apx_model {
 	struct apx_vec hotspots;		/* struct apx_an_hotspot */
 	struct apx_vec threads;			/* struct apx_an_thread */
 	struct apx_vec idle_stacks;		/* struct apx_an_idle_stack */
+	/* OS calls waited in (oswaits.c), by time; os_wait_threshold_ns: input (0: the
+	 * default), the waits long enough to be listed by line in oswait_lines */
+	struct apx_vec oswaits;			/* struct apx_an_oswait */
+	struct apx_vec oswait_lines;		/* struct apx_an_oswait_line */
+	uint64_t os_wait_threshold_ns;
 	uint64_t idle_samples_ns;		/* main-thread samples' time in those gaps */
 	uint64_t steady_steps;
 	uint64_t torch_ranges;			/* PyTorch op ranges left out of the NVTX table */
@@ -661,6 +785,9 @@ struct apx_model {
 		uint64_t launch_times;		/* kernels with a launch time (0: feature off) */
 		uint32_t *kernel_line;
 	} bwd;
+
+	/* host heap samples (heap.c); heap.leak* are inputs (apx report --heap-leak) */
+	struct apx_an_heap heap;
 
 	/* every event of the files (store.h), after finish; owned by the model */
 	struct apx_store *store;

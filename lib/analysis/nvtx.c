@@ -71,7 +71,7 @@ int apx_nvtx_project(struct apx_model *m)
 
 		if (mk->kind != APX_MARKER_RANGE || !mk->name || mk->end < mk->start)
 			continue;
-		if (mk->torch) {	/* PyTorch's op ranges: thousands a step, backward.c's */
+		if (mk->torch == 1) {	/* PyTorch's op ranges: thousands a step, backward.c's */
 			m->torch_ranges++;
 			continue;
 		}

@@ -1,17 +1,27 @@
 /*
- * ranks.c - several ranks of one run (ranks.h): reads each trace once, keys devices by
- * (host, UUID), and computes per-rank GPU busy, step time, communication and its exposed part,
- * the collectives table with nccl-tests' algbw/busbw (../shared/NCCL.md §4), and stragglers:
+ * ranks.c - several ranks of one run (ranks.h), from a finished model: the files' GPU work
+ * from the event store (kernels, copies, memsets, ProfilerStep# ranges) and their NCCL
+ * operations (the model's COLLECTIVE records, load.c). Computes per-rank GPU busy, step time,
+ * communication and its exposed part; devices by (host, UUID); the collectives table with
+ * nccl-tests' algbw/busbw (../shared/NCCL.md §4) over instances (one collective on all its
+ * ranks, at its shortest duration over them), each function's time-vs-size fit; stragglers:
  * for every collective found on all ranks of its communicator (same comm id and sequence
- * number), each rank's arrival (host enqueue time on the wall clock, through the header's
- * realtime offset, so hosts' clocks compare) against the median rank's. Called by apx report's
- * rank sections and tests/unit/test-ranks.c; single-threaded, logs nothing.
+ * number), each rank's arrival (its GPU start, else its host enqueue, on the wall clock
+ * through the header's realtime offset, so hosts' clocks compare) against the median rank's;
+ * and per rank what overlap and fusing could save, a step at a time (the rules of several
+ * ranks read them). Called by apx_model_finish() (finish.c) and apx_ranks_load() (tests);
+ * single-threaded, logs nothing.
  */
 #include "analysis/ranks.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "analysis/finding.h"
+#include "analysis/model.h"
+#include "analysis/store.h"
 
 #include "base/banned.h"
 
@@ -24,13 +34,14 @@ struct ivs {
 	size_t n, cap;
 };
 
-static int iv_add(struct ivs *a, uint64_t s, uint64_t e)
+/* Append [s, e) (steps: each kept). */
+static int iv_push(struct ivs *a, uint64_t s, uint64_t e)
 {
 	if (e <= s)
 		return 0;
 	if (a->n == a->cap) {
 		size_t c = a->cap ? a->cap * 2 : 256;
-		struct iv *p = realloc(a->v, c * sizeof(*p));
+		struct iv *p = reallocarray(a->v, c, sizeof(*p));
 
 		if (!p)
 			return -ENOMEM;
@@ -39,6 +50,18 @@ static int iv_add(struct ivs *a, uint64_t s, uint64_t e)
 	}
 	a->v[a->n++] = (struct iv){ s, e };
 	return 0;
+}
+
+/* Add [s, e) to a list to be merged; one that starts inside the last one (the store's columns
+ * come in start order) extends it instead, so that back-to-back work takes one entry. */
+static int iv_add(struct ivs *a, uint64_t s, uint64_t e)
+{
+	if (e > s && a->n && s >= a->v[a->n - 1].s && s <= a->v[a->n - 1].e) {
+		if (e > a->v[a->n - 1].e)
+			a->v[a->n - 1].e = e;
+		return 0;
+	}
+	return iv_push(a, s, e);
 }
 
 static int iv_cmp(const void *a, const void *b)
@@ -91,6 +114,50 @@ static uint64_t iv_overlap(const struct ivs *a, const struct ivs *b)
 	return len;
 }
 
+/* The first interval of a merged list that ends after s. */
+static size_t iv_first(const struct ivs *u, uint64_t s)
+{
+	size_t lo = 0, hi = u->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (u->v[mid].e <= s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* How much of [s, e) a merged list covers. */
+static uint64_t iv_covered(const struct ivs *u, uint64_t s, uint64_t e)
+{
+	uint64_t len = 0;
+
+	for (size_t i = iv_first(u, s); i < u->n && u->v[i].s < e; i++) {
+		uint64_t a = u->v[i].s > s ? u->v[i].s : s, b = u->v[i].e < e ? u->v[i].e : e;
+
+		if (b > a)
+			len += b - a;
+	}
+	return len;
+}
+
+/* The time of merged list u inside [a, b) that merged list v does not cover. */
+static uint64_t iv_uncovered(const struct ivs *u, const struct ivs *v, uint64_t a, uint64_t b)
+{
+	uint64_t len = 0;
+
+	for (size_t i = iv_first(u, a); i < u->n && u->v[i].s < b; i++) {
+		uint64_t x = u->v[i].s > a ? u->v[i].s : a, y = u->v[i].e < b ? u->v[i].e : b;
+
+		if (y > x)
+			len += (y - x) - iv_covered(v, x, y);
+	}
+	return len;
+}
+
 /* ---- nccl-tests ---------------------------------------------------------------------------- */
 
 double apx_ranks_algbytes(unsigned func, uint64_t bytes, unsigned n)
@@ -121,202 +188,272 @@ double apx_ranks_busbw_factor(unsigned func, unsigned n)
 	}
 }
 
-/* ---- loading -------------------------------------------------------------------------------- */
-
-struct call {					/* one COLLECTIVE record, for matching */
-	uint64_t comm, seq;
-	int64_t arrive;				/* wall ns */
-	uint32_t file;
-	uint16_t nranks;
-	uint8_t func;
-};
-
-struct work {
-	struct ivs *busy, *comm, *compute;	/* per file */
-	uint64_t **steps;			/* per file: ProfilerStep# durations */
-	size_t *nsteps;
-	struct call *calls;
-	size_t ncalls, capcalls;
-};
-
-static int add_call(struct work *w, const struct call *c)
+double apx_ranks_fit_ns(const struct apx_ranks_coll *c, double bytes)
 {
-	if (w->ncalls == w->capcalls) {
-		size_t n = w->capcalls ? w->capcalls * 2 : 1024;
-		struct call *p = realloc(w->calls, n * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		w->calls = p;
-		w->capcalls = n;
-	}
-	w->calls[w->ncalls++] = *c;
-	return 0;
+	return c->fit ? c->latency_ns + bytes * c->ns_per_byte : 0;
 }
 
-static void copy_str(char *dst, size_t cap, const struct apx_rec *h, unsigned f)
-{
-	size_t n = h->bytes[f] ? (size_t)h->v[f] : 0;
+static const char *const bucket_names[APX_RANKS_SIZE_BUCKETS] = {
+	"<4KiB", "4KiB-64KiB", "64KiB-1MiB", "1MiB-16MiB", "16MiB-256MiB", ">=256MiB",
+};
 
-	if (n >= cap)
-		n = cap - 1;
-	if (n)
-		memcpy(dst, h->bytes[f], n);
-	dst[n] = 0;
+const char *apx_ranks_bucket_name(unsigned b)
+{
+	return b < APX_RANKS_SIZE_BUCKETS ? bucket_names[b] : "?";
 }
 
-static int size_bucket(uint64_t b)
+static unsigned size_bucket(uint64_t b)
 {
-	int k = 0;
+	unsigned k = 0;
 
 	for (uint64_t lim = 4096; k < APX_RANKS_SIZE_BUCKETS - 1 && b >= lim; lim <<= 4)
 		k++;
 	return k;
 }
 
-static int is_nccl_kernel(const char *name, size_t len)
+/* ---- the work of one build ------------------------------------------------------------------ */
+
+struct call {					/* one COLLECTIVE record, for matching */
+	uint64_t comm, seq, bytes, dur;		/* dur: on the GPU, 0 = not timed */
+	int64_t arrive, enq;			/* wall ns: GPU start (else enqueue), enqueue */
+	uint32_t file, nranks;
+	uint8_t func, p2p;
+};
+
+struct sample {					/* one timed instance, for the fits */
+	uint64_t bytes, ns;
+	uint8_t func;
+};
+
+struct work {
+	size_t nf, ndev;
+	struct ivs *busy, *comm, *compute, *steps;	/* per file (steps: not merged) */
+	struct ivs *devbusy;			/* per store device */
+	uint32_t *fdev;				/* per file: its store device, UINT32_MAX none */
+	int *from_coll;				/* ... named by a collective's device */
+	uint32_t *dmap;				/* store device -> R->dev + 1, 0 none */
+	uint32_t *order;			/* m->colls by (file, time) */
+	size_t *ofirst;				/* per file: its first in order (nf + 1) */
+	struct call *calls;
+	size_t ncalls;
+	int64_t *tmp;				/* a group's enqueue times */
+	size_t tmpcap;
+	struct sample *smp;
+	size_t nsmp, smpcap;
+	double alg[APX_COLL__COUNT], bus[APX_COLL__COUNT];	/* bytes over timed instances */
+	double bbus[APX_COLL__COUNT][APX_RANKS_SIZE_BUCKETS];
+	uint64_t bns[APX_COLL__COUNT][APX_RANKS_SIZE_BUCKETS];
+};
+
+static void work_free(struct work *w)
 {
-	return len >= 4 && !memcmp(name, "nccl", 4);
+	for (size_t i = 0; i < w->nf && w->busy; i++) {
+		free(w->busy[i].v);
+		free(w->comm[i].v);
+		free(w->compute[i].v);
+		free(w->steps[i].v);
+	}
+	free(w->busy);
+	free(w->comm);
+	free(w->compute);
+	free(w->steps);
+	free(w->fdev);
+	free(w->from_coll);
+	free(w->order);
+	free(w->ofirst);
+	free(w->calls);
+	free(w->tmp);
+	free(w->smp);
 }
 
-static int step_name(const char *s, size_t len)
+static int is_nccl_kernel(struct apx_es_text nm)
 {
-	return len > 13 && !memcmp(s, "ProfilerStep#", 13);
+	return nm.len >= 4 && !memcmp(nm.p, "nccl", 4);
 }
 
-static int read_file(struct apx_ranks *R, struct work *w, size_t fi, struct apx_reader *rd)
+static int is_step_name(struct apx_es_text nm)
 {
-	struct apx_ranks_rank *rk = &R->rank[fi];
-	uint8_t uuid[16] = { 0 };
-	int has_uuid = 0, k;
+	return nm.len > 13 && !memcmp(nm.p, "ProfilerStep#", 13);
+}
 
-	for (size_t c = 0; c < apx_reader_chunk_count(rd); c++) {
-		struct apx_chunk_iter it;
-		const struct apx_rec *r = &it.rec;
+/* The model's collective i: its ordering time on its file's clock. */
+static uint64_t coll_time(const struct apx_an_coll *c)
+{
+	return c->end > c->start ? c->start : c->enq;
+}
 
-		if (apx_chunk_iter_init(&it, rd, c, NULL) < 0)
+static const struct apx_an_coll *coll_at(const struct apx_model *m, size_t i)
+{
+	return APX_VEC_AT(&m->colls, struct apx_an_coll, i);
+}
+
+struct order_ctx {
+	const struct apx_model *m;
+};
+
+static int order_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct apx_model *m = ((const struct order_ctx *)ctx)->m;
+	const struct apx_an_coll *x = coll_at(m, *(const uint32_t *)a);
+	const struct apx_an_coll *y = coll_at(m, *(const uint32_t *)b);
+	uint64_t tx = coll_time(x), ty = coll_time(y);
+
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	return tx < ty ? -1 : tx > ty;
+}
+
+/* The files' devices: a collective's device first, else the device of the file's first
+ * kernel, copy or memset. */
+static void file_devices(const struct apx_model *m, struct work *w)
+{
+	const struct apx_store *st = m->store;
+	const struct {
+		size_t n;
+		const uint32_t *stream;
+	} cols[3] = { { st->k.n, st->k.stream }, { st->c.n, st->c.stream },
+		      { st->s.n, st->s.stream } };
+
+	for (size_t i = 0; i < m->colls.n; i++) {
+		const struct apx_an_coll *c = coll_at(m, i);
+		uint32_t d;
+
+		if (c->file >= w->nf || w->from_coll[c->file] || c->device < 0)
 			continue;
-		while (apx_chunk_iter_next(&it, NULL) == 1) {
-			uint64_t s, e;
-			size_t len = 0;
-			const char *nm;
-
-			switch (r->type) {
-			case APX_REC_DEVICE:
-				if (!has_uuid && r->bytes[APX_DEVICE_UUID] &&
-				    r->v[APX_DEVICE_UUID] == 16) {
-					memcpy(uuid, r->bytes[APX_DEVICE_UUID], 16);
-					has_uuid = 1;
-				}
-				break;
-			case APX_REC_KERNEL:
-				s = r->v[APX_KERNEL_START_NS];
-				e = r->v[APX_KERNEL_END_NS];
-				nm = apx_reader_string(rd, r->v[APX_KERNEL_NAME], &len);
-				if ((k = iv_add(&w->busy[fi], s, e)) < 0)
-					return k;
-				if (!nm || !is_nccl_kernel(nm, len))
-					k = iv_add(&w->compute[fi], s, e);
-				if (k < 0)
-					return k;
-				break;
-			case APX_REC_MEMCPY:
-			case APX_REC_MEMSET:
-				if ((k = iv_add(&w->busy[fi], r->v[0], r->v[1])) < 0)
-					return k;
-				break;
-			case APX_REC_MARKER:
-				nm = apx_reader_string(rd, r->v[APX_MARKER_NAME], &len);
-				if (nm && step_name(nm, len) &&
-				    r->v[APX_MARKER_END_NS] > r->v[APX_MARKER_START_NS]) {
-					uint64_t *p = realloc(w->steps[fi],
-							      (w->nsteps[fi] + 1) * sizeof(*p));
-
-					if (!p)
-						return -ENOMEM;
-					p[w->nsteps[fi]++] = r->v[APX_MARKER_END_NS] -
-							     r->v[APX_MARKER_START_NS];
-					w->steps[fi] = p;
-				}
-				break;
-			case APX_REC_COLLECTIVE: {
-				unsigned f = (unsigned)r->v[APX_COLLECTIVE_FUNC];
-				unsigned n = (unsigned)r->v[APX_COLLECTIVE_NRANKS];
-				struct apx_ranks_coll *cl = &R->coll[f < APX_COLL__COUNT ? f : 0];
-				struct call call = {
-					.comm = r->v[APX_COLLECTIVE_COMM],
-					.seq = r->v[APX_COLLECTIVE_SEQ],
-					.arrive = (int64_t)r->v[APX_COLLECTIVE_ENQUEUE_NS] +
-						  rk->realtime_offset_ns,
-					.file = (uint32_t)fi,
-					.nranks = (uint16_t)(n > 65535 ? 65535 : n),
-					.func = (uint8_t)(f < APX_COLL__COUNT ? f : 0),
-				};
-
-				s = r->v[APX_COLLECTIVE_START_NS];
-				e = r->v[APX_COLLECTIVE_END_NS];
-				rk->colls++;
-				cl->func = call.func;
-				cl->calls++;
-				cl->bytes += r->v[APX_COLLECTIVE_BYTES];
-				cl->size_hist[size_bucket(r->v[APX_COLLECTIVE_BYTES])]++;
-				cl->algo[r->v[APX_COLLECTIVE_ALGO] < APX_ALGO__COUNT ?
-						 r->v[APX_COLLECTIVE_ALGO] : 0]++;
-				cl->proto[r->v[APX_COLLECTIVE_PROTO] < APX_PROTO__COUNT ?
-						  r->v[APX_COLLECTIVE_PROTO] : 0]++;
-				if ((int)n > R->world)
-					R->world = (int)n;
-				if (s && e > s) {
-					double t = (double)(e - s) / 1e9;
-					double sb = apx_ranks_algbytes(f, r->v[APX_COLLECTIVE_BYTES], n);
-
-					cl->time_ns += e - s;
-					cl->timed++;
-					/* summed per call here; divided by timed calls below */
-					cl->algbw_gbps += sb / t / 1e9;
-					cl->busbw_gbps += sb / t / 1e9 * apx_ranks_busbw_factor(f, n);
-					if ((k = iv_add(&w->busy[fi], s, e)) < 0 ||
-					    (k = iv_add(&w->comm[fi], s, e)) < 0)
-						return k;
-				}
-				if (!(r->v[APX_COLLECTIVE_FLAGS] & APX_COLL_F_P2P) && n > 1 &&
-				    (k = add_call(w, &call)) < 0)
-					return k;
-				break;
-			}
-			default:
-				break;
-			}
+		d = apx_store_device_of(st, c->file, (uint64_t)c->device);
+		if (d < st->ndevices) {
+			w->fdev[c->file] = d;
+			w->from_coll[c->file] = 1;
 		}
 	}
-	/* the device: (host, UUID); without a UUID, one device per file */
-	rk->device = -1;
-	for (size_t d = 0; has_uuid && d < R->ndevs; d++)
-		if (!strcmp(R->dev[d].host, rk->host) && !memcmp(R->dev[d].uuid, uuid, 16))
-			rk->device = (int)d;
-	if (rk->device < 0) {
-		struct apx_ranks_device *dv = &R->dev[R->ndevs];
+	for (int k = 0; k < 3; k++)
+		for (size_t i = 0; i < cols[k].n; i++) {
+			const uint32_t s = cols[k].stream[i];
 
-		memset(dv, 0, sizeof(*dv));
-		snprintf(dv->host, sizeof(dv->host), "%s", rk->host);
-		memcpy(dv->uuid, uuid, 16);
-		rk->device = (int)R->ndevs++;
-	}
-	R->dev[rk->device].nfiles++;
-	return 0;
+			if (s < st->nstreams && st->streams[s].file < w->nf &&
+			    st->streams[s].device < w->ndev &&
+			    w->fdev[st->streams[s].file] == UINT32_MAX)
+				w->fdev[st->streams[s].file] = st->streams[s].device;
+		}
 }
 
-static int u64_cmp(const void *a, const void *b)
+/* Kernels, copies and memsets: each file's busy and compute time, each device's busy time;
+ * ProfilerStep# ranges: each file's steps. */
+static int gather_store(const struct apx_model *m, struct apx_ranks *R, struct work *w)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	const struct apx_store *st = m->store;
+	int k = 0;
 
-	return x < y ? -1 : x > y;
+	for (size_t i = 0; i < st->k.n && k >= 0; i++) {
+		uint32_t s = st->k.stream[i];
+		uint64_t a = st->k.start[i], b = apx_store_end(st, APX_ES_KERNEL, i);
+		uint16_t fi;
+
+		if (s >= st->nstreams || (fi = st->streams[s].file) >= w->nf ||
+		    st->streams[s].device >= w->ndev)
+			continue;
+		if ((k = iv_add(&w->busy[fi], a, b)) < 0 ||
+		    (k = iv_add(&w->devbusy[st->streams[s].device], a, b)) < 0)
+			break;
+		if (!is_nccl_kernel(apx_store_string(st, st->k.name[i])))
+			k = iv_add(&w->compute[fi], a, b);
+	}
+	for (size_t i = 0; i < st->c.n && k >= 0; i++) {
+		uint32_t s = st->c.stream[i];
+		uint16_t fi;
+
+		if (s >= st->nstreams || (fi = st->streams[s].file) >= w->nf ||
+		    st->streams[s].device >= w->ndev)
+			continue;
+		if (st->c.kind[i] == APX_COPY_H2D && st->c.end[i] > st->c.start[i])
+			R->rank[fi].h2d_ns += st->c.end[i] - st->c.start[i];
+		if ((k = iv_add(&w->busy[fi], st->c.start[i], st->c.end[i])) >= 0)
+			k = iv_add(&w->devbusy[st->streams[s].device], st->c.start[i], st->c.end[i]);
+	}
+	for (size_t i = 0; i < st->s.n && k >= 0; i++) {
+		uint32_t s = st->s.stream[i];
+		uint16_t fi;
+
+		if (s >= st->nstreams || (fi = st->streams[s].file) >= w->nf ||
+		    st->streams[s].device >= w->ndev)
+			continue;
+		if ((k = iv_add(&w->busy[fi], st->s.start[i], st->s.end[i])) >= 0)
+			k = iv_add(&w->devbusy[st->streams[s].device], st->s.start[i], st->s.end[i]);
+	}
+	for (size_t i = 0; i < st->mk.n && k >= 0; i++) {
+		uint32_t t = st->mk.thread[i];
+
+		if (t < st->nthreads && st->threads[t].file < w->nf &&
+		    is_step_name(apx_store_string(st, st->mk.name[i])))
+			k = iv_push(&w->steps[st->threads[t].file], st->mk.start[i], st->mk.end[i]);
+	}
+	return k < 0 ? k : 0;
+}
+
+/* The COLLECTIVE records: per file and per function, and the calls to match. */
+static int gather_colls(const struct apx_model *m, struct apx_ranks *R, struct work *w)
+{
+	uint32_t *best = calloc(w->nf ? w->nf : 1, sizeof(*best));	/* largest nranks seen */
+	int k = 0;
+
+	if (!best)
+		return -ENOMEM;
+	w->calls = reallocarray(NULL, m->colls.n ? m->colls.n : 1, sizeof(*w->calls));
+	if (!w->calls) {
+		free(best);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < m->colls.n && k >= 0; i++) {
+		const struct apx_an_coll *c = coll_at(m, i);
+		struct apx_ranks_rank *rk;
+		struct apx_ranks_coll *cl = &R->coll[c->func];
+		uint64_t dur = c->end > c->start ? c->end - c->start : 0;
+
+		if (c->file >= w->nf)
+			continue;
+		rk = &R->rank[c->file];
+		rk->colls++;
+		cl->func = c->func;
+		cl->calls++;
+		cl->bytes += c->bytes;
+		cl->size_hist[size_bucket(c->bytes)]++;
+		cl->algo[c->algo]++;
+		cl->proto[c->proto]++;
+		if ((int)c->nranks > R->world)
+			R->world = (int)c->nranks;
+		/* no rank in the header: its rank in its largest communicator */
+		if (m->files[c->file].rank < 0 && c->rank >= 0 && c->nranks > best[c->file]) {
+			best[c->file] = c->nranks;
+			rk->rank = c->rank;
+		}
+		if (dur) {
+			cl->time_ns += dur;
+			cl->timed++;
+			if ((k = iv_add(&w->busy[c->file], c->start, c->end)) < 0 ||
+			    (k = iv_add(&w->comm[c->file], c->start, c->end)) < 0)
+				break;
+			if (w->fdev[c->file] != UINT32_MAX)
+				k = iv_add(&w->devbusy[w->fdev[c->file]], c->start, c->end);
+		}
+		w->calls[w->ncalls++] = (struct call){
+			.comm = c->comm, .seq = c->seq, .bytes = c->bytes, .dur = dur,
+			/* on the wall clock (wrapping, never overflowing: hostile offsets) */
+			.arrive = (int64_t)((dur ? c->start : c->enq) +
+					    (uint64_t)rk->realtime_offset_ns),
+			.enq = (int64_t)(c->enq + (uint64_t)rk->realtime_offset_ns), .file = c->file,
+			.nranks = c->nranks, .func = c->func, .p2p = !!(c->flags & APX_COLL_F_P2P),
+		};
+	}
+	free(best);
+	return k < 0 ? k : 0;
 }
 
 static int call_cmp(const void *a, const void *b)
 {
 	const struct call *x = a, *y = b;
 
+	if (x->p2p != y->p2p)
+		return x->p2p < y->p2p ? -1 : 1;
 	if (x->comm != y->comm)
 		return x->comm < y->comm ? -1 : 1;
 	if (x->seq != y->seq)
@@ -326,40 +463,332 @@ static int call_cmp(const void *a, const void *b)
 	return x->arrive < y->arrive ? -1 : x->arrive > y->arrive;
 }
 
-/* Group the calls by (comm, seq, func); groups with every rank of the communicator count. */
-static void match_calls(struct apx_ranks *R, struct work *w)
+static int i64_cmp(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* One instance: its shortest timed duration for the bandwidth and the fits. */
+static int instance(struct apx_ranks *R, struct work *w, const struct call *c, size_t n)
+{
+	struct apx_ranks_coll *cl = &R->coll[c[0].func];
+	uint64_t t = 0;
+	double s, f;
+	unsigned b = size_bucket(c[0].bytes);
+
+	cl->instances++;
+	for (size_t i = 0; i < n; i++)
+		if (c[i].dur && (!t || c[i].dur < t))
+			t = c[i].dur;
+	if (!t)
+		return 0;
+	s = c[0].p2p ? (double)c[0].bytes : apx_ranks_algbytes(c[0].func, c[0].bytes, c[0].nranks);
+	f = c[0].p2p ? 1 : apx_ranks_busbw_factor(c[0].func, c[0].nranks);
+	cl->inst_timed++;
+	cl->inst_ns += t;
+	w->alg[c[0].func] += s;
+	w->bus[c[0].func] += s * f;
+	w->bbus[c[0].func][b] += s * f;
+	w->bns[c[0].func][b] += t;
+	if (w->nsmp == w->smpcap) {
+		size_t cap = w->smpcap ? w->smpcap * 2 : 256;
+		struct sample *p = reallocarray(w->smp, cap, sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		w->smp = p;
+		w->smpcap = cap;
+	}
+	w->smp[w->nsmp++] = (struct sample){ c[0].bytes, t, c[0].func };
+	return 0;
+}
+
+/* a - b for a >= b (wall times from a trace: any int64), else 0; never overflows */
+static uint64_t later(int64_t a, int64_t b)
+{
+	return a > b ? (uint64_t)a - (uint64_t)b : 0;
+}
+
+/* A collective found on every rank of its communicator (c sorted by arrival): each rank's
+ * lateness against the median rank, waits, and what the last one cost the others. */
+static int matched(struct apx_ranks *R, struct work *w, const struct call *c, size_t n)
+{
+	int64_t med = c[(n - 1) / 2].arrive, last = c[n - 1].arrive, menq;
+	uint64_t late, host;
+	struct apx_ranks_rank *lr = &R->rank[c[n - 1].file];
+
+	if (n > w->tmpcap) {
+		int64_t *p = reallocarray(w->tmp, n, sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		w->tmp = p;
+		w->tmpcap = n;
+	}
+	for (size_t k = 0; k < n; k++)
+		w->tmp[k] = c[k].enq;
+	qsort(w->tmp, n, sizeof(*w->tmp), i64_cmp);
+	menq = w->tmp[(n - 1) / 2];
+	for (size_t k = 0; k < n; k++) {
+		struct apx_ranks_rank *rk = &R->rank[c[k].file];
+
+		late = later(c[k].arrive, med);
+		rk->matched++;
+		rk->late_sum_ns += late;
+		if (late > rk->late_max_ns)
+			rk->late_max_ns = late;
+		if (k + 1 < n) {
+			rk->wait_ns += later(last, c[k].arrive);
+			lr->last_wait_ns += later(last, c[k].arrive);
+		}
+	}
+	lr->last++;
+	lr->last_gap_ns += later(last, c[n - 2].arrive);
+	late = later(last, med);
+	lr->last_late_ns += late;
+	host = later(c[n - 1].enq, menq);	/* its host was that late */
+	lr->last_host_ns += host < late ? host : late;
+	return 0;
+}
+
+/* Group the calls by (comm, seq, func): instances, and the matched ones' arrivals. */
+static int match_calls(struct apx_ranks *R, struct work *w)
 {
 	size_t i = 0;
+	int k = 0;
 
-	if (!w->ncalls)
-		return;
 	qsort(w->calls, w->ncalls, sizeof(*w->calls), call_cmp);
-	while (i < w->ncalls) {
+	while (i < w->ncalls && k >= 0) {
+		const struct call *c = &w->calls[i];
 		size_t j = i + 1, n;
-		int64_t med;
 
-		while (j < w->ncalls && w->calls[j].comm == w->calls[i].comm &&
-		       w->calls[j].seq == w->calls[i].seq && w->calls[j].func == w->calls[i].func)
+		while (!c->p2p && j < w->ncalls && !w->calls[j].p2p && w->calls[j].comm == c->comm &&
+		       w->calls[j].seq == c->seq && w->calls[j].func == c->func)
 			j++;
 		n = j - i;
-		R->coll[w->calls[i].func].instances++;
-		if (n >= 2 && n == w->calls[i].nranks) {	/* sorted by arrival */
-			med = w->calls[i + (n - 1) / 2].arrive;
-			for (size_t k = i; k < j; k++) {
-				struct apx_ranks_rank *rk = &R->rank[w->calls[k].file];
-				int64_t late = w->calls[k].arrive - med;
+		k = instance(R, w, c, n);
+		if (k >= 0 && n >= 2 && n == c->nranks)
+			k = matched(R, w, c, n);
+		i = j;
+	}
+	return k;
+}
 
-				rk->matched++;
-				if (late > 0) {
-					rk->late_sum_ns += (uint64_t)late;
-					if ((uint64_t)late > rk->late_max_ns)
-						rk->late_max_ns = (uint64_t)late;
+static int sample_cmp(const void *a, const void *b)
+{
+	const struct sample *x = a, *y = b;
+
+	if (x->func != y->func)
+		return x->func < y->func ? -1 : 1;
+	if (x->bytes != y->bytes)
+		return x->bytes < y->bytes ? -1 : 1;
+	return x->ns < y->ns ? -1 : x->ns > y->ns;
+}
+
+static int dbl_cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Each function's time against size: per distinct size its shortest instance; the slope by
+ * least squares over them (0 when times do not grow with size), the latency as the median
+ * over the sizes under 64 KiB of their time less the slope's part (without such sizes, the
+ * line's intercept). A fit needs sizes spanning a factor of 2. */
+static int fit_sizes(struct apx_ranks *R, struct work *w)
+{
+	double *lat = reallocarray(NULL, w->nsmp ? w->nsmp : 1, sizeof(*lat));
+	size_t i = 0;
+
+	if (!lat)
+		return -ENOMEM;
+	qsort(w->smp, w->nsmp, sizeof(*w->smp), sample_cmp);
+	while (i < w->nsmp) {
+		struct apx_ranks_coll *cl = &R->coll[w->smp[i].func];
+		double sx = 0, sy = 0, sxx = 0, sxy = 0, n = 0, k = 0, a;
+		uint64_t lo = w->smp[i].bytes, hi = lo;
+		size_t j = i, nl = 0;
+
+		for (; j < w->nsmp && w->smp[j].func == w->smp[i].func; j++) {
+			double x = (double)w->smp[j].bytes, y = (double)w->smp[j].ns;
+
+			if (j > i && w->smp[j].bytes == w->smp[j - 1].bytes)
+				continue;	/* the shortest of a size came first */
+			sx += x;
+			sy += y;
+			sxx += x * x;
+			sxy += x * y;
+			n++;
+			hi = w->smp[j].bytes;
+		}
+		if (n >= 2 && hi >= 2 * lo && hi > 0) {
+			double den = n * sxx - sx * sx;
+
+			k = den > 0 ? (n * sxy - sx * sy) / den : 0;
+			if (k < 0)
+				k = 0;
+			for (size_t q = i; q < j; q++)
+				if (w->smp[q].bytes < APX_RANKS_SMALL_BYTES &&
+				    (q == i || w->smp[q].bytes != w->smp[q - 1].bytes)) {
+					a = (double)w->smp[q].ns - k * (double)w->smp[q].bytes;
+					lat[nl++] = a > 0 ? a : 0;
 				}
+			if (nl) {
+				qsort(lat, nl, sizeof(*lat), dbl_cmp);
+				a = lat[(nl - 1) / 2];
+			} else {
+				a = (sy - k * sx) / n;
 			}
-			R->rank[w->calls[j - 1].file].last++;
+			cl->fit = 1;
+			cl->fit_sizes = (unsigned)n;
+			cl->latency_ns = a > 0 ? a : 0;
+			cl->ns_per_byte = k;
 		}
 		i = j;
 	}
+	free(lat);
+	return 0;
+}
+
+/* The index in steps (sorted, disjoint) of the step holding t; -1 none. */
+static int64_t step_of(const struct ivs *steps, uint64_t t)
+{
+	size_t lo = 0, hi = steps->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (steps->v[mid].e <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < steps->n && steps->v[lo].s <= t ? (int64_t)lo : -1;
+}
+
+/* Exposed communication a step at a time: what overlap could hide (ranks.h). */
+static void exposure(const struct apx_model *m, struct apx_ranks *R, struct work *w, size_t fi)
+{
+	struct apx_ranks_rank *rk = &R->rank[fi];
+	const struct ivs *cm = &w->comm[fi], *cp = &w->compute[fi];
+	struct ivs one = { &(struct iv){ rk->first_ns, rk->end_ns + 1 }, 1, 1 };
+	const struct ivs *steps = w->steps[fi].n ? &w->steps[fi] : &one;
+	size_t o = w->ofirst[fi];
+
+	for (size_t s = 0; s < steps->n; s++) {
+		uint64_t a = steps->v[s].s, b = steps->v[s].e, stays, tail, beside;
+		uint64_t exposed = iv_uncovered(cm, cp, a, b);	/* its communication in the step */
+		const struct apx_an_coll *last = NULL;
+
+		for (; o < w->ofirst[fi + 1]; o++) {	/* its last timed collective in the step */
+			const struct apx_an_coll *c = coll_at(m, w->order[o]);
+
+			if (coll_time(c) >= b)
+				break;
+			if (c->end > c->start && c->start >= a)
+				last = c;
+		}
+		if (!last || !exposed)
+			continue;
+		tail = (last->end - last->start) - iv_covered(cp, last->start, last->end);
+		stays = tail;
+		if (last->bytes > APX_RANKS_BUCKET_BYTES) {	/* in buckets, the last one stays */
+			double bucket = R->coll[last->func].fit
+				? apx_ranks_fit_ns(&R->coll[last->func], (double)APX_RANKS_BUCKET_BYTES)
+				: (double)tail * (double)APX_RANKS_BUCKET_BYTES / (double)last->bytes;
+
+			if (bucket < (double)stays)
+				stays = (uint64_t)bucket;
+		}
+		beside = iv_uncovered(cp, cm, a, last->start);	/* compute before it, no comm */
+		rk->tail_ns += stays;
+		rk->free_compute_ns += beside;
+		if (exposed > stays)
+			rk->hideable_ns += exposed - stays < beside ? exposed - stays : beside;
+	}
+}
+
+#define OPEN_GROUPS 64
+
+struct group {
+	uint64_t comm, exposed;
+	int64_t step;
+	uint32_t n;
+	uint8_t func;
+};
+
+static void close_group(struct apx_ranks *R, struct apx_ranks_rank *rk, const struct group *g)
+{
+	double fuse;
+
+	if (g->n < 2)
+		return;
+	fuse = (double)(g->n - 1) * R->coll[g->func].latency_ns;
+	rk->small_groups++;
+	rk->small_saving_ns += fuse < (double)g->exposed ? fuse : (double)g->exposed;
+}
+
+/* Small, latency-bound collectives in groups that could be one call: consecutive ones of one
+ * communicator and function within a step (a larger one of the communicator ends them). */
+static void small_groups(const struct apx_model *m, struct apx_ranks *R, struct work *w,
+			 size_t fi, uint64_t *nofit)
+{
+	struct apx_ranks_rank *rk = &R->rank[fi];
+	struct group g[OPEN_GROUPS];
+	size_t ng = 0;
+
+	for (size_t o = w->ofirst[fi]; o < w->ofirst[fi + 1]; o++) {
+		const struct apx_an_coll *c = coll_at(m, w->order[o]);
+		const struct apx_ranks_coll *cl = &R->coll[c->func];
+		int64_t step = w->steps[fi].n ? step_of(&w->steps[fi], coll_time(c)) : 0;
+		uint64_t exposed = 0;
+		size_t k;
+
+		if (c->flags & APX_COLL_F_P2P)
+			continue;
+		if (c->bytes >= APX_RANKS_SMALL_BYTES) {	/* ends its communicator's groups */
+			for (k = 0; k < ng;)
+				if (g[k].comm == c->comm) {
+					close_group(R, rk, &g[k]);
+					g[k] = g[--ng];
+				} else {
+					k++;
+				}
+			continue;
+		}
+		if (!cl->fit) {
+			(*nofit)++;
+			continue;
+		}
+		if ((double)c->bytes * cl->ns_per_byte > cl->latency_ns)
+			continue;			/* not latency-bound */
+		rk->small_calls++;
+		if (c->end > c->start) {
+			exposed = (c->end - c->start) - iv_covered(&w->compute[fi], c->start, c->end);
+			rk->small_exposed_ns += exposed;
+		}
+		for (k = 0; k < ng && !(g[k].comm == c->comm && g[k].func == c->func); k++)
+			;
+		if (k < ng && g[k].step == step) {
+			g[k].n++;
+			g[k].exposed += exposed;
+			continue;
+		}
+		if (k < ng) {
+			close_group(R, rk, &g[k]);
+		} else if (ng == OPEN_GROUPS) {
+			close_group(R, rk, &g[0]);
+			k = 0;
+		} else {
+			k = ng++;
+		}
+		g[k] = (struct group){ c->comm, exposed, step, 1, c->func };
+	}
+	for (size_t k = 0; k < ng; k++)
+		close_group(R, rk, &g[k]);
 }
 
 /* A straggler: last at more than half of at least 3 matched collectives, and on average more
@@ -367,13 +796,15 @@ static void match_calls(struct apx_ranks *R, struct work *w)
 static void find_straggler(struct apx_ranks *R)
 {
 	R->straggler.rank = -1;
+	R->straggler.index = -1;
 	for (size_t i = 0; i < R->nranks; i++) {
 		const struct apx_ranks_rank *rk = &R->rank[i];
 		uint64_t mean = rk->matched ? rk->late_sum_ns / rk->matched : 0;
 
 		if (rk->matched >= 3 && rk->last * 2 > rk->matched && mean > 50000 &&
-		    (R->straggler.rank < 0 || mean > R->straggler.mean_late_ns)) {
+		    (R->straggler.index < 0 || mean > R->straggler.mean_late_ns)) {
 			R->straggler.rank = rk->rank;
+			R->straggler.index = (int)i;
 			R->straggler.last = rk->last;
 			R->straggler.matched = rk->matched;
 			R->straggler.mean_late_ns = mean;
@@ -381,58 +812,335 @@ static void find_straggler(struct apx_ranks *R)
 	}
 }
 
-static void finish(struct apx_ranks *R, struct work *w)
+/* NVLink's speed a link and direction by architecture (GB/s): V100, A100, H100/H200 25,
+ * B200 50; 0: not known. */
+static double nvlink_gbps(uint32_t cc_major, uint32_t cc_minor)
 {
-	for (size_t d = 0; d < R->ndevs; d++) {
-		struct ivs all = { 0 };
-		uint64_t lo = UINT64_MAX, hi = 0;
-
-		for (size_t i = 0; i < R->nranks; i++) {
-			if (R->rank[i].device != (int)d)
-				continue;
-			for (size_t k = 0; k < w->busy[i].n; k++)
-				if (iv_add(&all, w->busy[i].v[k].s, w->busy[i].v[k].e) < 0)
-					break;
-		}
-		R->dev[d].busy_ns = iv_union(&all);
-		if (all.n) {
-			lo = all.v[0].s;
-			hi = all.v[all.n - 1].e;
-		}
-		R->dev[d].span_ns = hi > lo ? hi - lo : 0;
-		R->dev[d].busy_pct = R->dev[d].span_ns ?
-			100.0 * (double)R->dev[d].busy_ns / (double)R->dev[d].span_ns : 0;
-		free(all.v);
-	}
-	for (size_t i = 0; i < R->nranks; i++) {
-		struct apx_ranks_rank *rk = &R->rank[i];
-
-		rk->gpu_busy_ns = iv_union(&w->busy[i]);
-		if (w->busy[i].n)
-			rk->end_ns = w->busy[i].v[w->busy[i].n - 1].e;
-		rk->comm_ns = iv_union(&w->comm[i]);
-		iv_union(&w->compute[i]);
-		rk->exposed_ns = rk->comm_ns - iv_overlap(&w->comm[i], &w->compute[i]);
-		if (w->nsteps[i]) {
-			qsort(w->steps[i], w->nsteps[i], sizeof(uint64_t), u64_cmp);
-			rk->step_ns = w->steps[i][w->nsteps[i] / 2];
-		}
-	}
-	for (unsigned f = 0; f < APX_COLL__COUNT; f++)
-		if (R->coll[f].timed) {
-			R->coll[f].algbw_gbps /= (double)R->coll[f].timed;
-			R->coll[f].busbw_gbps /= (double)R->coll[f].timed;
-		}
-	match_calls(R, w);
-	find_straggler(R);
+	if (cc_minor)
+		return 0;			/* consumer parts: bridges of their own */
+	return cc_major == 7 || cc_major == 8 || cc_major == 9 ? 25 : cc_major == 10 ? 50 : 0;
 }
 
-/* The same process read twice (a name given twice, or two names of one file). */
-static int seen_before(const struct apx_ranks *R, const struct apx_ranks_rank *rk)
+static const struct apx_an_device *model_device(const struct apx_model *m, uint32_t es)
 {
+	for (size_t i = 0; i < m->ndevices; i++)
+		if (m->devices[i].es_device == es && m->devices[i].known)
+			return &m->devices[i];
+	return NULL;
+}
+
+/* The bottleneck link of the collectives (ranks.h). */
+static void find_link(const struct apx_model *m, struct apx_ranks *R, const struct work *w)
+{
+	struct apx_ranks_link *l = &R->link;
+	double peak = 0;
+
+	if (R->world <= 1) {
+		snprintf(l->why, sizeof(l->why), "one rank: no data crosses a link");
+		return;
+	}
+	if (R->hosts > 1) {
+		snprintf(l->why, sizeof(l->why), "the ranks are on %u hosts: the network is the "
+			 "bottleneck, and the trace holds no NIC speed", R->hosts);
+		return;
+	}
+	for (size_t i = 0; i < R->nranks; i++) {
+		const struct apx_an_device *d;
+		double gb;
+
+		if (!R->rank[i].colls)
+			continue;
+		d = w->fdev[i] == UINT32_MAX ? NULL : model_device(m, w->fdev[i]);
+		if (!d || !d->nvlinks) {
+			snprintf(l->why, sizeof(l->why), "the trace does not say how the GPUs are "
+				 "linked (NVLink or PCIe: the collector records no topology yet)");
+			return;
+		}
+		gb = nvlink_gbps(d->cc_major, d->cc_minor);
+		if (!gb) {
+			snprintf(l->why, sizeof(l->why), "no NVLink speed known for sm_%u%u",
+				 d->cc_major % 100, d->cc_minor % 100);
+			return;
+		}
+		if (!peak || gb * 1e9 * d->nvlinks < peak) {
+			peak = gb * 1e9 * d->nvlinks;
+			snprintf(l->why, sizeof(l->why), "NVLink: %u links x %.0f GB/s a direction "
+				 "(sm_%u%u)", d->nvlinks, gb, d->cc_major % 100, d->cc_minor % 100);
+		}
+	}
+	l->kind = "NVLink";
+	l->peak_bps = peak;
+}
+
+static void copy_text(char *dst, size_t cap, const char *s)
+{
+	snprintf(dst, cap, "%s", s ? s : "");
+}
+
+/* The files: identity from the model's header fields (rank from the header; the world size and
+ * local rank from the reader's header). */
+static void files(const struct apx_model *m, struct apx_ranks *R)
+{
+	for (size_t i = 0; i < m->nfiles; i++) {
+		const struct apx_an_file *f = &m->files[i];
+		struct apx_ranks_rank *rk = &R->rank[i];
+		const struct apx_rec *h = f->reader ? apx_reader_header(f->reader) : NULL;
+
+		copy_text(rk->path, sizeof(rk->path), f->path);
+		copy_text(rk->host, sizeof(rk->host), f->host);
+		rk->file = (uint16_t)i;
+		rk->rank = f->rank >= 0 && f->rank <= INT32_MAX ? (int)f->rank : -1;
+		rk->world = h ? (int)(h->v[APX_HEADER_WORLD_SIZE] > 1u << 20 ? 1u << 20
+				      : h->v[APX_HEADER_WORLD_SIZE]) : 0;
+		rk->local_rank = h && rk->world > 0 ? (int)apx_rec_i64(h, APX_HEADER_LOCAL_RANK) : -1;
+		rk->pid = f->pid;
+		rk->start_ns = h ? h->v[APX_HEADER_START_NS] : 0;
+		rk->realtime_offset_ns = f->realtime_offset_ns;
+		rk->device = -1;
+		if (rk->world > R->world)
+			R->world = rk->world;
+	}
+	R->nranks = m->nfiles;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Per file: busy, communication, exposed, steps; the devices of the files. */
+static int per_file(const struct apx_model *m, struct apx_ranks *R, struct work *w)
+{
+	const struct apx_store *st = m->store;
+
+	for (size_t i = 0; i < w->nf; i++) {
+		struct apx_ranks_rank *rk = &R->rank[i];
+		uint32_t d = w->fdev[i];
+		uint64_t *dur;
+
+		rk->gpu_busy_ns = iv_union(&w->busy[i]);
+		if (w->busy[i].n) {
+			rk->first_ns = w->busy[i].v[0].s;
+			rk->end_ns = w->busy[i].v[w->busy[i].n - 1].e;
+			if (rk->end_ns > rk->first_ns)
+				rk->busy_pct = 100.0 * (double)rk->gpu_busy_ns /
+					       (double)(rk->end_ns - rk->first_ns);
+		}
+		rk->comm_ns = iv_union(&w->comm[i]);
+		rk->compute_ns = iv_union(&w->compute[i]);
+		rk->exposed_ns = rk->comm_ns - iv_overlap(&w->comm[i], &w->compute[i]);
+		if (w->steps[i].n) {	/* sorted, and made disjoint (nested ranges cut) */
+			struct ivs *s = &w->steps[i];
+
+			qsort(s->v, s->n, sizeof(*s->v), iv_cmp);
+			for (size_t k = 1; k < s->n; k++)
+				if (s->v[k].s < s->v[k - 1].e)
+					s->v[k].s = s->v[k - 1].e;
+			dur = reallocarray(NULL, s->n, sizeof(*dur));
+			if (!dur)
+				return -ENOMEM;
+			for (size_t k = 0; k < s->n; k++)
+				dur[k] = s->v[k].e > s->v[k].s ? s->v[k].e - s->v[k].s : 0;
+			qsort(dur, s->n, sizeof(*dur), u64_cmp);
+			rk->steps = s->n;
+			rk->step_ns = dur[s->n / 2];
+			free(dur);
+		}
+		if (d == UINT32_MAX || d >= st->ndevices)
+			continue;
+		if (!w->dmap[d]) {	/* the device (host, UUID), first seen */
+			struct apx_ranks_device *dv = &R->dev[R->ndevs];
+			const struct apx_es_device *ed = &st->devices[d];
+			struct apx_es_text hn = ed->host < st->nhosts ? st->hosts[ed->host].name
+					: (struct apx_es_text){ "", 0 };
+
+			snprintf(dv->host, sizeof(dv->host), "%.*s", (int)(hn.len < 63 ? hn.len : 63),
+				 hn.p);
+			memcpy(dv->uuid, ed->uuid, 16);
+			dv->has_uuid = ed->has_uuid;
+			dv->busy_ns = iv_union(&w->devbusy[d]);
+			if (w->devbusy[d].n)
+				dv->span_ns = w->devbusy[d].v[w->devbusy[d].n - 1].e - w->devbusy[d].v[0].s;
+			dv->busy_pct = dv->span_ns ? 100.0 * (double)dv->busy_ns / (double)dv->span_ns
+						   : 0;
+			w->dmap[d] = (uint32_t)++R->ndevs;
+		}
+		rk->device = (int)w->dmap[d] - 1;
+		R->dev[rk->device].nfiles++;
+	}
+	return 0;
+}
+
+static int64_t rank_key(const struct apx_ranks_rank *rk)
+{
+	return rk->rank < 0 ? INT64_MAX : rk->rank;
+}
+
+/* The devices in the order of their first rank (files without a rank after, in file order):
+ * the report lists them so. */
+static int order_devices(struct apx_ranks *R)
+{
+	struct apx_ranks_device *nd = calloc(R->ndevs ? R->ndevs : 1, sizeof(*nd));
+	int *to = malloc((R->ndevs ? R->ndevs : 1) * sizeof(*to));
+	size_t k = 0;
+
+	if (!nd || !to) {
+		free(nd);
+		free(to);
+		return -ENOMEM;
+	}
+	for (size_t d = 0; d < R->ndevs; d++)
+		to[d] = -1;
+	while (k < R->ndevs) {	/* the unplaced device of the lowest rank; devices are few */
+		size_t best = R->nranks;
+
+		for (size_t i = 0; i < R->nranks; i++)
+			if (R->rank[i].device >= 0 && to[R->rank[i].device] < 0 &&
+			    (best == R->nranks || rank_key(&R->rank[i]) < rank_key(&R->rank[best])))
+				best = i;
+		if (best == R->nranks)
+			break;
+		to[R->rank[best].device] = (int)k;
+		nd[k++] = R->dev[R->rank[best].device];
+	}
 	for (size_t i = 0; i < R->nranks; i++)
-		if (R->rank[i].pid == rk->pid && R->rank[i].start_ns == rk->start_ns &&
-		    !strcmp(R->rank[i].host, rk->host) && R->rank[i].rank == rk->rank)
+		if (R->rank[i].device >= 0)
+			R->rank[i].device = to[R->rank[i].device];
+	free(R->dev);
+	R->dev = nd;
+	free(to);
+	return 0;
+}
+
+static int alloc_work(struct work *w, size_t nf, size_t ndev, size_t ncolls)
+{
+	size_t n = nf ? nf : 1;
+
+	w->nf = nf;
+	w->ndev = ndev;
+	w->busy = calloc(n, sizeof(*w->busy));
+	w->comm = calloc(n, sizeof(*w->comm));
+	w->compute = calloc(n, sizeof(*w->compute));
+	w->steps = calloc(n, sizeof(*w->steps));
+	w->fdev = malloc(n * sizeof(*w->fdev));
+	w->from_coll = calloc(n, sizeof(*w->from_coll));
+	w->ofirst = calloc(n + 1, sizeof(*w->ofirst));
+	w->order = reallocarray(NULL, ncolls ? ncolls : 1, sizeof(*w->order));
+	w->devbusy = calloc(ndev ? ndev : 1, sizeof(*w->devbusy));
+	w->dmap = calloc(ndev ? ndev : 1, sizeof(*w->dmap));
+	if (!w->busy || !w->comm || !w->compute || !w->steps || !w->fdev || !w->from_coll ||
+	    !w->ofirst || !w->order || !w->devbusy || !w->dmap)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		w->fdev[i] = UINT32_MAX;
+	return 0;
+}
+
+/* The model's collectives by (file, time), and where each file's start. */
+static void order_colls(const struct apx_model *m, struct work *w)
+{
+	struct order_ctx ctx = { m };
+	size_t k = 0;
+
+	for (size_t i = 0; i < m->colls.n; i++)
+		if (coll_at(m, i)->file < w->nf)
+			w->order[k++] = (uint32_t)i;
+	qsort_r(w->order, k, sizeof(*w->order), order_cmp, &ctx);
+	for (size_t i = 0, f = 0; f <= w->nf; f++) {
+		while (i < k && coll_at(m, w->order[i])->file < f)
+			i++;
+		w->ofirst[f] = i;
+	}
+}
+
+/* The files with collectives and their hosts; each function's bandwidths. */
+static void counts(struct apx_ranks *R, struct work *w)
+{
+	for (size_t i = 0; i < R->nranks; i++) {
+		int seen = 0;
+
+		if (!R->rank[i].colls)
+			continue;
+		R->participants++;
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = R->rank[k].colls && !strcmp(R->rank[k].host, R->rank[i].host);
+		R->hosts += !seen;
+	}
+	for (unsigned f = 0; f < APX_COLL__COUNT; f++) {
+		struct apx_ranks_coll *c = &R->coll[f];
+
+		if (!c->inst_ns)
+			continue;
+		c->algbw_bps = w->alg[f] / ((double)c->inst_ns / 1e9);
+		c->busbw_bps = w->bus[f] / ((double)c->inst_ns / 1e9);
+		for (unsigned b = 0; b < APX_RANKS_SIZE_BUCKETS; b++)
+			if (w->bns[f][b])
+				c->bucket_busbw_bps[b] = w->bbus[f][b] / ((double)w->bns[f][b] / 1e9);
+	}
+}
+
+int apx_ranks_build(const struct apx_model *m, struct apx_ranks **ret)
+{
+	struct apx_ranks *R = calloc(1, sizeof(*R));
+	struct work w = { 0 };
+	uint64_t nofit = 0;
+	size_t ndev = m->store ? m->store->ndevices : 0;
+	int k;
+
+	if (!R)
+		return -ENOMEM;
+	R->rank = calloc(m->nfiles ? m->nfiles : 1, sizeof(*R->rank));
+	R->dev = calloc(ndev ? ndev : 1, sizeof(*R->dev));
+	k = !R->rank || !R->dev ? -ENOMEM : alloc_work(&w, m->nfiles, ndev, m->colls.n);
+	if (k < 0 || !m->store)
+		goto out;
+	files(m, R);
+	file_devices(m, &w);
+	if ((k = gather_store(m, R, &w)) < 0 || (k = gather_colls(m, R, &w)) < 0 ||
+	    (k = per_file(m, R, &w)) < 0 || (k = match_calls(R, &w)) < 0 ||
+	    (k = fit_sizes(R, &w)) < 0)
+		goto out;
+	order_colls(m, &w);
+	for (size_t i = 0; i < w.nf; i++)
+		if (R->rank[i].colls) {
+			exposure(m, R, &w, i);
+			small_groups(m, R, &w, i, &nofit);
+		}
+	R->small_nofit = nofit;
+	if ((k = order_devices(R)) < 0)
+		goto out;
+	counts(R, &w);
+	find_straggler(R);
+	find_link(m, R, &w);
+out:
+	for (size_t d = 0; w.devbusy && d < ndev; d++)
+		free(w.devbusy[d].v);
+	free(w.devbusy);
+	free(w.dmap);
+	work_free(&w);
+	if (k < 0) {
+		apx_ranks_free(R);
+		return k;
+	}
+	*ret = R;
+	return 0;
+}
+
+/* ---- from files ------------------------------------------------------------------------------ */
+
+/* The same process read twice (a name given twice, or two names of one file). */
+static int seen_before(const struct apx_rec *const *h, size_t n, const struct apx_rec *x)
+{
+	for (size_t i = 0; i < n; i++)
+		if (h[i]->v[APX_HEADER_PID] == x->v[APX_HEADER_PID] &&
+		    h[i]->v[APX_HEADER_START_NS] == x->v[APX_HEADER_START_NS] &&
+		    apx_rec_i64(h[i], APX_HEADER_RANK) == apx_rec_i64(x, APX_HEADER_RANK) &&
+		    h[i]->v[APX_HEADER_HOSTNAME] == x->v[APX_HEADER_HOSTNAME] &&
+		    (!x->v[APX_HEADER_HOSTNAME] ||
+		     !memcmp(h[i]->bytes[APX_HEADER_HOSTNAME], x->bytes[APX_HEADER_HOSTNAME],
+			     x->v[APX_HEADER_HOSTNAME])))
 			return 1;
 	return 0;
 }
@@ -440,78 +1148,43 @@ static int seen_before(const struct apx_ranks *R, const struct apx_ranks_rank *r
 int apx_ranks_load(const char *const *paths, size_t n, struct apx_ranks **ret,
 		   struct apx_diag *diag)
 {
-	struct apx_ranks *R;
-	struct work w = { 0 };
+	struct apx_model *m = apx_model_new();
+	const struct apx_rec **hdr = calloc(n ? n : 1, sizeof(*hdr));
+	uint64_t dup = 0;
 	int k = 0;
 
-	if (n > APX_RANKS_FILES_MAX)
-		return -EINVAL;
-	R = calloc(1, sizeof(*R));
-	if (!R)
+	if (!m || !hdr) {
+		free(hdr);
+		if (m)
+			apx_model_free(m);
 		return -ENOMEM;
-	R->rank = calloc(n ? n : 1, sizeof(*R->rank));
-	R->dev = calloc(n ? n : 1, sizeof(*R->dev));
-	w.busy = calloc(n ? n : 1, sizeof(*w.busy));
-	w.comm = calloc(n ? n : 1, sizeof(*w.comm));
-	w.compute = calloc(n ? n : 1, sizeof(*w.compute));
-	w.steps = calloc(n ? n : 1, sizeof(*w.steps));
-	w.nsteps = calloc(n ? n : 1, sizeof(*w.nsteps));
-	if (!R->rank || !R->dev || !w.busy || !w.comm || !w.compute || !w.steps || !w.nsteps) {
-		k = -ENOMEM;
-		goto out;
 	}
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && k >= 0; i++) {
 		struct apx_reader *rd;
-		const struct apx_rec *h;
-		struct apx_ranks_rank *rk = &R->rank[R->nranks];
 
 		k = apx_reader_open(paths[i], &rd, diag);
 		if (k < 0)
-			goto out;
-		h = apx_reader_header(rd);
-		memset(rk, 0, sizeof(*rk));
-		snprintf(rk->path, sizeof(rk->path), "%s", paths[i]);
-		copy_str(rk->host, sizeof(rk->host), h, APX_HEADER_HOSTNAME);
-		rk->rank = (int)apx_rec_i64(h, APX_HEADER_RANK);
-		rk->world = (int)h->v[APX_HEADER_WORLD_SIZE];
-		rk->local_rank = rk->world > 0 ? (int)apx_rec_i64(h, APX_HEADER_LOCAL_RANK) : -1;
-		rk->pid = h->v[APX_HEADER_PID];
-		rk->start_ns = h->v[APX_HEADER_START_NS];
-		rk->realtime_offset_ns = apx_rec_i64(h, APX_HEADER_REALTIME_OFFSET_NS);
-		if (seen_before(R, rk)) {
-			R->duplicates++;
+			break;
+		if (seen_before(hdr, m->nfiles, apx_reader_header(rd))) {
+			dup++;
 			apx_reader_close(rd);
 			continue;
 		}
-		if (rk->world > R->world)
-			R->world = rk->world;
-		k = read_file(R, &w, R->nranks, rd);
-		apx_reader_close(rd);
-		if (k < 0)
-			goto out;
-		R->nranks++;
+		hdr[m->nfiles] = apx_reader_header(rd);	/* the model keeps the reader open */
+		k = apx_model_add_reader(m, paths[i], rd, diag);
 	}
-	finish(R, &w);
-	k = 0;
-out:
-	for (size_t i = 0; i < n && w.busy; i++) {
-		free(w.busy[i].v);
-		free(w.comm[i].v);
-		free(w.compute[i].v);
-		free(w.steps[i]);
+	if (k >= 0)
+		k = apx_model_finish(m);
+	if (k >= 0 && !m->ranks)
+		k = apx_ranks_build(m, &m->ranks);
+	if (k >= 0) {
+		*ret = m->ranks;
+		m->ranks = NULL;
+		(*ret)->duplicates = dup;
 	}
-	free(w.busy);
-	free(w.comm);
-	free(w.compute);
-	free(w.steps);
-	free(w.nsteps);
-	free(w.calls);
-	if (k < 0) {
-		apx_ranks_free(R);
-		return k;
-	}
-	*ret = R;
-	return 0;
+	free(hdr);
+	apx_model_free(m);
+	return k < 0 ? k : 0;
 }
 
 void apx_ranks_free(struct apx_ranks *r)
@@ -523,173 +1196,12 @@ void apx_ranks_free(struct apx_ranks *r)
 	free(r);
 }
 
-/* ---- views ------------------------------------------------------------------------------------ */
-
-static const char *const bucket_names[APX_RANKS_SIZE_BUCKETS] = {
-	"<4KiB", "4KiB-64KiB", "64KiB-1MiB", "1MiB-16MiB", "16MiB-256MiB", ">=256MiB",
-};
-
-static unsigned top_of(const uint64_t *c, unsigned n)
+double *apx_ranks_evidence_row(struct apx_finding *f, const struct apx_ranks_rank *rk)
 {
-	unsigned best = 0;
+	char label[32];
 
-	for (unsigned i = 1; i < n; i++)
-		if (c[i] > c[best])
-			best = i;
-	return best;
-}
-
-static void json_str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c < 0x20 || c == 0x7f)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
-
-static void text_str(FILE *out, const char *s)
-{
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c < 0x20 || c == 0x7f)
-			fprintf(out, "\\x%02x", c);
-		else
-			fputc(c, out);
-	}
-}
-
-void apx_ranks_text(const struct apx_ranks *R, FILE *out)
-{
-	fprintf(out, "Ranks (%zu files, world size %d%s)\n", R->nranks, R->world,
-		R->duplicates ? ", duplicates skipped" : "");
-	fprintf(out, "  %-5s %-16s %7s %10s %10s %10s %10s %10s\n", "rank", "host", "dev",
-		"busy ms", "busy %", "step ms", "comm ms", "exposed");
-	for (size_t i = 0; i < R->nranks; i++) {
-		const struct apx_ranks_rank *rk = &R->rank[i];
-		const struct apx_ranks_device *d = rk->device >= 0 ? &R->dev[rk->device] : NULL;
-		char host[17];
-		size_t hl = strnlen(rk->host, 16);
-
-		memcpy(host, rk->host, hl);	/* the first 16 bytes of the host name */
-		host[hl] = 0;
-		fprintf(out, "  %-5d ", rk->rank);
-		text_str(out, host);
-		fprintf(out, "%*s %7d %10.3f %10.1f ", (int)(16 - strlen(host)), "", rk->device,
-			(double)rk->gpu_busy_ns / 1e6, d ? d->busy_pct : 0.0);
-		if (rk->step_ns)
-			fprintf(out, "%10.3f", (double)rk->step_ns / 1e6);
-		else
-			fprintf(out, "%10s", "n/a");
-		fprintf(out, " %10.3f %10.3f\n", (double)rk->comm_ns / 1e6,
-			(double)rk->exposed_ns / 1e6);
-	}
-	fprintf(out, "Collectives\n  %-15s %7s %9s %12s %10s %10s %-8s %-7s\n", "func", "calls",
-		"instances", "bytes", "algbw GB/s", "busbw GB/s", "algo", "proto");
-	for (unsigned f = 0; f < APX_COLL__COUNT; f++) {
-		const struct apx_ranks_coll *c = &R->coll[f];
-
-		if (!c->calls)
-			continue;
-		fprintf(out, "  %-15s %7llu %9llu %12llu ", apx_coll_func_name(f),
-			(unsigned long long)c->calls, (unsigned long long)c->instances,
-			(unsigned long long)c->bytes);
-		if (c->timed)
-			fprintf(out, "%10.2f %10.2f", c->algbw_gbps, c->busbw_gbps);
-		else
-			fprintf(out, "%10s %10s", "n/a", "n/a");
-		fprintf(out, " %-8s %-7s\n", apx_nccl_algo_name(top_of(c->algo, APX_ALGO__COUNT)),
-			apx_nccl_proto_name(top_of(c->proto, APX_PROTO__COUNT)));
-	}
-	if (R->straggler.rank >= 0)
-		fprintf(out, "Straggler: rank %d arrived last at %llu of %llu collectives, on average "
-			"%.3f ms after the median rank\n", R->straggler.rank,
-			(unsigned long long)R->straggler.last,
-			(unsigned long long)R->straggler.matched,
-			(double)R->straggler.mean_late_ns / 1e6);
-}
-
-void apx_ranks_json(const struct apx_ranks *R, FILE *out)
-{
-	fprintf(out, "{\"ranks\":{\"world_size\":%d,\"duplicates\":%llu,\"files\":[", R->world,
-		(unsigned long long)R->duplicates);
-	for (size_t i = 0; i < R->nranks; i++) {
-		const struct apx_ranks_rank *rk = &R->rank[i];
-
-		fprintf(out, "%s{\"rank\":%d,\"local_rank\":%d,\"path\":", i ? "," : "", rk->rank,
-			rk->local_rank);
-		json_str(out, rk->path);
-		fprintf(out, ",\"host\":");
-		json_str(out, rk->host);
-		fprintf(out, ",\"pid\":%llu,\"device\":%d,\"gpu_busy_ns\":%llu,\"step_ns\":",
-			(unsigned long long)rk->pid, rk->device,
-			(unsigned long long)rk->gpu_busy_ns);
-		if (rk->step_ns)
-			fprintf(out, "%llu", (unsigned long long)rk->step_ns);
-		else
-			fprintf(out, "null");
-		fprintf(out, ",\"comm_ns\":%llu,\"exposed_comm_ns\":%llu,\"collectives\":%llu,"
-			"\"matched\":%llu,\"arrived_last\":%llu,\"late_mean_ns\":%llu,"
-			"\"late_max_ns\":%llu}", (unsigned long long)rk->comm_ns,
-			(unsigned long long)rk->exposed_ns, (unsigned long long)rk->colls,
-			(unsigned long long)rk->matched, (unsigned long long)rk->last,
-			(unsigned long long)(rk->matched ? rk->late_sum_ns / rk->matched : 0),
-			(unsigned long long)rk->late_max_ns);
-	}
-	fprintf(out, "],\"devices\":[");
-	for (size_t d = 0; d < R->ndevs; d++) {
-		const struct apx_ranks_device *dv = &R->dev[d];
-
-		fprintf(out, "%s{\"host\":", d ? "," : "");
-		json_str(out, dv->host);
-		fprintf(out, ",\"uuid\":\"");
-		for (int b = 0; b < 16; b++)
-			fprintf(out, "%02x", dv->uuid[b]);
-		fprintf(out, "\",\"files\":%u,\"span_ns\":%llu,\"busy_ns\":%llu,\"busy_pct\":%.3f}",
-			dv->nfiles, (unsigned long long)dv->span_ns,
-			(unsigned long long)dv->busy_ns, dv->busy_pct);
-	}
-	fprintf(out, "],\"straggler\":");
-	if (R->straggler.rank >= 0)
-		fprintf(out, "{\"rank\":%d,\"arrived_last\":%llu,\"matched\":%llu,"
-			"\"late_mean_ns\":%llu}", R->straggler.rank,
-			(unsigned long long)R->straggler.last,
-			(unsigned long long)R->straggler.matched,
-			(unsigned long long)R->straggler.mean_late_ns);
-	else
-		fprintf(out, "null");
-	fprintf(out, "},\"collectives\":[");
-	for (unsigned f = 0, first = 1; f < APX_COLL__COUNT; f++) {
-		const struct apx_ranks_coll *c = &R->coll[f];
-
-		if (!c->calls)
-			continue;
-		fprintf(out, "%s{\"func\":\"%s\",\"calls\":%llu,\"instances\":%llu,\"bytes\":%llu,"
-			"\"time_ns\":%llu,\"timed\":%llu,", first ? "" : ",", apx_coll_func_name(f),
-			(unsigned long long)c->calls, (unsigned long long)c->instances,
-			(unsigned long long)c->bytes, (unsigned long long)c->time_ns,
-			(unsigned long long)c->timed);
-		if (c->timed)
-			fprintf(out, "\"algbw_gbps\":%.4f,\"busbw_gbps\":%.4f", c->algbw_gbps,
-				c->busbw_gbps);
-		else
-			fprintf(out, "\"algbw_gbps\":null,\"busbw_gbps\":null");
-		fprintf(out, ",\"algo\":\"%s\",\"proto\":\"%s\",\"sizes\":{",
-			apx_nccl_algo_name(top_of(c->algo, APX_ALGO__COUNT)),
-			apx_nccl_proto_name(top_of(c->proto, APX_PROTO__COUNT)));
-		for (int b = 0; b < APX_RANKS_SIZE_BUCKETS; b++)
-			fprintf(out, "%s\"%s\":%llu", b ? "," : "", bucket_names[b],
-				(unsigned long long)c->size_hist[b]);
-		fprintf(out, "}}");
-		first = 0;
-	}
-	fprintf(out, "]}\n");
+	if (!rk->colls)
+		return NULL;
+	snprintf(label, sizeof(label), "rank %d", rk->rank);
+	return apx_evidence_row(f, label, strlen(label));
 }

@@ -8,7 +8,8 @@
  * hidden behind a copy cannot also be saved by a faster kernel (a finding that would is
  * capped, saying so). A finding whose fix another one's needs first ranks above it
  * (prerequisites_first: per-step syncs above launch-bound). An entry with an observe function is a rule nvperfd runs too, on what
- * it saw of a process (procobs.c's table holds the same entry).
+ * it saw of a process (procobs.c's table holds the same entry). The rules of several ranks
+ * (rank_rules) run only on traces with NCCL collectives.
  */
 #include "analysis/findings.h"
 
@@ -50,10 +51,24 @@ static const struct apx_rule rules[] = {
 	     l2_persistence),
 };
 
+/* The rules of several ranks (ranks.h, issue 33): they run, and have a check, only when the
+ * trace holds NCCL collectives (m->ranks), so that a single-process report is unchanged. */
+static const struct apx_rule rank_rules[] = {
+	TRACE("exposed-communication", "collectives no compute overlaps", exposed_communication),
+	TRACE("straggler", "a rank that arrives last at the collectives", straggler),
+	TRACE("small-collectives", "many small, latency-bound collectives", small_collectives),
+};
+
 const struct apx_rule *apx_rules(size_t *ret_n)
 {
 	*ret_n = sizeof(rules) / sizeof(rules[0]);
 	return rules;
+}
+
+const struct apx_rule *apx_rank_rules(size_t *ret_n)
+{
+	*ret_n = sizeof(rank_rules) / sizeof(rank_rules[0]);
+	return rank_rules;
 }
 
 /* Estimated savings first, largest first; then findings without an estimate, by severity;
@@ -112,14 +127,15 @@ static const char *known_rule_id(const char *id, size_t len)
 {
 	static const char *const renamed[][2] = { { "gpu-mem", "memory-capacity" },
 						  { "l2-persist", "l2-persistence" } };
-	const struct apx_rule *tab[2];
-	size_t n[2];
+	const struct apx_rule *tab[3];
+	size_t n[3];
 
 	if (!id)
 		return NULL;
 	tab[0] = apx_rules(&n[0]);
 	tab[1] = apx_procobs_rules(&n[1]);
-	for (size_t t = 0; t < 2; t++)
+	tab[2] = apx_rank_rules(&n[2]);
+	for (size_t t = 0; t < 3; t++)
 		for (size_t i = 0; i < n[t]; i++)
 			if (strlen(tab[t][i].id) == len && !memcmp(tab[t][i].id, id, len))
 				return tab[t][i].id;
@@ -419,21 +435,27 @@ void apx_rules_run(const struct apx_model *m, struct apx_findings *out)
 
 	size_t nrules;
 
-	_Static_assert(sizeof(rules) / sizeof(rules[0]) <= APX_RULES_MAX, "results[] too small");
+	_Static_assert(sizeof(rules) / sizeof(rules[0]) + sizeof(rank_rules) / sizeof(rank_rules[0])
+		       <= APX_RULES_MAX, "results[] too small");
 	memset(out, 0, sizeof(*out));
 	untraced_why(m, untraced, sizeof(untraced));
-	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]) && out->nresults < APX_RULES_MAX;
-	     i++) {
-		struct apx_rule_result *res = &out->results[out->nresults++];
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]) + sizeof(rank_rules) /
+			       sizeof(rank_rules[0]) && out->nresults < APX_RULES_MAX; i++) {
+		const size_t nmain = sizeof(rules) / sizeof(rules[0]);
+		const struct apx_rule *rl = i < nmain ? &rules[i] : &rank_rules[i - nmain];
+		struct apx_rule_result *res;
 
-		res->rule = rules[i].id;
-		res->title = rules[i].title;
+		if (i >= nmain && !m->ranks)
+			break;		/* no collectives: no check of theirs */
+		res = &out->results[out->nresults++];
+		res->rule = rl->id;
+		res->title = rl->title;
 		if (untraced[0]) {	/* no data at all: "ok" would be a false all-clear */
 			res->status = APX_RULE_NOT_MEASURED;
 			snprintf(res->why, sizeof(res->why), "%s", untraced);
 			continue;
 		}
-		res->status = rules[i].run(m, out, res->why, sizeof(res->why));
+		res->status = rl->run(m, out, res->why, sizeof(res->why));
 	}
 	out->startup_dominates = startup_dominates(m);
 	out->steady_budget_ns = (double)m->gpu.window_ns;

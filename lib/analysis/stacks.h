@@ -33,10 +33,19 @@ static inline uint32_t apx_stack_line(const struct apx_model *m, uint32_t stack)
 /* backward.c: m->bwd, the forward line of each backward kernel (PyTorch op ranges with
  * autograd sequence numbers, apx analyze --python-backward nvtx); after apx_stacks_build. */
 int apx_backward_build(struct apx_model *m);
+/* allocs.c: m->allocs (the largest allocations per device and kind), m->allocs_failed and
+ * m->allocs_failed_n (allocation calls that failed), each with its line when the MEMORY
+ * record carries a stack; after apx_stacks_build. */
+int apx_allocs_build(struct apx_model *m);
+/* A CUDA driver error's name ("CUDA_ERROR_OUT_OF_MEMORY") for the ones an allocation call
+ * returns, NULL for the others (allocs.c). */
+const char *apx_cuda_error_name(uint32_t err);
 /* hotspots.c: m->hotspots, one row per line with GPU work, syncs or host samples. */
 int apx_hotspots_build(struct apx_model *m);
 /* threads.c: m->threads, one per thread with samples, by samples (most first). */
 int apx_threads_build(struct apx_model *m);
+/* oswaits.c: m->oswaits and m->oswait_lines (needs m->lines: after apx_stacks_build). */
+int apx_oswaits_build(struct apx_model *m);
 /* idle_stacks.c: m->idle_stacks and m->idle_samples_ns. */
 int apx_idle_stacks_build(struct apx_model *m);
 /* Visit every sample of a process's main thread (tid == pid) whose time lies inside a steady

@@ -721,6 +721,16 @@ static int add_marker(struct apx_store *st, uint16_t fi, const struct apx_rec *r
 	m->kind[m->n] = (uint8_t)v[APX_MARKER_KIND];
 	m->seq[m->n] = v[APX_MARKER_SEQ];
 	m->torch[m->n] = v[APX_MARKER_FLAGS] & 1;
+	if (!m->torch[m->n] && v[APX_MARKER_DOMAIN]) {	/* libapx-watch.so's library calls */
+		uint32_t dom;
+		struct apx_es_text d;
+
+		if ((e = intern_id(st, fi, v[APX_MARKER_DOMAIN], &dom)) < 0)
+			return e;
+		d = apx_store_string(st, dom);
+		if ((d.len == 6 && !memcmp(d.p, "cuBLAS", 6)) || (d.len == 5 && !memcmp(d.p, "cuDNN", 5)))
+			m->torch[m->n] = 2;
+	}
 	if (!m->torch[m->n]) {	/* another tool's trace: the name says it */
 		struct apx_es_text t = apx_store_string(st, m->name[m->n]);
 		size_t op_len;
@@ -791,6 +801,70 @@ static int add_sample(struct apx_store *st, uint16_t fi, const struct apx_rec *r
 	return 0;
 }
 
+/* A COLLECTIVE record: kept when [enqueue, GPU end] overlaps --from/--to (no --min-dur: an
+ * operation's enqueue span says nothing of its length). */
+static int add_collective(struct apx_store *st, uint16_t fi, const struct apx_rec *r)
+{
+	const struct apx_es_priv *pv = st->priv;
+	struct apx_es_collectives *c = &st->coll;
+	const uint64_t *v = r->v;
+	uint64_t enq = sh(st, fi, v[APX_COLLECTIVE_ENQUEUE_NS]);
+	uint64_t enq_end = sh(st, fi, v[APX_COLLECTIVE_ENQUEUE_END_NS]);
+	uint64_t start = v[APX_COLLECTIVE_START_NS], end = v[APX_COLLECTIVE_END_NS], last;
+	int64_t peer = apx_rec_i64(r, APX_COLLECTIVE_PEER), rank = apx_rec_i64(r, APX_COLLECTIVE_RANK);
+	int64_t dev = apx_rec_i64(r, APX_COLLECTIVE_DEVICE);
+	size_t n = c->n;
+	int e;
+
+	if (!start || end < start)	/* no GPU times (or nonsense): enqueue times only */
+		start = end = 0;
+	else
+		start = sh(st, fi, start), end = sh(st, fi, end);
+	if (enq_end < enq)
+		enq_end = enq;
+	last = end > enq_end ? end : enq_end;
+	if ((pv->opts.from_ns && last < st->run_start_ns + pv->opts.from_ns) ||
+	    (pv->opts.to_ns && (start && start < enq ? start : enq) >= st->run_start_ns + pv->opts.to_ns)) {
+		st->files[fi].skipped++;
+		return 0;
+	}
+	if ((e = cols_reserve(n, &c->cap, (const struct col[]){
+				COL(c->enq), COL(c->enq_end), COL(c->start), COL(c->end),
+				COL(c->count), COL(c->bytes), COL(c->comm), COL(c->seq),
+				COL(c->stream), COL(c->peer), COL(c->rank), COL(c->device),
+				COL(c->nranks), COL(c->file), COL(c->channels), COL(c->func),
+				COL(c->dtype), COL(c->algo), COL(c->proto), COL(c->flags) },
+				20)) < 0)
+		return e;
+	c->enq[n] = enq;
+	c->enq_end[n] = enq_end;
+	c->start[n] = start;
+	c->end[n] = end;
+	c->count[n] = v[APX_COLLECTIVE_COUNT];
+	c->bytes[n] = v[APX_COLLECTIVE_BYTES];
+	c->comm[n] = v[APX_COLLECTIVE_COMM];
+	c->seq[n] = v[APX_COLLECTIVE_SEQ];
+	c->stream[n] = v[APX_COLLECTIVE_STREAM];
+	c->peer[n] = (r->present >> APX_COLLECTIVE_PEER & 1) && peer >= 0 && peer <= INT32_MAX
+		     ? (int32_t)peer : -1;
+	c->rank[n] = (r->present >> APX_COLLECTIVE_RANK & 1) && rank >= 0 && rank <= INT32_MAX
+		     ? (int32_t)rank : -1;
+	c->device[n] = (r->present >> APX_COLLECTIVE_DEVICE & 1) && dev >= 0 && dev <= INT32_MAX
+		       ? (int32_t)dev : -1;
+	c->nranks[n] = v[APX_COLLECTIVE_NRANKS] <= UINT32_MAX ? (uint32_t)v[APX_COLLECTIVE_NRANKS] : 0;
+	c->file[n] = fi;
+	c->channels[n] = v[APX_COLLECTIVE_CHANNELS] <= UINT16_MAX ? (uint16_t)v[APX_COLLECTIVE_CHANNELS]
+								  : UINT16_MAX;
+	c->func[n] = v[APX_COLLECTIVE_FUNC] < APX_COLL__COUNT ? (uint8_t)v[APX_COLLECTIVE_FUNC] : 0;
+	c->dtype[n] = v[APX_COLLECTIVE_DATATYPE] < APX_DT__COUNT ? (uint8_t)v[APX_COLLECTIVE_DATATYPE]
+								 : APX_DT_UNKNOWN;
+	c->algo[n] = v[APX_COLLECTIVE_ALGO] < APX_ALGO__COUNT ? (uint8_t)v[APX_COLLECTIVE_ALGO] : 0;
+	c->proto[n] = v[APX_COLLECTIVE_PROTO] < APX_PROTO__COUNT ? (uint8_t)v[APX_COLLECTIVE_PROTO] : 0;
+	c->flags[n] = (uint8_t)(v[APX_COLLECTIVE_FLAGS] & 0xff);
+	c->n++;
+	return 0;
+}
+
 int apx_es_add_counter(struct apx_store *st, uint64_t ts, uint64_t end, double value,
 		       uint32_t series)
 {
@@ -842,8 +916,9 @@ static int add_memory(struct apx_store *st, uint16_t fi, const struct apx_rec *r
 	uint32_t dev;
 	int e;
 
-	if (v[APX_MEMORY_MEM_KIND] != APX_MEM_DEVICE)
-		return 0;
+	if (v[APX_MEMORY_MEM_KIND] != APX_MEM_DEVICE ||
+	    (v[APX_MEMORY_OP] != APX_MEMOP_ALLOC && v[APX_MEMORY_OP] != APX_MEMOP_FREE))
+		return 0;	/* a failed allocation allocated nothing */
 	if ((e = device_of(st, fi, v[APX_MEMORY_DEVICE], &dev)) < 0 ||
 	    (e = apx_es_grow((void **)&pv->mem, sizeof(*pv->mem), pv->nmem + 1, &pv->mem_cap)) < 0)
 		return e;
@@ -883,6 +958,7 @@ static int add_record(struct apx_store *st, uint16_t fi, struct apx_rec *r)
 	case APX_REC_FRAME: return apx_es_add_frame(st, fi, r);
 	case APX_REC_STACK: return apx_es_add_stack(st, fi, r);
 	case APX_REC_SAMPLE: return add_sample(st, fi, r);
+	case APX_REC_COLLECTIVE: return add_collective(st, fi, r);
 	default: return 0;
 	}
 }
@@ -951,6 +1027,11 @@ int apx_store_add_reader(struct apx_store *st, const char *name, struct apx_read
 	f->pid = h->v[APX_HEADER_PID];
 	f->ppid = h->v[APX_HEADER_PPID];
 	f->rank = apx_rec_i64(h, APX_HEADER_RANK);
+	f->world = h->v[APX_HEADER_WORLD_SIZE];
+	f->local_rank = f->world && (h->present >> APX_HEADER_LOCAL_RANK & 1)
+			? apx_rec_i64(h, APX_HEADER_LOCAL_RANK) : -1;
+	if (f->local_rank < -1)
+		f->local_rank = -1;
 	f->argv = rec_text(h, APX_HEADER_ARGV);
 	f->run_id = rec_text(h, APX_HEADER_RUN_ID);
 	if ((r = host_index(st, rec_text(h, APX_HEADER_HOSTNAME), &f->host)) < 0) {
@@ -982,6 +1063,13 @@ static void align_clocks(struct apx_store *st)
 	}
 	if (st->run_start_ns == UINT64_MAX)
 		st->run_start_ns = 0;
+	if (pv->opts.origin_utc_ns && pv->opts.origin_utc_ns <= INT64_MAX) {
+		int64_t o;	/* on the first file's clock */
+
+		if (!__builtin_sub_overflow((int64_t)pv->opts.origin_utc_ns, ref, &o) && o > 0 &&
+		    (uint64_t)o <= st->run_start_ns)
+			st->run_start_ns = (uint64_t)o;
+	}
 }
 
 static int load_oom(struct apx_diag *diag, struct apx_reader *rd, size_t c, int e)
@@ -1133,7 +1221,12 @@ void apx_store_free(struct apx_store *st)
 				 st->mk.seq, st->mk.torch, st->k.launch_ns, st->k.lthread,
 				 st->k.othread,
 				 st->y.start, st->y.end, st->y.thread, st->y.stream, st->y.kind, st->y.corr,
-				 st->ct.ts, st->ct.end, st->ct.value, st->ct.series };
+				 st->ct.ts, st->ct.end, st->ct.value, st->ct.series,
+				 st->coll.enq, st->coll.enq_end, st->coll.start, st->coll.end,
+				 st->coll.count, st->coll.bytes, st->coll.comm, st->coll.seq,
+				 st->coll.stream, st->coll.peer, st->coll.rank, st->coll.device,
+				 st->coll.nranks, st->coll.file, st->coll.channels, st->coll.func,
+				 st->coll.dtype, st->coll.algo, st->coll.proto, st->coll.flags };
 
 		for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
 			free(cols[i]);

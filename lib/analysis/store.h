@@ -4,7 +4,8 @@
  * counter samples), with the entities they belong to: files (one process each), hosts,
  * devices keyed by (host, UUID), streams keyed by (file, device, stream id), threads keyed by
  * (file, tid), and the Python stacks that kernels, copies, memsets, syncs and thread samples
- * carry (frames and stacks resolved through per-file id maps once every file is read). Every
+ * carry (frames and stacks resolved through per-file id maps once every file is read), and the
+ * NCCL collectives of the collector's plugin (a column set outside the ordered stream). Every
  * column is sorted by start time; apx_store_next() walks all of them as one
  * stream ordered by time across types and files; a correlation index per file joins an API
  * call to the GPU work it launched.
@@ -53,6 +54,8 @@ struct apx_es_file {
 	uint32_t host;				/* index into hosts */
 	uint64_t pid, ppid;
 	int64_t rank;				/* -1 = none */
+	uint64_t world;				/* the header's world size, 0 = none */
+	int64_t local_rank;			/* -1 = none (or no world size) */
 	int64_t shift_ns;			/* added to this file's times: aligns other hosts' clocks */
 	struct apx_es_text argv, run_id;
 	enum apx_read_status status;		/* the reader's, DAMAGED once a chunk's records
@@ -163,7 +166,8 @@ struct apx_es_markers {
 	uint64_t *seq;				/* PyTorch op range: sequence number + 1, 0 none */
 	uint8_t *kind;				/* enum apx_marker_kind */
 	uint8_t *torch;				/* 1: a PyTorch op range (base/torch_nvtx.h), its
-						 * name the op's */
+						 * name the op's; 2: a cuBLAS or cuDNN call (domain
+						 * "cuBLAS"/"cuDNN": apx analyze --trace-libs) */
 };
 
 struct apx_es_syncs {
@@ -222,6 +226,28 @@ struct apx_es_stack_loss {
 						 * (kept) STACK record defines: read as "no stack" */
 };
 
+/* NCCL collectives and point-to-point operations (COLLECTIVE records of the collector's NCCL
+ * profiler plugin, issue 33): not in the ordered stream (the exporters place them, apx report's
+ * rank sections read the files themselves, ranks.c), in record order (the collector writes one
+ * when its GPU end is known). Times on the store's clock like every event's; start and end 0:
+ * no GPU times (no kernel-channel events). Kept when [enqueue, end] overlaps --from/--to;
+ * --min-dur does not drop them. */
+struct apx_es_collectives {
+	size_t n, cap;
+	uint64_t *enq, *enq_end;		/* NCCL's start and stop on the host (stop = enqueued) */
+	uint64_t *start, *end;			/* on the GPU: first channel's start, last's end; 0 */
+	uint64_t *count, *bytes;		/* elements as NCCL counts them, their bytes (per rank) */
+	uint64_t *comm, *seq;			/* communicator id hash, NCCL's sequence number */
+	uint64_t *stream;			/* the CUDA stream handle NCCL named (not CUPTI's id), 0 */
+	int32_t *peer;				/* root (broadcast, reduce) or peer (send, recv), -1 */
+	int32_t *rank;				/* rank in the communicator, -1 unknown */
+	int32_t *device;			/* CUDA device ordinal, -1 unknown */
+	uint32_t *nranks;
+	uint16_t *file, *channels;
+	uint8_t *func, *dtype, *algo, *proto;	/* enum apx_coll_func, apx_nccl_dtype, _algo, _proto */
+	uint8_t *flags;				/* enum apx_coll_flag */
+};
+
 struct apx_es_counters {
 	size_t n, cap;
 	uint64_t *ts;
@@ -255,6 +281,11 @@ struct apx_store_opts {
 						 * ranges shorter than this */
 	int keep_clocks;			/* 1: each file's times as recorded (apx report);
 						 * 0: other hosts moved onto the first file's clock */
+	uint64_t origin_utc_ns;			/* nonzero: the run starts at this wall-clock time (ns
+						 * since the epoch; the first file's realtime offset
+						 * puts it on the trace clock) when that is at or before
+						 * its earliest file's start: apx export's per-rank
+						 * files of one run share one time origin */
 	apx_store_record_fn *on_record;		/* NULL = none */
 	apx_store_chunk_fn *on_chunk;
 	void *ctx;
@@ -290,6 +321,7 @@ struct apx_store {
 	struct apx_es_syncs y;
 	struct apx_es_counters ct;
 	struct apx_es_samples smp;
+	struct apx_es_collectives coll;
 
 	/* Python stacks (FRAME, STACK records) */
 	struct apx_es_frame *frames;
@@ -352,6 +384,11 @@ static inline const struct apx_es_stack *apx_store_stack(const struct apx_store 
 {
 	return s && s <= st->nstacks ? &st->stacks[s - 1] : NULL;
 }
+
+/* The store stack (stacks[] + 1, 0 none) of a stack id as trace file `file` wrote it: for the
+ * stack fields of records the store keeps no column for (MEMORY records: apx report's
+ * allocations). After the build. */
+uint32_t apx_store_stack_of(const struct apx_store *st, uint16_t file, uint64_t raw);
 
 /* A string of the store (kernel, API or marker name). */
 static inline struct apx_es_text apx_store_string(const struct apx_store *st, uint32_t id)

@@ -6,7 +6,8 @@
  * The lists come from the traced process: a list that does not decode, is deeper than
  * APX_STACK_DEPTH_MAX, names a frame no record defines, or an id given twice is dropped and
  * counted in st->stack_loss, never trusted. Called by store.c (apx_store_build), which reads
- * the files; single-threaded.
+ * the files; single-threaded. apx_store_stack_of() resolves an id of a record the store keeps
+ * no column for (apx report's allocations, allocs.c) through the same map, after the build.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -231,17 +232,28 @@ static uint32_t resolve_one(struct apx_store *st, uint16_t fi, uint32_t raw)
 	return s + 1;
 }
 
+/* The loading scratch; the stack map stays (apx_store_stack_of) until the store is freed. */
 static void free_scratch(struct apx_es_priv *pv)
 {
 	free(pv->frame_ids);
-	free(pv->stack_ids);
 	free(pv->raw_stacks);
 	free(pv->raw_frames);
-	pv->frame_ids = pv->stack_ids = NULL;
+	pv->frame_ids = NULL;
 	pv->raw_stacks = NULL;
 	pv->raw_frames = NULL;
-	pv->nframe_ids = pv->nstack_ids = pv->nraw_stacks = pv->nraw_frames = 0;
-	pv->frame_ids_cap = pv->stack_ids_cap = pv->raw_stacks_cap = pv->raw_frames_cap = 0;
+	pv->nframe_ids = pv->nraw_stacks = pv->nraw_frames = 0;
+	pv->frame_ids_cap = pv->raw_stacks_cap = pv->raw_frames_cap = 0;
+}
+
+uint32_t apx_store_stack_of(const struct apx_store *st, uint16_t file, uint64_t raw)
+{
+	const struct apx_es_priv *pv = st->priv;
+	uint32_t s;
+
+	if (!raw || raw >= UINT32_MAX || !pv || !pv->stack_ids)
+		return 0;
+	s = idmap_find(pv->stack_ids, pv->nstack_ids, file, (uint32_t)raw);
+	return s == UINT32_MAX ? 0 : s + 1;
 }
 
 int apx_es_resolve_stacks(struct apx_store *st)
@@ -273,6 +285,12 @@ void apx_es_free_stacks(struct apx_store *st)
 	free(st->frames);
 	free(st->stacks);
 	free(st->stack_frames);
-	if (st->priv)
-		free_scratch(st->priv);
+	if (st->priv) {
+		struct apx_es_priv *pv = st->priv;
+
+		free_scratch(pv);
+		free(pv->stack_ids);
+		pv->stack_ids = NULL;
+		pv->nstack_ids = pv->stack_ids_cap = 0;
+	}
 }

@@ -1,7 +1,9 @@
 /*
  * threads.c - each sampled thread of the run (stacks.h, struct apx_an_thread): its samples,
  * the CPU time between its first and last (the cumulative cpu_ns of its samples, increases
- * only), how often it was running or waiting, and the syscalls it waited in most. Threads are
+ * only), how often it was running or waiting, the syscalls it waited in most, and its
+ * voluntary and involuntary context switches (the sampler's CPU records with its TID, about
+ * one a second: last minus first). Threads are
  * the event store's (file, tid), named by THREAD records when the trace has them. Called by
  * apx_model_finish() (finish.c); read by the report's threads section.
  */
@@ -80,6 +82,78 @@ static struct apx_an_thread thread_row(const struct apx_model *m, size_t ti, con
 	return a;
 }
 
+struct key {
+	uint64_t tid;
+	uint16_t file;
+	size_t row;
+};
+
+static int cmp_key(const void *a, const void *b)
+{
+	const struct key *x = a, *y = b;
+
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+/* Each thread's context switches from its own CPU records (tid != 0): the counters are
+ * cumulative, so last minus first by time; a thread needs two records. */
+static int add_switches(struct apx_model *m)
+{
+	struct key *k;
+	struct {
+		uint64_t ts0, ts1, v0, v1, i0, i1, n;
+	} *c;
+	size_t n = m->threads.n;
+
+	if (!n || !m->cpu.n)
+		return 0;
+	k = calloc(n, sizeof(*k));
+	c = calloc(n, sizeof(*c));
+	if (!k || !c) {
+		free(k);
+		free(c);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct apx_an_thread *a = APX_VEC_AT(&m->threads, struct apx_an_thread, i);
+
+		k[i] = (struct key){ .tid = a->tid, .file = a->file, .row = i };
+	}
+	qsort(k, n, sizeof(*k), cmp_key);
+	for (size_t i = 0; i < m->cpu.n; i++) {
+		const struct apx_an_cpu *r = APX_VEC_AT(&m->cpu, struct apx_an_cpu, i);
+		struct key q = { .tid = r->tid, .file = r->file }, *hit;
+
+		if (!r->tid || !(hit = bsearch(&q, k, n, sizeof(*k), cmp_key)))
+			continue;
+		if (!c[hit->row].n || r->ts < c[hit->row].ts0) {
+			c[hit->row].ts0 = r->ts;
+			c[hit->row].v0 = r->vol;
+			c[hit->row].i0 = r->invol;
+		}
+		if (!c[hit->row].n || r->ts >= c[hit->row].ts1) {
+			c[hit->row].ts1 = r->ts;
+			c[hit->row].v1 = r->vol;
+			c[hit->row].i1 = r->invol;
+		}
+		c[hit->row].n++;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct apx_an_thread *a = APX_VEC_AT(&m->threads, struct apx_an_thread, i);
+
+		if (c[i].n < 2)
+			continue;
+		a->has_csw = 1;
+		a->vcsw = c[i].v1 >= c[i].v0 ? c[i].v1 - c[i].v0 : 0;
+		a->ivcsw = c[i].i1 >= c[i].i0 ? c[i].i1 - c[i].i0 : 0;
+	}
+	free(k);
+	free(c);
+	return 0;
+}
+
 static int cmp_thread(const void *a, const void *b)
 {
 	const struct apx_an_thread *x = a, *y = b;
@@ -113,6 +187,8 @@ int apx_threads_build(struct apx_model *m)
 		r = apx_vec_push(&m->threads, &a);
 	}
 	free(t);
+	if (r == 0)
+		r = add_switches(m);
 	if (r == 0 && m->threads.n > 1)
 		qsort(m->threads.data, m->threads.n, sizeof(struct apx_an_thread), cmp_thread);
 	return r;

@@ -95,6 +95,10 @@ enum apx_ev_kind {
 	APX_EV_CAPTURE = 5,	/* a capture range starts (value 1) or stops (0) at ts_ns */
 	APX_EV_METRIC = 6,	/* a device reading over ts_ns .. end_ns (src_nvml.c): device,
 				 * cfg_kind = enum apx_nvml_reading, value = f64 bits */
+	APX_EV_ALLOC_FAILED = 7, /* an allocation call returned an error (alloc_calls.c): its
+				 * enter ts_ns and exit end_ns, cfg_kind = enum apx_mem_kind |
+				 * flags << 8 (bit 0 async), value = bytes asked for, err =
+				 * CUresult, device, context, corr, tid, target = Python stack */
 };
 
 /* One event of the ring; seq = ring position + 1 once complete. */
@@ -195,6 +199,15 @@ void *apx_cuda_sym(const char *name);
  * exists (stopping it later, at exit, crashed inside libnvperf_host on the H200). Waits up to
  * 2 s; returns at once when the device is not sampled. */
 void apx_pm_context_ending(struct apx_collector *c, uint32_t device);
+
+/* alloc_calls.c: the allocation calls' driver callbacks (enabled by src_callbacks.c when
+ * allocation records are collected): the Python stack at enter, a failed call at exit
+ * (application threads, lock-free). apx_alloc_callback returns 0 for a cbid that is not one
+ * of apx_alloc_cbids (nothing done). */
+extern const CUpti_CallbackId apx_alloc_cbids[];
+extern const size_t apx_alloc_ncbids;
+int apx_alloc_callback(struct apx_collector *c, CUpti_CallbackId cbid,
+		       const CUpti_CallbackData *cb);
 
 /* src_replay.c (apx analyze --replay): whether launches must be seen; a new context (enables
  * the range profiler on it); a launch callback, enter and exit (application threads). */
@@ -324,5 +337,9 @@ void apx_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* ---- src_pyhook.c: the Python hooks (pyhook.h; apx analyze --trace-functions and
  * --memory-sampling): ranges and samples from apx_site.py, drained by the writer ---------- */
 extern const struct apx_source apx_source_pyhook;
+
+/* ---- src_heap.c: host heap samples from libapx-heap.so (heap/heap.h; apx analyze
+ * --heap-sampling-bytes N), drained by the writer ---------------------------------------- */
+extern const struct apx_source apx_source_heap;
 
 #endif

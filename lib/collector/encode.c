@@ -3,7 +3,9 @@
  * on the collector's writer thread, which owns the apx_writer: it walks a completed CUPTI
  * buffer with cuptiActivityGetNextRecord and appends one record per activity. Kernel names
  * and API names go to the string table. Host addresses of copies come from the host-pointer
- * table filled by the API callbacks (joined by correlation id). CUPTI enums that apx mirrors
+ * table filled by the API callbacks (joined by correlation id), Python stacks of launches,
+ * copies, memsets and allocations from the stack side table (pystacks.c); failed allocation
+ * calls come from the event ring (alloc_calls.c). CUPTI enums that apx mirrors
  * one to one (memory kinds, sync types) are copied after a range check.
  */
 #include <stdio.h>
@@ -267,6 +269,12 @@ static void enc_memory(struct apx_enc *e, const CUpti_ActivityMemory4 *m)
 	rec.v[APX_MEMORY_CORRELATION] = m->correlationId;
 	rec.v[APX_MEMORY_FLAGS] = m->isAsync ? 1 : 0;
 	rec.v[APX_MEMORY_SOURCE] = intern(e, m->source);
+	if (rec.v[APX_MEMORY_OP] == APX_MEMOP_ALLOC) {	/* the call's stack (alloc_calls.c) */
+		uint32_t tid;
+
+		rec.v[APX_MEMORY_STACK] = apx_pystack_of_corr(m->correlationId, &tid);
+		rec.v[APX_MEMORY_TID] = tid;
+	}
 	add(e, &rec);
 	seen(e, m->timestamp);
 	e->others++;
@@ -623,6 +631,25 @@ void apx_enc_event(struct apx_enc *e, const struct apx_event *ev)
 		apx_rec_set_str(&rec, APX_KV_KEY, "capture");
 		apx_rec_set_bytes(&rec, APX_KV_VALUE, val, n > 0 ? (size_t)n : 0);
 		add(e, &rec);
+		return;
+	}
+	if (ev->kind == APX_EV_ALLOC_FAILED) {	/* alloc_calls.c: CUPTI wrote no record */
+		apx_rec_init(&rec, APX_REC_MEMORY);
+		rec.v[APX_MEMORY_TS_NS] = ev->ts_ns;
+		rec.v[APX_MEMORY_OP] = APX_MEMOP_ALLOC_FAILED;
+		rec.v[APX_MEMORY_MEM_KIND] = mem_kind(ev->cfg_kind & 0xff);
+		rec.v[APX_MEMORY_DEVICE] = ev->device;
+		rec.v[APX_MEMORY_CONTEXT] = ev->context;
+		rec.v[APX_MEMORY_CORRELATION] = ev->corr;
+		rec.v[APX_MEMORY_FLAGS] = (ev->cfg_kind >> 8) & 1;
+		rec.v[APX_MEMORY_STACK] = ev->target;
+		rec.v[APX_MEMORY_TID] = ev->tid;
+		rec.v[APX_MEMORY_ERROR] = (uint32_t)ev->err;
+		rec.v[APX_MEMORY_REQUESTED_BYTES] = ev->value;
+		add(e, &rec);
+		if (ev->ts_ns > e->last_ts)	/* our own clock: no foreign-clock check */
+			e->last_ts = ev->ts_ns;
+		e->others++;
 		return;
 	}
 	if (ev->kind == APX_EV_SYNC) {	/* a host wait timed by the callbacks at enter and exit */

@@ -59,6 +59,7 @@ const struct apx_source *const apx_sources[] = {
 	&apx_source_pysampler,
 	&apx_source_nccl,
 	&apx_source_pyhook,
+	&apx_source_heap,	/* after pystack: its hook takes Python stacks */
 };
 const size_t apx_nsources = sizeof(apx_sources) / sizeof(apx_sources[0]);
 

@@ -58,6 +58,7 @@ static struct {
 	struct stack_def *defs;
 	_Atomic uint64_t def_head;
 	_Atomic uint32_t next_id;
+	_Atomic uint32_t other_ids;	/* of those, ids of native stacks (apx_pystacks_new_stack_id) */
 	_Atomic uint64_t full, lost_defs, bad_code;
 	_Atomic uint64_t *by_corr;	/* corr << 32 | stack id */
 	_Atomic uint32_t *tid_by_corr;
@@ -257,7 +258,18 @@ void apx_pystacks_set_corr(uint32_t corr, uint32_t stack, uint32_t tid)
 			      memory_order_release);
 }
 
+uint32_t apx_pystacks_new_stack_id(void)
+{
+	atomic_fetch_add_explicit(&g.other_ids, 1, memory_order_relaxed);
+	return atomic_fetch_add(&g.next_id, 1) + 1;
+}
+
 /* ---- writer side ---------------------------------------------------------------------------- */
+
+uint32_t apx_pystacks_new_frame_id(void)
+{
+	return ++g.next_frame;
+}
 
 uint32_t apx_pystack_of_corr(uint32_t corr, uint32_t *ret_tid)
 {
@@ -402,7 +414,7 @@ void apx_pystacks_drain(struct apx_enc *e)
 void apx_pystacks_stats(uint64_t *ret_stacks, uint64_t *ret_full, uint64_t *ret_lost,
 			uint64_t *ret_bad_code)
 {
-	*ret_stacks = atomic_load(&g.next_id);
+	*ret_stacks = atomic_load(&g.next_id) - atomic_load(&g.other_ids);
 	*ret_full = atomic_load(&g.full);
 	*ret_lost = atomic_load(&g.lost_defs);
 	*ret_bad_code = atomic_load(&g.bad_code);

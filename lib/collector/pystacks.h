@@ -24,6 +24,11 @@ const struct apx_py_runtime *apx_pystacks_runtime(void);
 /* The id of a stack (innermost first), defining it the first time; 0 when it cannot be kept.
  * Any thread; lock-free. */
 uint32_t apx_pystacks_intern(const struct apx_py_raw_frame *f, int n, int truncated);
+/* Ids for stacks and frames of other kinds (the heap samples' native stacks, src_heap.c),
+ * unique among this table's in the file: a stack id (any thread), a frame id (writer thread;
+ * works before and without apx_pystacks_init). */
+uint32_t apx_pystacks_new_stack_id(void);
+uint32_t apx_pystacks_new_frame_id(void);
 /* Writer thread: FRAME and STACK records of the stacks defined since the last call. */
 void apx_pystacks_drain(struct apx_enc *e);
 void apx_pystacks_stats(uint64_t *ret_stacks, uint64_t *ret_full, uint64_t *ret_lost,
@@ -32,8 +37,8 @@ void apx_pystacks_stats(uint64_t *ret_stacks, uint64_t *ret_full, uint64_t *ret_
 /* The stack and thread of the call with correlation id corr (any thread, lock-free; a later
  * call with the same id modulo 2^20 replaces it). */
 void apx_pystacks_set_corr(uint32_t corr, uint32_t stack, uint32_t tid);
-/* The stack of a launch, copy or memset by its correlation id, and the calling thread
- * (writer thread; 0 = none). */
+/* The stack of a launch, copy, memset or allocation by its correlation id, and the calling
+ * thread (writer thread; 0 = none). */
 uint32_t apx_pystack_of_corr(uint32_t corr, uint32_t *ret_tid);
 /* The host time the call with correlation id corr entered (CLOCK_MONOTONIC) and its thread
  * as CUPTI names threads in NVTX ranges (low 32 bits of pthread_self), recorded only with
@@ -43,7 +48,7 @@ uint64_t apx_pystack_launch_ns(uint32_t corr, uint32_t *ret_thread);
  * callback); 0 = none or off. */
 uint32_t apx_pystack_here(uint32_t *ret_tid);
 /* src_pystack.c: remember the calling thread's stack for correlation id corr (enter callback
- * of a launch, copy or memset). */
+ * of a launch, copy, memset or allocation call). */
 void apx_pystack_at_call(uint32_t corr);
 /* Whether launch-time stacks are on (callbacks on the launch APIs are needed). */
 int apx_pystack_wanted(void);

@@ -18,7 +18,9 @@
  *     device for PM sampling (src_pmsampling.c) and enables kernel replay on the context
  *     (src_replay.c) when they were asked for;
  *   - with --replay, every kernel launch (cuLaunchKernel[Ex]), handed to src_replay.c;
- *   - with --capture-range=cudaProfilerApi, cuProfilerStart/Stop, handed to capture.c.
+ *   - with --capture-range=cudaProfilerApi, cuProfilerStart/Stop, handed to capture.c;
+ *   - allocation calls (cuMemAlloc_v2, cuMemHostAlloc, ...: alloc_calls.c), when allocation
+ *     records are collected: their Python stack, and a record for each call that failed.
  */
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -345,6 +347,10 @@ static void on_driver(struct apx_collector *c, CUpti_CallbackId cbid, const CUpt
 		apx_capture_callback(c, cbid, cb);
 		return;
 	default:
+		/* allocation calls (apx_alloc_cbids) here, not as cases above: the launches'
+		 * dispatch stays the compare chain it was (no jump table on their path) */
+		if (apx_alloc_callback(c, cbid, cb))
+			return;
 		if (cb->callbackSite == CUPTI_API_EXIT)
 			on_config(c, cbid, cb);
 		return;
@@ -486,6 +492,10 @@ static int callbacks_start(struct apx_collector *c)
 	if (apx_replay_wanted())
 		(void)enable_all(c, launch_cbids, N(launch_cbids),
 				 "replay: a launch callback was refused, no kernel is replayed");
+	if (c->kinds & APX_K_MEMORY)
+		(void)enable_all(c, apx_alloc_cbids, apx_alloc_ncbids,
+				 "allocations: an allocation callback was refused, allocations carry "
+				 "no stack and failed ones are not recorded");
 	if (apx_pystack_wanted())
 		(void)enable_all(c, pystack_cbids, N(pystack_cbids),
 				 "python-stacks: a launch or memset callback was refused, those "

@@ -2,7 +2,8 @@
  * src_pyhook.c - the Python hooks as a source of the collector (collector.h's table): function
  * ranges of `apx analyze --trace-functions` and PyTorch memory samples (--memory-sampling),
  * put into pyhook.c's ring by apx_site.py (the sitecustomize apx analyze puts on PYTHONPATH)
- * through the exported apx_py_* functions.
+ * through the exported apx_py_* functions; and the cuBLAS and cuDNN calls libapx-watch.so
+ * times (libcalls.c, APX_LIBCALLS), through the same functions.
  *
  * Who runs what: start() (the thread that initialised CUDA) allocates the ring and the name
  * table when apx analyze asked for the hooks (APX_PY_HOOKS=1) and publishes them, from then on
@@ -25,9 +26,10 @@ static struct apx_pyhook *hook;
 
 static int pyhook_start(struct apx_collector *c)
 {
-	const char *on = getenv("APX_PY_HOOKS");
+	const char *on = getenv("APX_PY_HOOKS"), *libs = getenv("APX_LIBCALLS");
 
-	if (!on || strcmp(on, "1"))
+	/* the Python hooks, or libapx-watch.so's cuBLAS/cuDNN calls (libcalls.c) */
+	if ((!on || strcmp(on, "1")) && (!libs || !*libs || !strcmp(libs, "none")))
 		return 0;
 	hook = apx_pyhook_new();
 	if (!hook) {

@@ -7,7 +7,9 @@
  * program: no ptrace, no GIL, no signal. When a tick costs more than a tenth of its period
  * (many threads), the period grows, and each SAMPLE record says the period it stands for.
  * Threads without Python frames (CUDA's, NCCL's, autograd's engine) get samples without a
- * stack. A single-producer ring hands samples to the writer (drain).
+ * stack. About once a second each thread's voluntary and involuntary context switches are
+ * read from /proc/self/task/TID/status and written as a CPU record of that thread (its TID),
+ * with its user and system time. A single-producer ring hands samples to the writer (drain).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -20,6 +22,7 @@
 #include <unistd.h>
 
 #include "collector/collector.h"
+#include "base/procfs.h"
 #include "collector/pystacks.h"
 
 #include "base/banned.h"
@@ -27,12 +30,14 @@
 #define SAMPLE_SLOTS (1u << 16)
 #define MAX_THREADS 1024
 #define MAX_PY_THREADS 512
+#define CSW_EVERY 200			/* ticks between two reads of a thread's switches (~1 s) */
 
 struct sample {
 	uint64_t ts_ns, cpu_ns, period_ns;
+	uint64_t utime_ns, stime_ns, vcsw, ivcsw;	/* with csw: the thread's CPU record */
 	uint32_t tid, stack;
 	int32_t syscall;
-	uint8_t state;
+	uint8_t state, csw;
 };
 
 struct tinfo {
@@ -40,7 +45,7 @@ struct tinfo {
 	int stat_fd, sys_fd;
 	uint8_t state;
 	int32_t syscall;
-	uint64_t cpu_ns;
+	uint64_t cpu_ns, utime_ns, stime_ns;
 	uintptr_t last_frame;		/* Python: the innermost frame and instruction last time */
 	uintptr_t last_instr;
 	uint32_t last_stack;
@@ -99,8 +104,11 @@ static void read_proc(struct tinfo *t)
 	t->state = state_of(p[2]);
 	/* fields after the state: ppid pgrp session tty tpgid flags minflt cminflt majflt
 	 * cmajflt utime stime */
-	if (sscanf(p + 4, "%*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) == 2)
-		t->cpu_ns = (ut + st) * (1000000000ull / (uint64_t)g_smp.hz_clk);
+	if (sscanf(p + 4, "%*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) == 2) {
+		t->utime_ns = ut * (1000000000ull / (uint64_t)g_smp.hz_clk);
+		t->stime_ns = st * (1000000000ull / (uint64_t)g_smp.hz_clk);
+		t->cpu_ns = t->utime_ns + t->stime_ns;
+	}
 	t->syscall = -1;
 	if (t->state == APX_TSTATE_SLEEPING || t->state == APX_TSTATE_DISK) {
 		if (t->sys_fd < 0)
@@ -111,6 +119,21 @@ static void read_proc(struct tinfo *t)
 				t->syscall = (int32_t)strtol(buf, NULL, 10);
 		}
 	}
+}
+
+/* The thread's context switches so far (cumulative), into s; 0 when its status is gone. */
+static int read_csw(const struct tinfo *t, struct sample *s)
+{
+	char path[64], buf[2048];
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)t->tid);
+	if (apx_read_small(path, buf, sizeof(buf)) <= 0)
+		return 0;
+	s->vcsw = apx_status_value(buf, "\nvoluntary_ctxt_switches");
+	s->ivcsw = apx_status_value(buf, "\nnonvoluntary_ctxt_switches");
+	s->utime_ns = t->utime_ns;
+	s->stime_ns = t->stime_ns;
+	return s->vcsw || s->ivcsw;
 }
 
 static struct tinfo *tinfo_of(pid_t tid)
@@ -203,7 +226,8 @@ static uint32_t py_stack(const struct apx_py_runtime *rt, uintptr_t tstate, stru
 	return apx_pystacks_intern(f, n, trunc);
 }
 
-static void tick(uint64_t now, uint64_t period, int relist, int proc_every, uint64_t nth)
+static void tick(uint64_t now, uint64_t period, int relist, int proc_every, uint64_t nth,
+		 int csw)
 {
 	const struct apx_py_runtime *rt = apx_pystacks_runtime();
 	struct apx_py_thread py[MAX_PY_THREADS];
@@ -232,6 +256,7 @@ static void tick(uint64_t now, uint64_t period, int relist, int proc_every, uint
 		s.state = t->state;
 		s.syscall = t->syscall;
 		s.cpu_ns = t->cpu_ns;
+		s.csw = (uint8_t)(csw && read_csw(t, &s));
 		put(&s);
 	}
 }
@@ -259,7 +284,7 @@ static void *sampler_main(void *arg)
 		t0 = apx_mono_ns();
 		/* /proc reads are the dear part: at most ~2,000 a second in all */
 		proc_every = (int)((uint64_t)g_smp.nt * (1000000000ull / period) / 2000 + 1);
-		tick(t0, period, n % 50 == 0, proc_every, n);
+		tick(t0, period, n % 50 == 0, proc_every, n, n % CSW_EVERY == 1);
 		n++;
 		atomic_fetch_add(&g_smp.ticks, 1);
 		cost = apx_mono_ns() - t0;
@@ -324,6 +349,17 @@ static void sampler_drain(struct apx_collector *c, uint64_t now_ns, int periodic
 		apx_rec_set_i64(&rec, APX_SAMPLE_SYSCALL, s->syscall);
 		rec.v[APX_SAMPLE_CPU_NS] = s->cpu_ns;
 		rec.v[APX_SAMPLE_PERIOD_NS] = s->period_ns;
+		(void)apx_writer_add(c->w, &rec);
+		if (!s->csw)
+			continue;
+		apx_rec_init(&rec, APX_REC_CPU);	/* the thread's own: TID set */
+		rec.v[APX_CPU_TS_NS] = s->ts_ns;
+		rec.v[APX_CPU_PID] = (uint64_t)getpid();
+		rec.v[APX_CPU_TID] = s->tid;
+		rec.v[APX_CPU_UTIME_NS] = s->utime_ns;
+		rec.v[APX_CPU_STIME_NS] = s->stime_ns;
+		rec.v[APX_CPU_VOL_CSW] = s->vcsw;
+		rec.v[APX_CPU_INVOL_CSW] = s->ivcsw;
 		(void)apx_writer_add(c->w, &rec);
 	}
 }

@@ -5,8 +5,9 @@
  * walked by direct loads (a few ns a frame, no GIL: the thread state comes from
  * PyGILState_GetThisThreadState, which reads thread-specific storage), hashed, and looked up
  * in the shared stack table (pystacks.c); the stack id is kept in its side table by
- * correlation id, which the writer joins to the KERNEL, MEMCPY and MEMSET records
- * (encode.c). Host syncs take it at API exit (src_callbacks.c). start() finds the interpreter and checks the layout
+ * correlation id, which the writer joins to the KERNEL, MEMCPY and MEMSET records, and to
+ * the MEMORY records of allocation calls (alloc_calls.c, encode.c). Host syncs and failed
+ * allocation calls take it at API exit (src_callbacks.c, alloc_calls.c). start() finds the interpreter and checks the layout
  * on the starting thread (direct loads against copying reads) before any direct load is
  * trusted; an unknown interpreter leaves one degraded fact and nothing else changes.
  */

@@ -6,10 +6,17 @@
  * cuda_driver, cuda_sync, user_annotation, gpu_user_annotation) and arguments (correlation,
  * External id, device, stream, bytes, memory bandwidth (GB/s), grid, block, registers per
  * thread, shared memory); flows "ac2g" from each launch to its GPU work; counters (ph "C");
- * process and thread names (ph "M"); "deviceProperties", "distributedInfo" (rank) and
- * "baseTimeNanoseconds". GPU events sit on pid = device, tid = stream as in Kineto. Tracks come
- * from walk.c, so events on one (pid, tid) never overlap partially. Called through the exporter
- * table (export.c).
+ * process and thread names (ph "M"); "deviceProperties", "distributedInfo" (backend, rank,
+ * world size, process groups, as Kineto writes it, at the top so that Holistic Trace Analysis's
+ * rank scan finds it on an early line) and "baseTimeNanoseconds". GPU events sit on pid =
+ * device, tid = stream as in Kineto. Tracks come from walk.c, so events on one (pid, tid) never
+ * overlap partially. NCCL collectives (the store's COLLECTIVE column, nccl.c): their arguments
+ * as Kineto's ("Collective name", "In msg nelems", "Group size", "dtype", "Process Group Name",
+ * "Rank", "Seq", ...) on the NCCL kernel CUPTI recorded for them; a "record_param_comms" cpu_op
+ * per collective on an "NCCL (host)" track of its process (NCCL's enqueue span); and, for a
+ * collective with GPU times that no CUPTI kernel covers, a "kernel" event "nccl:<func>" on an
+ * "NCCL" track of its GPU (docs/export.md, "Several ranks"). Called through the exporter table
+ * (export.c).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -28,6 +35,11 @@
 #define NVTX_TID_BIT (1ull << 48)	/* a thread's NVTX track: its own tid */
 #define GPU_NVTX_TID (1ull << 49)	/* a device's NVTX (GPU) track */
 #define COUNTER_TID (1ull << 50)
+#define NCCL_GPU_TID (1ull << 51)	/* a file's collectives on its GPU: + file << 32 + lane */
+#define NCCL_HOST_TID (1ull << 52)	/* a file's collectives on the host: + file << 32 + lane */
+#define NCCL_LANES 64
+#define PG_MAX 4096			/* communicators listed in pg_config (apx_export_dist too) */
+#define HANDLES_MAX 256			/* NCCL stream handles whose CUPTI stream is known */
 
 /* walk track id -> (pid, tid), open addressing */
 struct slot {
@@ -42,6 +54,7 @@ struct ch {
 	int first;			/* no event written yet (no comma) */
 	int err;
 	struct apx_stacktext stx;	/* "Call stack" arguments */
+	struct apx_export_nccl nm;	/* collectives matched to NCCL kernels */
 };
 
 static struct slot *lookup(struct ch *c, uint64_t uuid)
@@ -173,6 +186,50 @@ static void arg_u(struct ch *c, const char *key, uint64_t v, int *first)
 	*first = 0;
 }
 
+/* A collective's arguments, with a comma before each, as Kineto puts the linked
+ * record_param_comms op's on an NCCL kernel (libkineto output_json.cpp, appendCollectiveArgs:
+ * "Collective name", "In msg nelems", "Out msg nelems", "Group size", "dtype", "Process Group
+ * Name", "Dst Rank"/"Src Rank", "Seq"; "Rank" as c10d's record_param_comms has it), then apx's
+ * own: NCCL's algorithm, protocol, channels and bytes. The process group is the NCCL
+ * communicator, named by its id hash (the same on every rank of it). */
+static void coll_args(struct ch *c, size_t i, int first)
+{
+	const struct apx_es_collectives *co = &c->st->coll;
+	const char *dt = apx_export_nccl_torch_dtype(co->dtype[i]);
+	uint64_t in, out;
+
+	apx_export_nccl_nelems(co->func[i], co->count[i], co->nranks[i], &in, &out);
+	fprintf(c->f, "%s\"Collective name\": \"%s\", \"In msg nelems\": %" PRIu64
+		", \"Out msg nelems\": %" PRIu64 ", \"Group size\": %" PRIu32,
+		first ? "" : ", ", apx_export_nccl_c10d_name(co->func[i]), in, out, co->nranks[i]);
+	if (*dt)
+		fprintf(c->f, ", \"dtype\": \"%s\"", dt);
+	fprintf(c->f, ", \"Process Group Name\": \"%016" PRIx64 "\"", co->comm[i]);
+	if (co->rank[i] >= 0)
+		fprintf(c->f, ", \"Rank\": %" PRId32, co->rank[i]);
+	if (co->peer[i] >= 0 && co->func[i] == APX_COLL_SEND)
+		fprintf(c->f, ", \"Dst Rank\": %" PRId32, co->peer[i]);
+	else if (co->peer[i] >= 0 && co->func[i] == APX_COLL_RECV)
+		fprintf(c->f, ", \"Src Rank\": %" PRId32, co->peer[i]);
+	else if (co->peer[i] >= 0)
+		fprintf(c->f, ", \"Root\": %" PRId32, co->peer[i]);
+	fprintf(c->f, ", \"Seq\": %" PRIu64 ", \"nccl algorithm\": \"%s\", \"nccl protocol\": "
+		"\"%s\", \"nccl channels\": %u, \"nccl bytes\": %" PRIu64, co->seq[i],
+		apx_nccl_algo_name(co->algo[i]), apx_nccl_proto_name(co->proto[i]),
+		(unsigned)co->channels[i], co->bytes[i]);
+}
+
+static void coll_args_of_kernel(struct ch *c, size_t k)
+{
+	size_t first = 0, n = apx_export_nccl_of_kernel(&c->nm, k, &first);
+
+	if (!n)
+		return;
+	coll_args(c, first, 0);
+	if (n > 1)	/* a group of collectives in one kernel: the first one's arguments */
+		fprintf(c->f, ", \"nccl collectives\": %zu", n);
+}
+
 /* The Python stack of a kernel, copy, memset, sync or (through its GPU work) API call as
  * torch.profiler's with_stack argument "Call stack": "path(line): func;..." innermost first. */
 static void call_stack(struct ch *c, const struct apx_wk_slice *s, int first)
@@ -213,6 +270,7 @@ static void args(struct ch *c, const struct apx_wk_slice *s)
 			put_u64(c->f, l->block[d]);
 			put(c->f, d < 2 ? ", " : "]");
 		}
+		coll_args_of_kernel(c, i);
 		break;
 	}
 	case APX_ES_COPY:
@@ -302,13 +360,57 @@ static int ch_counter(void *ctx, uint64_t track, uint64_t ts, double value)
 	return ferror(c->f) ? -EIO : 0;
 }
 
+/* "distributedInfo" in the shape torch.profiler writes (profiler.py _get_distributed_info,
+ * Kineto's addOnDemandDistMetadata): backend, rank, world_size, pg_count, pg_config (one per
+ * NCCL communicator: pg_name its id hash, pg_size its ranks; the global ranks of a
+ * communicator are not recorded, so no "ranks"), nccl_version ("unknown": the trace does not
+ * say, as Kineto writes it then); local_rank when known. On one line: Holistic Trace Analysis
+ * finds the rank with a regular expression over the file's lines (trace_file.py). */
+static void distributed_info(struct ch *c)
+{
+	const struct apx_store *st = c->st;
+	const struct apx_es_collectives *co = &st->coll;
+	struct apx_export_dist d;
+	uint64_t pg[PG_MAX];
+	size_t npg = 0;
+
+	apx_export_dist_info(st, &d);
+	if (d.rank < 0)
+		return;
+	fprintf(c->f, "\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": %" PRId64
+		", \"world_size\": %" PRIu64, d.rank, d.world);
+	if (d.local_rank >= 0)
+		fprintf(c->f, ", \"local_rank\": %" PRId64, d.local_rank);
+	fprintf(c->f, ", \"pg_count\": %zu, \"pg_config\": [", d.ncomms);
+	for (size_t i = 0; i < co->n && npg < d.ncomms && npg < PG_MAX; i++) {
+		size_t j;
+
+		for (j = 0; j < npg && pg[j] != co->comm[i]; j++)
+			;
+		if (j < npg)	/* its communicator is out already */
+			continue;
+		pg[npg] = co->comm[i];
+		fprintf(c->f, "%s{\"pg_name\": \"%016" PRIx64 "\", \"pg_desc\": \"nccl communicator\", "
+			"\"backend_config\": \"cuda:nccl\", \"pg_size\": %" PRIu32 "}", npg++ ? ", " : "",
+			co->comm[i], co->nranks[i]);
+	}
+	fputs("], \"nccl_version\": \"unknown\"}", c->f);
+	if (d.several)
+		fputs(", \"apx_ranks_note\": \"the files of several ranks in one export (--merge-ranks): "
+		      "distributedInfo names the lowest; Holistic Trace Analysis reads one rank per "
+		      "file\"", c->f);
+	fputs(",\n", c->f);
+}
+
 static void header(struct ch *c)
 {
 	const struct apx_store *st = c->st;
-	int64_t rank = -1, ranks = 0, utc;
+	int64_t utc;
 	char name[1024];
 
-	fputs("{\n\"schemaVersion\": 1,\n\"traceName\": ", c->f);
+	fputs("{\n\"schemaVersion\": 1,\n", c->f);
+	distributed_info(c);
+	fputs("\"traceName\": ", c->f);
 	apx_json_str(c->f, st->files[0].path);
 	fputs(",\n\"displayTimeUnit\": \"ms\",\n", c->f);
 	if (apx_export_utc_start_ns(st, &utc) == 0)
@@ -316,15 +418,6 @@ static void header(struct ch *c)
 	else	/* never a negative or wrapped wall-clock time */
 		fputs("\"apx_note\": \"baseTimeNanoseconds left out: the trace's start on the wall "
 		      "clock is out of range (a damaged header?)\",\n", c->f);
-	for (size_t i = 0; i < st->nfiles; i++)
-		if (st->files[i].rank >= 0) {
-			if (rank < 0)
-				rank = st->files[i].rank;
-			ranks++;
-		}
-	if (rank >= 0)
-		fprintf(c->f, "\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": %" PRId64
-			", \"world_size\": %" PRId64 "},\n", rank, ranks);
 	fputs("\"deviceProperties\": [", c->f);
 	for (size_t d = 0; d < st->ndevices; d++) {
 		const struct apx_es_device *dv = &st->devices[d];
@@ -345,6 +438,183 @@ static void header(struct ch *c)
 	fputs("\n],\n\"traceEvents\": [", c->f);
 }
 
+/* ---- NCCL collectives' own events ------------------------------------------------------------ */
+
+struct cev {				/* a collective to place: by file, then time */
+	uint64_t t;
+	uint32_t i;
+	uint16_t file;
+};
+
+static int cmp_cev(const void *a, const void *b)
+{
+	const struct cev *x = a, *y = b;
+
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Lanes of one file's NCCL track: the first whose last event ended by start (events of one
+ * lane never overlap); *ret_new when the lane is used for the first time. */
+struct lanes {
+	uint64_t end[NCCL_LANES];
+	uint32_t n;
+};
+
+static uint32_t lane_for(struct lanes *l, uint64_t start, uint64_t end, int *ret_new)
+{
+	uint32_t i;
+
+	for (i = 0; i < l->n && l->end[i] > start; i++)
+		;
+	*ret_new = i == l->n && l->n < NCCL_LANES;
+	if (i == l->n) {
+		if (l->n < NCCL_LANES)
+			l->n++;
+		else
+			i = l->n - 1;	/* out of lanes: the last one */
+	}
+	l->end[i] = end > l->end[i] ? end : l->end[i];
+	return i;
+}
+
+static void lane_name(struct ch *c, uint64_t pid, uint64_t tid, uint32_t lane, const char *base)
+{
+	char name[128];
+
+	if (lane)
+		snprintf(name, sizeof(name), "%s (%u)", base, lane + 1);
+	else
+		snprintf(name, sizeof(name), "%s", base);
+	meta(c, "thread_name", pid, tid, 1, name);
+}
+
+static void complete(struct ch *c, const char *cat, const char *name, uint64_t pid, uint64_t tid,
+		     uint64_t start, uint64_t end)
+{
+	sep(c);
+	fprintf(c->f, "{\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"%s\", \"pid\": %" PRIu64
+		", \"tid\": %" PRIu64 ", \"ts\": ", cat, name, pid, tid);
+	us(c->f, apx_export_rel_ns(c->st, start));
+	fputs(", \"dur\": ", c->f);
+	us(c->f, end > start ? end - start : 0);
+}
+
+/* What the matched collectives teach: the CUPTI stream of the kernels that ran a file's
+ * collectives on NCCL's stream handle h. */
+struct handle {
+	uint64_t h, id;
+	uint16_t file;
+};
+
+static size_t learn_handles(const struct ch *c, struct handle *map)
+{
+	const struct apx_store *st = c->st;
+	const struct apx_es_collectives *co = &st->coll;
+	size_t n = 0, j;
+
+	for (size_t i = 0; i < co->n && n < HANDLES_MAX; i++) {
+		if (!co->stream[i] || c->nm.kernel_of[i] == UINT32_MAX)
+			continue;
+		for (j = 0; j < n && (map[j].h != co->stream[i] || map[j].file != co->file[i]); j++)
+			;
+		if (j == n)
+			map[n++] = (struct handle){ co->stream[i],
+						    st->streams[st->k.stream[c->nm.kernel_of[i]]].id,
+						    co->file[i] };
+	}
+	return n;
+}
+
+/* The CUPTI stream id for handle h of a file, else the handle itself, 0 none. */
+static uint64_t stream_of_handle(const struct handle *map, size_t n, uint16_t file, uint64_t h)
+{
+	for (size_t j = 0; h && j < n; j++)
+		if (map[j].h == h && map[j].file == file)
+			return map[j].id;
+	return h;
+}
+
+/* Each collective's enqueue on the host as Kineto's "record_param_comms" cpu_op (the record
+ * carries no thread: an "NCCL (host)" track of its process), and each collective with GPU times
+ * that no CUPTI kernel covers as a "kernel" event on an "NCCL" track of its GPU. */
+static int nccl_events(struct ch *c)
+{
+	const struct apx_store *st = c->st;
+	const struct apx_es_collectives *co = &st->coll;
+	struct handle map[HANDLES_MAX];
+	struct cev *v;
+	struct lanes l;
+	size_t n = 0, nmap;
+	char name[64];
+
+	if (!co->n)
+		return 0;
+	v = malloc(co->n * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < co->n; i++)
+		v[n++] = (struct cev){ co->enq[i], (uint32_t)i, co->file[i] };
+	qsort(v, n, sizeof(*v), cmp_cev);
+	for (size_t k = 0; k < n; k++) {
+		size_t i = v[k].i;
+		uint64_t pid = st->files[v[k].file].pid, tid;
+		uint32_t lane;
+		int fresh;
+
+		if (!k || v[k].file != v[k - 1].file)
+			memset(&l, 0, sizeof(l));
+		lane = lane_for(&l, co->enq[i], co->enq_end[i], &fresh);
+		tid = NCCL_HOST_TID + ((uint64_t)v[k].file << 32) + lane;
+		if (fresh)
+			lane_name(c, pid, tid, lane, "NCCL (host)");
+		complete(c, "cpu_op", "record_param_comms", pid, tid, co->enq[i], co->enq_end[i]);
+		fputs(", \"args\": {", c->f);
+		coll_args(c, i, 1);
+		fputs("}}", c->f);
+	}
+	n = 0;
+	nmap = learn_handles(c, map);
+	for (size_t i = 0; i < co->n; i++)
+		if (co->start[i] && c->nm.kernel_of[i] == UINT32_MAX)
+			v[n++] = (struct cev){ co->start[i], (uint32_t)i, co->file[i] };
+	qsort(v, n, sizeof(*v), cmp_cev);
+	for (size_t k = 0; k < n; k++) {
+		size_t i = v[k].i;
+		uint32_t dev = co->device[i] >= 0 ? apx_store_device_of(st, v[k].file,
+									(uint64_t)co->device[i])
+						  : UINT32_MAX;
+		uint64_t pid, tid, sid = stream_of_handle(map, nmap, v[k].file, co->stream[i]);
+		uint32_t lane;
+		int fresh;
+
+		if (dev == UINT32_MAX && st->ndevices == 1)
+			dev = 0;
+		pid = dev < st->ndevices ? dev : st->files[v[k].file].pid;
+		if (!k || v[k].file != v[k - 1].file)
+			memset(&l, 0, sizeof(l));
+		lane = lane_for(&l, co->start[i], co->end[i], &fresh);
+		tid = NCCL_GPU_TID + ((uint64_t)v[k].file << 32) + lane;
+		if (fresh) {
+			snprintf(name, sizeof(name), "NCCL (pid %" PRIu64 ")", st->files[v[k].file].pid);
+			lane_name(c, pid, tid, lane, name);
+		}
+		snprintf(name, sizeof(name), "nccl:%s", apx_coll_func_name(co->func[i]));
+		complete(c, "kernel", name, pid, tid, co->start[i], co->end[i]);
+		fprintf(c->f, ", \"args\": {\"device\": %" PRId64, dev < st->ndevices
+			? (int64_t)st->devices[dev].ordinal : (int64_t)co->device[i]);
+		if (sid)
+			fprintf(c->f, ", \"stream\": %" PRIu64, sid);
+		coll_args(c, i, 0);	/* no correlation: no launch is known to be its */
+		fputs(", \"apx\": \"from the NCCL profiler plugin: no CUPTI kernel covers it\"}}", c->f);
+	}
+	free(v);
+	return ferror(c->f) ? -EIO : 0;
+}
+
 static int chrome_write(struct apx_store *st, const char *path, struct apx_diag *diag)
 {
 	struct ch c = { .st = st, .first = 1 };
@@ -356,7 +626,11 @@ static int chrome_write(struct apx_store *st, const char *path, struct apx_diag 
 	apx_stacktext_init(&c.stx, st, APX_STACKTEXT_KINETO);
 	setvbuf(c.f, NULL, _IOFBF, 1 << 20);
 	header(&c);
-	r = apx_walk(st, &ops);
+	r = apx_export_nccl_match(st, &c.nm);
+	if (r >= 0)
+		r = apx_walk(st, &ops);
+	if (r >= 0)
+		r = nccl_events(&c);
 	if (r >= 0 && c.stx.err)
 		r = c.stx.err;
 	fputs("\n]\n}\n", c.f);
@@ -367,15 +641,17 @@ static int chrome_write(struct apx_store *st, const char *path, struct apx_diag 
 		r = -EIO;
 	free(c.map);
 	apx_stacktext_release(&c.stx);
+	apx_export_nccl_release(&c.nm);
 	return r;
 }
 
 /* Measured: ~360 bytes a kernel (names are written out each time), ~300 a copy or memset,
- * ~200 an API call, sync or range, ~90 a counter sample. */
+ * ~200 an API call, sync or range, ~90 a counter sample; ~900 a collective (its host event
+ * and its arguments on the kernel: estimated, not measured). */
 static uint64_t chrome_estimate(const struct apx_store *st)
 {
 	return st->k.n * 360 + (st->c.n + st->s.n) * 300 + (st->a.n + st->mk.n + st->y.n) * 200 +
-	       st->ct.n * 90 + 4096;
+	       st->ct.n * 90 + st->coll.n * 900 + 4096;
 }
 
 const struct apx_exporter apx_export_chrome = {

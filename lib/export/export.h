@@ -49,6 +49,45 @@ const char *apx_export_device_label(const struct apx_store *st, uint32_t dev, ch
  * realtime offset): 0, or -EOVERFLOW when it is not in 0..INT64_MAX (a damaged or hostile
  * header); the exporter then leaves it out and says so in the file. */
 int apx_export_utc_start_ns(const struct apx_store *st, int64_t *ret_ns);
+/* ---- distributed runs and NCCL collectives (nccl.c) ---------------------------------------- */
+
+/* The rank identity of an export: rank and local rank of its files when they all have one
+ * rank (else the lowest rank's, several = 1), else -1 and then, when the trace has
+ * collectives, the rank in its largest communicator; world: the largest header world size,
+ * else the largest communicator, else the number of distinct ranks; 0 = unknown. */
+struct apx_export_dist {
+	int64_t rank, local_rank;
+	uint64_t world;
+	int several;			/* files of more than one rank (a merged export) */
+	size_t ncomms;			/* distinct communicators of the collectives */
+};
+void apx_export_dist_info(const struct apx_store *st, struct apx_export_dist *ret);
+
+/* Collectives matched to the NCCL kernels CUPTI recorded (names starting "nccl"): a collective
+ * with GPU times belongs to the kernel of its file (and device) that overlaps its GPU interval
+ * most (10 us of slack for the GPU timer's conversion); several collectives of one group may
+ * share a kernel. Collectives without GPU times match nothing. */
+struct apx_export_nccl {
+	uint32_t *kernel_of;		/* per collective: store kernel index, UINT32_MAX none */
+	uint64_t *pairs;		/* kernel << 32 | collective, sorted: kernel's collectives */
+	size_t npairs;
+};
+int apx_export_nccl_match(const struct apx_store *st, struct apx_export_nccl *m);
+void apx_export_nccl_release(struct apx_export_nccl *m);
+/* The collectives of kernel k: the first (in record order) and how many; 0 when none. */
+size_t apx_export_nccl_of_kernel(const struct apx_export_nccl *m, size_t k, size_t *ret_first);
+
+/* Names: PyTorch's c10d op ("allreduce", Kineto's "Collective name"), NCCL's API function
+ * ("ncclAllReduce", as NCCL's NVTX ranges name them), PyTorch's dtype ("BFloat16", Kineto's
+ * "dtype"; "" unknown). */
+const char *apx_export_nccl_c10d_name(unsigned func);
+const char *apx_export_nccl_api_name(unsigned func);
+const char *apx_export_nccl_torch_dtype(unsigned dtype);
+/* Elements in and out of one rank, as PyTorch's "In msg nelems"/"Out msg nelems" count them:
+ * all-gather's output is count x nranks, reduce-scatter's input, send has no output. */
+void apx_export_nccl_nelems(unsigned func, uint64_t count, uint32_t nranks, uint64_t *ret_in,
+			    uint64_t *ret_out);
+
 /* Open path for writing (O_EXCL: it is a fresh temporary name) as a stdio stream. */
 int apx_export_fopen(const char *path, FILE **ret_f, struct apx_diag *diag);
 /* fclose; a failed write (at any time) or close gives its real -errno ("write failed: No

@@ -279,6 +279,7 @@ static int meta(struct sq *q, const char *key, const char *value)
 static int write_meta(struct sq *q)
 {
 	const struct apx_store *st = q->st;
+	struct apx_export_dist d;
 	int64_t utc;
 	char v[64];
 	int r;
@@ -302,6 +303,23 @@ static int write_meta(struct sq *q)
 	snprintf(v, sizeof(v), "%" PRIu64, st->run_end_ns - st->run_start_ns);
 	if ((r = meta(q, "duration_ns", v)) < 0)
 		return r;
+	/* the rank identity (one export per rank: docs/export.md, "Several ranks") */
+	apx_export_dist_info(st, &d);
+	if (d.rank >= 0 && !d.several) {
+		snprintf(v, sizeof(v), "%" PRId64, d.rank);
+		if ((r = meta(q, "rank", v)) < 0)
+			return r;
+		if (d.local_rank >= 0) {
+			snprintf(v, sizeof(v), "%" PRId64, d.local_rank);
+			if ((r = meta(q, "local_rank", v)) < 0)
+				return r;
+		}
+	}
+	if (d.rank >= 0 && d.world) {
+		snprintf(v, sizeof(v), "%" PRIu64, d.world);
+		if ((r = meta(q, "world_size", v)) < 0)
+			return r;
+	}
 	for (size_t i = 0; i < st->nfiles; i++)
 		if ((r = meta(q, "input", st->files[i].path)) < 0)
 			return r;
@@ -597,6 +615,7 @@ static int write_counters(struct sq *q)
 
 static int fill(struct sq *q)
 {
+	uint32_t nccl_names[APX_COLL__COUNT] = { 0 };
 	int r, rc;
 
 	for (int i = 0; apx_sq_tables[i]; i++)
@@ -605,11 +624,17 @@ static int fill(struct sq *q)
 	for (int i = 0; apx_sq_stack_tables[i]; i++)
 		if ((r = exec(q, apx_sq_stack_tables[i])) < 0)
 			return r;
+	for (int i = 0; apx_sq_nccl_tables[i]; i++)
+		if ((r = exec(q, apx_sq_nccl_tables[i])) < 0)
+			return r;
 	for (int i = 0; apx_sq_enums[i]; i++)
 		if ((r = exec(q, apx_sq_enums[i])) < 0)
 			return r;
 	for (int i = 0; apx_sq_stack_enums[i]; i++)
 		if ((r = exec(q, apx_sq_stack_enums[i])) < 0)
+			return r;
+	for (int i = 0; apx_sq_nccl_enums[i]; i++)
+		if ((r = exec(q, apx_sq_nccl_enums[i])) < 0)
 			return r;
 	/* before the rows: they come in start order, so the indices grow by appending, which
 	 * costs less than sorting them afterwards (bench/RESULTS.md) */
@@ -618,6 +643,9 @@ static int fill(struct sq *q)
 			return r;
 	for (int i = 0; apx_sq_stack_indices[i]; i++)
 		if ((r = exec(q, apx_sq_stack_indices[i])) < 0)
+			return r;
+	for (int i = 0; apx_sq_nccl_indices[i]; i++)
+		if ((r = exec(q, apx_sq_nccl_indices[i])) < 0)
 			return r;
 	for (int i = 0; i < T__COUNT; i++)
 		if ((rc = apx_sq_tab_open(q->db, &q->t[i], tables[i].name, tables[i].ncols)))
@@ -628,6 +656,9 @@ static int fill(struct sq *q)
 	    (r = write_memsets(q)) < 0 || (r = write_apis(q)) < 0 || (r = write_syncs(q)) < 0 ||
 	    (r = write_markers(q)) < 0 || (r = write_counters(q)) < 0)
 		return r;
+	for (unsigned f = 0; q->st->coll.n && f < APX_COLL__COUNT; f++)	/* NCCL_COLLECTIVES.nameId */
+		if ((r = string_id(q, apx_export_nccl_api_name(f), &nccl_names[f])) < 0)
+			return r;
 	for (int i = 0; i < T__COUNT; i++)
 		if ((rc = apx_sq_flush(&q->t[i])))
 			return fail(q, rc, tables[i].name);
@@ -637,6 +668,8 @@ static int fill(struct sq *q)
 		if ((rc = apx_sq_write_stacks(q->st, q->db, q->gtid, &what)))
 			return fail(q, rc, what);
 	}
+	if ((rc = apx_sq_write_nccl(q->st, q->db, nccl_names)))
+		return fail(q, rc, "NCCL_COLLECTIVES");
 	return 0;
 }
 
@@ -700,7 +733,8 @@ static uint64_t sqlite_estimate(const struct apx_store *st)
 	for (size_t i = 0; i < st->nstrings; i++)
 		strings += st->strings[i].len * 3 + 16;
 	return st->nstack_frames * 20 + st->smp.n * 40 + st->k.n * 84 + (st->c.n + st->s.n) * 75 + st->a.n * 60 + st->mk.n * 70 +
-	       st->y.n * 60 + st->ct.n * 35 + strings + 32 * 16384;
+	       st->y.n * 60 + st->ct.n * 35 + strings + 32 * 16384 +
+	       st->coll.n * 120 + (st->coll.n ? 6 * 16384 : 0);	/* NCCL_COLLECTIVES: estimated */
 }
 
 const struct apx_exporter apx_export_sqlite = {

@@ -2,7 +2,8 @@
  * sqlite.h - what the SQLite exporter (sqlite.c) shares with its helpers: the schema it
  * creates (sqlite_schema.c: tables in the shape `nsys export --type sqlite` writes, apx's own
  * tables, the enum lookup tables, the indices; docs/export.md shows the same text), batched
- * inserts (sqlite_rows.c) and the kernel base names of the shortName column (kname.c).
+ * inserts (sqlite_rows.c), the kernel base names of the shortName column (kname.c), the Python
+ * stacks' tables (sqlite_stacks.c) and the NCCL collectives' (sqlite_nccl.c).
  * Internal to lib/export; single-threaded.
  */
 #ifndef APX_EXPORT_SQLITE_H
@@ -31,6 +32,15 @@ extern const char *const apx_sq_stack_indices[];
 struct apx_store;
 int apx_sq_write_stacks(const struct apx_store *st, sqlite3 *db, const int64_t *gtid,
 			const char **ret_table);
+
+/* NCCL collectives (sqlite_nccl.c: NCCL_COLLECTIVES and its ENUM_NCCL_* tables, its indices),
+ * run after the stacks' lists; NULL-terminated. Their rows: one per collective of the store,
+ * nameId from name_ids[func] (StringIds ids of apx_export_nccl_api_name()). 0, or the SQLite
+ * result code. */
+extern const char *const apx_sq_nccl_tables[];
+extern const char *const apx_sq_nccl_enums[];
+extern const char *const apx_sq_nccl_indices[];
+int apx_sq_write_nccl(const struct apx_store *st, sqlite3 *db, const uint32_t *name_ids);
 
 /* nsys's ids for apx's enums (ENUM_CUDA_MEMCPY_OPER, ENUM_CUDA_MEM_KIND). */
 unsigned apx_sq_copy_kind(unsigned apx_copy_kind);

@@ -168,6 +168,10 @@ static const struct apx_field_desc memory_fields[] = {
 	[APX_MEMORY_CORRELATION] = { "correlation", APX_FK_DELTA },
 	[APX_MEMORY_FLAGS] = { "flags", APX_FK_UINT },
 	[APX_MEMORY_SOURCE] = { "source", APX_FK_UINT },
+	[APX_MEMORY_STACK] = { "stack", APX_FK_UINT },
+	[APX_MEMORY_TID] = { "tid", APX_FK_UINT },
+	[APX_MEMORY_ERROR] = { "error", APX_FK_UINT },
+	[APX_MEMORY_REQUESTED_BYTES] = { "requested_bytes", APX_FK_UINT },
 };
 
 static const struct apx_field_desc sync_fields[] = {
@@ -357,6 +361,18 @@ static const struct apx_field_desc collective_fields[] = {
 	[APX_COLLECTIVE_FLAGS] = { "flags", APX_FK_UINT },
 };
 
+static const struct apx_field_desc heap_fields[] = {
+	[APX_HEAP_TS_NS] = { "ts_ns", APX_FK_DELTA },
+	[APX_HEAP_OP] = { "op", APX_FK_UINT },
+	[APX_HEAP_ADDRESS] = { "address", APX_FK_UINT },
+	[APX_HEAP_BYTES] = { "bytes", APX_FK_UINT },
+	[APX_HEAP_INTERVAL_BYTES] = { "interval_bytes", APX_FK_DELTA },
+	[APX_HEAP_TID] = { "tid", APX_FK_UINT },
+	[APX_HEAP_STACK] = { "stack", APX_FK_UINT },
+	[APX_HEAP_NATIVE_STACK] = { "native_stack", APX_FK_UINT },
+	[APX_HEAP_FLAGS] = { "flags", APX_FK_UINT },
+};
+
 static const struct apx_field_desc end_fields[] = {
 	[APX_END_CHUNKS] = { "chunks", APX_FK_UINT },
 	[APX_END_RECORDS] = { "records", APX_FK_UINT },
@@ -392,6 +408,7 @@ static const struct apx_rec_schema schemas[APX_REC_TYPE__COUNT] = {
 	SCHEMA(stack, APX_REC_STACK, "stack"),
 	SCHEMA(sample, APX_REC_SAMPLE, "sample"),
 	SCHEMA(collective, APX_REC_COLLECTIVE, "collective"),
+	SCHEMA(heap, APX_REC_HEAP, "heap"),
 	SCHEMA(end, APX_REC_END, "end"),
 };
 

@@ -60,12 +60,29 @@ void apx_rdoc_view_hotspots(struct apx_rdoc *d);
 void apx_rdoc_view_idle_stacks(struct apx_rdoc *d);
 void apx_rdoc_view_threads(struct apx_rdoc *d);
 void apx_rdoc_stack_loss_line(struct apx_rdoc *d, unsigned s, unsigned indent);
+/* "data.py:12 tokenize": a line of m->lines for text cells (the emitters escape it) */
+void apx_rdoc_line_label(const struct apx_model *m, uint32_t line, char *buf, size_t cap);
+/* build_oswaits.c: the threads section's OS waits (JSON "os_waits", "os_long_waits") */
+void apx_rdoc_view_oswaits(struct apx_rdoc *d);
+
+/* build_ranks.c: the sections of several ranks (analysis/ranks.h), every format's */
+void apx_rdoc_view_ranks(struct apx_rdoc *d);
+void apx_rdoc_view_collectives(struct apx_rdoc *d);
+
+/* build_heap.c: the heap section (analysis/heap.h), every format's */
+void apx_rdoc_view_heap(struct apx_rdoc *d);
 
 /* build_view.c: the text and JSON views of every section asked for */
 void apx_rdoc_build_views(struct apx_rdoc *d);
 /* build_view_nvperfd.c: its section's text, and its "GPU (observed)" lines in section s */
 void apx_rdoc_view_nvperfd(struct apx_rdoc *d);
 void apx_rdoc_nvperfd_summary(struct apx_rdoc *d, unsigned s);
+
+/* build_allocs.c: the memory section's largest and failed allocations with their lines
+ * (allocs.c): the tables of every format and the JSON members memory.largest_allocations,
+ * memory.failed_allocations (inside "memory", after over_time); the text lines */
+void apx_rdoc_allocs_json(struct apx_rdoc *d);
+void apx_rdoc_allocs_text(struct apx_rdoc *d);
 
 /* build_pymem.c: the memory section's samples from apx analyze's Python hooks (torch.* and
  * process.* METRIC series): JSON memory.over_time (after the "memory" member), the text lines,

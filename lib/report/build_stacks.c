@@ -48,6 +48,11 @@ static void line_label(const struct apx_model *m, const struct apx_es_frame *f,
 		 (int)(func.len > 200 ? 200 : func.len), func.p);
 }
 
+void apx_rdoc_line_label(const struct apx_model *m, uint32_t line, char *buf, size_t cap)
+{
+	line_label(m, NULL, line_at(m, line), buf, cap);
+}
+
 /* ---- hotspots ---- */
 enum { H_FILE, H_LINE, H_FUNC, H_GPU, H_LAUNCHES, H_COPIES, H_BYTES, H_PAGEABLE, H_SYNCS,
        H_WAIT, H_HOST, H_RUNNING, H_SGPU, H_SHOST, H_SLAUNCHES, H_SSYNCS, H_COPY_NS, H_USER,
@@ -418,7 +423,7 @@ void apx_rdoc_view_idle_stacks(struct apx_rdoc *d)
 }
 
 /* ---- threads ---- */
-enum { T_PID, T_TID, T_NAME, T_SAMPLES, T_SAMPLED, T_CPU, T_RUN, T_WAIT, T_SYS };
+enum { T_PID, T_TID, T_NAME, T_SAMPLES, T_SAMPLED, T_CPU, T_RUN, T_WAIT, T_SYS, T_VCSW, T_IVCSW };
 static const struct apx_rvcol thread_cols[] = {
 	[T_PID] = { .key = "pid", .title = "pid", .unit = APX_UNIT_ID },
 	[T_TID] = { .key = "tid", .title = "tid", .unit = APX_UNIT_ID },
@@ -430,19 +435,24 @@ static const struct apx_rvcol thread_cols[] = {
 	[T_WAIT] = { .key = "waiting_pct", .title = "waiting", .unit = APX_UNIT_PCT },
 	[T_SYS] = { .key = "syscalls", .title = "waits in", .unit = APX_UNIT_TEXT,
 		    .h.jfmt = APX_JF_ROWS },
+	[T_VCSW] = { .key = "voluntary_csw", .title = "voluntary switches", .unit = APX_UNIT_COUNT },
+	[T_IVCSW] = { .key = "involuntary_csw", .title = "involuntary switches",
+		      .unit = APX_UNIT_COUNT },
 };
 static const struct apx_rvcol thread_text_cols[] = {
 	{ .key = "pid", .title = "pid", .unit = APX_UNIT_ID, .h = { .tw = -8 } },
 	{ .key = "tid", .title = "tid", .unit = APX_UNIT_ID, .h = { .tw = -8 } },
-	{ .key = "name", .title = "name", .unit = APX_UNIT_TEXT, .h = { .tw = -16, .tmax = 16,
+	{ .key = "name", .title = "name", .unit = APX_UNIT_TEXT, .h = { .tw = -12, .tmax = 12,
 									   .tna = "" } },
-	{ .key = "samples", .title = "samples", .unit = APX_UNIT_COUNT, .h = { .tw = 8 } },
+	{ .key = "samples", .title = "samples", .unit = APX_UNIT_COUNT, .h = { .tw = 7 } },
 	{ .key = "cpu_ns", .title = "CPU time", .unit = APX_UNIT_NS, .h = { .tw = 9 } },
 	{ .key = "running_pct", .title = "run%", .unit = APX_UNIT_PCT, .h = { .tw = 6, .tfix = 1 } },
 	{ .key = "waiting_pct", .title = "wait%", .unit = APX_UNIT_PCT,
 	  .h = { .tw = 6, .tfix = 1 } },
+	{ .key = "csw", .title = "ctx sw v/i", .unit = APX_UNIT_TEXT,
+	  .h = { .tw = 11, .tmax = 11, .tna = "-" } },
 	{ .key = "syscalls", .title = "waits in", .unit = APX_UNIT_TEXT,
-	  .h = { .tw = -29, .tmax = 29, .tgap = 1 } },
+	  .h = { .tw = -21, .tmax = 21, .tgap = 1 } },
 };
 static const struct apx_rvcol syscall_cols[] = {
 	{ .key = "name", .title = "syscall", .unit = APX_UNIT_TEXT },
@@ -466,6 +476,15 @@ static void thread_cells(struct apx_rdoc *d, struct apx_rtable *t, const struct 
 	apx_rtable_ku64(t, "cpu_ns", a->cpu_ns);
 	apx_rtable_knum(t, "running_pct", 100.0 * (double)a->running / n);
 	apx_rtable_knum(t, "waiting_pct", 100.0 * (double)a->waiting / n);
+	if (a->has_csw && json) {
+		apx_rtable_ku64(t, "voluntary_csw", a->vcsw);
+		apx_rtable_ku64(t, "involuntary_csw", a->ivcsw);
+	} else if (a->has_csw) {
+		char csw[32];
+
+		snprintf(csw, sizeof(csw), "%" PRIu64 "/%" PRIu64, a->vcsw, a->ivcsw);
+		apx_rtable_kstr(d, t, "csw", csw);
+	}
 	APX_RTABLE_SET_VCOLS(sub, syscall_cols);
 	for (unsigned k = 0; k < a->nsys; k++) {
 		const char *name = apx_syscall_name(a->sys[k].nr);
@@ -515,8 +534,11 @@ void apx_rdoc_view_threads(struct apx_rdoc *d)
 		return;
 	}
 	apx_rdoc_line(d, s, 2, "CPU time: between a thread's first and last sample; running and "
-		      "waiting: of its samples");
+		      "waiting: of its samples;");
+	apx_rdoc_line(d, s, 2, "ctx sw v/i: voluntary/involuntary context switches (read about "
+		      "once a second)");
 	apx_rdoc_blk_table(d, s, x);
 	if (m->threads.n > shown)
 		apx_rdoc_line(d, s, 2, "(%zu more threads; --top N shows more)", m->threads.n - shown);
+	apx_rdoc_view_oswaits(d);
 }

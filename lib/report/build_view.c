@@ -726,6 +726,8 @@ void apx_rdoc_build_views(struct apx_rdoc *d)
 		{ APX_SEC_FINDINGS, view_findings },
 		{ APX_SEC_CHECKS, view_checks },
 		{ APX_SEC_STARTUP, view_startup },
+		{ APX_SEC_RANKS, apx_rdoc_view_ranks },
+		{ APX_SEC_COLLECTIVES, apx_rdoc_view_collectives },
 		{ APX_SEC_HOTSPOTS, apx_rdoc_view_hotspots },
 		{ APX_SEC_IDLE_STACKS, apx_rdoc_view_idle_stacks },
 		{ APX_SEC_IDLE, apx_rdoc_view_idle },
@@ -741,6 +743,7 @@ void apx_rdoc_build_views(struct apx_rdoc *d)
 		{ APX_SEC_UVM, apx_rdoc_view_uvm },
 		{ APX_SEC_CPU, apx_rdoc_view_cpu },
 		{ APX_SEC_THREADS, apx_rdoc_view_threads },
+		{ APX_SEC_HEAP, apx_rdoc_view_heap },
 		{ APX_SEC_NVPERFD, apx_rdoc_view_nvperfd },
 	};
 

@@ -594,6 +594,7 @@ void apx_rdoc_view_memory(struct apx_rdoc *d)
 	}
 	apx_rdoc_json(d, s, "memory", j, APX_RJ_OBJECT, 0);
 	apx_rdoc_pymem_json(d);		/* memory.over_time: the Python hooks' samples */
+	apx_rdoc_allocs_json(d);	/* memory.largest_allocations, .failed_allocations */
 
 	if (!m->mem_events.n) {
 		apx_rdoc_line(d, s, 2, "no allocation records");
@@ -612,6 +613,7 @@ void apx_rdoc_view_memory(struct apx_rdoc *d)
 	apx_rdoc_line(d, s, 2, "pinned host memory peak %s in %" PRIu64 " allocations%s",
 		      apx_fmt_size(b1, sizeof(b1), (double)m->pinned_peak), m->pinned_allocs,
 		      m->pinned_allocs ? "" : " (the program never used cudaMallocHost / pin_memory)");
+	apx_rdoc_allocs_text(d);
 	apx_rdoc_pymem_text(d);
 }
 

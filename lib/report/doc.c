@@ -15,9 +15,10 @@
 #include "base/banned.h"
 
 static const char *const section_names[APX_SEC__COUNT] = {
-	"summary", "findings", "startup", "hotspots", "idle-stacks", "nvperfd", "kernels",
+	"summary", "findings", "startup", "ranks", "collectives", "hotspots", "idle-stacks",
+	"nvperfd", "kernels",
 	"transfers", "sync", "idle", "metrics", "memory", "streams", "nvtx", "l2", "uvm", "cpu",
-	"threads", "checks", "method",
+	"threads", "heap", "checks", "method",
 };
 
 /* The sections' headings (the text report's, the HTML's). */
@@ -25,6 +26,8 @@ static const char *const section_titles[APX_SEC__COUNT] = {
 	"Summary",
 	"Findings (ranked by estimated saving)",
 	"Start-up (before the steady state)",
+	"Ranks (the processes of a distributed run)",
+	"Collectives (NCCL; algbw and busbw as nccl-tests defines them)",
 	"Hotspots (source lines, from Python stacks)",
 	"Main thread while the GPU was idle (Python stacks)",
 	"nvperfd (observed from outside)",
@@ -40,6 +43,7 @@ static const char *const section_titles[APX_SEC__COUNT] = {
 	"Unified memory",
 	"CPU",
 	"Threads (sampled)",
+	"Host heap (sampled malloc and new)",
 	"Checks",
 	"How this was measured",
 };
@@ -106,6 +110,13 @@ struct apx_rdoc *apx_rdoc_new(const struct apx_model *m, const struct apx_findin
 	d->top = top ? top : 15;
 	for (unsigned s = 0; s < APX_SEC__COUNT; s++)
 		d->sec[s].present = !!(d->sections & 1u << s);
+	/* the sections of several ranks only with NCCL collectives, unless asked for by name
+	 * (then they say there are none): a single-process report does not change */
+	if ((!m || !m->ranks) && !(sections && sections != (1u << APX_SEC__COUNT) - 1))
+		d->sec[APX_SEC_RANKS].present = d->sec[APX_SEC_COLLECTIVES].present = 0;
+	/* the heap section likewise only with heap samples (apx analyze --heap-sampling-bytes) */
+	if ((!m || !m->heap.recs.n) && !(sections && sections != (1u << APX_SEC__COUNT) - 1))
+		d->sec[APX_SEC_HEAP].present = 0;
 	if (m && m->nfiles) {
 		d->command = apx_rdoc_strdup(d, m->files[0].argv, strlen(m->files[0].argv));
 		d->trace = apx_rdoc_strdup(d, m->files[0].path ? m->files[0].path : "",

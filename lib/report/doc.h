@@ -35,6 +35,8 @@ enum apx_report_section {
 	APX_SEC_SUMMARY,
 	APX_SEC_FINDINGS,
 	APX_SEC_STARTUP,
+	APX_SEC_RANKS,		/* several ranks (issue 33): only with NCCL collectives */
+	APX_SEC_COLLECTIVES,
 	APX_SEC_HOTSPOTS,
 	APX_SEC_IDLE_STACKS,
 	APX_SEC_NVPERFD,
@@ -50,6 +52,7 @@ enum apx_report_section {
 	APX_SEC_UVM,
 	APX_SEC_CPU,
 	APX_SEC_THREADS,
+	APX_SEC_HEAP,		/* host heap samples (--heap-sampling-bytes): only with them */
 	APX_SEC_CHECKS,
 	APX_SEC_METHOD,
 	APX_SEC__COUNT,

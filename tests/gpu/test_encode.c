@@ -5,7 +5,10 @@
  * allocation, stream sync, unified-memory migration, device), encodes it into a trace with
  * apx_enc_buffer (as the writer thread does; CUPTI's cuptiActivityGetNextRecord works without
  * a driver); then puts a host synchronization into the event ring as the callbacks do (ring.c)
- * and drains it; reads the trace back and checks every mapped field. Run by ctest (label unit) where CUPTI is built.
+ * and drains it; reads the trace back and checks every mapped field. The allocation calls'
+ * callbacks (alloc_calls.c) with hand-made callback data: a successful call's Python stack
+ * joined to its MEMORY record by correlation id, failed calls as ALLOC_FAILED records, nothing
+ * outside the collection window. Run by ctest (label unit) where CUPTI is built.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,6 +20,7 @@
 
 #include "collector/collector.h"
 #include "collector/nvml_metrics.h"
+#include "collector/pystacks.h"
 
 #include "base/banned.h"
 
@@ -29,6 +33,37 @@ static int failures;
 			failures++;                                                             \
 		}                                                                               \
 	} while (0)
+
+/* src_pystack.c's side, which walks real Python frames: here every call has stack 5 on
+ * thread 99 (alloc_calls.c calls these) */
+uint32_t apx_pystack_here(uint32_t *ret_tid)
+{
+	*ret_tid = 99;
+	return 5;
+}
+
+void apx_pystack_at_call(uint32_t corr)
+{
+	apx_pystacks_set_corr(corr, 5, 99);
+}
+
+/* One allocation call through alloc_calls.c: enter, then exit returning ret. */
+static void alloc_call(struct apx_collector *c, CUpti_CallbackId cbid, void *params, uint32_t corr,
+		       CUresult ret)
+{
+	uint64_t data = 0;
+	CUpti_CallbackData cb;
+
+	memset(&cb, 0, sizeof(cb));
+	cb.callbackSite = CUPTI_API_ENTER;
+	cb.functionParams = params;
+	cb.correlationId = corr;
+	cb.correlationData = &data;
+	apx_alloc_callback(c, cbid, &cb);
+	cb.callbackSite = CUPTI_API_EXIT;
+	cb.functionReturnValue = &ret;
+	apx_alloc_callback(c, cbid, &cb);
+}
 
 static uint8_t buf[1 << 16] __attribute__((aligned(8)));
 static size_t used;
@@ -56,7 +91,10 @@ int main(void)
 	struct apx_rec hdr;
 	struct apx_reader *r;
 	struct apx_diag diag;
-	int fd, seen[APX_REC_TYPE__COUNT] = { 0 }, capture_edges = 0;
+	int fd, seen[APX_REC_TYPE__COUNT] = { 0 }, capture_edges = 0, failed = 0;
+	static struct apx_py_runtime no_python;	/* the side table by correlation id only */
+
+	CHECK(apx_pystacks_init(&no_python) == 0);
 
 	memset(&k, 0, sizeof(k));
 	k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
@@ -99,7 +137,9 @@ int main(void)
 	mem.address = 0x7f0000200000ull;
 	mem.bytes = 1u << 20;
 	mem.timestamp = 500;
+	mem.correlationId = 21;
 	put(&mem, sizeof(mem));
+	apx_pystack_at_call(21);	/* its cuMemHostAlloc's enter callback */
 	memset(&sy, 0, sizeof(sy));
 	sy.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
 	sy.type = CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE;
@@ -191,6 +231,42 @@ int main(void)
 		apx_ring_drain(&col);
 		CHECK(col.ev_tail == 1 && col.ev_lost == 0);
 	}
+	{	/* allocation calls: a cudaMalloc that ran out of memory, a pinned one too, one that
+		 * succeeded (its stack by correlation id), one outside the collection window */
+		static struct apx_event ring[APX_EVENT_SLOTS];
+		static struct apx_collector col;
+		cuMemAlloc_v2_params big = { NULL, (size_t)1 << 40 };
+		cuMemHostAlloc_params pin = { NULL, (size_t)3 << 30, 0 };
+		cuMemAlloc_v2_params ok = { NULL, 4096 };
+		uint32_t tid = 0;
+
+		col.ev = ring;
+		col.enc = &enc;
+		atomic_store(&col.enabled, 1);
+		alloc_call(&col, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, &big, 31,
+			   CUDA_ERROR_OUT_OF_MEMORY);
+		alloc_call(&col, CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc, &pin, 32,
+			   CUDA_ERROR_OUT_OF_MEMORY);
+		alloc_call(&col, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, &ok, 33, CUDA_SUCCESS);
+		CHECK(apx_pystack_of_corr(33, &tid) == 5 && tid == 99);
+		atomic_store(&col.enabled, 0);
+		alloc_call(&col, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, &big, 34,
+			   CUDA_ERROR_OUT_OF_MEMORY);
+		CHECK(apx_pystack_of_corr(34, &tid) == 0);
+		CHECK(atomic_load(&col.ev_head) == 2);
+		{	/* a launch is none of its business: not handled, nothing recorded */
+			CUpti_CallbackData cb;
+
+			memset(&cb, 0, sizeof(cb));
+			cb.callbackSite = CUPTI_API_ENTER;
+			cb.correlationId = 35;
+			atomic_store(&col.enabled, 1);
+			CHECK(apx_alloc_callback(&col, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &cb) == 0);
+			CHECK(apx_pystack_of_corr(35, &tid) == 0);
+		}
+		apx_ring_drain(&col);
+		CHECK(col.ev_tail == 2 && col.ev_lost == 0);
+	}
 	{	/* a power reading (src_nvml.c); self_cost.c's wait on its own stream: dropped */
 		double w = 691.5;
 		struct apx_event ev = { .kind = APX_EV_METRIC, .cfg_kind = APX_NV_POWER,
@@ -265,9 +341,26 @@ int main(void)
 				break;
 			}
 			case APX_REC_MEMORY:
+				if (x->v[APX_MEMORY_OP] == APX_MEMOP_ALLOC_FAILED) {
+					int pinned = x->v[APX_MEMORY_CORRELATION] == 32;
+
+					CHECK(x->v[APX_MEMORY_CORRELATION] == 31 + (unsigned)failed);
+					CHECK(x->v[APX_MEMORY_MEM_KIND] ==
+					      (pinned ? APX_MEM_PINNED : APX_MEM_DEVICE));
+					CHECK(x->v[APX_MEMORY_BYTES] == 0 && x->v[APX_MEMORY_ADDRESS] == 0);
+					CHECK(x->v[APX_MEMORY_REQUESTED_BYTES] ==
+					      (pinned ? 3ull << 30 : 1ull << 40));
+					CHECK(x->v[APX_MEMORY_ERROR] == CUDA_ERROR_OUT_OF_MEMORY);
+					CHECK(x->v[APX_MEMORY_STACK] == 5 && x->v[APX_MEMORY_TID] == 99);
+					CHECK(x->v[APX_MEMORY_TS_NS] > 0);
+					failed++;
+					break;
+				}
 				CHECK(x->v[APX_MEMORY_OP] == APX_MEMOP_ALLOC);
 				CHECK(x->v[APX_MEMORY_MEM_KIND] == APX_MEM_PINNED);
 				CHECK(x->v[APX_MEMORY_BYTES] == 1u << 20);
+				CHECK(x->v[APX_MEMORY_STACK] == 5 && x->v[APX_MEMORY_TID] == 99);
+				CHECK(x->v[APX_MEMORY_ERROR] == 0 && x->v[APX_MEMORY_REQUESTED_BYTES] == 0);
 				break;
 			case APX_REC_SYNC:
 				if (x->v[APX_SYNC_KIND] == APX_SYNC_KIND_DEVICE) {	/* from the ring */
@@ -308,7 +401,8 @@ int main(void)
 		}
 	}
 	CHECK(seen[APX_REC_KERNEL] == 1 && seen[APX_REC_MEMCPY] == 1 && seen[APX_REC_MEMSET] == 1);
-	CHECK(seen[APX_REC_MEMORY] == 1 && seen[APX_REC_SYNC] == 3 && seen[APX_REC_UVM] == 1);
+	CHECK(seen[APX_REC_MEMORY] == 3 && failed == 2);
+	CHECK(seen[APX_REC_SYNC] == 3 && seen[APX_REC_UVM] == 1);
 	CHECK(seen[APX_REC_DEVICE] == 1 && seen[APX_REC_COUNTER] == 1 && seen[APX_REC_METRIC] == 1);
 	CHECK(seen[APX_REC_KV] == 2 && capture_edges == 2);
 	apx_reader_close(r);
@@ -316,6 +410,7 @@ int main(void)
 	if (failures)
 		return 1;
 	printf("ok: encoder maps 7 CUPTI record kinds, a ring sync event, a power reading and "
-	       "capture edges onto .apx records; self-cost's own wait dropped\n");
+	       "capture edges onto .apx records; self-cost's own wait dropped; an allocation's "
+	       "stack joined, failed allocations recorded\n");
 	return 0;
 }

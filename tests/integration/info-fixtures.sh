@@ -20,7 +20,7 @@ done
 "$apx" info "$fix/sample.apx" >"$tmp/out" 2>"$tmp/err"
 rc=$?
 [ $rc -eq 0 ] || { echo "FAIL: sample.apx exit $rc"; cat "$tmp/err"; fail=1; }
-grep -q "all 34 chunk checksums and all records valid" "$tmp/out" || { echo "FAIL: sample.apx summary"; cat "$tmp/out"; fail=1; }
+grep -q "all 35 chunk checksums and all records valid" "$tmp/out" || { echo "FAIL: sample.apx summary"; cat "$tmp/out"; fail=1; }
 grep -q "kernel  *1  *3 " "$tmp/out" || { echo "FAIL: sample.apx kernel count"; cat "$tmp/out"; fail=1; }
 
 n=0

@@ -316,7 +316,8 @@ static int text_clean(const char *s, size_t n, char *why, size_t cap)
 static int text_counts(const struct apx_model *m, const struct apx_findings *fd, const char *text,
 		       const char *json, char *why, size_t cap)
 {
-	size_t rank = count(json, "\"rank\":"), heads = 0;
+	/* every finding has one saving_model ("rank" is also a distributed rank's, issue 33) */
+	size_t rank = count(json, "\"saving_model\":"), heads = 0;
 	const char *p;
 
 	/* the findings section numbers them "  [k] SEVERITY" */

@@ -3,7 +3,9 @@
 "launches" record the calling line's stack, the 200 Hz sampler samples every thread while a
 planted slow function burns CPU and 40 extra threads wait, and `apx report --format json`
 of the written trace must name the lines: the launch line first among the hotspots by GPU
-time, the slow function's line first by host time, >= 40 threads in the threads table.
+time, the slow function's line first by host time, >= 40 threads in the threads table, the
+40 waiters' futex waits among the OS waits (>= 40 threads, listed as long waits), and context
+switches for the threads sampled twice a second apart.
 Usage: python3 sampler_check.py HARNESS.so APX; exit 0 when all hold."""
 import ctypes
 import json
@@ -80,6 +82,13 @@ if not by_host or (by_host[0].get("file"), by_host[0].get("line")) != (me, HOST_
 threads = doc.get("threads") or []
 if len(threads) < 41:
     failures.append("threads table: %d threads, expected >= 41" % len(threads))
+futex = [w for w in doc.get("os_waits") or [] if w.get("syscall") == "futex"]
+if not futex or futex[0].get("threads", 0) < 40 or futex[0].get("time_ns", 0) < 40 * 1e9:
+    failures.append("os_waits: futex %s, expected >= 40 threads and >= 40 s" % futex)
+if not any(w.get("syscall") == "futex" for w in doc.get("os_long_waits") or []):
+    failures.append("os_long_waits: no futex wait of 10 ms or more")
+if not any("voluntary_csw" in t for t in threads):
+    failures.append("threads: no thread with context switches (voluntary_csw)")
 kv = subprocess.run([apx, "info", out], capture_output=True, text=True).stdout
 if failures:
     print("sampler_check: FAIL\n  " + "\n  ".join(failures))

@@ -2,7 +2,10 @@
  * test-export.c - unit tests of the timeline exporters (lib/export): the walk's layout (a flow
  * from each launch to its kernel, NVTX ranges projected onto the GPU over the work launched
  * inside them, a partially overlapping range moved to a second lane, ends handed out in time
- * order with inner slices first) and what the Chrome and Perfetto writers make of it.
+ * order with inner slices first) and what the Chrome and Perfetto writers make of it; NCCL
+ * collectives (issue 33): matched to the NCCL kernel under them (a group of two in one kernel),
+ * their Kineto arguments, host events, a kernel-less one on its own track, distributedInfo
+ * (and none without a rank), the rank identity of an export (nccl.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -166,6 +169,163 @@ APX_TEST(chrome_and_perfetto_files)
 	APX_ASSERT(n > 100 && buf[0] == (1 << 3 | 2));	/* Trace.packet, length-delimited */
 	APX_ASSERT(memmem(buf, n, "cudaLaunchKernel", 16));
 	APX_ASSERT(memmem(buf, n, "k1", 2));
+	unlink(out);
+	apx_store_free(st);
+	unlink(t.path);
+	return 0;
+}
+
+/* Rank 1 of 2 (node-b): a compute kernel; an NCCL kernel under two grouped all-reduces (seq 0
+ * 64 MiB, seq 1 1 MiB); a broadcast with GPU times and no kernel; an all-gather without GPU
+ * times. tg_open_rank starts the trace at 1000 ns: times below are after that. */
+static int make_rank_trace(struct tg *t)
+{
+	static const uint8_t uuid[16] = { 0xab, 1 };
+
+	if (tg_open_rank(t, "node-b", uuid, 1, 2) < 0)
+		return -1;
+	tg_kernel(t, 2 * MS, 1 * MS, "sm90_gemm", 7);
+	tg_kernel(t, 4 * MS, 2 * MS, "ncclDevKernel_AllReduce_Sum_bf16_RING_LL("
+		  "ncclDevKernelArgsStorage<4096ul>)", 13);
+	tg_collective(t, 3 * MS, 4 * MS + 5 * US, 5 * MS, APX_COLL_ALL_REDUCE, 64 << 20, 0xabc, 0,
+		      1, 2);
+	tg_collective(t, 3 * MS + 10 * US, 5 * MS, 6 * MS - 5 * US, APX_COLL_ALL_REDUCE, 1 << 20,
+		      0xabc, 1, 1, 2);
+	tg_collective(t, 7 * MS, 8 * MS, 8 * MS + 500 * US, APX_COLL_BROADCAST, 4096, 0xabc, 2, 1, 2);
+	tg_collective(t, 9 * MS, 0, 0, APX_COLL_ALL_GATHER, 8192, 0xabc, 3, 1, 2);
+	return tg_close(t);
+}
+
+static size_t read_file(const char *path, char *buf, size_t cap)
+{
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return 0;
+	n = fread(buf, 1, cap - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	return n;
+}
+
+APX_TEST(nccl_match_and_dist_info)
+{
+	struct apx_export_nccl m;
+	struct apx_export_dist d;
+	struct apx_store *st;
+	struct tg t;
+	const char *p;
+	size_t first = 99;
+
+	APX_ASSERT_OK(make_rank_trace(&t));
+	p = t.path;
+	APX_ASSERT_OK(apx_store_open(&p, 1, NULL, &st, NULL));
+	APX_ASSERT_EQ(st->coll.n, 4);
+	APX_ASSERT_EQ(st->coll.start[3], 0);		/* no GPU times */
+	APX_ASSERT_OK(apx_export_nccl_match(st, &m));
+	/* kernel 1 (by start: the gemm is 0) runs both all-reduces; the others match nothing */
+	APX_ASSERT_EQ(m.kernel_of[0], 1);
+	APX_ASSERT_EQ(m.kernel_of[1], 1);
+	APX_ASSERT_EQ(m.kernel_of[2], UINT32_MAX);
+	APX_ASSERT_EQ(m.kernel_of[3], UINT32_MAX);
+	APX_ASSERT_EQ(apx_export_nccl_of_kernel(&m, 1, &first), 2);
+	APX_ASSERT_EQ(first, 0);
+	APX_ASSERT_EQ(apx_export_nccl_of_kernel(&m, 0, &first), 0);
+	apx_export_nccl_release(&m);
+	apx_export_dist_info(st, &d);
+	APX_ASSERT_EQ(d.rank, 1);
+	APX_ASSERT_EQ(d.world, 2);
+	APX_ASSERT_EQ(d.local_rank, 1);
+	APX_ASSERT_EQ(d.ncomms, 1);
+	APX_ASSERT_EQ(d.several, 0);
+	apx_store_free(st);
+	unlink(t.path);
+
+	/* no rank in the header: the rank in its largest communicator */
+	APX_ASSERT_OK(tg_open(&t));
+	tg_collective(&t, 2 * MS, 0, 0, APX_COLL_ALL_REDUCE, 4096, 0x1, 0, 3, 4);
+	tg_collective(&t, 3 * MS, 0, 0, APX_COLL_ALL_REDUCE, 4096, 0x2, 0, 5, 8);
+	APX_ASSERT_OK(tg_close(&t));
+	p = t.path;
+	APX_ASSERT_OK(apx_store_open(&p, 1, NULL, &st, NULL));
+	apx_export_dist_info(st, &d);
+	APX_ASSERT_EQ(d.rank, 5);
+	APX_ASSERT_EQ(d.world, 8);
+	APX_ASSERT_EQ(d.ncomms, 2);
+	apx_store_free(st);
+	unlink(t.path);
+
+	/* --from past the collectives: none kept */
+	{
+		struct apx_store_opts so = { .from_ns = 20 * MS };
+
+		APX_ASSERT_OK(make_rank_trace(&t));
+		p = t.path;
+		APX_ASSERT_OK(apx_store_open(&p, 1, &so, &st, NULL));
+		APX_ASSERT_EQ(st->coll.n, 0);
+		apx_store_free(st);
+		unlink(t.path);
+	}
+	return 0;
+}
+
+APX_TEST(chrome_collectives)
+{
+	static char buf[1 << 16];
+	char out[] = "/tmp/apx-export-XXXXXX";
+	struct apx_diag diag = { 0 };
+	struct apx_store *st;
+	const char *p, *di;
+	struct tg t;
+	int fd;
+
+	APX_ASSERT_OK(make_rank_trace(&t));
+	p = t.path;
+	APX_ASSERT_OK(apx_store_open(&p, 1, NULL, &st, NULL));
+	fd = mkstemp(out);
+	APX_ASSERT(fd >= 0);
+	close(fd);
+	unlink(out);
+	APX_ASSERT_OK(apx_exporter_find("chrome")->write(st, out, &diag));
+	APX_ASSERT(read_file(out, buf, sizeof(buf)) > 0);
+	/* Kineto's distributedInfo, on the third line (Holistic Trace Analysis's rank scan) */
+	di = strstr(buf, "\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 1, \"world_size\": "
+		     "2, \"local_rank\": 1, \"pg_count\": 1, \"pg_config\": [{\"pg_name\": "
+		     "\"0000000000000abc\", \"pg_desc\": \"nccl communicator\", \"backend_config\": "
+		     "\"cuda:nccl\", \"pg_size\": 2}], \"nccl_version\": \"unknown\"},\n");
+	APX_ASSERT(di && di == strstr(buf, "\n\"schemaVersion\": 1,\n") + 21);
+	/* the NCCL kernel carries the first all-reduce's arguments and says it ran two */
+	APX_ASSERT(strstr(buf, "\"Collective name\": \"allreduce\", \"In msg nelems\": 33554432, "
+			  "\"Out msg nelems\": 33554432, \"Group size\": 2, \"dtype\": \"BFloat16\", "
+			  "\"Process Group Name\": \"0000000000000abc\", \"Rank\": 1, \"Seq\": 0, "
+			  "\"nccl algorithm\": \"ring\", \"nccl protocol\": \"simple\", "
+			  "\"nccl channels\": 4, \"nccl bytes\": 67108864, \"nccl collectives\": 2"));
+	APX_ASSERT_EQ(count(buf, "\"nccl collectives\""), 1);
+	/* a host event each; the all-gather's output is count x ranks */
+	APX_ASSERT_EQ(count(buf, "\"cat\": \"cpu_op\", \"name\": \"record_param_comms\""), 4);
+	APX_ASSERT(strstr(buf, "\"Collective name\": \"allgather\", \"In msg nelems\": 4096, "
+			  "\"Out msg nelems\": 8192"));
+	APX_ASSERT_EQ(count(buf, "\"name\": \"NCCL (host)\""), 1);
+	/* the broadcast has no kernel under it: its own GPU event, on the NCCL stream the kernel
+	 * taught (stream 13), in 500 us */
+	APX_ASSERT_EQ(count(buf, "\"cat\": \"kernel\""), 3);
+	APX_ASSERT(strstr(buf, "\"name\": \"nccl:broadcast\", \"pid\": 0, \"tid\": "
+			  "2251799813685248, \"ts\": 7999.000, \"dur\": 500.000, \"args\": "
+			  "{\"device\": 0, \"Collective name\": \"broadcast\""));
+	APX_ASSERT_EQ(count(buf, "\"name\": \"NCCL (pid 1001)\""), 1);
+	unlink(out);
+	apx_store_free(st);
+	unlink(t.path);
+
+	/* a trace without a rank: no distributedInfo */
+	APX_ASSERT_OK(make_trace(&t));
+	p = t.path;
+	APX_ASSERT_OK(apx_store_open(&p, 1, NULL, &st, NULL));
+	APX_ASSERT_OK(apx_exporter_find("chrome")->write(st, out, &diag));
+	APX_ASSERT(read_file(out, buf, sizeof(buf)) > 0);
+	APX_ASSERT(!strstr(buf, "distributedInfo"));
+	APX_ASSERT(!strstr(buf, "record_param_comms"));
 	unlink(out);
 	apx_store_free(st);
 	unlink(t.path);

@@ -3,7 +3,8 @@
  * frames, stacks and samples (store_stacks.c) with hostile records counted and dropped, the
  * line a stack stands for (stacks.c: library frames folded, --frames all), hotspots'
  * order and sums (hotspots.c), the lines findings name (lines.c: sync-frequency,
- * input-pipeline), threads (threads.c), the main thread inside idle gaps (idle_stacks.c), and
+ * input-pipeline), threads (threads.c: context switches too), the OS calls they waited in
+ * (oswaits.c), the main thread inside idle gaps (idle_stacks.c), and
  * the report's hotspots, idle-stacks and threads sections. Traces from tracegen.c.
  */
 #include <stdio.h>
@@ -311,6 +312,62 @@ APX_TEST(threads_table)
 	APX_ASSERT_STREQ(apx_syscall_name(7), "poll");
 	APX_ASSERT(!apx_syscall_name(999));
 	APX_ASSERT(!m->has_stacks && !m->hotspots.n);	/* samples without Python frames */
+	apx_model_free(m);
+	return 0;
+}
+
+/* Waits: main (stack 1: torch's linear folded into model.py:41) in futex for 6 samples of 5 ms = one wait
+ * of 30 ms, running, futex again for 1 sample (5 ms), then a hole of 50 ms in poll (two
+ * waits); thread 105 (no Python) in poll for 3 samples. Threshold 10 ms: futex 30 ms at
+ * model.py:41, poll 15 ms of thread 105; the lone 5 ms waits only in the totals. Thread
+ * CPU records: main 10 -> 250 voluntary, 1 -> 4 involuntary switches; 105 one record only. */
+APX_TEST(os_waits_and_switches)
+{
+	const struct apx_an_oswait *w0, *w1;
+	const struct apx_an_oswait_line *l0, *l1;
+	const struct apx_an_thread *a, *b;
+	struct apx_model *m;
+	struct tg t;
+	uint64_t ts = 1 * MS;
+
+	APX_ASSERT_OK(tg_open(&t));
+	program(&t);
+	tg_thread(&t, 100, "python3");
+	tg_thread(&t, 105, "cuda-poll");
+	tg_kernel(&t, 1 * MS, 1 * MS, "k", 7);
+	for (int i = 0; i < 6; i++, ts += 5 * MS)
+		tg_sample(&t, ts, 100, 1, APX_TSTATE_SLEEPING, 202, 0, 5 * MS);
+	tg_sample(&t, ts, 100, 2, APX_TSTATE_RUNNING, -1, 0, 5 * MS);
+	ts += 5 * MS;
+	tg_sample(&t, ts, 100, 3, APX_TSTATE_SLEEPING, 202, 0, 5 * MS);
+	tg_sample(&t, ts + 5 * MS, 100, 3, APX_TSTATE_SLEEPING, 7, 0, 5 * MS);
+	tg_sample(&t, ts + 55 * MS, 100, 3, APX_TSTATE_SLEEPING, 7, 0, 5 * MS);
+	for (uint64_t i = 0; i < 3; i++)
+		tg_sample(&t, 1 * MS + i * 5 * MS, 105, 0, APX_TSTATE_SLEEPING, 7, 0, 5 * MS);
+	tg_cpu_thread(&t, 1 * MS, 100, 10, 1);
+	tg_cpu_thread(&t, 2000 * MS, 100, 250, 4);
+	tg_cpu_thread(&t, 1 * MS, 105, 10, 1);
+	m = model_of(&t, 0);
+	APX_ASSERT(m);
+	APX_ASSERT_EQ(m->os_wait_threshold_ns, 10 * MS);
+	APX_ASSERT_EQ(m->oswaits.n, 2);
+	w0 = APX_VEC_AT(&m->oswaits, struct apx_an_oswait, 0);
+	w1 = APX_VEC_AT(&m->oswaits, struct apx_an_oswait, 1);
+	APX_ASSERT(w0->nr == 202 && w0->waits == 2 && w0->threads == 1);
+	APX_ASSERT(w0->ns == 35 * MS && w0->max_ns == 30 * MS);
+	APX_ASSERT(w1->nr == 7 && w1->waits == 3 && w1->threads == 2);
+	APX_ASSERT(w1->ns == 25 * MS && w1->max_ns == 15 * MS);
+	APX_ASSERT_EQ(m->oswait_lines.n, 2);
+	l0 = APX_VEC_AT(&m->oswait_lines, struct apx_an_oswait_line, 0);
+	l1 = APX_VEC_AT(&m->oswait_lines, struct apx_an_oswait_line, 1);
+	APX_ASSERT(l0->nr == 202 && l0->waits == 1 && l0->ns == 30 * MS && l0->tid == 100);
+	APX_ASSERT(l0->line != UINT32_MAX);
+	APX_ASSERT_EQ(APX_VEC_AT(&m->lines, struct apx_an_line, l0->line)->line, 41);
+	APX_ASSERT(l1->nr == 7 && l1->line == UINT32_MAX && l1->tid == 105 && l1->ns == 15 * MS);
+	a = APX_VEC_AT(&m->threads, struct apx_an_thread, 0);
+	b = APX_VEC_AT(&m->threads, struct apx_an_thread, 1);
+	APX_ASSERT(a->tid == 100 && a->has_csw && a->vcsw == 240 && a->ivcsw == 3);
+	APX_ASSERT(b->tid == 105 && !b->has_csw);
 	apx_model_free(m);
 	return 0;
 }

@@ -319,6 +319,20 @@ void tg_cpu(struct tg *t, uint64_t ts, uint64_t rss)
 	apx_writer_add(t->w, &r);
 }
 
+void tg_cpu_thread(struct tg *t, uint64_t ts, uint64_t tid, uint64_t vol, uint64_t invol)
+{
+	struct apx_rec r;
+
+	apx_rec_init(&r, APX_REC_CPU);
+	r.v[APX_CPU_TS_NS] = ts;
+	r.v[APX_CPU_PID] = 100;
+	r.v[APX_CPU_TID] = tid;
+	r.v[APX_CPU_UTIME_NS] = ts / 4;
+	r.v[APX_CPU_VOL_CSW] = vol;
+	r.v[APX_CPU_INVOL_CSW] = invol;
+	apx_writer_add(t->w, &r);
+}
+
 void tg_process(struct tg *t, uint64_t ts, uint64_t pid, uint64_t ppid, const char *comm)
 {
 	struct apx_rec r;

@@ -45,6 +45,9 @@ void tg_mem_at(struct tg *t, uint64_t ts, unsigned op, unsigned kind, uint64_t b
 	       uint64_t addr);
 /* A process-wide CPU sample of process 100 with its resident set. */
 void tg_cpu(struct tg *t, uint64_t ts, uint64_t rss);
+/* A thread's own CPU sample (the sampler's, about once a second): its cumulative voluntary
+ * and involuntary context switches. */
+void tg_cpu_thread(struct tg *t, uint64_t ts, uint64_t tid, uint64_t vol, uint64_t invol);
 /* A PROCESS record (the collector's process tree). */
 void tg_process(struct tg *t, uint64_t ts, uint64_t pid, uint64_t ppid, const char *comm);
 void tg_uvm(struct tg *t, uint64_t start, uint64_t end, unsigned kind, uint64_t bytes);
