@@ -21,6 +21,7 @@
 #include "analysis/findings.h"
 #include "analysis/stacks.h"
 #include "analysis/store.h"
+#include "base/hash.h"
 
 #include "base/banned.h"
 
@@ -159,15 +160,6 @@ struct imap {
 	size_t cap;
 };
 
-static uint64_t mix(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	return h ^ (h >> 33);
-}
-
 static int imap_init(struct imap *t, size_t n)
 {
 	for (t->cap = 64; t->cap < 2 * n + 2; t->cap *= 2)
@@ -186,7 +178,7 @@ static void imap_free(struct imap *t)
 /* The slot of key, or of the empty slot where it would go (keys are never removed). */
 static size_t imap_slot(const struct imap *t, uint64_t key, int *ret_found)
 {
-	size_t i = mix(key) & (t->cap - 1);
+	size_t i = apx_fmix64(key) & (t->cap - 1);
 
 	for (; t->key[i]; i = (i + 1) & (t->cap - 1))
 		if (t->key[i] == key) {
@@ -264,7 +256,7 @@ struct live_map {
 /* The slot holding (file, addr), or where it would go (*ret_found 0). */
 static size_t live_slot(const struct live_map *t, uint16_t file, uint64_t addr, int *ret_found)
 {
-	size_t i = mix(addr ^ (uint64_t)file << 48) & (t->cap - 1), free_at = SIZE_MAX;
+	size_t i = apx_fmix64(addr ^ (uint64_t)file << 48) & (t->cap - 1), free_at = SIZE_MAX;
 
 	for (;; i = (i + 1) & (t->cap - 1)) {
 		if (!t->rec[i]) {

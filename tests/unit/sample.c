@@ -6,16 +6,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "base/banned.h"
+#include "base/hash.h"
 
-static uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	return x ^ (x >> 33);
-}
+#include "base/banned.h"
 
 void apx_sample_header(struct apx_rec *h)
 {
@@ -48,7 +41,7 @@ void apx_sample_rec(struct apx_rec *rec, unsigned type, uint64_t i, uint64_t see
 
 	apx_rec_init(rec, type);
 	for (unsigned f = 0; f < s->nfields; f++) {
-		uint64_t r = mix(seed ^ (i * 131 + f * 7 + type * 100003));
+		uint64_t r = apx_fmix64(seed ^ (i * 131 + f * 7 + type * 100003));
 
 		switch (s->fields[f].kind) {
 		case APX_FK_DELTA:	/* timestamps and ids: mostly growing, sometimes back */
@@ -68,7 +61,7 @@ void apx_sample_rec(struct apx_rec *rec, unsigned type, uint64_t i, uint64_t see
 			size_t n = r % 5 == 0 ? 0 : r % 7 == 0 ? 3000 : r % 40;
 
 			for (size_t k = 0; k < n; k++)
-				t[k] = (char)('a' + mix(r + k) % 26);
+				t[k] = (char)('a' + apx_fmix64(r + k) % 26);
 			apx_rec_set_bytes(rec, f, t, n);
 			break;
 		}

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/hash.h"
 #include "collector/heap/sink.h"
 
 #include "base/banned.h"
@@ -51,22 +52,13 @@ struct apx_heap_sink {
 	uint64_t own_dropped;
 };
 
-static uint64_t mix(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ull;
-	return h ^ (h >> 33);
-}
-
 static uint32_t *map_find(struct map *m, uint64_t key)
 {
 	size_t i;
 
 	if (!m->cap)
 		return NULL;
-	for (i = mix(key) & (m->cap - 1); m->key[i]; i = (i + 1) & (m->cap - 1))
+	for (i = apx_fmix64(key) & (m->cap - 1); m->key[i]; i = (i + 1) & (m->cap - 1))
 		if (m->key[i] == key)
 			return &m->val[i];
 	return NULL;
@@ -97,7 +89,7 @@ static int map_add(struct map *m, uint64_t key, uint32_t val)
 		free(m->val);
 		*m = g;
 	}
-	for (i = mix(key) & (m->cap - 1); m->key[i]; i = (i + 1) & (m->cap - 1))
+	for (i = apx_fmix64(key) & (m->cap - 1); m->key[i]; i = (i + 1) & (m->cap - 1))
 		;
 	m->key[i] = key;
 	m->val[i] = val;
@@ -235,7 +227,7 @@ static uint32_t stack_of(struct apx_heap_sink *s, struct apx_writer *w,
 	if (!n)
 		return 0;
 	for (unsigned k = 0; k < n; k++)
-		h = mix(h ^ fids[k]) + k;
+		h = apx_fmix64(h ^ fids[k]) + k;
 	if (!h)
 		h = 1;
 	if ((have = map_find(&s->stacks, h)))
