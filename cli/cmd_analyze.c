@@ -94,6 +94,9 @@ const char apx_cmd_analyze_usage[] =
 	"                      them: turns on PyTorch's emit_nvtx once CUDA is initialised and\n"
 	"                      joins its op ranges' sequence numbers (default none; costs a few\n"
 	"                      us an op: docs/collector.md, \"Backward kernels\")\n"
+	"      --ranks LIST    collect only these ranks of a distributed run (torchrun's RANK):\n"
+	"                      numbers and ranges, 0,3,8-15; the others run as without apx\n"
+	"                      (no trace, NCCL's profiler plugin inert)\n"
 	"      --trace-libs LIST  time the calls of these libraries as ranges on their threads,\n"
 	"                      shown with the NVTX ranges (domains cuBLAS, cuDNN): cublas,\n"
 	"                      cudnn (default both) or none; from libapx-watch.so, preloaded\n"
@@ -905,6 +908,7 @@ int apx_cmd_analyze(int argc, char **argv)
 		{ "python-sampling", required_argument, NULL, 'Y' },
 		{ "python-backtrace", required_argument, NULL, 'B' },
 		{ "trace-libs", required_argument, NULL, 'J' },
+		{ "ranks", required_argument, NULL, 'Q' },
 		{ "python-backward", required_argument, NULL, 'W' },
 		{ "heap-sampling-bytes", required_argument, NULL, 'G' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -914,6 +918,7 @@ int apx_cmd_analyze(int argc, char **argv)
 	const char *output = "data.apx", *level = "light", *python = getenv("APX_PYTHON");
 	uint64_t delay_ns = 0, duration_ns = 0, hz;
 	const char *capture = NULL, *py_backtrace = "1", *trace_libs = "cublas,cudnn";
+	const char *ranks = NULL;
 	uint64_t py_hz = 200, heap_bytes = 0;
 	struct apx_metrics_opts metrics = { 0 };
 	struct apx_pyhooks_opts pyhooks = APX_PYHOOKS_OPTS_DEFAULT;
@@ -973,6 +978,12 @@ int apx_cmd_analyze(int argc, char **argv)
 							   "number of bytes from 0 (off) to %llu, not "
 							   "'%s'", (unsigned long long)APX_HEAP_BYTES_MAX,
 							   optarg);
+			break;
+		case 'Q':
+			if (apx_parse_list_has(optarg, INT32_MAX, UINT64_MAX) < 0)
+				return apx_cli_usage_error("analyze", "--ranks takes rank numbers and ranges "
+							   "like 0,3,8-15, not '%s'", optarg);
+			ranks = optarg;
 			break;
 		case 'J':
 			if (trace_libs_check(optarg) < 0)
@@ -1149,6 +1160,10 @@ int apx_cmd_analyze(int argc, char **argv)
 	setenv("APX_PY_BACKTRACE", py_backtrace, 1);
 	set_env_u64("APX_PY_SAMPLING_HZ", py_hz);
 	setenv("APX_LIBCALLS", trace_libs, 1);	/* libapx-watch.so's libcalls.c */
+	if (ranks)	/* read by the collector at cuInit (inject.c) */
+		setenv("APX_RANKS", ranks, 1);
+	else
+		unsetenv("APX_RANKS");
 	preload_heap(have_lib ? lib : NULL, heap_bytes);
 	ri.heap_bytes = heap_bytes;
 

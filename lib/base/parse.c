@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "base/banned.h"
 
@@ -52,4 +53,36 @@ int apx_parse_seconds_ns(const char *s, uint64_t *ret_ns)
 		return -ERANGE;
 	*ret_ns = (uint64_t)(v * 1e9 + 0.5);
 	return 0;
+}
+
+int apx_parse_list_has(const char *list, uint64_t max, uint64_t v)
+{
+	char item[48];
+	int in = 0;
+
+	if (!list || !*list)
+		return -EINVAL;
+	for (const char *p = list; ; p++) {
+		size_t n = strcspn(p, ",");
+		uint64_t lo, hi;
+		char *dash;
+		int r;
+
+		if (!n || n >= sizeof(item))
+			return -EINVAL;
+		memcpy(item, p, n);
+		item[n] = 0;
+		dash = strchr(item, '-');
+		if (dash)
+			*dash = 0;
+		if ((r = apx_parse_u64(item, max, &lo)) < 0 ||
+		    (r = apx_parse_u64(dash ? dash + 1 : item, max, &hi)) < 0)
+			return r;
+		if (hi < lo)
+			return -EINVAL;
+		in |= v >= lo && v <= hi;
+		p += n;
+		if (!*p)
+			return in;
+	}
 }

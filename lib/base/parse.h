@@ -14,4 +14,9 @@ int apx_parse_u64(const char *s, uint64_t max, uint64_t *ret_v);
  * exponent, hex or spaces) into nanoseconds; -ERANGE above APX_SECONDS_MAX. */
 int apx_parse_seconds_ns(const char *s, uint64_t *ret_ns);
 
+/* A list of numbers and ranges, "0,3,8-15" (no spaces, ranges low-high, each number at most
+ * max): whether v is in it (1 or 0), or -EINVAL for a list that does not parse (empty, "3-",
+ * "5-2", ",,") and -ERANGE for a number above max. v UINT64_MAX only checks the list. */
+int apx_parse_list_has(const char *list, uint64_t max, uint64_t v);
+
 #endif

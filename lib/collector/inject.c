@@ -461,7 +461,9 @@ int InitializeInjection(void)
 {
 	static pthread_mutex_t once_lock = PTHREAD_MUTEX_INITIALIZER;
 	static int done;
-	const char *off = getenv("APX_DISABLE");
+	const char *off = getenv("APX_DISABLE"), *ranks = getenv("APX_RANKS");
+	const char *rank = getenv("RANK");
+	uint64_t r;
 
 	pthread_mutex_lock(&once_lock);
 	if (done) {
@@ -471,6 +473,11 @@ int InitializeInjection(void)
 	done = 1;
 	pthread_mutex_unlock(&once_lock);
 	if (off && *off && strcmp(off, "0"))
+		return 1;
+	/* apx analyze --ranks LIST: a rank not in it collects nothing and writes no trace; its
+	 * NCCL plugin stays inert (every communicator gets an empty event mask) */
+	if (ranks && *ranks && rank && apx_parse_u64(rank, INT32_MAX, &r) == 0 &&
+	    apx_parse_list_has(ranks, INT32_MAX, r) == 0)
 		return 1;
 	(void)start();
 	return 1;	/* never fail the program's cuInit */

@@ -76,6 +76,22 @@ APX_TEST(parse_numbers_strictly)
 	APX_ASSERT_EQ(ns, 250000000ull);
 	APX_ASSERT_OK(apx_parse_seconds_ns("1000000000", &ns));
 	APX_ASSERT_EQ(ns, 1000000000ull * 1000000000ull);
+	/* rank lists (apx analyze --ranks) */
+	APX_ASSERT_EQ(apx_parse_list_has("0,3,8-15", 100, 0), 1);
+	APX_ASSERT_EQ(apx_parse_list_has("0,3,8-15", 100, 3), 1);
+	APX_ASSERT_EQ(apx_parse_list_has("0,3,8-15", 100, 12), 1);
+	APX_ASSERT_EQ(apx_parse_list_has("0,3,8-15", 100, 15), 1);
+	APX_ASSERT_EQ(apx_parse_list_has("0,3,8-15", 100, 7), 0);
+	APX_ASSERT_EQ(apx_parse_list_has("0,3,8-15", 100, 16), 0);
+	APX_ASSERT_EQ(apx_parse_list_has("0,3,8-15", 100, UINT64_MAX), 0);
+	APX_ASSERT_EQ(apx_parse_list_has("", 100, 0), -EINVAL);
+	APX_ASSERT_EQ(apx_parse_list_has("3-", 100, 0), -EINVAL);
+	APX_ASSERT_EQ(apx_parse_list_has("5-2", 100, 0), -EINVAL);
+	APX_ASSERT_EQ(apx_parse_list_has("1,,2", 100, 0), -EINVAL);
+	APX_ASSERT_EQ(apx_parse_list_has("1,", 100, 0), -EINVAL);
+	APX_ASSERT_EQ(apx_parse_list_has(" 1", 100, 1), -EINVAL);
+	APX_ASSERT_EQ(apx_parse_list_has("1-2-3", 100, 1), -EINVAL);
+	APX_ASSERT_EQ(apx_parse_list_has("0-101", 100, 1), -ERANGE);
 	return 0;
 }
 
