@@ -10,19 +10,44 @@
  * allocation calls take it at API exit (src_callbacks.c, alloc_calls.c). start() finds the interpreter and checks the layout
  * on the starting thread (direct loads against copying reads) before any direct load is
  * trusted; an unknown interpreter leaves one degraded fact and nothing else changes.
+ *
+ * Cost budget: each thread walks its whole stack at most APX_PY_STACK_BUDGET times a second
+ * (default 20,000; counted in 100 ms windows on CLOCK_MONOTONIC_COARSE). Over it, a call
+ * site seen before - the same innermost SITE_DEPTH frames (code object and instruction), which
+ * hold the program's own line in a PyTorch stack - takes the stack its last walk gave, from a
+ * small per-thread cache, and a new call site is still walked. Below the budget (every
+ * program measured so far) every call is walked.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "collector/collector.h"
 #include "collector/pystacks.h"
 
 #include "base/banned.h"
 
+#define SITE_DEPTH 8			/* frames that make a call site */
+#define SITE_SLOTS 256			/* per-thread cache of call sites (a power of two) */
+#define WINDOW_NS 100000000ull		/* the budget's window */
+
+/* A thread's budget and its call-site cache (initial values: a fresh window, empty slots). */
+struct site {
+	uint64_t key;			/* hash of the site's frames, 0 = empty */
+	uint32_t stack;
+};
+static __thread struct {
+	uint64_t window;		/* coarse time / WINDOW_NS */
+	uint32_t walks;			/* whole walks in this window */
+	struct site site[SITE_SLOTS];
+} g_tb;
+
 static struct {
 	int wanted;			/* APX_PY_BACKTRACE != 0 */
+	uint32_t walks_per_window;	/* APX_PY_STACK_BUDGET / 10 */
+	_Atomic uint64_t reused;	/* calls that took their site's last stack */
 	_Atomic int on;			/* start() checked the layout */
 	struct apx_collector *c;	/* its `enabled`: outside the collection window, nothing */
 	char why[200];
@@ -52,10 +77,38 @@ uint32_t apx_pystack_here(uint32_t *ret_tid)
 		return 0;	/* a thread Python never saw (CUDA's, NCCL's) */
 	if (rt->L.tstate_native_tid)
 		*ret_tid = (uint32_t)*(const uint64_t *)(ts + rt->L.tstate_native_tid);
-	n = apx_py_walk_own(rt, ts, f, APX_PYSTACK_DEPTH, &trunc);
+	n = apx_py_walk_own(rt, ts, f, SITE_DEPTH, &trunc);
 	if (n <= 0)
 		return 0;	/* no frames: autograd's engine threads, for one */
-	return apx_pystacks_intern(f, n, trunc);
+	{
+		struct timespec now;
+		uint64_t w, key = 0x9e3779b97f4a7c15ull;
+		struct site *s;
+		uint32_t id;
+
+		clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+		w = ((uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec) / WINDOW_NS;
+		if (w != g_tb.window) {
+			g_tb.window = w;
+			g_tb.walks = 0;
+		}
+		for (int i = 0; i < n; i++)
+			key = (key ^ f[i].code ^ (uint64_t)f[i].lasti_bytes << 48) *
+			      0xff51afd7ed558ccdull;
+		key |= 1;	/* never 0: 0 is an empty slot */
+		s = &g_tb.site[(key >> 32) & (SITE_SLOTS - 1)];
+		if (g_tb.walks >= g_ps.walks_per_window && s->key == key) {
+			atomic_fetch_add_explicit(&g_ps.reused, 1, memory_order_relaxed);
+			return s->stack;
+		}
+		if (trunc)	/* deeper than the site: the whole walk */
+			n = apx_py_walk_own(rt, ts, f, APX_PYSTACK_DEPTH, &trunc);
+		g_tb.walks++;
+		id = apx_pystacks_intern(f, n, trunc);
+		s->key = key;
+		s->stack = id;
+		return id;
+	}
 }
 
 void apx_pystack_at_call(uint32_t corr)
@@ -97,6 +150,8 @@ static int pystack_start(struct apx_collector *c)
 	int r, backward;
 
 	g_ps.wanted = apx_env_u64("APX_PY_BACKTRACE", 1, 1) != 0;
+	g_ps.walks_per_window = (uint32_t)(apx_env_u64("APX_PY_STACK_BUDGET", 20000, 10000000) /
+					   (1000000000ull / WINDOW_NS));
 	if (!g_ps.wanted && !apx_env_u64("APX_PY_SAMPLING_HZ", 200, 10000))
 		return -1;
 	r = apx_py_runtime_find(&rt, g_ps.why, sizeof(g_ps.why));
@@ -148,16 +203,17 @@ static void pystack_drain(struct apx_collector *c, uint64_t now_ns, int periodic
 static void pystack_finish(struct apx_collector *c, uint64_t now_ns)
 {
 	uint64_t stacks, full, lost, bad;
-	char text[320];
+	char text[448];
 
 	if (!g_ps.why[0])
 		return;
 	apx_pystacks_drain(c->enc);
 	apx_pystacks_stats(&stacks, &full, &lost, &bad);
 	snprintf(text, sizeof(text), "%s; %llu stacks, %llu not kept (table full), %llu "
-		 "definitions lost, %llu code objects unreadable", g_ps.why,
+		 "definitions lost, %llu code objects unreadable, %llu calls over the walk budget "
+		 "took their call site's last stack", g_ps.why,
 		 (unsigned long long)stacks, (unsigned long long)full, (unsigned long long)lost,
-		 (unsigned long long)bad);
+		 (unsigned long long)bad, (unsigned long long)atomic_load(&g_ps.reused));
 	apx_add_kv(c, "python_stacks", text);
 }
 
