@@ -12,11 +12,12 @@
  * trusted; an unknown interpreter leaves one degraded fact and nothing else changes.
  *
  * Cost budget: each thread walks its whole stack at most APX_PY_STACK_BUDGET times a second
- * (default 20,000; counted in 100 ms windows on CLOCK_MONOTONIC_COARSE). Over it, a call
+ * (default 100,000; counted in 100 ms windows on CLOCK_MONOTONIC_COARSE). Over it, a call
  * site seen before - the same innermost SITE_DEPTH frames (code object and instruction), which
  * hold the program's own line in a PyTorch stack - takes the stack its last walk gave, from a
  * small per-thread cache, and a new call site is still walked. Below the budget (every
- * program measured so far) every call is walked.
+ * program measured so far: the bf16 GPT launches about 31,000 times a second) every call
+ * is walked.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -150,7 +151,7 @@ static int pystack_start(struct apx_collector *c)
 	int r, backward;
 
 	g_ps.wanted = apx_env_u64("APX_PY_BACKTRACE", 1, 1) != 0;
-	g_ps.walks_per_window = (uint32_t)(apx_env_u64("APX_PY_STACK_BUDGET", 20000, 10000000) /
+	g_ps.walks_per_window = (uint32_t)(apx_env_u64("APX_PY_STACK_BUDGET", 100000, 10000000) /
 					   (1000000000ull / WINDOW_NS));
 	if (!g_ps.wanted && !apx_env_u64("APX_PY_SAMPLING_HZ", 200, 10000))
 		return -1;
