@@ -17,6 +17,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <regex.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,6 +118,13 @@ const char apx_cmd_analyze_usage[] =
 	"                      every N bytes allocated, with their native and Python stacks,\n"
 	"                      and their frees (libapx-heap.so preloaded; default off, 0 = off;\n"
 	"                      apx report's heap section, --heap-leak)\n"
+	"      --nic-metrics   sample the host's NIC counters (receive/transmit bytes and\n"
+	"                      packets; InfiniBand ports' data, send wait and congestion\n"
+	"                      counters) from sysfs, in the process with LOCAL_RANK 0 or none\n"
+	"                      (default off)\n"
+	"      --nic-metrics-frequency HZ  samples per second (default 100, at most 1000)\n"
+	"      --nic-device-include REGEX  only NIC devices whose name matches (extended\n"
+	"                      regex; default every device but lo)\n"
 	"  -q, --quiet         no summary\n"
 	"  -h, --help          show this help\n"
 	"\n"
@@ -911,6 +919,9 @@ int apx_cmd_analyze(int argc, char **argv)
 		{ "ranks", required_argument, NULL, 'Q' },
 		{ "python-backward", required_argument, NULL, 'W' },
 		{ "heap-sampling-bytes", required_argument, NULL, 'G' },
+		{ "nic-metrics", no_argument, NULL, 'n' },
+		{ "nic-metrics-frequency", required_argument, NULL, 'z' },
+		{ "nic-device-include", required_argument, NULL, 'i' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -919,7 +930,9 @@ int apx_cmd_analyze(int argc, char **argv)
 	uint64_t delay_ns = 0, duration_ns = 0, hz;
 	const char *capture = NULL, *py_backtrace = "1", *trace_libs = "cublas,cudnn";
 	const char *ranks = NULL;
-	uint64_t py_hz = 200, heap_bytes = 0;
+	uint64_t py_hz = 200, heap_bytes = 0, nic_hz = 0;
+	const char *nic_include = NULL;
+	int nic = 0;
 	struct apx_metrics_opts metrics = { 0 };
 	struct apx_pyhooks_opts pyhooks = APX_PYHOOKS_OPTS_DEFAULT;
 	char pydir[PATH_MAX];
@@ -979,6 +992,26 @@ int apx_cmd_analyze(int argc, char **argv)
 							   "'%s'", (unsigned long long)APX_HEAP_BYTES_MAX,
 							   optarg);
 			break;
+		case 'n':
+			nic = 1;
+			break;
+		case 'z':
+			if (apx_parse_u64(optarg, 1000, &nic_hz) < 0 || !nic_hz)
+				return apx_cli_usage_error("analyze", "--nic-metrics-frequency takes a "
+							   "whole number of Hz from 1 to 1000, not "
+							   "'%s'", optarg);
+			break;
+		case 'i': {
+			regex_t re;
+
+			if (!*optarg || regcomp(&re, optarg, REG_EXTENDED | REG_NOSUB) != 0)
+				return apx_cli_usage_error("analyze", "--nic-device-include takes an "
+							   "extended regular expression, not '%s'",
+							   optarg);
+			regfree(&re);
+			nic_include = optarg;
+			break;
+		}
 		case 'Q':
 			if (apx_parse_list_has(optarg, INT32_MAX, UINT64_MAX) < 0)
 				return apx_cli_usage_error("analyze", "--ranks takes rank numbers and ranges "
@@ -1054,6 +1087,9 @@ int apx_cmd_analyze(int argc, char **argv)
 		return apx_cli_usage_error("analyze", "--python-backward nvtx gives backward kernels "
 					   "the forward line's Python stack: it needs "
 					   "--python-backtrace launch");
+	if ((nic_hz || nic_include) && !nic)
+		return apx_cli_usage_error("analyze", "--nic-metrics-frequency and "
+					   "--nic-device-include need --nic-metrics");
 	if (metrics.hz && !metrics.spec)
 		return apx_cli_usage_error("analyze", "--metrics-frequency needs --metrics or "
 					   "--metrics-list");
@@ -1164,6 +1200,13 @@ int apx_cmd_analyze(int argc, char **argv)
 		setenv("APX_RANKS", ranks, 1);
 	else
 		unsetenv("APX_RANKS");
+	unsetenv("APX_NIC_INCLUDE");	/* the NIC source (src_nic.c) */
+	setenv("APX_NIC_METRICS", nic ? "1" : "0", 1);
+	if (nic) {
+		set_env_u64("APX_NIC_HZ", nic_hz ? nic_hz : 100);
+		if (nic_include)
+			setenv("APX_NIC_INCLUDE", nic_include, 1);
+	}
 	preload_heap(have_lib ? lib : NULL, heap_bytes);
 	ri.heap_bytes = heap_bytes;
 

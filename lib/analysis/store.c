@@ -883,6 +883,12 @@ int apx_es_add_counter(struct apx_store *st, uint64_t ts, uint64_t end, double v
 	return 0;
 }
 
+int apx_es_is_nic(struct apx_es_text name)
+{
+	return (name.len > 4 && !memcmp(name.p, "nic.", 4)) ||
+	       (name.len > 3 && !memcmp(name.p, "ib.", 3));
+}
+
 static int add_metric(struct apx_store *st, uint16_t fi, struct apx_rec *r)
 {
 	struct apx_es_text name = { "", 0 }, unit = { "", 0 };
@@ -898,7 +904,8 @@ static int add_metric(struct apx_store *st, uint16_t fi, struct apx_rec *r)
 		name = (struct apx_es_text){ p, (uint32_t)len };
 	if ((p = apx_reader_string(st->files[fi].r, r->v[APX_METRIC_UNIT], &len)) && len <= UINT32_MAX)
 		unit = (struct apx_es_text){ p, (uint32_t)len };
-	if ((e = device_of(st, fi, r->v[APX_METRIC_DEVICE], &dev)) < 0)
+	/* the host's NIC counters (nic.*, ib.*: apx analyze --nic-metrics) are of no GPU */
+	if (!apx_es_is_nic(name) && (e = device_of(st, fi, r->v[APX_METRIC_DEVICE], &dev)) < 0)
 		return e;
 	if ((e = apx_es_series_of(st, fi, dev, name, unit, 0, &series)) < 0)
 		return e == -E2BIG ? 0 : e;

@@ -390,6 +390,10 @@ static inline const struct apx_es_stack *apx_store_stack(const struct apx_store 
  * allocations). After the build. */
 uint32_t apx_store_stack_of(const struct apx_store *st, uint16_t file, uint64_t raw);
 
+/* A series of the host's NIC counters (METRIC names nic.* and ib.*, apx analyze
+ * --nic-metrics): of no device. */
+int apx_es_is_nic(struct apx_es_text name);
+
 /* A string of the store (kernel, API or marker name). */
 static inline struct apx_es_text apx_store_string(const struct apx_store *st, uint32_t id)
 {

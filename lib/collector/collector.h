@@ -169,6 +169,7 @@ extern const struct apx_source apx_source_nvml;		/* src_nvml.c */
 extern const struct apx_source apx_source_pystack;	/* src_pystack.c */
 extern const struct apx_source apx_source_pysampler;	/* src_pysampler.c */
 extern const struct apx_source apx_source_nccl;		/* src_nccl.c (nccl_plugin.h) */
+extern const struct apx_source apx_source_nic;		/* src_nic.c (nic_sysfs.h) */
 
 /* src_nvml.c: a context exists on device (context-creation callback, any thread; lock-free):
  * its power and clocks are sampled from then on. */

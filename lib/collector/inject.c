@@ -60,6 +60,7 @@ const struct apx_source *const apx_sources[] = {
 	&apx_source_nccl,
 	&apx_source_pyhook,
 	&apx_source_heap,	/* after pystack: its hook takes Python stacks */
+	&apx_source_nic,	/* --nic-metrics: the host's NIC counters */
 };
 const size_t apx_nsources = sizeof(apx_sources) / sizeof(apx_sources[0]);
 

@@ -37,6 +37,11 @@ void apx_rdoc_build_uvm(struct apx_rdoc *d);
 void apx_rdoc_build_cpu(struct apx_rdoc *d);
 /* build_metrics.c */
 void apx_rdoc_build_metrics(struct apx_rdoc *d);
+/* build_nic.c: the metrics section's "nic" table (apx analyze --nic-metrics), called by it */
+void apx_rdoc_build_nic(struct apx_rdoc *d);
+void apx_rdoc_nic_json(struct apx_rdoc *d);
+void apx_rdoc_nic_text(struct apx_rdoc *d);
+const struct apx_rtable *apx_rdoc_nic_table(const struct apx_rdoc *d);
 
 /* build_view_gpu.c: the text and JSON views of the GPU sections */
 void apx_rdoc_view_kernels(struct apx_rdoc *d);

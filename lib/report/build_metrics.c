@@ -91,6 +91,7 @@ void apx_rdoc_build_metrics(struct apx_rdoc *d)
 	APX_RTABLE_SET_COLS(t, steady_cols);
 	APX_RTABLE_SET_COLS(k, kernel_cols);
 	kernel_counters(d);
+	apx_rdoc_build_nic(d);		/* only with --nic-metrics' series */
 	if (!m->pm.n) {
 		apx_rdoc_note(d, APX_SEC_METRICS, "none recorded (apx analyze --metrics samples them)");
 		return;

@@ -321,6 +321,7 @@ static void memory_and_metrics(struct apx_rdoc *d, const struct apx_store *st)
 				     apx_rdoc_strdup(d, title, strlen(title)), APX_UNIT_BYTES);
 			nmem++;
 		} else if (!s->is_memory && nmetrics < METRICS_MAX && !apx_rdoc_pymem_is(&s->name) &&
+			   !apx_es_is_nic(s->name) &&	/* cumulative: build_nic.c's rates */
 			   d->sec[APX_SEC_SUMMARY].present) {
 			snprintf(title, sizeof(title), "Metric %.*s (%.*s) over time", (int)s->name.len,
 				 s->name.p, (int)s->unit.len, s->unit.p);

@@ -512,12 +512,15 @@ void apx_rdoc_view_metrics(struct apx_rdoc *d)
 
 	metrics_json(d);
 	kernel_counters_json(d);
+	apx_rdoc_nic_json(d);		/* --nic-metrics (build_nic.c) */
 	d->sec[s].text_title = m->pm.n ? "Device metrics (over the steady state)"
-				       : "Kernel counters (kernel replay)";
-	if (!m->pm.n && !m->kc.n) {
+			       : m->kc.n ? "Kernel counters (kernel replay)"
+			       : "NIC counters (apx analyze --nic-metrics)";
+	if (!m->pm.n && !m->kc.n && !apx_rdoc_nic_table(d)) {
 		d->sec[s].text_untitled = 1;
 		return;
 	}
+	apx_rdoc_nic_text(d);
 	for (size_t i = 0; i < m->kc.n; i++)
 		kernel_counter_lines(d, APX_VEC_AT(&m->kc, struct apx_an_kc, i));
 	if (!m->pm.n)

@@ -1,0 +1,206 @@
+/*
+ * nic_sysfs.c - lists a host's NIC counters in sysfs and reads them (nic_sysfs.h): net devices'
+ * statistics and InfiniBand ports' counters and hw_counters, each file opened once. Called by
+ * src_nic.c at the source's start (listing) and from its sampler thread (reads), and by
+ * tests/unit/test-nic.c against a fake sysfs tree.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <regex.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "collector/nic_sysfs.h"
+
+#include "base/banned.h"
+
+static const struct { const char *file, *unit; } net_counters[] = {
+	{ "rx_bytes", "bytes" }, { "tx_bytes", "bytes" },
+	{ "rx_packets", "packets" }, { "tx_packets", "packets" },
+};
+
+static const struct { const char *dir, *file, *unit; uint32_t scale; } ib_counters[] = {
+	{ "counters", "port_rcv_data", "bytes", 4 },	/* 4-byte words */
+	{ "counters", "port_xmit_data", "bytes", 4 },
+	{ "counters", "port_rcv_packets", "packets", 1 },
+	{ "counters", "port_xmit_packets", "packets", 1 },
+	{ "counters", "port_xmit_wait", "ticks", 1 },
+	{ "hw_counters", "np_cnp_sent", "packets", 1 },
+	{ "hw_counters", "rp_cnp_handled", "packets", 1 },
+	{ "hw_counters", "np_ecn_marked_roce_packets", "packets", 1 },
+};
+
+int apx_nic_parse(const char *buf, size_t n, uint64_t *ret)
+{
+	uint64_t v = 0;
+	size_t i = 0;
+
+	while (i < n && (buf[i] == ' ' || buf[i] == '\t'))
+		i++;
+	if (i == n || buf[i] < '0' || buf[i] > '9')
+		return -1;
+	for (; i < n && buf[i] >= '0' && buf[i] <= '9'; i++) {
+		if (v > (UINT64_MAX - (uint64_t)(buf[i] - '0')) / 10)
+			return -1;
+		v = v * 10 + (uint64_t)(buf[i] - '0');
+	}
+	if (i < n && buf[i] != '\n' && buf[i] != ' ' && buf[i] != '\0')
+		return -1;
+	*ret = v;
+	return 0;
+}
+
+int apx_nic_read(const struct apx_nic_counter *c, uint64_t *ret)
+{
+	char buf[32];
+	ssize_t n = pread(c->fd, buf, sizeof(buf), 0);
+	uint64_t v;
+
+	if (n <= 0 || apx_nic_parse(buf, (size_t)n, &v))
+		return -1;
+	*ret = v * c->scale;
+	return 0;
+}
+
+/* Open path as counter name of the set; 0, or -1 when it cannot be opened or read. */
+static int add(struct apx_nic_set *s, const char *path, const char *name, const char *unit,
+	       uint32_t scale)
+{
+	struct apx_nic_counter *c;
+	uint64_t v;
+	int fd;
+
+	if (s->n >= APX_NIC_MAX_COUNTERS) {
+		s->skipped++;
+		return -1;
+	}
+	if (strlen(name) >= APX_NIC_NAME_MAX)
+		return -1;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (fd < 0)
+		return -1;
+	c = &s->c[s->n];
+	c->fd = fd;
+	c->scale = scale;
+	c->unit = unit;
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	if (apx_nic_read(c, &v)) {	/* not a counter (or not readable): left out */
+		close(fd);
+		return -1;
+	}
+	s->n++;
+	return 0;
+}
+
+static int wanted(const char *name, const regex_t *re)
+{
+	if (re)
+		return regexec(re, name, 0, NULL, 0) == 0;
+	return strcmp(name, "lo") != 0;
+}
+
+static int is_entry(const struct dirent *de)
+{
+	return de->d_name[0] != '.';
+}
+
+static void list_net(struct apx_nic_set *s, const char *root, const regex_t *re)
+{
+	char dir[4096], path[4096], name[APX_NIC_NAME_MAX + 32];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "%s/class/net", root);
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		int any = 0;
+
+		if (!is_entry(de) || !wanted(de->d_name, re))
+			continue;
+		for (size_t i = 0; i < sizeof(net_counters) / sizeof(net_counters[0]); i++) {
+			int a = snprintf(path, sizeof(path), "%s/%s/statistics/%s", dir, de->d_name,
+					 net_counters[i].file);
+			int b = snprintf(name, sizeof(name), "nic.%s.%s", de->d_name,
+					 net_counters[i].file);
+
+			if (a < 0 || (size_t)a >= sizeof(path) || b < 0 || (size_t)b >= sizeof(name))
+				continue;
+			any |= add(s, path, name, net_counters[i].unit, 1) == 0;
+		}
+		s->nnet += any;
+	}
+	closedir(d);
+}
+
+static void list_ib(struct apx_nic_set *s, const char *root, const regex_t *re)
+{
+	char dir[4096], pdir[4096], path[4096], name[APX_NIC_NAME_MAX + 32];
+	struct dirent *de, *pe;
+	DIR *d, *p;
+
+	snprintf(dir, sizeof(dir), "%s/class/infiniband", root);
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (!is_entry(de) || (re && regexec(re, de->d_name, 0, NULL, 0) != 0))
+			continue;
+		int a = snprintf(pdir, sizeof(pdir), "%s/%s/ports", dir, de->d_name);
+
+		if (a < 0 || (size_t)a >= sizeof(pdir))
+			continue;
+		p = opendir(pdir);
+		if (!p)
+			continue;
+		while ((pe = readdir(p))) {
+			int any = 0;
+
+			if (!is_entry(pe))
+				continue;
+			for (size_t i = 0; i < sizeof(ib_counters) / sizeof(ib_counters[0]); i++) {
+				int b = snprintf(path, sizeof(path), "%s/%s/%s/%s", pdir, pe->d_name,
+						 ib_counters[i].dir, ib_counters[i].file);
+				int n = snprintf(name, sizeof(name), "ib.%s.%s.%s", de->d_name,
+						 pe->d_name, ib_counters[i].file);
+
+				if (b < 0 || (size_t)b >= sizeof(path) || n < 0 ||
+				    (size_t)n >= sizeof(name))
+					continue;
+				any |= add(s, path, name, ib_counters[i].unit,
+					   ib_counters[i].scale) == 0;
+			}
+			s->nib += any;
+		}
+		closedir(p);
+	}
+	closedir(d);
+}
+
+int apx_nic_open(struct apx_nic_set *s, const char *root, const char *include)
+{
+	regex_t re;
+	int have_re = include && *include;
+
+	memset(s, 0, sizeof(*s));
+	if (!root || !*root)
+		root = "/sys";
+	if (have_re && regcomp(&re, include, REG_EXTENDED | REG_NOSUB) != 0)
+		return -EINVAL;
+	list_ib(s, root, have_re ? &re : NULL);
+	list_net(s, root, have_re ? &re : NULL);
+	if (have_re)
+		regfree(&re);
+	return 0;
+}
+
+void apx_nic_close(struct apx_nic_set *s)
+{
+	for (unsigned i = 0; i < s->n; i++)
+		if (s->c[i].fd >= 0)
+			close(s->c[i].fd);
+	s->n = 0;
+}

@@ -1,0 +1,119 @@
+/*
+ * nic_harness.c - apx-nic-harness: the collector's NIC source (src_nic.c) without CUDA, as the
+ * collector would run it with --nic-metrics --nic-device-include '^lo$': started on this
+ * thread, drained as the writer thread drains it, while this program sends bytes over
+ * loopback; writes a real .apx (argv[1]) that tests/nic/check.sh reads with apx report. The
+ * collector's helpers that need CUPTI are stubbed here. Test code only.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collector/collector.h"
+
+#include "base/banned.h"
+
+static struct apx_collector g_c;
+
+void apx_say(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+}
+
+uint64_t apx_env_u64(const char *name, uint64_t def, uint64_t max)
+{
+	const char *s = getenv(name);
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s)
+		return def;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	return errno || *end || v > max ? def : v;
+}
+
+uint64_t apx_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void apx_add_kv(struct apx_collector *c, const char *key, const char *value)
+{
+	struct apx_rec rec;
+
+	apx_rec_init(&rec, APX_REC_KV);
+	apx_rec_set_str(&rec, APX_KV_KEY, key);
+	apx_rec_set_str(&rec, APX_KV_VALUE, value);
+	(void)apx_writer_add(c->w, &rec);
+	fprintf(stderr, "kv %s: %s\n", key, value);
+}
+
+void apx_degraded(struct apx_collector *c, const char *what, int err)
+{
+	(void)err;
+	apx_add_kv(c, "degraded", what);
+}
+
+int main(int argc, char **argv)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	socklen_t al = sizeof(a);
+	struct apx_rec h;
+	char buf[8192] = { 0 };
+	uint64_t sent = 0, t0;
+	int r, w, e;
+
+	if (argc < 2)
+		return 2;
+	setenv("APX_NIC_METRICS", "1", 1);
+	setenv("APX_NIC_HZ", "1000", 1);
+	setenv("APX_NIC_INCLUDE", "^lo$", 1);
+	unsetenv("LOCAL_RANK");
+	apx_rec_init(&h, APX_REC_HEADER);
+	apx_rec_set_str(&h, APX_HEADER_PRODUCER, "apx-inject");
+	apx_rec_set_str(&h, APX_HEADER_PRODUCER_VERSION, "nic-harness");
+	h.v[APX_HEADER_CLOCK] = APX_CLOCK_MONOTONIC;
+	h.v[APX_HEADER_PID] = (uint64_t)getpid();
+	h.v[APX_HEADER_START_NS] = apx_mono_ns();
+	apx_rec_set_i64(&h, APX_HEADER_RANK, -1);
+	if ((e = apx_writer_open(argv[1], 1, &h, NULL, &g_c.w)) < 0)
+		return 1;
+	atomic_store(&g_c.enabled, 1);
+	if (apx_source_nic.start(&g_c) < 0)
+		return 77;	/* no lo counters here */
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	r = socket(AF_INET, SOCK_DGRAM, 0);
+	w = socket(AF_INET, SOCK_DGRAM, 0);
+	if (r < 0 || w < 0 || bind(r, (struct sockaddr *)&a, sizeof(a)) ||
+	    getsockname(r, (struct sockaddr *)&a, &al))
+		return 1;
+	t0 = apx_mono_ns();
+	while (apx_mono_ns() - t0 < 300000000ull) {	/* 0.3 s of traffic */
+		ssize_t n = sendto(w, buf, sizeof(buf), 0, (struct sockaddr *)&a, sizeof(a));
+
+		if (n > 0)
+			sent += (uint64_t)n;
+		(void)!recv(r, buf, sizeof(buf), 0);
+		apx_source_nic.drain(&g_c, apx_mono_ns(), 0);
+	}
+	usleep(20000);
+	apx_source_nic.stop(&g_c);
+	apx_source_nic.finish(&g_c, apx_mono_ns());
+	printf("%llu\n", (unsigned long long)sent);
+	return apx_writer_close(g_c.w, apx_mono_ns(), 0) < 0;
+}
