@@ -8,9 +8,7 @@
  * here. The drains run on a thread of the harness's own, as on the collector's writer thread
  * (the heap source stops sampling the thread it drains on). Test code only.
  */
-#include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,46 +35,6 @@ uint64_t apx_mono_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-void apx_say(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("[apx] ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
-
-uint64_t apx_env_u64(const char *name, uint64_t def, uint64_t max)
-{
-	const char *s = getenv(name);
-	char *end;
-	unsigned long long v;
-
-	if (!s || !*s)
-		return def;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	return errno || *end || v > max ? def : v;
-}
-
-void apx_add_kv(struct apx_collector *c, const char *key, const char *value)
-{
-	struct apx_rec rec;
-
-	apx_rec_init(&rec, APX_REC_KV);
-	apx_rec_set_str(&rec, APX_KV_KEY, key);
-	apx_rec_set_str(&rec, APX_KV_VALUE, value);
-	(void)apx_writer_add(c->w, &rec);
-}
-
-void apx_degraded(struct apx_collector *c, const char *what, int err)
-{
-	(void)err;
-	apx_add_kv(c, "degraded", what);
 }
 
 EXPORT int harness_start(const char *path);

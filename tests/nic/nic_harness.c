@@ -6,9 +6,7 @@
  * collector's helpers that need CUPTI are stubbed here. Test code only.
  */
 #include <arpa/inet.h>
-#include <errno.h>
 #include <netinet/in.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,51 +20,12 @@
 
 static struct apx_collector g_c;
 
-void apx_say(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-}
-
-uint64_t apx_env_u64(const char *name, uint64_t def, uint64_t max)
-{
-	const char *s = getenv(name);
-	char *end;
-	unsigned long long v;
-
-	if (!s || !*s)
-		return def;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	return errno || *end || v > max ? def : v;
-}
-
 uint64_t apx_mono_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-void apx_add_kv(struct apx_collector *c, const char *key, const char *value)
-{
-	struct apx_rec rec;
-
-	apx_rec_init(&rec, APX_REC_KV);
-	apx_rec_set_str(&rec, APX_KV_KEY, key);
-	apx_rec_set_str(&rec, APX_KV_VALUE, value);
-	(void)apx_writer_add(c->w, &rec);
-	fprintf(stderr, "kv %s: %s\n", key, value);
-}
-
-void apx_degraded(struct apx_collector *c, const char *what, int err)
-{
-	(void)err;
-	apx_add_kv(c, "degraded", what);
 }
 
 int main(int argc, char **argv)

@@ -7,8 +7,6 @@
  * which `apx report` then reads. The collector's helpers that need CUPTI are stubbed here.
  * Test code only.
  */
-#include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,45 +24,6 @@ static struct apx_enc g_e;
 static uint64_t g_corr, g_t0;
 
 /* ---- what inject.c, ring.c and writer_thread.c give the sources in the collector ---------- */
-
-void apx_say(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("[apx] ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
-
-uint64_t apx_env_u64(const char *name, uint64_t def, uint64_t max)
-{
-	const char *s = getenv(name);
-	char *end;
-	unsigned long long v;
-
-	if (!s || !*s)
-		return def;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	return errno || *end || v > max ? def : v;
-}
-
-void apx_degraded(struct apx_collector *c, const char *what, int err)
-{
-	apx_add_kv(c, "degraded", what);
-}
-
-void apx_add_kv(struct apx_collector *c, const char *key, const char *value)
-{
-	struct apx_rec rec;
-
-	apx_rec_init(&rec, APX_REC_KV);
-	apx_rec_set_str(&rec, APX_KV_KEY, key);
-	apx_rec_set_str(&rec, APX_KV_VALUE, value);
-	(void)apx_writer_add(c->w, &rec);
-}
 
 extern const struct apx_source apx_source_pystack, apx_source_pysampler;
 

@@ -1,0 +1,55 @@
+/*
+ * collector_stubs.c - what inject.c gives the collector's sources (collector.h: apx_say,
+ * apx_env_u64, apx_add_kv, apx_degraded), for the harnesses that run sources without CUDA or
+ * the injected library: tests/pystack/harness.c, tests/heap/heap_harness.c,
+ * tests/nic/nic_harness.c. Key/values and degraded notes go straight into the source's
+ * writer; messages to stderr with the collector's "[apx] " prefix.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "collector/collector.h"
+
+#include "base/banned.h"
+
+void apx_say(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("[apx] ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+uint64_t apx_env_u64(const char *name, uint64_t def, uint64_t max)
+{
+	const char *s = getenv(name);
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s)
+		return def;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	return errno || *end || v > max ? def : v;
+}
+
+void apx_add_kv(struct apx_collector *c, const char *key, const char *value)
+{
+	struct apx_rec rec;
+
+	apx_rec_init(&rec, APX_REC_KV);
+	apx_rec_set_str(&rec, APX_KV_KEY, key);
+	apx_rec_set_str(&rec, APX_KV_VALUE, value);
+	(void)apx_writer_add(c->w, &rec);
+}
+
+void apx_degraded(struct apx_collector *c, const char *what, int err)
+{
+	(void)err;
+	apx_add_kv(c, "degraded", what);
+}
