@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "collector/collector.h"
+#include "collector_stubs.h"
 #include "collector/pystacks.h"
 
 #include "base/banned.h"
@@ -56,22 +57,10 @@ static void *writer(void *arg)
 /* A header, then the Python stacks' and the heap's sources started on this thread. */
 int harness_start(const char *path)
 {
-	struct apx_rec h;
-	int r;
+	int r = apx_stub_collector_open(&g_c, &g_e, path, "heap-harness");
 
-	apx_rec_init(&h, APX_REC_HEADER);
-	apx_rec_set_str(&h, APX_HEADER_PRODUCER, "apx-inject");
-	apx_rec_set_str(&h, APX_HEADER_PRODUCER_VERSION, "heap-harness");
-	h.v[APX_HEADER_CLOCK] = APX_CLOCK_MONOTONIC;
-	h.v[APX_HEADER_PID] = (uint64_t)getpid();
-	h.v[APX_HEADER_START_NS] = apx_mono_ns();
-	apx_rec_set_i64(&h, APX_HEADER_RANK, -1);
-	r = apx_writer_open(path, 1, &h, NULL, &g_c.w);
 	if (r < 0)
 		return r;
-	g_e.w = g_c.w;
-	g_c.enc = &g_e;
-	atomic_store(&g_c.enabled, 1);
 	if (apx_source_pystack.start(&g_c) < 0)
 		return -100;
 	if (apx_source_heap.start(&g_c) < 0)

@@ -15,10 +15,12 @@
 #include <unistd.h>
 
 #include "collector/collector.h"
+#include "collector_stubs.h"
 
 #include "base/banned.h"
 
 static struct apx_collector g_c;
+static struct apx_enc g_e;
 
 uint64_t apx_mono_ns(void)
 {
@@ -32,10 +34,9 @@ int main(int argc, char **argv)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET };
 	socklen_t al = sizeof(a);
-	struct apx_rec h;
 	char buf[8192] = { 0 };
 	uint64_t sent = 0, t0;
-	int r, w, e;
+	int r, w;
 
 	if (argc < 2)
 		return 2;
@@ -43,16 +44,8 @@ int main(int argc, char **argv)
 	setenv("APX_NIC_HZ", "1000", 1);
 	setenv("APX_NIC_INCLUDE", "^lo$", 1);
 	unsetenv("LOCAL_RANK");
-	apx_rec_init(&h, APX_REC_HEADER);
-	apx_rec_set_str(&h, APX_HEADER_PRODUCER, "apx-inject");
-	apx_rec_set_str(&h, APX_HEADER_PRODUCER_VERSION, "nic-harness");
-	h.v[APX_HEADER_CLOCK] = APX_CLOCK_MONOTONIC;
-	h.v[APX_HEADER_PID] = (uint64_t)getpid();
-	h.v[APX_HEADER_START_NS] = apx_mono_ns();
-	apx_rec_set_i64(&h, APX_HEADER_RANK, -1);
-	if ((e = apx_writer_open(argv[1], 1, &h, NULL, &g_c.w)) < 0)
+	if (apx_stub_collector_open(&g_c, &g_e, argv[1], "nic-harness") < 0)
 		return 1;
-	atomic_store(&g_c.enabled, 1);
 	if (apx_source_nic.start(&g_c) < 0)
 		return 77;	/* no lo counters here */
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);

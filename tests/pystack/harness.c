@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "collector/collector.h"
+#include "collector_stubs.h"
 #include "collector/pystacks.h"
 
 #include "base/banned.h"
@@ -35,22 +36,10 @@ EXPORT int harness_stop(void);
 /* A header, the Python sources started on this thread (as at CUDA's start). */
 int harness_start(const char *path)
 {
-	struct apx_rec h;
-	int r;
+	int r = apx_stub_collector_open(&g_c, &g_e, path, "harness");
 
-	apx_rec_init(&h, APX_REC_HEADER);
-	apx_rec_set_str(&h, APX_HEADER_PRODUCER, "apx-inject");
-	apx_rec_set_str(&h, APX_HEADER_PRODUCER_VERSION, "harness");
-	h.v[APX_HEADER_CLOCK] = APX_CLOCK_MONOTONIC;
-	h.v[APX_HEADER_PID] = (uint64_t)getpid();
-	h.v[APX_HEADER_START_NS] = apx_mono_ns();
-	apx_rec_set_i64(&h, APX_HEADER_RANK, -1);
-	r = apx_writer_open(path, 1, &h, NULL, &g_c.w);
 	if (r < 0)
 		return r;
-	g_e.w = g_c.w;
-	g_c.enc = &g_e;
-	atomic_store(&g_c.enabled, 1);
 	g_t0 = apx_mono_ns();
 	if (apx_source_pystack.start(&g_c) < 0)
 		return -100;
