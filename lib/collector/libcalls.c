@@ -20,6 +20,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -58,6 +59,18 @@ static struct {
 } g;
 
 static __thread unsigned depth;	/* library calls this thread is inside */
+static __thread uint64_t my_tid;	/* this thread's OS id, 0 = not read (or forked since) */
+
+/* A forked child's only thread keeps its parent thread's cached id: read it again. */
+static void forget_tid(void)
+{
+	my_tid = 0;
+}
+
+__attribute__((constructor)) static void libcalls_init(void)
+{
+	pthread_atfork(NULL, NULL, forget_tid);
+}
 
 static uint64_t now_ns(void)
 {
@@ -219,8 +232,11 @@ static void leave(struct fn *f, int rec, uint64_t t0)
 		return;
 	id = name_id(&f->id, f->name);
 	dom = name_id(&g.domain_id[f->lib], lib_domain[f->lib]);
-	if (id && dom)
-		(void)r(id, dom, t0, t1, (uint64_t)syscall(SYS_gettid));
+	if (!id || !dom)
+		return;
+	if (!my_tid)
+		my_tid = (uint64_t)syscall(SYS_gettid);
+	(void)r(id, dom, t0, t1, my_tid);
 }
 
 /* A wrapper: ret name(params) calling the library's name(args); NOT_FOUND when it has none. */

@@ -39,6 +39,8 @@ expect "cublasLtMatmul ranges >= 2 ms" "$(count "$tmp/all.apx" cuBLAS cublasLtMa
 expect "cudnnBackendExecute ranges >= 3 ms" \
 	"$(count "$tmp/all.apx" cuDNN cudnnBackendExecute 3000000)" 2
 expect "ranges in all" "$("$dump" "$tmp/all.apx" | grep -c '"type":"marker"')" 12
+expect "ranges on both threads (their own OS ids)" \
+	"$("$dump" "$tmp/all.apx" | grep '"type":"marker"' | sed 's/.*"tid":\([0-9]*\).*/\1/' | sort -u | wc -l)" 2
 "$apx" report --format json "$tmp/all.apx" > "$tmp/all.json"
 expect "apx report's NVTX rows name cublasGemmEx" \
 	"$(grep -c '"name":"cublasGemmEx"' "$tmp/all.json" | awk '{ print ($1 > 0) }')" 1
