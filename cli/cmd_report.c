@@ -56,9 +56,10 @@ const char apx_cmd_report_usage[] =
 	"      --frames WHICH   user (default): a Python stack counts at its innermost line of\n"
 	"                       your code, library frames (site-packages, the standard library)\n"
 	"                       folded into it; all: at its innermost frame, library or not\n"
-	"      --savings HOW    rule (default): each rule's own saving model; whatif: the\n"
-	"                       savings of sync-frequency, pageable-copy, copy-overlap and\n"
-	"                       launch-bound from a simulation of the recorded timeline\n"
+	"      --savings HOW    whatif (default): the savings of sync-frequency, pageable-copy,\n"
+	"                       copy-overlap, launch-bound and allocator-churn from a simulation\n"
+	"                       of the recorded timeline with the fix applied; rule: each rule's\n"
+	"                       own saving model\n"
 	"      --os-wait-threshold MS\n"
 	"                       the threads section lists the OS waits (futex, poll, read...)\n"
 	"                       of at least MS milliseconds by the line they waited under\n"
@@ -256,7 +257,7 @@ int apx_cmd_report(int argc, char **argv)
 		{ 0 },
 	};
 	struct apx_report_opts o = { .top = 15, .sections = 0, .color = -1 };
-	int single = 0, frames_all = 0, whatif = 0, force = 0;
+	int single = 0, frames_all = 0, whatif = 1, force = 0;
 	struct apx_an_heap heap = { 0 };	/* its --heap-leak window */
 	uint64_t os_wait_ms = 0;
 	struct apx_outfile of;

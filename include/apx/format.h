@@ -351,6 +351,7 @@ enum apx_api_field {
 	APX_API_TID,
 	APX_API_RETURN,			/* sint: cudaError_t / CUresult */
 	APX_API_NAME,			/* string id (function name), 0 = look up by cbid */
+	APX_API_STACK,			/* Python stack at the call (stack id), 0 = none */
 	APX_API__COUNT,
 };
 

@@ -54,7 +54,10 @@ struct apx_evidence {
 
 /* A source line that causes a finding (from the Python stacks of the events behind it,
  * lib/analysis/lines.c): file and function borrowed from the trace (the model's event store,
- * not NUL-terminated, raw bytes: escape them to print), the events from it and their ns. */
+ * not NUL-terminated, raw bytes: escape them to print), the events from it and their ns; where
+ * the rule says them (sync-frequency), what the events were, as a word (cause_key, a literal:
+ * "item"; NULL none) and in words (cause: ".item() (a 4-byte read back)"), and how many a
+ * steady-state step has. */
 #define APX_FINDING_LINES_MAX 5
 
 struct apx_finding_line {
@@ -62,6 +65,10 @@ struct apx_finding_line {
 	uint32_t file_len, func_len;
 	uint32_t line;				/* 0 = unknown */
 	double count, ns;
+	const char *cause_key;
+	char cause[96];
+	double per_step;			/* valid when has_per_step */
+	int has_per_step;
 };
 
 struct apx_finding {
@@ -75,7 +82,7 @@ struct apx_finding {
 	const char *recorded_by;	/* recorded findings: the producer (nvperfd), else NULL */
 	unsigned order;			/* order of addition: ties rank in it */
 	char model[240];		/* one line: how the saving was estimated */
-	char evidence[1200];		/* lines of numbers and top offenders */
+	char evidence[1600];		/* lines of numbers and top offenders */
 	char fix[1200];			/* what to change, with PyTorch code */
 	int confidence_pct;
 	double kernel_ns;		/* the part of saving_ns that is kernel time: kernels made

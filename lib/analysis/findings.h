@@ -131,6 +131,7 @@ APX_RULE_DECL(repeated_copy);
 APX_RULE_DECL(fp32_matmul);
 APX_RULE_DECL(small_copies);
 APX_RULE_DECL(input_pipeline);
+APX_RULE_DECL(allocator_churn);
 APX_RULE_DECL(redundant_replication);
 APX_RULE_DECL(graph_recapture);
 APX_RULE_DECL(optimizer_foreach);

@@ -233,6 +233,7 @@ int apx_model_finish(struct apx_model *m)
 	STEP("finding the capture ranges", apx_capture_finish(m));	/* before anything that sums time */
 	STEP("building the streams", apx_view_streams(m));
 	STEP("building the events' views", apx_view_events(m));
+	STEP("finding what caused the syncs", apx_sync_causes_build(m));	/* sync_cause.c */
 	transfers(m);
 	syncs(m);
 	memory(m);

@@ -28,6 +28,12 @@
  *              only when the steady state is not launch-bound; in a launch-bound one the
  *              host sets the pace with or without the sync, and the refill goes back to
  *              those causes (decided after the sweep, apx_idle_resolve, as launch-bound is);
+ *   alloc      an allocator call (cudaMalloc, cudaFree...: alloc_time.h) returned inside the
+ *              gap, after any sync that returned there: the time up to its return (a
+ *              cudaFree waits for the device to finish, then returns the memory; the
+ *              caching allocator calls them on a cache miss, after empty_cache()), then the
+ *              host's work after it, as for a sync (no refill is counted); the time inside
+ *              allocator calls is the allocator's in the gaps below too;
  *   staging    the host was inside the call of a pageable copy of > 64 KiB (staging it
  *              through the driver's pinned buffer); or the gap begins with such a copy (to the
  *              device, or to pageable memory: y.cpu()) and a sync returns in it: the copy's
@@ -60,6 +66,8 @@
  * Called by timeline.c inside apx_model_finish(); allocates its interval arrays once.
  */
 #include "analysis/idle_attrib.h"
+
+#include "analysis/alloc_time.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -172,7 +180,7 @@ enum apx_phase apx_phase_of(const struct apx_model *m, uint64_t ts)
 
 int apx_idle_ctx_init(struct apx_idle_ctx *c, const struct apx_model *m)
 {
-	size_t n = m->uvm.n + m->copies.n + m->graphs.n + 1, k;
+	size_t n = m->uvm.n + m->copies.n + m->graphs.n + (m->store ? m->store->a.n : 0) + 1, k;
 	struct pair *p = malloc(n * sizeof(*p));
 	int r;
 
@@ -235,6 +243,12 @@ int apx_idle_ctx_init(struct apx_idle_ctx *c, const struct apx_model *m)
 		}
 		r = spans_build(small ? &c->calls : &c->staging, p, k);
 	}
+	k = 0;
+	for (size_t i = 0; r == 0 && m->store && i < m->store->a.n; i++)
+		if (apx_alloc_call_of(apx_store_string(m->store, m->store->a.name[i])))
+			p[k++] = (struct pair){ m->store->a.start[i], m->store->a.end[i] };
+	if (r == 0)
+		r = spans_build(&c->alloc, p, k);
 	free(p);
 	if (r < 0)
 		apx_idle_ctx_release(c);
@@ -246,6 +260,7 @@ void apx_idle_ctx_release(struct apx_idle_ctx *c)
 	spans_free(&c->uvm_host);
 	spans_free(&c->staging);
 	spans_free(&c->calls);
+	spans_free(&c->alloc);
 	free(c->sync_ends);
 	c->sync_ends = NULL;
 	free(c->replayed);
@@ -312,6 +327,23 @@ static uint64_t sync_returned_in(const struct apx_idle_ctx *c, uint64_t a, uint6
 			hi = mid;
 	}
 	return lo > 0 && c->sync_ends[lo - 1] >= a ? c->sync_ends[lo - 1] : 0;
+}
+
+/* The last return of an allocator call in [a, b], or 0 when none. */
+static uint64_t alloc_returned_in(const struct apx_idle_ctx *c, uint64_t a, uint64_t b)
+{
+	const struct apx_spans *sp = &c->alloc;
+	size_t lo = 0, hi = sp->n;
+
+	while (lo < hi) {	/* first span ending after b */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (sp->e[mid] <= b)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > 0 && sp->e[lo - 1] >= a ? sp->e[lo - 1] : 0;
 }
 
 /* The index of the first step bound after time a (0 .. count + 1). */
@@ -452,8 +484,10 @@ unsigned apx_idle_gap(const struct apx_idle_ctx *c, struct apx_an_timeline *t, u
 	uint64_t moved[APX_IDLE__COUNT + 1] = { 0 };	/* into the refill, by cause */
 	uint64_t lo = a > m->steady_start_ns ? a : m->steady_start_ns;
 	uint64_t hi = b < m->steady_end_ns ? b : m->steady_end_ns;
-	uint64_t rest, ret;
+	uint64_t rest, ret, aret;
 	unsigned best = APX_IDLE_UNKNOWN;
+	static const unsigned causes[] = { APX_IDLE_STAGING, APX_IDLE_COPY_CALLS, APX_IDLE_ALLOC };
+	const struct apx_spans *lists[] = { &c->staging, &c->calls, &c->alloc };
 
 	if (a < m->steady_start_ns)
 		t->startup_idle_ns += (b < m->steady_start_ns ? b : m->steady_start_ns) - a;
@@ -462,6 +496,7 @@ unsigned apx_idle_gap(const struct apx_idle_ctx *c, struct apx_an_timeline *t, u
 	if (hi <= lo)
 		return APX_IDLE_UNKNOWN;
 	ret = sync_returned_in(c, a, b);
+	aret = alloc_returned_in(c, a, b);
 	if (replayed_in(c, ed)) {
 		/* the range profiler replayed a launch here: the collector's */
 		part[APX_IDLE_COLLECTOR] += hi - lo;
@@ -477,9 +512,16 @@ unsigned apx_idle_gap(const struct apx_idle_ctx *c, struct apx_an_timeline *t, u
 		 * it; or a sync returned in it while the next graph was being captured:
 		 * torch.cuda.graph() synchronizes before it captures (the graph's, not the sync's) */
 		part[APX_IDLE_GRAPH] += hi - lo;
+	} else if (aret && aret >= ret) {
+		/* the host was in the allocator (a cudaFree waits for the GPU), then worked
+		 * alone: as for a sync, unless it produced the gap's input */
+		uint64_t r = aret < lo ? lo : aret > hi ? hi : aret;
+
+		part[APX_IDLE_ALLOC] += r - lo;
+		rest = cover(lists, causes, 3, r, hi, part);
+		part[ed->next_h2d ? APX_IDLE_DATA : APX_IDLE_ALLOC] += rest;
+		ret = 0;	/* no sync's refill */
 	} else if (ret) {
-		static const unsigned causes[] = { APX_IDLE_STAGING, APX_IDLE_COPY_CALLS };
-		const struct apx_spans *lists[] = { &c->staging, &c->calls };
 		uint64_t r = ret < lo ? lo : ret > hi ? hi : ret;
 
 		/* the wait, then the host's work that the sync kept from overlapping the GPU's:
@@ -489,13 +531,10 @@ unsigned apx_idle_gap(const struct apx_idle_ctx *c, struct apx_an_timeline *t, u
 		unsigned waited = sync_gap_owner(ed);
 
 		part[waited] += r - lo;
-		rest = cover(lists, causes, 2, r, hi, part);
+		rest = cover(lists, causes, 3, r, hi, part);
 		part[ed->next_h2d && waited != APX_IDLE_COPY_CALLS ? APX_IDLE_DATA : waited] += rest;
 	} else {
-		static const unsigned causes[] = { APX_IDLE_STAGING, APX_IDLE_COPY_CALLS };
-		const struct apx_spans *lists[] = { &c->staging, &c->calls };
-
-		rest = cover(lists, causes, 2, lo, hi, part);
+		rest = cover(lists, causes, 3, lo, hi, part);
 		if (ed->prev_small_copy && ed->next_small_copy) {
 			part[APX_IDLE_COPY_CALLS] += rest;
 		} else if (ed->next_h2d) {
@@ -688,6 +727,7 @@ const char *apx_idle_cause_name(unsigned cause)
 		[APX_IDLE_UVM] = "page faults (UVM)",
 		[APX_IDLE_GRAPH] = "graph capture",
 		[APX_IDLE_SYNC] = "sync wait",
+		[APX_IDLE_ALLOC] = "CUDA allocator",
 		[APX_IDLE_STAGING] = "pageable copy staging",
 		[APX_IDLE_COPY_CALLS] = "small copies' calls",
 		[APX_IDLE_DATA] = "input data (host)",
@@ -702,6 +742,7 @@ const char *apx_idle_cause_key(unsigned cause)
 {
 	static const char *const keys[] = {
 		[APX_IDLE_UVM] = "uvm", [APX_IDLE_GRAPH] = "graph", [APX_IDLE_SYNC] = "sync", [APX_IDLE_STAGING] = "staging",
+		[APX_IDLE_ALLOC] = "alloc",
 		[APX_IDLE_COPY_CALLS] = "copy_calls", [APX_IDLE_DATA] = "data",
 		[APX_IDLE_LAUNCH] = "launch", [APX_IDLE_COLLECTOR] = "collector",
 		[APX_IDLE_UNKNOWN] = "unknown",

@@ -21,6 +21,7 @@ struct apx_idle_ctx {
 	struct apx_spans uvm_host;	/* the host faulting unified-memory pages back */
 	struct apx_spans staging;	/* inside the call of a pageable copy >= 64 KiB */
 	struct apx_spans calls;		/* inside the call of a small copy (< 64 KiB) */
+	struct apx_spans alloc;		/* inside an allocator call (alloc_time.h) */
 	uint64_t *sync_ends;		/* sorted: synchronizations' return times */
 	size_t nsync_ends;
 	uint64_t *graph_starts;		/* sorted: each CUDA graph's first kernel start */

@@ -114,8 +114,11 @@ void apx_line_tally_put(struct apx_line_tally *t, struct apx_finding *f, const c
 		struct apx_es_text file = apx_store_string(st, ln->file);
 		struct apx_es_text func = apx_store_string(st, ln->func);
 
-		f->lines[f->nlines++] = (struct apx_finding_line){ file.p, func.p, file.len,
-			func.len, ln->line, t->count[best], t->ns[best] };
+		f->lines[f->nlines] = (struct apx_finding_line){ file.p, func.p, file.len,
+			func.len, ln->line, t->count[best], t->ns[best], NULL, "", 0, 0 };
+		if (t->cause)
+			t->cause(t->cause_ctx, (uint32_t)best, &f->lines[f->nlines]);
+		f->nlines++;
 	}
 	free(used);
 	if (!f->nlines)
@@ -123,11 +126,16 @@ void apx_line_tally_put(struct apx_line_tally *t, struct apx_finding *f, const c
 	apx_text_append(f->evidence, sizeof(f->evidence), "lines (Python stacks):\n");
 	for (unsigned i = 0; i < f->nlines; i++) {
 		const struct apx_finding_line *l = &f->lines[i];
+		char rate[48] = "";
 
-		apx_text_append(f->evidence, sizeof(f->evidence), "  `%.*s` in %.*s:%u: %.0f %s, %s\n",
+		if (l->has_per_step)
+			snprintf(rate, sizeof(rate), " (%.1f a step)", l->per_step);
+		apx_text_append(f->evidence, sizeof(f->evidence),
+				"  `%.*s` in %.*s:%u: %.0f %s%s, %s%s%s\n",
 				(int)(l->func_len > 60 ? 60 : l->func_len), l->func,
 				(int)(l->file_len > 120 ? 120 : l->file_len), l->file, l->line,
-				l->count, what, apx_fmt_ns(n1, sizeof(n1), l->ns));
+				l->count, what, rate, apx_fmt_ns(n1, sizeof(n1), l->ns),
+				l->cause[0] ? ": " : "", l->cause);
 	}
 	title_suffix(t, f, what, per_step);
 }

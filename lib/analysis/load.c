@@ -47,6 +47,7 @@ struct apx_model *apx_model_new(void)
 
 	if (!m)
 		return NULL;
+	m->whatif_savings = 1;	/* the default: apx report --savings whatif */
 	m->names.size = sizeof(struct apx_an_name);
 	m->streams.size = sizeof(struct apx_an_stream);
 	m->copies.size = sizeof(struct apx_an_copy);

@@ -227,7 +227,35 @@ struct apx_an_memset {
 struct apx_an_sync {
 	uint64_t start, end, stream, tid;
 	uint8_t kind;
+	uint8_t cause;				/* enum apx_sync_cause (sync_cause.c) */
 	uint16_t file;
+	uint32_t copy;				/* the copy it waited for: model->copies index,
+						 * UINT32_MAX none (sync_cause.c) */
+};
+
+/* What made the host wait in a synchronization (sync_cause.c): the copy the sync waited for
+ * (the call just before it on its thread: PyTorch's memcpy_and_sync is a cudaMemcpyAsync and a
+ * cudaStreamSynchronize) and the kernel before that copy on its stream, else the sync's kind.
+ * The PyTorch calls behind each: apx_sync_cause_call(). */
+enum apx_sync_cause {
+	APX_SYNC_CAUSE_NONE,		/* no host wait: cudaStreamWaitEvent (a device-side wait) */
+	APX_SYNC_CAUSE_ITEM,		/* a read back of <= 8 bytes: .item(), float(t), bool(t) */
+	APX_SYNC_CAUSE_NONZERO,		/* a count read back after a nonzero, select or unique kernel:
+					 * torch.nonzero, x[mask], masked_select, torch.unique */
+	APX_SYNC_CAUSE_READ_BACK,	/* a larger device->host copy: .cpu(), .tolist(), .numpy() */
+	APX_SYNC_CAUSE_UPLOAD,		/* a host->device copy waited for: .to('cuda') without
+					 * non_blocking=True */
+	APX_SYNC_CAUSE_DEVICE,		/* no copy: torch.cuda.synchronize() */
+	APX_SYNC_CAUSE_STREAM,		/* no copy: stream.synchronize() */
+	APX_SYNC_CAUSE_EVENT,		/* event.synchronize() */
+	APX_SYNC_CAUSE_UNKNOWN,		/* a sync of unknown kind, no copy before it */
+	APX_SYNC_CAUSE__COUNT,
+};
+
+/* The host syncs of one cause (sync_cause.c): how many, the host's time blocked in them, the
+ * bytes of the copies they waited for (total, smallest, largest; 0 without copies). */
+struct apx_an_sync_cause {
+	uint64_t count, ns, bytes, min_bytes, max_bytes;
 };
 
 /* An allocation, a free, or (op APX_MEMOP_ALLOC_FAILED) an allocation call that failed:
@@ -417,6 +445,8 @@ enum apx_idle_cause {
 	APX_IDLE_GRAPH,		/* the host capturing and instantiating a CUDA graph (the gap ends
 				 * at a graph's first kernel) */
 	APX_IDLE_SYNC,		/* a host synchronization: the host waited, then worked alone */
+	APX_IDLE_ALLOC,		/* the host in the CUDA allocator (cudaFree waits for the device:
+				 * torch.cuda.empty_cache()), then working alone after it */
 	APX_IDLE_STAGING,	/* the host staging a pageable copy (inside its copy call) */
 	APX_IDLE_COPY_CALLS,	/* per-call overhead of many small copies (between two of them) */
 	APX_IDLE_DATA,		/* the host producing the next input (gap ended by a host->device copy) */
@@ -735,6 +765,7 @@ struct apx_model {
 	uint64_t kernel_total_ns;		/* sum of kernel durations */
 	uint64_t sync_total_ns, sync_count[APX_SYNC_KIND__COUNT], sync_ns[APX_SYNC_KIND__COUNT];
 	uint64_t sync_implicit_count, sync_implicit_ns;	/* synchronous copies and memsets */
+	struct apx_an_sync_cause sync_cause[APX_SYNC_CAUSE__COUNT];	/* sync_cause.c */
 	uint64_t device_mem_peak, device_mem_now, pinned_peak, pinned_now;
 	uint64_t pinned_allocs, device_allocs;
 	/* allocs.c, after the stacks: per device (by id) and kind (device, pinned, managed) its
@@ -838,5 +869,31 @@ int apx_steps_find(struct apx_model *m);
  * up to limit past t (a result over limit is some value over it). */
 uint64_t apx_steps_queued_at(const struct apx_model *m, uint64_t t, uint64_t limit);
 const char *apx_step_source_name(enum apx_step_source s);
+
+/* sync_cause.c: each host sync's cause and copy (struct apx_an_sync), m->sync_cause; after
+ * apx_view_events. 0 or -ENOMEM. */
+int apx_sync_causes_build(struct apx_model *m);
+/* The cause of a sync of kind (enum apx_sync_kind) that waited for a copy of copy_kind (enum
+ * apx_copy_kind, APX_COPY__COUNT: no copy) of bytes, after_select: a nonzero, select or unique
+ * kernel ran just before that copy on its stream. */
+enum apx_sync_cause apx_sync_cause_of(unsigned kind, unsigned copy_kind, uint64_t bytes,
+				      int after_select);
+/* Whether a kernel's name (mangled or not, len bytes) is one of PyTorch's nonzero, select or
+ * unique kernels (whose count the host reads back): cub's DeviceSelect and unique-by-key
+ * sweeps, the reductions over at::native's NonZeroOp, at::native's unique kernels. */
+int apx_sync_kernel_selects(const char *name, size_t len);
+/* A cause for JSON ("item", "nonzero", "read_back", ...; "?" out of range), and the PyTorch
+ * calls behind it (".item()", "torch.cuda.synchronize()", ...). */
+const char *apx_sync_cause_key(unsigned cause);
+const char *apx_sync_cause_call(unsigned cause);
+/* A cause in words with its copies' sizes (min..max bytes), e.g. ".item() (a 4-byte read
+ * back)", ".cpu() / .tolist() / .numpy() (a 33.6 MB read back)", "a blocking .to('cuda')
+ * (4 B-9.4 MB copies)", "torch.cuda.synchronize() (no copy)", into buf (72 bytes hold any);
+ * returns buf. */
+const char *apx_sync_cause_text(char *buf, size_t cap, unsigned cause, uint64_t min_bytes,
+				uint64_t max_bytes);
+/* The causes of m->sync_cause that have host syncs (none of APX_SYNC_CAUSE_NONE), the most
+ * host time blocked first (ties: the most syncs, then the enum's order), into ret; how many. */
+unsigned apx_sync_causes_ranked(const struct apx_model *m, unsigned ret[APX_SYNC_CAUSE__COUNT]);
 
 #endif

@@ -45,6 +45,8 @@ static const struct apx_rule rules[] = {
 	TRACE("graph-recapture", "a CUDA graph captured again every iteration", graph_recapture),
 	TRACE("optimizer-foreach", "an optimizer without foreach/fused kernels", optimizer_foreach),
 	TRACE("zero-grad-memset", "gradients zeroed by kernels every step", zero_grad_memset),
+	TRACE("allocator-churn", "the GPU idle while the host is in the CUDA allocator",
+	      allocator_churn),
 	TRACE("dataloader-workers", "no DataLoader worker processes while the GPU waits for data",
 	      dataloader_workers),
 	BOTH("l2-persistence", "L2 persistence: a window worth setting, or set too large",

@@ -67,6 +67,10 @@ struct apx_line_tally {
 	double *count, *ns;			/* per line of m->lines */
 	size_t n;
 	uint64_t added;				/* events with a line */
+	/* optional, set before put: fills the cause and per_step of a line it keeps (m->lines
+	 * index; struct apx_finding_line), which its evidence line then says */
+	void (*cause)(void *ctx, uint32_t line, struct apx_finding_line *l);
+	void *cause_ctx;
 };
 int apx_line_tally_init(struct apx_line_tally *t, const struct apx_model *m);	/* -ENOMEM */
 void apx_line_tally_add(struct apx_line_tally *t, uint32_t stack, double count, double ns);

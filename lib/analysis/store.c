@@ -682,8 +682,8 @@ static int add_api(struct apx_store *st, uint16_t fi, const struct apx_rec *r)
 		return 0;
 	if ((e = cols_reserve(a->n, &a->cap, (const struct col[]){
 				COL(a->start), COL(a->end), COL(a->corr), COL(a->thread),
-				COL(a->name), COL(a->cbid), COL(a->domain) },
-				7)) < 0)
+				COL(a->name), COL(a->cbid), COL(a->domain), COL(a->stack) },
+				8)) < 0)
 		return e;
 	if ((e = thread_of(st, fi, v[APX_API_TID], &a->thread[a->n])) < 0 ||
 	    (e = intern_id(st, fi, v[APX_API_NAME], &a->name[a->n])) < 0)
@@ -693,6 +693,7 @@ static int add_api(struct apx_store *st, uint16_t fi, const struct apx_rec *r)
 	a->corr[a->n] = (uint32_t)v[APX_API_CORRELATION];
 	a->cbid[a->n] = (uint32_t)v[APX_API_CBID];
 	a->domain[a->n] = (uint8_t)v[APX_API_DOMAIN];
+	a->stack[a->n] = raw_stack(r, APX_API_STACK);
 	a->n++;
 	return 0;
 }
@@ -1216,6 +1217,7 @@ void apx_store_free(struct apx_store *st)
 	{
 		void *cols[] = { st->k.start, st->k.dur, st->k.corr, st->k.stream, st->k.name,
 				 st->k.launch, st->k.stack, st->c.stack, st->s.stack, st->y.stack,
+				 st->a.stack,
 				 st->smp.ts, st->smp.cpu_ns, st->smp.thread, st->smp.stack,
 				 st->smp.period, st->smp.syscall, st->smp.state, st->ku.corr, st->ku.stream, st->ku.name, st->ku.launch,
 				 st->c.start, st->c.end, st->c.bytes, st->c.corr,

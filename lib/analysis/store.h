@@ -157,6 +157,8 @@ struct apx_es_apis {
 	uint32_t *corr, *thread, *name;		/* thread: threads[]; name: string index */
 	uint32_t *cbid;				/* CUPTI callback id */
 	uint8_t *domain;			/* enum apx_api_domain */
+	uint32_t *stack;			/* Python stack at the call: stacks[] + 1, 0 none
+						 * (allocator calls at level light) */
 };
 
 struct apx_es_markers {

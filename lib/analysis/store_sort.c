@@ -131,7 +131,7 @@ static int sort_all(struct apx_store *st)
 	    (r = sort_cols(st, s->start, s->n, (const struct col[]){ C(s->end), C(s->bytes), C(s->corr),
 			   C(s->stream), C(s->kind), C(s->flags), C(s->stack), C(s->start) }, 8)) < 0 ||
 	    (r = sort_cols(st, a->start, a->n, (const struct col[]){ C(a->end), C(a->corr), C(a->thread),
-			   C(a->name), C(a->cbid), C(a->domain), C(a->start) }, 7)) < 0 ||
+			   C(a->name), C(a->cbid), C(a->domain), C(a->stack), C(a->start) }, 8)) < 0 ||
 	    (r = sort_cols(st, m->start, m->n, (const struct col[]){ C(m->end), C(m->thread), C(m->name),
 			   C(m->kind), C(m->seq), C(m->torch), C(m->start) }, 7)) < 0 ||
 	    (r = sort_cols(st, y->start, y->n, (const struct col[]){ C(y->end), C(y->thread), C(y->stream),

@@ -273,6 +273,8 @@ int apx_es_resolve_stacks(struct apx_store *st)
 		st->s.stack[i] = resolve_one(st, st->streams[st->s.stream[i]].file, st->s.stack[i]);
 	for (size_t i = 0; i < st->y.n; i++)
 		st->y.stack[i] = resolve_one(st, st->threads[st->y.thread[i]].file, st->y.stack[i]);
+	for (size_t i = 0; i < st->a.n; i++)
+		st->a.stack[i] = resolve_one(st, st->threads[st->a.thread[i]].file, st->a.stack[i]);
 	for (size_t i = 0; i < st->smp.n; i++)
 		st->smp.stack[i] = resolve_one(st, st->threads[st->smp.thread[i]].file,
 					       st->smp.stack[i]);

@@ -84,7 +84,7 @@ static int syncs(struct apx_model *m)
 		struct apx_an_sync x = {
 			.start = y->start[i], .end = y->end[i], .tid = t->tid, .kind = y->kind[i],
 			.stream = y->stream[i] == UINT32_MAX ? 0 : st->streams[y->stream[i]].id,
-			.file = t->file,
+			.file = t->file, .copy = UINT32_MAX,	/* cause: sync_cause.c */
 		};
 
 		r = apx_vec_push(&m->syncs, &x);

@@ -11,6 +11,14 @@
  *     the event ring (bytes asked for, memory kind, device, error, enter time, stack, thread),
  *     which the writer encodes as a MEMORY record of op ALLOC_FAILED (docs/format.md).
  *
+ *   - at exit, at level light (level api has CUPTI's API records of every call): one
+ *     APX_EV_ALLOC_CALL event with the call's enter and exit times, callback id, correlation
+ *     id, thread and Python stack, which the writer encodes as an API record, so that the
+ *     host's time in the allocator (cudaFree synchronizes the device: torch.cuda.empty_cache()
+ *     every step) is on the timeline at level light too (issue 39, item 3). Frees
+ *     (cuMemFree_v2, cuMemFreeHost, cuMemFreeAsync, cuMemRelease, cuMemUnmap) are here for
+ *     that only: they get no stack at enter and no failure event.
+ *
  * Which calls (docs/collector.md, "Allocations"): cudaMalloc -> cuMemAlloc_v2 (PyTorch's
  * caching allocator), cuMemAllocPitch_v2, cudaMallocAsync -> cuMemAllocAsync /
  * cuMemAllocFromPoolAsync (its cudaMallocAsync backend), cuMemCreate (expandable segments),
@@ -33,6 +41,10 @@ const CUpti_CallbackId apx_alloc_cbids[] = {
 	CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync_ptsz, CUPTI_DRIVER_TRACE_CBID_cuMemCreate,
 	CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged, CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc,
 	CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2,
+	/* frees: their host time only */
+	CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2, CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost,
+	CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync, CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync_ptsz,
+	CUPTI_DRIVER_TRACE_CBID_cuMemRelease, CUPTI_DRIVER_TRACE_CBID_cuMemUnmap,
 };
 const size_t apx_alloc_ncbids = sizeof(apx_alloc_cbids) / sizeof(apx_alloc_cbids[0]);
 
@@ -132,8 +144,32 @@ static void failed(struct apx_collector *c, CUpti_CallbackId cbid, const CUpti_C
 	apx_ring_commit(ev, pos);
 }
 
+/* The call's host time (level light): one APX_EV_ALLOC_CALL event, the stack walked at the
+ * exit (the thread is still inside the call, its frames those of the enter). */
+static void timed(struct apx_collector *c, CUpti_CallbackId cbid, const CUpti_CallbackData *cb,
+		  CUresult ret)
+{
+	struct apx_event *ev;
+	uint64_t pos;
+	uint32_t tid, stack = apx_pystack_here(&tid);
+
+	ev = apx_ring_begin(c, &pos);
+	ev->kind = APX_EV_ALLOC_CALL;
+	ev->cfg_kind = (uint32_t)cbid;
+	ev->end_ns = ev->ts_ns;
+	ev->ts_ns = *cb->correlationData;	/* the call's enter */
+	ev->err = (int32_t)ret;
+	ev->corr = cb->correlationId;
+	ev->tid = tid ? tid : (uint64_t)syscall(SYS_gettid);
+	ev->target = stack;
+	apx_ring_commit(ev, pos);
+}
+
 int apx_alloc_callback(struct apx_collector *c, CUpti_CallbackId cbid, const CUpti_CallbackData *cb)
 {
+	int is_free = 0;
+	CUresult ret;
+
 	switch (cbid) {
 	case CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2:
 	case CUPTI_DRIVER_TRACE_CBID_cuMemAllocPitch_v2:
@@ -146,6 +182,14 @@ int apx_alloc_callback(struct apx_collector *c, CUpti_CallbackId cbid, const CUp
 	case CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc:
 	case CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2:
 		break;
+	case CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync_ptsz:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemRelease:
+	case CUPTI_DRIVER_TRACE_CBID_cuMemUnmap:
+		is_free = 1;
+		break;
 	default:
 		return 0;	/* not an allocation call */
 	}
@@ -156,11 +200,16 @@ int apx_alloc_callback(struct apx_collector *c, CUpti_CallbackId cbid, const CUp
 			return 1;	/* outside the window: nothing, like the activity kinds */
 		if (cb->correlationData)
 			*cb->correlationData = apx_mono_ns();
-		apx_pystack_at_call(cb->correlationId);
+		if (!is_free)
+			apx_pystack_at_call(cb->correlationId);
 		return 1;
 	}
-	if (cb->functionReturnValue && *(const CUresult *)cb->functionReturnValue != CUDA_SUCCESS &&
-	    cb->correlationData && *cb->correlationData)	/* entered while collecting */
-		failed(c, cbid, cb, *(const CUresult *)cb->functionReturnValue);
+	if (!cb->correlationData || !*cb->correlationData)
+		return 1;	/* entered outside the window */
+	ret = cb->functionReturnValue ? *(const CUresult *)cb->functionReturnValue : CUDA_SUCCESS;
+	if (!c->api_level)
+		timed(c, cbid, cb, ret);
+	if (ret != CUDA_SUCCESS && !is_free)
+		failed(c, cbid, cb, ret);
 	return 1;
 }

@@ -99,6 +99,9 @@ enum apx_ev_kind {
 				 * enter ts_ns and exit end_ns, cfg_kind = enum apx_mem_kind |
 				 * flags << 8 (bit 0 async), value = bytes asked for, err =
 				 * CUresult, device, context, corr, tid, target = Python stack */
+	APX_EV_ALLOC_CALL = 8,	/* an allocator call's host time at level light (alloc_calls.c):
+				 * ts_ns enter, end_ns exit, cfg_kind = driver cbid, err =
+				 * CUresult, corr, tid, target = Python stack: an API record */
 };
 
 /* One event of the ring; seq = ring position + 1 once complete. */

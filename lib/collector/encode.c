@@ -299,6 +299,23 @@ static void enc_sync(struct apx_enc *e, const CUpti_ActivitySynchronization2 *s)
 	e->others++;
 }
 
+/* The string id of an API call's name (CUPTI's, looked up once per domain and cbid), 0 when
+ * CUPTI has none. */
+static uint32_t api_name(struct apx_enc *e, unsigned dom, uint32_t cbid)
+{
+	uint32_t *slot;
+	const char *name = NULL;
+
+	if (cbid >= 1024)
+		return 0;
+	slot = &e->api_name[dom - 1][cbid];
+	if (!*slot && cuptiGetCallbackName(dom == APX_API_DRIVER ? CUPTI_CB_DOMAIN_DRIVER_API
+							 : CUPTI_CB_DOMAIN_RUNTIME_API,
+					   cbid, &name) == CUPTI_SUCCESS)
+		*slot = intern(e, name);
+	return *slot;
+}
+
 static void enc_api(struct apx_enc *e, const CUpti_ActivityAPI *a)
 {
 	struct apx_rec rec;
@@ -312,19 +329,7 @@ static void enc_api(struct apx_enc *e, const CUpti_ActivityAPI *a)
 	rec.v[APX_API_CORRELATION] = a->correlationId;
 	rec.v[APX_API_TID] = a->threadId;
 	apx_rec_set_i64(&rec, APX_API_RETURN, (int32_t)a->returnValue);
-	if (a->cbid < 1024) {
-		uint32_t *slot = &e->api_name[dom - 1][a->cbid];
-
-		if (!*slot) {
-			const char *name = NULL;
-
-			if (cuptiGetCallbackName(dom == APX_API_DRIVER ? CUPTI_CB_DOMAIN_DRIVER_API
-								       : CUPTI_CB_DOMAIN_RUNTIME_API,
-						 a->cbid, &name) == CUPTI_SUCCESS)
-				*slot = intern(e, name);
-		}
-		rec.v[APX_API_NAME] = *slot;
-	}
+	rec.v[APX_API_NAME] = api_name(e, dom, a->cbid);
 	add(e, &rec);
 	seen(e, a->end);
 	e->others++;
@@ -649,6 +654,23 @@ void apx_enc_event(struct apx_enc *e, const struct apx_event *ev)
 		add(e, &rec);
 		if (ev->ts_ns > e->last_ts)	/* our own clock: no foreign-clock check */
 			e->last_ts = ev->ts_ns;
+		e->others++;
+		return;
+	}
+	if (ev->kind == APX_EV_ALLOC_CALL) {	/* alloc_calls.c: an allocator call at level light */
+		apx_rec_init(&rec, APX_REC_API);
+		rec.v[APX_API_START_NS] = ev->ts_ns;
+		rec.v[APX_API_END_NS] = ev->end_ns >= ev->ts_ns ? ev->end_ns : ev->ts_ns;
+		rec.v[APX_API_DOMAIN] = APX_API_DRIVER;
+		rec.v[APX_API_CBID] = ev->cfg_kind;
+		rec.v[APX_API_CORRELATION] = ev->corr;
+		rec.v[APX_API_TID] = ev->tid;
+		apx_rec_set_i64(&rec, APX_API_RETURN, ev->err);
+		rec.v[APX_API_NAME] = api_name(e, APX_API_DRIVER, ev->cfg_kind);
+		rec.v[APX_API_STACK] = ev->target;
+		add(e, &rec);
+		if (rec.v[APX_API_END_NS] > e->last_ts)	/* our own clock: no foreign-clock check */
+			e->last_ts = rec.v[APX_API_END_NS];
 		e->others++;
 		return;
 	}

@@ -195,6 +195,7 @@ static const struct apx_field_desc api_fields[] = {
 	[APX_API_TID] = { "tid", APX_FK_UINT },
 	[APX_API_RETURN] = { "return", APX_FK_SINT },
 	[APX_API_NAME] = { "name", APX_FK_UINT },
+	[APX_API_STACK] = { "stack", APX_FK_UINT },
 };
 
 static const struct apx_field_desc marker_fields[] = {

@@ -235,6 +235,9 @@ static const struct apx_rcol finding_lines_cols[] = {
 	{ "func", "function", APX_UNIT_TEXT },
 	{ "count", "count", APX_UNIT_COUNT },
 	{ "ns", "time", APX_UNIT_NS },
+	{ "cause", "cause", APX_UNIT_TEXT },
+	{ "cause_text", "what they were", APX_UNIT_TEXT },
+	{ "per_step", "a step", APX_UNIT_RATIO },
 };
 
 /* The lines that cause the findings (from the Python stacks), a row each; only when some
@@ -263,6 +266,12 @@ static void lines_long(struct apx_rdoc *d)
 			apx_rtable_text(d, t, 4, l->func, l->func_len);
 			apx_rtable_num(t, 5, l->count);
 			apx_rtable_num(t, 6, l->ns);
+			if (l->cause_key)
+				apx_rtable_str(d, t, 7, l->cause_key);
+			if (l->cause[0])
+				apx_rtable_str(d, t, 8, l->cause);
+			if (l->has_per_step)
+				apx_rtable_num(t, 9, l->per_step);
 		}
 	}
 }

@@ -184,6 +184,7 @@ void apx_rdoc_build_idle(struct apx_rdoc *d)
 	/* the JSON's cause keys (apx_idle_cause_key) with their unit */
 	static const char *const keys[APX_IDLE__COUNT] = {
 		[APX_IDLE_UVM] = "uvm_ns", [APX_IDLE_GRAPH] = "graph_ns", [APX_IDLE_SYNC] = "sync_ns",
+		[APX_IDLE_ALLOC] = "alloc_ns",
 		[APX_IDLE_STAGING] = "staging_ns", [APX_IDLE_COPY_CALLS] = "copy_calls_ns",
 		[APX_IDLE_DATA] = "data_ns", [APX_IDLE_LAUNCH] = "launch_ns",
 		[APX_IDLE_COLLECTOR] = "collector_ns", [APX_IDLE_UNKNOWN] = "unknown_ns",

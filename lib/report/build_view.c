@@ -403,13 +403,17 @@ static const struct apx_rvcol findings_json_cols[] = {
 	{ .key = "confidence_pct", .title = "confidence", .unit = APX_UNIT_COUNT },
 	{ .key = "lines", .title = "lines", .unit = APX_UNIT_TEXT, .h.jfmt = APX_JF_ROWS },
 };
-/* A finding's lines (struct apx_finding_line): "lines": [{file, line, func, count, ns}]. */
+/* A finding's lines (struct apx_finding_line): "lines": [{file, line, func, count, ns, cause,
+ * cause_text, per_step}] (the last three null where the rule does not say them). */
 static const struct apx_rvcol finding_lines_json_cols[] = {
 	{ .key = "file", .title = "file", .unit = APX_UNIT_TEXT },
 	{ .key = "line", .title = "line", .unit = APX_UNIT_ID },
 	{ .key = "func", .title = "function", .unit = APX_UNIT_TEXT },
 	{ .key = "count", .title = "count", .unit = APX_UNIT_COUNT },
 	{ .key = "ns", .title = "time", .unit = APX_UNIT_NS },
+	{ .key = "cause", .title = "cause", .unit = APX_UNIT_TEXT },
+	{ .key = "cause_text", .title = "cause", .unit = APX_UNIT_TEXT },
+	{ .key = "per_step", .title = "a step", .unit = APX_UNIT_RATIO },
 };
 
 static const struct apx_rtable *finding_lines(struct apx_rdoc *d, const struct apx_finding *a)
@@ -425,6 +429,12 @@ static const struct apx_rtable *finding_lines(struct apx_rdoc *d, const struct a
 		apx_rtable_text(d, t, 2, l->func, l->func_len);
 		apx_rtable_num(t, 3, l->count);
 		apx_rtable_num(t, 4, l->ns);
+		if (l->cause_key)
+			apx_rtable_str(d, t, 5, l->cause_key);
+		if (l->cause[0])
+			apx_rtable_str(d, t, 6, l->cause);
+		if (l->has_per_step)
+			apx_rtable_num(t, 7, l->per_step);
 	}
 	return t;
 }

@@ -227,6 +227,53 @@ static const struct apx_rvcol sync_kinds_json_cols[] = {
 	{ .key = "count", .title = "count", .unit = APX_UNIT_COUNT },
 	{ .key = "host_blocked_ns", .title = "host blocked", .unit = APX_UNIT_NS },
 };
+/* The host syncs by cause (model.h enum apx_sync_cause, sync_cause.c). */
+static const struct apx_rvcol sync_causes_text_cols[] = {
+	{ .key = "cause", .title = "what the host waited for", .unit = APX_UNIT_TEXT,
+	  .h = { .tw = -58 } },
+	{ .key = "count", .title = "count", .unit = APX_UNIT_COUNT, .h = { .tw = 10 } },
+	{ .key = "host_blocked_ns", .title = "host blocked", .unit = APX_UNIT_NS,
+	  .h = { .tw = 14 } },
+};
+static const struct apx_rvcol sync_causes_json_cols[] = {
+	{ .key = "cause", .title = "cause", .unit = APX_UNIT_TEXT },
+	{ .key = "text", .title = "what the host waited for", .unit = APX_UNIT_TEXT },
+	{ .key = "count", .title = "count", .unit = APX_UNIT_COUNT },
+	{ .key = "host_blocked_ns", .title = "host blocked", .unit = APX_UNIT_NS },
+	{ .key = "bytes", .title = "bytes", .unit = APX_UNIT_BYTES },
+	{ .key = "min_bytes", .title = "smallest", .unit = APX_UNIT_BYTES },
+	{ .key = "max_bytes", .title = "largest", .unit = APX_UNIT_BYTES },
+};
+
+/* The host syncs by cause, the most host time first (apx_sync_causes_ranked). */
+static void sync_causes(struct apx_rdoc *d, struct apx_rtable *t, struct apx_rtable *j)
+{
+	const struct apx_model *m = d->m;
+	unsigned order[APX_SYNC_CAUSE__COUNT], n = apx_sync_causes_ranked(m, order);
+
+	for (unsigned i = 0; i < n; i++) {
+		const struct apx_an_sync_cause *a = &m->sync_cause[order[i]];
+		char b[96];
+
+		apx_sync_cause_text(b, sizeof(b), order[i], a->min_bytes, a->max_bytes);
+		if (apx_rtable_row(t) == 0) {
+			apx_rtable_str(d, t, 0, b);
+			apx_rtable_u64(t, 1, a->count);
+			apx_rtable_u64(t, 2, a->ns);
+		}
+		if (apx_rtable_row(j) == 0) {
+			apx_rtable_str(d, j, 0, apx_sync_cause_key(order[i]));
+			apx_rtable_str(d, j, 1, b);
+			apx_rtable_u64(j, 2, a->count);
+			apx_rtable_u64(j, 3, a->ns);
+			apx_rtable_u64(j, 4, a->bytes);
+			if (a->max_bytes) {	/* the copy causes */
+				apx_rtable_u64(j, 5, a->min_bytes);
+				apx_rtable_u64(j, 6, a->max_bytes);
+			}
+		}
+	}
+}
 
 void apx_rdoc_view_sync(struct apx_rdoc *d)
 {
@@ -235,11 +282,15 @@ void apx_rdoc_view_sync(struct apx_rdoc *d)
 	struct apx_rtable *j = apx_rdoc_view_table(d, s, "json:synchronization", APX_VIEW_JSON);
 	struct apx_rtable *jk = apx_rdoc_view_table(d, s, "json:kinds", APX_VIEW_JSON);
 	struct apx_rtable *t = apx_rdoc_view_table(d, s, "text:kinds", APX_VIEW_TEXT);
+	struct apx_rtable *jc = apx_rdoc_view_table(d, s, "json:causes", APX_VIEW_JSON);
+	struct apx_rtable *tc = apx_rdoc_view_table(d, s, "text:causes", APX_VIEW_TEXT);
 	char b1[32];
 
 	APX_RTABLE_SET_VCOLS(j, sync_json_cols);
 	APX_RTABLE_SET_VCOLS(jk, sync_kinds_json_cols);
 	APX_RTABLE_SET_VCOLS(t, sync_text_cols);
+	APX_RTABLE_SET_VCOLS(jc, sync_causes_json_cols);
+	APX_RTABLE_SET_VCOLS(tc, sync_causes_text_cols);
 	if (apx_rtable_row(j) == 0) {
 		apx_rtable_u64(j, 0, m->sync_total_ns);
 		apx_rtable_u64(j, 1, m->sync_implicit_count);
@@ -256,6 +307,8 @@ void apx_rdoc_view_sync(struct apx_rdoc *d)
 	}
 	apx_rdoc_json(d, s, "synchronization", j, APX_RJ_OBJECT, 0);
 	apx_rdoc_json(d, s, "kinds", jk, APX_RJ_ARRAY, 1);
+	sync_causes(d, tc, jc);
+	apx_rdoc_json(d, s, "causes", jc, APX_RJ_ARRAY, 1);
 
 	if (!m->syncs.n && !m->sync_implicit_count) {
 		apx_rdoc_line(d, s, 2, "no synchronization records");
@@ -270,6 +323,11 @@ void apx_rdoc_view_sync(struct apx_rdoc *d)
 			      " steps from NVTX ranges)",
 			      (double)(m->syncs.n - m->sync_count[APX_SYNC_KIND_STREAM_WAIT_EVENT]) /
 				      (double)m->steps, m->steps);
+	if (tc && tc->nrows) {	/* sync_cause.c: the copy each waited for, the kernel before */
+		apx_rdoc_line(d, s, 2, "by what each sync waited for (the copy before it, the "
+			      "kernel before that copy):");
+		apx_rdoc_blk_table(d, s, tc);
+	}
 }
 
 /* ---- device metrics (PM sampling) ---- */

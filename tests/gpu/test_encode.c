@@ -7,8 +7,9 @@
  * a driver); then puts a host synchronization into the event ring as the callbacks do (ring.c)
  * and drains it; reads the trace back and checks every mapped field. The allocation calls'
  * callbacks (alloc_calls.c) with hand-made callback data: a successful call's Python stack
- * joined to its MEMORY record by correlation id, failed calls as ALLOC_FAILED records, nothing
- * outside the collection window. Run by ctest (label unit) where CUPTI is built.
+ * joined to its MEMORY record by correlation id, failed calls as ALLOC_FAILED records, every
+ * call's host time (a free's too) as an API record at level light and none at level api,
+ * nothing outside the collection window. Run by ctest (label unit) where CUPTI is built.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -253,7 +254,13 @@ int main(void)
 		alloc_call(&col, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, &big, 34,
 			   CUDA_ERROR_OUT_OF_MEMORY);
 		CHECK(apx_pystack_of_corr(34, &tid) == 0);
-		CHECK(atomic_load(&col.ev_head) == 2);
+		atomic_store(&col.enabled, 1);
+		alloc_call(&col, CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2, NULL, 36, CUDA_SUCCESS);
+		col.api_level = 1;	/* CUPTI's API records have them: no second record */
+		alloc_call(&col, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, &ok, 37, CUDA_SUCCESS);
+		col.api_level = 0;
+		/* 31 and 32: timed and failed; 33 and the free 36: timed */
+		CHECK(atomic_load(&col.ev_head) == 6);
 		{	/* a launch is none of its business: not handled, nothing recorded */
 			CUpti_CallbackData cb;
 
@@ -265,7 +272,7 @@ int main(void)
 			CHECK(apx_pystack_of_corr(35, &tid) == 0);
 		}
 		apx_ring_drain(&col);
-		CHECK(col.ev_tail == 2 && col.ev_lost == 0);
+		CHECK(col.ev_tail == 6 && col.ev_lost == 0);
 	}
 	{	/* a power reading (src_nvml.c); self_cost.c's wait on its own stream: dropped */
 		double w = 691.5;
@@ -362,6 +369,26 @@ int main(void)
 				CHECK(x->v[APX_MEMORY_STACK] == 5 && x->v[APX_MEMORY_TID] == 99);
 				CHECK(x->v[APX_MEMORY_ERROR] == 0 && x->v[APX_MEMORY_REQUESTED_BYTES] == 0);
 				break;
+			case APX_REC_API: {	/* an allocator call's host time (level light) */
+				uint64_t c = x->v[APX_API_CORRELATION];
+
+				CHECK(c == 31 || c == 32 || c == 33 || c == 36);
+				CHECK(x->v[APX_API_CBID] ==
+				      (c == 32 ? CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc
+				       : c == 36 ? CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2
+						 : CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2));
+				CHECK(x->v[APX_API_DOMAIN] == APX_API_DRIVER);
+				CHECK(apx_rec_i64(x, APX_API_RETURN) ==
+				      (c <= 32 ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_SUCCESS));
+				CHECK(x->v[APX_API_STACK] == 5 && x->v[APX_API_TID] == 99);
+				CHECK(x->v[APX_API_START_NS] > 0 &&
+				      x->v[APX_API_END_NS] >= x->v[APX_API_START_NS]);
+				name = apx_reader_string(r, x->v[APX_API_NAME], &len);
+				CHECK(!x->v[APX_API_NAME] ||
+				      (name && len >= 8 && !memcmp(name, c == 36 ? "cuMemFre" : "cuMemAll", 8)) ||
+				      c == 32);
+				break;
+			}
 			case APX_REC_SYNC:
 				if (x->v[APX_SYNC_KIND] == APX_SYNC_KIND_DEVICE) {	/* from the ring */
 					CHECK(x->v[APX_SYNC_START_NS] == 5000);
@@ -401,7 +428,7 @@ int main(void)
 		}
 	}
 	CHECK(seen[APX_REC_KERNEL] == 1 && seen[APX_REC_MEMCPY] == 1 && seen[APX_REC_MEMSET] == 1);
-	CHECK(seen[APX_REC_MEMORY] == 3 && failed == 2);
+	CHECK(seen[APX_REC_MEMORY] == 3 && failed == 2 && seen[APX_REC_API] == 4);
 	CHECK(seen[APX_REC_SYNC] == 3 && seen[APX_REC_UVM] == 1);
 	CHECK(seen[APX_REC_DEVICE] == 1 && seen[APX_REC_COUNTER] == 1 && seen[APX_REC_METRIC] == 1);
 	CHECK(seen[APX_REC_KV] == 2 && capture_edges == 2);
@@ -411,6 +438,6 @@ int main(void)
 		return 1;
 	printf("ok: encoder maps 7 CUPTI record kinds, a ring sync event, a power reading and "
 	       "capture edges onto .apx records; self-cost's own wait dropped; an allocation's "
-	       "stack joined, failed allocations recorded\n");
+	       "stack joined, failed allocations recorded, allocator calls timed\n");
 	return 0;
 }

@@ -18,6 +18,17 @@ struct apx_model *tg_analyse(struct tg *t, struct apx_findings *fd)
 	return m;
 }
 
+struct apx_model *tg_analyse_own(struct tg *t, struct apx_findings *fd)
+{
+	struct apx_model *m = tg_model(t, 1);
+
+	if (m && fd) {
+		m->whatif_savings = 0;
+		apx_rules_run(m, fd);
+	}
+	return m;
+}
+
 const struct apx_finding *tg_find(const struct apx_findings *fd, const char *rule)
 {
 	for (size_t i = 0; i < fd->n; i++)

@@ -11,6 +11,9 @@
 /* Close t, build the model (the file is removed), run the rules into fd unless fd is NULL.
  * NULL on failure. */
 struct apx_model *tg_analyse(struct tg *t, struct apx_findings *fd);
+/* The same with each rule's own saving model (apx report --savings rule): for tests of those
+ * models and of the idle attribution they read. */
+struct apx_model *tg_analyse_own(struct tg *t, struct apx_findings *fd);
 /* The first finding of rule, or NULL. */
 const struct apx_finding *tg_find(const struct apx_findings *fd, const char *rule);
 /* The check status of rule, or -1 when there is no such rule. */

@@ -5,7 +5,7 @@
  * simulation"); on synthetic traces (tracegen.h) a GPU-bound program's syncs save little and a
  * host-bound one's much, a launch-bound loop saves its launch gaps under a CUDA graph, a
  * pageable copy pinned saves its time beyond the pinned rate, a copy moved to a side stream
- * hides behind compute, the launch queue's depth bounds how far the host runs ahead, and
+ * hides behind compute, removing empty_cache()'s allocator calls saves what they cost, the launch queue's depth bounds how far the host runs ahead, and
  * every transformation leaves an unchanged graph alone. `test-whatif table FILE...` prints
  * the fidelity and every transformation's saving for traces (for docs and debugging).
  */
@@ -354,6 +354,76 @@ APX_TEST(copies)
 	APX_ASSERT(s_pin / 49 >= 0.8 * (copy_ns - pinned_ns) && s_pin / 49 <= 1.2 * (copy_ns + 40 * US));
 	/* hidden behind 3 ms of kernels: up to 3 ms a step */
 	APX_ASSERT(s_side / 49 >= 0.8 * 3.0 * MS && s_side / 49 <= 1.2 * 3.0 * MS);
+	apx_model_free(m);
+	return 0;
+}
+
+/* torch.cuda.empty_cache() every step: 40 kernels of 50 us launched 10 us apart (GPU-bound),
+ * then a cudaFree that waits for the GPU and a cudaMalloc of 1 ms before the next step's
+ * launches. Returns the loop's time; the truth is the same loop without the allocator calls. */
+static uint64_t gen_churn(struct tg *t, int steps, int churn)
+{
+	uint64_t h = 10 * MS, g = 0, first = h;
+	char name[32];
+
+	for (int b = 0; b < steps; b++) {
+		uint64_t step0 = h;
+
+		for (int i = 0; i < 40; i++) {
+			uint64_t s;
+
+			h += 10 * US;
+			s = h > g ? h : g;
+			g = s + 50 * US;
+			if (t)
+				tg_kernel(t, s, 50 * US, i % 2 ? "gemm" : "gelu", 7);
+		}
+		if (churn) {
+			uint64_t fe = (g > h ? g : h) + 300 * US;
+
+			if (t) {
+				tg_api(t, h, fe, ++t->corr, 100, "cudaFree_v3020");
+				tg_api(t, fe + 5 * US, fe + 5 * US + 1 * MS, ++t->corr, 100,
+				       "cudaMalloc_v3020");
+			}
+			h = fe + 5 * US + 1 * MS;
+		}
+		if (t) {
+			snprintf(name, sizeof(name), "ProfilerStep#%d", b);
+			tg_marker(t, step0, h, name);
+		}
+	}
+	return (g > h ? g : h) - first;
+}
+
+/* The allocator's time is its own idle cause, allocator-churn fires, and the simulator's
+ * no-alloc saving follows the truth. */
+APX_TEST(allocator_churn)
+{
+	static struct apx_findings fd;
+	struct apx_wi_params p = { .xform = APX_WI_X_NO_ALLOC };
+	uint64_t with = gen_churn(NULL, 60, 1), without = gen_churn(NULL, 60, 0);
+	double truth = (double)(with - without), sim = 0;
+	const struct apx_finding *f;
+	struct apx_model *m;
+	struct tg t;
+
+	APX_ASSERT_OK(tg_open(&t));
+	gen_churn(&t, 60, 1);
+	m = analyse(&t, &fd);
+	APX_ASSERT(m && m->whatif);
+	APX_ASSERT_OK(apx_whatif_saving(m, &p, &sim));
+	f = sim_finding(&fd, "allocator-churn");
+	fprintf(stderr, "allocator churn: truth %.2f ms, simulated %.2f ms, finding %.2f ms, idle "
+		"in the allocator %.2f ms\n", truth / 1e6, sim / 1e6, f ? f->saving_ns / 1e6 : 0.0,
+		(double)m->gpu.idle_by_cause[APX_IDLE_ALLOC] / 1e6);
+	APX_ASSERT(truth > 0.3 * (double)with);
+	APX_ASSERT(f && strstr(f->model, "no-alloc"));
+	APX_ASSERT(f->saving_ns >= 0.8 * truth * m->steady.count / 60 &&
+		   f->saving_ns <= 1.2 * truth);
+	/* the steady window's idle is the allocator's */
+	APX_ASSERT(m->gpu.idle_by_cause[APX_IDLE_ALLOC] > 0.9 * (double)m->gpu.idle_ns);
+	APX_ASSERT(!tg_find(&fd, "gpu-starvation"));
 	apx_model_free(m);
 	return 0;
 }

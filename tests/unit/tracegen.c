@@ -279,6 +279,22 @@ void tg_sync(struct tg *t, uint64_t start, uint64_t end, unsigned kind)
 	seen(t, end);
 }
 
+void tg_sync_call(struct tg *t, uint64_t start, uint64_t end, unsigned kind, uint64_t skip)
+{
+	struct apx_rec s;
+
+	apx_rec_init(&s, APX_REC_SYNC);
+	s.v[APX_SYNC_STACK] = t->stack;
+	s.v[APX_SYNC_START_NS] = start;
+	s.v[APX_SYNC_END_NS] = end;
+	s.v[APX_SYNC_KIND] = kind;
+	s.v[APX_SYNC_STREAM] = 7;
+	t->corr += skip;
+	s.v[APX_SYNC_CORRELATION] = ++t->corr;
+	apx_writer_add(t->w, &s);
+	seen(t, end);
+}
+
 void tg_kernel_graph(struct tg *t, uint64_t start, uint64_t dur, const char *name,
 		     uint64_t graph_id)
 {

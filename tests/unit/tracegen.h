@@ -39,6 +39,10 @@ void tg_copy_call(struct tg *t, uint64_t start, uint64_t dur, unsigned kind, uns
 		  uint64_t bytes, uint64_t enter, uint64_t exit);
 void tg_memset(struct tg *t, uint64_t start, uint64_t dur, int async);
 void tg_sync(struct tg *t, uint64_t start, uint64_t end, unsigned kind);
+/* A host sync whose call came right after the previous record's (the next correlation id: a
+ * sync after tg_copy_call is PyTorch's memcpy_and_sync, a cudaMemcpyAsync then a
+ * cudaStreamSynchronize); skip: correlation ids left out between them (other calls). */
+void tg_sync_call(struct tg *t, uint64_t start, uint64_t end, unsigned kind, uint64_t skip);
 void tg_mem(struct tg *t, uint64_t ts, unsigned op, unsigned kind, uint64_t bytes);
 /* An allocation or free at a given address, of device 0. */
 void tg_mem_at(struct tg *t, uint64_t ts, unsigned op, unsigned kind, uint64_t bytes,

@@ -1,10 +1,17 @@
 /*
  * rule_fp32_matmul.c - float32 matrix multiplications on the SIMT cores instead of tensor
  * cores (cuBLAS/CUTLASS "sgemm" kernels, or gemm kernels with an f32 math signature and no
- * tf32/f16/bf16 in their name). Saving: their time x (1 - 1/3): TF32 tensor cores run dense
- * fp32 GEMMs several times faster (about 7x peak on Hopper); 3x is the conservative figure.
- * With steps, their time is the GEMMs' inside the steps (a step's saving is never more than
- * the GEMM time it has; start-up GEMMs are not saved a step).
+ * tf32/f16/bf16 in their name; cuDNN's fp32 implicit-GEMM convolutions too). Saving (issue 39,
+ * item 2): from the device, not a constant: the ratio of its dense TF32 tensor-core peak to
+ * its fp32 SIMT peak (by compute capability: 8x on A100, 7.4x on H100/H200, 2x on the
+ * L4/L40/A10 class), times the fraction of peak a large tensor-core GEMM reaches against a
+ * SIMT one (TC_EFF / SIMT_EFF); the GEMMs' recorded durations are divided by that factor in
+ * the what-if simulator (kernel-speedup), so GEMMs hidden behind other work save nothing;
+ * with --savings rule, their time x (1 - 1/factor). With steps, their time is the GEMMs'
+ * inside the steps (a step's saving is never more than the GEMM time it has; start-up GEMMs
+ * are not saved a step). The evidence adds what bf16 autocast would save: the GEMMs at the
+ * bf16 rate (twice TF32's) and, at most, half the time of the fp32 memory-bound kernels
+ * (elementwise, normalization, reductions on float), whose bytes bf16 halves.
  * Only GEMMs big enough for the math to matter count: a kernel name says nothing of the matrix
  * sizes, but its time does. A GEMM whose launches take under MIN_GEMM_NS on average is a small
  * one (32x32x32 is 65 kFLOP, ~4 us on an H200, nearly all of it fixed cost: launch, prologue,
@@ -18,10 +25,62 @@
 #include <string.h>
 
 #include "analysis/stacks.h"
+#include "analysis/store.h"
+#include "analysis/whatif/whatif.h"
 
 #include "base/banned.h"
 
 #define MIN_GEMM_NS 10000.0	/* mean time of a launch below which a GEMM is too small */
+/* Fractions of peak that large GEMMs reach: fp32 SIMT (cuBLAS sgemm) and tensor-core (TF32,
+ * bf16) kernels; the realized speedup is the peaks' ratio x TC_EFF / SIMT_EFF. */
+#define SIMT_EFF 0.8
+#define TC_EFF 0.65
+
+/* Dense TF32 tensor-core peak / fp32 SIMT peak of a compute capability (NVIDIA's data
+ * sheets); 0 when unknown. Volta and Turing have no TF32: their fp16 tensor-core ratio. */
+static double tf32_ratio(unsigned major, unsigned minor)
+{
+	if (major == 7)
+		return 8.0;			/* V100 125/15.7 fp16, T4 65/8.1 fp16 */
+	if (major == 8 && minor == 0)
+		return 8.0;			/* A100: 156 / 19.5 */
+	if (major == 8 || major == 12)
+		return 2.0;			/* A10 62.5/31.2, L4 60/30, L40S 183/91.6 */
+	if (major == 9)
+		return 7.4;			/* H100/H200 SXM: 494 / 67 */
+	if (major == 10)
+		return 14.0;			/* B200: 1100 / 80 (dense) */
+	return 0;
+}
+
+/* The speedup TF32 gives the fp32 GEMMs of device dev (*ret_known 0: not known, 3x, the
+ * conservative figure, is used). */
+static double tf32_speedup(const struct apx_model *m, uint32_t dev, int *ret_known)
+{
+	const struct apx_an_device *d = apx_model_device(m, dev);
+	double r = d && d->known ? tf32_ratio(d->cc_major, d->cc_minor) : 0;
+
+	*ret_known = r > 0;
+	if (!*ret_known)
+		return 3.0;
+	r *= TC_EFF / SIMT_EFF;
+	return r > 1.0 ? r : 1.0;
+}
+
+/* An fp32 memory-bound kernel that bf16 autocast would feed half the bytes: PyTorch's
+ * elementwise, normalization and reduction kernels on float (by the demangled name). */
+static int fp32_memory_bound(const struct apx_an_name *nm)
+{
+	static const char *const kinds[] = { "elementwise", "norm", "reduce_kernel", "softmax" };
+	char buf[1024];
+	const char *d = apx_kernel_display_name(nm, buf, sizeof(buf));
+	int kind = 0;
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]) && !kind; i++)
+		kind = strstr(d, kinds[i]) != NULL;
+	return kind && strstr(d, "float") && !strstr(d, "BFloat16") && !strstr(d, "Half") &&
+	       !strstr(d, "gemm");
+}
 
 static int is_fp32_simt_gemm(const struct apx_an_name *nm)
 {
@@ -48,16 +107,36 @@ static int big_fp32_gemm(const void *ctx, const struct apx_an_name *nm)
 	       (double)nm->total_ns >= MIN_GEMM_NS * (double)nm->count;
 }
 
+/* For the simulator: whether the kernel named by store string name is one of them. */
+static int sim_match(const struct apx_model *m, uint32_t name, void *ctx)
+{
+	struct apx_es_text t = apx_store_string(m->store, name);
+
+	(void)ctx;
+	for (size_t i = 0; i < m->names.n; i++) {
+		const struct apx_an_name *nm = APX_VEC_AT(&m->names, struct apx_an_name, i);
+
+		if (nm->len == t.len && (nm->text == t.p || !memcmp(nm->text, t.p, t.len)))
+			return big_fp32_gemm(NULL, nm);
+	}
+	return 0;
+}
+
 APX_RULE_DECL(fp32_matmul)
 {
-	uint64_t total = 0, count = 0, small = 0, small_ns = 0, steady = 0;
+	uint64_t total = 0, count = 0, small = 0, small_ns = 0, steady = 0, membound = 0;
 	const struct apx_an_name *top = NULL;
 	char b1[32], b2[32], name[512];
 	struct apx_finding *f;
+	struct apx_wi_params sim = { .xform = APX_WI_X_KERNEL_SPEEDUP, .match = sim_match };
+	double speedup, gemm_ns, saving, rule_ns, bf16;
+	int known, simulated;
 
 	for (size_t i = 0; i < m->names.n; i++) {
 		const struct apx_an_name *nm = APX_VEC_AT(&m->names, struct apx_an_name, i);
 
+		if (nm->count && fp32_memory_bound(nm))
+			membound += m->steady.count ? nm->steady_ns : nm->total_ns;
 		if (!nm->count || !is_fp32_simt_gemm(nm))
 			continue;
 		if ((double)nm->total_ns < MIN_GEMM_NS * (double)nm->count) {
@@ -86,8 +165,15 @@ APX_RULE_DECL(fp32_matmul)
 	}
 	/* with steps, the GEMMs' time inside them: a saving a step is never more than the
 	 * GEMM time a step has (issue 38) */
-	f = apx_finding_add(out, m, "fp32-matmul", APX_SEV_WARNING,
-			    (double)(m->steady.count ? steady : total) * 2.0 / 3.0, 50);
+	speedup = tf32_speedup(m, top ? top->device : 0, &known);
+	gemm_ns = (double)(m->steady.count ? steady : total);
+	saving = rule_ns = gemm_ns * (1.0 - 1.0 / speedup);
+	sim.factor = speedup;
+	simulated = apx_whatif_rule_saving(m, &sim, &saving);
+	/* bf16 autocast: the GEMMs at twice the TF32 rate, and at most half the fp32
+	 * memory-bound kernels' time */
+	bf16 = gemm_ns * (1.0 - 1.0 / (2.0 * speedup)) + 0.5 * (double)membound;
+	f = apx_finding_add(out, m, "fp32-matmul", APX_SEV_WARNING, saving, 50);
 	if (!f)
 		return APX_RULE_FIRED;
 	f->kernel_ns = f->saving_ns;	/* kernels made shorter: none if they are hidden already */
@@ -95,8 +181,14 @@ APX_RULE_DECL(fp32_matmul)
 		 "float32 matrix multiplications without tensor cores: %.0f%% of GPU time",
 		 m->kernel_total_ns ? 100.0 * (double)total / (double)m->kernel_total_ns : 0);
 	snprintf(f->model, sizeof(f->model),
-		 "TF32/bf16 tensor cores run these GEMMs >= 3x faster: saving = their time%s x 2/3",
-		 m->steady.count ? " in the steady state's steps" : "");
+		 "TF32 tensor cores run these GEMMs %.1fx faster (%s): saving = their time%s x "
+		 "(1 - 1/%.1f)", speedup, known ? "the device's TF32/fp32 peaks x 0.65/0.8 of peak "
+		 "reached" : "the device is unknown: a conservative 3x", m->steady.count ?
+		 " in the steady state's steps" : "", speedup);
+	if (simulated)
+		apx_whatif_rule_note(f, sim.xform, rule_ns);
+	apx_finding_metric(f, "speedup", speedup, APX_UNIT_RATIO);
+	apx_finding_metric(f, "saving_bf16_ns", bf16, APX_UNIT_NS);
 	apx_text_append(f->evidence, sizeof(f->evidence), "fp32 SIMT GEMM kernels: %llu launches, %s\n",
 			(unsigned long long)count, apx_fmt_ns(b1, sizeof(b1), (double)total));
 	if (top)
@@ -125,6 +217,11 @@ APX_RULE_DECL(fp32_matmul)
 		 "  torch.backends.cuda.matmul.allow_tf32 = True   # or:\n"
 		 "  torch.set_float32_matmul_precision('high')\n"
 		 "or run the model in bf16: with torch.autocast('cuda', dtype=torch.bfloat16): ...");
+	apx_text_append(f->evidence, sizeof(f->evidence),
+			"with bf16 autocast instead: up to %s (the GEMMs %.1fx faster, and half of "
+			"%s of fp32 elementwise/normalization kernels)\n",
+			apx_fmt_ns(b1, sizeof(b1), bf16), 2.0 * speedup,
+			apx_fmt_ns(b2, sizeof(b2), (double)membound));
 	if (small)
 		apx_text_append(f->evidence, sizeof(f->evidence),
 				"left out: %llu launches of fp32 GEMMs under %.0f us each (too small)\n",

@@ -52,7 +52,7 @@ static void name_line(const struct apx_model *m, struct apx_finding *f,
 	file = apx_store_string(m->store, ln->file);
 	func = apx_store_string(m->store, ln->func);
 	f->lines[f->nlines++] = (struct apx_finding_line){ file.p, func.p, file.len, func.len,
-							    ln->line, 1, 0 };
+							    ln->line, 1, 0, NULL, "", 0, 0 };
 	apx_text_append(f->evidence, sizeof(f->evidence), "%s (%s): `%.*s` in %.*s:%u\n", what,
 			apx_fmt_size(b1, sizeof(b1), (double)a->bytes),
 			(int)(func.len > 60 ? 60 : func.len), func.p,

@@ -15,7 +15,9 @@
  */
 #include "analysis/findings.h"
 
+#include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "analysis/idle_attrib.h"
 #include "analysis/store.h"
@@ -27,7 +29,52 @@
 
 #define RARE_STEPS 10
 
-/* The lines the host syncs were called from: count and host wait. */
+/* What the host syncs of one line (m->lines index) waited for (sync_cause.c): the cause of
+ * most of them in words, and how many had another; how many a step of the steady state has
+ * (those inside it over its steps). */
+static void line_cause(void *ctx, uint32_t line, struct apx_finding_line *l)
+{
+	const struct apx_model *m = ctx;
+	const struct apx_store *st = m->store;
+	struct apx_an_sync_cause c[APX_SYNC_CAUSE__COUNT] = { { 0 } };
+	uint64_t all = 0, steady = 0;
+	unsigned top = APX_SYNC_CAUSE_NONE;
+
+	for (size_t i = 0; i < st->y.n && i < m->syncs.n; i++) {
+		const struct apx_an_sync *s = APX_VEC_AT(&m->syncs, struct apx_an_sync, i);
+		struct apx_an_sync_cause *a = &c[s->cause];
+		uint64_t bytes;
+
+		if (s->cause == APX_SYNC_CAUSE_NONE || apx_stack_line(m, st->y.stack[i]) != line)
+			continue;
+		bytes = s->copy != UINT32_MAX ? st->c.bytes[s->copy] : 0;
+		if (!a->count || bytes < a->min_bytes)
+			a->min_bytes = bytes;
+		if (bytes > a->max_bytes)
+			a->max_bytes = bytes;
+		a->count++;
+		all++;
+		steady += s->start >= m->steady_start_ns && s->start < m->steady_end_ns;
+		if (top == APX_SYNC_CAUSE_NONE || a->count > c[top].count)
+			top = s->cause;
+	}
+	if (m->steady_steps) {
+		l->per_step = (double)steady / (double)m->steady_steps;
+		l->has_per_step = 1;
+	}
+	if (!all)
+		return;
+	l->cause_key = apx_sync_cause_key(top);
+	apx_sync_cause_text(l->cause, sizeof(l->cause), top, c[top].min_bytes, c[top].max_bytes);
+	if (all > c[top].count) {
+		size_t len = strlen(l->cause);
+
+		snprintf(l->cause + len, sizeof(l->cause) - len, "; %llu others",
+			 (unsigned long long)(all - c[top].count));
+	}
+}
+
+/* The lines the host syncs were called from: count and host wait, what they waited for. */
 static void sync_lines(const struct apx_model *m, struct apx_finding *f)
 {
 	const struct apx_store *st = m->store;
@@ -38,8 +85,60 @@ static void sync_lines(const struct apx_model *m, struct apx_finding *f)
 	for (size_t i = 0; i < st->y.n; i++)
 		if (st->y.kind[i] != APX_SYNC_KIND_STREAM_WAIT_EVENT)
 			apx_line_tally_add(&t, st->y.stack[i], 1, (double)(st->y.end[i] - st->y.start[i]));
+	t.cause = line_cause;
+	t.cause_ctx = (void *)(uintptr_t)m;	/* read only */
 	apx_line_tally_put(&t, f, "syncs", 0);
 	apx_line_tally_release(&t);
+}
+
+/* What the syncs waited for (sync_cause.c), the most host time first: a line of evidence and
+ * a row of the evidence table each; what to change for the top cause when the fix's general
+ * advice does not say it. */
+static void sync_causes(const struct apx_model *m, struct apx_finding *f)
+{
+	static const char *const keys[] = { "syncs", "host_blocked_ns", "bytes" };
+	static const unsigned units[] = { APX_UNIT_COUNT, APX_UNIT_NS, APX_UNIT_BYTES };
+	unsigned order[APX_SYNC_CAUSE__COUNT], n = apx_sync_causes_ranked(m, order);
+	char b1[96], b2[32];
+
+	if (!n)
+		return;
+	apx_evidence_cols(f, "cause", 3, keys, units);
+	apx_text_append(f->evidence, sizeof(f->evidence), "what the syncs waited for:\n");
+	for (unsigned i = 0; i < n; i++) {
+		const struct apx_an_sync_cause *a = &m->sync_cause[order[i]];
+		const char *key = apx_sync_cause_key(order[i]);
+		double *row = apx_evidence_row(f, key, strlen(key));
+
+		apx_text_append(f->evidence, sizeof(f->evidence), "  %s: %llu syncs, %s\n",
+				apx_sync_cause_text(b1, sizeof(b1), order[i], a->min_bytes,
+						    a->max_bytes),
+				(unsigned long long)a->count, apx_fmt_ns(b2, sizeof(b2), (double)a->ns));
+		if (row) {
+			row[0] = (double)a->count;
+			row[1] = (double)a->ns;
+			row[2] = (double)a->bytes;
+		}
+	}
+	switch (order[0]) {
+	case APX_SYNC_CAUSE_NONZERO:
+		apx_text_append(f->fix, sizeof(f->fix), "\nThe top cause sizes a tensor by its "
+				"data (nonzero, x[mask], unique): keep the shape fixed,\n"
+				"  torch.where(mask, x, 0) or torch.nonzero_static(mask, size=N)");
+		break;
+	case APX_SYNC_CAUSE_UPLOAD:
+		apx_text_append(f->fix, sizeof(f->fix), "\nThe top cause copies to the GPU and "
+				"waits: move data once, before the loop, or from pinned memory:\n"
+				"  x = x.pin_memory().to('cuda', non_blocking=True)");
+		break;
+	case APX_SYNC_CAUSE_READ_BACK:
+		apx_text_append(f->fix, sizeof(f->fix), "\nThe top cause reads tensors back "
+				"(.cpu()): copy them non_blocking into a pinned buffer and\n"
+				"  read it after an event, a step later");
+		break;
+	default:
+		break;
+	}
 }
 
 APX_RULE_DECL(sync_frequency)
@@ -129,6 +228,7 @@ APX_RULE_DECL(sync_frequency)
 		apx_whatif_rule_note(f, sim.xform, rule_ns);
 	(void)why;
 	(void)why_len;
+	sync_causes(m, f);
 	sync_lines(m, f);
 	return APX_RULE_FIRED;
 }

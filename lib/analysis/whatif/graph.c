@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/alloc_time.h"
 #include "analysis/idle_attrib.h"
 #include "analysis/model.h"
 #include "analysis/store.h"
@@ -86,20 +87,6 @@ static uint32_t step_of(const struct apx_model *m, uint64_t ts)
 			hi = mid;
 	}
 	return (uint32_t)lo;
-}
-
-static int text_starts(struct apx_es_text t, const char *p)
-{
-	size_t k = strlen(p);
-
-	return t.len >= k && !memcmp(t.p, p, k);
-}
-
-/* An allocator call (level api): cudaMalloc*, cudaFree*, cuMemAlloc*, cuMemFree*. */
-static int alloc_call(struct apx_es_text t)
-{
-	return text_starts(t, "cudaMalloc") || text_starts(t, "cudaFree") ||
-	       text_starts(t, "cuMemAlloc") || text_starts(t, "cuMemFree");
 }
 
 struct build {
@@ -331,18 +318,19 @@ static int collect(struct build *b, uint16_t file)
 		if ((r = push(&b->it, &b->n, &b->cap, &it)) < 0)
 			return r;
 	}
-	for (size_t j = 0; j < b->napi; j++) {	/* allocator calls (level api) */
+	for (size_t j = 0; j < b->napi; j++) {	/* allocator calls */
 		size_t i = b->api[j].b;
 		struct item it;
 
 		if (st->a.start[i] < ws || st->a.start[i] >= we ||
-		    !alloc_call(apx_store_string(st, st->a.name[i])))
+		    !apx_alloc_call_of(apx_store_string(st, st->a.name[i])))
 			continue;
 		memset(&it, 0, sizeof(it));
 		it.key = (uint64_t)st->a.corr[i] << 2 | 1;
 		it.arrive = st->a.start[i];
 		it.hend = st->a.end[i];
 		it.t.kind = APX_WI_ALLOC;
+		it.t.copy_kind = (uint8_t)apx_alloc_call_of(apx_store_string(st, st->a.name[i]));
 		it.t.name = st->a.name[i];
 		it.t.src = (uint32_t)i;
 		it.t.rec_start = st->a.start[i];
@@ -489,7 +477,15 @@ static void awaits(struct build *b)
 			continue;
 		}
 		if (t->kind == APX_WI_ALLOC) {
-			t->call_ns = it->hend - it->arrive;
+			/* cudaFree waits for the device's work: like a device sync */
+			if (t->copy_kind == APX_ALLOC_CALL_FREE_SYNC && maxk != APX_WI_NONE &&
+			    b->it[maxk].t.rec_end > s && b->it[maxk].t.rec_end <= e) {
+				t->await = maxk;
+				t->call_ns = 0;
+				t->ret_ns = e - b->it[maxk].t.rec_end;
+			} else {
+				t->call_ns = e - s;
+			}
 			continue;
 		}
 		if (last)

@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "analysis/model.h"
 
@@ -28,6 +29,12 @@ int apx_whatif_simulate(const struct apx_model *m, const struct apx_wi_params *p
 	if ((r = apx_whatif_transform(m, w, p, &t, &ns, &res.changed)) < 0)
 		return r;
 	r = apx_whatif_run(w, t, w->n, ns, &res.sim_ns);
+	for (size_t i = 0; r == 0 && i < w->n; i++)
+		if ((w->t[i].kind == APX_WI_COPY || w->t[i].kind == APX_WI_KERNEL) &&
+		    memcmp(&w->t[i], &t[i], sizeof(*t))) {
+			res.changed_ops++;
+			res.changed_inferred += !!(w->t[i].flags & APX_WI_F_INFERRED);
+		}
 	free(t);
 	if (r < 0)
 		return r;
@@ -55,6 +62,14 @@ int apx_whatif_saving(const struct apx_model *m, const struct apx_wi_params *p,
 	if ((r = apx_whatif_simulate(m, &base, &b)) < 0 || (r = apx_whatif_simulate(m, &after, &a)) < 0)
 		return r;
 	if (!a.changed)
+		return -ENOENT;
+	/* copies and kernels without recorded host times (copies: a trace without the copy
+	 * callbacks' times, an import; kernels: no Python stacks, so no launch times) were placed
+	 * as late as the GPU allowed: how far the host would run ahead once they are faster is
+	 * not in the trace, so the simulator has no saving for the fixes that change them */
+	if (a.changed_inferred == a.changed_ops &&
+	    (p->xform == APX_WI_X_PIN_COPIES || p->xform == APX_WI_X_COPY_STREAM ||
+	     p->xform == APX_WI_X_ASYNC_COPIES || p->xform == APX_WI_X_KERNEL_SPEEDUP))
 		return -ENOENT;
 	*ret_saving_ns = b.sim_ns > a.sim_ns ? (double)(b.sim_ns - a.sim_ns) : 0;
 	return 0;

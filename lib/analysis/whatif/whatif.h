@@ -6,12 +6,13 @@
  *
  * The graph (graph.c, built once by apx_model_finish through apx_whatif_build):
  *   - one host chain per traced process (the one with the most kernels in the steady window):
- *     every kernel launch, copy, memset and host synchronization of the window in correlation
- *     order (the process's API-call order; syncs without a correlation id are placed after the
- *     operations that started before they returned). Each task has the host's own work before
- *     it (pre_ns: the time since the previous task's host end), its time in the call when it
- *     waits for nothing (call_ns) and, when it waits for GPU work (a blocking copy or memset, a
- *     sync), the return after that work ends (ret_ns);
+ *     every kernel launch, copy, memset, host synchronization and allocator call (its API
+ *     record: alloc_time.h) of the window in correlation order (the process's API-call order;
+ *     syncs without a correlation id are placed after the operations that started before they
+ *     returned). Each task has the host's own work before it (pre_ns: the time since the
+ *     previous task's host end), its time in the call when it waits for nothing (call_ns) and,
+ *     when it waits for GPU work (a blocking copy or memset, a sync, a cudaFree), the return
+ *     after that work ends (ret_ns);
  *   - the host's arrival at a task: copies from their API enter/exit times, syncs from their
  *     start/end; kernels and memsets have no host time at level light, so their launch is the
  *     latest time the trace allows (approximated, conservative: a kernel cannot start before
@@ -92,7 +93,8 @@ struct apx_wi_task {
 	uint8_t kind;			/* enum apx_wi_kind */
 	uint8_t engine;			/* enum apx_wi_engine */
 	uint8_t flags;			/* APX_WI_F_* */
-	uint8_t copy_kind;		/* enum apx_copy_kind (copies), enum apx_sync_kind (syncs) */
+	uint8_t copy_kind;		/* enum apx_copy_kind (copies), enum apx_sync_kind (syncs),
+					 * enum apx_alloc_call (allocator calls) */
 };
 
 struct apx_wi_stream {
@@ -134,7 +136,8 @@ enum apx_wi_xform {
 	APX_WI_X_ASYNC_COPIES,		/* blocking copies and memsets non-blocking; D2H into
 					 * pageable memory at the pinned rate */
 	APX_WI_X_KERNEL_SPEEDUP,	/* matching kernels factor times faster */
-	APX_WI_X_NO_ALLOC,		/* allocator calls gone (level api traces) */
+	APX_WI_X_NO_ALLOC,		/* allocator calls gone (their API records: level api,
+					 * or the collector's at level light) */
 	APX_WI_X__COUNT,
 };
 
@@ -155,6 +158,8 @@ struct apx_wi_result {
 	uint64_t window_ns;		/* recorded: window start .. last host or GPU end */
 	uint64_t sim_ns;		/* simulated */
 	uint64_t changed;		/* tasks the transformation changed */
+	uint64_t changed_ops;		/* of those: copies and kernels */
+	uint64_t changed_inferred;	/* ... whose launch's host time was inferred */
 };
 
 /* graph.c: build the graph of m's steady window into m->whatif (NULL: no steady window or no
@@ -179,7 +184,8 @@ int apx_whatif_simulate(const struct apx_model *m, const struct apx_wi_params *p
 /* The unchanged graph with the recorded host costs against the recorded window. */
 int apx_whatif_fidelity(const struct apx_model *m, struct apx_wi_result *ret);
 /* The saving of p's transformation: simulated before - after, both without the collector's cost
- * per launch (>= 0). -ENOENT: no graph, or the transformation changed nothing. */
+ * per launch (>= 0). -ENOENT: no graph, the transformation changed nothing, or a copy or
+ * kernel transformation changed only operations without recorded launch times. */
 int apx_whatif_saving(const struct apx_model *m, const struct apx_wi_params *p,
 		      double *ret_saving_ns);
 /* rule_saving.c, for the rules: 1 with the simulated saving of p's transformation in

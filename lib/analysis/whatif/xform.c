@@ -21,7 +21,7 @@
  *                  pin-copies', and the small reads back) non-blocking; copies into pageable
  *                  memory at the pinned rate the caller gives;
  *   kernel-speedup matching kernels factor times faster;
- *   no-alloc       allocator calls (level api) gone.
+ *   no-alloc       allocator calls gone (a synchronizing free no longer waits for the GPU).
  * Called by saving.c.
  */
 #include "analysis/whatif/whatif.h"

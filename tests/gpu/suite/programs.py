@@ -50,6 +50,8 @@ Cases (planted -> fixed):
   replica        a 1 GiB host tensor kept after its copy to the GPU -> deleted (a memory cost:
                  run.py records the RSS difference)
   host_stall     5 ms of host work (numpy) between steps -> none (done ahead)
+  empty_cache    torch.cuda.empty_cache() after every step of a conv net whose batch size
+                 varies -> none (the caching allocator keeps its blocks)
 """
 import argparse
 import json
@@ -68,7 +70,7 @@ CASES = {
     "copy_overlap": "copy-overlap", "sync_copy": "sync-copy", "repeated_copy": "repeated-copy",
     "foreach": "optimizer-foreach", "zero_grad": "zero-grad-memset",
     "graph_recapture": "graph-recapture", "replica": "redundant-replication",
-    "host_stall": "gpu-starvation",
+    "host_stall": "gpu-starvation", "empty_cache": "allocator-churn",
 }
 # Whether a case's planted and fixed variants can share one process (programs.py CASE paired):
 # case -> (pairable, what was checked or handled / why not). Every case function was read for
@@ -100,6 +102,9 @@ PAIRABLE = {
                        "held, and there is no step time to compare (both steps are the same "
                        "GEMM and sleep; suite-check compares no saving for it)"),
     "host_stall": (True, "the host work is in the planted step only"),
+    "empty_cache": (True, "separate models and optimizers; each planted empty_cache() also "
+                          "frees the fixed variant's cached blocks, which its untimed steps "
+                          "before each block allocate again"),
 }
 dev = "cuda"
 
@@ -423,6 +428,30 @@ def case_host_stall(fixed):
             while time.perf_counter() - t0 < 0.005:
                 rng.standard_normal(4096).sort()
         train_step(m, opt, x)
+    return step
+
+
+def case_empty_cache(fixed):
+    # a bf16 conv net whose batch size changes every step (the last, ragged batches of
+    # several datasets): each size needs blocks of its own, which empty_cache() gives back
+    m = nn.Sequential(nn.Conv2d(3, 64, 3, padding=1), nn.ReLU(),
+                      nn.Conv2d(64, 128, 3, padding=1), nn.ReLU(),
+                      nn.Conv2d(128, 128, 3, padding=1), nn.ReLU(),
+                      nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(128, 10)).to(dev)
+    opt = torch.optim.AdamW(m.parameters(), lr=1e-4, fused=True)
+    xs = [torch.randn(b, 3, 96, 96, device=dev) for b in (48, 56, 64, 40)]
+    state = {"i": 0}
+
+    def step():
+        x = xs[state["i"] % len(xs)]
+        state["i"] += 1
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = m(x).float().square().mean()
+        loss.backward()
+        opt.step()
+        if not fixed:
+            torch.cuda.empty_cache()                # gives every cached block back
     return step
 
 

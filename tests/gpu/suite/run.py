@@ -1,10 +1,15 @@
 """run.py BUILD OUT [--reps R] [--separate-reps S] [--pairs N] [--cases a,b] [--traced-reps T]
-- the issue 12
+[--programs PATH] [--dry] - the issue 12
 suite on the GPU machine: every case of programs.py timed without a profiler, then one run of
 each variant under `apx analyze` (the trace the analysis is tested on); the three clean models
-likewise. Writes OUT/<case>_<variant>.apx and OUT/facts.json (step times, the planted -
-fixed difference, the rule each case plants, the steps the traced runs ran), the input of
-tests/integration/suite-check.py once copied to tests/fixtures/suite/.
+likewise. --programs runs another programs module of the same command line instead (issue 39's
+held-out suite, tests/gpu/heldout/programs.py): its CASES, PAIRABLE and CLEAN (the clean
+models; without CLEAN the dev suite's resnet, gpt and hf). --dry: every program with
+APX_SUITE_DRY=1 (a module that honours it runs tiny on the CPU) and no traced runs, to check
+the pipeline without a GPU. Writes OUT/<case>_<variant>.apx and OUT/facts.json (step times,
+the planted - fixed difference, the rule each case plants, the steps the traced runs ran), the
+input of tests/integration/suite-check.py once copied to tests/fixtures/suite/ (the held-out
+suite's: tests/fixtures/heldout/).
 
 The measurement: on the H200 machine the same program's step time varies between processes
 by up to 1.8x (some processes run at ~55 % speed from start to end; adjacent blocks of one
@@ -30,6 +35,7 @@ warnings, when it gave any); for cases timed in separate processes also
 runs_rss_bytes (each process's resident set after its steps) and diff_rss_bytes (planted -
 fixed, of their medians: what suite-check compares redundant-replication's bytes with)."""
 import argparse
+import importlib.util
 import json
 import os
 import statistics
@@ -38,7 +44,6 @@ import sys
 import time
 
 here = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, here)
 ap = argparse.ArgumentParser()
 ap.add_argument("build")
 ap.add_argument("out")
@@ -56,14 +61,24 @@ ap.add_argument("--traced-reps", type=int, default=1, metavar="T",
 ap.add_argument("--part", default="", metavar="I/N",
                 help="only every N-th of the cases and clean models, from the I-th (1-based): "
                 "the suite in N device calls (run.sh part)")
+ap.add_argument("--programs", default=os.path.join(here, "programs.py"), metavar="PATH",
+                help="the programs module to run (default: the dev suite's, beside run.py)")
+ap.add_argument("--dry", action="store_true",
+                help="APX_SUITE_DRY=1 for every program, no traced runs (no GPU needed)")
 a = ap.parse_args()
-from programs import CASES, PAIRABLE  # noqa: E402  (the suite's tables)
+prog = os.path.abspath(a.programs)
+spec = importlib.util.spec_from_file_location("programs", prog)
+programs = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(programs)                  # the suite's tables
+CASES, PAIRABLE = programs.CASES, programs.PAIRABLE
+if a.dry:
+    os.environ["APX_SUITE_DRY"] = "1"
 
 apx = os.path.join(os.path.abspath(a.build), "apx")
 os.makedirs(a.out, exist_ok=True)
-prog = os.path.join(here, "programs.py")
 cases = [c for c in CASES if not a.cases or c in a.cases.split(",")]
-clean = [c for c in ("resnet", "gpt", "hf") if not a.cases or c in a.cases.split(",")]
+clean = [c for c in getattr(programs, "CLEAN", ("resnet", "gpt", "hf"))
+         if not a.cases or c in a.cases.split(",")]
 sep_reps = max(5, a.separate_reps)
 if a.part:
     try:
@@ -214,7 +229,7 @@ for r in range(max(a.reps, sep_reps)):             # round r: one process of eve
     print(f"{time.time() - t0:6.0f} s  round {r + 1} done", flush=True)
 for case in cases + clean:
     f = facts[case]
-    for v in variants(case):
+    for v in variants(case) if not a.dry else []:
         steps, ms, warn = traced(case, v)
         f[f"{v}_traced_steps"] = steps
         f[f"{v}_traced_ms"] = ms
