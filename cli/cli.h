@@ -24,6 +24,8 @@ int apx_cmd_info(int argc, char **argv);
 extern const char apx_cmd_info_usage[];
 int apx_cmd_report(int argc, char **argv);
 extern const char apx_cmd_report_usage[];
+int apx_cmd_diff(int argc, char **argv);
+extern const char apx_cmd_diff_usage[];
 int apx_cmd_init(int argc, char **argv);
 extern const char apx_cmd_init_usage[];
 int apx_cmd_status(int argc, char **argv);

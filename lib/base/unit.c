@@ -29,6 +29,11 @@ int apx_unit_is_integer(unsigned unit)
 
 const char *apx_unit_fmt(char *buf, size_t cap, unsigned unit, double v)
 {
+	if ((unit == APX_UNIT_NS || unit == APX_UNIT_BYTES) && v < 0 && cap > 1) {
+		buf[0] = '-';	/* a change: "-3.52 ms" */
+		apx_unit_fmt(buf + 1, cap - 1, unit, -v);
+		return buf;
+	}
 	switch (unit) {
 	case APX_UNIT_NS:
 		return apx_fmt_ns(buf, cap, v);

@@ -24,7 +24,8 @@ enum apx_unit {
 const char *apx_unit_name(unsigned unit);
 /* Whether values of the unit are written as integers (count, ns, bytes, bytes_per_s, id). */
 int apx_unit_is_integer(unsigned unit);
-/* v for humans into buf: "1.23 ms", "4.5 GB", "12.3 GB/s" (the size of a second), "42.0%", "0.75", "17". */
+/* v for humans into buf: "1.23 ms", "4.5 GB", "12.3 GB/s" (the size of a second), "42.0%", "0.75", "17";
+ * a negative duration or size (a change) with its sign: "-1.23 ms". */
 const char *apx_unit_fmt(char *buf, size_t cap, unsigned unit, double v);
 
 #endif

@@ -5,18 +5,23 @@
  * ns decimals) with Kineto's categories (kernel, gpu_memcpy, gpu_memset, cuda_runtime,
  * cuda_driver, cuda_sync, user_annotation, gpu_user_annotation) and arguments (correlation,
  * External id, device, stream, bytes, memory bandwidth (GB/s), grid, block, registers per
- * thread, shared memory); flows "ac2g" from each launch to its GPU work; counters (ph "C");
- * process and thread names (ph "M"); "deviceProperties", "distributedInfo" (backend, rank,
- * world size, process groups, as Kineto writes it, at the top so that Holistic Trace Analysis's
- * rank scan finds it on an early line) and "baseTimeNanoseconds". GPU events sit on pid =
- * device, tid = stream as in Kineto. Tracks come from walk.c, so events on one (pid, tid) never
- * overlap partially. NCCL collectives (the store's COLLECTIVE column, nccl.c): their arguments
- * as Kineto's ("Collective name", "In msg nelems", "Group size", "dtype", "Process Group Name",
- * "Rank", "Seq", ...) on the NCCL kernel CUPTI recorded for them; a "record_param_comms" cpu_op
- * per collective on an "NCCL (host)" track of its process (NCCL's enqueue span); and, for a
- * collective with GPU times that no CUPTI kernel covers, a "kernel" event "nccl:<func>" on an
- * "NCCL" track of its GPU (docs/export.md, "Several ranks"). Called through the exporter table
- * (export.c).
+ * thread, shared memory; apx's "range id" joining an NVTX range to its gpu_user_annotations,
+ * "end trimmed (ns)", "name cut (bytes)"); flows "ac2g" from each launch to its GPU work;
+ * counters (ph "C"); process and thread names (ph "M"); "deviceProperties", "distributedInfo"
+ * (backend, rank, world size, process groups, as Kineto writes it, at the top so that Holistic
+ * Trace Analysis's rank scan finds it on an early line; rank 0 of 1 for a trace without a
+ * rank) and "baseTimeNanoseconds"; after the events, "apx_names_cut" and
+ * "apx_gpu_ends_trimmed" when the walk cut or trimmed any. GPU events sit on pid = device,
+ * tid = stream as in Kineto, and so do the gpu_user_annotations over them (HTA attributes a
+ * kernel to the annotations of its own pid and tid); host threads on their OS tid where the
+ * trace pairs CUPTI's id with it (walk.h). Tracks come from walk.c, so events on one (pid,
+ * tid) never overlap partially. NCCL collectives (the store's COLLECTIVE column, nccl.c):
+ * their arguments as Kineto's ("Collective name", "In msg nelems", "Group size", "dtype",
+ * "Process Group Name", "Rank", "Seq", ...) on the NCCL kernel CUPTI recorded for them; a
+ * "record_param_comms" cpu_op per collective on an "NCCL (host)" track of its process (NCCL's
+ * enqueue span); and, for a collective with GPU times that no CUPTI kernel covers, a "kernel"
+ * event "nccl:<func>" on an "NCCL" track of its GPU (docs/export.md, "Several ranks"). Called
+ * through the exporter table (export.c).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -33,7 +38,6 @@
 
 #define LANE_TID_SHIFT 40		/* further lanes of a track: tid + lane << 40 */
 #define NVTX_TID_BIT (1ull << 48)	/* a thread's NVTX track: its own tid */
-#define GPU_NVTX_TID (1ull << 49)	/* a device's NVTX (GPU) track */
 #define COUNTER_TID (1ull << 50)
 #define NCCL_GPU_TID (1ull << 51)	/* a file's collectives on its GPU: + file << 32 + lane */
 #define NCCL_HOST_TID (1ull << 52)	/* a file's collectives on the host: + file << 32 + lane */
@@ -44,6 +48,7 @@
 /* walk track id -> (pid, tid), open addressing */
 struct slot {
 	uint64_t uuid, pid, tid;
+	char *name;			/* counter tracks: the name of their "C" events */
 };
 
 struct ch {
@@ -86,7 +91,8 @@ static int remember(struct ch *c, uint64_t uuid, uint64_t pid, uint64_t tid)
 	s = lookup(c, uuid);
 	if (!s->uuid)
 		c->n++;
-	*s = (struct slot){ uuid, pid, tid };
+	free(s->name);
+	*s = (struct slot){ uuid, pid, tid, NULL };
 	return 0;
 }
 
@@ -162,14 +168,12 @@ static int ch_track(void *ctx, const struct apx_wk_track *t)
 		pid = t->device;
 		tid = t->tid + ((uint64_t)t->file << 32) + lane;
 		break;
-	case APX_WK_GPU_NVTX:
-		pid = t->device;
-		tid = GPU_NVTX_TID + lane;
-		break;
 	default:	/* APX_WK_COUNTER: counters are named per event, on their device or process */
 		pid = t->device < st->ndevices ? t->device : st->files[t->file].pid;
 		tid = COUNTER_TID;
 		if (remember(c, t->uuid, pid, tid) < 0)
+			return -ENOMEM;
+		if (!(lookup(c, t->uuid)->name = strdup(t->name)))	/* its events' name */
 			return -ENOMEM;
 		return 0;
 	}
@@ -292,9 +296,17 @@ static void args(struct ch *c, const struct apx_wk_slice *s)
 		arg_u(c, "External id", st->a.corr[i], &first);
 		arg_u(c, "correlation", st->a.corr[i], &first);
 		break;
+	case APX_ES_MARKER:
+	case APX_ES__COUNT:	/* a range and its projections onto the streams: one id */
+		arg_u(c, "range id", (uint64_t)i + 1, &first);
+		break;
 	default:
 		break;
 	}
+	if (s->trimmed_ns)
+		arg_u(c, "end trimmed (ns)", s->trimmed_ns, &first);
+	if (s->name_len)
+		arg_u(c, "name cut (bytes)", s->name_len, &first);
 	call_stack(c, s, first);
 	fputs("}", c->f);
 }
@@ -345,13 +357,9 @@ static int ch_counter(void *ctx, uint64_t track, uint64_t ts, double value)
 	const struct slot *t = lookup(c, track);
 	const struct apx_es_series *se = &c->st->series[apx_wk_track_index(track)];
 
-	char name[300];
-
-	snprintf(name, sizeof(name), "%.*s (pid %" PRIu64 ")", (int)se->name.len, se->name.p,
-		 c->st->files[se->file].pid);
 	sep(c);
 	fputs("{\"ph\": \"C\", \"name\": ", c->f);
-	apx_json_str(c->f, name);
+	apx_json_str(c->f, t->name ? t->name : "");
 	fprintf(c->f, ", \"pid\": %" PRIu64 ", \"ts\": ", t->pid);
 	us(c->f, ts);
 	fputs(", \"args\": {", c->f);
@@ -365,7 +373,9 @@ static int ch_counter(void *ctx, uint64_t track, uint64_t ts, double value)
  * NCCL communicator: pg_name its id hash, pg_size its ranks; the global ranks of a
  * communicator are not recorded, so no "ranks"), nccl_version ("unknown": the trace does not
  * say, as Kineto writes it then); local_rank when known. On one line: Holistic Trace Analysis
- * finds the rank with a regular expression over the file's lines (trace_file.py). */
+ * finds the rank with a regular expression over the file's lines (trace_file.py), and without
+ * one reads the whole file looking for it: a trace without a rank says rank 0 of 1 (what HTA
+ * assumes then), with "apx_note" saying so. */
 static void distributed_info(struct ch *c)
 {
 	const struct apx_store *st = c->st;
@@ -375,8 +385,13 @@ static void distributed_info(struct ch *c)
 	size_t npg = 0;
 
 	apx_export_dist_info(st, &d);
-	if (d.rank < 0)
+	if (d.rank < 0) {
+		fputs("\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 0, "
+		      "\"world_size\": 1, \"pg_count\": 0, \"pg_config\": [], "
+		      "\"nccl_version\": \"unknown\", \"apx_note\": \"no rank in the trace "
+		      "(not a distributed run): rank 0 of 1\"},\n", c->f);
 		return;
+	}
 	fprintf(c->f, "\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": %" PRId64
 		", \"world_size\": %" PRIu64, d.rank, d.world);
 	if (d.local_rank >= 0)
@@ -619,6 +634,7 @@ static int chrome_write(struct apx_store *st, const char *path, struct apx_diag 
 {
 	struct ch c = { .st = st, .first = 1 };
 	struct apx_wk_ops ops = { &c, ch_track, ch_slice, ch_counter, NULL };
+	struct apx_wk_stats ws = { 0 };
 	int r = apx_export_fopen(path, &c.f, diag);
 
 	if (r < 0)
@@ -628,17 +644,24 @@ static int chrome_write(struct apx_store *st, const char *path, struct apx_diag 
 	header(&c);
 	r = apx_export_nccl_match(st, &c.nm);
 	if (r >= 0)
-		r = apx_walk(st, &ops);
+		r = apx_walk(st, &ops, &ws);
 	if (r >= 0)
 		r = nccl_events(&c);
 	if (r >= 0 && c.stx.err)
 		r = c.stx.err;
-	fputs("\n]\n}\n", c.f);
+	fputs("\n]", c.f);
+	if (ws.names_cut)	/* each says so too: " [... cut: N bytes]", "name cut (bytes)" */
+		fprintf(c.f, ",\n\"apx_names_cut\": %" PRIu64, ws.names_cut);
+	if (ws.ends_trimmed)	/* each one: "end trimmed (ns)" */
+		fprintf(c.f, ",\n\"apx_gpu_ends_trimmed\": %" PRIu64, ws.ends_trimmed);
+	fputs("\n}\n", c.f);
 	if (r < 0 && diag && !diag->msg[0])
 		snprintf(diag->msg, sizeof(diag->msg), "%s", r == -EIO ? "write failed (disk full?)"
 								: strerror(-r));
 	if (apx_export_fclose(c.f, path, diag) < 0 && r >= 0)
 		r = -EIO;
+	for (size_t i = 0; i < c.cap; i++)
+		free(c.map[i].name);
 	free(c.map);
 	apx_stacktext_release(&c.stx);
 	apx_export_nccl_release(&c.nm);

@@ -2,10 +2,12 @@
  * perfetto.c - `apx export --format perfetto`: the event store as Perfetto's native protobuf
  * trace (a `Trace` of `TracePacket`s with TrackDescriptors and TrackEvents, field numbers of
  * protos/perfetto/trace/perfetto_trace.proto), laid out on tracks by walk.c: a process track
- * per file with its thread tracks, a GPU track per device with a track per stream, NVTX (GPU)
- * projections, counter tracks; slices as SLICE_BEGIN/SLICE_END pairs in time order, flows from
- * each launch to its GPU work, kernel and annotation names interned on the one sequence. Times are ns since the run's
- * start. Called through the exporter table (export.c).
+ * per file with its thread tracks (ThreadDescriptors with OS tids where the trace has them), a
+ * GPU track per device with a track per stream (kernels and the NVTX ranges projected onto it),
+ * counter tracks with their unit (CounterDescriptor.unit, else unit_name); slices as
+ * SLICE_BEGIN/SLICE_END pairs in time order, flows from each launch to its GPU work, kernel and
+ * annotation names interned on the one sequence. Every track's parent is described before it.
+ * Times are ns since the run's start. Called through the exporter table (export.c).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -27,7 +29,8 @@ enum {
 	TD_UUID = 1, TD_NAME = 2, TD_PROCESS = 3, TD_THREAD = 4, TD_PARENT = 5, TD_COUNTER = 8,
 	PD_PID = 1, PD_NAME = 6,
 	THD_PID = 1, THD_TID = 2, THD_NAME = 5,
-	CD_UNIT = 3, CD_UNIT_SIZE_BYTES = 3,
+	CD_UNIT = 3, CD_UNIT_NAME = 6,
+	CD_UNIT_TIME_NS = 1, CD_UNIT_COUNT = 2, CD_UNIT_SIZE_BYTES = 3,
 	TE_DEBUG = 4, TE_TYPE = 9, TE_NAME_IID = 10, TE_TRACK = 11, TE_CATEGORIES = 22, TE_NAME = 23,
 	TE_DOUBLE_COUNTER = 44, TE_FLOW = 47, TE_FLOW_END = 48,
 	TE_BEGIN = 1, TE_END = 2, TE_INSTANT = 3, TE_COUNTER = 4,
@@ -48,10 +51,10 @@ enum {
 
 /* debug annotation names, interned once in the first packet (iid = index + 1) */
 enum { AN_CORRELATION, AN_STREAM, AN_GRID, AN_BLOCK, AN_REGISTERS, AN_SMEM, AN_BYTES, AN_BW,
-       AN_STACK, AN__COUNT };
+       AN_STACK, AN_TRIMMED, AN_NAME_CUT, AN__COUNT };
 static const char *const annotation_names[AN__COUNT] = {
 	"correlation", "stream", "grid", "block", "registers per thread", "shared memory", "bytes",
-	"memory bandwidth (GB/s)", "stack",
+	"memory bandwidth (GB/s)", "stack", "end trimmed (ns)", "name cut (bytes)",
 };
 
 struct pf {
@@ -222,6 +225,32 @@ static int samples_until(struct pf *p, uint64_t rel_ts)
 	return 0;
 }
 
+/* A counter track's CounterDescriptor: Perfetto's unit where it has one (bytes, ns, count),
+ * else the trace's own word as unit_name ("%", "W", "MHz", "B/s"). */
+static void counter_unit(struct apx_pb *b, const struct apx_wk_track *t)
+{
+	static const struct {
+		const char *word;
+		unsigned unit;
+	} builtin[] = {
+		{ "bytes", CD_UNIT_SIZE_BYTES }, { "B", CD_UNIT_SIZE_BYTES },
+		{ "byte", CD_UNIT_SIZE_BYTES }, { "ns", CD_UNIT_TIME_NS },
+		{ "count", CD_UNIT_COUNT },
+	};
+	const char *u = t->unit ? t->unit : "";
+	unsigned unit = t->is_bytes ? CD_UNIT_SIZE_BYTES : 0;
+
+	for (size_t i = 0; !unit && i < sizeof(builtin) / sizeof(builtin[0]); i++)
+		if (!strcmp(u, builtin[i].word))
+			unit = builtin[i].unit;
+	apx_pb_begin(b, TD_COUNTER);
+	if (unit)
+		apx_pb_uint(b, CD_UNIT, unit);
+	else if (*u)
+		apx_pb_string(b, CD_UNIT_NAME, u, strlen(u));
+	apx_pb_end(b);
+}
+
 static int pf_track(void *ctx, const struct apx_wk_track *t)
 {
 	struct pf *p = ctx;
@@ -251,12 +280,8 @@ static int pf_track(void *ctx, const struct apx_wk_track *t)
 		__attribute__((fallthrough));
 	default:
 		apx_pb_string(&p->b, TD_NAME, t->name, strlen(t->name));
-		if (t->kind == APX_WK_COUNTER) {
-			apx_pb_begin(&p->b, TD_COUNTER);
-			if (t->is_bytes)
-				apx_pb_uint(&p->b, CD_UNIT, CD_UNIT_SIZE_BYTES);
-			apx_pb_end(&p->b);
-		}
+		if (t->kind == APX_WK_COUNTER)
+			counter_unit(&p->b, t);
 		break;
 	}
 	apx_pb_end(&p->b);
@@ -358,6 +383,10 @@ static void annotations(struct pf *p, const struct apx_wk_slice *s)
 	default:
 		break;
 	}
+	if (s->trimmed_ns)
+		annotation_uint(b, AN_TRIMMED, s->trimmed_ns);
+	if (s->name_len)
+		annotation_uint(b, AN_NAME_CUT, s->name_len);
 	stack_annotation(p, s);
 }
 
@@ -458,7 +487,7 @@ static int perfetto_write(struct apx_store *st, const char *path, struct apx_dia
 	if (r < 0)
 		goto out;
 	setvbuf(p.f, NULL, _IOFBF, 1 << 20);
-	r = apx_walk(st, &ops);
+	r = apx_walk(st, &ops, NULL);
 	if (r >= 0)
 		r = samples_until(&p, UINT64_MAX);
 	if (r >= 0 && p.stx.err)

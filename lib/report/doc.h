@@ -15,6 +15,9 @@
  * the schema's order: tables named and nested by per-column JSON paths); the tables only
  * those views show are marked so (APX_VIEW_*), and the CSV and HTML emitters skip them.
  *
+ * apx diff's comparison is a document of the same kind (build_diff.c): its own sections'
+ * titles, JSON schema and HTML heading, the same emitters.
+ *
  * The document owns every string it holds (copied from the trace); trace text is raw bytes:
  * each emitter escapes it for its output (JSON, HTML, CSV, terminal). Single-threaded.
  */
@@ -108,6 +111,7 @@ struct apx_rhint {
 	const char *ttitle;			/* its header; NULL: title */
 	const char *tna;			/* what a cell without a value shows; NULL: "n/a" */
 	const char *tsuffix;			/* printed after the cell (" gaps"); NULL: none */
+	int tplus;				/* a number over 0 gets a '+' (a change) */
 	/* JSON (emit_json.c): */
 	const char *jkey;			/* member path, '/' between levels, a number for
 						 * an array index ("grid/0"); NULL: key */
@@ -229,6 +233,9 @@ struct apx_rsection {
 	size_t nblk, blkcap;
 	int text_untitled;			/* nothing to say: not even the heading */
 	const char *text_title;			/* its heading if not the section's title */
+	const char *title;			/* its heading in every format when it is not the
+						 * section's (another command's document: apx
+						 * diff); text_title still comes first in text */
 };
 
 /* One finding as the emitters see it: the prose of findings.h plus its typed numbers as
@@ -250,6 +257,8 @@ struct apx_rdoc {
 	unsigned top;				/* rows of the long tables */
 	const char *command, *trace;		/* the first file's command and path (its title;
 						 * NULL: no file), owned */
+	const char *schema;			/* the JSON's "schema" (NULL: "apx.report/2") */
+	const char *heading;			/* the HTML page's heading (NULL: "apx report") */
 	struct apx_rsection sec[APX_SEC__COUNT];
 	struct apx_rfinding *findings;		/* the main list (the findings section) */
 	size_t nfindings;
@@ -277,6 +286,16 @@ struct apx_rdoc_opts {
 struct apx_rdoc *apx_rdoc_build(const struct apx_model *m, const struct apx_findings *fd,
 				const struct apx_rdoc_opts *o);
 void apx_rdoc_free(struct apx_rdoc *d);
+
+/* The document of `apx diff` (build_diff.c) from two runs compared (analysis/diff.h), built on
+ * the same containers and emitted by the same emitters: sections summary (the step times, the
+ * program check, the work a step), findings (BEFORE's estimates beside the measured change),
+ * kernels (the top largest changes a step, the rest summed), idle (by cause, a step) and
+ * method, with their own titles; JSON schema "apx.diff/1" (docs/diff.md). top: kernels listed
+ * (0: 10); forced: compared although they look like different programs (--force-compare, a
+ * warning line). df must outlive the document. NULL only for ENOMEM. */
+struct apx_diff;
+struct apx_rdoc *apx_rdoc_build_diff(const struct apx_diff *df, unsigned top, int forced);
 
 /* ---- for the builders (build.c, build_series.c) and the unit tests ---- */
 struct apx_rdoc *apx_rdoc_new(const struct apx_model *m, const struct apx_findings *fd,

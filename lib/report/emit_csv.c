@@ -50,6 +50,8 @@ static void csv_cell(FILE *out, const struct apx_rtable *t, size_t row, unsigned
 		return;
 	if (unit == APX_UNIT_TEXT)
 		csv_text(out, c->s ? c->s : "", c->len);
+	else if (apx_unit_is_integer(unit) && c->v < 0)
+		fprintf(out, "%.0f", c->v);	/* a change: signed */
 	else if (apx_unit_is_integer(unit))
 		fprintf(out, "%llu", (unsigned long long)c->u);
 	else

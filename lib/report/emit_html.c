@@ -157,7 +157,7 @@ static void section(FILE *out, const struct apx_rdoc *d, unsigned s)
 	const struct apx_rsection *sec = &d->sec[s];
 
 	fprintf(out, "<section id=\"%s\"><h2>", apx_report_section_name(s));
-	apx_html_str(out, apx_report_section_title(s));
+	apx_html_str(out, sec->title ? sec->title : apx_report_section_title(s));
 	fputs("</h2>\n", out);
 	for (unsigned i = 0; i < sec->nnotes; i++) {
 		fputs("<p class=\"note\">", out);
@@ -196,12 +196,17 @@ static void section(FILE *out, const struct apx_rdoc *d, unsigned s)
 int apx_report_emit_html(FILE *out, const struct apx_rdoc *d)
 {
 	const char *cmd = d->command ? d->command : "";
+	const char *heading = d->heading ? d->heading : "apx report";
 
 	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
 	      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-	      "<title>apx report: ", out);
+	      "<title>", out);
+	apx_html_str(out, heading);
+	fputs(": ", out);
 	apx_html_str(out, cmd);
-	fprintf(out, "</title>\n<style>%s</style></head><body>\n<header><h1>apx report</h1><p>", css);
+	fprintf(out, "</title>\n<style>%s</style></head><body>\n<header><h1>", css);
+	apx_html_str(out, heading);
+	fputs("</h1><p>", out);
 	apx_html_str(out, cmd);
 	if (d->trace) {
 		fputs(" &middot; ", out);

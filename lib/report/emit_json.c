@@ -1,6 +1,6 @@
 /*
  * emit_json.c - the JSON emitter of the report document (doc.h): the whole report, schema
- * "apx.report/2", as the document's members in the order the view builders added them (the
+ * "apx.report/2" (apx diff's document: its own, "apx.diff/1"), as the document's members in the order the view builders added them (the
  * schema's), those of the sections asked for. Each member is a table written as an array of
  * objects (a row each) or as one object, member names and nesting from its columns' JSON
  * paths ("grid/0" makes "grid":[...], "by_cause/uvm/ns" nested objects). Strings go through
@@ -30,7 +30,10 @@ static void number(FILE *f, const struct apx_rcol *col, const struct apx_rhint *
 	}
 	switch (h->jfmt) {
 	case APX_JF_INT:
-		fprintf(f, "%" PRIu64, x->u);
+		if (x->v < 0)
+			fprintf(f, "%.0f", x->v);	/* a change: signed */
+		else
+			fprintf(f, "%" PRIu64, x->u);
 		return;
 	case APX_JF_F4:
 		fprintf(f, "%.4f", x->v);
@@ -45,7 +48,9 @@ static void number(FILE *f, const struct apx_rcol *col, const struct apx_rhint *
 			fputs("null", f);
 		return;
 	default:
-		if (apx_unit_is_integer(col->unit))
+		if (apx_unit_is_integer(col->unit) && x->v < 0)
+			fprintf(f, "%.0f", x->v);	/* a change: signed */
+		else if (apx_unit_is_integer(col->unit))
 			fprintf(f, "%" PRIu64, x->u);
 		else if (isfinite(x->v))
 			fprintf(f, "%.6g", x->v);
@@ -288,7 +293,8 @@ static void member_value(FILE *f, const struct apx_rjson *j)
 
 int apx_report_emit_json(FILE *out, const struct apx_rdoc *d)
 {
-	fputs("{\"schema\":\"apx.report/2\"", out);
+	fputs("{\"schema\":", out);
+	apx_json_str(out, d->schema ? d->schema : "apx.report/2");
 	for (unsigned i = 0; i < d->njson; i++) {
 		const struct apx_rjson *j = &d->json[i];
 		int any;

@@ -115,6 +115,13 @@ static void cell(FILE *f, const struct apx_rtable *t, size_t r, unsigned c)
 		fprintf(f, "%*.*f", w > 0 ? w : 0, h->tfix - 1, x->v);
 		return;
 	}
+	if (!x->na && h->tplus && x->v > 0 && col->unit != APX_UNIT_TEXT) {
+		char num[4096];
+
+		snprintf(num, sizeof(num), "+%s", apx_rcell_fmt(buf, sizeof(buf), t, r, c));
+		pad(f, num, w, max);
+		return;
+	}
 	if (!x->na && col->unit == APX_UNIT_TEXT) {
 		if (w < 0)
 			fprintf(f, "%-*.*s", -w, max < (int)x->len ? max : (int)x->len, x->s);
@@ -231,7 +238,8 @@ void apx_report_emit_text_section(const struct apx_text_out *o, const struct apx
 	sec = &d->sec[s];
 	if (sec->text_untitled)
 		return;
-	apx_text_heading_to(o, sec->text_title ? sec->text_title : apx_report_section_title(s));
+	apx_text_heading_to(o, sec->text_title ? sec->text_title
+				: sec->title ? sec->title : apx_report_section_title(s));
 	for (size_t i = 0; i < sec->nblk; i++)
 		blk(o, &sec->blk[i]);
 }

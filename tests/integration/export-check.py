@@ -5,10 +5,20 @@ checked against what the traces hold and what the viewers need:
   requires (ts, dur, name, cat, pid, tid, args); kernels, copies and memsets carry stream,
   correlation and device; the counts per category equal the trace's record counts (apx info);
   events on one (pid, tid) never overlap partially; every flow end has its start;
+  distributedInfo with a rank and a world size in every file (HTA's rank scan); the GPU events of
+  one stream on one tid unless two of them overlap by 1 us or more; every gpu_user_annotation on
+  the (pid, tid) of the GPU work under it, as Kineto puts it; and HTA's attribution of kernels to
+  annotations (breakdown_analysis.py, _associate_gpu_kernels_with_user_annotations, run on the
+  export as HTA runs it with HTA_DISABLE_NS_ROUNDING=1) giving each GPU event the innermost NVTX
+  range its launch lies in (tests/fixtures/real/nvtx_ranges.apx: every one of them);
 - perfetto: decodes with protoc against tests/fixtures/perfetto/apx_subset.proto with no unknown
   field (when protoc is installed), and, with a wire-format reader of its own: every track is
-  described before use, every SLICE_BEGIN has its SLICE_END on the same track in order,
-  timestamps never go back, and the slice counts equal the trace's record counts;
+  described before use and after its parent (a parent never described puts trace_processor's
+  track under a nameless root), one thread track per (pid, tid), a tid above Linux's
+  PID_MAX_LIMIT only on a track named as CUPTI's id, every counter track with the unit the
+  Chrome export names (CounterDescriptor.unit for bytes, unit_name for "%", "W", ...), every
+  SLICE_BEGIN has its SLICE_END on the same track in order, timestamps never go back, and the
+  slice counts equal the trace's record counts;
 - the CLI: an existing output is not replaced without --force, --from/--to narrow the export,
   a missing folder is a clear error with exit 1;
 - golden: both exports of a two-process run (tests/golden/export/) byte for byte
@@ -16,6 +26,7 @@ checked against what the traces hold and what the viewers need:
 Exit 0 when everything holds; prints one line per failure."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -53,11 +64,11 @@ def check_chrome(name, out, counts):
         doc = json.load(open(out))
     except ValueError as e:
         fail(f"{name}: chrome export is not JSON: {e}")
-        return
+        return None
     ev = doc.get("traceEvents")
     if not isinstance(ev, list):
         fail(f"{name}: no traceEvents list")
-        return
+        return None
     cats = {}
     tracks = {}
     flows_s, flows_f = set(), set()
@@ -67,7 +78,7 @@ def check_chrome(name, out, counts):
             for k in ("ts", "dur", "name", "cat", "pid", "tid", "args"):
                 if k not in e:
                     fail(f"{name}: complete event without '{k}': {str(e)[:120]}")
-                    return
+                    return None
             if "apx" in e["args"]:	# a collective no CUPTI kernel covers (NCCL plugin)
                 continue
             cats[e["cat"]] = cats.get(e["cat"], 0) + 1
@@ -75,7 +86,7 @@ def check_chrome(name, out, counts):
                 for k in ("stream", "correlation", "device"):
                     if k not in e["args"]:
                         fail(f"{name}: {e['cat']} without args.{k}")
-                        return
+                        return None
             tracks.setdefault((e["pid"], e["tid"]), []).append((e["ts"], e["ts"] + e["dur"]))
         elif ph == "s":
             flows_s.add(e["id"])
@@ -103,6 +114,111 @@ def check_chrome(name, out, counts):
         fail(f"{name}: {len(flows_f - flows_s)} flow ends without a start")
     if "deviceProperties" not in doc:
         fail(f"{name}: no deviceProperties")
+        return doc
+    di = doc.get("distributedInfo")
+    if not isinstance(di, dict) or not isinstance(di.get("rank"), int) or \
+            not isinstance(di.get("world_size"), int):
+        fail(f"{name}: no distributedInfo with a rank and a world size: {di}")
+    check_streams(name, ev)
+    check_annotations(name, ev)
+    return doc
+
+
+GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
+
+
+def check_streams(name, ev):
+    """The GPU events of one stream share one tid (the stream's), unless two of them overlap by
+    1 us or more: sub-microsecond overlaps of back-to-back kernels are trimmed, not moved to a
+    lane that looks like a second stream."""
+    by = {}
+    for e in ev:
+        if e.get("ph") == "X" and e.get("cat") in GPU_CATS and "apx" not in e["args"]:
+            by.setdefault((e["pid"], e["args"]["stream"]), []).append(e)
+    for key, v in by.items():
+        if len({e["tid"] for e in v}) == 1:
+            continue
+        v.sort(key=lambda e: e["ts"])
+        big = any(a["ts"] + a["dur"] - b["ts"] >= 1.0 for a, b in zip(v, v[1:]))
+        if not big:
+            fail(f"{name}: stream {key} on several tids without an overlap of 1 us")
+
+
+def check_annotations(name, ev):
+    """Each gpu_user_annotation lies on the (pid, tid) of GPU work it holds, as Kineto writes
+    them (on the kernels' stream)."""
+    gpu = {}
+    for e in ev:
+        if e.get("ph") == "X" and e.get("cat") in GPU_CATS:
+            gpu.setdefault((e["pid"], e["tid"]), []).append((e["ts"], e["ts"] + e["dur"]))
+    for e in ev:
+        if e.get("cat") != "gpu_user_annotation":
+            continue
+        lo, hi = e["ts"], e["ts"] + e["dur"]
+        if not any(lo - 1e-6 <= a and b <= hi + 1e-6 for a, b in gpu.get((e["pid"], e["tid"]), [])):
+            fail(f"{name}: gpu_user_annotation '{e['name']}' at {e['ts']} holds no GPU event "
+                 f"of its pid {e['pid']} tid {e['tid']}")
+            return
+
+
+def hta_attribution(ev):
+    """Holistic Trace Analysis's attribution of GPU kernels to GPU user annotations
+    (facebookresearch/HolisticTraceAnalysis f4d0062, hta/analyzers/breakdown_analysis.py:
+    _get_gpu_user_anno_interval_dataframe, _associate_gpu_kernels_with_user_annotations; the
+    kernels of GPUKernelFilter, hta/common/trace_filter.py: stream >= 0 and correlation >= 0),
+    in plain Python: annotations by duration, longest first; for each, every kernel on the same
+    pid and tid whose [ts, end) overlaps the annotation's [ts, end) takes its name (here: its
+    event), so the innermost annotation is the last to write. Times as HTA computes them
+    (end = ts + dur in float microseconds) without its rounding of ns traces (what it does with
+    HTA_DISABLE_NS_ROUNDING=1). Returns {id(kernel event): annotation event}."""
+    annos = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "gpu_user_annotation"]
+    annos.sort(key=lambda e: -e["dur"])
+    kernels = [e for e in ev if e.get("ph") == "X" and e.get("args", {}).get("stream", -1) >= 0
+               and e.get("args", {}).get("correlation", -1) >= 0]
+    by = {}
+    for k in kernels:
+        by.setdefault((k["pid"], k["tid"]), []).append(k)
+    got = {}
+    for a in annos:
+        lo, hi = a["ts"], a["ts"] + a["dur"]
+        for k in by.get((a["pid"], a["tid"]), []):
+            if k["ts"] < hi and lo < k["ts"] + k["dur"]:
+                got[id(k)] = a
+    return got, kernels
+
+
+def check_hta_attribution(name, ev, want_all):
+    """HTA's attribution (above) against the trace: each GPU event goes to the innermost NVTX
+    range of its process that its launch lies in (the API call's start through its flow, else
+    its own start), and to none when no range holds its launch."""
+    got, kernels = hta_attribution(ev)
+    procs = {}
+    for e in ev:
+        if e.get("ph") == "M" and e.get("name") == "process_name" and "tid" not in e:
+            procs[e["pid"]] = e["args"]["name"]
+    ranges = [e for e in ev if e.get("ph") == "X" and e.get("cat") == "user_annotation"]
+    starts = {e["id"]: e["ts"] for e in ev if e.get("ph") == "s"}
+    launch_of = {(e["pid"], e["tid"], e["ts"]): starts.get(e["id"]) for e in ev if e.get("ph") == "f"}
+    attributed = wrong = expected = 0
+    for k in kernels:
+        at = launch_of.get((k["pid"], k["tid"], k["ts"]))
+        at = k["ts"] if at is None else at
+        inner = None
+        for r in ranges:	# the process is the range's; one process per file here
+            if r["ts"] <= at < r["ts"] + r["dur"] and (inner is None or r["ts"] >= inner["ts"]):
+                inner = r
+        a = got.get(id(k))
+        expected += inner is not None
+        attributed += a is not None
+        if (inner is None) != (a is None) or (a and a["args"].get("range id") != inner["args"].get("range id")):
+            wrong += 1
+    if wrong:
+        fail(f"{name}: HTA attributes {wrong} of {len(kernels)} GPU events to another "
+             f"annotation than the NVTX range they were launched in")
+    if want_all and (not expected or attributed != expected):
+        fail(f"{name}: HTA attributes {attributed} GPU events to annotations, {expected} were "
+             f"launched inside NVTX ranges")
+    return attributed, len(kernels)
 
 
 def varint(b, i):
@@ -135,7 +251,68 @@ def fields(b, i, end):
             raise ValueError(f"wire type {wt}")
 
 
-def check_perfetto(name, out, counts):
+PID_MAX_LIMIT = 4194304	# Linux: no tid is above it (CUPTI's pthread ids mostly are)
+
+
+def check_descriptor(name, b, td, tracks, threads):
+    """One TrackDescriptor: its parent described before it, one thread track per (pid, tid), a
+    tid no OS gives only on a track named as CUPTI's id. Records it in tracks."""
+    d = {"parent": None, "name": None, "thread": None, "counter": None}
+    for df, dwt, v in fields(b, *td):
+        if df == 1:
+            d["uuid"] = v
+        elif df == 2:
+            d["name"] = b[v[0]:v[1]].decode()
+        elif df == 5:
+            d["parent"] = v
+        elif df == 4:
+            t = {}
+            for tf, twt, tv in fields(b, *v):
+                t[tf] = b[tv[0]:tv[1]].decode() if twt == 2 else tv
+            d["thread"] = t
+        elif df == 8:
+            c = {}
+            for cf, cwt, cv in fields(b, *v):
+                c[cf] = b[cv[0]:cv[1]].decode() if cwt == 2 else cv
+            d["counter"] = c
+    if d["parent"] is not None and d["parent"] not in tracks:
+        fail(f"{name}: track {d.get('uuid')} ({d['name']}) has parent {d['parent']}, "
+             "not described before it")
+    t = d["thread"]
+    if t:
+        key = (t.get(1), t.get(2))
+        if key in threads:
+            fail(f"{name}: two thread tracks for pid {key[0]} tid {key[1]}")
+        threads.add(key)
+        if (t.get(2) or 0) > PID_MAX_LIMIT and "(CUPTI id)" not in t.get(5, ""):
+            fail(f"{name}: thread track with tid {t.get(2)} (not an OS tid) not named as "
+                 f"CUPTI's id: {t.get(5)!r}")
+    tracks[d.get("uuid")] = d
+
+
+def check_units(name, tracks, chrome):
+    """Each counter track's unit: bytes as CounterDescriptor.unit UNIT_SIZE_BYTES, any other
+    unit the trace names (the Chrome export's argument key) as unit_name."""
+    keys = {}
+    for e in (chrome or {}).get("traceEvents", []):
+        if e.get("ph") == "C":
+            keys[e["name"]] = next(iter(e["args"]))
+    for d in tracks.values():
+        c = d["counter"]
+        if c is None or d["name"] not in keys:
+            continue
+        k = keys[d["name"]]
+        if k in ("bytes", "B"):
+            ok = c.get(3) == 3
+        elif k == "value":	# no unit in the trace
+            ok = 3 not in c and 6 not in c
+        else:
+            ok = c.get(6) == k
+        if not ok:
+            fail(f"{name}: counter '{d['name']}' in {k!r} has CounterDescriptor {c}")
+
+
+def check_perfetto(name, out, counts, chrome=None):
     b = open(out, "rb").read()
     if subprocess.run(["which", "protoc"], capture_output=True).returncode == 0:
         p = subprocess.run(["protoc", "--decode=apxtest.Trace", "-I", proto_dir,
@@ -145,6 +322,7 @@ def check_perfetto(name, out, counts):
         elif any(line.strip()[:1].isdigit() for line in p.stdout.decode(errors="replace").splitlines()):
             fail(f"{name}: the perfetto export has fields apx_subset.proto does not name")
     declared, open_slices = set(), {}
+    tracks, threads = {}, set()
     begins = ends = 0
     last_ts = 0
     for f, wt, span in fields(b, 0, len(b)):
@@ -160,6 +338,7 @@ def check_perfetto(name, out, counts):
             elif pf == 60:
                 td = v
         if td:
+            check_descriptor(name, b, td, tracks, threads)
             for df, _, v in fields(b, *td):
                 if df == 1:
                     declared.add(v)
@@ -192,6 +371,7 @@ def check_perfetto(name, out, counts):
     host = counts.get("api", 0) + counts.get("sync", 0)
     if begins < gpu + host:
         fail(f"{name}: {begins} slices for {gpu} GPU and {host} host records")
+    check_units(name, tracks, chrome)
 
 
 n = 0
@@ -200,7 +380,8 @@ for f in sorted(os.listdir(fixtures)):
         continue
     path = os.path.join(fixtures, f)
     counts = record_counts(path)
-    for fmt, check in (("chrome", check_chrome), ("perfetto", check_perfetto)):
+    doc = None
+    for fmt in ("chrome", "perfetto"):
         out = os.path.join(tmp, f"{f}.{fmt}")
         p = export(fmt, path, out, "--single")	# this file's records only
         # a crashed producer's trace lacks its end chunk: exported whole, exit 1 as apx info
@@ -208,7 +389,14 @@ for f in sorted(os.listdir(fixtures)):
         if p.returncode != 0 and not truncated:
             fail(f"{f}: apx export --format {fmt} exit {p.returncode}: {p.stderr[-300:]}")
             continue
-        check(f, out, counts)
+        if fmt == "chrome":
+            doc = check_chrome(f, out, counts)
+        else:
+            check_perfetto(f, out, counts, doc)
+    if doc:
+        got, of = check_hta_attribution(f, doc["traceEvents"], f == "nvtx_ranges.apx")
+        if f == "nvtx_ranges.apx":
+            print(f"export-check: {f}: HTA attributes {got} of {of} GPU events to NVTX ranges")
     n += 1
 
 # the command line
@@ -260,5 +448,6 @@ for fmt, name in (("chrome", "fork_and_subprocess.json"), ("perfetto", "fork_and
     elif not os.path.exists(want) or open(want, "rb").read() != open(out, "rb").read():
         fail(f"golden {name}: the export differs from {want} (APX_UPDATE_GOLDEN=1 to accept)")
 
+shutil.rmtree(tmp, ignore_errors=True)
 print(f"export-check: {n} traces, {len(failures)} failures")
 sys.exit(1 if failures else 0)

@@ -21,12 +21,18 @@ when the fixtures exist.
 held-out suite, tests/fixtures/heldout (tests/gpu/heldout/programs.py, whose rules were never
 tuned on it). --report-only scores instead of testing: every check printed, a trace that is
 missing reported as MISSING (not a failure), the hit rates as percentages at the end, exit 0
-whatever they are (also with no facts.json yet)."""
+whatever they are (also with no facts.json yet). A trace may be stored xz-compressed
+(NAME.apx.xz, as the held-out suite's are, to keep the repository small): it is unpacked into a
+temporary folder first."""
 import argparse
+import atexit
 import json
+import lzma
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 ap = argparse.ArgumentParser()
 ap.add_argument("apx")
@@ -55,9 +61,27 @@ missing = []    # --report-only: the cases whose traces are not there
 table = []     # case, rule, simulated?, estimate, the rule's own estimate, measured (ms/step)
 
 
+unpacked = tempfile.mkdtemp(prefix="suite-check-")
+atexit.register(shutil.rmtree, unpacked, True)
+
+
+def trace(name):
+    """The path of trace NAME: NAME.apx, or NAME.apx.xz unpacked; None when neither exists."""
+    path = os.path.join(fix, name + ".apx")
+    if os.path.exists(path):
+        return path
+    if not os.path.exists(path + ".xz"):
+        return None
+    out = os.path.join(unpacked, name + ".apx")
+    if not os.path.exists(out):
+        with lzma.open(path + ".xz") as fin, open(out, "wb") as fout:
+            shutil.copyfileobj(fin, fout)
+    return out
+
+
 def absent(case, names):
     """--report-only: MISSING said for a case with a trace of names missing (True)."""
-    gone = [n for n in names if not os.path.exists(os.path.join(fix, n + ".apx"))]
+    gone = [n for n in names if trace(n) is None]
     if report_only and gone:
         print(f"MISSING {case:16s} {'traces':10s} {', '.join(n + '.apx' for n in gone)}")
         missing.append(case)
@@ -67,8 +91,10 @@ def absent(case, names):
 def report(name):
     # with --savings whatif, the rules with a what-if transformation take the simulator's
     # saving (issue 39); each finding keeps its rule's own as the metric saving_rule_ns
-    p = subprocess.run([apx, "report", "--savings", savings, "--format", "json",
-                        os.path.join(fix, name + ".apx")],
+    path = trace(name)
+    if path is None:
+        return None
+    p = subprocess.run([apx, "report", "--savings", savings, "--format", "json", path],
                        capture_output=True, text=True)
     return json.loads(p.stdout) if p.returncode in (0, 1) and p.stdout else None
 

@@ -1,11 +1,14 @@
 /*
  * test-export.c - unit tests of the timeline exporters (lib/export): the walk's layout (a flow
- * from each launch to its kernel, NVTX ranges projected onto the GPU over the work launched
+ * from each launch to its kernel, NVTX ranges projected onto the stream over the work launched
  * inside them, a partially overlapping range moved to a second lane, ends handed out in time
  * order with inner slices first) and what the Chrome and Perfetto writers make of it; NCCL
  * collectives (issue 33): matched to the NCCL kernel under them (a group of two in one kernel),
  * their Kineto arguments, host events, a kernel-less one on its own track, distributedInfo
- * (and none without a rank), the rank identity of an export (nccl.c).
+ * (rank 0 of 1 without a rank), the rank identity of an export (nccl.c). Issue 37: a CUPTI
+ * thread id shown as the OS tid the trace pairs it with (one track per thread, every parent
+ * described first), sub-microsecond overlaps of a stream's kernels trimmed rather than moved to
+ * a lane, long names cut visibly and counted, counter units in the Perfetto file.
  */
 #include <stdio.h>
 #include <string.h>
@@ -100,7 +103,7 @@ APX_TEST(walk_flows_projection_lanes)
 	APX_ASSERT_OK(make_trace(&t));
 	p = t.path;
 	APX_ASSERT_OK(apx_store_open(&p, 1, NULL, &st, NULL));
-	APX_ASSERT_OK(apx_walk(st, &ops));
+	APX_ASSERT_OK(apx_walk(st, &ops, NULL));
 	/* 2 ranges, 2 launches, 2 kernels, 1 projection: "late" launched nothing */
 	APX_ASSERT_EQ(s.slices, 2 + 2 + 2 + 1);
 	APX_ASSERT_EQ(s.flows_out, 2);
@@ -158,6 +161,13 @@ APX_TEST(chrome_and_perfetto_files)
 	APX_ASSERT_EQ(count(buf, "\"ph\": \"s\""), 2);
 	APX_ASSERT_EQ(count(buf, "\"ph\": \"f\""), 2);
 	APX_ASSERT(strstr(buf, "\"ts\": 3999.000, \"dur\": 1000.000"));	/* k1, in us */
+	/* Kineto's gpu_user_annotation: on the kernels' stream (pid = device, tid = stream) */
+	APX_ASSERT(strstr(buf, "\"cat\": \"gpu_user_annotation\", \"name\": \"step\", "
+			  "\"pid\": 0, \"tid\": 7, \"ts\": 3999.000, \"dur\": 2000.000, "
+			  "\"args\": {\"range id\": 1}"));
+	APX_ASSERT(strstr(buf, "\"cat\": \"user_annotation\", \"name\": \"step\", \"pid\": 100, "
+			  "\"tid\": 281474976710656, \"ts\": 1999.000, \"dur\": 1000.000, "
+			  "\"args\": {\"range id\": 1}"));
 	APX_ASSERT(strstr(buf, "\"deviceProperties\""));
 	unlink(out);
 
@@ -318,14 +328,277 @@ APX_TEST(chrome_collectives)
 	apx_store_free(st);
 	unlink(t.path);
 
-	/* a trace without a rank: no distributedInfo */
+	/* a trace without a rank: rank 0 of 1, said, where HTA's rank scan looks (line 3) */
 	APX_ASSERT_OK(make_trace(&t));
 	p = t.path;
 	APX_ASSERT_OK(apx_store_open(&p, 1, NULL, &st, NULL));
 	APX_ASSERT_OK(apx_exporter_find("chrome")->write(st, out, &diag));
 	APX_ASSERT(read_file(out, buf, sizeof(buf)) > 0);
-	APX_ASSERT(!strstr(buf, "distributedInfo"));
+	di = "{\n\"schemaVersion\": 1,\n\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 0, "
+	     "\"world_size\": 1, \"pg_count\": 0, \"pg_config\": [], \"nccl_version\": \"unknown\"";
+	APX_ASSERT(!strncmp(buf, di, strlen(di)));
 	APX_ASSERT(!strstr(buf, "record_param_comms"));
+	unlink(out);
+	apx_store_free(st);
+	unlink(t.path);
+	return 0;
+}
+
+/* ---- issue 37: exports the real consumers accept --------------------------------------------- */
+
+#define CUPTI_TID 0x9533b640ull		/* low 32 bits of a pthread_t: CUPTI's thread id */
+#define CUPTI_TID2 0x7777a640ull	/* another thread, never paired with its OS tid */
+
+/* What a walk declared and where it put things. */
+struct layout {
+	uint64_t declared[64];
+	size_t ndeclared;
+	int orphans;			/* tracks whose parent was not declared before them */
+	uint64_t thread_tids[8];	/* lane-0 thread tracks: tid */
+	char thread_names[8][64];
+	uint64_t thread_uuid[8];
+	size_t nthreads;
+	uint64_t tracks_of[8];		/* tracks of the API call, the sync and the marker */
+	uint64_t max_lane;
+	/* the slices of a test, in order */
+	uint64_t start[16], end[16], trimmed[16], name_len[16];
+	size_t name_bytes[16];
+	int type[16];
+	char name_end[16][48];
+	size_t nslices;
+};
+
+static int declared_before(const struct layout *l, uint64_t uuid)
+{
+	for (size_t i = 0; i < l->ndeclared; i++)
+		if (l->declared[i] == uuid)
+			return 1;
+	return 0;
+}
+
+static int lay_track(void *ctx, const struct apx_wk_track *t)
+{
+	struct layout *l = ctx;
+
+	if (t->parent && !declared_before(l, t->parent))
+		l->orphans++;
+	if (l->ndeclared < 64)
+		l->declared[l->ndeclared++] = t->uuid;
+	if (t->kind == APX_WK_THREAD && !t->lane && l->nthreads < 8) {
+		l->thread_tids[l->nthreads] = t->tid;
+		l->thread_uuid[l->nthreads] = t->uuid;
+		snprintf(l->thread_names[l->nthreads++], sizeof(l->thread_names[0]), "%s", t->name);
+	}
+	if (t->lane > l->max_lane)
+		l->max_lane = t->lane;
+	return 0;
+}
+
+static int lay_slice(void *ctx, const struct apx_wk_slice *s)
+{
+	struct layout *l = ctx;
+	size_t n = strlen(s->name), i = l->nslices;
+
+	if (s->type == APX_ES_API)
+		l->tracks_of[0] = s->track;
+	else if (s->type == APX_ES_SYNC)
+		l->tracks_of[1] = s->track;
+	else if (s->type == APX_ES_MARKER && !strcmp(s->name, "fwd"))
+		l->tracks_of[2] = s->track;
+	if (i < 16) {
+		l->start[i] = s->start;
+		l->end[i] = s->end;
+		l->trimmed[i] = s->trimmed_ns;
+		l->name_len[i] = s->name_len;
+		l->name_bytes[i] = n;
+		l->type[i] = s->type;
+		snprintf(l->name_end[i], sizeof(l->name_end[0]), "%s",
+			 s->name + (n > 40 ? n - 40 : 0));
+		l->nslices++;
+	}
+	return 0;
+}
+
+static int walk_file(const char *path, struct layout *l, struct apx_wk_stats *ws)
+{
+	struct apx_wk_ops ops = { l, lay_track, lay_slice, on_counter, NULL };
+	struct apx_store *st;
+	int r;
+
+	if ((r = apx_store_open(&path, 1, NULL, &st, NULL)) < 0)
+		return r;
+	r = apx_walk(st, &ops, ws);
+	apx_store_free(st);
+	return r;
+}
+
+/* A host sync the collector's callbacks timed: the OS tid and the call's correlation id. */
+static int sync_rec(struct tg *t, uint64_t start, uint64_t end, uint64_t tid, uint64_t corr)
+{
+	struct apx_rec r;
+
+	apx_rec_init(&r, APX_REC_SYNC);
+	r.v[APX_SYNC_START_NS] = start;
+	r.v[APX_SYNC_END_NS] = end;
+	r.v[APX_SYNC_KIND] = APX_SYNC_KIND_STREAM;
+	r.v[APX_SYNC_STREAM] = 7;
+	r.v[APX_SYNC_CORRELATION] = corr;
+	r.v[APX_SYNC_TID] = tid;
+	APX_ASSERT_OK(apx_writer_add(t->w, &r));
+	return 0;
+}
+
+APX_TEST(walk_one_track_per_thread)
+{
+	struct layout l = { 0 };
+	struct apx_wk_stats ws = { 0 };
+	struct tg t;
+
+	/* the main thread (OS tid 4242) under CUPTI's id in its API call and NVTX range, under its
+	 * OS tid in the sync the callbacks timed (same correlation id); a second thread with an
+	 * NVTX range and nothing that pairs its CUPTI id */
+	APX_ASSERT_OK(tg_open(&t));
+	tg_thread(&t, 4242, "pt_main_thread");
+	tg_marker_on(&t, 2 * MS, 4 * MS, "fwd", CUPTI_TID);
+	tg_api(&t, 3 * MS, 3 * MS + 500 * US, 10, CUPTI_TID, "cudaStreamSynchronize");
+	APX_ASSERT(!sync_rec(&t, 3 * MS + 10 * US, 3 * MS + 490 * US, 4242, 10));
+	tg_marker_on(&t, 5 * MS, 6 * MS, "loader", CUPTI_TID2);
+	tg_kernel(&t, 7 * MS, 1 * MS, "k", 7);
+	APX_ASSERT_OK(tg_close(&t));
+	APX_ASSERT_OK(walk_file(t.path, &l, &ws));
+	unlink(t.path);
+
+	APX_ASSERT_EQ(l.orphans, 0);		/* every parent described before its child */
+	APX_ASSERT_EQ(ws.threads_mapped, 1);
+	APX_ASSERT_EQ(l.nthreads, 2);		/* not three: the main thread is one */
+	APX_ASSERT_EQ(l.thread_tids[0], 4242);
+	APX_ASSERT_STREQ(l.thread_names[0], "pt_main_thread");
+	APX_ASSERT_EQ(l.thread_tids[1], CUPTI_TID2);	/* unpaired: CUPTI's id, said */
+	APX_ASSERT_STREQ(l.thread_names[1], "thread 2004330048 (CUPTI id)");
+	/* the API call and the sync on the main thread's track, its NVTX range on a child of it */
+	APX_ASSERT_EQ(l.tracks_of[0], l.thread_uuid[0]);
+	APX_ASSERT_EQ(l.tracks_of[1], l.thread_uuid[0]);
+	APX_ASSERT(l.tracks_of[2] && l.tracks_of[2] != l.thread_uuid[0]);
+	return 0;
+}
+
+APX_TEST(walk_trims_sub_us_overlaps)
+{
+	struct layout l = { 0 };
+	struct apx_wk_stats ws = { 0 };
+	struct tg t;
+
+	/* k1 ends 300 ns after k2 starts (back-to-back, timestamps overlap): trimmed, one lane;
+	 * k3 and k4 overlap by 5 us (real concurrency): k4 on the stream's second lane. A range
+	 * "r" holds k1's launch (no API records: its start): its projection ends where k1 now
+	 * ends, so k2 does not overlap it either. */
+	APX_ASSERT_OK(tg_open(&t));
+	tg_marker(&t, 2 * MS - 1 * US, 2 * MS + 1 * US, "r");
+	tg_kernel(&t, 2 * MS, 10 * US + 300, "k1", 7);
+	tg_kernel(&t, 2 * MS + 10 * US, 10 * US, "k2", 7);
+	tg_kernel(&t, 3 * MS, 10 * US, "k3", 7);
+	tg_kernel(&t, 3 * MS + 5 * US, 10 * US, "k4", 7);
+	APX_ASSERT_OK(tg_close(&t));
+	APX_ASSERT_OK(walk_file(t.path, &l, &ws));
+	unlink(t.path);
+
+	APX_ASSERT_EQ(ws.ends_trimmed, 1);
+	APX_ASSERT_EQ(l.max_lane, 1);		/* k4's lane only */
+	/* r (host), its projection onto stream 7, k1, k2, k3, k4 */
+	APX_ASSERT_EQ(l.nslices, 6);
+	APX_ASSERT_EQ(l.type[1], APX_ES__COUNT);
+	APX_ASSERT_STREQ(l.name_end[2], "k1");
+	APX_ASSERT_EQ(l.trimmed[2], 300);
+	APX_ASSERT_EQ(l.end[2], l.start[3]);		/* k1 ends where k2 starts */
+	APX_ASSERT_EQ(l.end[2] - l.start[2], 10 * US);
+	APX_ASSERT_EQ(l.end[1], l.end[2]);		/* the projection ends with k1 */
+	APX_ASSERT_EQ(l.trimmed[3] + l.trimmed[4] + l.trimmed[5], 0);
+	return 0;
+}
+
+APX_TEST(walk_cuts_long_names_visibly)
+{
+	static char buf[1 << 18], big[70001];
+	char out[] = "/tmp/apx-export-XXXXXX";
+	struct layout l = { 0 };
+	struct apx_wk_stats ws = { 0 };
+	struct apx_diag diag = { 0 };
+	struct apx_store *st;
+	const char *p;
+	struct tg t;
+	int fd;
+
+	memset(big, 'a', sizeof(big) - 1);
+	APX_ASSERT_OK(tg_open(&t));
+	big[5000] = 0;			/* longer than the old 4,095-byte cut: whole */
+	tg_marker_on(&t, 2 * MS, 3 * MS, big, 4242);
+	big[5000] = 'a';
+	tg_marker_on(&t, 4 * MS, 5 * MS, big, 4242);	/* 70,000 bytes: cut, said, counted */
+	APX_ASSERT_OK(tg_close(&t));
+	APX_ASSERT_OK(walk_file(t.path, &l, &ws));
+
+	APX_ASSERT_EQ(l.nslices, 2);
+	APX_ASSERT_EQ(l.name_bytes[0], 5000);
+	APX_ASSERT_EQ(l.name_len[0], 0);
+	APX_ASSERT_EQ(l.name_len[1], 70000);
+	APX_ASSERT_STREQ(l.name_end[1], "aaaaaaaaaaaaaaaaa [... cut: 70000 bytes]");
+	APX_ASSERT_EQ(l.name_bytes[1], APX_WK_NAME_MAX + strlen(" [... cut: 70000 bytes]"));
+	APX_ASSERT_EQ(ws.names_cut, 1);
+
+	/* the Chrome file says it on the event and counts it */
+	p = t.path;
+	APX_ASSERT_OK(apx_store_open(&p, 1, NULL, &st, NULL));
+	fd = mkstemp(out);
+	APX_ASSERT(fd >= 0);
+	close(fd);
+	unlink(out);
+	APX_ASSERT_OK(apx_exporter_find("chrome")->write(st, out, &diag));
+	APX_ASSERT(read_file(out, buf, sizeof(buf)) > 0);
+	APX_ASSERT(strstr(buf, "aaa [... cut: 70000 bytes]\", \"pid\""));
+	APX_ASSERT(strstr(buf, "\"name cut (bytes)\": 70000}"));
+	APX_ASSERT(strstr(buf, "\n],\n\"apx_names_cut\": 1\n}\n"));
+	unlink(out);
+	apx_store_free(st);
+	unlink(t.path);
+	return 0;
+}
+
+APX_TEST(perfetto_counter_units)
+{
+	static char buf[1 << 16];
+	char out[] = "/tmp/apx-export-XXXXXX";
+	struct apx_diag diag = { 0 };
+	struct apx_store *st;
+	const char *p;
+	struct tg t;
+	size_t n;
+	FILE *f;
+	int fd;
+
+	APX_ASSERT_OK(tg_open(&t));
+	tg_metric(&t, 2 * MS, "gpu.power", "W", 0, 100, 300.0);
+	tg_metric(&t, 2 * MS, "gpu.sm_clock", "MHz", 0, 100, 1980.0);
+	tg_metric(&t, 2 * MS, "gpu.util_pct", "%", 0, 100, 50.0);
+	tg_metric(&t, 2 * MS, "gpu.mem_bytes", "bytes", 0, 100, 1e9);
+	tg_kernel(&t, 3 * MS, 1 * MS, "k", 7);
+	APX_ASSERT_OK(tg_close(&t));
+	p = t.path;
+	APX_ASSERT_OK(apx_store_open(&p, 1, NULL, &st, NULL));
+	fd = mkstemp(out);
+	APX_ASSERT(fd >= 0);
+	close(fd);
+	unlink(out);
+	APX_ASSERT_OK(apx_exporter_find("perfetto")->write(st, out, &diag));
+	f = fopen(out, "rb");
+	APX_ASSERT(f);
+	n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	/* CounterDescriptor (TrackDescriptor field 8, its length in 4 bytes) holding unit_name
+	 * (field 6) "W", "MHz", "%", and unit (field 3) UNIT_SIZE_BYTES (3) */
+	APX_ASSERT(memmem(buf, n, "\x42\x83\x80\x80\x00\x32\x01W", 8));
+	APX_ASSERT(memmem(buf, n, "\x42\x85\x80\x80\x00\x32\x03MHz", 10));
+	APX_ASSERT(memmem(buf, n, "\x42\x83\x80\x80\x00\x32\x01%", 8));
+	APX_ASSERT(memmem(buf, n, "\x42\x82\x80\x80\x00\x18\x03", 7));
 	unlink(out);
 	apx_store_free(st);
 	unlink(t.path);
