@@ -11,7 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/demangle.h"
 #include "analysis/hwcounters.h"
+#include "analysis/store.h"
+#include "analysis/whatif/whatif.h"
 #include "collector/pm_sets.h"
 #include "report/build.h"
 
@@ -687,6 +690,74 @@ static const struct apx_rvcol streams_cols[] = {
 	{ .key = "busy_ns", .title = "busy", .unit = APX_UNIT_NS, .h = { .tw = 12 } },
 };
 
+static const struct apx_rvcol waits_cols[] = {
+	{ .key = "device", .title = "device", .unit = APX_UNIT_ID, .h = { .tw = -6 } },
+	{ .key = "stream", .title = "stream", .unit = APX_UNIT_ID, .h = { .tw = -10 } },
+	{ .key = "awaited_stream", .title = "waited for", .unit = APX_UNIT_ID, .h = { .tw = -10 } },
+	{ .key = "count", .title = "waits", .unit = APX_UNIT_COUNT, .h = { .tw = 8 } },
+	{ .key = "idle_ns", .title = "idle before", .unit = APX_UNIT_NS, .h = { .tw = 12 } },
+	{ .key = "waiter", .title = "e.g.", .unit = APX_UNIT_TEXT, .h = { .tw = -1 } },
+	{ .key = "awaited", .title = "after", .unit = APX_UNIT_TEXT, .h = { .tw = -1 } },
+};
+
+/* What a task of the what-if graph is, in words: a kernel's demangled name (cut to fit a
+ * line), a copy's direction, "memset". */
+static const char *task_text(const struct apx_model *m, const struct apx_wi_task *t, char *buf,
+			     size_t cap)
+{
+	if (t->kind == APX_WI_COPY) {
+		snprintf(buf, cap, "copy %s", apx_copy_kind_name(t->copy_kind));
+		return buf;
+	}
+	if (t->kind == APX_WI_KERNEL) {
+		struct apx_es_text n = apx_store_string(m->store, t->name);
+
+		return apx_demangle(n.p, n.len, buf, cap);
+	}
+	return "memset";
+}
+
+/* The cross-stream waits of the steady window (whatif/waits.c: an operation that started when
+ * another stream's operation ended, an event wait): which stream waited for which, how often,
+ * its idle time before them, and the longest wait's pair of operations. */
+static void view_waits(struct apx_rdoc *d)
+{
+	const struct apx_model *m = d->m;
+	const unsigned s = APX_SEC_STREAMS;
+	struct apx_wi_wait w[16];
+	size_t n = apx_whatif_waits(m, w, sizeof(w) / sizeof(w[0]));
+	struct apx_rtable *t;
+	char b1[32], b2[32], k1[256], k2[256];
+
+	t = apx_rdoc_view_table(d, s, "view:cross_stream_waits", TJ);
+	APX_RTABLE_SET_VCOLS(t, waits_cols);
+	if (n)
+		apx_rdoc_line(d, s, 2, "cross-stream waits (steady state: an operation that started "
+			      "as another stream's ended):");
+	for (size_t i = 0; i < n && apx_rtable_row(t) == 0; i++) {
+		const struct apx_es_stream *a = &m->store->streams[w[i].stream];
+		const struct apx_es_stream *b = &m->store->streams[w[i].awaited_stream];
+		const char *x = task_text(m, &m->whatif->t[w[i].waiter], k1, sizeof(k1));
+		const char *y = task_text(m, &m->whatif->t[w[i].awaited], k2, sizeof(k2));
+
+		apx_rtable_u64(t, 0, m->store->devices[a->device].ordinal);
+		apx_rtable_u64(t, 1, a->id);
+		apx_rtable_u64(t, 2, b->id);
+		apx_rtable_u64(t, 3, w[i].count);
+		apx_rtable_u64(t, 4, w[i].idle_ns);
+		apx_rtable_str(d, t, 5, x);
+		apx_rtable_str(d, t, 6, y);
+		if (i >= d->top)
+			continue;
+		apx_rdoc_line(d, s, 4, "stream %" PRIu64 " waited for stream %" PRIu64 ": %" PRIu64
+			      " times, idle %s before them", a->id, b->id, w[i].count,
+			      apx_fmt_ns(b1, sizeof(b1), (double)w[i].idle_ns));
+		apx_rdoc_line(d, s, 6, "longest %s: %.40s after %.24s",
+			      apx_fmt_ns(b2, sizeof(b2), (double)w[i].max_gap_ns), x, y);
+	}
+	apx_rdoc_json(d, s, "cross_stream_waits", t, APX_RJ_ARRAY, 0);
+}
+
 /* One table for both views: JSON has every stream, the text the first --top. */
 void apx_rdoc_view_streams(struct apx_rdoc *d)
 {
@@ -716,6 +787,7 @@ void apx_rdoc_view_streams(struct apx_rdoc *d)
 			      apx_fmt_ns(b2, sizeof(b2), (double)tl->overlap_ns),
 			      pct((double)tl->overlap_ns, (double)tl->copy_busy_ns));
 	}
+	view_waits(d);
 }
 
 /* ---- NVTX ranges ---- */

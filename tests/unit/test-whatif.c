@@ -5,7 +5,8 @@
  * simulation"); on synthetic traces (tracegen.h) a GPU-bound program's syncs save little and a
  * host-bound one's much, a launch-bound loop saves its launch gaps under a CUDA graph, a
  * pageable copy pinned saves its time beyond the pinned rate, a copy moved to a side stream
- * hides behind compute, removing empty_cache()'s allocator calls saves what they cost, the launch queue's depth bounds how far the host runs ahead, and
+ * hides behind compute, removing empty_cache()'s allocator calls saves what they cost, a
+ * kernel that waits for another stream's copy is named as a cross-stream wait, the launch queue's depth bounds how far the host runs ahead, and
  * every transformation leaves an unchanged graph alone. `test-whatif table FILE...` prints
  * the fidelity and every transformation's saving for traces (for docs and debugging).
  */
@@ -17,6 +18,7 @@
 #include "apx-test.h"
 #include "analysis/findings.h"
 #include "analysis/model.h"
+#include "analysis/store.h"
 #include "analysis/whatif/whatif.h"
 #include "unit/analysed.h"
 
@@ -424,6 +426,42 @@ APX_TEST(allocator_churn)
 	/* the steady window's idle is the allocator's */
 	APX_ASSERT(m->gpu.idle_by_cause[APX_IDLE_ALLOC] > 0.9 * (double)m->gpu.idle_ns);
 	APX_ASSERT(!tg_find(&fd, "gpu-starvation"));
+	apx_model_free(m);
+	return 0;
+}
+
+/* A kernel on stream 7 that waits for the copy of stream 13 (an event wait): launched at the
+ * copy's start, it starts as the copy ends; the report's cross-stream waits name the pair. */
+APX_TEST(cross_stream_waits)
+{
+	static struct apx_findings fd;
+	struct apx_wi_wait w[4];
+	uint64_t h = 10 * MS;
+	struct apx_model *m;
+	size_t n;
+	struct tg t;
+	char name[32];
+
+	APX_ASSERT_OK(tg_open(&t));
+	for (int i = 0; i < 30; i++) {
+		tg_copy(&t, h, 1 * MS, APX_COPY_H2D, APX_MEM_PINNED, 25000000, 1, 0, 13);
+		tg_kernel_launch(&t, h + 1 * MS + 2 * US, 2 * MS, "gemm", h, 1, 0);
+		snprintf(name, sizeof(name), "ProfilerStep#%d", i);
+		tg_marker(&t, h, h + 3100 * US, name);
+		h += 3100 * US;
+	}
+	m = analyse(&t, &fd);
+	APX_ASSERT(m && m->whatif && m->whatif->deps > 0);
+	n = apx_whatif_waits(m, w, 4);
+	APX_ASSERT_EQ(n, 1);
+	APX_ASSERT_EQ(m->store->streams[w[0].stream].id, 7);
+	APX_ASSERT_EQ(m->store->streams[w[0].awaited_stream].id, 13);
+	APX_ASSERT(w[0].count >= 20 && w[0].count == m->whatif->deps);
+	APX_ASSERT_EQ(m->whatif->t[w[0].waiter].kind, APX_WI_KERNEL);
+	APX_ASSERT_EQ(m->whatif->t[w[0].awaited].kind, APX_WI_COPY);
+	/* stream 7 was idle from its kernel's end to the next one's start: 1.1 ms a step */
+	APX_ASSERT(w[0].idle_ns >= (w[0].count - 1) * 1090 * US &&
+		   w[0].idle_ns <= w[0].count * 1110 * US);
 	apx_model_free(m);
 	return 0;
 }

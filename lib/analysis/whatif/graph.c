@@ -1,7 +1,8 @@
 /*
  * graph.c - builds the what-if graph of the steady window (whatif.h) from the event store:
  * the tasks of one process in host order, the host's arrival at each (recorded for copies,
- * syncs and, in level api traces, launches; inferred for the rest), what each waits for, and
+ * syncs and, in level api traces or where the collector kept a kernel's launch time, launches;
+ * inferred for the rest), what each waits for, and
  * per GPU operation what its recorded start is explained by (launch, stream, engine, another
  * stream's operation) and the delay nothing explains. Called once by apx_model_finish()
  * (finish.c) after the steps, the steady window and the timelines; never prints.
@@ -176,6 +177,9 @@ static int add_op(struct build *b, enum apx_wi_kind kind, size_t i, uint32_t es,
 	it.t.device = b->w->streams[it.t.stream].device;
 	if (b->napi)
 		api_of(b, corr, &it);
+	if (kind == APX_WI_KERNEL && !it.api_start && b->st->k.launch_ns &&
+	    b->st->k.launch_ns[i] && b->st->k.launch_ns[i] <= start)
+		it.api_start = it.api_end = b->st->k.launch_ns[i];	/* its launch's enter */
 	return push(&b->it, &b->n, &b->cap, &it);
 }
 

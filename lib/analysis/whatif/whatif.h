@@ -197,6 +197,18 @@ struct apx_finding;
 int apx_whatif_rule_saving(const struct apx_model *m, const struct apx_wi_params *p,
 			   double *ret_saving_ns);
 void apx_whatif_rule_note(struct apx_finding *f, enum apx_wi_xform x, double rule_ns);
+/* waits.c: the cross-stream dependencies of the steady window, by (waiting stream, awaited
+ * stream): store streams (st->streams[]), the number of operations that waited, the idle time
+ * of the waiting stream before them, and the tasks (graph indices) of the longest wait. */
+struct apx_wi_wait {
+	uint32_t stream, awaited_stream;
+	uint64_t count, idle_ns, max_gap_ns;
+	size_t waiter, awaited;
+	int waiter_set;
+};
+/* Up to cap groups into out, most idle time first; their number. */
+size_t apx_whatif_waits(const struct apx_model *m, struct apx_wi_wait *out, size_t cap);
+
 /* For saving_model texts: what the transformation does, in words. */
 const char *apx_wi_xform_text(enum apx_wi_xform x);
 const char *apx_wi_xform_name(enum apx_wi_xform x);
