@@ -18,6 +18,12 @@
 
 static const char *const palette[CATS] = { "#3b82c4", "#e0a020", "#3aa676", "#d03b3b",
 					   "#8a5cc2", "#5bb8c9" };
+/* The stacked bars' parts (the idle causes: 10 today) each get a colour of their own. */
+#define PARTS 12
+#define LEGEND_PER_ROW 5	/* legend entries of 170 px a row: 110 + 5 x 170 < PW */
+static const char *const part_colors[PARTS] = {
+	"#3b82c4", "#e0a020", "#3aa676", "#d03b3b", "#8a5cc2", "#5bb8c9",
+	"#c2185b", "#7c8c2a", "#f07c3c", "#5c6bc0", "#8d6e63", "#9e9e9e" };
 
 static double num(const struct apx_rtable *t, size_t r, unsigned c)
 {
@@ -277,7 +283,10 @@ static void scatter(FILE *out, const struct apx_rtable *t)
 
 static void stacked(FILE *out, const struct apx_rtable *t)
 {
-	const int lw = 110, bh = 24, h = (int)t->nrows * (bh + 8) + 40;
+	const int nparts = t->ncols > t->plot_y ? (int)(t->ncols - t->plot_y) : 0;
+	const int rows = (nparts + LEGEND_PER_ROW - 1) / LEGEND_PER_ROW;
+	const int lw = 110, bh = 24, bars = (int)t->nrows * (bh + 8);
+	const int h = bars + 22 + 18 * (rows ? rows : 1);
 	double max = 0;
 
 	for (size_t r = 0; r < t->nrows; r++) {
@@ -307,7 +316,7 @@ static void stacked(FILE *out, const struct apx_rtable *t)
 			if (w <= 0)
 				continue;
 			fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%d\" fill=\"%s\">"
-				"<title>", x, y, w, bh, palette[(c - t->plot_y) % CATS]);
+				"<title>", x, y, w, bh, part_colors[(c - t->plot_y) % PARTS]);
 			apx_html_str(out, t->col[c].title);
 			fprintf(out, ": %s</title></rect>", apx_unit_fmt(buf, sizeof(buf), t->col[c].unit, v));
 			x += w;
@@ -315,12 +324,12 @@ static void stacked(FILE *out, const struct apx_rtable *t)
 		fprintf(out, "<text x=\"%.1f\" y=\"%.1f\">%s</text>\n", x + 6, y + 16,
 			apx_unit_fmt(buf, sizeof(buf), t->col[t->plot_y].unit, sum));
 	}
-	for (unsigned c = t->plot_y; c < t->ncols; c++) {
-		int k = (int)(c - t->plot_y);
+	for (unsigned c = t->plot_y; c < t->ncols; c++) {	/* the legend, wrapped */
+		int k = (int)(c - t->plot_y), col = k % LEGEND_PER_ROW, y = bars + 14 + 18 * (k / LEGEND_PER_ROW);
 
 		fprintf(out, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"%s\"/>"
-			"<text x=\"%d\" y=\"%d\">", lw + 170 * k, h - 20, palette[k % CATS],
-			lw + 14 + 170 * k, h - 11);
+			"<text x=\"%d\" y=\"%d\">", lw + 170 * col, y, part_colors[k % PARTS],
+			lw + 14 + 170 * col, y + 9);
 		apx_html_str(out, t->col[c].title);
 		fputs("</text>\n", out);
 	}
