@@ -12,9 +12,12 @@
  * globalTid so made equals an earlier thread's (tids that share their low 24 bits: nsys packs
  * 24) gets 1 << 62 | its store thread index << 24 | (tid & 0xffffff) instead: unique (file <
  * 4096 keeps bit 62 clear in the others; the index is below 2^32), its low 24 bits still the
- * tid's, its THREADS row's globalPid and tid columns exact (global_tids()). StringIds: ids
+ * tid's, its THREADS row's globalPid and tid columns exact (global_tids()). The tid is the OS
+ * tid wherever the trace pairs CUPTI's pthread id of a thread with it (threads.c): such a thread
+ * takes its OS thread's globalTid and has no THREADS row of its own. StringIds: ids
  * below the store's string count are the store's strings (kernel names as CUPTI reported
  * them, API and NVTX names); demangled and base kernel names and thread names come after.
+ * The tables nsys's tools probe and the kernels' CUDA graph ids: sqlite_nsys.c.
  * Called through the exporter table (export.c); built only when libsqlite3 was found.
  */
 #include <errno.h>
@@ -31,6 +34,7 @@
 #include "export/export.h"
 #include "export/sqlite.h"
 #include "export/stacktext.h"
+#include "export/walk.h"
 
 #include "base/banned.h"
 
@@ -56,7 +60,7 @@ static const struct {
 	[T_THREAD] = { "THREADS", 4 },
 	[T_TNAME] = { "ThreadNames", 3 },
 	[T_GPU] = { "TARGET_INFO_GPU", 11 },
-	[T_KERNEL] = { "CUPTI_ACTIVITY_KIND_KERNEL", 20 },
+	[T_KERNEL] = { "CUPTI_ACTIVITY_KIND_KERNEL", 22 },
 	[T_COPY] = { "CUPTI_ACTIVITY_KIND_MEMCPY", 13 },
 	[T_MEMSET] = { "CUPTI_ACTIVITY_KIND_MEMSET", 11 },
 	[T_API] = { "CUPTI_ACTIVITY_KIND_RUNTIME", 8 },
@@ -76,6 +80,8 @@ struct sq {
 	uint32_t next_id;
 	uint32_t *kdem, *kshort;	/* per store string: StringIds of demangled, short name */
 	int64_t *gtid;			/* per store thread: its globalTid (global_tids()) */
+	uint32_t *canon;		/* per store thread: the one its OS tid names (threads.c) */
+	uint64_t *graph;		/* per kernel: graph id, node id (apx_sq_graph_ids), NULL */
 	char dem[16384], base[4096];
 };
 
@@ -127,14 +133,19 @@ static int cmp_i64_pair(const void *a, const void *b)
 	return x[0] != y[0] ? (x[0] < y[0] ? -1 : 1) : (x[1] > y[1]) - (x[1] < y[1]);
 }
 
-/* Every store thread's globalTid (the header comment): nsys's packing, and for a thread whose
- * packing equals a lower-indexed thread's, 1 << 62 | index << 24 | (tid & 0xffffff). */
+/* Every store thread's globalTid (the header comment): nsys's packing of its OS tid, and for a
+ * thread whose packing equals a lower-indexed thread's, 1 << 62 | index << 24 | (tid &
+ * 0xffffff). A thread CUPTI named by its pthread id that the trace pairs with an OS tid
+ * (threads.c) takes that thread's globalTid and has no THREADS row of its own. */
 static int global_tids(struct sq *q)
 {
 	const struct apx_store *st = q->st;
 	int64_t *pair;
-	size_t n = st->nthreads;
+	size_t n = st->nthreads, np = 0;
+	int r;
 
+	if ((r = apx_wk_thread_map(st, &q->canon, NULL)) < 0)
+		return r;
 	q->gtid = malloc((n ? n : 1) * sizeof(*q->gtid));
 	pair = malloc((n ? n : 1) * 2 * sizeof(*pair));
 	if (!q->gtid || !pair) {
@@ -145,17 +156,22 @@ static int global_tids(struct sq *q)
 		const struct apx_es_thread *t = &st->threads[i];
 
 		q->gtid[i] = gpid(st, t->file) | (int64_t)(t->tid & 0xffffff);
-		pair[2 * i] = q->gtid[i];
-		pair[2 * i + 1] = (int64_t)i;
+		if (q->canon[i] != i)
+			continue;
+		pair[2 * np] = q->gtid[i];
+		pair[2 * np + 1] = (int64_t)i;
+		np++;
 	}
-	qsort(pair, n, 2 * sizeof(*pair), cmp_i64_pair);
-	for (size_t i = 1; i < n; i++)
+	qsort(pair, np, 2 * sizeof(*pair), cmp_i64_pair);
+	for (size_t i = 1; i < np; i++)
 		if (pair[2 * i] == pair[2 * i - 2]) {
 			size_t k = (size_t)pair[2 * i + 1];
 
 			q->gtid[k] = (int64_t)(1ull << 62 | (uint64_t)k << 24 |
 					       (st->threads[k].tid & 0xffffff));
 		}
+	for (size_t i = 0; i < n; i++)
+		q->gtid[i] = q->gtid[q->canon[i]];
 	free(pair);
 	return 0;
 }
@@ -363,6 +379,8 @@ static int write_threads(struct sq *q)
 		const struct apx_es_thread *th = &st->threads[i];
 		int64_t v[3] = { gtid(q, i), gpid(st, th->file), (int64_t)th->tid };
 
+		if (q->canon[i] != i)		/* CUPTI's id of a thread whose OS tid is known */
+			continue;
 		apx_sq_put_ints(t, 0, 3, v, 0);
 		if (th->name.len)
 			apx_sq_put_t(t, 3, th->name.p, th->name.len);
@@ -457,6 +475,14 @@ static int write_kernels(struct sq *q)
 		v[8] = q->kshort[name];
 		apx_sq_put_ints(t, 0, 19, v, 1u << 3);
 		stack_col(t, 19, st, k->stack[i]);
+		for (int g = 0; g < 2; g++) {	/* graphNodeId, graphId */
+			uint64_t id = q->graph ? q->graph[2 * i + 1 - g] : 0;
+
+			if (id && id <= INT64_MAX)
+				apx_sq_put_i(t, 20 + g, (int64_t)id);
+			else
+				apx_sq_put_null(t, 20 + g);
+		}
 		if ((r = row(q, T_KERNEL, 0)) < 0)
 			return r;
 	}
@@ -627,6 +653,9 @@ static int fill(struct sq *q)
 	for (int i = 0; apx_sq_nccl_tables[i]; i++)
 		if ((r = exec(q, apx_sq_nccl_tables[i])) < 0)
 			return r;
+	for (int i = 0; apx_sq_nsys_tables[i]; i++)
+		if ((r = exec(q, apx_sq_nsys_tables[i])) < 0)
+			return r;
 	for (int i = 0; apx_sq_enums[i]; i++)
 		if ((r = exec(q, apx_sq_enums[i])) < 0)
 			return r;
@@ -646,6 +675,9 @@ static int fill(struct sq *q)
 			return r;
 	for (int i = 0; apx_sq_nccl_indices[i]; i++)
 		if ((r = exec(q, apx_sq_nccl_indices[i])) < 0)
+			return r;
+	for (int i = 0; apx_sq_nsys_indices[i]; i++)
+		if ((r = exec(q, apx_sq_nsys_indices[i])) < 0)
 			return r;
 	for (int i = 0; i < T__COUNT; i++)
 		if ((rc = apx_sq_tab_open(q->db, &q->t[i], tables[i].name, tables[i].ncols)))
@@ -670,6 +702,12 @@ static int fill(struct sq *q)
 	}
 	if ((rc = apx_sq_write_nccl(q->st, q->db, nccl_names)))
 		return fail(q, rc, "NCCL_COLLECTIVES");
+	{
+		const char *what = "";
+
+		if ((rc = apx_sq_write_nsys(q->st, q->db, &what)))
+			return fail(q, rc, what);
+	}
 	return 0;
 }
 
@@ -699,7 +737,7 @@ static int sqlite_write(struct apx_store *st, const char *path, struct apx_diag 
 		goto out;
 	}
 	memset(q->kdem, 0xff, n * sizeof(*q->kdem));
-	if ((r = global_tids(q)) < 0)
+	if ((r = global_tids(q)) < 0 || (r = apx_sq_graph_ids(st, &q->graph)) < 0)
 		goto out;
 	rc = sqlite3_open_v2(path, &q->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK) {
@@ -720,6 +758,8 @@ out:
 	free(q->kdem);
 	free(q->kshort);
 	free(q->gtid);
+	free(q->canon);
+	free(q->graph);
 	free(q);
 	return r;
 }

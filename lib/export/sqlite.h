@@ -3,7 +3,8 @@
  * creates (sqlite_schema.c: tables in the shape `nsys export --type sqlite` writes, apx's own
  * tables, the enum lookup tables, the indices; docs/export.md shows the same text), batched
  * inserts (sqlite_rows.c), the kernel base names of the shortName column (kname.c), the Python
- * stacks' tables (sqlite_stacks.c) and the NCCL collectives' (sqlite_nccl.c).
+ * stacks' tables (sqlite_stacks.c), the NCCL collectives' (sqlite_nccl.c) and the tables
+ * nsys's tools probe with the kernels' CUDA graph ids (sqlite_nsys.c).
  * Internal to lib/export; single-threaded.
  */
 #ifndef APX_EXPORT_SQLITE_H
@@ -41,6 +42,18 @@ extern const char *const apx_sq_nccl_tables[];
 extern const char *const apx_sq_nccl_enums[];
 extern const char *const apx_sq_nccl_indices[];
 int apx_sq_write_nccl(const struct apx_store *st, sqlite3 *db, const uint32_t *name_ids);
+
+/* What nsys's tools probe (sqlite_nsys.c: META_DATA_EXPORT, TARGET_INFO_SESSION_START_TIME,
+ * TARGET_INFO_SYSTEM_ENV, TARGET_INFO_CUDA_DEVICE, TARGET_INFO_GPU_METRICS, GPU_METRICS), run
+ * after the NCCL lists; NULL-terminated. Their rows: 0, or the SQLite result code with
+ * *ret_table the table it failed on. */
+extern const char *const apx_sq_nsys_tables[];
+extern const char *const apx_sq_nsys_indices[];
+int apx_sq_write_nsys(const struct apx_store *st, sqlite3 *db, const char **ret_table);
+/* The CUDA graph ids of the store's kernels, read again from the trace files' KERNEL chunks:
+ * *ret_graph[2 i] the graph id of kernel i, [2 i + 1] its node id, 0 = not a graph's; NULL
+ * (and 0) when no kernel has one. Free with free(). 0 or -ENOMEM. */
+int apx_sq_graph_ids(const struct apx_store *st, uint64_t **ret_graph);
 
 /* nsys's ids for apx's enums (ENUM_CUDA_MEMCPY_OPER, ENUM_CUDA_MEM_KIND). */
 unsigned apx_sq_copy_kind(unsigned apx_copy_kind);

@@ -87,7 +87,9 @@ const char *const apx_sq_tables[] = {
 	T("    registersPerThread INTEGER NOT NULL,")
 	T("    staticSharedMemory INTEGER NOT NULL,  -- bytes per block")
 	T("    dynamicSharedMemory INTEGER NOT NULL,  -- bytes per block")
-	"    callchainId    INTEGER         -- apx: CUDA_CALLCHAINS(id): the launch's Python stack\n)",
+	T("    callchainId    INTEGER,        -- apx: CUDA_CALLCHAINS(id): the launch's Python stack")
+	T("    graphNodeId    INTEGER,        -- the CUDA graph node it ran as; NULL: not a graph's")
+	"    graphId        INTEGER         -- the CUDA graph it ran in; NULL: not a graph's\n)",
 
 	"CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (\n"
 	GPU_WORK

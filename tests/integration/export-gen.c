@@ -11,7 +11,10 @@
  *   copies: H2D pageable 1 MiB in 100 us, H2D pinned 2 MiB in 100 us, D2H to pinned 1 MiB in
  *   50 us (cudaMemcpyAsync); a 4096-byte memset (cudaMemsetAsync);
  *   NVTX on 4242: "step" [0, 100 us) holding "forward" [10, 40 us), "step" [100, 200 us), a
- *   mark "checkpoint" at 150 us; syncs: stream 7 and device;
+ *   mark "checkpoint" at 150 us; syncs: stream 7 (the collector's, by OS tid 4242, with the
+ *   correlation id of its cudaStreamSynchronize API record) and device;
+ *   API and NVTX records name thread 4242 as CUPTI does (the low 32 bits of its pthread id,
+ *   CUPTI_TID): the stream sync pairs the two ids, as in a real trace;
  *   device memory: 1 MiB allocated at 1 us, freed at 190 us.
  * Times above are after the run's start (1 s on the trace clock). Usage: export-gen FILE
  */
@@ -24,6 +27,8 @@
 
 #define T0 1000000000ull
 #define PID 4242
+/* CUPTI names the thread of API and NVTX records by the low 32 bits of its pthread_self() */
+#define CUPTI_TID 0x9c2b4740u
 
 static struct apx_writer *w;
 static uint64_t corr = 100;
@@ -39,7 +44,7 @@ static void api(uint64_t start, const char *name, int driver)
 	a.v[APX_API_END_NS] = T0 + start + 300;
 	a.v[APX_API_DOMAIN] = driver ? APX_API_DRIVER : APX_API_RUNTIME;
 	a.v[APX_API_CORRELATION] = ++corr;
-	a.v[APX_API_TID] = PID;
+	a.v[APX_API_TID] = CUPTI_TID;
 	a.v[APX_API_NAME] = id;
 	apx_writer_add(w, &a);
 }
@@ -97,7 +102,7 @@ static void marker(uint64_t start, uint64_t end, const char *name)
 	m.v[APX_MARKER_START_NS] = T0 + start;
 	m.v[APX_MARKER_END_NS] = T0 + end;
 	m.v[APX_MARKER_NAME] = id;
-	m.v[APX_MARKER_TID] = PID;
+	m.v[APX_MARKER_TID] = CUPTI_TID;
 	m.v[APX_MARKER_KIND] = start == end ? APX_MARKER_INSTANT : APX_MARKER_RANGE;
 	apx_writer_add(w, &m);
 }
@@ -123,6 +128,7 @@ static void sync_(uint64_t start, uint64_t end, unsigned kind, uint64_t stream)
 	y.v[APX_SYNC_KIND] = kind;
 	y.v[APX_SYNC_STREAM] = stream;
 	y.v[APX_SYNC_TID] = PID;
+	y.v[APX_SYNC_CORRELATION] = kind == APX_SYNC_KIND_STREAM ? corr : 0;
 	apx_writer_add(w, &y);
 }
 
@@ -188,6 +194,7 @@ int main(int argc, char **argv)
 	kernel(25000, 1000, reduce, 0);
 	kernel(27000, 1000, reduce, 0);
 	kernel(30000, 2000, "triton_poi_fused_add_0", 1);
+	api(33000, "cudaStreamSynchronize", 0);	/* its sync (OS tid) pairs the two ids */
 	sync_(33000, 35000, APX_SYNC_KIND_STREAM, 7);
 	marker(100000, 200000, "step");
 	copy(110000, 100000, APX_COPY_H2D, APX_MEM_PINNED, APX_MEM_DEVICE, 2 << 20);

@@ -8,6 +8,7 @@ data, against `apx report`); the schema in docs/export.md equal to the database'
 paths, an existing output and --from/--to. Built without libsqlite3, it checks that the format
 says it is not built in. Called by ctest: APX EXPORT_GEN SRCDIR HAVE_SQLITE (1 or 0).
 """
+import datetime
 import glob
 import json
 import os
@@ -72,6 +73,93 @@ TABLES = {  # apx info record type -> table holding one row per record
 }
 
 
+def realtime_offset_ns(trace):
+    """The header's wall-clock offset, as `apx info` prints it (wall = trace + offset)."""
+    m = re.search(r"wall time = trace time ([+-]) (\d+)\.(\d{9}) s", run("info", trace).stdout)
+    if not m:
+        return None
+    ns = int(m.group(2)) * 10**9 + int(m.group(3))
+    return -ns if m.group(1) == "-" else ns
+
+
+def nsys_tables(db, name, trace):
+    """What nsys's tools probe (issue 37): the export schema version, the session start, the
+    host, the devices of each process, every globalTid a THREADS row, GPU metrics as
+    GPU_METRICS, graph ids paired."""
+    one = lambda sql: db.execute(sql).fetchone()
+    v = db.execute("SELECT value FROM META_DATA_EXPORT WHERE name = 'EXPORT_SCHEMA_VERSION'"
+                   ).fetchall()
+    check(len(v) == 1 and re.fullmatch(r"3\.\d+\.\d+", v[0][0] or ""),
+          f"{name}: EXPORT_SCHEMA_VERSION {v}")
+    meta = dict(db.execute("SELECT key, value FROM META WHERE key LIKE 'run_start%'"))
+    rows = db.execute("SELECT utcEpochNs, utcTime, localTime, systemClockNs FROM "
+                      "TARGET_INFO_SESSION_START_TIME").fetchall()
+    off = realtime_offset_ns(trace)
+    if check(len(rows) == 1 and off is not None, f"{name}: session start {rows}, offset {off}"):
+        utc, utext, ltext, sysns = rows[0]
+        secs = datetime.datetime.fromtimestamp(utc // 10**9, datetime.timezone.utc)
+        want = secs.strftime("%Y-%m-%dT%H:%M:%S") + ".%09d" % (utc % 10**9)
+        check(sysns == int(meta["run_start_ns"]) and utc == sysns + off and
+              utc == int(meta["run_start_utc_ns"]) and utext == want + "Z" and
+              ltext == want + "+00:00",
+              f"{name}: session start {rows[0]}: not the trace's realtime start "
+              f"({meta}, offset {off})")
+    check(one("SELECT COUNT(*) FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'Hostname' AND "
+              "value = (SELECT host FROM PROCESSES LIMIT 1)") == (1,), f"{name}: Hostname")
+    bad = one("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN PROCESSES p ON "
+              "p.globalPid = k.globalPid LEFT JOIN TARGET_INFO_CUDA_DEVICE d ON "
+              "d.cudaId = k.deviceId AND d.pid = p.pid WHERE d.pid IS NULL")[0]
+    check(bad == 0, f"{name}: {bad} kernels without their TARGET_INFO_CUDA_DEVICE row")
+    for table in ("CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+                  "NVTX_EVENTS", "ThreadNames", "COMPOSITE_EVENTS"):
+        bad = one(f"SELECT COUNT(*) FROM {table} e LEFT JOIN THREADS t USING (globalTid) "
+                  "WHERE e.globalTid IS NOT NULL AND t.globalTid IS NULL")[0]
+        check(bad == 0, f"{name}: {bad} {table} rows whose globalTid is not in THREADS")
+    # the nsys recipe decodes the tid; a thread known by its OS tid is not there twice
+    check(one("SELECT COUNT(*) FROM THREADS WHERE globalTid < 0x4000000000000000 AND "
+              "globalTid % 0x1000000 != tid % 0x1000000") == (0,), f"{name}: THREADS tid")
+    n = one("SELECT COUNT(*) FROM COUNTER_EVENTS e JOIN COUNTER_SERIES s ON s.id = e.seriesId "
+            "WHERE s.deviceId IS NOT NULL AND s.name != 'device memory'")[0]
+    got = one("SELECT COUNT(*), COUNT(i.metricName) FROM GPU_METRICS m LEFT JOIN "
+              "TARGET_INFO_GPU_METRICS i USING (typeId, metricId) JOIN TARGET_INFO_GPU g ON "
+              "g.id = m.typeId & 0xff")
+    check(got == (n, n), f"{name}: GPU_METRICS {got}, device metric samples {n}")
+    check(one("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE "
+              "(graphId IS NULL) != (graphNodeId IS NULL)") == (0,), f"{name}: graph ids")
+    return n, one("SELECT COUNT(graphId) FROM CUPTI_ACTIVITY_KIND_KERNEL")[0]
+
+
+GRAPHS = {  # traces of CUDA graphs: kernels with a graph id, distinct graphs
+    "real/launch_bound_fixed.apx": (20000, 1),
+    "suite/launch_bound_fixed.apx": (4480, 1),
+    "suite/graph_recapture_fixed.apx": (560, 1),
+}
+METRICS = {  # traces with NVML readings or PM sampling: GPU_METRICS rows
+    "real/nvperfd_pageable.apx": 45,
+    "real/nvperfd_pinned.apx": 30,
+    "suite/copy_overlap_fixed.apx": 116,
+    "hwc/throughput.apx": 53892,
+}
+
+
+def nsys_traces(tmp):
+    """Graph ids and GPU metrics on the traces that have them; none elsewhere."""
+    fx = os.path.join(src, "tests/fixtures")
+    for rel in sorted(set(GRAPHS) | set(METRICS)):
+        t = os.path.join(fx, rel)
+        db = export(t, os.path.join(tmp, rel.replace("/", "-") + ".sqlite"), "--single")
+        if not db:
+            continue
+        metrics, graphs = nsys_tables(db, rel, t)
+        want = GRAPHS.get(rel, (0, 0))
+        got = (graphs, db.execute("SELECT COUNT(DISTINCT graphId) FROM "
+                                  "CUPTI_ACTIVITY_KIND_KERNEL").fetchone()[0])
+        check(got == want, f"{rel}: graph kernels, graphs {got}, want {want}")
+        check(metrics == METRICS.get(rel, 0), f"{rel}: {metrics} GPU_METRICS rows, want "
+              f"{METRICS.get(rel, 0)}")
+        db.close()
+
+
 def real_traces(tmp):
     traces = sorted(glob.glob(os.path.join(src, "tests/fixtures/real/*.apx*")))
     check(len(traces) >= 20, f"only {len(traces)} real traces")
@@ -101,6 +189,10 @@ def real_traces(tmp):
         known = {r[0] for r in db.execute("SELECT pid FROM PROCESSES")}
         check({p[0] for p in pids} <= known, f"{name}: globalPid/globalTid do not decode to "
               f"the pids of PROCESSES")
+        metrics, graphs = nsys_tables(db, name, t)
+        want = (GRAPHS.get("real/" + name, (0, 0))[0], METRICS.get("real/" + name, 0))
+        check((graphs, metrics) == want, f"{name}: graph kernels, GPU_METRICS rows "
+              f"{(graphs, metrics)}, want {want}")
         db.close()
     # a run of two processes: FILE brings FILE.<pid>, each with its file index in globalPid
     t = os.path.join(src, "tests/fixtures/real/fork_and_subprocess.apx")
@@ -164,8 +256,15 @@ def known_trace(tmp, queries, schema):
     one = lambda sql: db.execute(sql).fetchone()
     check(one("SELECT pid, ppid, rank, host, argv FROM PROCESSES") ==
           (4242, 1, 0, "node1", "python3 train.py"), "PROCESSES row")
+    # API and NVTX records name the thread by CUPTI's id: the stream sync pairs it with 4242
     check(one("SELECT COUNT(*), MIN(globalTid / 0x1000000 % 0x1000000), MIN(globalTid % 0x1000000)"
-              " FROM CUPTI_ACTIVITY_KIND_RUNTIME") == (10, 4242, 4242), "RUNTIME globalTid")
+              ", MAX(globalTid % 0x1000000) FROM CUPTI_ACTIVITY_KIND_RUNTIME") ==
+          (11, 4242, 4242, 4242), "RUNTIME globalTid: the OS tid")
+    check(db.execute("SELECT DISTINCT t.tid, t.name FROM NVTX_EVENTS n JOIN THREADS t USING "
+                     "(globalTid)").fetchall() == [(4242, "python3")], "NVTX globalTid")
+    check(db.execute("SELECT tid FROM THREADS ORDER BY tid").fetchall() == [(4242,), (4250,)],
+          "THREADS: no row for CUPTI's id of 4242")
+    nsys_tables(db, "known", trace)
     check(one("SELECT COUNT(*) FROM ThreadNames t JOIN StringIds s ON s.id = t.nameId AND "
               "s.value = 'pt_autograd_0' AND t.globalTid % 0x1000000 = 4250") == (1,),
           "ThreadNames")
@@ -177,7 +276,7 @@ def known_trace(tmp, queries, schema):
                      "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION ORDER BY start").fetchall() ==
           [(3, 7, 2000), (4, None, 5000)], "syncs")
     check(one("SELECT bytes, end - start, correlationId FROM CUPTI_ACTIVITY_KIND_MEMSET") ==
-          (4096, 1000, 110), "memset")
+          (4096, 1000, 111), "memset")
     check(db.execute("SELECT e.ts, e.value FROM COUNTER_EVENTS e JOIN COUNTER_SERIES s ON "
                      "s.id = e.seriesId AND s.name = 'device memory' ORDER BY e.ts").fetchall()
           == [(1000, 1048576.0), (190000, 0.0)], "device memory counter")
@@ -251,6 +350,7 @@ def main():
         else:
             queries, schema = doc_blocks()
             n = real_traces(tmp)
+            nsys_traces(tmp)
             known_trace(tmp, queries, schema)
             if set(queries) >= {"top-kernels", "nvtx-ranges", "copies"}:
                 queries_on_real(tmp, queries)
