@@ -53,7 +53,7 @@ static int run_metrics_tool(const char *inject_lib, char *const *args, size_t na
 	posix_spawn_file_actions_destroy(&fa);
 	free(env);
 	if (r) {
-		apx_log_warn("analyze: --metrics: cannot run '%s' (%s); the collector checks the "
+		apx_log_warn("--metrics: cannot run '%s' (%s); the collector checks the "
 			     "metrics when the program starts", tool, strerror(r));
 		return -1;
 	}
@@ -102,7 +102,7 @@ int apx_analyze_metrics(const char *inject_lib, const struct apx_metrics_opts *m
 
 		*stop = 1;
 		if (!inject_lib) {
-			apx_log_error("analyze: --metrics help needs apx-metrics, installed beside "
+			apx_log_error("--metrics help needs apx-metrics, installed beside "
 				      "libapx-inject.so (not found)");
 			return APX_EXIT_FAIL;
 		}
@@ -130,7 +130,7 @@ int apx_analyze_metrics(const char *inject_lib, const struct apx_metrics_opts *m
 		snprintf(spec_buf, sizeof(spec_buf), "%s", m->spec);
 		if (run_metrics_tool(inject_lib, check, 3, 1) == 1) {
 			*stop = 1;
-			apx_log_error("analyze: --metrics: refused (above); `apx analyze --metrics help` "
+			apx_log_error("--metrics: refused (above); `apx analyze --metrics help` "
 				      "lists what this GPU offers");
 			return APX_EXIT_USAGE;
 		}

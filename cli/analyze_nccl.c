@@ -21,7 +21,7 @@ void apx_analyze_nccl_env(const char *inject_lib)
 
 	if (inject_lib && *inject_lib == '/') {
 		if (prev && *prev && strcmp(prev, inject_lib) && strcmp(prev, "none"))
-			apx_log_warn("analyze: replacing NCCL_PROFILER_PLUGIN='%s' by apx's collector "
+			apx_log_warn("replacing NCCL_PROFILER_PLUGIN='%s' by apx's collector "
 				     "(NCCL loads one profiler plugin)", prev);
 		if (!prev || strcmp(prev, "none"))	/* "none": the user turned it off */
 			setenv("NCCL_PROFILER_PLUGIN", inject_lib, 1);

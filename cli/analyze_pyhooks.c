@@ -175,14 +175,14 @@ void apx_pyhooks_setup(const char *inject_lib, const struct apx_pyhooks_opts *o,
 	n = slash ? snprintf(site, sizeof(site), "%.*s/apx_site.py", (int)(slash - inject_lib),
 			     inject_lib) : -1;
 	if (n < 0 || (size_t)n >= sizeof(site) || access(site, R_OK) < 0) {
-		apx_log_warn("analyze: apx_site.py is not beside '%s': %s are not recorded",
+		apx_log_warn("apx_site.py is not beside '%s': %s are not recorded",
 			     inject_lib, o->trace ? "--trace-functions ranges and PyTorch memory "
 			     "samples" : "PyTorch memory samples");
 		return;
 	}
 	n = snprintf(ret_dir, cap, "%s/apx-py-XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (n < 0 || (size_t)n >= cap || !mkdtemp(ret_dir)) {
-		apx_log_errno(-errno, "analyze: cannot make a folder for the Python hooks in '%s'; "
+		apx_log_errno(-errno, "cannot make a folder for the Python hooks in '%s'; "
 			      "function ranges and PyTorch memory samples are not recorded",
 			      tmp && *tmp ? tmp : "/tmp");
 		ret_dir[0] = 0;
@@ -195,7 +195,7 @@ void apx_pyhooks_setup(const char *inject_lib, const struct apx_pyhooks_opts *o,
 	if (r == 0)
 		r = set_env(ret_dir, o);
 	if (r < 0) {
-		apx_log_errno(r, "analyze: cannot set up the Python hooks in '%s'; function ranges "
+		apx_log_errno(r, "cannot set up the Python hooks in '%s'; function ranges "
 			      "and PyTorch memory samples are not recorded", ret_dir);
 		unsetenv("APX_PY_HOOKS");
 		apx_pyhooks_cleanup(ret_dir);
@@ -226,7 +226,7 @@ static void remove_tree(const char *dir, int depth)
 	}
 	closedir(d);
 	if (rmdir(dir) < 0 && depth == 0)
-		apx_log_warn("analyze: could not remove the Python hooks' folder '%s': %s", dir,
+		apx_log_warn("could not remove the Python hooks' folder '%s': %s", dir,
 			     strerror(errno));
 }
 

@@ -40,6 +40,8 @@ int apx_cmd_export(int argc, char **argv);
 extern const char apx_cmd_export_usage[];
 int apx_cmd_analyze(int argc, char **argv);
 extern const char apx_cmd_analyze_usage[];
+int apx_cmd_attach(int argc, char **argv);
+extern const char apx_cmd_attach_usage[];
 /* analyze_calibrate.c: the collector's cost per kernel launch on this machine (cached). */
 int apx_analyze_calibrate(const char *inject_lib, const char *level, uint64_t *ret_ns);
 /* Environment for a helper tool run by apx analyze (apx-calibrate, apx-metrics): ours without
@@ -60,6 +62,16 @@ struct apx_metrics_opts {
  * them into the program's environment; "help" lists the sets and the GPU's metrics. Returns
  * an exit status; *stop = 1 when apx must exit with it now (help, or a metric refused). */
 int apx_analyze_metrics(const char *inject_lib, const struct apx_metrics_opts *m, int *stop);
+
+/* The one of names[0..n) nearest to word (edit distance, a swap of two letters counting one):
+ * at most 1 edit away, 2 for words longer than 4 letters; NULL when none is, or two are as
+ * near. For "did you mean ...?" (main.c). */
+const char *apx_cli_nearest(const char *word, const char *const *names, size_t n);
+/* A command's getopt found arg unknown: "apx CMD: unknown option 'ARG'", with "did you mean
+ * '--NAME'?" when a long option of opts (ending in a NULL name) is near; returns
+ * APX_EXIT_USAGE. */
+struct option;
+int apx_cli_unknown_option(const char *cmd, const struct option *opts, const char *arg);
 
 /* Print the usage of cmd to stdout (for --help) */
 void apx_cli_print_usage(const char *name);

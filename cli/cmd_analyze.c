@@ -273,14 +273,14 @@ static void preload_heap(const char *inject_lib, uint64_t bytes)
 	if (!bytes)
 		return;
 	if (!inject_lib || !slash) {
-		apx_log_warn("analyze: --heap-sampling-bytes needs the collector (libapx-inject.so): "
+		apx_log_warn("--heap-sampling-bytes needs the collector (libapx-inject.so): "
 			     "no heap samples");
 		return;
 	}
 	n = snprintf(heap, sizeof(heap), "%.*s/libapx-heap.so", (int)(slash - inject_lib),
 		     inject_lib);
 	if (n < 0 || (size_t)n >= sizeof(heap) || access(heap, R_OK) < 0) {
-		apx_log_warn("analyze: libapx-heap.so is not beside the collector: no heap samples");
+		apx_log_warn("libapx-heap.so is not beside the collector: no heap samples");
 		return;
 	}
 	if (prev && (strstr(prev, "libasan") || strstr(prev, "libtsan") ||
@@ -290,7 +290,7 @@ static void preload_heap(const char *inject_lib, uint64_t bytes)
 		n = snprintf(val, sizeof(val), "%s%s%s", heap, prev && *prev ? ":" : "",
 			     prev ? prev : "");
 	if (n < 0 || (size_t)n >= sizeof(val)) {
-		apx_log_warn("analyze: LD_PRELOAD is too long to add libapx-heap.so: no heap samples");
+		apx_log_warn("LD_PRELOAD is too long to add libapx-heap.so: no heap samples");
 		return;
 	}
 	setenv("LD_PRELOAD", val, 1);
@@ -311,7 +311,7 @@ static void calibrate(const char *lib, const char *level)
 	if (r == -ENODEV)	/* no GPU: the program will not launch kernels either */
 		return;
 	if (r < 0) {
-		apx_log_warn("analyze: the collector's cost per launch was not measured (%s); launch "
+		apx_log_warn("the collector's cost per launch was not measured (%s); launch "
 			     "gaps in the report are not corrected for it",
 			     r == -ERANGE ? "it did not show above the noise between processes; the "
 			     "next run measures again" : strerror(-r));
@@ -359,12 +359,12 @@ static void unlink_run_file(const char *full, void *arg)
 
 	apx_term_safe_str(name, sizeof(name), full);
 	if (apx_run_id_of(full, got, sizeof(got), &d) < 0)
-		apx_log_warn("analyze: kept '%s': not an apx trace (%s)", name,
+		apx_log_warn("kept '%s': not an apx trace (%s)", name,
 			     apx_term_safe_str(why, sizeof(why), d.msg));
 	else if (!want[0] || !got[0] || strcmp(got, want))
-		apx_log_warn("analyze: kept '%s': not a trace of the run being replaced", name);
+		apx_log_warn("kept '%s': not a trace of the run being replaced", name);
 	else if (unlink(full) < 0)
-		apx_log_errno(-errno, "analyze: cannot remove '%s'", name);
+		apx_log_errno(-errno, "cannot remove '%s'", name);
 }
 
 /* The trace's folder must take a new file before the program starts (no permission, a
@@ -862,14 +862,14 @@ static int output_path(const char *output, char *path, size_t cap)
 
 	apx_term_safe_str(safe, sizeof(safe), output);	/* names reach the terminal escaped */
 	if (r == -EINVAL)
-		apx_log_error("analyze: -o '%s' names a folder: give a file name "
+		apx_log_error("-o '%s' names a folder: give a file name "
 			      "(e.g. -o %sdata.apx)", safe, safe);
 	else if (r == -ENOENT || r == -ENOTDIR)
-		apx_log_error("analyze: cannot write '%s': its folder does not exist", safe);
+		apx_log_error("cannot write '%s': its folder does not exist", safe);
 	else if (r < 0)
-		apx_log_errno(r, "analyze: cannot write '%s'", safe);
+		apx_log_errno(r, "cannot write '%s'", safe);
 	else if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-		apx_log_error("analyze: -o '%s' is a folder: give a file name "
+		apx_log_error("-o '%s' is a folder: give a file name "
 			      "(e.g. -o %s/data.apx)", safe, safe);
 	else
 		return 0;
@@ -883,11 +883,11 @@ static int check_script(const char *script)
 	struct stat st;
 
 	if (stat(script, &st) < 0) {
-		apx_log_errno(-errno, "analyze: cannot run '%s'", script);
+		apx_log_errno(-errno, "cannot run '%s'", script);
 		return -ENOENT;
 	}
 	if (S_ISDIR(st.st_mode)) {
-		apx_log_error("analyze: cannot run '%s': it is a folder", script);
+		apx_log_error("cannot run '%s': it is a folder", script);
 		return -EISDIR;
 	}
 	return 0;
@@ -1077,7 +1077,7 @@ int apx_cmd_analyze(int argc, char **argv)
 			return apx_cli_usage_error("analyze", "option '%s' needs a value",
 						   argv[optind - 1]);
 		default:
-			return apx_cli_usage_error("analyze", "unknown option '%s'", argv[optind - 1]);
+			return apx_cli_unknown_option("analyze", opts, argv[optind - 1]);
 		}
 	}
 	if (capture && (delay_ns || duration_ns))
@@ -1114,13 +1114,13 @@ int apx_cmd_analyze(int argc, char **argv)
 		struct apx_diag d;
 
 		if (!S_ISREG(st.st_mode)) {	/* a link, a device, a FIFO: never replaced */
-			apx_log_error("analyze: '%s' is not a regular file (a link, a device, a FIFO...): apx analyze "
+			apx_log_error("'%s' is not a regular file (a link, a device, a FIFO...): apx analyze "
 				      "writes a new file, or replaces a regular one with --force",
 				      safe);
 			return APX_EXIT_FAIL;
 		}
 		if (!force) {
-			apx_log_error("analyze: '%s' exists; pass --force to replace it, or -o FILE",
+			apx_log_error("'%s' exists; pass --force to replace it, or -o FILE",
 				      safe);
 			return APX_EXIT_USAGE;
 		}
@@ -1129,11 +1129,11 @@ int apx_cmd_analyze(int argc, char **argv)
 	}
 	/* checked before the program starts: it must not run for a trace that cannot be */
 	if ((wr = check_writable(path)) < 0) {
-		apx_log_errno(wr, "analyze: cannot write '%s'", safe);
+		apx_log_errno(wr, "cannot write '%s'", safe);
 		return APX_EXIT_FAIL;
 	}
 	if (replace && unlink(path) < 0 && errno != ENOENT) {
-		apx_log_errno(-errno, "analyze: cannot remove '%s'", safe);
+		apx_log_errno(-errno, "cannot remove '%s'", safe);
 		return APX_EXIT_FAIL;
 	}
 	if (force)
@@ -1158,7 +1158,7 @@ int apx_cmd_analyze(int argc, char **argv)
 		const char *prev = getenv("CUDA_INJECTION64_PATH");
 
 		if (prev && *prev && strcmp(prev, lib) && strcmp(prev, "none"))
-			apx_log_warn("analyze: replacing CUDA_INJECTION64_PATH='%s' by apx's collector",
+			apx_log_warn("replacing CUDA_INJECTION64_PATH='%s' by apx's collector",
 				     prev);
 		int stop, rc = apx_analyze_metrics(lib, &metrics, &stop);
 
@@ -1175,9 +1175,9 @@ int apx_cmd_analyze(int argc, char **argv)
 		apx_analyze_nccl_env(NULL);	/* multicast stays off all the same */
 		pydir[0] = 0;
 		if (pyhooks.trace)
-			apx_log_warn("analyze: without the collector, --trace-functions records "
+			apx_log_warn("without the collector, --trace-functions records "
 				     "nothing");
-		apx_log_warn("analyze: the collector libapx-inject.so was not found (set "
+		apx_log_warn("the collector libapx-inject.so was not found (set "
 			     "APX_INJECT_LIB); GPU activity is not recorded");
 	}
 	snprintf(run_id, sizeof(run_id), "%d-%" PRIu64, (int)getpid(), now_ns(CLOCK_REALTIME));
@@ -1221,7 +1221,7 @@ int apx_cmd_analyze(int argc, char **argv)
 	fflush(NULL);
 	/* exec_pipe: closed by a successful exec (O_CLOEXEC); a failed one writes its errno */
 	if (pipe2(exec_pipe, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
-		apx_log_errno(-errno, "analyze: cannot start the program");
+		apx_log_errno(-errno, "cannot start the program");
 		apx_pyhooks_cleanup(pydir);
 		free(targv);
 		return APX_EXIT_FAIL;
@@ -1247,7 +1247,7 @@ int apx_cmd_analyze(int argc, char **argv)
 	child_pid = pid;
 	while (wait4(pid, &ri.status, 0, &ri.ru) < 0) {
 		if (errno != EINTR) {
-			apx_log_errno(-errno, "analyze: waiting for pid %d", (int)pid);
+			apx_log_errno(-errno, "waiting for pid %d", (int)pid);
 			apx_pyhooks_cleanup(pydir);
 			free(targv);
 			return APX_EXIT_FAIL;
@@ -1264,7 +1264,7 @@ int apx_cmd_analyze(int argc, char **argv)
 	if (n == (ssize_t)sizeof(exec_errno)) {
 		/* the program never started: no trace (a fallback would make the next run
 		 * refuse with "exists") and no summary */
-		apx_log_errno(-exec_errno, "analyze: cannot run '%s'", targv[0]);
+		apx_log_errno(-exec_errno, "cannot run '%s'", targv[0]);
 		free(targv);
 		return 127;
 	}
@@ -1275,7 +1275,7 @@ int apx_cmd_analyze(int argc, char **argv)
 	ri.have_collector = have_lib;
 	if (access(path, F_OK) < 0 && (wr = write_fallback(path, &ri)) < 0) {
 		/* no trace: no summary naming one, and not a success */
-		apx_log_errno(wr, "analyze: cannot write '%s'", safe);
+		apx_log_errno(wr, "cannot write '%s'", safe);
 		free(targv);
 		if (WIFSIGNALED(ri.status))
 			return 128 + WTERMSIG(ri.status);

@@ -598,7 +598,8 @@ int apx_cmd_config(int argc, char **argv)
 	int c, r;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+f:h", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:f:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			snprintf(f.path, sizeof(f.path), "%s", optarg);
@@ -606,8 +607,11 @@ int apx_cmd_config(int argc, char **argv)
 		case 'h':
 			apx_cli_print_usage("config");
 			return APX_EXIT_OK;
+		case ':':
+			return apx_cli_usage_error("config", "option '%s' needs a value",
+						   argv[optind - 1]);
 		default:
-			return apx_cli_usage_error("config", "unknown option '%s'", argv[optind - 1]);
+			return apx_cli_unknown_option("config", opts, argv[optind - 1]);
 		}
 	}
 	if (!f.path[0] && default_path(f.path, sizeof(f.path)) < 0) {

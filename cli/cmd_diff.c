@@ -85,7 +85,7 @@ static int load(const char *path, struct apx_model **ret_m, struct apx_findings 
 	m = apx_model_new();
 	fd = calloc(1, sizeof(*fd));
 	if (!m || !fd) {
-		apx_log_errno(-ENOMEM, "diff");
+		apx_log_error("out of memory");
 		goto fail;
 	}
 	r = apx_cli_add_trace(m, path, &dg);	/* .apx, or Kineto JSON converted */
@@ -228,7 +228,7 @@ int apx_cmd_diff(int argc, char **argv)
 			return apx_cli_usage_error("diff", "option '%s' needs a value",
 						   argv[optind - 1]);
 		default:
-			return apx_cli_usage_error("diff", "unknown option '%s'", argv[optind - 1]);
+			return apx_cli_unknown_option("diff", opts, argv[optind - 1]);
 		}
 	}
 	if (argc - optind != 2)
@@ -257,7 +257,7 @@ int apx_cmd_diff(int argc, char **argv)
 	}
 	r = apx_diff_compute(m[0], fd[0], m[1], fd[1], 0, &df);
 	if (r < 0) {
-		apx_log_errno(r, "diff: cannot compare the traces");
+		apx_log_errno(r, "cannot compare the traces");
 		goto out;
 	}
 	if (df.different_program && !force_compare) {
@@ -266,7 +266,7 @@ int apx_cmd_diff(int argc, char **argv)
 	}
 	d = apx_rdoc_build_diff(&df, o.top, df.different_program);
 	if (!d) {
-		apx_log_errno(-ENOMEM, "diff: cannot build the comparison");
+		apx_log_errno(-ENOMEM, "cannot build the comparison");
 		goto out;
 	}
 	r = emit(fmt, &of, d, &o);

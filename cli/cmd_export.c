@@ -2,7 +2,8 @@
  * cmd_export.c - `apx export --format perfetto|chrome|sqlite [-o FILE] [--from S] [--to S]
  * [--min-dur US] [--single] [--merge-ranks] [--force] FILE...`: builds the event store of the
  * traces (every event kept, lib/analysis/store.h; FILE brings its run's FILE.<pid> and
- * FILE.rank<R>.<pid> along, as in apx report) and writes it with one exporter of lib/export.
+ * FILE.rank<R>.<pid> along, as in apx report; a torch.profiler (Kineto) JSON trace is converted
+ * first, as apx report reads it: cli/import_trace.h) and writes it with one exporter of lib/export.
  * Traces of several distributed ranks give one chrome or sqlite file per rank (FILE.rank<R>.json:
  * the tools that read them, Holistic Trace Analysis, per-rank SQL, want a rank per file; one
  * store at a time, so memory is one rank's), files without a rank left out and said; perfetto,
@@ -29,6 +30,7 @@
 #include "base/parse.h"
 #include "base/termsafe.h"
 #include "cli/cli.h"
+#include "cli/import_trace.h"
 #include "cli/outfile.h"
 #include "cli/run_files.h"
 #include "export/export.h"
@@ -41,7 +43,8 @@ const char apx_cmd_export_usage[] =
 	"usage: apx export --format FORMAT [options] FILE...\n"
 	"\n"
 	"Write every event of the traces (kernels, copies, memsets, API calls, NVTX ranges, host\n"
-	"synchronizations, counters) for a viewer or a query tool:\n"
+	"synchronizations, counters) for a viewer or a query tool. FILE is an .apx trace or a\n"
+	"torch.profiler (Kineto) JSON trace (.json, .json.gz), read as apx report reads it:\n"
 	"  perfetto   Perfetto's native protobuf trace (ui.perfetto.dev, trace_processor)\n"
 	"  chrome     Chrome trace / Kineto JSON (chrome://tracing, Perfetto, Holistic Trace\n"
 	"             Analysis)\n"
@@ -50,7 +53,8 @@ const char apx_cmd_export_usage[] =
 	"\n"
 	"  -F, --format FORMAT  perfetto, chrome or sqlite (required)\n"
 	"  -o, --output FILE    output file (default: the first trace's name with .perfetto-trace,\n"
-	"                       .json or .sqlite in the current folder); - is stdout. An existing\n"
+	"                       .json (.export.json for a JSON trace) or .sqlite in the current\n"
+	"                       folder); - is stdout. An existing\n"
 	"                       FILE is replaced only with --force, never when it is one of the\n"
 	"                       traces; a character device or FIFO (/dev/null, a named pipe) is\n"
 	"                       written into, not replaced; a symbolic link or a folder is\n"
@@ -86,14 +90,22 @@ static int parse_us(const char *s, uint64_t *ret_ns)
 	return 0;
 }
 
+/* FILE.apx -> FILE.EXT; a Kineto trace FILE.json (.json.gz) -> FILE.EXT, FILE.export.json for
+ * --format chrome (not the trace's own name). */
 static void default_output(const char *in, const char *ext, char *out, size_t cap)
 {
 	const char *base = strrchr(in, '/') ? strrchr(in, '/') + 1 : in;
 	size_t n = strlen(base);
+	const char *mid = "";
 
-	if (n > 4 && !strcmp(base + n - 4, ".apx"))
+	if (n > 4 && !strcmp(base + n - 4, ".apx")) {
 		n -= 4;
-	snprintf(out, cap, "%.*s%s", (int)n, base, ext);
+	} else if ((n > 5 && !strcmp(base + n - 5, ".json")) ||
+		   (n > 8 && !strcmp(base + n - 8, ".json.gz"))) {
+		n -= base[n - 1] == 'z' ? 8 : 5;
+		mid = strcmp(ext, ".json") ? "" : ".export";
+	}
+	snprintf(out, cap, "%.*s%s%s", (int)n, base, mid, ext);
 }
 
 struct list {
@@ -124,7 +136,7 @@ static void child_error(const char *full, const char *why, void *ctx)
 	char name[PATH_MAX * 4];
 
 	(void)ctx;
-	apx_log_warn("export: '%s': %s; not read", apx_term_safe_str(name, sizeof(name), full), why);
+	apx_log_warn("'%s': %s; not read", apx_term_safe_str(name, sizeof(name), full), why);
 }
 
 static int push_new(const char *path, void *ctx)
@@ -154,11 +166,11 @@ static int collect(char **named, size_t n, int single, char ***ret, size_t *ret_
 		if (push_new(named[i], &l) < 0)
 			goto oom;
 		if (single || l.n == before || apx_run_id_of(named[i], id, sizeof(id), NULL) < 0)
-			continue;	/* a file that cannot be read: apx_store_open says why */
+			continue;	/* a file that cannot be read: store_open says why */
 		apx_run_children(named[i], id, push_new, child_error, &l);
 	}
 	if (l.n > APX_STORE_MAX_FILES) {
-		apx_log_error("export: %zu files; at most %d", l.n, APX_STORE_MAX_FILES);
+		apx_log_error("%zu files; at most %d", l.n, APX_STORE_MAX_FILES);
 		free_paths(l.p, l.n);
 		return -E2BIG;
 	}
@@ -167,7 +179,7 @@ static int collect(char **named, size_t n, int single, char ***ret, size_t *ret_
 	return 0;
 oom:
 	free_paths(l.p, l.n);
-	apx_log_errno(-ENOMEM, "export");
+	apx_log_error("out of memory");
 	return -ENOMEM;
 }
 
@@ -211,6 +223,35 @@ static void say_run_files(size_t npaths, size_t named)
 
 /* ---- one store, one file ---------------------------------------------------------------- */
 
+/* apx_store_open() with torch.profiler (Kineto) JSON traces converted first, as apx report
+ * reads them (import_trace.h); the store's files keep the names given. */
+static int store_open(char **paths, size_t n, const struct apx_store_opts *so,
+		      struct apx_store **ret, struct apx_diag *diag)
+{
+	struct apx_store *st;
+	int r = -ENOMEM;
+
+	if (!n || n > APX_STORE_MAX_FILES)
+		return -EINVAL;
+	st = apx_store_new(so);
+	if (!st)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct apx_reader *rd;
+
+		if ((r = apx_cli_open_trace(paths[i], &rd, diag)) < 0 ||
+		    (r = apx_store_add_reader(st, paths[i], rd, diag)) < 0)
+			goto fail;
+	}
+	if ((r = apx_store_build(st, diag)) < 0)
+		goto fail;
+	*ret = st;
+	return 0;
+fail:
+	apx_store_free(st);
+	return r;
+}
+
 /* Read paths[0..n) into a store and write it with ex into of (initialized, the inputs checked
  * against it): says the size first, the damage, the result. An exit status. */
 static int export_one(const struct apx_exporter *ex, char **paths, size_t n,
@@ -224,12 +265,12 @@ static int export_one(const struct apx_exporter *ex, char **paths, size_t n,
 	uint64_t est;
 	int damaged, staged, r;
 
-	r = apx_store_open((const char *const *)paths, n, so, &st, &diag);
+	r = store_open(paths, n, so, &st, &diag);
 	if (r < 0) {
 		char m[sizeof(diag.msg) * 4];
 
 		apx_outfile_abort(of);
-		apx_log_error("export: cannot read the traces: %s%s%s", strerror(-r),
+		apx_log_error("cannot read the traces: %s%s%s", strerror(-r),
 			      diag.msg[0] ? ": " : "", apx_term_safe_str(m, sizeof(m), diag.msg));
 		return APX_EXIT_FAIL;
 	}
@@ -239,7 +280,7 @@ static int export_one(const struct apx_exporter *ex, char **paths, size_t n,
 	fprintf(stderr, "apx export: %" PRIu64 " events to '%s' (%s, about %s)\n", st->events,
 		safe, ex->name, a);
 	if (est > WARN_BYTES)
-		apx_log_warn("export: the file will be about %s; viewers give up around 1-2 GB: "
+		apx_log_warn("the file will be about %s; viewers give up around 1-2 GB: "
 			     "narrow it with --from/--to/--min-dur", a);
 	/* a new name beside a regular FILE, or under $TMPDIR for a stream */
 	staged = apx_outfile_stage(of, tmp, sizeof(tmp)) >= 0;	/* if not, said */
@@ -247,7 +288,7 @@ static int export_one(const struct apx_exporter *ex, char **paths, size_t n,
 	apx_store_free(st);
 	if (r < 0) {
 		if (staged)
-			apx_log_error("export: cannot write '%s': %s", safe,
+			apx_log_error("cannot write '%s': %s", safe,
 				      diag.msg[0] ? diag.msg : strerror(-r));
 		apx_outfile_abort(of);
 		return APX_EXIT_FAIL;
@@ -363,7 +404,7 @@ static int export_ranks(const struct apx_exporter *ex, char **paths, size_t npat
 	fprintf(stderr, "apx export: %zu ranks: one %s file each, the rank in its name "
 		"(--merge-ranks: one file of all)\n", distinct, ex->name);
 	if (norank)
-		apx_log_warn("export: %zu file%s without a rank (the launcher's own process?) left "
+		apx_log_warn("%zu file%s without a rank (the launcher's own process?) left "
 			     "out of the per-rank files; export %s with --single", norank,
 			     norank == 1 ? "" : "s", norank == 1 ? "it" : "them");
 	/* every output first: nothing is written when one of them cannot be */
@@ -373,7 +414,7 @@ static int export_ranks(const struct apx_exporter *ex, char **paths, size_t npat
 		if (i > first && v[i].rank == v[i - 1].rank)
 			continue;
 		if (rank_path(output, dir, def, ex->ext, v[i].rank, name, sizeof(name)) < 0) {
-			apx_log_error("export: the name of rank %" PRId64 "'s file is too long",
+			apx_log_error("the name of rank %" PRId64 "'s file is too long",
 				      v[i].rank);
 			return APX_EXIT_FAIL;
 		}
@@ -389,7 +430,7 @@ static int export_ranks(const struct apx_exporter *ex, char **paths, size_t npat
 	}
 	group = malloc(npaths * sizeof(*group));
 	if (!group) {
-		apx_log_errno(-ENOMEM, "export");
+		apx_log_error("out of memory");
 		return APX_EXIT_FAIL;
 	}
 	for (size_t i = first; i < npaths;) {
@@ -446,7 +487,7 @@ int apx_cmd_export(int argc, char **argv)
 		case 'F':
 			ex = apx_exporter_find(optarg);
 			if (!ex && !strcmp(optarg, "sqlite")) {
-				apx_log_error("export: --format sqlite is not built into this apx: it "
+				apx_log_error("--format sqlite is not built into this apx: it "
 					      "was built without libsqlite3 (install libsqlite3-dev, "
 					      "e.g. with scripts/setup, and rebuild)");
 				return APX_EXIT_FAIL;
@@ -489,7 +530,7 @@ int apx_cmd_export(int argc, char **argv)
 			return apx_cli_usage_error("export", "option '%s' needs a value",
 						   argv[optind - 1]);
 		default:
-			return apx_cli_usage_error("export", "unknown option '%s'", argv[optind - 1]);
+			return apx_cli_unknown_option("export", opts, argv[optind - 1]);
 		}
 	}
 	if (!ex)
@@ -516,7 +557,7 @@ int apx_cmd_export(int argc, char **argv)
 		if (!dir && *output && output[strlen(output) - 1] == '/') {
 			free(ranked);
 			free_paths(paths, npaths);
-			apx_log_error("export: -o '%s': no such folder", output);
+			apx_log_error("-o '%s': no such folder", output);
 			return APX_EXIT_FAIL;
 		}
 		if (!strcmp(output, "-") || (!dir && stat(output, &sb) == 0 && !S_ISREG(sb.st_mode))) {

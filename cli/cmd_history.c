@@ -288,7 +288,7 @@ int apx_cmd_history(int argc, char **argv)
 			return apx_cli_usage_error("history", "option '%s' needs a value",
 						   argv[optind - 1]);
 		default:
-			return apx_cli_usage_error("history", "unknown option '%s'", argv[optind - 1]);
+			return apx_cli_unknown_option("history", opts, argv[optind - 1]);
 		}
 	}
 	if (optind < argc)

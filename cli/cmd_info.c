@@ -1,8 +1,9 @@
 /*
  * cmd_info.c - `apx info FILE...`: checks every chunk of each trace (checksums and record
  * decoding) and prints its header, record counts per type, time span and, with --chunks, the
- * chunk table. Exit 0 when every file is complete and valid, 1 when one is damaged,
- * truncated or unreadable (saying where), 2 on a usage error. Called from cli/main.c.
+ * chunk table; with --json the same facts as one JSON object (docs/format.md, "apx info --json").
+ * Exit 0 when every file is complete and valid, 1 when one is damaged, truncated or unreadable
+ * (saying where, on stderr), 2 on a usage error. Called from cli/main.c.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -14,13 +15,14 @@
 
 #include <apx/format.h>
 
+#include "base/json.h"
 #include "base/termsafe.h"
 #include "cli/cli.h"
 
 #include "base/banned.h"
 
 const char apx_cmd_info_usage[] =
-	"usage: apx info [--chunks] [--quiet] FILE...\n"
+	"usage: apx info [--chunks] [--quiet | --json] FILE...\n"
 	"\n"
 	"Check .apx trace files and describe them: the header (producer, host, process, clock),\n"
 	"record counts per type, the time span of the records, and whether every chunk's\n"
@@ -28,6 +30,9 @@ const char apx_cmd_info_usage[] =
 	"\n"
 	"  -c, --chunks   also list every chunk (offset, type, version, records, bytes, CRC)\n"
 	"  -q, --quiet    print only one status line per file\n"
+	"  -j, --json     print the same facts as one JSON object: {\"schema\": \"apx.info/1\",\n"
+	"                 \"files\": [...]}, the files in the order given, record types in\n"
+	"                 type-number order, chunks in file order (docs/format.md)\n"
 	"  -h, --help     show this help\n"
 	"\n"
 	"Exit status: 0 every file is complete and valid; 1 a file is damaged, truncated (its\n"
@@ -250,8 +255,165 @@ static const char *status_word(enum apx_read_status st)
 	}
 }
 
+/* ---- --json ------------------------------------------------------------------------------ */
+
+/* A bytes field of the header up to its first NUL as a JSON string, null when absent. */
+static void json_bytes_field(FILE *f, const struct apx_rec *h, unsigned fld)
+{
+	const char *p = (const char *)h->bytes[fld];
+
+	if (!p || !h->v[fld]) {
+		fputs("null", f);
+		return;
+	}
+	apx_json_strn(f, p, strnlen(p, h->v[fld]));
+}
+
+/* The argv field (each argument followed by a NUL) as an array of strings. */
+static void json_argv(FILE *f, const struct apx_rec *h)
+{
+	const char *p = (const char *)h->bytes[APX_HEADER_ARGV];
+	size_t n = p ? h->v[APX_HEADER_ARGV] : 0;
+	const char *sep = "";
+
+	fputc('[', f);
+	while (n) {
+		size_t len = strnlen(p, n);
+
+		fputs(sep, f);
+		apx_json_strn(f, p, len);
+		sep = ",";
+		len += len < n;	/* the NUL */
+		p += len;
+		n -= len;
+	}
+	fputc(']', f);
+}
+
+static void json_header(FILE *f, const struct apx_reader *r)
+{
+	const struct apx_rec *h = apx_reader_header(r);
+	uint64_t created = h->v[APX_HEADER_CREATED_NS];
+	time_t t = (time_t)(created / 1000000000u);
+	struct tm tm;
+	char when[64];
+
+	fprintf(f, ",\"header\":{\"format\":\"%d.%u\",\"producer\":", APX_FORMAT_MAJOR,
+		apx_reader_minor(r));
+	json_bytes_field(f, h, APX_HEADER_PRODUCER);
+	fputs(",\"producer_version\":", f);
+	json_bytes_field(f, h, APX_HEADER_PRODUCER_VERSION);
+	if (created && gmtime_r(&t, &tm) && strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm))
+		fprintf(f, ",\"created_ns\":%" PRIu64 ",\"created\":\"%s\"", created, when);
+	else
+		fputs(",\"created_ns\":null,\"created\":null", f);
+	fputs(",\"host\":", f);
+	json_bytes_field(f, h, APX_HEADER_HOSTNAME);
+	fputs(",\"kernel\":", f);
+	json_bytes_field(f, h, APX_HEADER_KERNEL);
+	fprintf(f, ",\"pid\":%" PRIu64 ",\"ppid\":%" PRIu64 ",\"uid\":%" PRIu64 ",\"user\":",
+		h->v[APX_HEADER_PID], h->v[APX_HEADER_PPID], h->v[APX_HEADER_UID]);
+	json_bytes_field(f, h, APX_HEADER_USER);
+	fputs(",\"argv\":", f);
+	json_argv(f, h);
+	fputs(",\"cwd\":", f);
+	json_bytes_field(f, h, APX_HEADER_CWD);
+	fputs(",\"run_id\":", f);
+	json_bytes_field(f, h, APX_HEADER_RUN_ID);
+	if (apx_rec_i64(h, APX_HEADER_RANK) >= 0)
+		fprintf(f, ",\"rank\":%" PRId64, apx_rec_i64(h, APX_HEADER_RANK));
+	else
+		fputs(",\"rank\":null", f);
+	fprintf(f, ",\"clock\":\"%s\",\"realtime_offset_ns\":%" PRId64 "}",
+		clock_name(h->v[APX_HEADER_CLOCK]), apx_rec_i64(h, APX_HEADER_REALTIME_OFFSET_NS));
+}
+
+static void json_counts(FILE *f, const struct info_result *res)
+{
+	struct type_stats total = { 0 };
+	const char *sep = "";
+
+	fputs(",\"records\":[", f);
+	for (unsigned t = 0; t < APX_REC_TYPE__COUNT; t++) {	/* type-number order */
+		const struct type_stats *ts = &res->by_type[t];
+
+		if (!ts->chunks)
+			continue;
+		fprintf(f, "%s{\"type\":\"%s\",\"chunks\":%" PRIu64 ",\"records\":%" PRIu64
+			",\"bytes\":%" PRIu64 "}", sep,
+			apx_schema(t) ? apx_rec_type_name(t) : "unknown", ts->chunks, ts->records,
+			ts->bytes);
+		sep = ",";
+		total.chunks += ts->chunks;
+		total.records += ts->records;
+		total.bytes += ts->bytes;
+	}
+	fprintf(f, "],\"total\":{\"chunks\":%" PRIu64 ",\"records\":%" PRIu64 ",\"bytes\":%"
+		PRIu64 "},\"skipped_chunks\":%" PRIu64, total.chunks, total.records, total.bytes,
+		res->skipped_chunks);
+}
+
+static void json_chunks(FILE *f, const struct apx_reader *r)
+{
+	fputs(",\"chunk_table\":[", f);
+	for (size_t i = 0; i < apx_reader_chunk_count(r); i++) {	/* file order */
+		const struct apx_chunk_info *ci = apx_reader_chunk(r, i);
+
+		fprintf(f, "%s{\"chunk\":%zu,\"offset\":%" PRIu64 ",\"type\":\"%s\",\"version\":%u,"
+			"\"records\":%u,\"bytes\":%u,\"crc32c\":\"%08x\"}", i ? "," : "", i,
+			ci->offset, apx_rec_type_name(ci->type), ci->version, ci->records,
+			APX_CHUNK_HDR_SIZE + ci->payload_len, ci->crc);
+	}
+	fputc(']', f);
+}
+
+/* One file's object of --json (status as --quiet says it, lower case: damaged when a chunk's
+ * records cannot be decoded, truncated or not). */
+static void json_one(FILE *f, const char *path, const struct apx_reader *r,
+		     const struct info_result *res, enum apx_read_status st, int show_chunks)
+{
+	const struct apx_diag *dmg = apx_reader_damage(r);
+
+	fputs("{\"path\":", f);
+	apx_json_str(f, path);
+	fprintf(f, ",\"status\":\"%s\",\"chunks\":%zu,\"size_bytes\":%" PRIu64,
+		res->bad ? "damaged" : st == APX_READ_COMPLETE ? "complete"
+		: st == APX_READ_TRUNCATED ? "truncated" : "damaged",
+		apx_reader_chunk_count(r) + (st == APX_READ_COMPLETE), apx_reader_size(r));
+	fputs(",\"error\":", f);
+	if (dmg && dmg->msg[0])
+		apx_json_str(f, dmg->msg);
+	else
+		fputs("null", f);
+	fprintf(f, ",\"undecodable_chunks\":%d,\"decode_error\":", res->bad);
+	if (res->bad)
+		apx_json_str(f, res->diag.msg);
+	else
+		fputs("null", f);
+	json_header(f, r);
+	if (res->have_span)
+		fprintf(f, ",\"span\":{\"start_ns\":%" PRIu64 ",\"end_ns\":%" PRIu64 "}",
+			res->t_min, res->t_max);
+	else
+		fputs(",\"span\":null", f);
+	json_counts(f, res);
+	if (show_chunks)
+		json_chunks(f, r);
+	fputc('}', f);
+}
+
+/* A file that cannot be opened at all, in --json. */
+static void json_unreadable(FILE *f, const char *path, const struct apx_diag *diag)
+{
+	fputs("{\"path\":", f);
+	apx_json_str(f, path);
+	fputs(",\"status\":\"unreadable\",\"error\":", f);
+	apx_json_str(f, diag->msg);
+	fputc('}', f);
+}
+
 /* Returns 0 if the file is complete and valid, 1 otherwise. */
-static int info_one(const char *path, int show_chunks, int quiet)
+static int info_one(const char *path, int show_chunks, int quiet, int json)
 {
 	struct info_result *res;
 	struct apx_reader *r;
@@ -264,6 +426,8 @@ static int info_one(const char *path, int show_chunks, int quiet)
 
 	apx_term_safe_str(name, sizeof(name), path);	/* file names are printed escaped */
 	k = apx_reader_open(path, &r, &diag);
+	if (k < 0 && json)
+		json_unreadable(stdout, path, &diag);
 	if (k < 0) {
 		if (diag.chunk >= 0)
 			fprintf(stderr, "apx info: %s: %s (chunk %" PRId64 ", offset %" PRIu64 ")\n",
@@ -282,7 +446,9 @@ static int info_one(const char *path, int show_chunks, int quiet)
 	st = apx_reader_status(r);
 	ret = st != APX_READ_COMPLETE || res->bad;
 	nchunks = apx_reader_chunk_count(r) + (st == APX_READ_COMPLETE);	/* + END */
-	if (quiet) {
+	if (json) {
+		json_one(stdout, path, r, res, st, show_chunks);
+	} else if (quiet) {
 		printf("%s: %s, %zu chunks, %" PRIu64 " bytes\n", name,
 		       res->bad ? "DAMAGED" : status_word(st), nchunks, apx_reader_size(r));
 	} else {
@@ -318,13 +484,14 @@ int apx_cmd_info(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "chunks", no_argument, NULL, 'c' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	int show_chunks = 0, quiet = 0, c, bad = 0;
+	int show_chunks = 0, quiet = 0, json = 0, c, bad = 0;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "cqh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "cqjh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			show_chunks = 1;
@@ -332,19 +499,30 @@ int apx_cmd_info(int argc, char **argv)
 		case 'q':
 			quiet = 1;
 			break;
+		case 'j':
+			json = 1;
+			break;
 		case 'h':
 			fputs(apx_cmd_info_usage, stdout);
 			return APX_EXIT_OK;
 		default:
-			return apx_cli_usage_error("info", "unknown option '%s'", argv[optind - 1]);
+			return apx_cli_unknown_option("info", opts, argv[optind - 1]);
 		}
 	}
 	if (optind >= argc)
 		return apx_cli_usage_error("info", "no FILE given");
+	if (json && quiet)
+		return apx_cli_usage_error("info", "--json and --quiet do not go together");
+	if (json)
+		fputs("{\"schema\":\"apx.info/1\",\"files\":[", stdout);
 	for (int i = optind; i < argc; i++) {
-		if (i > optind && !quiet)
+		if (i > optind && json)
+			putchar(',');
+		else if (i > optind && !quiet)
 			putchar('\n');
-		bad |= info_one(argv[i], show_chunks, quiet);
+		bad |= info_one(argv[i], show_chunks, quiet, json);
 	}
+	if (json)
+		fputs("]}\n", stdout);
 	return bad ? APX_EXIT_FAIL : APX_EXIT_OK;
 }

@@ -91,7 +91,8 @@ int apx_cmd_init(int argc, char **argv)
 	pid_t pid;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "fc:h", opts, NULL)) != -1) {
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":fc:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			fg = 1;
@@ -105,8 +106,11 @@ int apx_cmd_init(int argc, char **argv)
 		case 'h':
 			apx_cli_print_usage("init");
 			return APX_EXIT_OK;
+		case ':':
+			return apx_cli_usage_error("init", "option '%s' needs a value",
+						   argv[optind - 1]);
 		default:
-			return apx_cli_usage_error("init", "unknown option '%s'", argv[optind - 1]);
+			return apx_cli_unknown_option("init", opts, argv[optind - 1]);
 		}
 	}
 	if (optind < argc)

@@ -215,7 +215,7 @@ static int emit(const struct apx_report_format *fmt, struct apx_outfile *of,
 	d = apx_rdoc_build(m, fd, &dopts);
 	if (!d) {
 		apx_outfile_abort(of);
-		return apx_log_errno(-ENOMEM, "report: cannot build the report");
+		return apx_log_errno(-ENOMEM, "cannot build the report");
 	}
 	file = apx_outfile_open(of);
 	if (!file) {
@@ -347,7 +347,7 @@ int apx_cmd_report(int argc, char **argv)
 		case ':':
 			return apx_cli_usage_error("report", "option '%s' needs a value", argv[optind - 1]);
 		default:
-			return apx_cli_usage_error("report", "unknown option '%s'", argv[optind - 1]);
+			return apx_cli_unknown_option("report", opts, argv[optind - 1]);
 		}
 	}
 	if (!o.sections)
@@ -375,7 +375,7 @@ int apx_cmd_report(int argc, char **argv)
 	m = apx_model_new();
 	if (!m) {
 		apx_outfile_abort(&of);
-		return apx_log_errno(-ENOMEM, "report"), APX_EXIT_FAIL;
+		return apx_log_error("out of memory"), APX_EXIT_FAIL;
 	}
 	for (int i = 0; i < nfiles; i++) {
 		struct apx_diag d = { 0 };
@@ -420,10 +420,10 @@ int apx_cmd_report(int argc, char **argv)
 		char msg[sizeof(m->finish_diag.msg) * 4];
 
 		if (r < 0 && m->finish_diag.msg[0])	/* where: the chunk, or the step (as export) */
-			apx_log_error("report: cannot build the model: %s",
+			apx_log_error("cannot build the model: %s",
 				      apx_term_safe_str(msg, sizeof(msg), m->finish_diag.msg));
 		else
-			apx_log_errno(r < 0 ? r : -ENOMEM, "report: cannot build the model");
+			apx_log_errno(r < 0 ? r : -ENOMEM, "cannot build the model");
 		apx_outfile_abort(&of);
 		free(fd);
 		apx_model_free(m);

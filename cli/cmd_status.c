@@ -117,7 +117,7 @@ int apx_cmd_status(int argc, char **argv)
 			return apx_cli_usage_error("status", "option '%s' needs a value",
 						   argv[optind - 1]);
 		default:
-			return apx_cli_usage_error("status", "unknown option '%s'", argv[optind - 1]);
+			return apx_cli_unknown_option("status", opts, argv[optind - 1]);
 		}
 	}
 	if (optind < argc)

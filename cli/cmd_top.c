@@ -100,7 +100,7 @@ int apx_cmd_top(int argc, char **argv)
 			return apx_cli_usage_error("top", "option '%s' needs a value",
 						   argv[optind - 1]);
 		default:
-			return apx_cli_usage_error("top", "unknown option '%s'", argv[optind - 1]);
+			return apx_cli_unknown_option("top", opts, argv[optind - 1]);
 		}
 	}
 	if (optind < argc)

@@ -3,7 +3,7 @@
  * (Kineto) JSON trace is converted by lib/import into an .apx trace in an anonymous memory
  * file (memfd), opened as /proc/self/fd/N and handed to the model (and so to its event store,
  * which reads it like any .apx file) under the JSON file's name. Called by cli/cmd_report.c for
- * each file on the command line.
+ * each file on the command line, and by cli/cmd_export.c (its event store) the same way.
  */
 #include "cli/import_trace.h"
 
@@ -19,14 +19,13 @@
 
 #include "base/banned.h"
 
-int apx_cli_add_trace(struct apx_model *m, const char *path, struct apx_diag *d)
+int apx_cli_open_trace(const char *path, struct apx_reader **ret, struct apx_diag *d)
 {
 	char fdpath[64];
-	struct apx_reader *rd;
 	int fd, wfd, r;
 
 	if (!apx_kineto_detect(path))
-		return apx_model_add_file(m, path, d);
+		return apx_reader_open(path, ret, d);
 	fd = memfd_create("apx-kineto", MFD_CLOEXEC);
 	if (fd < 0 || (wfd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0) {
 		r = -errno;
@@ -42,8 +41,19 @@ int apx_cli_add_trace(struct apx_model *m, const char *path, struct apx_diag *d)
 		return r;
 	}
 	snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", fd);
-	r = apx_reader_open(fdpath, &rd, d);
+	r = apx_reader_open(fdpath, ret, d);
 	close(fd);	/* the reader holds its own reference */
+	return r;
+}
+
+int apx_cli_add_trace(struct apx_model *m, const char *path, struct apx_diag *d)
+{
+	struct apx_reader *rd;
+	int r;
+
+	if (!apx_kineto_detect(path))
+		return apx_model_add_file(m, path, d);
+	r = apx_cli_open_trace(path, &rd, d);
 	if (r < 0)
 		return r;
 	/* named as the user named it (the model and its event store keep that name) */

@@ -2,8 +2,11 @@
  * main.c - the apx command: global options (--help, --version), `apx help CMD`, and the
  * dispatch table of subcommands (one cmd_<name>.c each). Only subcommands that exist are
  * listed here. stdout goes through outfile.c's stream: a command whose output could not be
- * written (a full disk, /dev/full) exits 1 and says so once.
+ * written (a full disk, /dev/full) exits 1 and says so once. Every message of a command reads
+ * "apx CMD: ..." (the log prefix is set before it runs), and a mistyped command or long option
+ * gets the nearest known name ("did you mean 'report'?", apx_cli_nearest()).
  */
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,6 +25,8 @@
 static const struct apx_cmd commands[] = {
 	{ "analyze", apx_cmd_analyze, "run a program with the CUPTI collector and write a trace",
 	  apx_cmd_analyze_usage },
+	{ "attach", apx_cmd_attach, "sample a running Python process's stacks from outside",
+	  apx_cmd_attach_usage },
 	{ "info", apx_cmd_info, "check a trace file and print its header, chunks and record counts",
 	  apx_cmd_info_usage },
 	{ "report", apx_cmd_report, "explain traces: findings with estimated savings, and tables",
@@ -78,6 +83,74 @@ void apx_cli_print_usage(const char *name)
 		fputs(c->usage, stdout);
 }
 
+/* Optimal string alignment distance (Levenshtein plus swaps of two neighbours: "reprot"
+ * is 1 from "report"), for words up to 31 bytes; longer ones are never near. */
+static unsigned edit_distance(const char *a, const char *b)
+{
+	size_t n = strlen(a), m = strlen(b);
+	unsigned d[32][32];
+
+	if (n > 31 || m > 31)
+		return 99;
+	for (size_t i = 0; i <= n; i++)
+		d[i][0] = (unsigned)i;
+	for (size_t j = 0; j <= m; j++)
+		d[0][j] = (unsigned)j;
+	for (size_t i = 1; i <= n; i++)
+		for (size_t j = 1; j <= m; j++) {
+			unsigned c = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+
+			if (d[i - 1][j] + 1 < c)
+				c = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < c)
+				c = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < c)
+				c = d[i - 2][j - 2] + 1;
+			d[i][j] = c;
+		}
+	return d[n][m];
+}
+
+const char *apx_cli_nearest(const char *word, const char *const *names, size_t n)
+{
+	size_t len = strlen(word);
+	unsigned best = len > 4 ? 2 : 1, tie = 0;	/* near enough: 1 edit, 2 past 4 letters */
+	const char *found = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		unsigned d = edit_distance(word, names[i]);
+
+		if (d < best || (d == best && !found)) {
+			best = d;
+			found = names[i];
+			tie = 0;
+		} else if (d == best) {
+			tie = 1;
+		}
+	}
+	return tie ? NULL : found;	/* two as near: no guess */
+}
+
+int apx_cli_unknown_option(const char *cmd, const struct option *opts, const char *arg)
+{
+	const char *names[64], *near = NULL;
+	char word[64];
+	size_t n = 0, len;
+
+	if (!strncmp(arg, "--", 2) && arg[2]) {
+		len = strcspn(arg + 2, "=");
+		snprintf(word, sizeof(word), "%.*s", (int)len, arg + 2);
+		for (; opts && opts->name && n < sizeof(names) / sizeof(names[0]); opts++)
+			names[n++] = opts->name;
+		near = apx_cli_nearest(word, names, n);
+	}
+	if (near)
+		return apx_cli_usage_error(cmd, "unknown option '%s'; did you mean '--%s'?", arg,
+					   near);
+	return apx_cli_usage_error(cmd, "unknown option '%s'", arg);
+}
+
 int apx_cli_usage_error(const char *name, const char *fmt, ...)
 {
 	va_list ap;
@@ -93,6 +166,7 @@ int apx_cli_usage_error(const char *name, const char *fmt, ...)
 /* The command line, run; its exit status. */
 static int run(int argc, char **argv)
 {
+	static char prog[32];	/* the log prefix, "apx CMD" */
 	const struct apx_cmd *c;
 
 	if (argc < 2) {
@@ -114,21 +188,47 @@ static int run(int argc, char **argv)
 		}
 		c = find_cmd(argv[2]);
 		if (!c) {
-			apx_log_error("help: no command '%s'; 'apx --help' lists them", argv[2]);
+			const char *names[NCOMMANDS], *near;
+
+			for (size_t i = 0; i < NCOMMANDS; i++)
+				names[i] = commands[i].name;
+			near = apx_cli_nearest(argv[2], names, NCOMMANDS);
+			apx_log_set_prog("apx help");
+			if (near)
+				apx_log_error("no command '%s'; did you mean '%s'?", argv[2], near);
+			else
+				apx_log_error("no command '%s'; 'apx --help' lists them", argv[2]);
 			return APX_EXIT_USAGE;
 		}
 		fputs(c->usage, stdout);
 		return APX_EXIT_OK;
 	}
 	if (argv[1][0] == '-') {
-		apx_log_error("unknown option '%s'; 'apx --help' lists the options", argv[1]);
+		static const char *const global[] = { "--help", "--version" };
+		const char *near = apx_cli_nearest(argv[1], global, 2);
+
+		if (near)
+			apx_log_error("unknown option '%s'; did you mean '%s'?", argv[1], near);
+		else
+			apx_log_error("unknown option '%s'; 'apx --help' lists the options", argv[1]);
 		return APX_EXIT_USAGE;
 	}
 	c = find_cmd(argv[1]);
 	if (!c) {
-		apx_log_error("'%s' is not an apx command; 'apx --help' lists them", argv[1]);
+		const char *names[NCOMMANDS + 1], *near;
+
+		for (size_t i = 0; i < NCOMMANDS; i++)
+			names[i] = commands[i].name;
+		names[NCOMMANDS] = "help";
+		near = apx_cli_nearest(argv[1], names, NCOMMANDS + 1);
+		if (near)
+			apx_log_error("'%s' is not an apx command; did you mean '%s'?", argv[1], near);
+		else
+			apx_log_error("'%s' is not an apx command; 'apx --help' lists them", argv[1]);
 		return APX_EXIT_USAGE;
 	}
+	snprintf(prog, sizeof(prog), "apx %s", c->name);
+	apx_log_set_prog(prog);	/* "apx CMD: ..." for everything the command says */
 	return c->run(argc - 1, argv + 1);
 }
 

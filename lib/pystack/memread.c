@@ -2,7 +2,8 @@
  * memread.c - copying reads of this process's own memory (process_vm_readv on our pid): a
  * bad address gives -EFAULT instead of a fault, so frames, code objects and strings that
  * another thread may free under us can be read without the GIL (Echion's and CPython's own
- * remote unwinder's method). Any thread; no allocation.
+ * remote unwinder's method). Any thread; no allocation. apx attach --python-only points the
+ * same reads at another process (apx_py_set_pid); the collector never does.
  */
 #include <errno.h>
 #include <sys/uio.h>
@@ -11,6 +12,18 @@
 #include "pystack/pystack.h"
 
 #include "base/banned.h"
+
+static pid_t g_pid;		/* 0 = this process */
+
+void apx_py_set_pid(pid_t pid)
+{
+	g_pid = pid;
+}
+
+static pid_t target(void)
+{
+	return g_pid ? g_pid : getpid();
+}
 
 int apx_py_read(uintptr_t addr, void *dst, size_t len)
 {
@@ -21,7 +34,7 @@ int apx_py_read(uintptr_t addr, void *dst, size_t len)
 		return 0;
 	if (!addr)
 		return -EFAULT;
-	r = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+	r = process_vm_readv(target(), &local, 1, &remote, 1, 0);
 	return r == (ssize_t)len ? 0 : -EFAULT;
 }
 
@@ -43,7 +56,7 @@ int apx_py_readv(const struct apx_py_iov *v, size_t n)
 			if (!v[done + i].addr)
 				return -EFAULT;
 		}
-		r = process_vm_readv(getpid(), local, k, remote, k, 0);
+		r = process_vm_readv(target(), local, k, remote, k, 0);
 		if (r != (ssize_t)want)
 			return -EFAULT;
 		done += k;

@@ -3,7 +3,8 @@
  * running version, a walk of one thread's frame chain, and the decoding of code objects
  * (file, qualified name, line of an instruction). Used by the collector (the launching thread
  * walks its own frames in a CUPTI callback; a sampler thread walks every thread), by tests
- * that load it into python3 (tests/pystack), and later by apx attach --python-only.
+ * that load it into python3 (tests/pystack), and apx attach --python-only (another process:
+ * apx_py_set_pid, apx_py_runtime_find_pid in remote.c).
  *
  * Nothing here allocates, locks or logs. Two ways to read memory:
  *   - direct loads, only on the calling thread's own frame chain, which cannot change while
@@ -65,6 +66,10 @@ struct apx_py_runtime {
  * debug offsets with copying reads. */
 int apx_py_runtime_find(struct apx_py_runtime *ret_rt, char *why, size_t why_cap);
 
+/* The layout of rt (runtime set) for version (PY_VERSION_HEX; exact: from Py_Version, so it
+ * must agree with _Py_DebugOffsets; else only 3.minor is known): rt->L. 0 or -ENOTSUP. */
+int apx_py_runtime_layout(struct apx_py_runtime *rt, uint32_t version, int exact, char *why,
+			  size_t why_cap);
 /* The layout for a version without debug offsets (3.10-3.12); -ENOTSUP for others. */
 int apx_py_layout_builtin(uint32_t version_hex, struct apx_py_layout *ret_layout);
 /* The layout from a copy of _Py_DebugOffsets (3.13+): n bytes from the start of _PyRuntime.
@@ -76,6 +81,18 @@ int apx_py_layout_from_debug(const uint8_t *dbg, size_t n, struct apx_py_layout 
 /* Copying read of len bytes at addr of this process: 0 or -EFAULT (unmapped, or the
  * kernel refused: -EPERM, -ENOSYS). Never faults. */
 int apx_py_read(uintptr_t addr, void *dst, size_t len);
+/* Point the copying reads (apx_py_read, apx_py_readv, and every walk and decode that uses
+ * them) at process pid; 0 = this process again (the default). Not thread-safe: set once
+ * before the reads start. */
+void apx_py_set_pid(pid_t pid);
+/* Find the interpreter of another process from outside (remote.c): the python executable or
+ * libpython mapped in /proc/PID/maps, its ELF symbols (_PyRuntime, PyCode_Type, Py_Version)
+ * plus the load bias, the version from Py_Version read remotely (3.11+) or the file's name
+ * (python3.X, libpython3.X), then the layout. Sets apx_py_set_pid(pid). 0, or -ESRCH (no such
+ * process), -EPERM (not allowed to read it: another user's, or ptrace policy), -ENOENT (no
+ * Python in it), -ENOTSUP (a version or build apx does not know); why says which.
+ * this_thread_state and is_finalizing stay NULL (not callable in another process). */
+int apx_py_runtime_find_pid(pid_t pid, struct apx_py_runtime *ret_rt, char *why, size_t why_cap);
 /* Several copying reads in one system call: each of n (addr, dst, len) triples; 0 when every
  * byte was read, else -EFAULT (the caller retries the ones it needs one by one). */
 struct apx_py_iov {

@@ -22,6 +22,35 @@ static uint32_t version_from_text(const char *v)
 	return (major << 24) | (minor << 16) | (micro << 8) | 0xf0;
 }
 
+int apx_py_runtime_layout(struct apx_py_runtime *rt, uint32_t version, int exact, char *why,
+			  size_t why_cap)
+{
+	int r;
+
+	if (((version >> 16) & 0xff) >= 13) {
+		uint8_t dbg[768];
+
+		if (apx_py_read(rt->runtime, dbg, sizeof(dbg)) < 0) {
+			snprintf(why, why_cap, "cannot read _PyRuntime (process_vm_readv refused)");
+			return -ENOTSUP;
+		}
+		r = apx_py_layout_from_debug(dbg, sizeof(dbg), &rt->L, why, why_cap);
+		if (r < 0)
+			return r;
+		if (rt->L.version_hex != version && exact) {
+			snprintf(why, why_cap, "Py_Version 0x%x and _Py_DebugOffsets 0x%x disagree",
+				 version, rt->L.version_hex);
+			return -ENOTSUP;
+		}
+		return 0;
+	}
+	r = apx_py_layout_builtin(version, &rt->L);
+	if (r < 0)
+		snprintf(why, why_cap, "CPython %u.%u is not supported (3.10 to 3.14 are)",
+			 version >> 24, (version >> 16) & 0xff);
+	return r;
+}
+
 int apx_py_runtime_find(struct apx_py_runtime *ret_rt, char *why, size_t why_cap)
 {
 	struct apx_py_runtime rt = { 0 };
@@ -47,29 +76,9 @@ int apx_py_runtime_find(struct apx_py_runtime *ret_rt, char *why, size_t why_cap
 		return -ENOTSUP;
 	}
 	version = py_version ? (uint32_t)*py_version : version_from_text(get_version());
-	if (((version >> 16) & 0xff) >= 13) {
-		uint8_t dbg[768];
-
-		if (apx_py_read(rt.runtime, dbg, sizeof(dbg)) < 0) {
-			snprintf(why, why_cap, "cannot read _PyRuntime (process_vm_readv refused)");
-			return -ENOTSUP;
-		}
-		r = apx_py_layout_from_debug(dbg, sizeof(dbg), &rt.L, why, why_cap);
-		if (r < 0)
-			return r;
-		if (rt.L.version_hex != version && py_version) {
-			snprintf(why, why_cap, "Py_Version 0x%x and _Py_DebugOffsets 0x%x disagree",
-				 version, rt.L.version_hex);
-			return -ENOTSUP;
-		}
-	} else {
-		r = apx_py_layout_builtin(version, &rt.L);
-		if (r < 0) {
-			snprintf(why, why_cap, "CPython %u.%u is not supported (3.10 to 3.14 are)",
-				 version >> 24, (version >> 16) & 0xff);
-			return r;
-		}
-	}
+	r = apx_py_runtime_layout(&rt, version, py_version != NULL, why, why_cap);
+	if (r < 0)
+		return r;
 	*ret_rt = rt;
 	return 0;
 }
