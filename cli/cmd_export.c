@@ -223,35 +223,6 @@ static void say_run_files(size_t npaths, size_t named)
 
 /* ---- one store, one file ---------------------------------------------------------------- */
 
-/* apx_store_open() with torch.profiler (Kineto) JSON traces converted first, as apx report
- * reads them (import_trace.h); the store's files keep the names given. */
-static int store_open(char **paths, size_t n, const struct apx_store_opts *so,
-		      struct apx_store **ret, struct apx_diag *diag)
-{
-	struct apx_store *st;
-	int r = -ENOMEM;
-
-	if (!n || n > APX_STORE_MAX_FILES)
-		return -EINVAL;
-	st = apx_store_new(so);
-	if (!st)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		struct apx_reader *rd;
-
-		if ((r = apx_cli_open_trace(paths[i], &rd, diag)) < 0 ||
-		    (r = apx_store_add_reader(st, paths[i], rd, diag)) < 0)
-			goto fail;
-	}
-	if ((r = apx_store_build(st, diag)) < 0)
-		goto fail;
-	*ret = st;
-	return 0;
-fail:
-	apx_store_free(st);
-	return r;
-}
-
 /* Read paths[0..n) into a store and write it with ex into of (initialized, the inputs checked
  * against it): says the size first, the damage, the result. An exit status. */
 static int export_one(const struct apx_exporter *ex, char **paths, size_t n,
@@ -265,7 +236,8 @@ static int export_one(const struct apx_exporter *ex, char **paths, size_t n,
 	uint64_t est;
 	int damaged, staged, r;
 
-	r = store_open(paths, n, so, &st, &diag);
+	/* torch.profiler (Kineto) JSON traces converted first, as apx report reads them */
+	r = apx_store_open_with((const char *const *)paths, n, so, apx_cli_open_trace, &st, &diag);
 	if (r < 0) {
 		char m[sizeof(diag.msg) * 4];
 

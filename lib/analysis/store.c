@@ -1171,6 +1171,15 @@ int apx_store_build(struct apx_store *st, struct apx_diag *diag)
 int apx_store_open(const char *const *paths, size_t npaths, const struct apx_store_opts *opts,
 		   struct apx_store **ret_store, struct apx_diag *diag)
 {
+	return apx_store_open_with(paths, npaths, opts, apx_reader_open, ret_store, diag);
+}
+
+int apx_store_open_with(const char *const *paths, size_t npaths,
+			const struct apx_store_opts *opts,
+			int (*open_file)(const char *path, struct apx_reader **ret,
+					 struct apx_diag *diag),
+			struct apx_store **ret_store, struct apx_diag *diag)
+{
 	struct apx_store *st;
 	int r = -ENOMEM;
 
@@ -1182,7 +1191,7 @@ int apx_store_open(const char *const *paths, size_t npaths, const struct apx_sto
 	for (size_t i = 0; i < npaths; i++) {
 		struct apx_reader *rd;
 
-		if ((r = apx_reader_open(paths[i], &rd, diag)) < 0 ||
+		if ((r = open_file(paths[i], &rd, diag)) < 0 ||
 		    (r = apx_store_add_reader(st, paths[i], rd, diag)) < 0)
 			goto fail;
 	}

@@ -345,6 +345,12 @@ struct apx_store {
  * where). opts may be NULL. */
 int apx_store_open(const char *const *paths, size_t npaths, const struct apx_store_opts *opts,
 		   struct apx_store **ret_store, struct apx_diag *diag);
+/* The same with each file opened by open_file (apx export: Kineto JSON converted first). */
+int apx_store_open_with(const char *const *paths, size_t npaths,
+			const struct apx_store_opts *opts,
+			int (*open_file)(const char *path, struct apx_reader **ret,
+					 struct apx_diag *diag),
+			struct apx_store **ret_store, struct apx_diag *diag);
 /* The same in steps, for callers that learn their files one by one (apx report: a run's
  * FILE.<pid>, converted Kineto traces): new, then add_reader for each file (the store takes the
  * reader over, also on error; name is borrowed and must outlive the store), then build once.
