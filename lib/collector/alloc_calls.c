@@ -17,7 +17,8 @@
  *     host's time in the allocator (cudaFree synchronizes the device: torch.cuda.empty_cache()
  *     every step) is on the timeline at level light too (issue 39, item 3). Frees
  *     (cuMemFree_v2, cuMemFreeHost, cuMemFreeAsync, cuMemRelease, cuMemUnmap) are here for
- *     that only: they get no stack at enter and no failure event.
+ *     that only: no failure event. The stack is walked once, at the enter; the exit's events
+ *     read it back from the side table by correlation id.
  *
  * Which calls (docs/collector.md, "Allocations"): cudaMalloc -> cuMemAlloc_v2 (PyTorch's
  * caching allocator), cuMemAllocPitch_v2, cudaMallocAsync -> cuMemAllocAsync /
@@ -111,8 +112,7 @@ static int asked(CUpti_CallbackId cbid, const void *p, uint64_t *bytes, unsigned
 	}
 }
 
-/* The call returned err: one ALLOC_FAILED event (the stack is walked again: the thread is
- * still inside the call, its frames those of the enter). */
+/* The call returned err: one ALLOC_FAILED event with the stack kept at the enter. */
 static void failed(struct apx_collector *c, CUpti_CallbackId cbid, const CUpti_CallbackData *cb,
 		   CUresult err)
 {
@@ -127,7 +127,7 @@ static void failed(struct apx_collector *c, CUpti_CallbackId cbid, const CUpti_C
 	if (cb->context && cuptiGetDeviceId(cb->context, &id) == CUPTI_SUCCESS &&
 	    cbid != CUPTI_DRIVER_TRACE_CBID_cuMemCreate)
 		device = id;
-	stack = apx_pystack_here(&tid);
+	stack = apx_pystack_of_corr(cb->correlationId, &tid);	/* kept at the enter */
 	ev = apx_ring_begin(c, &pos);
 	ev->kind = APX_EV_ALLOC_FAILED;
 	ev->cfg_kind = kind | (unsigned)async << 8;
@@ -145,13 +145,13 @@ static void failed(struct apx_collector *c, CUpti_CallbackId cbid, const CUpti_C
 }
 
 /* The call's host time (level light): one APX_EV_ALLOC_CALL event, the stack walked at the
- * exit (the thread is still inside the call, its frames those of the enter). */
+ * enter (kept by correlation id). */
 static void timed(struct apx_collector *c, CUpti_CallbackId cbid, const CUpti_CallbackData *cb,
 		  CUresult ret)
 {
 	struct apx_event *ev;
 	uint64_t pos;
-	uint32_t tid, stack = apx_pystack_here(&tid);
+	uint32_t tid, stack = apx_pystack_of_corr(cb->correlationId, &tid);	/* the enter's */
 
 	ev = apx_ring_begin(c, &pos);
 	ev->kind = APX_EV_ALLOC_CALL;
@@ -200,8 +200,7 @@ int apx_alloc_callback(struct apx_collector *c, CUpti_CallbackId cbid, const CUp
 			return 1;	/* outside the window: nothing, like the activity kinds */
 		if (cb->correlationData)
 			*cb->correlationData = apx_mono_ns();
-		if (!is_free)
-			apx_pystack_at_call(cb->correlationId);
+		apx_pystack_at_call(cb->correlationId);	/* once: the exit reads it back */
 		return 1;
 	}
 	if (!cb->correlationData || !*cb->correlationData)
