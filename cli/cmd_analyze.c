@@ -24,7 +24,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -405,7 +404,6 @@ static int write_fallback(const char *path, const struct run_info *ri)
 {
 	struct apx_writer *w;
 	struct apx_rec h, rec;
-	struct utsname un;
 	char kern[1024], cwd[PATH_MAX], *argv_buf;
 	size_t argv_len = 0;
 	uint64_t mono = now_ns(CLOCK_MONOTONIC);
@@ -424,21 +422,7 @@ static int write_fallback(const char *path, const struct run_info *ri)
 		memcpy(argv_buf + argv_len, ri->argv[i], n);
 		argv_len += n;
 	}
-	apx_rec_init(&h, APX_REC_HEADER);
-	apx_rec_set_str(&h, APX_HEADER_PRODUCER, "apx-analyze");
-	apx_rec_set_str(&h, APX_HEADER_PRODUCER_VERSION, APX_VERSION);
-	h.v[APX_HEADER_CREATED_NS] = now_ns(CLOCK_REALTIME);
-	if (uname(&un) == 0) {
-		apx_rec_set_str(&h, APX_HEADER_HOSTNAME, un.nodename);
-		snprintf(kern, sizeof(kern), "%s %s %s %s", un.sysname, un.release, un.version,
-			 un.machine);
-		apx_rec_set_str(&h, APX_HEADER_KERNEL, kern);
-	}
-	h.v[APX_HEADER_CLOCK] = APX_CLOCK_MONOTONIC;
-	apx_rec_set_i64(&h, APX_HEADER_REALTIME_OFFSET_NS,
-			(int64_t)(now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC)));
-	apx_rec_set_i64(&h, APX_HEADER_BOOTTIME_OFFSET_NS,
-			(int64_t)(now_ns(CLOCK_BOOTTIME) - now_ns(CLOCK_MONOTONIC)));
+	apx_cli_header_init(&h, "apx-analyze", kern, sizeof(kern));
 	h.v[APX_HEADER_PID] = (uint64_t)ri->pid;
 	h.v[APX_HEADER_PPID] = (uint64_t)getpid();
 	apx_rec_set_bytes(&h, APX_HEADER_ARGV, argv_buf, argv_len);

@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -350,27 +349,12 @@ static int open_trace(struct sampler *s, const char *path, int force, uint64_t s
 {
 	char argv[4096], comm[64], cwd_link[64], cwd[4096], kern[512];
 	struct apx_rec h, rec;
-	struct utsname un;
 	struct stat st;
 	size_t argv_len = target_argv(s->pid, argv, sizeof(argv) - 1, comm, sizeof(comm));
 	ssize_t n;
 	int r;
 
-	apx_rec_init(&h, APX_REC_HEADER);
-	apx_rec_set_str(&h, APX_HEADER_PRODUCER, "apx-attach");
-	apx_rec_set_str(&h, APX_HEADER_PRODUCER_VERSION, APX_VERSION);
-	h.v[APX_HEADER_CREATED_NS] = now_ns(CLOCK_REALTIME);
-	if (uname(&un) == 0) {
-		apx_rec_set_str(&h, APX_HEADER_HOSTNAME, un.nodename);
-		snprintf(kern, sizeof(kern), "%s %s %s %s", un.sysname, un.release, un.version,
-			 un.machine);
-		apx_rec_set_str(&h, APX_HEADER_KERNEL, kern);
-	}
-	h.v[APX_HEADER_CLOCK] = APX_CLOCK_MONOTONIC;
-	apx_rec_set_i64(&h, APX_HEADER_REALTIME_OFFSET_NS,
-			(int64_t)(now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC)));
-	apx_rec_set_i64(&h, APX_HEADER_BOOTTIME_OFFSET_NS,
-			(int64_t)(now_ns(CLOCK_BOOTTIME) - now_ns(CLOCK_MONOTONIC)));
+	apx_cli_header_init(&h, "apx-attach", kern, sizeof(kern));
 	h.v[APX_HEADER_PID] = (uint64_t)s->pid;
 	apx_rec_set_bytes(&h, APX_HEADER_ARGV, argv, argv_len);
 	snprintf(cwd_link, sizeof(cwd_link), "/proc/%d/cwd", (int)s->pid);
