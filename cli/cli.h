@@ -76,10 +76,14 @@ int apx_cli_unknown_option(const char *cmd, const struct option *opts, const cha
 /* Print the usage of cmd to stdout (for --help) */
 void apx_cli_print_usage(const char *name);
 /* trace_header.c: h a new header record with what apx writes the same in every trace it makes
- * here (producer, version, creation time, host, kernel into kern, the clock and its offsets);
- * the caller adds pid, argv, cwd. kern must live as long as h. */
+ * here (producer, version, creation time, host name and kernel, the clock and its offsets);
+ * the caller adds pid, argv, cwd. The record points into host, which must live as long as h. */
 struct apx_rec;
-void apx_cli_header_init(struct apx_rec *h, const char *producer, char *kern, size_t kern_cap);
+struct apx_cli_host {
+	char name[256];
+	char kernel[1024];
+};
+void apx_cli_header_init(struct apx_rec *h, const char *producer, struct apx_cli_host *host);
 /* "apx NAME: MSG; see 'apx help NAME'" on stderr, returns APX_EXIT_USAGE. */
 int apx_cli_usage_error(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

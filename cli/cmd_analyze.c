@@ -404,7 +404,8 @@ static int write_fallback(const char *path, const struct run_info *ri)
 {
 	struct apx_writer *w;
 	struct apx_rec h, rec;
-	char kern[1024], cwd[PATH_MAX], *argv_buf;
+	char cwd[PATH_MAX], *argv_buf;
+	struct apx_cli_host host;
 	size_t argv_len = 0;
 	uint64_t mono = now_ns(CLOCK_MONOTONIC);
 	const char *comm;
@@ -422,7 +423,7 @@ static int write_fallback(const char *path, const struct run_info *ri)
 		memcpy(argv_buf + argv_len, ri->argv[i], n);
 		argv_len += n;
 	}
-	apx_cli_header_init(&h, "apx-analyze", kern, sizeof(kern));
+	apx_cli_header_init(&h, "apx-analyze", &host);
 	h.v[APX_HEADER_PID] = (uint64_t)ri->pid;
 	h.v[APX_HEADER_PPID] = (uint64_t)getpid();
 	apx_rec_set_bytes(&h, APX_HEADER_ARGV, argv_buf, argv_len);

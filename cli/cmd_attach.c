@@ -347,14 +347,15 @@ static size_t target_argv(pid_t pid, char *argv, size_t cap, char *comm, size_t 
 
 static int open_trace(struct sampler *s, const char *path, int force, uint64_t start)
 {
-	char argv[4096], comm[64], cwd_link[64], cwd[4096], kern[512];
+	char argv[4096], comm[64], cwd_link[64], cwd[4096];
+	struct apx_cli_host host;
 	struct apx_rec h, rec;
 	struct stat st;
 	size_t argv_len = target_argv(s->pid, argv, sizeof(argv) - 1, comm, sizeof(comm));
 	ssize_t n;
 	int r;
 
-	apx_cli_header_init(&h, "apx-attach", kern, sizeof(kern));
+	apx_cli_header_init(&h, "apx-attach", &host);
 	h.v[APX_HEADER_PID] = (uint64_t)s->pid;
 	apx_rec_set_bytes(&h, APX_HEADER_ARGV, argv, argv_len);
 	snprintf(cwd_link, sizeof(cwd_link), "/proc/%d/cwd", (int)s->pid);

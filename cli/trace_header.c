@@ -23,7 +23,7 @@ static uint64_t now_ns(clockid_t id)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-void apx_cli_header_init(struct apx_rec *h, const char *producer, char *kern, size_t kern_cap)
+void apx_cli_header_init(struct apx_rec *h, const char *producer, struct apx_cli_host *host)
 {
 	struct utsname un;
 
@@ -31,11 +31,12 @@ void apx_cli_header_init(struct apx_rec *h, const char *producer, char *kern, si
 	apx_rec_set_str(h, APX_HEADER_PRODUCER, producer);
 	apx_rec_set_str(h, APX_HEADER_PRODUCER_VERSION, APX_VERSION);
 	h->v[APX_HEADER_CREATED_NS] = now_ns(CLOCK_REALTIME);
-	if (uname(&un) == 0) {
-		apx_rec_set_str(h, APX_HEADER_HOSTNAME, un.nodename);
-		snprintf(kern, kern_cap, "%s %s %s %s", un.sysname, un.release, un.version,
-			 un.machine);
-		apx_rec_set_str(h, APX_HEADER_KERNEL, kern);
+	if (uname(&un) == 0) {	/* the record keeps pointers: copies in host, not un's */
+		snprintf(host->name, sizeof(host->name), "%s", un.nodename);
+		snprintf(host->kernel, sizeof(host->kernel), "%s %s %s %s", un.sysname, un.release,
+			 un.version, un.machine);
+		apx_rec_set_str(h, APX_HEADER_HOSTNAME, host->name);
+		apx_rec_set_str(h, APX_HEADER_KERNEL, host->kernel);
 	}
 	h->v[APX_HEADER_CLOCK] = APX_CLOCK_MONOTONIC;
 	apx_rec_set_i64(h, APX_HEADER_REALTIME_OFFSET_NS,
