@@ -6,7 +6,9 @@
  * cuda_driver, cuda_sync, user_annotation, gpu_user_annotation) and arguments (correlation,
  * External id, device, stream, bytes, memory bandwidth (GB/s), grid, block, registers per
  * thread, shared memory; apx's "range id" joining an NVTX range to its gpu_user_annotations,
- * "end trimmed (ns)", "name cut (bytes)"); flows "ac2g" from each launch to its GPU work;
+ * "end trimmed (ns)", "name cut (bytes)"); flows "ac2g" from each launch to its GPU work, and
+ * flows "stream_wait" (name "stream wait") from the end of a GPU operation to the operation of
+ * another stream that waited for it (walk.h; apx report's cross-stream waits);
  * counters (ph "C"); process and thread names (ph "M"); "deviceProperties", "distributedInfo"
  * (backend, rank, world size, process groups, as Kineto writes it, at the top so that Holistic
  * Trace Analysis's rank scan finds it on an early line; rank 0 of 1 for a trace without a
@@ -311,13 +313,17 @@ static void args(struct ch *c, const struct apx_wk_slice *s)
 	fputs("}", c->f);
 }
 
-static void flow(struct ch *c, const char *ph, uint64_t id, const struct slot *t, uint64_t ts)
+/* A flow event on track t at ts: a start ("s") binds to the slice around ts, an end ("f",
+ * binding point "e") to the slice around ts as well. */
+static void flow(struct ch *c, const char *ph, const char *cat, const char *name, uint64_t id,
+		 const struct slot *t, uint64_t ts)
 {
 	sep(c);
 	fprintf(c->f, "{\"ph\": \"%s\", \"id\": %" PRIu64 ", \"pid\": %" PRIu64 ", \"tid\": %" PRIu64
 		", \"ts\": ", ph, id, t->pid, t->tid);
 	us(c->f, ts);
-	fprintf(c->f, ", \"cat\": \"ac2g\", \"name\": \"ac2g\"%s}", ph[0] == 'f' ? ", \"bp\": \"e\"" : "");
+	fprintf(c->f, ", \"cat\": \"%s\", \"name\": \"%s\"%s}", cat, name,
+		ph[0] == 'f' ? ", \"bp\": \"e\"" : "");
 }
 
 static int ch_slice(void *ctx, const struct apx_wk_slice *s)
@@ -345,9 +351,15 @@ static int ch_slice(void *ctx, const struct apx_wk_slice *s)
 	args(c, s);
 	fputs("}", c->f);
 	if (s->flow_out)
-		flow(c, "s", s->flow_out, t, s->start);
+		flow(c, "s", "ac2g", "ac2g", s->flow_out, t, s->start);
 	if (s->flow_in)
-		flow(c, "f", s->flow_in, t, s->start);
+		flow(c, "f", "ac2g", "ac2g", s->flow_in, t, s->start);
+	/* a stream wait starts where the awaited operation ends: 1 ns before, still inside it */
+	for (uint32_t k = 0; k < s->nwait_out; k++)
+		flow(c, "s", "stream_wait", "stream wait", s->wait_out + k, t,
+		     s->end > s->start ? s->end - 1 : s->start);
+	if (s->wait_in)
+		flow(c, "f", "stream_wait", "stream wait", s->wait_in, t, s->start);
 	return ferror(c->f) ? -EIO : 0;
 }
 

@@ -1,6 +1,8 @@
 /*
  * export.c - the table of exporters (export.h) and what they share: names for humans,
- * labels, and safe output files. Called by cli/cmd_export.c and by the exporters.
+ * labels, safe output files, and the cross-stream waits of the store's files (apx report's
+ * model and what-if graph, matched back to the store's events for the "stream wait" flows).
+ * Called by cli/cmd_export.c and by the exporters; single-threaded.
  */
 #include "export/export.h"
 
@@ -13,6 +15,8 @@
 #include <unistd.h>
 
 #include "analysis/demangle.h"
+#include "analysis/model.h"
+#include "analysis/whatif/whatif.h"
 #include "base/utf8.h"
 
 #include "base/banned.h"
@@ -185,5 +189,121 @@ int apx_export_fclose(FILE *f, const char *path, struct apx_diag *diag)
 		}
 		return -e;
 	}
+	return 0;
+}
+
+/* ---- cross-stream waits -------------------------------------------------------------------- */
+
+static enum apx_es_type es_type_of(uint8_t kind)
+{
+	return kind == APX_WI_KERNEL ? APX_ES_KERNEL : kind == APX_WI_COPY ? APX_ES_COPY
+									   : APX_ES_MEMSET;
+}
+
+static const uint32_t *es_stream_col(const struct apx_store *st, enum apx_es_type type)
+{
+	return type == APX_ES_KERNEL ? st->k.stream : type == APX_ES_COPY ? st->c.stream
+									   : st->s.stream;
+}
+
+/* The event of st that is event (type, i) of the model's store ms (the same files, in the same
+ * order): same file, CUDA stream and start on the file's own clock. 0 and *ret_j, or -ENOENT
+ * when st left it out. */
+static int match_event(const struct apx_store *st, const struct apx_store *ms,
+		       enum apx_es_type type, size_t i, size_t *ret_j)
+{
+	const uint32_t *mcol = es_stream_col(ms, type), *col = es_stream_col(st, type);
+	const struct apx_es_stream *mstr;
+	uint16_t file;
+	uint64_t at;
+	size_t lo = 0, hi = apx_store_count(st, type);
+
+	if (i >= apx_store_count(ms, type) || mcol[i] >= ms->nstreams)
+		return -ENOENT;
+	mstr = &ms->streams[mcol[i]];
+	file = mstr->file;
+	if (file >= st->nfiles || file >= ms->nfiles || strcmp(st->files[file].path,
+								 ms->files[file].path))
+		return -ENOENT;
+	/* the start on the file's clock, then on st's (which may move other hosts' files) */
+	at = (uint64_t)((int64_t)apx_store_start(ms, type, i) - ms->files[file].shift_ns +
+			st->files[file].shift_ns);
+	while (lo < hi) {	/* columns are in start order (store_sort.c) */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (apx_store_start(st, type, mid) < at)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < apx_store_count(st, type) && apx_store_start(st, type, lo) == at; lo++) {
+		const struct apx_es_stream *s = &st->streams[col[lo]];
+
+		if (s->file == file && s->id == mstr->id) {
+			*ret_j = lo;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int apx_export_waits(const struct apx_store *st, struct apx_export_wait **ret_w, size_t *ret_n)
+{
+	struct apx_model *m = apx_model_new();
+	struct apx_wi_dep_pair *pairs = NULL;
+	struct apx_export_wait *w = NULL;
+	size_t np, n = 0;
+	int r = 0;
+
+	*ret_w = NULL;
+	*ret_n = 0;
+	if (!m)
+		return -ENOMEM;
+	if (!st->nfiles || st->nfiles > APX_AN_MAX_FILES)
+		goto out;
+	for (size_t f = 0; f < st->nfiles; f++) {
+		struct apx_diag diag = { 0 };
+
+		/* not an .apx file (a converted Kineto trace) or gone: no waits, said nowhere */
+		if ((r = apx_model_add_file(m, st->files[f].path, &diag)) < 0)
+			goto out;
+	}
+	if ((r = apx_model_finish(m)) < 0 || !m->store)
+		goto out;
+	np = apx_whatif_dep_pairs(m, NULL, 0);
+	if (!np)
+		goto out;
+	pairs = calloc(np, sizeof(*pairs));
+	w = calloc(np, sizeof(*w));
+	if (!pairs || !w) {
+		r = -ENOMEM;
+		goto out;
+	}
+	np = apx_whatif_dep_pairs(m, pairs, np);
+	for (size_t k = 0; k < np; k++) {
+		enum apx_es_type ta = es_type_of(pairs[k].awaited_kind);
+		enum apx_es_type tw = es_type_of(pairs[k].waiting_kind);
+		size_t a, b;
+
+		if (match_event(st, m->store, ta, pairs[k].awaited, &a) < 0 ||
+		    match_event(st, m->store, tw, pairs[k].waiting, &b) < 0)
+			continue;	/* outside --from/--to, under --min-dur */
+		w[n++] = (struct apx_export_wait){ APX_EXPORT_WAIT_KEY(ta, a),
+						   APX_EXPORT_WAIT_KEY(tw, b) };
+	}
+	r = 0;
+out:
+	apx_model_free(m);
+	free(pairs);
+	if (r == -ENOMEM) {
+		free(w);
+		return r;
+	}
+	if (!n) {
+		free(w);
+		w = NULL;
+	}
+	*ret_w = w;
+	*ret_n = n;
 	return 0;
 }

@@ -49,6 +49,24 @@ const char *apx_export_device_label(const struct apx_store *st, uint32_t dev, ch
  * realtime offset): 0, or -EOVERFLOW when it is not in 0..INT64_MAX (a damaged or hostile
  * header); the exporter then leaves it out and says so in the file. */
 int apx_export_utc_start_ns(const struct apx_store *st, int64_t *ret_ns);
+/* ---- cross-stream waits (export.c) --------------------------------------------------------- */
+
+/* One cross-stream dependency of the steady window (apx report's "cross-stream waits", the
+ * what-if graph's event-wait edges: lib/analysis/whatif/whatif.h) as two GPU events of this
+ * store: type << 48 | column index, for the awaited operation and the one that waited. */
+struct apx_export_wait {
+	uint64_t awaited, waiting;
+};
+#define APX_EXPORT_WAIT_KEY(type, i) ((uint64_t)(type) << 48 | (uint64_t)(i))
+
+/* The waits of st's files: the files are read again into apx report's model (its what-if graph
+ * needs the steady window, the steps and the streams' order), which is freed before it
+ * returns; each pair is matched to st's events by file, type, CUDA stream and start time on
+ * the file's own clock. Pairs with an end that st left out (--from/--to/--min-dur) are
+ * dropped. *ret_w (the caller's to free) may be NULL with *ret_n 0: no file can be read as an
+ * .apx trace (a converted Kineto JSON), no steady window, no wait. 0 or -ENOMEM. */
+int apx_export_waits(const struct apx_store *st, struct apx_export_wait **ret_w, size_t *ret_n);
+
 /* ---- distributed runs and NCCL collectives (nccl.c) ---------------------------------------- */
 
 /* The rank identity of an export: rank and local rank of its files when they all have one

@@ -5,7 +5,9 @@
  * per file with its thread tracks (ThreadDescriptors with OS tids where the trace has them), a
  * GPU track per device with a track per stream (kernels and the NVTX ranges projected onto it),
  * counter tracks with their unit (CounterDescriptor.unit, else unit_name); slices as
- * SLICE_BEGIN/SLICE_END pairs in time order, flows from each launch to its GPU work, kernel and
+ * SLICE_BEGIN/SLICE_END pairs in time order, flows from each launch to its GPU work and from a
+ * GPU operation to the operation of another stream that waited for it (walk.h: flow_ids on the
+ * awaited slice, terminating_flow_ids on the waiting one; a slice may carry several), kernel and
  * annotation names interned on the one sequence. Every track's parent is described before it.
  * Times are ns since the run's start. Called through the exporter table (export.c).
  */
@@ -432,6 +434,10 @@ static int pf_slice(void *ctx, const struct apx_wk_slice *s)
 		apx_pb_fixed64(&p->b, TE_FLOW, s->flow_out);
 	if (s->flow_in)
 		apx_pb_fixed64(&p->b, TE_FLOW_END, s->flow_in);
+	for (uint32_t k = 0; k < s->nwait_out; k++)
+		apx_pb_fixed64(&p->b, TE_FLOW, s->wait_out + k);
+	if (s->wait_in)
+		apx_pb_fixed64(&p->b, TE_FLOW_END, s->wait_in);
 	apx_pb_end(&p->b);
 	return flush_packet(p);
 }

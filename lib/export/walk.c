@@ -1,9 +1,10 @@
 /*
  * walk.c - lays the event store out on timeline tracks for the exporters (see walk.h): track
  * ids, lanes that keep slices nested, sub-microsecond overlaps of a stream's GPU events trimmed,
- * NVTX ranges projected onto the streams, flows from launches to GPU work, one track per host
- * thread (threads.c), names cut visibly, and slice ends in time order. Called by perfetto.c
- * and chrome.c.
+ * NVTX ranges projected onto the streams, flows from launches to GPU work and from awaited to
+ * waiting GPU work across streams (export.c's apx_export_waits, looked up per slice in two
+ * sorted tables), one track per host thread (threads.c), names cut visibly, and slice ends in
+ * time order. Called by perfetto.c and chrome.c.
  */
 #include "export/walk.h"
 
@@ -52,6 +53,11 @@ struct trim {
 	uint64_t end;
 };
 
+/* A stream wait flow by its waiting operation (APX_EXPORT_WAIT_KEY). */
+struct wait_in {
+	uint64_t key, id;
+};
+
 struct walk {
 	struct apx_store *st;
 	const struct apx_wk_ops *ops;
@@ -63,6 +69,10 @@ struct walk {
 	size_t nproj, proj_cap;
 	struct trim *trim;		/* sorted by key */
 	size_t ntrim;
+	struct apx_export_wait *wait_a;	/* by awaited, then waiting: flow k's id is
+					 * APX_WK_WAIT_FLOW_BASE + k + 1 */
+	struct wait_in *wait_w;		/* by waiting */
+	size_t nwait;
 	uint32_t *canon;		/* per store thread: the thread whose track it is on */
 	char **demangled;		/* per store string: its kernel name for humans, lazily */
 	uint64_t *dem_len;		/* per store string: the full length of a cut one, 0 */
@@ -688,6 +698,76 @@ static int cmp_proj(const void *a, const void *b, void *ctx)
 	return x->stream < y->stream ? -1 : x->stream > y->stream;
 }
 
+/* ---- stream wait flows ---------------------------------------------------------------------- */
+
+static int cmp_wait_a(const void *a, const void *b)
+{
+	const struct apx_export_wait *x = a, *y = b;
+
+	if (x->awaited != y->awaited)
+		return x->awaited < y->awaited ? -1 : 1;
+	return x->waiting < y->waiting ? -1 : x->waiting > y->waiting;
+}
+
+static int cmp_wait_w(const void *a, const void *b)
+{
+	const struct wait_in *x = a, *y = b;
+
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* The cross-stream waits as two lookup tables (their ids fixed by the awaited order). */
+static int find_waits(struct walk *w)
+{
+	int r = apx_export_waits(w->st, &w->wait_a, &w->nwait);
+
+	if (r < 0 || !w->nwait)
+		return r;
+	qsort(w->wait_a, w->nwait, sizeof(*w->wait_a), cmp_wait_a);
+	if (!(w->wait_w = malloc(w->nwait * sizeof(*w->wait_w))))
+		return -ENOMEM;
+	for (size_t k = 0; k < w->nwait; k++)
+		w->wait_w[k] = (struct wait_in){ w->wait_a[k].waiting, APX_WK_WAIT_FLOW_BASE + k + 1 };
+	qsort(w->wait_w, w->nwait, sizeof(*w->wait_w), cmp_wait_w);
+	return 0;
+}
+
+/* The stream wait flows of GPU event (type, i) into s. */
+static void wait_flows(struct walk *w, enum apx_es_type type, size_t i, struct apx_wk_slice *s)
+{
+	uint64_t key = APX_EXPORT_WAIT_KEY(type, i);
+	size_t lo = 0, hi = w->nwait, k;
+
+	while (lo < hi) {	/* first flow out of it */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (w->wait_a[mid].awaited < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (k = lo; k < w->nwait && w->wait_a[k].awaited == key; k++)
+		;
+	if (k > lo) {
+		s->wait_out = APX_WK_WAIT_FLOW_BASE + lo + 1;
+		s->nwait_out = (uint32_t)(k - lo);
+	}
+	lo = 0;
+	hi = w->nwait;
+	while (lo < hi) {	/* the flow into it */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (w->wait_w[mid].key < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < w->nwait && w->wait_w[lo].key == key) {
+		s->wait_in = w->wait_w[lo].id;
+		w->stats.waits++;
+	}
+}
+
 /* ---- the walk --------------------------------------------------------------------------------- */
 
 static uint64_t flow_id(const struct apx_store *st, enum apx_es_type type, size_t i)
@@ -742,6 +822,8 @@ static int one(struct walk *w, enum apx_es_type type, size_t i)
 		}
 		if (apx_store_api_of_gpu(st, type, i, &other) == 0)
 			s.flow_in = flow_id(st, type, i);
+		if (w->nwait)
+			wait_flows(w, type, i, &s);
 		r = track_of(w, APX_WK_STREAM, stream_col(st, type)[i], s.start, s.end, &s.track);
 		break;
 	}
@@ -814,7 +896,7 @@ int apx_walk(struct apx_store *st, const struct apx_wk_ops *ops, struct apx_wk_s
 	    name_room(&w, NAME_ROOM) < 0)
 		goto out;
 	if ((r = apx_wk_thread_map(st, &w.canon, &mapped)) < 0 || (r = declare_processes(&w)) < 0 ||
-	    (r = find_trims(&w)) < 0 || (r = project(&w)) < 0)
+	    (r = find_trims(&w)) < 0 || (r = project(&w)) < 0 || (r = find_waits(&w)) < 0)
 		goto out;
 	w.stats.threads_mapped = mapped;
 	if (w.nproj)
@@ -852,6 +934,8 @@ out:
 	free(w.heap);
 	free(w.proj);
 	free(w.trim);
+	free(w.wait_a);
+	free(w.wait_w);
 	free(w.canon);
 	free(w.name);
 	return r;

@@ -17,10 +17,14 @@
  * than APX_WK_TRIM_NS (back-to-back kernels whose timestamps overlap by a few hundred ns) ends
  * where the next starts instead (its slice says by how much): no second lane that would look
  * like a second stream. A kernel, copy or memset with the API call that launched it (level api)
- * gets a flow from that call. A thread is on one track whatever ids the trace gives it (CUPTI's
- * pthread id and the OS tid: threads.c). Names longer than APX_WK_NAME_MAX bytes are cut there
- * with a visible " [... cut: N bytes]" and counted. Called by perfetto.c and chrome.c;
- * single-threaded.
+ * gets a flow from that call. A GPU operation of the steady window that started when another
+ * stream's operation ended (an event wait: apx report's "cross-stream waits", export.c's
+ * apx_export_waits) gets a "stream wait" flow from that operation, one per waiting operation:
+ * an awaited operation may have several going out, a waiting one has one coming in; their ids
+ * (APX_WK_WAIT_FLOW_BASE + n) never meet a launch flow's (file + 1) << 32 | correlation. A
+ * thread is on one track whatever ids the trace gives it (CUPTI's pthread id and the OS tid:
+ * threads.c). Names longer than APX_WK_NAME_MAX bytes are cut there with a visible
+ * " [... cut: N bytes]" and counted. Called by perfetto.c and chrome.c; single-threaded.
  */
 #ifndef APX_EXPORT_WALK_H
 #define APX_EXPORT_WALK_H
@@ -32,6 +36,8 @@
 #define APX_WK_NAME_MAX 65536		/* bytes of a name; longer ones are cut, visibly */
 #define APX_WK_TRIM_NS 1000		/* GPU overlaps on a stream below this: trimmed */
 #define APX_WK_TID_MAX 4194304		/* Linux's PID_MAX_LIMIT: a tid above is CUPTI's id */
+#define APX_WK_WAIT_FLOW_BASE (1ull << 50)	/* stream wait flow ids: above every launch
+						 * flow's (< 2^48 + 2^32), below 2^53 (JSON) */
 
 enum apx_wk_kind {
 	APX_WK_PROCESS,
@@ -66,7 +72,12 @@ struct apx_wk_slice {
 	const char *name;		/* NUL-terminated, valid during the callback */
 	const char *category;		/* kernel, gpu_memcpy, gpu_memset, cuda_runtime,
 					 * cuda_driver, user_annotation, gpu_user_annotation, sync */
-	uint64_t flow_out, flow_in;	/* 0: none; else an id unique in the export */
+	uint64_t flow_out, flow_in;	/* launch flows: 0 none; else an id unique in the export */
+	uint64_t wait_in;		/* stream wait flow from the operation this one waited
+					 * for: 0 none, else its id */
+	uint64_t wait_out;		/* stream wait flows to the operations that waited for
+					 * this one: ids wait_out .. wait_out + nwait_out - 1 */
+	uint32_t nwait_out;
 	int instant;
 	uint64_t name_len;		/* 0; else the name was cut: its length in full (bytes) */
 	uint64_t trimmed_ns;		/* GPU events: ns cut off the end (APX_WK_TRIM_NS) */
@@ -77,6 +88,7 @@ struct apx_wk_stats {
 	uint64_t names_cut;		/* slices and tracks whose name was cut */
 	uint64_t ends_trimmed;		/* GPU events whose end was trimmed */
 	uint64_t threads_mapped;	/* CUPTI thread ids shown as their OS tid */
+	uint64_t waits;			/* stream wait flows drawn */
 };
 
 struct apx_wk_ops {

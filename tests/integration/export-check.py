@@ -4,7 +4,9 @@ checked against what the traces hold and what the viewers need:
 - chrome: valid JSON; every complete event has the fields Holistic Trace Analysis's parser
   requires (ts, dur, name, cat, pid, tid, args); kernels, copies and memsets carry stream,
   correlation and device; the counts per category equal the trace's record counts (apx info);
-  events on one (pid, tid) never overlap partially; every flow end has its start;
+  events on one (pid, tid) never overlap partially; every flow end has its start; every
+  "stream_wait" flow starts inside a GPU event 1 ns before its end and ends on a GPU event of
+  another stream of the GPU that starts after it;
   distributedInfo with a rank and a world size in every file (HTA's rank scan); the GPU events of
   one stream on one tid unless two of them overlap by 1 us or more; every gpu_user_annotation on
   the (pid, tid) of the GPU work under it, as Kineto puts it; and HTA's attribution of kernels to
@@ -17,8 +19,12 @@ checked against what the traces hold and what the viewers need:
   track under a nameless root), one thread track per (pid, tid), a tid above Linux's
   PID_MAX_LIMIT only on a track named as CUPTI's id, every counter track with the unit the
   Chrome export names (CounterDescriptor.unit for bytes, unit_name for "%", "W", ...), every
-  SLICE_BEGIN has its SLICE_END on the same track in order, timestamps never go back, and the
-  slice counts equal the trace's record counts;
+  SLICE_BEGIN has its SLICE_END on the same track in order, timestamps never go back, the
+  slice counts equal the trace's record counts, and every stream wait flow (an id from 2^50 on)
+  goes once out of one slice and into a later slice on another stream's track;
+- cross-stream waits (issue 39): tests/fixtures/suite/pageable_fixed.apx has as many stream wait
+  flows in both exports as apx report's streams section counts (20), each from a copy on stream
+  13 to a kernel on stream 7;
 - the CLI: an existing output is not replaced without --force, --from/--to narrow the export,
   a missing folder is a clear error with exit 1;
 - golden: both exports of a two-process run (tests/golden/export/) byte for byte
@@ -112,6 +118,7 @@ def check_chrome(name, out, counts):
             stack.append(e)
     if flows_f - flows_s:
         fail(f"{name}: {len(flows_f - flows_s)} flow ends without a start")
+    doc_waits = check_chrome_waits(name, ev)
     if "deviceProperties" not in doc:
         fail(f"{name}: no deviceProperties")
         return doc
@@ -121,10 +128,51 @@ def check_chrome(name, out, counts):
         fail(f"{name}: no distributedInfo with a rank and a world size: {di}")
     check_streams(name, ev)
     check_annotations(name, ev)
+    doc["apx_check_waits"] = doc_waits
     return doc
 
 
 GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
+
+
+def check_chrome_waits(name, ev):
+    """Every stream wait flow: its start ("s") inside a GPU event 1 ns before that event's end,
+    its end ("f", bp "e") inside a GPU event of another stream of the same GPU that starts at or
+    after the first one's end. [((tid, cat) awaited, (tid, cat) waiting)] per flow."""
+    gpu = {}
+    for e in ev:
+        if e.get("ph") == "X" and e.get("cat") in GPU_CATS:
+            gpu.setdefault((e["pid"], e["tid"]), []).append(e)
+
+    def around(f):
+        for x in gpu.get((f["pid"], f["tid"]), []):
+            if x["ts"] - 1e-9 <= f["ts"] <= x["ts"] + x["dur"] + 1e-9:
+                return x
+        return None
+    starts, ends = {}, {}
+    for e in ev:
+        if e.get("cat") == "stream_wait":
+            if e.get("name") != "stream wait":
+                fail(f"{name}: a stream_wait flow named {e.get('name')!r}")
+            (starts if e["ph"] == "s" else ends).setdefault(e["id"], []).append(e)
+    out = []
+    if set(starts) != set(ends) or \
+            any(len(v) != 1 for v in list(starts.values()) + list(ends.values())):
+        fail(f"{name}: stream wait flows without one start and one end each")
+        return out
+    for i, (s,) in starts.items():
+        f = ends[i][0]
+        a, w = around(s), around(f)
+        if a is None or w is None or f.get("bp") != "e":
+            fail(f"{name}: stream wait flow {i} not on GPU events")
+            continue
+        if abs(a["ts"] + a["dur"] - 0.001 - s["ts"]) > 1e-6 and a["dur"] > 0.001:
+            fail(f"{name}: stream wait flow {i} does not start at its event's end")
+        if a["pid"] != w["pid"] or a["tid"] == w["tid"] or w["ts"] + 1e-6 < a["ts"] + a["dur"]:
+            fail(f"{name}: stream wait flow {i}: from pid {a['pid']} tid {a['tid']} to pid "
+                 f"{w['pid']} tid {w['tid']}, starting before the awaited event ends")
+        out.append(((a["tid"], a["cat"]), (w["tid"], w["cat"])))
+    return out
 
 
 def check_streams(name, ev):
@@ -312,8 +360,13 @@ def check_units(name, tracks, chrome):
             fail(f"{name}: counter '{d['name']}' in {k!r} has CounterDescriptor {c}")
 
 
-def check_perfetto(name, out, counts, chrome=None):
+WAIT_FLOW_BASE = 1 << 50	# walk.h's APX_WK_WAIT_FLOW_BASE: stream wait flow ids above it
+
+
+def check_perfetto(name, out, counts, chrome=None, waits=None):
+    """waits (a list): gets (awaited track name, waiting track name) per stream wait flow."""
     b = open(out, "rb").read()
+    flow_out, flow_in = {}, {}
     if subprocess.run(["which", "protoc"], capture_output=True).returncode == 0:
         p = subprocess.run(["protoc", "--decode=apxtest.Trace", "-I", proto_dir,
                             "apx_subset.proto"], input=b, capture_output=True)
@@ -344,11 +397,20 @@ def check_perfetto(name, out, counts, chrome=None):
                     declared.add(v)
         if te:
             typ = track = None
+            fo, fi = [], []
             for ef, _, v in fields(b, *te):
                 if ef == 9:
                     typ = v
                 elif ef == 11:
                     track = v
+                elif ef == 47 and v > WAIT_FLOW_BASE:
+                    fo.append(v)
+                elif ef == 48 and v > WAIT_FLOW_BASE:
+                    fi.append(v)
+            for v in fo:
+                flow_out.setdefault(v, []).append((track, ts))
+            for v in fi:
+                flow_in.setdefault(v, []).append((track, ts))
             if track not in declared:
                 fail(f"{name}: an event on track {track} before its descriptor")
                 return
@@ -367,6 +429,16 @@ def check_perfetto(name, out, counts, chrome=None):
                 open_slices[track] -= 1
     if begins != ends or any(open_slices.values()):
         fail(f"{name}: {begins} slice begins, {ends} ends")
+    if set(flow_out) != set(flow_in) or \
+            any(len(v) != 1 for v in list(flow_out.values()) + list(flow_in.values())):
+        fail(f"{name}: perfetto stream wait flows without one start and one end each")
+    else:
+        for i, [(ta, sa)] in flow_out.items():
+            [(tw, sw)] = flow_in[i]
+            if ta == tw or sw <= sa:
+                fail(f"{name}: perfetto stream wait flow {i} on one track or going back")
+            elif waits is not None:
+                waits.append((tracks[ta]["name"], tracks[tw]["name"]))
     gpu = counts.get("kernel", 0) + counts.get("memcpy", 0) + counts.get("memset", 0)
     host = counts.get("api", 0) + counts.get("sync", 0)
     if begins < gpu + host:
@@ -398,6 +470,30 @@ for f in sorted(os.listdir(fixtures)):
         if f == "nvtx_ranges.apx":
             print(f"export-check: {f}: HTA attributes {got} of {of} GPU events to NVTX ranges")
     n += 1
+
+# cross-stream waits (issue 39): one flow per wait apx report counts, from stream 13's copies
+# to stream 7's kernels, in both exports
+pf = os.path.join(src, "tests", "fixtures", "suite", "pageable_fixed.apx")
+rep = subprocess.run([apx, "report", pf, "--section", "streams"], capture_output=True, text=True)
+want = sum(int(line.split(":")[1].split()[0]) for line in rep.stdout.splitlines()
+           if "waited for stream" in line)
+pf_counts = record_counts(pf)
+out = os.path.join(tmp, "waits.json")
+p = export("chrome", pf, out)
+doc = check_chrome("pageable_fixed.apx", out, pf_counts) if p.returncode == 0 else None
+got = doc["apx_check_waits"] if doc else []
+if want != 20 or len(got) != want or any(w != ((13, "gpu_memcpy"), (7, "kernel")) for w in got):
+    fail(f"pageable_fixed.apx: chrome has {len(got)} stream wait flows, apx report counts "
+         f"{want} (20 expected), not all from stream 13's copies to stream 7's kernels")
+pw = []
+if export("perfetto", pf, os.path.join(tmp, "waits.pftrace")).returncode == 0:
+    check_perfetto("pageable_fixed.apx", os.path.join(tmp, "waits.pftrace"), pf_counts, doc, pw)
+if len(pw) != want or any(not (a.startswith("stream 13 ") and w.startswith("stream 7 "))
+                          for a, w in pw):
+    fail(f"pageable_fixed.apx: perfetto has {len(pw)} stream wait flows for {want} waits, "
+         f"or not from stream 13 to stream 7: {pw[:2]}")
+else:
+    print(f"export-check: pageable_fixed.apx: {want} stream wait flows in both exports")
 
 # the command line
 lb = os.path.join(fixtures, "launch_bound.apx")

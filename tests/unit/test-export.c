@@ -8,14 +8,20 @@
  * (rank 0 of 1 without a rank), the rank identity of an export (nccl.c). Issue 37: a CUPTI
  * thread id shown as the OS tid the trace pairs it with (one track per thread, every parent
  * described first), sub-microsecond overlaps of a stream's kernels trimmed rather than moved to
- * a lane, long names cut visibly and counted, counter units in the Perfetto file.
+ * a lane, long names cut visibly and counted, counter units in the Perfetto file. Issue 39:
+ * a real trace's cross-stream waits (tests/fixtures/suite/pageable_fixed.apx: stream 7 waits
+ * 20 times for stream 13's copies) as one "stream wait" flow each, from the awaited copy's
+ * slice on stream 13 to the waiting kernel's on stream 7, as many as apx report counts, in the
+ * walk, the Chrome file and the Perfetto file.
  */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "apx-test.h"
+#include "analysis/model.h"
 #include "analysis/store.h"
+#include "analysis/whatif/whatif.h"
 #include "export/export.h"
 #include "export/walk.h"
 #include "unit/tracegen.h"
@@ -602,6 +608,169 @@ APX_TEST(perfetto_counter_units)
 	unlink(out);
 	apx_store_free(st);
 	unlink(t.path);
+	return 0;
+}
+
+/* ---- cross-stream waits (issue 39) ------------------------------------------------------- */
+
+#define WAIT_FIXTURE APX_SOURCE_DIR "/tests/fixtures/suite/pageable_fixed.apx"
+#define WAITS_MAX 64
+#define TRACKS_MAX 256
+
+struct waits_seen {
+	uint64_t track[TRACKS_MAX], tid[TRACKS_MAX];	/* stream tracks: the CUDA stream id */
+	size_t ntracks;
+	uint64_t out_id[WAITS_MAX], out_tid[WAITS_MAX], out_end[WAITS_MAX];
+	uint64_t in_id[WAITS_MAX], in_tid[WAITS_MAX], in_start[WAITS_MAX];
+	size_t nout, nin;
+	int bad;			/* a wait flow on a slice that is not GPU work */
+};
+
+static int wt_track(void *ctx, const struct apx_wk_track *t)
+{
+	struct waits_seen *w = ctx;
+
+	if (t->kind == APX_WK_STREAM && w->ntracks < TRACKS_MAX) {
+		w->track[w->ntracks] = t->uuid;
+		w->tid[w->ntracks++] = t->tid;
+	}
+	return 0;
+}
+
+static uint64_t wt_tid(const struct waits_seen *w, uint64_t track)
+{
+	for (size_t i = 0; i < w->ntracks; i++)
+		if (w->track[i] == track)
+			return w->tid[i];
+	return UINT64_MAX;
+}
+
+static int wt_slice(void *ctx, const struct apx_wk_slice *s)
+{
+	struct waits_seen *w = ctx;
+	int gpu = s->type == APX_ES_KERNEL || s->type == APX_ES_COPY || s->type == APX_ES_MEMSET;
+
+	if ((s->nwait_out || s->wait_in) && !gpu)
+		w->bad++;
+	for (uint32_t k = 0; k < s->nwait_out && w->nout < WAITS_MAX; k++, w->nout++) {
+		w->out_id[w->nout] = s->wait_out + k;
+		w->out_tid[w->nout] = wt_tid(w, s->track);
+		w->out_end[w->nout] = s->end;
+	}
+	if (s->wait_in && w->nin < WAITS_MAX) {
+		w->in_id[w->nin] = s->wait_in;
+		w->in_tid[w->nin] = wt_tid(w, s->track);
+		w->in_start[w->nin++] = s->start;
+	}
+	return 0;
+}
+
+/* The waits apx report counts (its streams section): stream 7 waited for stream 13. */
+static uint64_t report_waits(void)
+{
+	struct apx_model *m = apx_model_new();
+	struct apx_wi_wait g[8];
+	uint64_t n = 0;
+	size_t ng;
+
+	if (!m || apx_model_add_file(m, WAIT_FIXTURE, NULL) < 0 || apx_model_finish(m) < 0) {
+		apx_model_free(m);
+		return 0;
+	}
+	ng = apx_whatif_waits(m, g, 8);
+	for (size_t i = 0; i < ng; i++)
+		n += g[i].count;
+	apx_model_free(m);
+	return n;
+}
+
+/* How often bytes [p, p + len) occur in buf[0..n). */
+static size_t count_bytes(const char *buf, size_t n, const char *p, size_t len)
+{
+	size_t c = 0;
+
+	for (const char *q = buf; (q = memmem(q, n - (size_t)(q - buf), p, len)); q++)
+		c++;
+	return c;
+}
+
+APX_TEST(stream_wait_flows)
+{
+	static char buf[1 << 20];
+	static struct waits_seen w;
+	struct apx_wk_ops ops = { &w, wt_track, wt_slice, on_counter, NULL };
+	char out[] = "/tmp/apx-export-XXXXXX";
+	struct apx_diag diag = { 0 };
+	struct apx_wk_stats ws;
+	struct apx_store *st;
+	const char *p = WAIT_FIXTURE;
+	uint64_t want = report_waits();
+	size_t n;
+	FILE *f;
+	int fd;
+
+	APX_ASSERT_EQ(want, 20);
+	APX_ASSERT_OK(apx_store_open(&p, 1, NULL, &st, NULL));
+	APX_ASSERT_OK(apx_walk(st, &ops, &ws));
+	APX_ASSERT_EQ(ws.waits, want);
+	APX_ASSERT_EQ(w.nout, want);
+	APX_ASSERT_EQ(w.nin, want);
+	APX_ASSERT_EQ(w.bad, 0);
+	for (size_t i = 0; i < w.nin; i++) {	/* each ends on stream 7, from stream 13 */
+		size_t j;
+
+		for (j = 0; j < w.nout && w.out_id[j] != w.in_id[i]; j++)
+			;
+		APX_ASSERT(j < w.nout);
+		APX_ASSERT(w.in_id[i] > APX_WK_WAIT_FLOW_BASE);
+		APX_ASSERT_EQ(w.out_tid[j], 13);
+		APX_ASSERT_EQ(w.in_tid[i], 7);
+		APX_ASSERT(w.out_end[j] <= w.in_start[i]);	/* it started as the copy ended */
+		APX_ASSERT(w.in_start[i] - w.out_end[j] <= APX_WI_DEP_NS);
+	}
+
+	fd = mkstemp(out);
+	APX_ASSERT(fd >= 0);
+	close(fd);
+	unlink(out);
+	APX_ASSERT_OK(apx_exporter_find("chrome")->write(st, out, &diag));
+	f = fopen(out, "r");
+	APX_ASSERT(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	APX_ASSERT(n < sizeof(buf) - 1);
+	APX_ASSERT_EQ(count(buf, "\"ph\": \"s\""), want);	/* level light: no launch flows */
+	APX_ASSERT_EQ(count(buf, "\"ph\": \"f\""), want);
+	APX_ASSERT_EQ(count(buf, "\"cat\": \"stream_wait\", \"name\": \"stream wait\"}"), want);
+	APX_ASSERT_EQ(count(buf, "\"cat\": \"stream_wait\", \"name\": \"stream wait\", "
+			  "\"bp\": \"e\"}"), want);
+	/* the first: from the end of stream 13's copy (1 ns before it) to stream 7's kernel */
+	APX_ASSERT(strstr(buf, "{\"ph\": \"s\", \"id\": 1125899906842625, \"pid\": 0, "
+			  "\"tid\": 13, \"ts\": 500253.334, \"cat\": \"stream_wait\""));
+	APX_ASSERT(strstr(buf, "{\"ph\": \"f\", \"id\": 1125899906842625, \"pid\": 0, "
+			  "\"tid\": 7, \"ts\": 500256.312, \"cat\": \"stream_wait\""));
+	unlink(out);
+
+	APX_ASSERT_OK(apx_exporter_find("perfetto")->write(st, out, &diag));
+	f = fopen(out, "rb");
+	APX_ASSERT(f);
+	n = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	APX_ASSERT(n < sizeof(buf));
+	/* each id once in TrackEvent.flow_ids (field 47, fixed64: key 0xf9 0x02) and once in
+	 * terminating_flow_ids (48: 0x81 0x03) */
+	for (uint64_t k = 1; k <= want; k++) {
+		uint64_t id = APX_WK_WAIT_FLOW_BASE + k;
+		char start[10] = "\xf9\x02", end[10] = "\x81\x03";
+
+		for (int b = 0; b < 8; b++)
+			start[2 + b] = end[2 + b] = (char)(id >> (8 * b));
+		APX_ASSERT_EQ(count_bytes(buf, n, start, sizeof(start)), 1);
+		APX_ASSERT_EQ(count_bytes(buf, n, end, sizeof(end)), 1);
+	}
+	unlink(out);
+	apx_store_free(st);
 	return 0;
 }
 

@@ -4,8 +4,10 @@
  * GPU operation of the steady window that started when another stream's operation ended
  * (graph.c's event-wait edges), grouped by (waiting stream, awaited stream), with how often,
  * how long the waiting stream was idle before those operations, and the operations that
- * waited and were waited for most. Called by the report's streams section (build_view_gpu.c);
- * reads model->whatif, allocates nothing.
+ * waited and were waited for most. Called by the report's streams section (build_view_gpu.c).
+ * The same dependencies one by one (apx_whatif_dep_pairs: awaited and waiting operation as
+ * store column indices), for the exporters' "stream wait" flows (lib/export/walk.c). Both read
+ * model->whatif and allocate nothing.
  */
 #include "analysis/whatif/whatif.h"
 
@@ -63,5 +65,36 @@ size_t apx_whatif_waits(const struct apx_model *m, struct apx_wi_wait *out, size
 			out[j] = out[j - 1];
 			out[j - 1] = x;
 		}
+	return n;
+}
+
+/* A GPU operation of the recorded graph: its store column is known (syncs and allocator calls
+ * have no GPU slice; a transformation's tasks are not in m->whatif). */
+static int is_gpu_op(const struct apx_wi_task *t)
+{
+	return t->kind == APX_WI_KERNEL || t->kind == APX_WI_COPY || t->kind == APX_WI_MEMSET;
+}
+
+size_t apx_whatif_dep_pairs(const struct apx_model *m, struct apx_wi_dep_pair *out, size_t cap)
+{
+	const struct apx_whatif *g = m ? m->whatif : NULL;
+	size_t n = 0;
+
+	if (!g)
+		return 0;
+	for (size_t i = 0; i < g->n; i++) {
+		const struct apx_wi_task *t = &g->t[i], *o;
+
+		if (t->dep == APX_WI_NONE || t->dep >= g->n)
+			continue;
+		o = &g->t[t->dep];
+		if (!is_gpu_op(t) || !is_gpu_op(o))
+			continue;
+		if (n < cap)
+			out[n] = (struct apx_wi_dep_pair){ .awaited = o->src, .waiting = t->src,
+							   .awaited_kind = o->kind,
+							   .waiting_kind = t->kind };
+		n++;
+	}
 	return n;
 }

@@ -208,6 +208,16 @@ struct apx_wi_wait {
 };
 /* Up to cap groups into out, most idle time first; their number. */
 size_t apx_whatif_waits(const struct apx_model *m, struct apx_wi_wait *out, size_t cap);
+/* One of those dependencies, operation by operation (the exporters draw a flow for each):
+ * the awaited operation and the one that waited for it, each as its kind (enum apx_wi_kind:
+ * kernel, copy or memset) and its index in the store column of that kind (m->store). */
+struct apx_wi_dep_pair {
+	uint32_t awaited, waiting;	/* store column indices */
+	uint8_t awaited_kind, waiting_kind;
+};
+/* Up to cap pairs into out, in the waiting operations' host order; how many there are (also
+ * beyond cap: call with cap 0 to size out). */
+size_t apx_whatif_dep_pairs(const struct apx_model *m, struct apx_wi_dep_pair *out, size_t cap);
 
 /* For saving_model texts: what the transformation does, in words. */
 const char *apx_wi_xform_text(enum apx_wi_xform x);
