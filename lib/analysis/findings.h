@@ -91,10 +91,25 @@ struct apx_optimizer_loop {
 	uint64_t idle_ns;		/* the GPU idle inside the spans, summed over the steps */
 };
 int apx_optimizer_loop_find(const struct apx_model *m, struct apx_optimizer_loop *l); /* -ENOMEM */
+/* Python loops that update tensors one at a time (tensor_loop.c: an EMA of the weights, a
+ * hand-written SGD): per loop, by the line that launched most of its kernels. */
+#define APX_TENSOR_LOOPS_MAX 4
+struct apx_tensor_loop {
+	uint32_t line;			/* model->lines: the line that launched most of its kernels */
+	uint64_t steps;			/* steady steps it ran in */
+	double kernels;			/* its kernels a step: median over those steps */
+	double span_ns;			/* its span a step: median */
+	double gpu_ns;			/* its kernels' GPU time a step: median */
+	double floor_ns;		/* its shortest kernel: what a kernel costs the GPU at least */
+	uint64_t idle_ns;		/* the GPU idle inside its spans, summed over the steps */
+};
+/* Up to cap loops into out (*ret_n), in the order found. 0 or -ENOMEM. */
+int apx_tensor_loops_find(const struct apx_model *m, struct apx_tensor_loop *out, size_t cap,
+			  size_t *ret_n);
 /* What optimizer-foreach claims: the steady idle of cause c (launch overhead in a
- * launch-bound steady state, else no cause) inside the optimizer loop's spans, less the
- * collector's cost for its launches (0 for every other cause, or without spans), and in
- * *ret_launches the launches a step it removes (0: it does not fire). */
+ * launch-bound steady state, else no cause) inside the optimizer loop's and the tensor loops'
+ * spans, less the collector's cost for their launches (0 for every other cause, or without
+ * spans), and in *ret_launches the launches a step it removes (0: it does not fire). */
 double apx_optimizer_loop_claim(const struct apx_model *m, unsigned c, double *ret_launches);
 /* The steady launch-overhead idle that rules removing launches claim, in ns (*ret_launches:
  * all steps). */

@@ -52,8 +52,13 @@ Cases (planted -> fixed):
   host_stall     5 ms of host work (numpy) between steps -> none (done ahead)
   empty_cache    torch.cuda.empty_cache() after every step of a conv net whose batch size
                  varies -> none (the caching allocator keeps its blocks)
+  ema_loop       an EMA of a bf16 transformer's weights updated tensor by tensor in a Python
+                 loop every step (mul_, add_) -> torch._foreach_lerp_ over the lists
+  manual_sgd     a hand-written momentum SGD over a bf16 conv net's tensors, one at a time ->
+                 the same update with torch._foreach_* ops
 """
 import argparse
+import copy
 import json
 import math
 import os
@@ -71,6 +76,7 @@ CASES = {
     "foreach": "optimizer-foreach", "zero_grad": "zero-grad-memset",
     "graph_recapture": "graph-recapture", "replica": "redundant-replication",
     "host_stall": "gpu-starvation", "empty_cache": "allocator-churn",
+    "ema_loop": "optimizer-foreach", "manual_sgd": "optimizer-foreach",
 }
 # Whether a case's planted and fixed variants can share one process (programs.py CASE paired):
 # case -> (pairable, what was checked or handled / why not). Every case function was read for
@@ -105,6 +111,8 @@ PAIRABLE = {
     "empty_cache": (True, "separate models and optimizers; each planted empty_cache() also "
                           "frees the fixed variant's cached blocks, which its untimed steps "
                           "before each block allocate again"),
+    "ema_loop": (True, "separate models, EMA copies and optimizers"),
+    "manual_sgd": (True, "separate models and momentum buffers"),
 }
 dev = "cuda"
 
@@ -452,6 +460,66 @@ def case_empty_cache(fixed):
         opt.step()
         if not fixed:
             torch.cuda.empty_cache()                # gives every cached block back
+    return step
+
+
+def transformer(layers=8, d=512):
+    layer = nn.TransformerEncoderLayer(d, 8, 4 * d, dropout=0.0, batch_first=True)
+    return nn.TransformerEncoder(layer, layers, enable_nested_tensor=False).to(dev)
+
+
+def case_ema_loop(fixed):
+    # the weights' exponential moving average that diffusion and self-supervised training
+    # keep, updated after every optimizer step
+    m = transformer()
+    ema = copy.deepcopy(m).requires_grad_(False)
+    opt = torch.optim.AdamW(m.parameters(), lr=1e-4, fused=True)
+    ps, es = list(m.parameters()), list(ema.parameters())
+    x = torch.randn(32, 128, 512, device=dev)
+    decay = 0.999
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = m(x).float().square().mean()
+        loss.backward()
+        opt.step()
+        with torch.no_grad():
+            if fixed:
+                torch._foreach_lerp_(es, ps, 1 - decay)
+            else:
+                for e, p in zip(es, ps):
+                    e.mul_(decay).add_(p, alpha=1 - decay)
+    return step
+
+
+def case_manual_sgd(fixed):
+    # momentum SGD written out by hand (as in many research repositories)
+    layers, c = [], 3
+    for w in (32, 64, 64, 128, 128, 128, 256, 256, 256, 256):
+        layers += [nn.Conv2d(c, w, 3, padding=1, bias=False), nn.BatchNorm2d(w), nn.ReLU()]
+        c = w
+    m = nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(c, 100)).to(dev)
+    params = [p for p in m.parameters()]
+    bufs = [torch.zeros_like(p) for p in params]
+    x = torch.randn(32, 3, 64, 64, device=dev)
+    lr, mom = 0.01, 0.9
+
+    def step():
+        for p in params:
+            p.grad = None
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = m(x).float().logsumexp(1).mean()
+        loss.backward()
+        with torch.no_grad():
+            if fixed:
+                torch._foreach_mul_(bufs, mom)
+                torch._foreach_add_(bufs, [p.grad for p in params])
+                torch._foreach_add_(params, bufs, alpha=-lr)
+            else:
+                for p, b in zip(params, bufs):
+                    b.mul_(mom).add_(p.grad)
+                    p.add_(b, alpha=-lr)
     return step
 
 
