@@ -32,6 +32,14 @@ static struct apx_wi_wait *slot(struct apx_wi_wait *w, size_t cap, size_t *n, ui
 	return &w[(*n)++];
 }
 
+/* The task task i of g waited for on another stream (graph.c's event-wait edge), NULL none. */
+static const struct apx_wi_task *awaited_of(const struct apx_whatif *g, size_t i)
+{
+	uint32_t d = g->t[i].dep;
+
+	return d == APX_WI_NONE || d >= g->n ? NULL : &g->t[d];
+}
+
 size_t apx_whatif_waits(const struct apx_model *m, struct apx_wi_wait *out, size_t cap)
 {
 	const struct apx_whatif *g = m ? m->whatif : NULL;
@@ -40,13 +48,10 @@ size_t apx_whatif_waits(const struct apx_model *m, struct apx_wi_wait *out, size
 	if (!g)
 		return 0;
 	for (size_t i = 0; i < g->n; i++) {
-		const struct apx_wi_task *t = &g->t[i], *o;
+		const struct apx_wi_task *t = &g->t[i], *o = awaited_of(g, i);
 		struct apx_wi_wait *w;
 
-		if (t->dep == APX_WI_NONE || t->dep >= g->n || t->stream >= g->nstreams)
-			continue;
-		o = &g->t[t->dep];
-		if (o->stream >= g->nstreams ||
+		if (!o || t->stream >= g->nstreams || o->stream >= g->nstreams ||
 		    !(w = slot(out, cap, &n, g->streams[t->stream].es, g->streams[o->stream].es)))
 			continue;
 		w->count++;
@@ -83,12 +88,9 @@ size_t apx_whatif_dep_pairs(const struct apx_model *m, struct apx_wi_dep_pair *o
 	if (!g)
 		return 0;
 	for (size_t i = 0; i < g->n; i++) {
-		const struct apx_wi_task *t = &g->t[i], *o;
+		const struct apx_wi_task *t = &g->t[i], *o = awaited_of(g, i);
 
-		if (t->dep == APX_WI_NONE || t->dep >= g->n)
-			continue;
-		o = &g->t[t->dep];
-		if (!is_gpu_op(t) || !is_gpu_op(o))
+		if (!o || !is_gpu_op(t) || !is_gpu_op(o))
 			continue;
 		if (n < cap)
 			out[n] = (struct apx_wi_dep_pair){ .awaited = o->src, .waiting = t->src,
