@@ -29,8 +29,9 @@ void apx_rules_run(const struct apx_model *m, struct apx_findings *out);
  * kernel time the steady state's findings can save together (rules.c's cap). */
 double apx_rules_steady_kernel_busy(const struct apx_model *m);
 const struct apx_rule *apx_rules(size_t *ret_n);
-/* The rules of several ranks (exposed-communication, straggler, small-collectives): run after
- * the others, and only when the trace holds NCCL collectives (m->ranks, ranks.h). */
+/* The rules of several ranks (exposed-communication, straggler, small-collectives,
+ * unbalanced-memory): run after the others, and only when the trace holds NCCL collectives
+ * (m->ranks, ranks.h). */
 const struct apx_rule *apx_rank_rules(size_t *ret_n);
 
 /* For rules: a new finding (NULL when full), saving set from ns and the model's wall time. */
@@ -155,6 +156,7 @@ APX_RULE_DECL(dataloader_workers);
 APX_RULE_DECL(l2_persistence);
 APX_RULE_DECL(exposed_communication);
 APX_RULE_DECL(straggler);
+APX_RULE_DECL(unbalanced_memory);
 APX_RULE_DECL(small_collectives);
 
 #endif

@@ -973,6 +973,37 @@ static int per_file(const struct apx_model *m, struct apx_ranks *R, struct work 
 	return 0;
 }
 
+/* Each file's device-memory peak: its allocations less its frees, in time order (finish.c's
+ * memory() sorted them), and the size of its device. */
+static int mem_peaks(const struct apx_model *m, struct apx_ranks *R, const struct work *w)
+{
+	int64_t *now = calloc(w->nf ? w->nf : 1, sizeof(*now));
+
+	if (!now)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->mem_events.n; i++) {
+		const struct apx_an_mem_event *e = APX_VEC_AT(&m->mem_events,
+							      struct apx_an_mem_event, i);
+		int64_t *v = e->file < w->nf ? &now[e->file] : NULL;
+
+		if (!v || e->kind != APX_MEM_DEVICE ||
+		    (e->op != APX_MEMOP_ALLOC && e->op != APX_MEMOP_FREE))
+			continue;
+		*v += e->op == APX_MEMOP_FREE ? -(int64_t)e->bytes : (int64_t)e->bytes;
+		*v = *v < 0 ? 0 : *v;
+		if ((uint64_t)*v > R->rank[e->file].mem_peak_bytes)
+			R->rank[e->file].mem_peak_bytes = (uint64_t)*v;
+	}
+	for (size_t i = 0; i < w->nf; i++) {
+		const struct apx_an_device *d = w->fdev[i] == UINT32_MAX ? NULL
+						: model_device(m, w->fdev[i]);
+
+		R->rank[i].mem_total_bytes = d ? d->mem_bytes : 0;
+	}
+	free(now);
+	return 0;
+}
+
 static int64_t rank_key(const struct apx_ranks_rank *rk)
 {
 	return rk->rank < 0 ? INT64_MAX : rk->rank;
@@ -1099,7 +1130,8 @@ int apx_ranks_build(const struct apx_model *m, struct apx_ranks **ret)
 	files(m, R);
 	file_devices(m, &w);
 	if ((k = gather_store(m, R, &w)) < 0 || (k = gather_colls(m, R, &w)) < 0 ||
-	    (k = per_file(m, R, &w)) < 0 || (k = match_calls(R, &w)) < 0 ||
+	    (k = per_file(m, R, &w)) < 0 || (k = mem_peaks(m, R, &w)) < 0 ||
+	    (k = match_calls(R, &w)) < 0 ||
 	    (k = fit_sizes(R, &w)) < 0)
 		goto out;
 	order_colls(m, &w);

@@ -51,6 +51,9 @@ struct apx_ranks_rank {
 	double busy_pct;			/* of first_ns .. end_ns */
 	uint64_t compute_ns;			/* union of its kernels not named nccl* */
 	uint64_t h2d_ns;			/* its host-to-device copies' time (input data) */
+	uint64_t mem_peak_bytes;		/* device memory it held at most (its MEMORY
+						 * records: allocations less frees; 0 none) */
+	uint64_t mem_total_bytes;		/* its device's memory (0 unknown) */
 	uint64_t steps, step_ns;		/* ProfilerStep# ranges, their median (0 = n/a) */
 	uint64_t comm_ns;			/* union of its collectives on the GPU */
 	uint64_t exposed_ns;			/* ... not overlapped by its compute kernels */

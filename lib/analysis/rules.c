@@ -60,6 +60,8 @@ static const struct apx_rule rank_rules[] = {
 	TRACE("exposed-communication", "collectives no compute overlaps", exposed_communication),
 	TRACE("straggler", "a rank that arrives last at the collectives", straggler),
 	TRACE("small-collectives", "many small, latency-bound collectives", small_collectives),
+	TRACE("unbalanced-memory", "one rank holding much more device memory than the others",
+	      unbalanced_memory),
 };
 
 const struct apx_rule *apx_rules(size_t *ret_n)

@@ -40,6 +40,8 @@ static const struct apx_rvcol rank_cols[] = {
 	{ .key = "late_max_ns", .title = "late (max)", .unit = APX_UNIT_NS },
 	{ .key = "wait_ns", .title = "waited", .unit = APX_UNIT_NS },
 	{ .key = "h2d_ns", .title = "host to device", .unit = APX_UNIT_NS },
+	{ .key = "mem_peak_bytes", .title = "device memory peak", .unit = APX_UNIT_BYTES },
+	{ .key = "mem_total_bytes", .title = "device memory", .unit = APX_UNIT_BYTES },
 };
 static const struct apx_rvcol rank_text_cols[] = {
 	{ .key = "rank", .title = "rank", .unit = APX_UNIT_ID, .h = { .tw = 5 } },
@@ -113,6 +115,10 @@ static void rank_cells(struct apx_rdoc *d, struct apx_rtable *t, const struct ap
 	apx_rtable_ku64(t, "late_max_ns", rk->late_max_ns);
 	apx_rtable_ku64(t, "wait_ns", rk->wait_ns);
 	apx_rtable_ku64(t, "h2d_ns", rk->h2d_ns);
+	if (rk->mem_peak_bytes)
+		apx_rtable_ku64(t, "mem_peak_bytes", rk->mem_peak_bytes);
+	if (rk->mem_total_bytes)
+		apx_rtable_ku64(t, "mem_total_bytes", rk->mem_total_bytes);
 }
 
 static void dev_cells(struct apx_rdoc *d, struct apx_rtable *t, const struct apx_ranks_device *dv)

@@ -238,6 +238,52 @@ APX_TEST(four_ranks_report)
 	return 0;
 }
 
+/* Four ranks of one host, one all-reduce each; every rank holds 10 GiB of device memory,
+ * rank 0 8 GiB more for a while (unbalanced) or not (balanced). */
+APX_TEST(unbalanced_memory)
+{
+	for (int unbalanced = 1; unbalanced >= 0; unbalanced--) {
+		struct tg t[4];
+		struct apx_model *m;
+		const struct apx_finding *f;
+		char *json;
+
+		for (int r = 0; r < 4; r++) {
+			APX_ASSERT(tg_open_rank(&t[r], "node-a", r % 2 ? uuid_b : uuid_a, r, 4) == 0);
+			tg_mem(&t[r], 5 * MS, APX_MEMOP_ALLOC, APX_MEM_DEVICE, 10ull << 30);
+			if (r == 0 && unbalanced) {
+				tg_mem_at(&t[r], 20 * MS, APX_MEMOP_ALLOC, APX_MEM_DEVICE, 8ull << 30,
+					  0x7000000000ull);
+				tg_mem_at(&t[r], 30 * MS, APX_MEMOP_FREE, APX_MEM_DEVICE, 8ull << 30,
+					  0x7000000000ull);
+			}
+			tg_kernel(&t[r], 10 * MS, 5 * MS, "sm90_gemm", 7);
+			coll(&t[r], 16 * MS, 17 * MS, APX_COLL_ALL_REDUCE, 64ull << 20, 0x77, 0, r, 4);
+		}
+		m = tg_model(t, 4);
+		APX_ASSERT(m && m->ranks);
+		APX_ASSERT_EQ(m->ranks->rank[0].mem_peak_bytes, (unbalanced ? 18ull : 10ull) << 30);
+		APX_ASSERT_EQ(m->ranks->rank[3].mem_peak_bytes, 10ull << 30);
+		apx_rules_run(m, &fd);
+		f = tg_find(&fd, "unbalanced-memory");
+		if (!unbalanced) {
+			APX_ASSERT(!f);
+			APX_ASSERT_EQ(tg_status(&fd, "unbalanced-memory"), APX_RULE_CLEAN);
+			apx_model_free(m);
+			continue;
+		}
+		APX_ASSERT(f);
+		APX_ASSERT(strstr(f->title, "rank 0 holds 8"));
+		APX_ASSERT(f->saving_ns == 0);	/* memory, not time */
+		APX_ASSERT(strstr(f->evidence, "peaks of 4 ranks"));
+		json = tg_report(m, &fd, 1u << APX_SEC_RANKS, 1);
+		APX_ASSERT(json && strstr(json, "\"mem_peak_bytes\":19327352832"));
+		free(json);
+		apx_model_free(m);
+	}
+	return 0;
+}
+
 /* The same ranks with rank 1's GPU busy longer (its compute kernel 7 ms, its host on time):
  * it arrives late on the GPU, and the straggler finding says its GPU, with its kernel time. */
 APX_TEST(straggler_gpu)
