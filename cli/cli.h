@@ -26,6 +26,8 @@ int apx_cmd_report(int argc, char **argv);
 extern const char apx_cmd_report_usage[];
 int apx_cmd_diff(int argc, char **argv);
 extern const char apx_cmd_diff_usage[];
+int apx_cmd_tune(int argc, char **argv);
+extern const char apx_cmd_tune_usage[];
 int apx_cmd_init(int argc, char **argv);
 extern const char apx_cmd_init_usage[];
 int apx_cmd_status(int argc, char **argv);

@@ -33,6 +33,8 @@ static const struct apx_cmd commands[] = {
 	  apx_cmd_report_usage },
 	{ "diff", apx_cmd_diff, "compare two traces of one program step by step: before and after",
 	  apx_cmd_diff_usage },
+	{ "tune", apx_cmd_tune, "measure what fixing the top findings saves, in your program",
+	  apx_cmd_tune_usage },
 	{ "export", apx_cmd_export, "write traces for Perfetto, chrome://tracing, HTA or SQLite",
 	  apx_cmd_export_usage },
 	{ "init", apx_cmd_init, "start the nvperfd daemon", apx_cmd_init_usage },

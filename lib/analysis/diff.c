@@ -176,6 +176,58 @@ int apx_diff_median_ci(const double *x, size_t n, unsigned resamples, uint64_t s
 	return 0;
 }
 
+int apx_diff_step_times(const struct apx_model *m, double **ret_x, size_t *ret_n)
+{
+	size_t lo, hi, n;
+	int window;
+	double *x;
+
+	*ret_x = NULL;
+	*ret_n = 0;
+	if (m->steady.source == APX_STEPS_NONE || !m->steady.bounds || !m->steady.count)
+		return -ENODATA;
+	step_range(m, &lo, &hi, &window);
+	x = malloc((hi - lo ? hi - lo : 1) * sizeof(*x));
+	if (!x)
+		return -ENOMEM;
+	n = step_times(m, lo, hi, x);
+	if (n < APX_DIFF_MIN_STEPS) {
+		free(x);
+		return -ENODATA;
+	}
+	qsort(x, n, sizeof(*x), cmp_double);
+	*ret_x = x;
+	*ret_n = n;
+	return 0;
+}
+
+int apx_diff_median_diff_ci(const double *a, size_t na, const double *b, size_t nb,
+			    unsigned resamples, uint64_t seed, double *ret_lo, double *ret_hi)
+{
+	uint32_t *cnt;
+	double *dif;
+	uint64_t s = seed;
+
+	if (!na || !nb || !resamples)
+		return -EINVAL;
+	cnt = malloc((na > nb ? na : nb) * sizeof(*cnt));
+	dif = malloc(resamples * sizeof(*dif));
+	if (!cnt || !dif) {
+		free(cnt);
+		free(dif);
+		return -ENOMEM;
+	}
+	for (unsigned r = 0; r < resamples; r++) {
+		double ma = resample_median(a, na, cnt, &s);
+
+		dif[r] = resample_median(b, nb, cnt, &s) - ma;
+	}
+	percentiles(dif, resamples, ret_lo, ret_hi);
+	free(cnt);
+	free(dif);
+	return 0;
+}
+
 /* Both sides resampled with one generator: each side's interval, and the difference's. */
 static int bootstrap(struct apx_diff *d, double *const x[2], const size_t n[2])
 {

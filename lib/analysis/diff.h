@@ -131,6 +131,16 @@ struct apx_diff {
  * repeating step was found ...") in why. */
 int apx_diff_steps_check(const struct apx_model *m, char *why, size_t cap);
 
+/* The steady state's step times of m (the steps apx_diff_compute compares), sorted, into
+ * *ret_x (allocated; release with free) and *ret_n. -ENODATA: fewer than APX_DIFF_MIN_STEPS;
+ * -ENOMEM. */
+int apx_diff_step_times(const struct apx_model *m, double **ret_x, size_t *ret_n);
+
+/* The bootstrap 95 % interval of median(b) - median(a), both resampled (resamples times, the
+ * generator seeded with seed): apx tune's runs. 0, -EINVAL (empty), -ENOMEM. */
+int apx_diff_median_diff_ci(const double *a, size_t na, const double *b, size_t nb,
+			    unsigned resamples, uint64_t seed, double *ret_lo, double *ret_hi);
+
 /* Compare before and after (finished models, their rules run into fb and fa) into *ret, with
  * resamples bootstrap resamples (0: APX_DIFF_RESAMPLES). 0; -ENODATA when a side has no steps
  * to compare (apx_diff_steps_check); -ENOMEM. *ret is written only on success; release it. */
