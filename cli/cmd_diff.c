@@ -23,6 +23,7 @@
 #include "cli/cli.h"
 #include "cli/import_trace.h"
 #include "cli/outfile.h"
+#include "cli/progress.h"
 #include "cli/report.h"
 
 #include "base/banned.h"
@@ -88,13 +89,23 @@ static int load(const char *path, struct apx_model **ret_m, struct apx_findings 
 		apx_log_error("out of memory");
 		goto fail;
 	}
+	apx_progress_step("opening", path);
 	r = apx_cli_add_trace(m, path, &dg);	/* .apx, or Kineto JSON converted */
+	apx_progress_stop();
 	if (r < 0) {
 		file_error(path, dg.msg[0] ? dg.msg : strerror(-r), "");
 		goto fail;
 	}
 	m->whatif_savings = 1;	/* the findings' savings as apx report gives them */
+	{
+		const char *name = m->files[0].path;
+		struct apx_reader *rd = m->files[0].reader;
+		const uint64_t *done = &m->files[0].records;
+
+		apx_progress_reading(1, &name, &rd, &done, "analysing");
+	}
 	r = apx_model_finish(m);
+	apx_progress_stop();
 	if (r < 0) {
 		file_error(path, m->finish_diag.msg[0] ? m->finish_diag.msg : strerror(-r),
 			   "; cannot build the model");
@@ -108,7 +119,9 @@ static int load(const char *path, struct apx_model **ret_m, struct apx_findings 
 		file_error(path, why, "");
 		goto fail;
 	}
+	apx_progress_step("analysing", path);
 	apx_rules_run(m, fd);
+	apx_progress_stop();
 	*ret_m = m;
 	*ret_fd = fd;
 	return damaged;
@@ -249,6 +262,7 @@ int apx_cmd_diff(int argc, char **argv)
 	for (int i = 0; i < 2; i++)
 		if (apx_outfile_check_input(&of, argv[optind + i]) < 0)
 			goto out;
+	apx_progress_init("diff");
 	for (int i = 0; i < 2; i++) {
 		r = load(argv[optind + i], &m[i], &fd[i]);
 		if (r < 0)

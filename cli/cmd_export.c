@@ -32,6 +32,7 @@
 #include "cli/cli.h"
 #include "cli/import_trace.h"
 #include "cli/outfile.h"
+#include "cli/progress.h"
 #include "cli/run_files.h"
 #include "export/export.h"
 
@@ -223,6 +224,43 @@ static void say_run_files(size_t npaths, size_t named)
 
 /* ---- one store, one file ---------------------------------------------------------------- */
 
+/* The progress line while the store reads (progress.h): the files as they are opened, their
+ * records counted by the store's hook. Main thread; reset by export_one. */
+static struct {
+	const char *names[APX_STORE_MAX_FILES];
+	struct apx_reader *rds[APX_STORE_MAX_FILES];
+	const uint64_t *done[APX_STORE_MAX_FILES];
+	uint64_t count[APX_STORE_MAX_FILES];
+	size_t n;
+} g_read;
+
+static int count_record(void *ctx, uint16_t file, const struct apx_rec *r)
+{
+	(void)ctx;
+	(void)r;
+	g_read.count[file]++;
+	return 0;
+}
+
+/* apx_cli_open_trace, the file then followed by the progress line (opening a large one takes a
+ * while too: it is read and checked whole). */
+static int open_followed(const char *path, struct apx_reader **ret, struct apx_diag *d)
+{
+	int r;
+
+	apx_progress_step("opening", path);
+	r = apx_cli_open_trace(path, ret, d);
+	if (r < 0 || g_read.n >= APX_STORE_MAX_FILES)
+		return r;
+	g_read.names[g_read.n] = path;
+	g_read.rds[g_read.n] = *ret;
+	g_read.done[g_read.n] = &g_read.count[g_read.n];
+	g_read.count[g_read.n] = 0;
+	g_read.n++;
+	apx_progress_reading(g_read.n, g_read.names, g_read.rds, g_read.done, "sorting the events");
+	return r;
+}
+
 /* Read paths[0..n) into a store and write it with ex into of (initialized, the inputs checked
  * against it): says the size first, the damage, the result. An exit status. */
 static int export_one(const struct apx_exporter *ex, char **paths, size_t n,
@@ -234,10 +272,20 @@ static int export_one(const struct apx_exporter *ex, char **paths, size_t n,
 	struct apx_store *st;
 	struct stat sb;
 	uint64_t est;
+	struct apx_store_opts opts = *so;
 	int damaged, staged, r;
 
 	/* torch.profiler (Kineto) JSON traces converted first, as apx report reads them */
-	r = apx_store_open_with((const char *const *)paths, n, so, apx_cli_open_trace, &st, &diag);
+	g_read.n = 0;
+	if (apx_progress_init("export")) {
+		opts.on_record = count_record;
+		r = apx_store_open_with((const char *const *)paths, n, &opts, open_followed, &st,
+					&diag);
+	} else {
+		r = apx_store_open_with((const char *const *)paths, n, so, apx_cli_open_trace, &st,
+					&diag);
+	}
+	apx_progress_stop();
 	if (r < 0) {
 		char m[sizeof(diag.msg) * 4];
 
@@ -256,7 +304,11 @@ static int export_one(const struct apx_exporter *ex, char **paths, size_t n,
 			     "narrow it with --from/--to/--min-dur", a);
 	/* a new name beside a regular FILE, or under $TMPDIR for a stream */
 	staged = apx_outfile_stage(of, tmp, sizeof(tmp)) >= 0;	/* if not, said */
+	if (staged)
+		apx_progress_writing(tmp, of->kind == APX_OUTFILE_STDOUT ? "(stdout)" : of->path,
+				     est);
 	r = staged ? ex->write(st, tmp, &diag) : -EIO;
+	apx_progress_stop();
 	apx_store_free(st);
 	if (r < 0) {
 		if (staged)

@@ -22,6 +22,7 @@
 #include "cli/cli.h"
 #include "cli/import_trace.h"
 #include "cli/outfile.h"
+#include "cli/progress.h"
 #include "cli/report.h"
 #include "cli/run_files.h"
 
@@ -103,12 +104,16 @@ static int add_one_related(const char *full, void *ctx)
 {
 	struct related *rl = ctx;
 	struct apx_diag dg = { 0 };
+	int r;
 
 	if (rl->m->nfiles >= APX_AN_MAX_FILES)
 		return 1;
 	if (apx_run_seen_before(rl->seen, full))
 		return 0;
-	if (apx_model_add_file(rl->m, full, &dg) < 0) {
+	apx_progress_step("opening", full);
+	r = apx_model_add_file(rl->m, full, &dg);
+	apx_progress_stop();
+	if (r < 0) {
 		file_error(full, dg.msg, "");
 		*rl->bad = 1;
 	}
@@ -198,6 +203,29 @@ static int heap_leak_opt(const char *arg, struct apx_an_heap *h)
 	return 0;
 }
 
+/* Whether the report goes to a terminal (stdout one): the progress line stops before it. */
+static int output_is_tty(const struct apx_outfile *of)
+{
+	return (of->kind == APX_OUTFILE_STDOUT && isatty(STDOUT_FILENO)) ||
+	       (of->kind == APX_OUTFILE_STREAM && of->fd >= 0 && isatty(of->fd));
+}
+
+/* The progress line while apx_model_finish() reads the files (progress.h): each file's
+ * records as the model counts them. */
+static void progress_reading(struct apx_model *m)
+{
+	static const char *names[APX_AN_MAX_FILES];
+	static struct apx_reader *rds[APX_AN_MAX_FILES];
+	static const uint64_t *done[APX_AN_MAX_FILES];
+
+	for (size_t k = 0; k < m->nfiles; k++) {
+		names[k] = m->files[k].path;
+		rds[k] = m->files[k].reader;
+		done[k] = &m->files[k].records;
+	}
+	apx_progress_reading(m->nfiles, names, rds, done, "analysing");
+}
+
 /* Build the document and write it in the chosen format, to of (outfile.h: stdout, a stream,
  * or a temporary file renamed into place). Text goes through the terminal filter (trace text
  * escaped; colour around it). 0 or -errno (said). */
@@ -214,11 +242,18 @@ static int emit(const struct apx_report_format *fmt, struct apx_outfile *of,
 	dopts.store = st;
 	d = apx_rdoc_build(m, fd, &dopts);
 	if (!d) {
+		apx_progress_stop();
 		apx_outfile_abort(of);
 		return apx_log_errno(-ENOMEM, "cannot build the report");
 	}
+	/* the report itself on a terminal: the line must be gone before it */
+	if (output_is_tty(of))
+		apx_progress_stop();
+	else
+		apx_progress_step("writing the report", NULL);
 	file = apx_outfile_open(of);
 	if (!file) {
+		apx_progress_stop();
 		r = -EIO;	/* said */
 		goto out;
 	}
@@ -235,6 +270,7 @@ static int emit(const struct apx_report_format *fmt, struct apx_outfile *of,
 	} else {
 		r = fmt->emit(file, d, o);	/* each emitter escapes for its format */
 	}
+	apx_progress_stop();	/* before anything is said about the output */
 	if (r < 0)
 		r = apx_outfile_fail(of, r);	/* the real errno of a failed write, said */
 	else
@@ -372,6 +408,7 @@ int apx_cmd_report(int argc, char **argv)
 			apx_outfile_abort(&of);
 			return APX_EXIT_FAIL;
 		}
+	apx_progress_init("report");
 	m = apx_model_new();
 	if (!m) {
 		apx_outfile_abort(&of);
@@ -384,7 +421,9 @@ int apx_cmd_report(int argc, char **argv)
 			continue;	/* already read (as one of the run's FILE.<pid>) */
 		if (!single && add_run_without_file(m, files[i], &seen, &bad))
 			continue;	/* FILE missing: its ranks' traces were read */
+		apx_progress_step("opening", files[i]);
 		r = apx_cli_add_trace(m, files[i], &d);	/* .apx, or Kineto JSON converted */
+		apx_progress_stop();
 		if (r < 0) {
 			file_error(files[i], d.msg[0] ? d.msg : strerror(-r), "");
 			bad = 1;
@@ -414,7 +453,9 @@ int apx_cmd_report(int argc, char **argv)
 	m->heap.leak_has_to = heap.leak_has_to;
 	m->heap.leak_from_ns = heap.leak_from_ns;
 	m->heap.leak_to_ns = heap.leak_to_ns;
+	progress_reading(m);
 	r = apx_model_finish(m);	/* reads the files: damage is known after it */
+	apx_progress_stop();
 	fd = calloc(1, sizeof(*fd));
 	if (r < 0 || !fd) {
 		char msg[sizeof(m->finish_diag.msg) * 4];
@@ -439,6 +480,7 @@ int apx_cmd_report(int argc, char **argv)
 			bad = 1;
 		}
 	}
+	apx_progress_step("analysing", NULL);
 	apx_rules_run(m, fd);
 	r = emit(fmt, &of, m, fd, &o);
 	if (r < 0)

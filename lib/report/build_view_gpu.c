@@ -77,7 +77,13 @@ static int cmp_name_total(const void *a, const void *b)
 	const struct apx_an_name *x = *(const struct apx_an_name *const *)a;
 	const struct apx_an_name *y = *(const struct apx_an_name *const *)b;
 
-	return x->total_ns < y->total_ns ? 1 : x->total_ns > y->total_ns ? -1 : 0;
+	size_t n = x->len < y->len ? x->len : y->len;
+	int c;
+
+	if (x->total_ns != y->total_ns)
+		return x->total_ns < y->total_ns ? 1 : -1;
+	c = memcmp(x->text, y->text, n);	/* ties by name: not by qsort's whim */
+	return c ? c : x->len < y->len ? -1 : x->len > y->len;
 }
 
 /* The kernels by total time, largest first: the 256 largest at most, in top[]; their number. */
