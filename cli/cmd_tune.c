@@ -116,6 +116,7 @@ static int run_once(const struct tune_opts *o, const char *name, const struct ap
 	snprintf(out, sizeof(out), "%s/%s.out", o->dir, name);
 	snprintf(err, sizeof(err), "%s/%s.err", o->dir, name);
 	snprintf(rep, sizeof(rep), "%s/%s.fixes.json", o->dir, name);
+	(void)unlink(rep);	/* the hooks add to an existing report: a fresh one a run */
 	argv[n++] = a_apx;
 	argv[n++] = a_an;
 	argv[n++] = a_q;

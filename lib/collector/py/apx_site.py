@@ -15,7 +15,9 @@
 #     pinned host bytes (when torch has host_memory_stats), the process's RSS and its peak;
 #   - APX_PY_BACKWARD (1 = apx analyze --python-backward nvtx): PyTorch's emit_nvtx, entered on
 #     the thread that initialises CUDA right after it does (class _Backward), so that the report
-#     can give backward kernels the forward line that created them.
+#     can give backward kernels the forward line that created them;
+#   - APX_TUNE_FIXES / APX_TUNE_REPORT (apx tune): fixes applied from outside the program when
+#     torch is imported, and what they changed written at exit (class _Tune, below).
 # Both reach libapx-inject.so (the path in CUDA_INJECTION64_PATH, loaded by the CUDA driver)
 # through its exported apx_py_* functions (lib/collector/pyhook.h) with ctypes. Before CUDA
 # is initialised the library is not loaded: up to BUFFER_MAX ranges wait here, later ones are
@@ -593,6 +595,489 @@ class _Backward:
             self.start()
 
 
+# ---- apx tune: fixes applied from outside the program (APX_TUNE_FIXES) ----------------------------
+#
+# `apx tune` (cli/cmd_tune.c) runs the program several times under apx analyze, with and without
+# fixes, to measure what each one saves. APX_TUNE_FIXES names the fixes of one run (comma-
+# separated, TUNE_FIXES; unknown names said once and ignored; unset or empty: nothing here runs).
+# They are applied when torch is imported (the post-import hook), by wrapping torch's own
+# functions: never by editing the program, never raising into it (a fix that cannot be applied is
+# said once and the run goes on without it). Each fix says once on stderr what it did
+# ("[apx] tune: ..."). APX_TUNE_REPORT=<path>: at exit, each process adds its counts to the JSON
+# there ({"fixes": {name: {"applied", "count", ..., "note"}}, "unknown", "processes"}; merged
+# under a lock on the folder, written to a temp file and renamed), so that apx tune can tell a fix
+# that took effect from one that found nothing to change. apx tune removes the file before a run.
+
+TUNE_FIXES = ("tf32", "pin_memory", "workers", "foreach", "set_to_none", "no_empty_cache")
+TUNE_OPTIMIZERS = ("Adam", "AdamW", "SGD", "RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam",
+                   "ASGD", "Adadelta")
+TUNE_NOT_APPLIED = {
+    "tf32": "torch was not imported",
+    "pin_memory": "no DataLoader with pin_memory=False was created and no pinned tensor was "
+                  "copied to the GPU",
+    "workers": "no DataLoader with num_workers=0 was created",
+    "foreach": "no optimizer (%s) was created with foreach=False" % ", ".join(TUNE_OPTIMIZERS),
+    "set_to_none": "zero_grad was not called with set_to_none=False",
+    "no_empty_cache": "torch.cuda.empty_cache() was not called",
+}
+
+
+def _tune_workers():
+    return min(4, max(1, (os.cpu_count() or 2) // 2))
+
+
+class _Tune:
+    """The fixes of one run, their counts (this process's) and the report."""
+
+    def __init__(self, fixes, report):
+        self.counts = {f: {"count": 0} for f in fixes}     # fix -> counters; "count": applied
+        self.notes = {}             # fix -> why it was not applied (overrides TUNE_NOT_APPLIED)
+        self.unknown = []
+        self.report = report
+        self.said = set()
+        self.torch_seen = False
+        self.cuda_ok = None         # torch.cuda.is_available(), asked at the first DataLoader
+        self.forked = False
+
+    def say_once(self, key, msg):
+        if key not in self.said:
+            self.said.add(key)
+            _say("tune: " + msg)
+
+    def count(self, fix, what="count", n=1):
+        c = self.counts[fix]
+        c[what] = c.get(what, 0) + n
+
+    def fail(self, fix, err):
+        self.notes[fix] = "not applied: %s: %s" % (err.__class__.__name__, err)
+        self.say_once("fail-" + fix, "%s: %s" % (fix, self.notes[fix]))
+
+    # -- at `import torch` --
+
+    def torch_imported(self, torch):
+        self.torch_seen = True
+        for fix, apply in (("tf32", self.fix_tf32), ("foreach", self.fix_foreach),
+                           ("set_to_none", self.fix_set_to_none),
+                           ("no_empty_cache", self.fix_no_empty_cache)):
+            if fix in self.counts:
+                try:
+                    apply(torch)
+                except Exception as err:
+                    self.fail(fix, err)
+        if "pin_memory" in self.counts or "workers" in self.counts:
+            try:
+                self.wrap_dataloader(torch)
+            except Exception as err:
+                for fix in ("pin_memory", "workers"):
+                    if fix in self.counts:
+                        self.fail(fix, err)
+        if "pin_memory" in self.counts:
+            version = getattr(torch, "version", None)
+            if getattr(version, "cuda", None) or getattr(version, "hip", None):
+                try:
+                    self.wrap_tensor_copies(torch)
+                except Exception as err:
+                    self.fail("pin_memory", err)
+
+    def override(self, what):
+        self.count("tf32", "overrides")
+        self.say_once("tf32-override", "tf32: the program's own 'off' ignored (%s); TF32 stays on"
+                      % what)
+
+    def fix_tf32(self, torch):
+        import functools
+        import inspect
+
+        matmul = torch.backends.cuda.matmul
+        cudnn = torch.backends.cudnn
+        matmul.allow_tf32 = True
+        cudnn.allow_tf32 = True
+        set_prec = getattr(torch, "set_float32_matmul_precision", None)
+        if set_prec is not None:
+            set_prec("high")
+        self.count("tf32")
+        self.say_once("tf32", "tf32: TF32 on for matmul and cuDNN (allow_tf32 = True for both, "
+                      "float32 matmul precision 'high'); the program's own 'off' will be ignored")
+        me = self
+
+        def wrap_setattr(klass, label):
+            orig = klass.__setattr__
+
+            def __setattr__(obj, name, value):
+                if name == "allow_tf32" and value is not None and not value:
+                    me.override("%s.allow_tf32 = %r" % (label, value))
+                    value = True
+                return orig(obj, name, value)
+            klass.__setattr__ = __setattr__
+
+        def guard(what, fn, *args):
+            try:
+                fn(*args)
+            except Exception as err:        # TF32 is on; only that override is missing
+                me.say_once("tf32-" + what, "tf32: the program's own %s cannot be overridden "
+                            "(%s: %s)" % (what, err.__class__.__name__, err))
+
+        guard("torch.backends.cuda.matmul.allow_tf32", wrap_setattr, type(matmul),
+              "torch.backends.cuda.matmul")
+        if type(cudnn) is not type(sys):        # a PropModule subclass (a module cannot be)
+            guard("torch.backends.cudnn.allow_tf32", wrap_setattr, type(cudnn),
+                  "torch.backends.cudnn")
+        # torch.backends.cudnn.flags(allow_tf32=False) and set_flags set it directly
+        real = cudnn.__dict__.get("m", cudnn)
+        orig_flags = getattr(real, "set_flags", None)
+        if orig_flags is not None:
+            sig = inspect.signature(orig_flags)
+
+            @functools.wraps(orig_flags)
+            def set_flags(*args, **kwargs):
+                try:
+                    bound = sig.bind(*args, **kwargs)
+                    v = bound.arguments.get("_allow_tf32")
+                    if v is not None and not v:
+                        bound.arguments["_allow_tf32"] = True
+                        me.override("torch.backends.cudnn.set_flags(_allow_tf32=%r)" % (v,))
+                        args, kwargs = bound.args, bound.kwargs
+                except Exception:
+                    pass
+                return orig_flags(*args, **kwargs)
+            guard("torch.backends.cudnn.set_flags", setattr, real, "set_flags", set_flags)
+        if set_prec is not None:
+            @functools.wraps(set_prec)
+            def set_float32_matmul_precision(precision, *args, **kwargs):
+                if precision == "highest":
+                    me.override("torch.set_float32_matmul_precision('highest')")
+                    precision = "high"
+                return set_prec(precision, *args, **kwargs)
+            torch.set_float32_matmul_precision = set_float32_matmul_precision
+
+    def wrap_dataloader(self, torch):
+        import functools
+        import inspect
+        import importlib
+
+        data = importlib.import_module("torch.utils.data")
+        klass = data.DataLoader
+        orig = klass.__init__
+        sig = inspect.signature(orig)
+        me = self
+
+        @functools.wraps(orig)
+        def __init__(*args, **kwargs):
+            try:
+                bound = sig.bind(*args, **kwargs)
+            except TypeError:
+                return orig(*args, **kwargs)        # the program's own error, unchanged
+            try:
+                if me.adjust_loader(torch, data, sig, bound.arguments):
+                    args, kwargs = bound.args, bound.kwargs
+            except Exception as err:
+                me.say_once("loader-err", "DataLoader left unchanged (%s: %s)"
+                            % (err.__class__.__name__, err))
+            return orig(*args, **kwargs)
+        klass.__init__ = __init__
+
+    def adjust_loader(self, torch, data, sig, a):
+        """Changes the bound arguments of one DataLoader(...) in place; True when it did."""
+        def given(name):
+            if name in a:
+                return a[name]
+            p = sig.parameters.get(name)
+            return p.default if p is not None else None
+
+        changed = False
+        if "pin_memory" in self.counts and not given("pin_memory"):
+            if self.cuda_ok is None:
+                self.cuda_ok = bool(torch.cuda.is_available())  # as DataLoader's iterator asks
+            if self.cuda_ok:
+                a["pin_memory"] = True
+                changed = True
+                self.count("pin_memory")
+                self.count("pin_memory", "loaders")
+                self.say_once("pin", "pin_memory: DataLoader(pin_memory=False) made "
+                              "pin_memory=True; copies of pinned tensors to the GPU made "
+                              "non_blocking=True")
+            else:
+                why = "CUDA is not available (torch.cuda.is_available() is False)"
+                self.notes["pin_memory"] = "not applied: " + why
+                self.say_once("pin-nocuda", "pin_memory: not applied: " + why)
+        if "workers" in self.counts and given("num_workers") == 0:
+            import multiprocessing
+
+            if isinstance(given("dataset"), data.IterableDataset):
+                self.count("workers", "iterable_left")
+                self.notes["workers"] = ("not applied: only DataLoaders of an IterableDataset "
+                                         "were created with num_workers=0 (left alone: each "
+                                         "worker would yield all of it)")
+                self.say_once("workers-iter", "workers: a DataLoader of an IterableDataset left "
+                              "with num_workers=0 (each worker would yield all of it)")
+            elif multiprocessing.current_process().daemon:
+                self.notes["workers"] = ("not applied: DataLoaders created in a daemonic "
+                                         "process, which cannot start workers")
+            else:
+                n = _tune_workers()
+                a["num_workers"] = n
+                a["persistent_workers"] = True
+                changed = True
+                self.count("workers")
+                self.say_once("workers", "workers: DataLoader(num_workers=0) made num_workers=%d, "
+                              "persistent_workers=True" % n)
+        return changed
+
+    def wrap_tensor_copies(self, torch):
+        """Tensor.to / Tensor.cuda of a pinned CPU tensor to a CUDA device: non_blocking=True.
+        Only in a CUDA build; the checks are ordered so that is_pinned() is asked only for a
+        copy to the GPU (which initialises CUDA anyway)."""
+        import functools
+
+        klass = torch.Tensor
+        orig_to, orig_cuda = klass.to, klass.cuda
+        Tensor, device = torch.Tensor, torch.device
+        me = self
+
+        def to_cuda(args, kwargs):
+            d = kwargs["device"] if "device" in kwargs else (args[0] if args else None)
+            if isinstance(d, Tensor):
+                d = d.device
+            if isinstance(d, str):
+                return d.startswith("cuda")
+            if isinstance(d, device):
+                return d.type == "cuda"
+            return type(d) is int          # x.to(0): device 0
+
+        def hit():
+            me.count("pin_memory")
+            me.count("pin_memory", "non_blocking")
+            me.say_once("pin-nb", "pin_memory: a copy of a pinned tensor to the GPU made "
+                        "non_blocking=True")
+
+        @functools.wraps(orig_to)
+        def to(self_, *args, **kwargs):
+            if not kwargs.get("non_blocking") and not any(type(x) is bool for x in args):
+                try:
+                    ok = (to_cuda(args, kwargs) and self_.device.type == "cpu"
+                          and self_.is_pinned())
+                except Exception:
+                    ok = False
+                if ok:
+                    kwargs["non_blocking"] = True
+                    hit()
+            return orig_to(self_, *args, **kwargs)
+
+        @functools.wraps(orig_cuda)
+        def cuda(self_, *args, **kwargs):
+            if len(args) < 2 and not kwargs.get("non_blocking"):
+                try:
+                    ok = self_.device.type == "cpu" and self_.is_pinned()
+                except Exception:
+                    ok = False
+                if ok:
+                    kwargs["non_blocking"] = True
+                    hit()
+            return orig_cuda(self_, *args, **kwargs)
+        klass.to, klass.cuda = to, cuda
+
+    def wrap_args(self, klass, meth, param, change):
+        """klass.meth wrapped: change(bound arguments, default of param) edits them."""
+        import functools
+        import inspect
+
+        orig = klass.__dict__.get(meth)
+        if orig is None:
+            return False
+        sig = inspect.signature(orig)
+        if param not in sig.parameters:
+            return False
+        default = sig.parameters[param].default
+
+        @functools.wraps(orig)
+        def wrapper(*args, **kwargs):
+            try:
+                bound = sig.bind(*args, **kwargs)
+                if change(bound.arguments, default):
+                    args, kwargs = bound.args, bound.kwargs
+            except Exception:
+                pass                        # bad arguments: the program's own error, unchanged
+            return orig(*args, **kwargs)
+        setattr(klass, meth, wrapper)
+        return True
+
+    def fix_foreach(self, torch):
+        me = self
+
+        def make(name):
+            def change(a, default):
+                v = a.get("foreach", default)
+                if v is None or v or a.get("differentiable") or a.get("fused"):
+                    return False
+                a["foreach"] = True
+                me.count("foreach")
+                me.say_once("foreach", "foreach: torch.optim.%s(foreach=False) made foreach=True "
+                            "(later optimizers so made are counted)" % name)
+                return True
+            return change
+
+        wrapped = [n for n in TUNE_OPTIMIZERS if isinstance(getattr(torch.optim, n, None), type)
+                   and self.wrap_args(getattr(torch.optim, n), "__init__", "foreach", make(n))]
+        if not wrapped:
+            self.notes["foreach"] = "not applied: no optimizer of this torch takes foreach"
+
+    def fix_set_to_none(self, torch):
+        me = self
+
+        def make(label):
+            def change(a, default):
+                v = a.get("set_to_none", default)
+                if v is None or v:
+                    return False
+                a["set_to_none"] = True
+                me.count("set_to_none")
+                me.say_once("set_to_none", "set_to_none: %s(set_to_none=False) made "
+                            "set_to_none=True (gradients freed, not zeroed)" % label)
+                return True
+            return change
+
+        done = [self.wrap_args(torch.optim.Optimizer, "zero_grad", "set_to_none",
+                               make("Optimizer.zero_grad")),
+                self.wrap_args(torch.nn.Module, "zero_grad", "set_to_none",
+                               make("Module.zero_grad"))]
+        if not any(done):
+            self.notes["set_to_none"] = "not applied: zero_grad of this torch has no set_to_none"
+
+    def fix_no_empty_cache(self, torch):
+        import functools
+
+        cuda = torch.cuda
+        orig = cuda.empty_cache
+        me = self
+
+        @functools.wraps(orig)
+        def empty_cache(*args, **kwargs):
+            me.count("no_empty_cache")
+            me.say_once("no_empty_cache", "no_empty_cache: torch.cuda.empty_cache() made a no-op "
+                        "(the count is said at exit)")
+        cuda.empty_cache = empty_cache
+        memory = getattr(cuda, "memory", None)
+        if memory is not None and getattr(memory, "empty_cache", None) is orig:
+            memory.empty_cache = empty_cache
+
+    # -- at exit --
+
+    def doc(self):
+        fixes = {}
+        for fix, c in self.counts.items():
+            entry = dict(c)
+            entry["applied"] = c["count"] > 0
+            if not entry["applied"]:
+                entry["note"] = self.notes.get(fix) or (
+                    TUNE_NOT_APPLIED[fix] if self.torch_seen else "torch was not imported")
+            fixes[fix] = entry
+        return {"fixes": fixes, "unknown": list(self.unknown), "processes": 1}
+
+    @staticmethod
+    def merge(old, new):
+        """Counts of an earlier process of the run (old, as read back) plus this one's."""
+        out = {"fixes": {}, "unknown": [], "processes": 1}
+        if isinstance(old.get("processes"), int):
+            out["processes"] = old["processes"] + new["processes"]
+        for name in list(old.get("unknown") or []) + new["unknown"]:
+            if isinstance(name, str) and name not in out["unknown"]:
+                out["unknown"].append(name)
+        ofixes = old["fixes"]
+        for fix in list(ofixes) + [f for f in new["fixes"] if f not in ofixes]:
+            a = ofixes.get(fix) if isinstance(ofixes.get(fix), dict) else {}
+            b = new["fixes"].get(fix, {})
+            e = {}
+            for k in set(a) | set(b):
+                va, vb = a.get(k), b.get(k)
+                if k in ("applied", "note"):
+                    continue
+                if type(va) is int or type(vb) is int:
+                    e[k] = (va if type(va) is int else 0) + (vb if type(vb) is int else 0)
+            e["applied"] = bool(a.get("applied")) or bool(b.get("applied"))
+            if not e["applied"]:
+                e["note"] = b.get("note") or a.get("note") or ""
+            out["fixes"][fix] = e
+        return out
+
+    def at_exit(self):
+        if "no_empty_cache" in self.counts and self.torch_seen:
+            n = self.counts["no_empty_cache"]["count"]
+            if n or not self.forked:
+                _say("tune: no_empty_cache: torch.cuda.empty_cache() skipped %d time%s"
+                     % (n, "" if n == 1 else "s"))
+        if self.report:
+            try:
+                self.write_report()
+            except Exception as err:
+                _say("tune: report '%s' not written (%s: %s)"
+                     % (self.report, err.__class__.__name__, err))
+
+    def write_report(self):
+        import fcntl
+        import json
+
+        if self.forked and not any(c["count"] for c in self.counts.values()):
+            return                  # a forked child that changed nothing: its parent reports
+        doc = self.doc()
+        path = os.path.abspath(self.report)
+        lock = os.open(os.path.dirname(path), os.O_RDONLY)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX)       # every process of the run adds its counts
+            try:
+                with open(path, encoding="utf-8") as f:
+                    old = json.load(f)
+            except (OSError, ValueError):
+                old = None
+            if isinstance(old, dict) and isinstance(old.get("fixes"), dict):
+                doc = self.merge(old, doc)
+            tmp = "%s.tmp.%d" % (path, os.getpid())
+            try:
+                with open(tmp, "w", encoding="utf-8") as f:
+                    json.dump(doc, f, indent=1, sort_keys=True)
+                    f.write("\n")
+                os.replace(tmp, path)
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
+        finally:
+            os.close(lock)          # releases the lock
+
+    def in_child(self):
+        """A forked child (DataLoader workers): its own counts from zero, its parent's said."""
+        self.forked = True
+        for c in self.counts.values():
+            for k in c:
+                c[k] = 0
+
+
+def _tune_start():
+    spec = os.environ.get("APX_TUNE_FIXES", "")
+    names = [n.strip() for n in spec.split(",") if n.strip()]
+    if not names:
+        return None
+    fixes = []
+    unknown = []
+    for n in names:
+        if n in TUNE_FIXES:
+            if n not in fixes:
+                fixes.append(n)
+        elif n not in unknown:
+            unknown.append(n)
+            _say("tune: unknown fix '%s' ignored (known: %s)" % (n, ", ".join(TUNE_FIXES)))
+    tune = _Tune(fixes, os.environ.get("APX_TUNE_REPORT", ""))
+    tune.unknown = unknown
+    import atexit
+    atexit.register(tune.at_exit)
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=tune.in_child)
+    if fixes:
+        _get_finder().when_imported("torch", tune.torch_imported)
+    return tune
+
+
 # ---- start ---------------------------------------------------------------------------------------
 
 def _env_int(name, default):
@@ -600,6 +1085,17 @@ def _env_int(name, default):
         return int(os.environ.get(name, default))
     except ValueError:
         return default
+
+
+_finder = None       # the one _PostImportFinder on sys.meta_path, made by the first user
+
+
+def _get_finder():
+    global _finder
+    if _finder is None:
+        _finder = _PostImportFinder()
+        sys.meta_path.insert(0, _finder)
+    return _finder
 
 
 def _start():
@@ -610,8 +1106,7 @@ def _start():
         return None
     col = _Collector()
     state = _State()
-    finder = _PostImportFinder()
-    sys.meta_path.insert(0, finder)
+    finder = _get_finder()
     if spec:
         _trace_functions(spec, max(0, _env_int("APX_TRACE_FUNCTIONS_THRESHOLD_NS", 0)), col,
                          finder, state)
@@ -642,6 +1137,13 @@ try:
     _apx = _start()
 except Exception as _err:
     _say("python hooks: not started (%s: %s)" % (_err.__class__.__name__, _err))
+
+_tune = None         # the _Tune of apx tune's APX_TUNE_FIXES
+
+try:
+    _tune = _tune_start()
+except Exception as _err:
+    _say("tune: fixes not applied (%s: %s)" % (_err.__class__.__name__, _err))
 
 sys.modules.setdefault("apx_site", sys.modules.get(__name__))
 _chain_user_sitecustomize()
