@@ -269,17 +269,11 @@ static int side_steps(const struct apx_model *m, struct apx_diff_side *sd, doubl
 	const struct apx_an_steps *s = &m->steady;
 	size_t lo, hi, n;
 	double *x, sum = 0;
+	int r;
 
 	step_range(m, &lo, &hi, &sd->window_only);
-	x = malloc((hi - lo) * sizeof(*x));
-	if (!x)
-		return -ENOMEM;
-	n = step_times(m, lo, hi, x);
-	if (n < APX_DIFF_MIN_STEPS) {
-		free(x);
-		return -ENODATA;
-	}
-	qsort(x, n, sizeof(*x), cmp_double);
+	if ((r = apx_diff_step_times(m, &x, &n)) < 0)
+		return r;
 	for (size_t i = 0; i < n; i++)
 		sum += x[i];
 	sd->source = s->source;
