@@ -36,6 +36,7 @@ struct apx_pstat {			/* /proc/PID/stat (+ status for the process) */
 	uint64_t start_ticks;		/* since boot */
 	uint64_t rss_bytes;
 	uint64_t rss_peak_bytes;	/* VmHWM */
+	uint64_t vsize_bytes;		/* virtual memory size */
 	uint64_t vol_csw, invol_csw;	/* of this task only */
 	uint32_t tty_nr;
 	uid_t uid;
@@ -67,6 +68,16 @@ enum apx_gpu_field {			/* bits of apx_gpu_dev.valid */
 	APX_GPU_CLOCKS = 1u << 3,	/* sm_clock_mhz, mem_clock_mhz */
 	APX_GPU_POWER = 1u << 4,	/* power_mw */
 	APX_GPU_GPM = 1u << 5,		/* gpm[] (each with its own bit in gpm_valid) */
+	APX_GPU_TEMP = 1u << 6,		/* temp_c */
+	APX_GPU_ENERGY = 1u << 7,	/* energy_mj */
+	APX_GPU_THROTTLE = 1u << 8,	/* throttle_reasons */
+};
+
+#define APX_GPU_XIDS_MAX 16		/* distinct XIDs counted per device (the rest: xid_other) */
+
+struct apx_gpu_xid {
+	uint32_t xid;
+	uint64_t count;
 };
 
 struct apx_gpu_dev {
@@ -83,6 +94,18 @@ struct apx_gpu_dev {
 	uint32_t power_mw;
 	double gpm[APX_GPM_METRICS];
 	uint32_t nprocs;		/* compute processes seen at the last sample */
+	uint32_t temp_c;		/* GPU core temperature, degrees Celsius */
+	uint64_t energy_mj;		/* energy since the driver loaded, millijoules */
+	uint64_t throttle_reasons;	/* nvmlClocksEventReason* bits now */
+	/* fixed at open: "" / -1 when NVML did not say */
+	char pci_bus_id[32];		/* "00000000:3B:00.0", as nvidia-smi and dcgm-exporter */
+	int32_t minor;			/* /dev/nvidiaN */
+	/* XID errors (critical XID events, polled at each sample) */
+	uint8_t xid_events;		/* registered for them: the counts below are known */
+	uint32_t xid_last;		/* the last XID seen, 0 = none since nvperfd started */
+	uint32_t nxids;
+	struct apx_gpu_xid xids[APX_GPU_XIDS_MAX];
+	uint64_t xid_other;		/* events of XIDs beyond the APX_GPU_XIDS_MAX first */
 };
 
 #define APX_GPU_SERIES_MAX 256		/* GPU samples kept per process (thinned by half) */

@@ -3,9 +3,11 @@
  * what the daemon holds: its own counters, each GPU's NVML and GPM readings (only those the
  * driver gave: validity bits, never a 0 for "unsupported"), and each tracked process (CPU,
  * memory, GPU memory and idle share, copy bytes and the pageable rate, L2 persistence from the
- * uprobes). Names, labels and units: docs/nvperfd-metrics.md (Prometheus conventions: base
- * units, counters end in _total, a _ratio twin beside each _percent gauge, dcgm-exporter's GPU
- * label names).
+ * uprobes), and nvperfd's own process_* metrics as Prometheus's client libraries write them.
+ * Names, labels and units: docs/nvperfd-metrics.md (Prometheus conventions, as `promtool check
+ * metrics` checks them: base units, counters end in _total, snake_case names and labels, no
+ * type name in a metric name; a _ratio twin beside each _percent gauge; dcgm-exporter's GPU
+ * labels gpu, UUID, pci_bus_id, device, its modelName as model_name).
  *
  * Called by metrics_http.c, on main.c's one thread, for each scrape (and for the one-line body
  * of an error answer). The text goes into the connection's buffer after the room the caller
@@ -14,7 +16,9 @@
  * nvperfd_metrics_truncated, in room kept at the end for it, says so. User names come from a
  * small uid cache the caller holds. Non-logging.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <pwd.h>
 #include <stdarg.h>
@@ -23,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <apx/version.h>
 
@@ -184,11 +189,11 @@ static const struct {
 	{ "nvperfd_samples_total", "/proc samples taken of tracked processes.",
 	  offsetof(struct apx_stats, samples) },
 	{ "nvperfd_summaries_total", "Summary files written.", offsetof(struct apx_stats, summaries) },
-	{ "nvperfd_summary_errors_total", "Summary files that could not be written.",
+	{ "nvperfd_summaries_failed_total", "Summary files that could not be written.",
 	  offsetof(struct apx_stats, summary_errors) },
 	{ "nvperfd_summaries_pruned_total", "Old summary files removed (max_summaries, "
 	  "max_state_bytes).", offsetof(struct apx_stats, summaries_pruned) },
-	{ "nvperfd_summary_rescans_total", "Listings of a user's summary folder (the first "
+	{ "nvperfd_summaries_folder_rescans_total", "Listings of a user's summary folder (the first "
 	  "summary of a uid, or the folder changed by someone else).",
 	  offsetof(struct apx_stats, summary_rescans) },
 	{ "nvperfd_notices_total", "Notices of crossed thresholds (log, terminal).",
@@ -217,10 +222,75 @@ static const struct {
 	  "once (written over several EPOLLOUT events).", offsetof(struct apx_stats, metrics_slow) },
 };
 
+/* Open descriptors of this process: the entries of /proc/self/fd, read with getdents64 into a
+ * buffer on the stack (no allocation, unlike opendir), less the one that reads them. */
+static int open_fds(uint64_t *ret)
+{
+	char buf[4096] __attribute__((aligned(8)));
+	uint64_t cnt = 0;
+	ssize_t n;
+	int fd = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	while ((n = getdents64(fd, buf, sizeof(buf))) > 0) {
+		for (ssize_t off = 0; off < n;) {
+			const struct dirent64 *e = (const struct dirent64 *)(const void *)(buf + off);
+
+			if (e->d_name[0] != '.')
+				cnt++;
+			off += e->d_reclen;
+		}
+	}
+	close(fd);
+	if (n < 0 || !cnt)
+		return n < 0 ? -EIO : -ENOENT;
+	*ret = cnt - 1;
+	return 0;
+}
+
+/* nvperfd's own process_* metrics, named, typed and in the units of Prometheus's client
+ * libraries (client_golang's process collector), so that dashboards for any exporter's
+ * process show nvperfd too. */
+static void render_self(struct apx_daemon *d, const struct rusage *ru, struct apx_mtext *o)
+{
+	struct apx_pstat ps;
+	struct rlimit rl;
+	uint64_t fds;
+
+	if (ru) {
+		family(o, "process_cpu_seconds_total", "counter", "Total user and system CPU time "
+		       "spent in seconds.");
+		put_f(o, NULL, (double)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) +
+		      (double)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1e6);
+	}
+	if (open_fds(&fds) == 0) {
+		family(o, "process_open_fds", "gauge", "Number of open file descriptors.");
+		put_u(o, NULL, fds);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		family(o, "process_max_fds", "gauge", "Maximum number of open file descriptors.");
+		put_f(o, NULL, (double)rl.rlim_cur);
+	}
+	if (apx_procfs_stat(d->self, 0, &ps, 0) == 0) {
+		uint64_t start = ps.start_ticks * apx_procfs_ticks_ns() -
+				 (uint64_t)d->boot_minus_mono_ns + (apx_wall_ns() - apx_now_ns());
+
+		family(o, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.");
+		put_u(o, NULL, ps.vsize_bytes);
+		family(o, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
+		put_u(o, NULL, ps.rss_bytes);
+		family(o, "process_start_time_seconds", "gauge", "Start time of the process since "
+		       "unix epoch in seconds.");
+		put_f(o, NULL, (double)(start / 1000000) / 1e3);
+	}
+}
+
 static void render_daemon(struct apx_daemon *d, size_t nconns, struct apx_mtext *o)
 {
 	struct rusage ru;
 	struct apx_pstat ps;
+	int have_ru;
 
 	family(o, "nvperfd_info", "gauge", "Always 1; the version label is nvperfd's version.");
 	put_u(o, "version=\"" APX_VERSION "\"", 1);
@@ -249,24 +319,27 @@ static void render_daemon(struct apx_daemon *d, size_t nconns, struct apx_mtext 
 	family(o, "nvperfd_uprobes_available", "gauge", "1 when the eBPF uprobes are in use, 0 "
 	       "when not (off in the config, no BPF).");
 	put_u(o, NULL, d->up != NULL);
-	if (getrusage(RUSAGE_SELF, &ru) == 0) {
+	have_ru = getrusage(RUSAGE_SELF, &ru) == 0;
+	if (have_ru) {
 		family(o, "nvperfd_cpu_seconds_total", "counter", "CPU time used by nvperfd "
-		       "(user + system).");
+		       "(user + system); the same as process_cpu_seconds_total.");
 		put_f(o, NULL, (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
 		      (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
 	}
 	if (apx_procfs_stat(d->self, 0, &ps, 0) == 0) {
-		family(o, "nvperfd_resident_memory_bytes", "gauge", "Resident set size of nvperfd.");
+		family(o, "nvperfd_resident_memory_bytes", "gauge", "Resident set size of nvperfd; "
+		       "the same as process_resident_memory_bytes.");
 		put_u(o, NULL, ps.rss_bytes);
 	}
+	render_self(d, have_ru ? &ru : NULL, o);
 }
 
 enum dev_metric {
 	DM_UTIL, DM_MEM_UTIL, DM_MEM_USED, DM_MEM_TOTAL, DM_PCIE_TX, DM_PCIE_RX, DM_SM_CLOCK,
-	DM_MEM_CLOCK, DM_POWER, DM__COUNT
+	DM_MEM_CLOCK, DM_POWER, DM_TEMP, DM_ENERGY, DM__COUNT
 };
 
-static const struct { const char *name, *help; } dev_metrics[DM__COUNT] = {
+static const struct { const char *name, *help, *type; } dev_metrics[DM__COUNT] = {
 	[DM_UTIL] = { "nvperfd_gpu_utilization_percent", "Percent of the last sample period in "
 		      "which a kernel ran on the GPU (NVML)." },
 	[DM_MEM_UTIL] = { "nvperfd_gpu_memory_utilization_percent", "Percent of the last sample "
@@ -280,6 +353,17 @@ static const struct { const char *name, *help; } dev_metrics[DM__COUNT] = {
 	[DM_SM_CLOCK] = { "nvperfd_gpu_sm_clock_hertz", "SM clock (NVML)." },
 	[DM_MEM_CLOCK] = { "nvperfd_gpu_memory_clock_hertz", "Memory clock (NVML)." },
 	[DM_POWER] = { "nvperfd_gpu_power_watts", "Power draw (NVML)." },
+	[DM_TEMP] = { "nvperfd_gpu_temperature_celsius", "GPU core temperature (NVML)." },
+	[DM_ENERGY] = { "nvperfd_gpu_energy_joules_total", "Energy used by the GPU since the "
+			"driver was loaded (NVML; Volta and later).", "counter" },
+};
+
+/* NVML's clock throttle ("clocks event") reasons: nvmlClocksEventReason* bits, label values */
+static const struct { uint64_t bit; const char *name; } throttle_reasons[] = {
+	{ 0x1, "gpu_idle" }, { 0x2, "applications_clocks_setting" }, { 0x4, "sw_power_cap" },
+	{ 0x8, "hw_slowdown" }, { 0x10, "sync_boost" }, { 0x20, "sw_thermal_slowdown" },
+	{ 0x40, "hw_thermal_slowdown" }, { 0x80, "hw_power_brake_slowdown" },
+	{ 0x100, "display_clock_setting" },
 };
 
 static int dev_value(const struct apx_gpu_dev *g, enum dev_metric w, double *v)
@@ -312,6 +396,12 @@ static int dev_value(const struct apx_gpu_dev *g, enum dev_metric w, double *v)
 	case DM_POWER:
 		*v = (double)g->power_mw / 1000.0;
 		return !!(g->valid & APX_GPU_POWER);
+	case DM_TEMP:
+		*v = g->temp_c;
+		return !!(g->valid & APX_GPU_TEMP);
+	case DM_ENERGY:
+		*v = (double)g->energy_mj / 1000.0;
+		return !!(g->valid & APX_GPU_ENERGY);
 	default:
 		return 0;
 	}
@@ -341,18 +431,24 @@ static const struct {
 	  "second sent.", 1048576.0 },
 };
 
-/* DCGM exporter's label names (gpu, UUID, modelName), so that dashboards and alerts written
- * for dcgm-exporter's series join with these; UUID is left out when NVML gave none. */
+/* dcgm-exporter's labels (gpu, UUID, pci_bus_id, device; its modelName as model_name, since
+ * Prometheus wants snake_case label names), so that dashboards and alerts written for
+ * dcgm-exporter's series join with these; UUID, pci_bus_id and device are left out when NVML
+ * did not give them. */
 static void dev_labels(const struct apx_gpu_dev *g, size_t i, char *buf, size_t cap)
 {
 	char uuid[sizeof(g->uuid) * 5], name[sizeof(g->name) * 5];
+	char bus[sizeof(g->pci_bus_id) * 5], dev[24] = "";
 
 	label_esc(uuid, sizeof(uuid), g->uuid, sizeof(g->uuid));
 	label_esc(name, sizeof(name), g->name, sizeof(g->name));
-	if (uuid[0])
-		snprintf(buf, cap, "gpu=\"%zu\",UUID=\"%s\",modelName=\"%s\"", i, uuid, name);
-	else
-		snprintf(buf, cap, "gpu=\"%zu\",modelName=\"%s\"", i, name);
+	label_esc(bus, sizeof(bus), g->pci_bus_id, sizeof(g->pci_bus_id));
+	if (g->minor >= 0)
+		snprintf(dev, sizeof(dev), "nvidia%d", (int)g->minor);
+	snprintf(buf, cap, "gpu=\"%zu\"%s%s%s%s%s%s%s%s%s,model_name=\"%s\"", i,
+		 uuid[0] ? ",UUID=\"" : "", uuid, uuid[0] ? "\"" : "",
+		 bus[0] ? ",pci_bus_id=\"" : "", bus, bus[0] ? "\"" : "",
+		 dev[0] ? ",device=\"" : "", dev, dev[0] ? "\"" : "", name);
 }
 
 /* Prometheus wants ratios 0-1: each _percent gauge has a _ratio twin (the percent / 100),
@@ -376,14 +472,14 @@ static void render_gpus(struct apx_daemon *d, struct apx_mtext *o)
 {
 	const struct apx_gpu_dev *g;
 	size_t n = apx_nvml_devices(d->nvml, &g);
-	char lbl[1024];
+	char lbl[1536], all[sizeof(lbl) + 48];	/* every label escaped at its longest */
 	struct twin tw;
 	double v;
 
 	if (!n)
 		return;
 	family(o, "nvperfd_gpu_info", "gauge", "Always 1, one per GPU that NVML shows (labels gpu, "
-	       "UUID, modelName as dcgm-exporter's).");
+	       "UUID, pci_bus_id, device as dcgm-exporter's, model_name its modelName).");
 	for (size_t i = 0; i < n; i++) {
 		dev_labels(&g[i], i, lbl, sizeof(lbl));
 		put_u(o, lbl, 1);
@@ -392,7 +488,8 @@ static void render_gpus(struct apx_daemon *d, struct apx_mtext *o)
 		int twins = ratio_twin(dev_metrics[w].name, &tw);
 
 		for (int r = 0; r <= twins; r++) {
-			family(o, r ? tw.name : dev_metrics[w].name, "gauge",
+			family(o, r ? tw.name : dev_metrics[w].name,
+			       dev_metrics[w].type ? dev_metrics[w].type : "gauge",
 			       r ? tw.help : dev_metrics[w].help);
 			for (size_t i = 0; i < n; i++) {
 				if (!dev_value(&g[i], (enum dev_metric)w, &v))
@@ -400,6 +497,40 @@ static void render_gpus(struct apx_daemon *d, struct apx_mtext *o)
 				dev_labels(&g[i], i, lbl, sizeof(lbl));
 				put_f(o, lbl, r ? v / 100.0 : v);
 			}
+		}
+	}
+	family(o, "nvperfd_gpu_clock_throttle_reason", "gauge", "1 while this reason holds the "
+	       "clocks down (NVML's clocks event reasons; gpu_idle is not a slowdown), 0 if not.");
+	for (size_t i = 0; i < n; i++) {
+		if (!(g[i].valid & APX_GPU_THROTTLE))
+			continue;
+		dev_labels(&g[i], i, lbl, sizeof(lbl));
+		for (size_t k = 0; k < sizeof(throttle_reasons) / sizeof(throttle_reasons[0]); k++) {
+			snprintf(all, sizeof(all), "%s,reason=\"%s\"", lbl, throttle_reasons[k].name);
+			put_u(o, all, !!(g[i].throttle_reasons & throttle_reasons[k].bit));
+		}
+	}
+	family(o, "nvperfd_gpu_last_xid", "gauge", "The last critical XID error of the GPU since "
+	       "nvperfd started, 0 when none (as dcgm-exporter's DCGM_FI_DEV_XID_ERRORS).");
+	for (size_t i = 0; i < n; i++) {
+		if (!g[i].xid_events)
+			continue;
+		dev_labels(&g[i], i, lbl, sizeof(lbl));
+		put_u(o, lbl, g[i].xid_last);
+	}
+	family(o, "nvperfd_gpu_xid_errors_total", "counter", "Critical XID errors of the GPU since "
+	       "nvperfd started, by XID (NVML events; xid=\"other\" past 16 distinct XIDs).");
+	for (size_t i = 0; i < n; i++) {
+		if (!g[i].xid_events)
+			continue;
+		dev_labels(&g[i], i, lbl, sizeof(lbl));
+		for (uint32_t k = 0; k < g[i].nxids; k++) {
+			snprintf(all, sizeof(all), "%s,xid=\"%" PRIu32 "\"", lbl, g[i].xids[k].xid);
+			put_u(o, all, g[i].xids[k].count);
+		}
+		if (g[i].xid_other) {
+			snprintf(all, sizeof(all), "%s,xid=\"other\"", lbl);
+			put_u(o, all, g[i].xid_other);
 		}
 	}
 	for (size_t e = 0; e < sizeof(gpm_export) / sizeof(gpm_export[0]); e++) {

@@ -2,12 +2,16 @@
  * nvml.c - nvperfd's GPU view through NVML, loaded at run time (dlopen of libnvidia-ml.so.1,
  * no build-time dependency: the few types used are declared here, layouts from nvml.h of
  * R580 / CUDA 13.0, as nvtop does). Per device: utilization, memory, PCIe throughput, clocks,
- * power, MIG mode, and GPM metrics (Hopper and later) between two consecutive samples; per
+ * power, temperature, energy, clock throttle reasons, MIG mode, PCI bus id and minor number,
+ * critical XID events (an event set polled without waiting at each sample), and GPM metrics
+ * (Hopper and later) between two consecutive samples; per
  * tracked process: device memory, SM utilization (peak and means over its life, and the values
  * of the last sample for `apx status/top`), and device-wide GPM figures when it is the only
  * process on its device. Every value carries a validity bit: unsupported is never 0.
- * Versioned entry points are tried first, older ones after. Called by main.c (open/close) and
- * on the sampling tick (tracker.c); non-logging (why[] says what is missing).
+ * Versioned entry points are tried first, older ones after; the entry points added for the
+ * Prometheus endpoint are optional (missing: their series are absent, said once at open).
+ * Called by main.c (open/close) and on the sampling tick (tracker.c); logs only what it finds
+ * missing once (why[] says why NVML cannot be used at all).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -24,10 +28,13 @@
 /* ---- the NVML ABI used here beyond base/nvml_abi.h (nvml.h, R580) ------------------------ */
 
 typedef struct nvmlGpmSample_st *nvmlGpmSample_t;
+typedef struct nvmlEventSet_st *nvmlEventSet_t;
 
 #define NVML_PCIE_UTIL_TX_BYTES 0
 #define NVML_PCIE_UTIL_RX_BYTES 1
 #define NVML_DEVICE_MIG_ENABLE 1
+#define NVML_TEMPERATURE_GPU 0
+#define NVML_EVENT_TYPE_XID_CRITICAL_ERROR 0x8ull	/* nvmlEventTypeXidCriticalError */
 
 typedef struct { unsigned int gpu, memory; } nvmlUtilization_t;
 typedef struct { unsigned long long total, free, used; } nvmlMemory_t;
@@ -50,6 +57,16 @@ typedef struct {
 	unsigned long long timeStamp;	/* µs */
 	unsigned int smUtil, memUtil, encUtil, decUtil;
 } nvmlProcessUtilizationSample_t;
+typedef struct {			/* nvmlPciInfo_t (_v2, _v3; _v1: busId[16] first, same fields) */
+	char busIdLegacy[16];
+	unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
+	char busId[32];
+} nvmlPciInfo_t;
+typedef struct {			/* nvmlEventData_t (R450 and later) */
+	nvmlDevice_t device;
+	unsigned long long eventType, eventData;
+	unsigned int gpuInstanceId, computeInstanceId;
+} nvmlEventData_t;
 typedef struct { unsigned int version, isSupportedDevice; } nvmlGpmSupport_t;
 #define NVML_GPM_SUPPORT_VERSION 1
 typedef struct {
@@ -69,6 +86,7 @@ _Static_assert(APX_GPU_MAX <= 64, "apx_gpu_proc.now_devs is a 64-bit mask");
 
 #define PROCS_MAX 256			/* processes read per device and sample */
 #define GPM_MIN_NS 110000000ull		/* GPM needs > 100 ms between its two samples */
+#define XID_EVENTS_MAX 64		/* XID events read per sample (the rest at the next) */
 
 static const struct { unsigned id; const char *name; } gpm_ids[APX_GPM_METRICS] = {
 	{ 1, "graphics_util" }, { 2, "sm_util" }, { 3, "sm_occupancy" }, { 5, "tensor_util" },
@@ -103,6 +121,18 @@ struct apx_nvml {
 	nvmlReturn_t (*gpm_free)(nvmlGpmSample_t);
 	nvmlReturn_t (*gpm_get)(nvmlDevice_t, nvmlGpmSample_t);
 	nvmlReturn_t (*gpm_metrics)(nvmlGpmMetricsGet_t *);
+	/* optional (the Prometheus endpoint's temperature, energy, throttle reasons, XIDs) */
+	nvmlReturn_t (*temp)(nvmlDevice_t, int, unsigned int *);
+	nvmlReturn_t (*energy)(nvmlDevice_t, unsigned long long *);
+	nvmlReturn_t (*reasons)(nvmlDevice_t, unsigned long long *);
+	nvmlReturn_t (*pci)(nvmlDevice_t, nvmlPciInfo_t *);
+	int pci_v1;			/* pci fills the v1 struct (busId[16] first) */
+	nvmlReturn_t (*minor)(nvmlDevice_t, unsigned int *);
+	nvmlReturn_t (*ev_create)(nvmlEventSet_t *);
+	nvmlReturn_t (*ev_register)(nvmlDevice_t, unsigned long long, nvmlEventSet_t);
+	nvmlReturn_t (*ev_wait)(nvmlEventSet_t, nvmlEventData_t *, unsigned int);
+	nvmlReturn_t (*ev_free)(nvmlEventSet_t);
+	nvmlEventSet_t xid_set;		/* NULL: no XID events */
 	unsigned int ndev;
 	nvmlDevice_t dev[APX_GPU_MAX];
 	struct apx_gpu_dev info[APX_GPU_MAX];
@@ -129,6 +159,92 @@ static void *sym(void *lib, const char *a, const char *b, const char *c)
 	if (!p && c)
 		p = dlsym(lib, c);
 	return p;
+}
+
+/* The PCI bus id and the minor number of device i: fixed, read once ("" / -1 when not). */
+static void open_ids(struct apx_nvml *n, unsigned int i)
+{
+	struct apx_gpu_dev *g = &n->info[i];
+	nvmlPciInfo_t pci;
+	unsigned int minor;
+
+	g->minor = -1;
+	memset(&pci, 0, sizeof(pci));
+	if (n->pci && n->pci(n->dev[i], &pci) == NVML_SUCCESS) {
+		pci.busId[sizeof(pci.busId) - 1] = 0;
+		if (!n->pci_v1 && pci.busId[0])	/* as nvidia-smi: 00000000:3B:00.0 */
+			snprintf(g->pci_bus_id, sizeof(g->pci_bus_id), "%s", pci.busId);
+		else
+			snprintf(g->pci_bus_id, sizeof(g->pci_bus_id), "%08X:%02X:%02X.0",
+				 pci.domain, pci.bus, pci.device);
+	}
+	if (n->minor && n->minor(n->dev[i], &minor) == NVML_SUCCESS && minor <= 0x7fffffffu)
+		g->minor = (int32_t)minor;
+}
+
+/* One event set for the critical XID events of every device, read without waiting at each
+ * sample; a device that refuses (not supported, no permission) has no XID series. */
+static void open_xids(struct apx_nvml *n)
+{
+	unsigned int ok = 0;
+	nvmlReturn_t r = NVML_SUCCESS;
+
+	if (!n->ev_create || !n->ev_register || !n->ev_wait || !n->ev_free)
+		return;
+	if ((r = n->ev_create(&n->xid_set)) != NVML_SUCCESS) {
+		n->xid_set = NULL;
+		apx_dlog(APX_LOG_NOTICE, "NVML: no event set (NVML error %d): XID errors not "
+			 "counted", r);
+		return;
+	}
+	for (unsigned int i = 0; i < n->ndev; i++) {
+		nvmlReturn_t ri = n->ev_register(n->dev[i], NVML_EVENT_TYPE_XID_CRITICAL_ERROR,
+						 n->xid_set);
+
+		if (ri == NVML_SUCCESS) {
+			n->info[i].xid_events = 1;
+			ok++;
+		} else {
+			r = ri;
+		}
+	}
+	if (ok < n->ndev)
+		apx_dlog(APX_LOG_NOTICE, "NVML: XID events on %u of %u GPUs (NVML error %d): XID "
+			 "errors not counted on the others", ok, n->ndev, r);
+	if (!ok) {
+		n->ev_free(n->xid_set);
+		n->xid_set = NULL;
+	}
+}
+
+/* The optional entry points this libnvidia-ml lacks, said once: their series are absent. */
+static void say_missing(const struct apx_nvml *n)
+{
+	char buf[400] = "";
+	size_t len = 0;
+	const struct { const void *fn; const char *what; } opt[] = {
+		{ (const void *)n->temp, "nvmlDeviceGetTemperature (temperature)" },
+		{ (const void *)n->energy, "nvmlDeviceGetTotalEnergyConsumption (energy)" },
+		{ (const void *)n->reasons, "nvmlDeviceGetCurrentClocksEventReasons (throttle "
+		  "reasons)" },
+		{ (const void *)n->pci, "nvmlDeviceGetPciInfo (pci_bus_id label)" },
+		{ (const void *)n->minor, "nvmlDeviceGetMinorNumber (device label)" },
+		{ (const void *)(n->ev_create && n->ev_register && n->ev_wait && n->ev_free ?
+				 n->ev_wait : NULL), "nvmlEventSet* (XID errors)" },
+	};
+
+	for (size_t k = 0; k < sizeof(opt) / sizeof(opt[0]); k++) {
+		int w;
+
+		if (opt[k].fn)
+			continue;
+		w = snprintf(buf + len, sizeof(buf) - len, "%s%s", len ? ", " : "", opt[k].what);
+		if (w < 0 || (size_t)w >= sizeof(buf) - len)
+			break;
+		len += (size_t)w;
+	}
+	if (len)
+		apx_dlog(APX_LOG_NOTICE, "NVML: libnvidia-ml lacks %s: not exported", buf);
 }
 
 struct apx_nvml *apx_nvml_open(char *why, size_t cap)
@@ -177,6 +293,20 @@ struct apx_nvml *apx_nvml_open(char *why, size_t cap)
 	*(void **)&n->gpm_free = sym(n->lib, "nvmlGpmSampleFree", NULL, NULL);
 	*(void **)&n->gpm_get = sym(n->lib, "nvmlGpmSampleGet", NULL, NULL);
 	*(void **)&n->gpm_metrics = sym(n->lib, "nvmlGpmMetricsGet", NULL, NULL);
+	*(void **)&n->temp = sym(n->lib, "nvmlDeviceGetTemperature", NULL, NULL);
+	*(void **)&n->energy = sym(n->lib, "nvmlDeviceGetTotalEnergyConsumption", NULL, NULL);
+	*(void **)&n->reasons = sym(n->lib, "nvmlDeviceGetCurrentClocksEventReasons",
+				    "nvmlDeviceGetCurrentClocksThrottleReasons", NULL);
+	*(void **)&n->pci = sym(n->lib, "nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2", NULL);
+	if (!n->pci) {
+		*(void **)&n->pci = sym(n->lib, "nvmlDeviceGetPciInfo", NULL, NULL);
+		n->pci_v1 = 1;
+	}
+	*(void **)&n->minor = sym(n->lib, "nvmlDeviceGetMinorNumber", NULL, NULL);
+	*(void **)&n->ev_create = sym(n->lib, "nvmlEventSetCreate", NULL, NULL);
+	*(void **)&n->ev_register = sym(n->lib, "nvmlDeviceRegisterEvents", NULL, NULL);
+	*(void **)&n->ev_wait = sym(n->lib, "nvmlEventSetWait_v2", "nvmlEventSetWait", NULL);
+	*(void **)&n->ev_free = sym(n->lib, "nvmlEventSetFree", NULL, NULL);
 	if (!n->init || !n->count || !n->handle) {
 		snprintf(why, cap, "libnvidia-ml lacks nvmlInit/nvmlDeviceGetCount/GetHandleByIndex");
 		goto fail;
@@ -208,6 +338,7 @@ struct apx_nvml *apx_nvml_open(char *why, size_t cap)
 		g->name[sizeof(g->name) - 1] = g->uuid[sizeof(g->uuid) - 1] = 0;
 		if (n->mig && n->mig(n->dev[n->ndev], &cur, &pend) == NVML_SUCCESS)
 			g->mig = cur == NVML_DEVICE_MIG_ENABLE;
+		open_ids(n, n->ndev);
 		if (n->gpm_support && n->gpm_alloc && n->gpm_get && n->gpm_metrics && !g->mig &&
 		    n->gpm_support(n->dev[n->ndev], &gs) == NVML_SUCCESS && gs.isSupportedDevice &&
 		    n->gpm_alloc(&n->gpm_prev[n->ndev]) == NVML_SUCCESS &&
@@ -215,6 +346,8 @@ struct apx_nvml *apx_nvml_open(char *why, size_t cap)
 			g->gpm_supported = 1;
 		n->ndev++;
 	}
+	open_xids(n);
+	say_missing(n);
 	return n;
 fail:
 	dlclose(n->lib);
@@ -232,6 +365,8 @@ void apx_nvml_close(struct apx_nvml *n)
 		if (n->gpm_free && n->gpm_cur[i])
 			n->gpm_free(n->gpm_cur[i]);
 	}
+	if (n->xid_set && n->ev_free)
+		n->ev_free(n->xid_set);
 	if (n->shutdown)
 		n->shutdown();
 	dlclose(n->lib);
@@ -418,6 +553,46 @@ static void sample_procs(struct apx_nvml *n, struct apx_daemon *d, unsigned int 
 				n->putil_last[i] = us[j].timeStamp;
 }
 
+/* Count one XID of device g: its own slot (the first APX_GPU_XIDS_MAX XIDs seen), else other. */
+static void count_xid(struct apx_gpu_dev *g, uint32_t xid)
+{
+	g->xid_last = xid;
+	for (uint32_t k = 0; k < g->nxids; k++) {
+		if (g->xids[k].xid == xid) {
+			g->xids[k].count++;
+			return;
+		}
+	}
+	if (g->nxids == APX_GPU_XIDS_MAX) {
+		g->xid_other++;
+		return;
+	}
+	g->xids[g->nxids++] = (struct apx_gpu_xid){ .xid = xid, .count = 1 };
+}
+
+/* The critical XID events since the last sample, without waiting (timeout 0), at most
+ * XID_EVENTS_MAX of them (the rest wait for the next sample). */
+static void poll_xids(struct apx_nvml *n)
+{
+	if (!n->xid_set)
+		return;
+	for (unsigned int k = 0; k < XID_EVENTS_MAX; k++) {
+		nvmlEventData_t ev;
+
+		memset(&ev, 0, sizeof(ev));
+		if (n->ev_wait(n->xid_set, &ev, 0) != NVML_SUCCESS)
+			break;		/* NVML_ERROR_TIMEOUT: none left */
+		if (!(ev.eventType & NVML_EVENT_TYPE_XID_CRITICAL_ERROR))
+			continue;
+		for (unsigned int i = 0; i < n->ndev; i++) {
+			if (n->dev[i] == ev.device && n->info[i].xid_events) {
+				count_xid(&n->info[i], (uint32_t)ev.eventData);
+				break;
+			}
+		}
+	}
+}
+
 /* NVML names processes by their pids in the host's PID namespace. When nvperfd runs in
  * another one (a container), none of the pids NVML lists exists here: after 3 such samples in a
  * row, say so once; per-process GPU values are then unavailable (summaries say why). */
@@ -452,6 +627,7 @@ void apx_nvml_sample(struct apx_nvml *n, struct apx_daemon *d, uint64_t now_ns)
 		nvmlMemory_t m;
 		nvmlMemory_v2_t m2 = { .version = NVML_MEMORY_V2_VERSION };
 		unsigned int a = 0, b = 0;
+		unsigned long long ull = 0;
 
 		g->valid &= APX_GPU_GPM;
 		if (n->util && n->util(n->dev[i], &u) == NVML_SUCCESS) {
@@ -478,6 +654,18 @@ void apx_nvml_sample(struct apx_nvml *n, struct apx_daemon *d, uint64_t now_ns)
 			g->power_mw = a;
 			g->valid |= APX_GPU_POWER;
 		}
+		if (n->temp && n->temp(n->dev[i], NVML_TEMPERATURE_GPU, &a) == NVML_SUCCESS) {
+			g->temp_c = a;
+			g->valid |= APX_GPU_TEMP;
+		}
+		if (n->energy && n->energy(n->dev[i], &ull) == NVML_SUCCESS) {
+			g->energy_mj = ull;
+			g->valid |= APX_GPU_ENERGY;
+		}
+		if (n->reasons && n->reasons(n->dev[i], &ull) == NVML_SUCCESS) {
+			g->throttle_reasons = ull;
+			g->valid |= APX_GPU_THROTTLE;
+		}
 		if (g->gpm_supported)
 			sample_gpm(n, i, now_ns);
 		/* PCIe: from GPM when it has it; else NVML's counter (it samples for 20 ms) */
@@ -494,6 +682,7 @@ void apx_nvml_sample(struct apx_nvml *n, struct apx_daemon *d, uint64_t now_ns)
 		}
 		sample_procs(n, d, i, now_ns);
 	}
+	poll_xids(n);
 	check_pid_namespace(n);
 }
 

@@ -80,6 +80,7 @@ int apx_procfs_stat(pid_t pid, pid_t tid, struct apx_pstat *ret, int with_status
 	s.stime_ns = f[14] * tick_ns;
 	s.threads = f[19];
 	s.start_ticks = f[21];
+	s.vsize_bytes = f[22];
 	s.rss_bytes = f[23] * page_bytes;
 	if (with_status) {
 		if (tid)

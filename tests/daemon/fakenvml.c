@@ -1,9 +1,11 @@
 /*
  * fakenvml.c - a stand-in libnvidia-ml.so.1 for test-nvml.sh: one "GPU" whose compute
  * processes are the pids listed in the file named by $APX_FAKENVML_PIDS, with fixed readings
- * (utilization 0, 512 MiB per process, SM utilization 42 %, GPM metric i = 1.5 * i) and power
- * unsupported, so that nvperfd's NVML code (lib/daemon/nvml.c) runs without a GPU, validity
- * bits included. Loaded by nvperfd through LD_LIBRARY_PATH.
+ * (utilization 0, 512 MiB per process, SM utilization 42 %, GPM metric i = 1.5 * i,
+ * temperature 47 C, energy 123456789 mJ, throttle reasons sw_power_cap + sw_thermal_slowdown,
+ * PCI bus 00000000:3B:00.0, minor number 2, the critical XIDs 79, 13, 13 at the first three
+ * event reads) and power unsupported, so that nvperfd's NVML code (lib/daemon/nvml.c) runs
+ * without a GPU, validity bits included. Loaded by nvperfd through LD_LIBRARY_PATH.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +44,16 @@ typedef struct {
 	void *s1, *s2;
 	gpmm_t m[];
 } gpmget_t;
+typedef struct {
+	char legacy[16];
+	unsigned int domain, bus, device, devid, subsys;
+	char bus_id[32];
+} pci_t;
+typedef struct {
+	void *dev;
+	unsigned long long type, data;
+	unsigned int gi, ci;
+} event_t;
 
 API int nvmlInit_v2(void);
 API int nvmlShutdown(void);
@@ -63,6 +75,15 @@ API int nvmlGpmSampleAlloc(void **s);
 API int nvmlGpmSampleFree(void *s);
 API int nvmlGpmSampleGet(void *dev, void *s);
 API int nvmlGpmMetricsGet(gpmget_t *g);
+API int nvmlDeviceGetTemperature(void *dev, int sensor, unsigned int *c);
+API int nvmlDeviceGetTotalEnergyConsumption(void *dev, unsigned long long *mj);
+API int nvmlDeviceGetCurrentClocksEventReasons(void *dev, unsigned long long *r);
+API int nvmlDeviceGetPciInfo_v3(void *dev, pci_t *p);
+API int nvmlDeviceGetMinorNumber(void *dev, unsigned int *m);
+API int nvmlEventSetCreate(void **set);
+API int nvmlDeviceRegisterEvents(void *dev, unsigned long long types, void *set);
+API int nvmlEventSetWait_v2(void *set, event_t *e, unsigned int timeout_ms);
+API int nvmlEventSetFree(void *set);
 
 static int the_dev;
 static unsigned long long clock_us;
@@ -186,3 +207,55 @@ int nvmlGpmMetricsGet(gpmget_t *g)
 	}
 	return OK;
 }
+int nvmlDeviceGetTemperature(void *dev, int sensor, unsigned int *c)
+{
+	if (sensor != 0)
+		return NOT_SUPPORTED;
+	*c = 47;
+	return OK;
+}
+int nvmlDeviceGetTotalEnergyConsumption(void *dev, unsigned long long *mj)
+{
+	*mj = 123456789;
+	return OK;
+}
+int nvmlDeviceGetCurrentClocksEventReasons(void *dev, unsigned long long *r)
+{
+	*r = 0x4 | 0x20;	/* SwPowerCap, SwThermalSlowdown */
+	return OK;
+}
+int nvmlDeviceGetPciInfo_v3(void *dev, pci_t *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->bus = 0x3b;
+	snprintf(p->legacy, sizeof(p->legacy), "0000:3B:00.0");
+	snprintf(p->bus_id, sizeof(p->bus_id), "00000000:3B:00.0");
+	return OK;
+}
+int nvmlDeviceGetMinorNumber(void *dev, unsigned int *m)
+{
+	*m = 2;
+	return OK;
+}
+static int the_set, events_read;
+int nvmlEventSetCreate(void **set)
+{
+	*set = &the_set;
+	return OK;
+}
+int nvmlDeviceRegisterEvents(void *dev, unsigned long long types, void *set)
+{
+	return dev == &the_dev && set == &the_set && types == 0x8 ? OK : 2;
+}
+int nvmlEventSetWait_v2(void *set, event_t *e, unsigned int timeout_ms)
+{
+	static const unsigned int xids[] = { 79, 13, 13 };
+
+	if (set != &the_set || timeout_ms != 0)
+		return 2;	/* nvperfd must never wait */
+	if (events_read == 3)
+		return 10;	/* NVML_ERROR_TIMEOUT */
+	*e = (event_t){ .dev = &the_dev, .type = 0x8, .data = xids[events_read++] };
+	return OK;
+}
+int nvmlEventSetFree(void *set) { return set == &the_set ? OK : 2; }

@@ -3,8 +3,10 @@
 # metrics_text.c), scraped by a raw-socket client (metrics.py). With the stand-in NVML of
 # test-nvml.sh: 200 and the exposition content type; every line of the answer parses (families
 # together, HELP and TYPE first); the daemon gauges; a tracked python3 with its pid, user and
-# comm and values checked against /proc; the GPU gauges with the stand-in's readings and none for
-# what it does not give (power), the GPU's idle share of the process on it; label escaping; copy
+# comm and values checked against /proc; nvperfd's own process_* metrics against /proc; the GPU
+# gauges with the stand-in's readings (temperature, energy, throttle reasons, XID errors, labels
+# pci_bus_id and device included) and none for what it does not give (power), the GPU's idle
+# share of the process on it; label escaping; copy
 # bytes, the pageable H2D rate and L2 persistence from the uprobes (stand-in libcuda, when BPF
 # works here); 404/405/400/431; a silent client dropped after 2 s (408) while scrapes go on; 20
 # connections at once (16 served, 4 refused); a client that reads slowly (several EPOLLOUT
@@ -56,6 +58,24 @@ has "nvperfd_nvml_available 1"
 has "nvperfd_metrics_truncated 0"
 has "nvperfd_process_event_overruns_total 0"
 up=$(value "nvperfd_uptime_seconds ")
+has "nvperfd_summaries_failed_total 0"		# not nvperfd_summary_*: promtool's 'type in name'
+grep -q "^nvperfd_summaries_folder_rescans_total [0-9]*$" "$T/m" || fail "no nvperfd_summaries_folder_rescans_total"
+# nvperfd's own process_* metrics, as Prometheus's client libraries write them, against /proc
+D=$(cat "$T/pid")
+has "process_max_fds $(awk '/^Max open files/ { print $4 }' "/proc/$D/limits")"
+fds=$(value "process_open_fds ")
+pfds=$(ls "/proc/$D/fd" | wc -l)
+[ -n "$fds" ] && [ $(( fds > pfds ? fds - pfds : pfds - fds )) -le 2 ] || fail "open fds $fds, /proc says $pfds"
+vm=$(value "process_virtual_memory_bytes ")
+pvm=$(( $(awk '/^VmSize:/ { print $2 }' "/proc/$D/status") * 1024 ))
+[ -n "$vm" ] && [ $(( vm > pvm ? vm - pvm : pvm - vm )) -le $(( pvm / 10 )) ] || fail "vm $vm, /proc says $pvm"
+rss=$(value "process_resident_memory_bytes ")
+[ -n "$rss" ] && [ "$rss" = "$(value "nvperfd_resident_memory_bytes ")" ] || fail "process_resident_memory_bytes $rss"
+awk -v c="$(value "process_cpu_seconds_total ")" 'BEGIN { exit !(c != "" && c >= 0 && c < 30) }' ||
+	fail "process_cpu_seconds_total: $(value "process_cpu_seconds_total ")"
+st=$(value "process_start_time_seconds ")
+awk -v s="$st" -v now="$(date +%s)" -v up="$up" 'BEGIN { d = now - up - s; exit !(d < 3 && d > -3) }' ||
+	fail "process_start_time_seconds $st, uptime $up, now $(date +%s)"
 awk -v u="$up" 'BEGIN { exit !(u > 1.5 && u < 60) }' || fail "uptime $up"
 # P, EV and metrics.py itself (a python3 too); others on this machine may come and go
 n=$(value "nvperfd_tracked_processes ")
@@ -66,9 +86,27 @@ n=$(value "nvperfd_tracked_processes ")
 [ "$(value "nvperfd_process_events_total ")" -gt 0 ] || fail "no process events counted"
 [ "$(value "nvperfd_samples_total ")" -gt 0 ] || fail "no samples counted"
 # the GPU: the stand-in's readings, exactly; power is unsupported there, so absent
-# (labels as dcgm-exporter names them: gpu, UUID, modelName)
-G='gpu="0",UUID="GPU-00000000-fake",modelName="Fake H200"'
+# (labels as dcgm-exporter names them: gpu, UUID, pci_bus_id, device; its modelName as
+# model_name, snake_case as Prometheus wants)
+G='gpu="0",UUID="GPU-00000000-fake",pci_bus_id="00000000:3B:00.0",device="nvidia2",model_name="Fake H200"'
 has "nvperfd_gpu_info{$G} 1"
+has "nvperfd_gpu_temperature_celsius{$G} 47"
+has "nvperfd_gpu_energy_joules_total{$G} 123456.789"		# 123456789 mJ
+grep -q "^# TYPE nvperfd_gpu_energy_joules_total counter$" "$T/m.raw" || fail "energy is not a counter"
+# throttle reasons: one series per reason, 1 for the stand-in's SwPowerCap and SwThermalSlowdown
+[ "$(grep -c "^nvperfd_gpu_clock_throttle_reason{$G,reason=" "$T/m")" = 9 ] ||
+	fail "throttle reasons: $(grep throttle "$T/m")"
+for r in sw_power_cap sw_thermal_slowdown; do has "nvperfd_gpu_clock_throttle_reason{$G,reason=\"$r\"} 1"; done
+for r in gpu_idle applications_clocks_setting hw_slowdown sync_boost hw_thermal_slowdown \
+	 hw_power_brake_slowdown display_clock_setting; do
+	has "nvperfd_gpu_clock_throttle_reason{$G,reason=\"$r\"} 0"
+done
+# XID errors: the stand-in's events 79, 13, 13, read once each (never waited for)
+has "nvperfd_gpu_xid_errors_total{$G,xid=\"79\"} 1"
+has "nvperfd_gpu_xid_errors_total{$G,xid=\"13\"} 2"
+has "nvperfd_gpu_last_xid{$G} 13"
+[ "$(grep -c "^nvperfd_gpu_xid_errors_total{" "$T/m")" = 2 ] || fail "XIDs: $(grep xid "$T/m")"
+grep -q "NVML: libnvidia-ml lacks\|XID events on" "$T/log" && fail "optional NVML said missing: $(grep NVML "$T/log")"
 has "nvperfd_gpu_utilization_percent{$G} 0"
 has "nvperfd_gpu_memory_utilization_percent{$G} 5"
 has "nvperfd_gpu_utilization_ratio{$G} 0"
@@ -92,7 +130,7 @@ has "nvperfd_gpu_gpm_dram_bw_util_ratio{$G} 0.15"
 has "nvperfd_gpu_gpm_fp16_util_ratio{$G} 0.195"
 has "nvperfd_gpu_nvlink_rx_bytes_per_second{$G} 94371840"	# 90 MiB/s
 has "nvperfd_gpu_nvlink_tx_bytes_per_second{$G} 95944704"	# 91.5 MiB/s
-grep -q "power" "$T/m" && fail "power exported, though the stand-in does not give it: $(grep power "$T/m")"
+grep -q "^nvperfd_gpu_power" "$T/m" && fail "power exported, though the stand-in does not give it: $(grep power "$T/m")"
 # the python3 process: labels, and values against /proc
 L="pid=\"$P\",user=\"root\",comm=\"python3\""
 has "nvperfd_process_gpu_memory_bytes{$L} 536870912"
