@@ -829,10 +829,40 @@ static const struct apx_an_device *model_device(const struct apx_model *m, uint3
 	return NULL;
 }
 
-/* The bottleneck link of the collectives (ranks.h). */
+/* Active NVLink links of store device es in file's trace: its DEVICE record's, else the
+ * collector's NVML reading (nvml.nvlink_links); -1 when neither says. */
+static int nvlinks_of(const struct apx_model *m, const struct apx_an_device *d, uint16_t file,
+		      uint32_t es)
+{
+	static const char key[] = "nvml.nvlink_links";
+
+	if (d && d->nvlinks)
+		return (int)d->nvlinks;
+	for (size_t i = 0; i < m->series.n; i++) {
+		const struct apx_an_series *x = APX_VEC_AT(&m->series, struct apx_an_series, i);
+
+		if (x->file == file && x->count && x->name_len == sizeof(key) - 1 &&
+		    !memcmp(x->name, key, sizeof(key) - 1) &&
+		    apx_store_device_of(m->store, file, x->device) == es)
+			return x->max > 64 ? 64 : x->max < 0 ? 0 : (int)x->max;
+	}
+	return -1;
+}
+
+/* PCIe's rate a lane and direction, GB/s (gen 1-6: 2.5 to 64 GT/s, encoding taken off). */
+static double pcie_lane_gbps(uint32_t gen)
+{
+	static const double rate[] = { 0, 0.25, 0.5, 0.985, 1.969, 3.938, 7.563 };
+
+	return gen < sizeof(rate) / sizeof(rate[0]) ? rate[gen] : 0;
+}
+
+/* The bottleneck link of the collectives (ranks.h): NVLink (its links x the link's speed for
+ * the architecture), else, on a GPU that has none, its PCIe link (generation x width). */
 static void find_link(const struct apx_model *m, struct apx_ranks *R, const struct work *w)
 {
 	struct apx_ranks_link *l = &R->link;
+	const char *kind = NULL;
 	double peak = 0;
 
 	if (R->world <= 1) {
@@ -846,15 +876,33 @@ static void find_link(const struct apx_model *m, struct apx_ranks *R, const stru
 	}
 	for (size_t i = 0; i < R->nranks; i++) {
 		const struct apx_an_device *d;
-		double gb;
+		double gb, bps;
+		int links;
 
 		if (!R->rank[i].colls)
 			continue;
 		d = w->fdev[i] == UINT32_MAX ? NULL : model_device(m, w->fdev[i]);
-		if (!d || !d->nvlinks) {
+		links = w->fdev[i] == UINT32_MAX ? -1 : nvlinks_of(m, d, R->rank[i].file, w->fdev[i]);
+		if (!d || links < 0) {
 			snprintf(l->why, sizeof(l->why), "the trace does not say how the GPUs are "
-				 "linked (NVLink or PCIe: the collector records no topology yet)");
+				 "linked (no NVLink count from the device record or NVML)");
 			return;
+		}
+		if (!links) {	/* no NVLink: PCIe */
+			gb = pcie_lane_gbps(d->pcie_gen) * d->pcie_width;
+			if (!gb) {
+				snprintf(l->why, sizeof(l->why), "no NVLink, and no PCIe link "
+					 "recorded for device %u", d->id);
+				return;
+			}
+			bps = gb * 1e9;
+			if (!peak || bps < peak) {
+				peak = bps;
+				kind = "PCIe";
+				snprintf(l->why, sizeof(l->why), "PCIe gen %u x%u: %.1f GB/s a "
+					 "direction (no NVLink)", d->pcie_gen, d->pcie_width, gb);
+			}
+			continue;
 		}
 		gb = nvlink_gbps(d->cc_major, d->cc_minor);
 		if (!gb) {
@@ -862,13 +910,15 @@ static void find_link(const struct apx_model *m, struct apx_ranks *R, const stru
 				 d->cc_major % 100, d->cc_minor % 100);
 			return;
 		}
-		if (!peak || gb * 1e9 * d->nvlinks < peak) {
-			peak = gb * 1e9 * d->nvlinks;
-			snprintf(l->why, sizeof(l->why), "NVLink: %u links x %.0f GB/s a direction "
-				 "(sm_%u%u)", d->nvlinks, gb, d->cc_major % 100, d->cc_minor % 100);
+		bps = gb * 1e9 * links;
+		if (!peak || bps < peak) {
+			peak = bps;
+			kind = "NVLink";
+			snprintf(l->why, sizeof(l->why), "NVLink: %d links x %.0f GB/s a direction "
+				 "(sm_%u%u)", links, gb, d->cc_major % 100, d->cc_minor % 100);
 		}
 	}
-	l->kind = "NVLink";
+	l->kind = kind;
 	l->peak_bps = peak;
 }
 

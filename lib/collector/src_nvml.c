@@ -4,8 +4,10 @@
  * limit, SM clock and whether the software power cap holds the clocks down, for each device
  * the program created a context on, as METRIC records over the interval since the previous
  * reading (nvml_metrics.h: nvml.power, nvml.power_limit, nvml.clock_sm,
- * nvml.power_capped). apx report shows them with the device metrics and reads the power cap
- * from them: a GPU at its cap runs slower once it idles less (lib/analysis/power_cap.c).
+ * nvml.power_capped), and once per device its active NVLink links (nvml.nvlink_links: the
+ * link peak of the ranks' collectives, lib/analysis/ranks.c). apx report shows them with the
+ * device metrics and reads the power cap from them: a GPU at its cap runs slower once it idles
+ * less (lib/analysis/power_cap.c).
  *
  * Who runs what: start() (the thread that initialised CUDA) starts one sampler thread of its
  * own; the context-creation callback (src_callbacks.c) marks the device as used
@@ -34,6 +36,8 @@
 
 #define NV_DEVICES 64			/* CUDA ordinals tracked (a bit each) */
 #define NV_PERIOD_NS 50000000ull
+#define NV_NVLINK_MAX 18u		/* NVML_NVLINK_MAX_LINKS (Hopper, Blackwell) */
+#define NV_NOT_SUPPORTED 3		/* NVML_ERROR_NOT_SUPPORTED */
 
 static struct {
 	struct apx_collector *c;
@@ -46,7 +50,9 @@ static struct {
 	nvmlReturn_t (*limit)(nvmlDevice_t, unsigned int *);
 	nvmlReturn_t (*clock)(nvmlDevice_t, int, unsigned int *);
 	nvmlReturn_t (*reasons)(nvmlDevice_t, unsigned long long *);
+	nvmlReturn_t (*link_state)(nvmlDevice_t, unsigned int, int *);
 	nvmlDevice_t dev[NV_DEVICES];
+	uint64_t links_done;		/* sampler thread: devices whose NVLinks were counted */
 	uint64_t mapped;		/* sampler thread: devices with a handle (or given up) */
 	uint64_t prev_ns[NV_DEVICES];
 	pthread_t thread;
@@ -85,6 +91,7 @@ static const char *nvml_open(void)
 	*(void **)&nv.clock = sym("nvmlDeviceGetClockInfo", NULL);
 	*(void **)&nv.reasons = sym("nvmlDeviceGetCurrentClocksEventReasons",
 				    "nvmlDeviceGetCurrentClocksThrottleReasons");
+	*(void **)&nv.link_state = sym("nvmlDeviceGetNvLinkState", NULL);
 	if (!nv.init || !nv.shutdown || !nv.by_uuid)
 		return "nvml: libnvidia-ml.so.1 lacks nvmlInit or nvmlDeviceGetHandleByUUID; power "
 		       "and clocks not sampled";
@@ -163,6 +170,22 @@ static void sample(uint32_t i, uint64_t prev, uint64_t now)
 	if (nv.reasons && nv.reasons(d, &why) == NVML_SUCCESS)
 		push(i, APX_NV_CAPPED, why & NVML_CLOCKS_EVENT_REASON_SW_POWER_CAP ? 1.0 : 0.0,
 		     prev, now);
+	if (nv.link_state && !(nv.links_done >> i & 1)) {	/* the topology, once a device */
+		unsigned links = 0, answered = 0, unsupported = 0;
+
+		for (unsigned l = 0; l < NV_NVLINK_MAX; l++) {
+			int on = 0;
+			nvmlReturn_t r = nv.link_state(d, l, &on);
+
+			answered += r == NVML_SUCCESS;
+			unsupported += r == NV_NOT_SUPPORTED;
+			links += r == NVML_SUCCESS && on == 1;	/* NVML_FEATURE_ENABLED */
+		}
+		nv.links_done |= 1ull << i;
+		/* links that answer, or none at all (a PCIe-only GPU): else unknown, nothing */
+		if (answered || unsupported == NV_NVLINK_MAX)
+			push(i, APX_NV_NVLINKS, links, now, now);
+	}
 	atomic_fetch_add_explicit(&nv.samples, 1, memory_order_relaxed);
 }
 

@@ -493,7 +493,42 @@ static void nvlink_device(struct tg *t, const uint8_t *uuid, unsigned links)
 	apx_rec_set_bytes(&d, APX_DEVICE_UUID, uuid, 16);
 	d.v[APX_DEVICE_CC_MAJOR] = 9;
 	d.v[APX_DEVICE_NVLINK_COUNT] = links;
+	d.v[APX_DEVICE_PCIE_GEN] = 5;
+	d.v[APX_DEVICE_PCIE_WIDTH] = 16;
 	apx_writer_add(t->w, &d);
+}
+
+/* The link from the collector's NVML reading (nvml.nvlink_links) when the DEVICE record has no
+ * count: 18 links (NVLink), 0 (PCIe gen 5 x16), or no reading (unknown). */
+APX_TEST(link_from_nvml)
+{
+	for (int links = 18; links >= -1; links = links ? (links == 18 ? 0 : -2) : -1) {
+		struct tg t[2];
+		struct apx_model *m;
+
+		for (int r = 0; r < 2; r++) {
+			APX_ASSERT(tg_open_rank(&t[r], "node-a", r ? uuid_b : uuid_a, r, 2) == 0);
+			nvlink_device(&t[r], r ? uuid_b : uuid_a, 0);
+			if (links >= 0)
+				tg_metric(&t[r], 5 * MS, "nvml.nvlink_links", "", 0, 0, links);
+			coll(&t[r], 10 * MS, 11 * MS, APX_COLL_ALL_REDUCE, 225000000, 0x3, 0, r, 2);
+		}
+		m = tg_model(t, 2);
+		APX_ASSERT(m && m->ranks);
+		if (links == 18) {
+			APX_ASSERT(m->ranks->link.peak_bps == 450e9);
+			APX_ASSERT(!strcmp(m->ranks->link.kind, "NVLink"));
+		} else if (links == 0) {
+			APX_ASSERT(fabs(m->ranks->link.peak_bps - 3.938e9 * 16) < 1);
+			APX_ASSERT(!strcmp(m->ranks->link.kind, "PCIe"));
+			APX_ASSERT(strstr(m->ranks->link.why, "PCIe gen 5 x16: 63.0 GB/s"));
+		} else {
+			APX_ASSERT(m->ranks->link.peak_bps == 0 && !m->ranks->link.kind);
+			APX_ASSERT(strstr(m->ranks->link.why, "no NVLink count"));
+		}
+		apx_model_free(m);
+	}
+	return 0;
 }
 
 /* One host, NVLink known: busbw against 18 x 25 GB/s. */
