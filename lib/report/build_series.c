@@ -4,13 +4,16 @@
  * step (the steps of steps.c found again: its NVTX / ProfilerStep ranges, or every
  * period-th kernel of the busiest stream; with no steps, the GPU's span in equal windows),
  * device memory in use over time, every metric series (COUNTER records, e.g. nvperfd's
- * NVML/GPM samples; skipped when absent), and the kernels and copies of one step per stream.
+ * NVML/GPM samples; skipped when absent; in the summary, or the metrics or nvperfd section
+ * when it is full; past METRICS_MAX, with one sample or with no room, named in a note of the
+ * summary), and the kernels and copies of one step per stream (kernels demangled).
  * Long series are cut down to at most SERIES_MAX points (the largest value of each run of
  * points: a peak stays visible). Called by build.c (apx_rdoc_build).
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/demangle.h"
 #include "analysis/store.h"
 #include "report/build.h"
 
@@ -19,7 +22,7 @@
 #define SERIES_MAX 2000		/* points of a time series */
 #define STEPS_MAX 2000		/* steps plotted: more are merged */
 #define NOSTEP_WINDOWS 50	/* no steps: the run's GPU span in this many windows */
-#define METRICS_MAX 8		/* metric series plotted */
+#define METRICS_MAX 32		/* metric series plotted (the rest named in a note) */
 #define TIMELINE_MAX 3000	/* boxes in the one-step timeline */
 
 struct windows {
@@ -246,8 +249,9 @@ out:
 	free(w.busy);
 }
 
-/* One series of COUNTER samples as a table (time since the run's start, value). */
-static void series_table(struct apx_rdoc *d, const struct apx_store *st, uint32_t si,
+/* One series of COUNTER samples as a table (time since the run's start, value): 1; 0 when it
+ * has fewer than 2 samples, -1 when the section has no room for it (no table). */
+static int series_table(struct apx_rdoc *d, const struct apx_store *st, uint32_t si,
 			 unsigned sec, const char *key, const char *title, unsigned unit)
 {
 	size_t n = 0, step, k = 0;
@@ -258,12 +262,12 @@ static void series_table(struct apx_rdoc *d, const struct apx_store *st, uint32_
 	for (size_t i = 0; i < st->ct.n; i++)
 		n += st->ct.series[i] == si;
 	if (n < 2)
-		return;
+		return 0;
 	t = apx_rdoc_table(d, sec, key, title);
 	apx_rtable_col(t, "time_ns", "time (since the run's start)", APX_UNIT_NS);
 	apx_rtable_col(t, "value", "value", unit);
 	if (!t)
-		return;
+		return -1;
 	t->plot = APX_PLOT_LINE;
 	t->plot_x = 0;
 	t->plot_y = 1;
@@ -283,11 +287,12 @@ static void series_table(struct apx_rdoc *d, const struct apx_store *st, uint32_
 		k++;
 		if (k % step == 0 || k == n) {
 			if (apx_rtable_row(t) < 0)
-				return;
+				return 1;
 			apx_rtable_u64(t, 0, at > st->run_start_ns ? at - st->run_start_ns : 0);
 			apx_rtable_num(t, 1, best);
 		}
 	}
+	return 1;
 }
 
 /* The unit of a metric series, from the unit text its producer wrote. */
@@ -299,38 +304,98 @@ static unsigned metric_unit(const struct apx_es_text *u)
 		return APX_UNIT_PCT;
 	if (u->len == 2 && !memcmp(u->p, "ns", 2))
 		return APX_UNIT_NS;
+	if (u->len == 3 && !memcmp(u->p, "B/s", 3))
+		return APX_UNIT_BYTES_PER_S;
 	return APX_UNIT_RATIO;
+}
+
+/* A series not plotted, named in the note of its section: "3 more metric series not
+ * plotted: a, b, c" (at most sizeof(list->text) bytes of names; then "..."). */
+struct unplotted {
+	unsigned n;
+	char text[600];
+	size_t len;
+};
+
+static void unplotted_add(struct unplotted *u, const struct apx_es_text *name, const char *why)
+{
+	int w;
+
+	u->n++;
+	if (u->len >= sizeof(u->text) - 8)
+		return;
+	w = snprintf(u->text + u->len, sizeof(u->text) - u->len, "%s%.*s%s", u->n > 1 ? ", " : "",
+		     (int)name->len, name->p, why);
+	if (w < 0 || (size_t)w >= sizeof(u->text) - u->len)
+		snprintf(u->text + sizeof(u->text) - 5, 5, "...");
+	u->len = strlen(u->text);
+}
+
+/* The section of the next metric plot: the summary, then (when it is full) the metrics and
+ * nvperfd sections; APX_SEC__COUNT when none has room. */
+static unsigned metric_section(const struct apx_rdoc *d)
+{
+	static const unsigned order[] = { APX_SEC_SUMMARY, APX_SEC_METRICS, APX_SEC_NVPERFD };
+
+	for (unsigned i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+		if (d->sec[order[i]].present && d->sec[order[i]].ntables < APX_RSECTION_TABLES)
+			return order[i];
+	return APX_SEC__COUNT;
 }
 
 static void memory_and_metrics(struct apx_rdoc *d, const struct apx_store *st)
 {
 	unsigned nmetrics = 0, nmem = 0;
+	struct unplotted mem = { 0 }, met = { 0 };
 
 	for (uint32_t i = 0; i < st->nseries; i++) {
 		const struct apx_es_series *s = &st->series[i];
 		char title[200], key[32];
+		unsigned sec;
+		int r;
 
-		if (s->is_memory && nmem < 4 && d->sec[APX_SEC_MEMORY].present) {
+		if (s->is_memory && d->sec[APX_SEC_MEMORY].present) {
+			if (nmem >= 4) {
+				unplotted_add(&mem, &s->name, "");
+				continue;
+			}
 			snprintf(title, sizeof(title), "Device memory in use over time (device %u)",
 				 s->device < st->ndevices ? st->devices[s->device].ordinal : 0);
 			if (nmem)
 				snprintf(key, sizeof(key), "device_memory_%u", nmem + 1);
 			else
 				snprintf(key, sizeof(key), "device_memory");
-			series_table(d, st, i, APX_SEC_MEMORY, apx_rdoc_strdup(d, key, strlen(key)),
-				     apx_rdoc_strdup(d, title, strlen(title)), APX_UNIT_BYTES);
-			nmem++;
-		} else if (!s->is_memory && nmetrics < METRICS_MAX && !apx_rdoc_pymem_is(&s->name) &&
+			r = series_table(d, st, i, APX_SEC_MEMORY, apx_rdoc_strdup(d, key, strlen(key)),
+					 apx_rdoc_strdup(d, title, strlen(title)), APX_UNIT_BYTES);
+			if (r > 0)
+				nmem++;
+			else if (r < 0)
+				unplotted_add(&mem, &s->name, " (no room)");
+		} else if (!s->is_memory && !apx_rdoc_pymem_is(&s->name) &&
 			   !apx_es_is_nic(s->name) &&	/* cumulative: build_nic.c's rates */
 			   d->sec[APX_SEC_SUMMARY].present) {
+			sec = metric_section(d);
+			if (nmetrics >= METRICS_MAX || sec == APX_SEC__COUNT) {
+				unplotted_add(&met, &s->name, "");
+				continue;
+			}
 			snprintf(title, sizeof(title), "Metric %.*s (%.*s) over time", (int)s->name.len,
 				 s->name.p, (int)s->unit.len, s->unit.p);
 			snprintf(key, sizeof(key), "metric_%u", nmetrics + 1);
-			series_table(d, st, i, APX_SEC_SUMMARY, apx_rdoc_strdup(d, key, strlen(key)),
-				     apx_rdoc_strdup(d, title, strlen(title)), metric_unit(&s->unit));
-			nmetrics++;
+			r = series_table(d, st, i, sec, apx_rdoc_strdup(d, key, strlen(key)),
+					 apx_rdoc_strdup(d, title, strlen(title)), metric_unit(&s->unit));
+			if (r > 0)
+				nmetrics++;
+			else
+				unplotted_add(&met, &s->name, r ? " (no room)" : " (one sample)");
 		}
 	}
+	if (met.n)
+		apx_rdoc_note(d, APX_SEC_SUMMARY, "%u more metric series not plotted: %s", met.n,
+			      met.text);
+	if (mem.n)
+		apx_rdoc_note(d, APX_SEC_MEMORY, "%u more device memory series not plotted: %s",
+			      mem.n, mem.text);
 }
 
 static size_t first_at_or_after(const uint64_t *start, size_t n, uint64_t t)
@@ -401,6 +466,7 @@ static void step_timeline(struct apx_rdoc *d, const struct apx_store *st)
 	for (size_t i = first_at_or_after(st->k.start, st->k.n, ws);
 	     i < st->k.n && st->k.start[i] < we && boxes < TIMELINE_MAX; i++, boxes++) {
 		struct apx_es_text nm = apx_store_string(st, st->k.name[i]);
+		char name[4096];
 
 		if (apx_rtable_row(t) < 0)
 			return;
@@ -408,7 +474,7 @@ static void step_timeline(struct apx_rdoc *d, const struct apx_store *st)
 		apx_rtable_str(d, t, 0, lane);
 		apx_rtable_u64(t, 1, st->k.start[i] - ws);
 		apx_rtable_u64(t, 2, apx_store_end(st, APX_ES_KERNEL, i) - st->k.start[i]);
-		apx_rtable_text(d, t, 3, nm.p, nm.len);
+		apx_rtable_str(d, t, 3, apx_demangle(nm.p, nm.len, name, sizeof(name)));
 	}
 	for (size_t i = first_at_or_after(st->c.start, st->c.n, ws);
 	     i < st->c.n && st->c.start[i] < we && boxes < TIMELINE_MAX; i++, boxes++) {

@@ -4,12 +4,17 @@
  * of the text report in its order, each table as an HTML table (cells formatted by their
  * unit), plots where the document's tables ask for one, and the findings as cards with their
  * metrics and evidence tables. Everything that comes from a trace goes through
- * apx_html_text(). Called through cli/report_formats.c.
+ * apx_html_text(). A long name in a table (a demangled kernel, a path) is shown short, the
+ * way nsys's "base" name is (apx_html_short: the function without its template arguments and
+ * parameters, cut with an ellipsis past APX_HTML_NAME_MAX characters), its whole text in the cell's
+ * title (a tooltip); prose wraps. All time plots of the page share one time range: the run's
+ * span. Called through cli/report_formats.c.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "analysis/model.h"
 #include "base/utf8.h"
 #include "report/flame.h"
 #include "report/html.h"
@@ -30,7 +35,8 @@ static const char css[] =
 	"table{border-collapse:collapse;margin:4px 0 10px;font-size:13px}"
 	"th,td{border-bottom:1px solid #e6e9ee;padding:3px 8px;text-align:right;white-space:nowrap}"
 	"th{background:#f0f2f5;font-weight:600}td.t,th.t{text-align:left;white-space:normal;"
-	"min-width:120px;max-width:640px;word-break:break-all}"
+	"min-width:120px;max-width:640px;overflow-wrap:anywhere}"
+	"td.n{min-width:230px}"	/* a long name: not squeezed to a narrow column */
 	".na{color:#98a0ad}.note{color:#4a5263;margin:4px 0}"
 	".finding{border-left:5px solid #3b82c4;padding:6px 12px;margin:12px 0;background:#fafbfc}"
 	".finding.critical{border-color:#d03b3b}.finding.warning{border-color:#e0a020}"
@@ -80,6 +86,104 @@ void apx_html_str(FILE *out, const char *s)
 	apx_html_text(out, s, s ? strlen(s) : 0);
 }
 
+#define ANON "(anonymous namespace)"
+
+/* The base name of a demangled C++ name (as lib/export/kname.c finds nsys's shortName:
+ * "void at::native::(anonymous namespace)::reduce_kernel<512, 1>(...)" -> "reduce_kernel"):
+ * the identifier before the first template argument or parameter list at the top level,
+ * after its return type and scopes. 0 when s does not look like one (prose, a path, a stack:
+ * a space right before that list, or more than two words before it). */
+static int cxx_base(const char *s, size_t n, size_t *pb, size_t *pe)
+{
+	size_t begin = 0, end = n, words = 0;
+	int depth = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+
+		if (!depth && n - i >= sizeof(ANON) - 1 && !memcmp(s + i, ANON, sizeof(ANON) - 1)) {
+			i += sizeof(ANON) - 2;
+		} else if (c == '<' || c == '(') {
+			if (!depth) {
+				end = i;
+				break;
+			}
+			depth++;
+		} else if (c == '[' || c == '{') {
+			depth++;
+		} else if (c == '>' || c == ')' || c == ']' || c == '}') {
+			depth -= depth > 0;
+		} else if (!depth && c == ' ') {
+			begin = i + 1;		/* after the return type */
+			words++;
+		} else if (!depth && c == ':' && i + 1 < n && s[i + 1] == ':') {
+			begin = i + 2;		/* after a scope */
+			i++;
+		}
+	}
+	if (end == n || end <= begin || words > 2 || s[end - 1] == ' ')
+		return 0;
+	*pb = begin;
+	*pe = end;
+	return 1;
+}
+
+size_t apx_html_short(const char *s, size_t len, size_t max, size_t *begin, int *cut)
+{
+	size_t b = 0, e = len, chars = 0, i;
+
+	*begin = 0;
+	*cut = 0;
+	if (!s)
+		return 0;
+	for (i = 0; i < len; i++)
+		chars += ((unsigned char)s[i] & 0xc0) != 0x80;
+	if (chars <= max)
+		return len;
+	if (!cxx_base(s, len, &b, &e)) {
+		b = 0;
+		e = len;
+	}
+	*begin = b;
+	for (i = b, chars = 0; i < e; i++) {	/* cut at max characters, not inside one */
+		if (((unsigned char)s[i] & 0xc0) != 0x80 && chars++ == max)
+			break;
+	}
+	*cut = i < e;
+	return i - b;
+}
+
+/* A name cut short: its visible part (an ellipsis when cut) after title="whole text". */
+void apx_html_name(FILE *out, const char *s, size_t len, size_t max, const char *tag,
+		   const char *attrs)
+{
+	int cut;
+	size_t b, n = apx_html_short(s, len, max, &b, &cut);
+
+	fprintf(out, "<%s%s", tag, attrs);
+	if (n != len) {
+		fputs(" title=\"", out);
+		apx_html_text(out, s, len);
+		fputc('"', out);
+	}
+	fputc('>', out);
+	apx_html_text(out, s + b, n);
+	if (cut)
+		fputs("&#8230;", out);
+}
+
+/* Prose (a sentence, a command line, a stack "f < g < h") wraps; a name does not. */
+static int is_prose(const char *s, size_t len)
+{
+	size_t b, e, spaces = 0;
+
+	if (cxx_base(s, len, &b, &e))
+		return 0;
+	for (size_t i = 0; i < len; i++)
+		spaces += s[i] == ' ';
+	return spaces >= 3;
+}
+
 static void table(FILE *out, const struct apx_rtable *t)
 {
 	char buf[256];
@@ -99,8 +203,13 @@ static void table(FILE *out, const struct apx_rtable *t)
 			if (cell->na) {
 				fputs("<td class=\"na\">n/a</td>", out);
 			} else if (t->col[c].unit == APX_UNIT_TEXT) {
-				fputs("<td class=\"t\">", out);
-				apx_html_text(out, cell->s, cell->len);
+				if (is_prose(cell->s, cell->len)) {
+					fputs("<td class=\"t\">", out);
+					apx_html_text(out, cell->s, cell->len);
+				} else {
+					apx_html_name(out, cell->s, cell->len, APX_HTML_NAME_MAX, "td",
+						      cell->len > 32 ? " class=\"t n\"" : " class=\"t\"");
+				}
 				fputs("</td>", out);
 			} else {
 				fputs("<td>", out);
@@ -152,7 +261,39 @@ static void finding(FILE *out, const struct apx_rfinding *rf)
 	fputs("</div>\n", out);
 }
 
-static void section(FILE *out, const struct apx_rdoc *d, unsigned s)
+/* The time range of the page's time plots: the run's span, or more when a series goes past it
+ * (a step's end). */
+static double time_span(const struct apx_rdoc *d)
+{
+	double span = d->m && d->m->run_end_ns > d->m->run_start_ns
+			      ? (double)(d->m->run_end_ns - d->m->run_start_ns) : 0;
+
+	for (unsigned s = 0; s < APX_SEC__COUNT; s++) {
+		for (unsigned i = 0; d->sec[s].present && i < d->sec[s].ntables; i++) {
+			const struct apx_rtable *t = d->sec[s].t[i];
+			unsigned dur = t->ncols;
+
+			if ((t->plot != APX_PLOT_LINE && t->plot != APX_PLOT_LINES) ||
+			    t->plot_x >= t->ncols || t->col[t->plot_x].unit != APX_UNIT_NS)
+				continue;
+			for (unsigned c = 0; c < t->ncols; c++)
+				if (!strcmp(t->col[c].key, "duration_ns"))
+					dur = c;
+			for (size_t r = 0; r < t->nrows; r++) {
+				const struct apx_rcell *x = apx_rtable_cell(t, r, t->plot_x);
+				double e = x->na ? 0 : x->v;
+
+				if (dur < t->ncols && !apx_rtable_cell(t, r, dur)->na)
+					e += apx_rtable_cell(t, r, dur)->v;
+				if (e > span)
+					span = e;
+			}
+		}
+	}
+	return span;
+}
+
+static void section(FILE *out, const struct apx_rdoc *d, unsigned s, double span)
 {
 	const struct apx_rsection *sec = &d->sec[s];
 
@@ -173,7 +314,7 @@ static void section(FILE *out, const struct apx_rdoc *d, unsigned s)
 		if (!(t->views & APX_VIEW_DATA))
 			continue;	/* the text or JSON report's own layout */
 		if (t->plot)
-			apx_html_plot(out, t);
+			apx_html_plot(out, t, span);
 		if (!t->plot_only && t->nrows) {
 			if (!t->plot) {
 				fputs("<h3>", out);
@@ -197,6 +338,7 @@ int apx_report_emit_html(FILE *out, const struct apx_rdoc *d)
 {
 	const char *cmd = d->command ? d->command : "";
 	const char *heading = d->heading ? d->heading : "apx report";
+	double span = time_span(d);
 
 	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
 	      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
@@ -220,7 +362,7 @@ int apx_report_emit_html(FILE *out, const struct apx_rdoc *d)
 	fputs("</nav>\n<main>\n", out);
 	for (unsigned s = 0; s < APX_SEC__COUNT; s++)
 		if (d->sec[s].present)
-			section(out, d, s);
+			section(out, d, s, span);
 	fputs("</main></body></html>\n", out);
 	return ferror(out) ? -5 : 0;
 }
