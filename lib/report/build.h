@@ -98,4 +98,8 @@ void apx_rdoc_pymem_json(struct apx_rdoc *d);
 void apx_rdoc_pymem_text(struct apx_rdoc *d);
 void apx_rdoc_pymem_series(struct apx_rdoc *d, const struct apx_store *st);
 
+/* qsort order of kernel names (const struct apx_an_name *): by total time, largest first,
+ * ties by name (build_gpu.c; the top-kernels plot and the kernels table). */
+int apx_rb_cmp_kernel_total(const void *a, const void *b);
+
 #endif

@@ -15,7 +15,8 @@
 
 #define SCATTER_MAX 4000	/* copies drawn at most (evenly sampled) */
 
-static int cmp_name_total(const void *a, const void *b)
+/* build.h */
+int apx_rb_cmp_kernel_total(const void *a, const void *b)
 {
 	const struct apx_an_name *x = *(const struct apx_an_name *const *)a;
 	const struct apx_an_name *y = *(const struct apx_an_name *const *)b;
@@ -77,7 +78,7 @@ void apx_rdoc_build_kernels(struct apx_rdoc *d)
 		if (nm->count)
 			top[n++] = nm;
 	}
-	qsort(top, n, sizeof(top[0]), cmp_name_total);
+	qsort(top, n, sizeof(top[0]), apx_rb_cmp_kernel_total);
 	for (size_t i = 0; i < n && i < d->top && apx_rtable_row(t) == 0; i++)
 		apx_rdoc_kernel_cells(d, t, top[i]);
 	free(top);

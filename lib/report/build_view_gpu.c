@@ -72,20 +72,6 @@ static const struct apx_rvcol kernels_json_cols[] = {
 	  .h.jfmt = APX_JF_F4 },
 };
 
-static int cmp_name_total(const void *a, const void *b)
-{
-	const struct apx_an_name *x = *(const struct apx_an_name *const *)a;
-	const struct apx_an_name *y = *(const struct apx_an_name *const *)b;
-
-	size_t n = x->len < y->len ? x->len : y->len;
-	int c;
-
-	if (x->total_ns != y->total_ns)
-		return x->total_ns < y->total_ns ? 1 : -1;
-	c = memcmp(x->text, y->text, n);	/* ties by name: not by qsort's whim */
-	return c ? c : x->len < y->len ? -1 : x->len > y->len;
-}
-
 /* The kernels by total time, largest first: the 256 largest at most, in top[]; their number. */
 static size_t kernels_by_total(const struct apx_model *m, const struct apx_an_name **top)
 {
@@ -99,12 +85,12 @@ static size_t kernels_by_total(const struct apx_model *m, const struct apx_an_na
 		if (n < 256) {
 			top[n++] = nm;
 		} else {
-			qsort(top, n, sizeof(top[0]), cmp_name_total);
+			qsort(top, n, sizeof(top[0]), apx_rb_cmp_kernel_total);
 			if (nm->total_ns > top[n - 1]->total_ns)
 				top[n - 1] = nm;
 		}
 	}
-	qsort(top, n, sizeof(top[0]), cmp_name_total);
+	qsort(top, n, sizeof(top[0]), apx_rb_cmp_kernel_total);
 	return n;
 }
 

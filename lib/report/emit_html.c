@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analysis/demangle.h"
 #include "analysis/model.h"
 #include "base/utf8.h"
 #include "report/flame.h"
@@ -86,41 +87,14 @@ void apx_html_str(FILE *out, const char *s)
 	apx_html_text(out, s, s ? strlen(s) : 0);
 }
 
-#define ANON "(anonymous namespace)"
-
-/* The base name of a demangled C++ name (as lib/export/kname.c finds nsys's shortName:
- * "void at::native::(anonymous namespace)::reduce_kernel<512, 1>(...)" -> "reduce_kernel"):
- * the identifier before the first template argument or parameter list at the top level,
- * after its return type and scopes. 0 when s does not look like one (prose, a path, a stack:
- * a space right before that list, or more than two words before it). */
+/* The base name of a demangled C++ name (apx_cxx_base_span, as lib/export/kname.c finds
+ * nsys's shortName): 0 when s does not look like one (prose, a path, a stack: a space right
+ * before its first list, or more than two words before it). */
 static int cxx_base(const char *s, size_t n, size_t *pb, size_t *pe)
 {
-	size_t begin = 0, end = n, words = 0;
-	int depth = 0;
+	size_t begin, end, words;
 
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-
-		if (!depth && n - i >= sizeof(ANON) - 1 && !memcmp(s + i, ANON, sizeof(ANON) - 1)) {
-			i += sizeof(ANON) - 2;
-		} else if (c == '<' || c == '(') {
-			if (!depth) {
-				end = i;
-				break;
-			}
-			depth++;
-		} else if (c == '[' || c == '{') {
-			depth++;
-		} else if (c == '>' || c == ')' || c == ']' || c == '}') {
-			depth -= depth > 0;
-		} else if (!depth && c == ' ') {
-			begin = i + 1;		/* after the return type */
-			words++;
-		} else if (!depth && c == ':' && i + 1 < n && s[i + 1] == ':') {
-			begin = i + 2;		/* after a scope */
-			i++;
-		}
-	}
+	apx_cxx_base_span(s, n, &begin, &end, &words);
 	if (end == n || end <= begin || words > 2 || s[end - 1] == ' ')
 		return 0;
 	*pb = begin;
