@@ -692,8 +692,12 @@ static void view_method(struct apx_rdoc *d)
 				      "subscribes to CUPTI),");
 			apx_rdoc_line(d, s, 4, "LD_PRELOAD and NVTX_INJECTION64_PATH (libapx-watch.so: "
 				      "NVTX ranges to CUPTI, notices");
-			apx_rdoc_line(d, s, 4, "a tool that loses CUPTI to apx) and APX_* settings; no "
-				      "file of yours was changed");
+			apx_rdoc_line(d, s, 4, "a tool that loses CUPTI to apx), APX_* settings and, "
+				      "for Python's hooks (memory samples,");
+			apx_rdoc_line(d, s, 4, "--trace-functions; on by default), PYTHONPATH: a "
+				      "private temp folder holding apx's");
+			apx_rdoc_line(d, s, 4, "sitecustomize.py, which imports yours, removed after "
+				      "the run; no file of yours was changed");
 		} else if (!strcmp(f->producer, "nvperfd")) {
 			apx_rdoc_line(d, s, 4, "observed from outside by the nvperfd daemon: /proc, "
 				      "NVML/GPM, and eBPF uprobes on libcuda");
