@@ -92,7 +92,18 @@ static int cmp_mem_event(const void *a, const void *b)
 {
 	const struct apx_an_mem_event *x = a, *y = b;
 
-	return x->ts < y->ts ? -1 : x->ts > y->ts;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	/* ties in a stated order, not qsort's: file, then frees before allocations (an address
+	 * given back and taken again at one time), then address and size */
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	if (x->op != y->op)
+		return x->op == APX_MEMOP_FREE ? -1 : y->op == APX_MEMOP_FREE ? 1
+			: x->op < y->op ? -1 : 1;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->bytes < y->bytes ? -1 : x->bytes > y->bytes;
 }
 
 static void memory(struct apx_model *m)

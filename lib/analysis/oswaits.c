@@ -115,7 +115,9 @@ static int cmp_line(const void *a, const void *b)
 		return x->ns > y->ns ? -1 : 1;
 	if (x->nr != y->nr)
 		return x->nr < y->nr ? -1 : 1;
-	return x->thread < y->thread ? -1 : x->thread > y->thread;
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	return x->line < y->line ? -1 : x->line > y->line;	/* ties: the line table's order */
 }
 
 int apx_oswaits_build(struct apx_model *m)

@@ -223,7 +223,9 @@ static int cmp_leak(const void *a, const void *b)
 
 	if (x->leak_bytes != y->leak_bytes)
 		return x->leak_bytes > y->leak_bytes ? -1 : 1;
-	return x->leak_samples > y->leak_samples ? -1 : x->leak_samples < y->leak_samples;
+	if (x->leak_samples != y->leak_samples)
+		return x->leak_samples > y->leak_samples ? -1 : 1;
+	return x < y ? -1 : x > y;	/* ties: the sites' own order (heap.c), not qsort's whim */
 }
 
 /* The leak view: the sites with samples made in the window and live at its end, most first. */
