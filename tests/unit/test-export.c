@@ -14,6 +14,7 @@
  * slice on stream 13 to the waiting kernel's on stream 7, as many as apx report counts, in the
  * walk, the Chrome file and the Perfetto file.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -98,6 +99,19 @@ static int on_end(void *ctx, uint64_t track, uint64_t ts)
 	return 0;
 }
 
+/* Exporter fmt's file of st at a fresh temporary path in out ("/tmp/apx-export-XXXXXX":
+ * made, then removed so that the exporter makes it). 0, or the exporter's error. */
+static int export_to(struct apx_store *st, const char *fmt, char *out, struct apx_diag *diag)
+{
+	int fd = mkstemp(out);
+
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	unlink(out);
+	return apx_exporter_find(fmt)->write(st, out, diag);
+}
+
 APX_TEST(walk_flows_projection_lanes)
 {
 	struct tg t;
@@ -146,16 +160,11 @@ APX_TEST(chrome_and_perfetto_files)
 	const char *p;
 	size_t n;
 	FILE *f;
-	int fd;
 
 	APX_ASSERT_OK(make_trace(&t));
 	p = t.path;
 	APX_ASSERT_OK(apx_store_open(&p, 1, NULL, &st, NULL));
-	fd = mkstemp(out);
-	APX_ASSERT(fd >= 0);
-	close(fd);
-	unlink(out);
-	APX_ASSERT_OK(apx_exporter_find("chrome")->write(st, out, &diag));
+	APX_ASSERT_OK(export_to(st, "chrome", out, &diag));
 	f = fopen(out, "r");
 	APX_ASSERT(f);
 	n = fread(buf, 1, sizeof(buf) - 1, f);
@@ -294,16 +303,11 @@ APX_TEST(chrome_collectives)
 	struct apx_store *st;
 	const char *p, *di;
 	struct tg t;
-	int fd;
 
 	APX_ASSERT_OK(make_rank_trace(&t));
 	p = t.path;
 	APX_ASSERT_OK(apx_store_open(&p, 1, NULL, &st, NULL));
-	fd = mkstemp(out);
-	APX_ASSERT(fd >= 0);
-	close(fd);
-	unlink(out);
-	APX_ASSERT_OK(apx_exporter_find("chrome")->write(st, out, &diag));
+	APX_ASSERT_OK(export_to(st, "chrome", out, &diag));
 	APX_ASSERT(read_file(out, buf, sizeof(buf)) > 0);
 	/* Kineto's distributedInfo, on the third line (Holistic Trace Analysis's rank scan) */
 	di = strstr(buf, "\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 1, \"world_size\": "
@@ -532,7 +536,6 @@ APX_TEST(walk_cuts_long_names_visibly)
 	struct apx_store *st;
 	const char *p;
 	struct tg t;
-	int fd;
 
 	memset(big, 'a', sizeof(big) - 1);
 	APX_ASSERT_OK(tg_open(&t));
@@ -554,11 +557,7 @@ APX_TEST(walk_cuts_long_names_visibly)
 	/* the Chrome file says it on the event and counts it */
 	p = t.path;
 	APX_ASSERT_OK(apx_store_open(&p, 1, NULL, &st, NULL));
-	fd = mkstemp(out);
-	APX_ASSERT(fd >= 0);
-	close(fd);
-	unlink(out);
-	APX_ASSERT_OK(apx_exporter_find("chrome")->write(st, out, &diag));
+	APX_ASSERT_OK(export_to(st, "chrome", out, &diag));
 	APX_ASSERT(read_file(out, buf, sizeof(buf)) > 0);
 	APX_ASSERT(strstr(buf, "aaa [... cut: 70000 bytes]\", \"pid\""));
 	APX_ASSERT(strstr(buf, "\"name cut (bytes)\": 70000}"));
@@ -579,7 +578,6 @@ APX_TEST(perfetto_counter_units)
 	struct tg t;
 	size_t n;
 	FILE *f;
-	int fd;
 
 	APX_ASSERT_OK(tg_open(&t));
 	tg_metric(&t, 2 * MS, "gpu.power", "W", 0, 100, 300.0);
@@ -590,11 +588,7 @@ APX_TEST(perfetto_counter_units)
 	APX_ASSERT_OK(tg_close(&t));
 	p = t.path;
 	APX_ASSERT_OK(apx_store_open(&p, 1, NULL, &st, NULL));
-	fd = mkstemp(out);
-	APX_ASSERT(fd >= 0);
-	close(fd);
-	unlink(out);
-	APX_ASSERT_OK(apx_exporter_find("perfetto")->write(st, out, &diag));
+	APX_ASSERT_OK(export_to(st, "perfetto", out, &diag));
 	f = fopen(out, "rb");
 	APX_ASSERT(f);
 	n = fread(buf, 1, sizeof(buf), f);
@@ -707,7 +701,6 @@ APX_TEST(stream_wait_flows)
 	uint64_t want = report_waits();
 	size_t n;
 	FILE *f;
-	int fd;
 
 	APX_ASSERT_EQ(want, 20);
 	APX_ASSERT_OK(apx_store_open(&p, 1, NULL, &st, NULL));
@@ -729,11 +722,7 @@ APX_TEST(stream_wait_flows)
 		APX_ASSERT(w.in_start[i] - w.out_end[j] <= APX_WI_DEP_NS);
 	}
 
-	fd = mkstemp(out);
-	APX_ASSERT(fd >= 0);
-	close(fd);
-	unlink(out);
-	APX_ASSERT_OK(apx_exporter_find("chrome")->write(st, out, &diag));
+	APX_ASSERT_OK(export_to(st, "chrome", out, &diag));
 	f = fopen(out, "r");
 	APX_ASSERT(f);
 	n = fread(buf, 1, sizeof(buf) - 1, f);
