@@ -1,6 +1,6 @@
 /*
  * analyze_metrics.c - `apx analyze --metrics[=SET] [--metrics-list M,...]
- * [--metrics-frequency HZ]`: device metrics by CUPTI PM sampling (issue 13; the collector's
+ * [--metrics-frequency HZ]`: device metrics by CUPTI PM sampling (the collector's
  * src_pmsampling.c does the sampling), and `--replay [--kernels REGEX] [--replay-max N]`:
  * per-kernel counters by kernel replay (src_replay.c). The two exclude each other (one
  * profiling session per device). Called by cmd_analyze.c before the program starts: the

@@ -1,5 +1,5 @@
 /*
- * cmd_diff.c - `apx diff [options] BEFORE AFTER` (issue 35): two traces of one program, before
+ * cmd_diff.c - `apx diff [options] BEFORE AFTER`: two traces of one program, before
  * and after a change, compared step by step. Each file is read into its own analysis model
  * (only the file named: not its run's FILE.<pid> files), the rules run on each, the two are
  * compared (analysis/diff.h), and the comparison's document (report/doc.h:

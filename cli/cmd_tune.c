@@ -1,6 +1,6 @@
 /*
- * cmd_tune.c - `apx tune [options] script.py [args]` / `apx tune [options] -- COMMAND [args]`
- * (issue 35, items 2 and 3): measure what each finding's fix saves in the user's own program
+ * cmd_tune.c - `apx tune [options] script.py [args]` / `apx tune [options] -- COMMAND [args]`:
+ * measure what each finding's fix saves in the user's own program
  * instead of trusting the estimate. A baseline run under `apx analyze` gives the findings; for
  * each of the top ones whose fix apx can apply from outside the program (tune_fixes.c's table:
  * environment variables, and apx_site.py's hooks chosen by APX_TUNE_FIXES, never an edit of the

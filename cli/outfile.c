@@ -1,5 +1,5 @@
 /*
- * outfile.c - outputs that never destroy (outfile.h, issue 38): the checks before `apx report
+ * outfile.c - outputs that never destroy (outfile.h): the checks before `apx report
  * -o` and `apx export -o` write, the temporary file beside a regular target renamed over it at
  * the end, streams into character devices and FIFOs, and stdout through a stream that keeps
  * the errno of its first failed write. Called from cmd_report.c, cmd_export.c and main.c, on

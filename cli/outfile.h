@@ -1,5 +1,5 @@
 /*
- * outfile.h - outputs that never destroy (issue 38): where `apx report -o PATH` and `apx export
+ * outfile.h - outputs that never destroy: where `apx report -o PATH` and `apx export
  * -o PATH` write, and stdout of every apx command. Used by cmd_report.c, cmd_export.c and
  * main.c (stdout); the rules are the ones docs/man/apx.1 ("OUTPUT FILES") states:
  *

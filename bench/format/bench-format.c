@@ -3,7 +3,7 @@
  * PyTorch training loop (a repeating sequence of 64 kernels with their own launch configs,
  * two streams, jittered durations and gaps), then reads them back and aggregates GPU time per
  * kernel name, with 1 thread and with 2. Prints bytes per record, write rate and read rates,
- * side by side with the targets of issue 2. Usage: bench-format [RECORDS] [FILE]
+ * side by side with the format's targets. Usage: bench-format [RECORDS] [FILE]
  */
 #include <errno.h>
 #include <pthread.h>

@@ -1,6 +1,6 @@
 #!/bin/bash
 # full.sh BUILD all|part1|part2 [RUN.PY ARGS] | table DIR1 DIR2 - the whole overhead benchmark
-# of issue 11 on the GPU machine: `all` in one command (about 15 minutes), or part1 and part2
+# of the collector on the GPU machine: `all` in one command (about 15 minutes), or part1 and part2
 # in two device calls where one call may run 10 minutes at most, then `table`.
 #
 # Each part runs run.py in the foreground of its call and writes $OUT/results.json after every

@@ -1,5 +1,5 @@
 """run.py BUILD [--programs P,..] [--modes M,..] [--rounds R] [--out DIR] - the collector's
-overhead benchmark (issue 11), run on the GPU machine:
+overhead benchmark, run on the GPU machine:
 
     python3 bench/overhead/run.py build/gpu
 
@@ -21,12 +21,12 @@ launch (kernels + copies + memsets per step, counted in the light trace).
 Modes (MODES below): none; floor (bench/overhead/floor.c: CUPTI with the same activity kinds and
 no processing); light and api (`apx analyze`); torch (torch.profiler, CPU + CUDA); nsys (`nsys
 profile -t cuda -s none`, found on PATH or in Nsight Compute's folder); metrics (light with
-`--metrics`: PM sampling of the summary set at 1 kHz, issue 13; metrics-nonvml and light-nonvml:
+`--metrics`: PM sampling of the summary set at 1 kHz; metrics-nonvml and light-nonvml:
 the same without the NVML sampler; metrics-100hz and metrics-10khz: at 100 Hz and 10 kHz;
 metrics-one: one DRAM metric instead of the set); and the per-feature variants used to price
 each part of the collector (light-*: one feature or kind off; floor-*: one CUPTI feature on).
 light-nopy: light without the Python stacks (`--python-sampling 0 --python-backtrace none`;
-light has them by default since issue 32), light-nosampling and light-nobacktrace: with one of
+light has them by default), light-nosampling and light-nobacktrace: with one of
 the two only; where a run has light and light-nopy the table says what the stacks cost on top
 (on_top_table: the ratio of their in-process pair ratios, and the round's two processes block
 for block), e.g. `--programs gpt,resnet --modes none,light,light-nopy --rounds 5`.
@@ -151,10 +151,10 @@ MODES = {
     "floor-attrs": ("floor", {"APX_FLOOR_KINDS": FLOOR_LIGHT, "APX_FLOOR_ATTRS": "1"}, []),
     "floor-pinned": ("floor", {"APX_FLOOR_PINNED": "1"}, []),
     "floor-shared": ("floor", {"APX_FLOOR_SHARED": "1"}, []),
-    # light is apx's default: since issue 32 with the Python stack at every launch, copy,
+    # light is apx's default: with the Python stack at every launch, copy,
     # memset and sync and every thread's stack sampled at 200 Hz
     "light": ("apx", {}, ["--level", "light"]),
-    # light without the Python stacks (issue 32 prices them on top of it: ON_TOP below), and
+    # light without the Python stacks (priced on top of it: ON_TOP below), and
     # with one of the two only
     "light-nopy": ("apx", {}, ["--level", "light", "--python-sampling", "0",
                                "--python-backtrace", "none"]),
@@ -188,7 +188,7 @@ MODES = {
     "light-kernel": ("apx", {"APX_KINDS": "-memcpy,-p2p,-memset,-memory,-uvm,-hostsync"},
                      ["--level", "light"]),
 }
-# mode -> the mode it is priced on top of, where a run has both (issue 32: the Python stacks
+# mode -> the mode it is priced on top of, where a run has both (e.g. the Python stacks
 # on top of light without them); on_top_table() prints the ratios
 ON_TOP = {"light": "light-nopy", "light-nosampling": "light-nopy",
           "light-nobacktrace": "light-nopy"}
@@ -470,7 +470,7 @@ def ratio_ci(xs, ys, n=4000, seed=1):
 
 
 def on_top_table(prog):
-    """What a mode adds on top of another (ON_TOP; issue 32: light with the Python stacks over
+    """What a mode adds on top of another (ON_TOP; e.g. light with the Python stacks over
     light without them), three ways: pairs = the ratio of the two modes' in-process
     collected/paused pair ratios (all rounds pooled): what is on only while collecting (stacks
     at launches); collected and paused = the two processes of a round compared block for

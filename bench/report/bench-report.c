@@ -3,7 +3,7 @@
  * shaped like a training loop (64 kernels per step on 2 streams, 6 host<->device copies per
  * step, pageable and pinned, a sync per step), then times `apx report` on it as a child
  * process and reads its peak RSS (wait4). Prints both beside the targets: <= 3 s; memory
- * <= 2x the file size (issue 4), and, since every event is kept in the event store (issue 14),
+ * <= 2x the file size, and, since every event is kept in the event store,
  * <= the peak before the store plus 2x the file size (the peak before: 241.6 MB on this trace,
  * bench/RESULTS.md 2026-11-30; APX_BENCH_BASE_MB overrides it).
  * Usage: bench-report APX [KERNELS] [FILE]

@@ -1,5 +1,5 @@
 /*
- * alloc_time.h - the host's time in the CUDA allocator (issue 39, item 3): which API records
+ * alloc_time.h - the host's time in the CUDA allocator: which API records
  * are allocator calls. Level api traces have CUPTI's record of every call; level light ones
  * the allocator calls the collector times itself (alloc_calls.c). Used by idle_attrib.c (the
  * idle cause "allocator"), whatif/graph.c (allocator tasks; a synchronizing free waits for

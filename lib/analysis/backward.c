@@ -1,6 +1,6 @@
 /*
- * backward.c - backward kernels attributed to the forward line that created them (issue 32,
- * item 2; docs/report.md, "Backward kernels"). Autograd's engine threads launch the backward
+ * backward.c - backward kernels attributed to the forward line that created them
+ * (docs/report.md, "Backward kernels"). Autograd's engine threads launch the backward
  * pass's kernels with no Python frames, so those kernels carry no stack. With apx analyze
  * --python-backward nvtx, PyTorch's emit_nvtx makes every op an NVTX range whose name carries
  * the autograd sequence number (base/torch_nvtx.h): a forward op's range "aten::addmm, seq = N"

@@ -1,5 +1,5 @@
 /*
- * diff.h - two runs of a program compared step by step (apx diff, issue 35): BEFORE and AFTER,
+ * diff.h - two runs of a program compared step by step (apx diff): BEFORE and AFTER,
  * each an analysis model (model.h) with its findings (findings.h), matched the way perf's
  * hists__match() pairs entries by key: kernels by their demangled name, idle time by cause,
  * findings by rule. What is compared is the steady state's steps (steps.c): their times

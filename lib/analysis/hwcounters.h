@@ -1,5 +1,5 @@
 /*
- * hwcounters.h - the maths of apx's hardware-counter views (issue 13): statistics of a
+ * hwcounters.h - the maths of apx's hardware-counter views: statistics of a
  * PM-sampling series (METRIC records with an interval, `apx analyze --metrics`) over a time
  * window and over a kernel's executions, and the reading of a replayed kernel's counters
  * (COUNTER records, `apx analyze --replay`): what bounds it, its top stall reasons in plain

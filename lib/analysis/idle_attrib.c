@@ -1,5 +1,5 @@
 /*
- * idle_attrib.c - one cause per GPU-idle nanosecond of the steady state (issue 12, item 2).
+ * idle_attrib.c - one cause per GPU-idle nanosecond of the steady state.
  * Every idle gap of a device's sweep (timeline.c) is cut at the steady window: the part before
  * it is start-up, the part after it teardown, and every ns inside it gets exactly one cause,
  * the first of this list that holds for it:

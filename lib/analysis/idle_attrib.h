@@ -1,5 +1,5 @@
 /*
- * idle_attrib.h - one cause per GPU-idle nanosecond (issue 12): the steady window, the host-side
+ * idle_attrib.h - one cause per GPU-idle nanosecond: the steady window, the host-side
  * intervals each cause is read from, and the attribution of one idle gap of a device. Used by
  * timeline.c (one call per gap of its sweep) inside apx_model_finish(); the rules then take
  * their savings from the attributed totals (struct apx_an_timeline.idle_by_cause).

@@ -423,7 +423,7 @@ static int add_record(struct apx_model *m, struct apx_an_file *f, uint16_t fi,
 	}
 	case APX_REC_METRIC:
 		return apx_observed_add_metric(m, f->reader, fi, r);
-	case APX_REC_COLLECTIVE: {	/* NCCL's (issue 33): the ranks' analysis, ranks.c */
+	case APX_REC_COLLECTIVE: {	/* NCCL's: the ranks' analysis, ranks.c */
 		struct apx_an_coll c = {
 			.enq = v[APX_COLLECTIVE_ENQUEUE_NS], .start = v[APX_COLLECTIVE_START_NS],
 			.end = v[APX_COLLECTIVE_END_NS], .bytes = v[APX_COLLECTIVE_BYTES],

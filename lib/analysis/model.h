@@ -346,7 +346,7 @@ struct apx_an_graph {
 	uint16_t file;
 };
 
-/* An NCCL collective or point-to-point operation (COLLECTIVE record, issue 33), on its
+/* An NCCL collective or point-to-point operation (COLLECTIVE record), on its
  * file's clock; the ranks' analysis (ranks.h) reads them. */
 struct apx_an_coll {
 	uint64_t enq;				/* NCCL's start of it on the host */

@@ -1,5 +1,5 @@
 /*
- * ranks.h - several ranks of one distributed run (issue 33): per-rank timelines, devices keyed
+ * ranks.h - several ranks of one distributed run: per-rank timelines, devices keyed
  * by (host, device UUID), NCCL collectives per function with nccl-tests' algbw/busbw against
  * the bottleneck link's peak and the trace's own time-vs-size fit, stragglers and exposed
  * communication, from the COLLECTIVE records the collector's NCCL plugin writes and the files'

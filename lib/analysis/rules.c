@@ -54,7 +54,7 @@ static const struct apx_rule rules[] = {
 	     l2_persistence),
 };
 
-/* The rules of several ranks (ranks.h, issue 33): they run, and have a check, only when the
+/* The rules of several ranks (ranks.h): they run, and have a check, only when the
  * trace holds NCCL collectives (m->ranks), so that a single-process report is unchanged. */
 static const struct apx_rule rank_rules[] = {
 	TRACE("exposed-communication", "collectives no compute overlaps", exposed_communication),
@@ -398,7 +398,7 @@ double apx_rules_steady_kernel_busy(const struct apx_model *m)
  * come from: the steady window for the steady state's findings, the start-up span for the
  * start-up's, and the kernel busy time inside the steady window (the host<->device copy busy
  * time) for the steady findings' kernel (copy) time: a rule never saves more GPU time than
- * the steady state's kernels take (issue 38: a step's saving at most its GPU work);
+ * the steady state's kernels take (a step's saving at most its GPU work);
  * capped[i] says which were (they may then fall under the minor floor). */
 static void cap_savings(const struct apx_model *m, struct apx_findings *out, uint8_t *capped)
 {

@@ -1,5 +1,5 @@
 /*
- * steps.c - the program's iterations, found without code changes (issue 12): from
+ * steps.c - the program's iterations, found without code changes: from
  * torch.profiler's ProfilerStep#N ranges when the trace has them, else from the most frequent
  * NVTX range name whose ranges follow one another and cover at least half of their span (a
  * library's short ranges inside each step are not steps), else from the repeating sequence of kernel
@@ -13,7 +13,7 @@
  * between two ranges is left out of the step times, and that time is no host gap). Ranges are
  * the host's: when the GPU does not keep up with them (its queue at their ends, gpu_follows)
  * they are projected onto the GPU work launched inside them (launch times), or refused for the
- * kernel sequence (issue 38). Reads the
+ * kernel sequence. Reads the
  * kernels from the event store's columns (in time order; streams
  * are the store's, per file and device). Called by apx_model_finish() (finish.c);
  * single-threaded; allocates only scratch arrays that it frees.
@@ -148,7 +148,7 @@ static int cmp_marker_name_start(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* ---- host ranges checked against the GPU work they launch (issue 38, item 12) ------------ */
+/* ---- host ranges checked against the GPU work they launch -------------------------------- */
 
 /* The GPU work still queued at t: 0 when no kernel that started before t runs at t, else the
  * time from t to the end of the run of kernels it is part of (kernels that start within

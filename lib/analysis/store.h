@@ -229,7 +229,7 @@ struct apx_es_stack_loss {
 };
 
 /* NCCL collectives and point-to-point operations (COLLECTIVE records of the collector's NCCL
- * profiler plugin, issue 33): not in the ordered stream (the exporters place them, apx report's
+ * profiler plugin): not in the ordered stream (the exporters place them, apx report's
  * rank sections read the files themselves, ranks.c), in record order (the collector writes one
  * when its GPU end is known). Times on the store's clock like every event's; start and end 0:
  * no GPU times (no kernel-channel events). Kept when [enqueue, end] overlaps --from/--to;

@@ -15,7 +15,7 @@
  *     APX_EV_ALLOC_CALL event with the call's enter and exit times, callback id, correlation
  *     id, thread and Python stack, which the writer encodes as an API record, so that the
  *     host's time in the allocator (cudaFree synchronizes the device: torch.cuda.empty_cache()
- *     every step) is on the timeline at level light too (issue 39, item 3). Frees
+ *     every step) is on the timeline at level light too. Frees
  *     (cuMemFree_v2, cuMemFreeHost, cuMemFreeAsync, cuMemRelease, cuMemUnmap) are here for
  *     that only: no failure event. The stack is walked once, at the enter; the exit's events
  *     read it back from the side table by correlation id.

@@ -1,6 +1,6 @@
 /*
- * libcalls.c - cuBLAS and cuDNN calls as ranges on their threads (issue 32, item 6; docs/
- * collector.md, "Library calls"), in libapx-watch.so, which apx analyze preloads into every
+ * libcalls.c - cuBLAS and cuDNN calls as ranges on their threads (docs/collector.md,
+ * "Library calls"), in libapx-watch.so, which apx analyze preloads into every
  * process of the run. The wrappers below have the exported names and prototypes of the
  * libraries' compute calls (cuBLAS's GEMMs and cublasLtMatmul: those PyTorch 2.11's
  * libtorch_cuda.so imports; cuDNN's cudnnBackendExecute,

@@ -47,7 +47,7 @@ static const struct apx_pm_set sets[] = {
 	{ "smsp__average_warp_latency_issue_stalled_" r ".ratio", "stall: " what, "cycles/inst" }
 
 /* What `apx analyze --replay` measures per replayed launch (range profiler, kernel replay): 12
- * passes on GH100 (ctest metrics-host), the metrics of issue 13 item 2. The stall ratios are
+ * passes on GH100 (ctest metrics-host), the kernel-replay metrics. The stall ratios are
  * cycles per issued instruction that warps spent stalled for each reason. */
 static const struct apx_pm_metric replay[] = {
 	{ "gpu__time_duration.sum", "duration", "ns" },

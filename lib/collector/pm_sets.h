@@ -1,5 +1,5 @@
 /*
- * pm_sets.h - the named device-metric sets of `apx analyze --metrics` (PM sampling, issue 13)
+ * pm_sets.h - the named device-metric sets of `apx analyze --metrics` (PM sampling)
  * and the parser of a metric specification: a set name ("summary", "throughput") or a
  * comma-separated list of CUPTI metric names. Pure C, no CUPTI: used by the CLI (to refuse a
  * bad specification before the program runs), by apx-metrics and by the collector's PM

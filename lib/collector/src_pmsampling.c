@@ -1,5 +1,5 @@
 /*
- * src_pmsampling.c - the PM sampling source (`apx analyze --metrics`, issue 13): CUPTI's
+ * src_pmsampling.c - the PM sampling source (`apx analyze --metrics`): CUPTI's
  * device-wide performance-monitor sampler on every device the program uses, at APX_METRICS_HZ
  * (default 1 kHz), with the metrics of APX_METRICS (a set of pm_sets.c or a list of names).
  *

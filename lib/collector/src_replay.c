@@ -1,5 +1,5 @@
 /*
- * src_replay.c - the kernel-replay source (`apx analyze --replay`, issue 13 item 2): CUPTI's
+ * src_replay.c - the kernel-replay source (`apx analyze --replay`): CUPTI's
  * range profiler with kernel replay on a bounded sample of launches per kernel (the first
  * APX_REPLAY_MAX launches of each kernel whose symbol name matches APX_REPLAY_KERNELS, then
  * launches number 2N, 4N, 8N, ... up to 8 more), so the program still finishes. Each replayed

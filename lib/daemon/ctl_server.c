@@ -201,7 +201,7 @@ void apx_ctl_accept(struct apx_daemon *d)
 		int fd;
 
 		/* no room to answer a refusal: wait (the socket off) until a client is done;
-		 * the kernel holds new clients meanwhile, none is reset (issue 38) */
+		 * the kernel holds new clients meanwhile, none is reset */
 		if (d->nctl_refused >= REFUSED_MAX) {
 			struct epoll_event ev = { .events = 0, .data.u64 = APX_EP_CTL };
 

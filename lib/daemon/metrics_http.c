@@ -504,8 +504,8 @@ static void refuse(struct apx_daemon *d, struct apx_metrics *m, int fd, uint64_t
 
 /* Whether a connection accepted now would get an answer: a free slot, one to take, or a
  * linger slot for its 503. When not, the listener waits (off) until a slot frees: the kernel
- * holds the connections meanwhile (BACKLOG), none is closed without an answer (issue 38:
- * 23 of 500 simultaneous scrapes got none). */
+ * holds the connections meanwhile (BACKLOG), none is closed without an answer (before the
+ * fix, 23 of 500 simultaneous scrapes got none). */
 static int room(struct apx_metrics *m, uint64_t now)
 {
 	return free_slot(m, 0, SLOTS) || victim(m, now);

@@ -10,7 +10,7 @@
  * re-created). A file the index holds but that is gone is dropped from it when its turn to be
  * removed comes.
  *
- * Listing is incremental (issue 38): a folder its user stuffed with 65,536 files took 0.64 s to
+ * Listing is incremental: a folder its user stuffed with 65,536 files took 0.64 s to
  * list, on the loop every user's events wait on. A listing reads at most APX_SUMIDX_STEP
  * entries a loop turn (apx_summary_index_step), keeping only the newest max_summaries files
  * (a min-heap by age): an older one is removed as soon as it is seen, so every file past the

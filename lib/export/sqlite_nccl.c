@@ -1,6 +1,6 @@
 /*
  * sqlite_nccl.c - NCCL collectives in the SQLite export (sqlite.h): one NCCL_COLLECTIVES row per
- * COLLECTIVE record (the collector's NCCL profiler plugin, issue 33) and the enum tables its
+ * COLLECTIVE record (the collector's NCCL profiler plugin) and the enum tables its
  * columns point to (ENUM_NCCL_FUNC, ENUM_NCCL_DATATYPE, ENUM_NCCL_ALGO, ENUM_NCCL_PROTO).
  * Nsight Systems has no table of its own for NCCL (it shows NCCL through NCCL's NVTX ranges in
  * NVTX_EVENTS and its kernels in CUPTI_ACTIVITY_KIND_KERNEL), so the table is named for what it

@@ -1,6 +1,6 @@
 /*
  * sqlite_nsys.c - the tables of the SQLite export (sqlite.h) that Nsight Systems' own tools
- * probe before they read events (issue 37): META_DATA_EXPORT with the export schema version,
+ * probe before they read events: META_DATA_EXPORT with the export schema version,
  * TARGET_INFO_SESSION_START_TIME (the run's start on the wall clock), TARGET_INFO_SYSTEM_ENV
  * (each host's name and kernel), TARGET_INFO_CUDA_DEVICE (the devices each process used), and
  * the GPU metrics (NVML readings, PM sampling) in the shape of nsys's GPU_METRICS and

@@ -1,5 +1,5 @@
 /*
- * build_ranks.c - the report's sections of several ranks (issue 33), from the ranks' analysis
+ * build_ranks.c - the report's sections of several ranks, from the ranks' analysis
  * (analysis/ranks.h, m->ranks): "ranks" (per rank GPU busy, step time, communication and its
  * exposed part, late arrivals; the devices by (host, UUID); the straggler) and "collectives"
  * (per NCCL function: calls, message sizes, time, algorithm and protocol, algbw and busbw by

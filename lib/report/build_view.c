@@ -534,7 +534,7 @@ static const struct apx_rvcol startup_json_cols[] = {
 	  .h.jfmt = APX_JF_BOOL },
 };
 
-/* The work before the steady state, and its findings (issue 12: setup is setup). JSON: the
+/* The work before the steady state, and its findings (setup is setup). JSON: the
  * "startup" object, its findings inside it. */
 static void view_startup(struct apx_rdoc *d)
 {

@@ -457,7 +457,7 @@ void apx_rtable_kstr(struct apx_rdoc *d, struct apx_rtable *t, const char *key, 
 }
 
 /* A text cell's bytes into buf: a NUL among them (a trace's name may hold one) is written as
- * the four characters \x00, not a stop (issue 38); cut to cap - 1 bytes. */
+ * the four characters \x00, not a stop; cut to cap - 1 bytes. */
 static void text_cell(char *buf, size_t cap, const char *s, size_t len)
 {
 	size_t o = 0;

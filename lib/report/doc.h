@@ -38,7 +38,7 @@ enum apx_report_section {
 	APX_SEC_SUMMARY,
 	APX_SEC_FINDINGS,
 	APX_SEC_STARTUP,
-	APX_SEC_RANKS,		/* several ranks (issue 33): only with NCCL collectives */
+	APX_SEC_RANKS,		/* several ranks: only with NCCL collectives */
 	APX_SEC_COLLECTIVES,
 	APX_SEC_HOTSPOTS,
 	APX_SEC_IDLE_STACKS,

@@ -1,5 +1,5 @@
 #!/bin/bash
-# test-hardening.sh - nvperfd when its files change under it or clients misbehave (issue 15):
+# test-hardening.sh - nvperfd when its files change under it or clients misbehave:
 # --config naming a missing file is an error; the machine config deleted or moved away while it
 # runs keeps the configuration in force (not the defaults), says so in the current log, and is
 # read again when it comes back; a user config planted as a symlink or a FIFO is refused and
@@ -8,7 +8,7 @@
 # whole, then EOF, never a reset, for 500 clients at once too; apx status shows UTF-8 as it is;
 # a summary write lists the user's folder only the first time and when someone else changed
 # it, and a folder stuffed with 70,000 files is listed without stalling the loop and pruned
-# whole (issue 38). Run by ctest (label daemon). Needs APX, NVPERFD.
+# whole. Run by ctest (label daemon). Needs APX, NVPERFD.
 . "$(dirname "$0")/lib.sh"
 RAW="$PY $(dirname "$0")/ctlraw.py"
 stat_of() { "$APX" status --stats | awk -v k="$1" '$1 == k { print $2 }'; }
@@ -84,7 +84,7 @@ eof" ] || fail "refused client: $(cat "$T/raw")"
 exec 9>&-
 wait "$H"
 "$APX" status >/dev/null || fail "status after the refusal"
-# 500 clients at once (issue 38: 4 resets in 1 of 4 runs): each gets its answer or the whole
+# 500 clients at once (before the fix: 4 resets in 1 of 4 runs): each gets its answer or the whole
 # refusal, then EOF; never a reset, never nothing (max_clients = 8: most are refused)
 for run in 1 2; do
 	$RAW "$T/sock" burst 500 > "$T/burst" || fail "ctlraw burst"
@@ -93,7 +93,7 @@ for run in 1 2; do
 done
 "$APX" status >/dev/null || fail "status after 500 clients"
 
-# 4b. apx status shows valid UTF-8 as it is (issue 38: "caf??"), control characters escaped
+# 4b. apx status shows valid UTF-8 as it is (not "caf??"), control characters escaped
 "$PY" -c "import time; time.sleep(30)" "café" "$(printf 'x\033[31my')" &
 P=$!; PIDS="$PIDS $P"
 WAIT_S=3 wait_for tracked "$P" || fail "$P not tracked"
@@ -121,7 +121,7 @@ WAIT_S=3 wait_for eval '[ "$(stat_of summaries)" -ge 5 ]' || fail "5th summary n
 [ "$(ls "$T"/state/0/*.apx | wc -l)" = 3 ] || fail "$(ls "$T"/state/0 | wc -l) summaries after the change"
 stop_daemon
 
-# 5b. a folder its user stuffed with 70,000 files (issue 38: 0.64 s of the loop per listing,
+# 5b. a folder its user stuffed with 70,000 files (before the fix: 0.64 s of the loop per listing,
 # for every user; files past the scan cap never pruned): listed a step a loop turn while the
 # control socket answers at once, and pruned to max_summaries whole
 write_conf "max_summaries = 50"

@@ -220,7 +220,7 @@ scrape
 ev=$(value "nvperfd_metrics_evicted_total ")
 [ "$ev" -ge 1 ] || fail "no silent connection evicted ($(cat "$T/lock"))"
 
-# 4c. 500 scrapes at once (issue 38: 23 got no answer at all): every one gets an answer, the
+# 4c. 500 scrapes at once (before the fix: 23 got no answer at all): every one gets an answer, the
 # metrics or a whole 503, none a silent close or a reset; the daemon fine afterwards
 $M burst "$A" 500 > "$T/burst" || fail "burst: $(cat "$T/burst")"
 cat "$T/burst"

@@ -357,7 +357,7 @@ APX_TEST(untrusted_text)
 
 APX_TEST(table_keeps_utf8)
 {
-	/* issue 38: valid UTF-8 as it is (café, not caf??), counted in columns; control
+	/* valid UTF-8 as it is (café, not caf??), counted in columns; control
 	 * characters, C1 controls and bytes that are not UTF-8 escaped as the docs say; a wide
 	 * character is never cut in half, nor a line made wider than asked */
 	static const char answer[] =

@@ -6,7 +6,7 @@
  * the index holds but its user deleted is dropped without error and not counted as removed;
  * dot files, symlinks, folders and non-.apx names are not summaries; more uids than the index
  * holds evict the least recently used (listed again at their next write); a folder stuffed
- * with files is listed a step a loop turn and pruned to the cap whole (issue 38). Run by ctest
+ * with files is listed a step a loop turn and pruned to the cap whole. Run by ctest
  * (label daemon).
  */
 #include <errno.h>
@@ -210,7 +210,7 @@ APX_TEST(more_users_than_slots)
 	return 0;
 }
 
-/* issue 38: a folder its user stuffed with files is listed APX_SUMIDX_STEP entries a loop
+/* a folder its user stuffed with files is listed APX_SUMIDX_STEP entries a loop
  * turn, not at once; every file past max_summaries goes as it is seen (however many there
  * are), the newest stay; a summary written during the listing joins the index at its end */
 APX_TEST(stuffed_folder_listed_in_steps)

@@ -4,7 +4,7 @@
  * is read into the analysis model, run through every rule and rendered as text and JSON; then
  * every report invariant is checked (tests/props/report_props.h: busy <= span <= wall, savings
  * <= wall, percentages 0-100, text and JSON agree, valid JSON, no control byte on the
- * terminal). A broken invariant aborts (a finding), as do ASan/UBSan reports (issue 38: the
+ * terminal). A broken invariant aborts (a finding), as do ASan/UBSan reports (the
  * writer's memcpy to NULL for a kernel without "name" was found this way). Built with
  * -fsanitize=fuzzer when APX_FUZZ=ON; otherwise linked with replay.c so ctest replays the
  * committed corpus (tests/fuzz/corpus/kineto-report) and the Kineto fixtures.

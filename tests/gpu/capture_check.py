@@ -1,5 +1,5 @@
 """capture_check.py BUILD OUT | BUILD --from DIR - `apx analyze --capture-range=cudaProfilerApi`
-(issue 11's benchmark pauses the collector with it) on the GPU: runs capture_workload.py
+(the overhead benchmark pauses the collector with it) on the GPU: runs capture_workload.py
 (sin, then cos inside a range, tanh outside, exp in a second range left open at exit) under
 the light level and under --metrics, reads the traces with apx-dump and checks:
 

@@ -1,5 +1,5 @@
 """dram_loop_total.py OUT [SHIFTS] - ncu's own count of the DRAM bytes one loop iteration of
-replay_workload.py writes, in profiler ranges rather than kernel windows (issue 13 item 4: do
+replay_workload.py writes, in profiler ranges rather than kernel windows (do
 the per-kernel windows of either tool add up to what an iteration writes, and how do ncu's
 ranges around single kernels split the writes between them?).
 

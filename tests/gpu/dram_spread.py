@@ -1,6 +1,6 @@
 """dram_spread.py BUILD OUT [SHIFTS] - how much a kernel's DRAM counters in the program's cache
 state depend on where its buffers lie in memory, and apx's one-pass values against ncu's over
-the same spread (issue 13 item 4: replay_check.py compares one process of each tool, and the
+the same spread (replay_check.py compares one process of each tool, and the
 attention kernel's DRAM writes differed by up to 8 % from run to run of either tool).
 
 For each shift N of SHIFTS (MiB, default 0,6,18,42,90; replay_workload.py takes N MiB of device
@@ -23,7 +23,7 @@ SPREAD.JSON[,SPREAD.JSON...] prints the tables of an earlier run, or of several 
 file's layouts once) (tests/fixtures/hwc/layout), no GPU needed; with --check PCT it also exits 1
 unless each counter's difference of the medians over the layouts is within PCT % or within 0.1 %
 of the kernel's DRAM traffic (replay_check.py's tolerance, for the few hundred kB a reading
-kernel writes), the comparison issue 13 item 4 asks for on a count that moves with the layout."""
+kernel writes), the apx-versus-ncu comparison on a count that moves with the layout."""
 import itertools
 import json
 import math

@@ -1,4 +1,4 @@
-"""known.py - shared by metrics_check.py, replay_check.py (issue 13) and capture_check.py:
+"""known.py - shared by metrics_check.py, replay_check.py and capture_check.py:
 their `--from DIR` offline mode (the committed traces, logs and ncu.csv of an earlier GPU run
 instead of running), the known differences of DIR/known-differences.txt, and reading a trace
 (apx-dump) and a workload's PHASE lines; and the tolerance on DRAM bytes that replay_check.py

@@ -1,4 +1,4 @@
-"""metrics_check.py BUILD OUT - `apx analyze --metrics` (PM sampling, issue 13) on the GPU:
+"""metrics_check.py BUILD OUT - `apx analyze --metrics` (PM sampling) on the GPU:
 runs metrics_workload.py under the summary set at 1 kHz and under the throughput set at
 2 kHz, reads the traces with apx-dump, and checks them against what the workload did:
 

@@ -5,8 +5,8 @@ the counters of apx's one-pass launches (DRAM bytes read and written) and the du
 Application replay runs the whole program once per pass and neither saves nor restores device
 memory, so it tells which of ncu's DRAM writes are the kernel's and which come from the way a
 kernel-replay pass is prepared. Writes OUT/ncu-MODE-CACHE.csv and prints per kernel the
-median over its launches in every mode, for tests/fixtures/hwc/flush/known-differences.txt
-(issue 13 item 4). Runs on the GPU machine (ncu, torch); about a minute."""
+median over its launches in every mode, for tests/fixtures/hwc/flush/known-differences.txt.
+Runs on the GPU machine (ncu, torch); about a minute."""
 import os
 import statistics
 import sys

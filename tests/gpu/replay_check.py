@@ -1,5 +1,5 @@
-"""replay_check.py BUILD OUT - `apx analyze --replay` (kernel replay with CUPTI's range profiler,
-issue 13 item 2) against Nsight Compute on the same GPU: runs replay_workload.py (a GEMM, an
+"""replay_check.py BUILD OUT - `apx analyze --replay` (kernel replay with CUPTI's range profiler)
+against Nsight Compute on the same GPU: runs replay_workload.py (a GEMM, an
 elementwise kernel, a reduction, an attention kernel, 12 launches each) once under `apx analyze
 --replay --replay-max 3` and under `ncu --clock-control none --cache-control none --csv --page
 raw` (no cache flush: apx replays in the cache state the program leaves) with the same metric

@@ -7,7 +7,7 @@ run's own measurements without a profiler (bench/results/2026-12-01-overhead-h20
   the program ran (bench's BENCH line);
 - on the tiny-kernel loop the trace carries the calibrated cost per launch, and the
   launch-bound estimate per step is within 30 % of the saving that the CUDA-graph version of
-  the same loop measured (none minus graph, medians of 5 processes each; issue 11 item 4).
+  the same loop measured (none minus graph, medians of 5 processes each, bench/overhead).
 Called by ctest (label integration)."""
 import json
 import os

@@ -1,4 +1,4 @@
-"""cli-commands.py APX SRC - the command line of issue 37, item 6 (cli/main.c, cli/cmd_*.c):
+"""cli-commands.py APX SRC - the command line (cli/main.c, cli/cmd_*.c):
 "did you mean" for a mistyped command, help topic or long option; one message prefix
 ("apx CMD: ...", never "apx: CMD: ..."); -o - is stdout for report, diff and export (SQLite
 too: staged, then copied); apx info --json (docs/format.md, "apx info --json"); apx export of

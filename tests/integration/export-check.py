@@ -22,7 +22,7 @@ checked against what the traces hold and what the viewers need:
   SLICE_BEGIN has its SLICE_END on the same track in order, timestamps never go back, the
   slice counts equal the trace's record counts, and every stream wait flow (an id from 2^50 on)
   goes once out of one slice and into a later slice on another stream's track;
-- cross-stream waits (issue 39): tests/fixtures/suite/pageable_fixed.apx has as many stream wait
+- cross-stream waits: tests/fixtures/suite/pageable_fixed.apx has as many stream wait
   flows in both exports as apx report's streams section counts (20), each from a copy on stream
   13 to a kernel on stream 7;
 - the CLI: an existing output is not replaced without --force, --from/--to narrow the export,
@@ -471,7 +471,7 @@ for f in sorted(os.listdir(fixtures)):
             print(f"export-check: {f}: HTA attributes {got} of {of} GPU events to NVTX ranges")
     n += 1
 
-# cross-stream waits (issue 39): one flow per wait apx report counts, from stream 13's copies
+# cross-stream waits: one flow per wait apx report counts, from stream 13's copies
 # to stream 7's kernels, in both exports
 pf = os.path.join(src, "tests", "fixtures", "suite", "pageable_fixed.apx")
 rep = subprocess.run([apx, "report", pf, "--section", "streams"], capture_output=True, text=True)

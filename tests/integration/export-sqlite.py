@@ -83,7 +83,7 @@ def realtime_offset_ns(trace):
 
 
 def nsys_tables(db, name, trace):
-    """What nsys's tools probe (issue 37): the export schema version, the session start, the
+    """What nsys's tools probe: the export schema version, the session start, the
     host, the devices of each process, every globalTid a THREADS row, GPU metrics as
     GPU_METRICS, graph ids paired."""
     one = lambda sql: db.execute(sql).fetchone()

@@ -1,5 +1,5 @@
 #!/bin/sh
-# heldout-readme.sh APX SRCDIR PYTHON3 - the README quotes the held-out suite's scores (issue 39, item 4):
+# heldout-readme.sh APX SRCDIR PYTHON3 - the README quotes the held-out suite's scores:
 # suite-check.py --report-only on tests/fixtures/heldout gives the four hit rates, and README.md
 # must carry each of them as "held-out: <what> N of M". The held-out traces are scored, never
 # tuned on; this test keeps the quoted numbers true when the rules change. Called by ctest.

@@ -1,6 +1,6 @@
 /*
  * hostile-gen.c - writes a valid trace whose values are hostile to the exports and the report's
- * emitters (issue 38, items 7-10), for hostile-input.sh:
+ * emitters, for hostile-input.sh:
  *   a header whose start (2^62 ns) plus realtime offset (INT64_MAX) overflows int64;
  *   device 0 with every size at UINT64_MAX and a clock of UINT64_MAX / 2 kHz, device 1 with
  *   clock 0 (unknown);

@@ -1,10 +1,10 @@
 #!/bin/sh
-# hostile-input.sh - the apx command against hostile or careless input (issue 15): FIFOs and
+# hostile-input.sh - the apx command against hostile or careless input: FIFOs and
 # devices never block a reader, terminal escapes from traces and file names never reach the
 # terminal raw, damaged chunks are reported (exit 1), a trace cut while read never faults, a
 # run's files named twice are read once, apx analyze's failed starts, --force and option
 # errors, colour only on a terminal and never with NO_COLOR. Every command runs under
-# timeout: a hang is a failure. Issue 38's exports that agree with info about damage, extreme
+# timeout: a hang is a failure. Exports that agree with info about damage, extreme
 # header and device values, bytes that are not UTF-8 and NUL bytes in names, CSV formulas,
 # thread ids that share their low 24 bits, report out of memory, a gzip bomb: sections 3b
 # and 9. Called by ctest: APX SRCDIR HOSTILE-GEN.
@@ -107,7 +107,7 @@ done
 to "$apx" report "$fix/corrupt/records-over-payload.apx" >/dev/null 2>"$t/err"; rc=$?
 [ $rc -eq 1 ] && grep -q "declares 264 records in a 263-byte payload" "$t/err" || no "records-over-payload: exit $rc"
 
-# --- 3b. apx export agrees with info and report about damage (issue 38, item 2): what was
+# --- 3b. apx export agrees with info and report about damage: what was
 # lost and where, exit 1; a file with an undecodable chunk is called damaged
 to "$apx" export --format chrome -o "$t/o.json" "$fix/corrupt/bad-field-table.apx" 2>"$t/err"; rc=$?
 [ $rc -eq 1 ] && grep -q "damaged: chunk 13 (kernel, 3 records) at offset 10477" "$t/err" &&
@@ -192,7 +192,7 @@ for c in "history -n" "status --sort" "top --delay"; do
 done
 cd "$t" || exit 1
 
-# --- 9. exports and the report against hostile values (issue 38, items 7-10; hostile-gen.c)
+# --- 9. exports and the report against hostile values (hostile-gen.c)
 if [ -n "$gen" ] && "$gen" "$t/hv.apx"; then
 	for fmt in chrome perfetto sqlite; do
 		to "$apx" export -f --format $fmt -o "$t/hv.$fmt" "$t/hv.apx" >/dev/null 2>"$t/err"; rc=$?

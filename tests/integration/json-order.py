@@ -2,7 +2,7 @@
 # json-order.py APX SRCDIR: the arrays of `apx report --format json` come in the order
 # docs/report-schema.md ("Order of the arrays") states, on the committed traces (suite, real and
 # the top-level fixtures); those of `apx diff --format json` (docs/diff.md) on the suite's planted
-# and fixed pairs; those of `apx info --json --chunks` (docs/format.md) on every trace (issue 37).
+# and fixed pairs; those of `apx info --json --chunks` (docs/format.md) on every trace.
 import glob
 import json
 import os

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-# mutate-apx.py - checksum-valid mutants of an .apx trace for hostile-input.sh (issue 38,
-# item 2): each copy has 1-3 bits flipped after the preamble, then every chunk's payload and
+# mutate-apx.py - checksum-valid mutants of an .apx trace for hostile-input.sh
+# (section 3b): each copy has 1-3 bits flipped after the preamble, then every chunk's payload and
 # header CRC32C recomputed (as tests/props' apx_props_reseal), so the damage reaches the
 # record decoders instead of stopping at a checksum. Deterministic (seeded).
 # Usage: mutate-apx.py TRACE OUTDIR COUNT [SEED]  ->  OUTDIR/mSEED-000.apx ...

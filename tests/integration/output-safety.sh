@@ -1,5 +1,5 @@
 #!/bin/sh
-# output-safety.sh - outputs that never destroy (issue 38, items 1, 3-6; rules in cli/outfile.h
+# output-safety.sh - outputs that never destroy (rules in cli/outfile.h
 # and docs/man/apx.1, "OUTPUT FILES"): apx report -o and apx export -o replace only regular
 # files (with --force, never one of their inputs), write into character devices and FIFOs,
 # refuse links and folders; a failed write leaves the old file and no temporary file and says

@@ -38,7 +38,7 @@ for trace in tests/fixtures/sample.apx tests/fixtures/real/*.apx tests/fixtures/
 	n=$((n + 1))
 done
 # the text of the metrics section (PM sampling, kernel counters) of the H200 hardware-counter
-# traces (issue 13): the report's metric maths on real data, as text
+# traces: the report's metric maths on real data, as text
 for trace in tests/fixtures/hwc/*.apx tests/fixtures/hwc/flush/*.apx; do
 	[ -e "$trace" ] || continue
 	case $trace in
@@ -83,7 +83,7 @@ grep -q '<section id="kernels">' "$tmp" && ! grep -q '<section id="summary">' "$
 "$apx" report --format json -s kernels,checks tests/fixtures/sample.apx 2>/dev/null |
 	python3 -c 'import json, sys; sys.exit(sorted(json.load(sys.stdin)) != ["checks", "kernels", "schema"])' ||
 	{ echo "FAIL: json -s kernels,checks"; fail=1; }
-# start-up and idle are the document's sections in every format (issue 14): -s startup,idle
+# start-up and idle are the document's sections in every format: -s startup,idle
 t=tests/fixtures/real/sync_every_step.apx
 "$apx" report --color never -s startup,idle "$t" 2>/dev/null >"$tmp"
 grep -q '^Start-up (before the steady state)$' "$tmp" && grep -q '^GPU idle time' "$tmp" &&

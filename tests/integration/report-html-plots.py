@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """report-html-plots.py - the tables and plots of `apx report --format html` on committed real
-traces (tests/fixtures/suite, real, hwc, sample.apx; issue 37, item 1), read back with
+traces (tests/fixtures/suite, real, hwc, sample.apx), read back with
 html.parser:
 
 - names: no table cell shows more than NAME_MAX characters unless it is prose (it wraps); a

@@ -1,5 +1,5 @@
 #!/bin/sh
-# report-ranks.sh - apx report on a distributed run's traces (issue 33), written by ranks-gen: a
+# report-ranks.sh - apx report on a distributed run's traces, written by ranks-gen: a
 # launcher's FILE and four ranks' FILE.rank<R>.<pid> on two hosts. FILE brings its ranks along;
 # without FILE (torchrun's launcher uses no GPU and writes none) the ranks' traces beside it are
 # read, and stderr says so; the ranks and collectives sections and the rules of several ranks in

@@ -1,5 +1,5 @@
-"""suite-check.py APX SRC [whatif|rule] [--fixtures DIR] [--report-only] - issue 12's proof on
-real programs: apx report on the traces of the
+"""suite-check.py APX SRC [whatif|rule] [--fixtures DIR] [--report-only] - the development
+suite's proof on real programs: apx report on the traces of the
 suite (tests/gpu/suite, captured on the H200 into tests/fixtures/suite with facts.json, the
 step times measured there without a profiler). For every case: the planted problem's rule is
 finding #1 of the planted trace; its per-step saving is within 30 % of the measured per-step
@@ -17,7 +17,7 @@ Cases listed in tests/fixtures/suite/known-misses.txt (case, check, why) are rep
 known misses instead of failures; any other miss fails, and so does a listed check that now
 passes (take its line off: the list says what is still wrong). Called by ctest (label integration)
 when the fixtures exist.
---fixtures DIR checks another fixture folder (relative to SRC unless absolute), e.g. issue 39's
+--fixtures DIR checks another fixture folder (relative to SRC unless absolute), e.g. the
 held-out suite, tests/fixtures/heldout (tests/gpu/heldout/programs.py, whose rules were never
 tuned on it). --report-only scores instead of testing: every check printed, a trace that is
 missing reported as MISSING (not a failure), the hit rates as percentages at the end, exit 0
@@ -37,7 +37,7 @@ import tempfile
 ap = argparse.ArgumentParser()
 ap.add_argument("apx")
 ap.add_argument("src")
-# the savings the report gives: whatif (the default, what users see: issue 39's simulator) or
+# the savings the report gives: whatif (the default, what users see: the what-if simulator) or
 # rule (each rule's own model, apx report --savings rule); ctest runs both
 ap.add_argument("savings", nargs="?", default="whatif")
 ap.add_argument("--fixtures", default=os.path.join("tests", "fixtures", "suite"))
@@ -90,7 +90,7 @@ def absent(case, names):
 
 def report(name):
     # with --savings whatif, the rules with a what-if transformation take the simulator's
-    # saving (issue 39); each finding keeps its rule's own as the metric saving_rule_ns
+    # saving; each finding keeps its rule's own as the metric saving_rule_ns
     path = trace(name)
     if path is None:
         return None
@@ -164,7 +164,7 @@ for case, f in sorted(facts.items()):
     tms, pms = f.get("planted_traced_ms"), f.get("planted_ms")
     speed = f", traced steps {tms / pms:.2f}x the measured" if tms and pms and \
         abs(tms / pms - 1) > 0.2 else ""
-    # the what-if simulator's saving (issue 39) keeps the rule's own as the metric
+    # the what-if simulator's saving keeps the rule's own as the metric
     # saving_rule_ns: both are shown, the check is on the finding's saving
     rule_est = next((x["value"] for x in (mine[0].get("metrics") or [])
                      if x.get("key") == "saving_rule_ns"), None) if mine else None

@@ -1,5 +1,5 @@
 #!/bin/sh
-# tune-check.sh APX SRCDIR - apx tune (issue 35, items 2 and 3) without a GPU: the runs of
+# tune-check.sh APX SRCDIR - apx tune without a GPU: the runs of
 # `apx analyze` are replaced by tune-analyzer.sh (APX_TUNE_ANALYZER), which hands back the
 # development suite's real traces: the planted variant for runs without a fix, the
 # hand-fixed one for runs with it. Checked: the finding picked and its fix (fp32-matmul ->

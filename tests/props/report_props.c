@@ -246,7 +246,7 @@ static int model_ok(const struct apx_model *m, const struct apx_findings *fd, ch
 	if (m->gpu.window_ns && main_ns > (double)m->gpu.window_ns + 1)
 		return fail(why, cap, "steady findings save %.0f ns, over the steady window %llu ns", main_ns,
 			    (unsigned long long)m->gpu.window_ns);
-	{	/* issue 38: a saving never exceeds the GPU work it removes: the steady findings
+	{	/* a saving never exceeds the GPU work it removes: the steady findings
 		 * whose saving is kernel time (made shorter, or hiding copies) together within the
 		 * kernels' busy time in the steady window; so a step's within its kernel time */
 		double kernel_only = 0, kbusy = apx_rules_steady_kernel_busy(m);
@@ -262,7 +262,7 @@ static int model_ok(const struct apx_model *m, const struct apx_findings *fd, ch
 			return fail(why, cap, "steady findings save %.0f ns of kernel time, over the "
 				    "kernels' %.0f ns in the steady window", kernel_only, kbusy);
 	}
-	/* issue 38: steps taken from host ranges as they are (not projected) have the GPU
+	/* steps taken from host ranges as they are (not projected) have the GPU
 	 * keeping up with them: at their end the GPU has no queue left longer than a step */
 	if ((m->steady.source == APX_STEPS_NVTX || m->steady.source == APX_STEPS_PROFILER) &&
 	    !m->steady.projected && m->steady.count &&
@@ -270,7 +270,7 @@ static int model_ok(const struct apx_model *m, const struct apx_findings *fd, ch
 		return fail(why, cap, "steps from host ranges (median %llu ns) while the GPU is still "
 			    "busy with their work past the last one's end",
 			    (unsigned long long)m->steady.median_ns);
-	{	/* the Python stacks' lines (issue 32): each kernel is in one line at most */
+	{	/* the Python stacks' lines: each kernel is in one line at most */
 		uint64_t hot_ns = 0, hot_launches = 0;
 
 		for (size_t i = 0; i < m->hotspots.n; i++) {
@@ -316,7 +316,7 @@ static int text_clean(const char *s, size_t n, char *why, size_t cap)
 static int text_counts(const struct apx_model *m, const struct apx_findings *fd, const char *text,
 		       const char *json, char *why, size_t cap)
 {
-	/* every finding has one saving_model ("rank" is also a distributed rank's, issue 33) */
+	/* every finding has one saving_model ("rank" is also a distributed rank's) */
 	size_t rank = count(json, "\"saving_model\":"), heads = 0;
 	const char *p;
 

@@ -1,9 +1,9 @@
 /*
  * report_props.h - the invariants every `apx report` must keep, whatever the trace: per
  * device busy <= active span <= wall, kernel and copy busy <= busy, savings <= wall,
- * the steady state's findings' savings together <= the steady window (issue 12), their
+ * the steady state's findings' savings together <= the steady window, their
  * kernel-time savings <= the kernels' busy time in it, and steps from host ranges only where
- * the GPU keeps up with them (issue 38),
+ * the GPU keeps up with them,
  * percentages 0-100, findings ranked, the same counts in the text and the JSON, the JSON valid
  * UTF-8 JSON, the text free of control bytes after the terminal filter. Used by the property
  * test over the committed real traces and their mutations (test-report-props.c) and by the

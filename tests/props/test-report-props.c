@@ -4,7 +4,7 @@
  * deterministic mutations of each: bytes flipped in one chunk then every checksum recomputed
  * (so the damage reaches the decoders and the report), and cuts at chunk-inner offsets; and
  * on 60 random traces with Python stacks (random_stacks.c), exported in every format too; and
- * the regression of issue 38 (item 12) on nvtx_ranges.apx (check_nvtx_lag).
+ * the regression of host step ranges the GPU lags on nvtx_ranges.apx (check_nvtx_lag).
  * Usage: test-report-props FIXTURES_DIR [MUTATIONS_PER_TRACE]. Called by ctest.
  */
 #include <dirent.h>
@@ -97,7 +97,7 @@ out:
 	return bad;
 }
 
-/* issue 38, item 12: nvtx_ranges.py's "step" ranges only launch (139 us on the host) while
+/* nvtx_ranges.py's "step" ranges only launch (139 us on the host) while
  * the GPU works through its queue behind them: they are refused, the steps come from the
  * kernel sequence, and fp32-matmul saves at most 1 - 1/speedup of the GEMM time a step has
  * (it claimed 177.9 us a step, 100 % of step time, with the GPU busy 0 % of a step). 1 on a

@@ -1,6 +1,6 @@
 /*
- * test-allocs.c - unit tests of the allocations the memory section names (issue 32, item 5:
- * lib/analysis/allocs.c, lib/report/build_allocs.c): synthetic traces whose MEMORY records
+ * test-allocs.c - unit tests of the allocations the memory section names
+ * (lib/analysis/allocs.c, lib/report/build_allocs.c): synthetic traces whose MEMORY records
  * carry Python stacks (the collector's stack/tid fields) and allocation calls that failed
  * (op ALLOC_FAILED): the largest allocations per device and kind with their user lines
  * (library frames folded), every failed one with its error and line, the memory-capacity

@@ -1,6 +1,6 @@
 /*
- * test-backward.c - unit tests of backward kernels attributed to their forward line (issue 32,
- * item 2; apx analyze --python-backward nvtx): the names PyTorch gives its op ranges
+ * test-backward.c - unit tests of backward kernels attributed to their forward line
+ * (apx analyze --python-backward nvtx): the names PyTorch gives its op ranges
  * (base/torch_nvtx.c, odd ones included), and on synthetic traces (tracegen.c) the join of
  * backward.c: forward op ranges with sequence numbers on the Python thread with launches that
  * carry stacks, autograd node ranges on the engine thread around kernels without stacks, both

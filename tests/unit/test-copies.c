@@ -1,5 +1,5 @@
 /*
- * test-copies.c - unit tests of the copy rules on the failure classes the issue 12 suite found
+ * test-copies.c - unit tests of the copy rules on the failure classes the development suite found
  * on the H200 (tests/fixtures/suite): a 64 KiB copy is small (small-copies', not
  * pageable-copy's); the sync after each blocking .cuda() of a small tensor, between two small
  * copies, is their per-call overhead (not a sync wait); small copies batch once a step; a copy

@@ -3,13 +3,13 @@
  * from each launch to its kernel, NVTX ranges projected onto the stream over the work launched
  * inside them, a partially overlapping range moved to a second lane, ends handed out in time
  * order with inner slices first) and what the Chrome and Perfetto writers make of it; NCCL
- * collectives (issue 33): matched to the NCCL kernel under them (a group of two in one kernel),
+ * collectives: matched to the NCCL kernel under them (a group of two in one kernel),
  * their Kineto arguments, host events, a kernel-less one on its own track, distributedInfo
- * (rank 0 of 1 without a rank), the rank identity of an export (nccl.c). Issue 37: a CUPTI
- * thread id shown as the OS tid the trace pairs it with (one track per thread, every parent
- * described first), sub-microsecond overlaps of a stream's kernels trimmed rather than moved to
- * a lane, long names cut visibly and counted, counter units in the Perfetto file. Issue 39:
- * a real trace's cross-stream waits (tests/fixtures/suite/pageable_fixed.apx: stream 7 waits
+ * (rank 0 of 1 without a rank), the rank identity of an export (nccl.c). What real consumers
+ * need: a CUPTI thread id shown as the OS tid the trace pairs it with (one track per thread,
+ * every parent described first), sub-microsecond overlaps of a stream's kernels trimmed rather
+ * than moved to a lane, long names cut visibly and counted, counter units in the Perfetto file.
+ * Also a real trace's cross-stream waits (tests/fixtures/suite/pageable_fixed.apx: stream 7 waits
  * 20 times for stream 13's copies) as one "stream wait" flow each, from the awaited copy's
  * slice on stream 13 to the waiting kernel's on stream 7, as many as apx report counts, in the
  * walk, the Chrome file and the Perfetto file.
@@ -354,7 +354,7 @@ APX_TEST(chrome_collectives)
 	return 0;
 }
 
-/* ---- issue 37: exports the real consumers accept --------------------------------------------- */
+/* ---- exports the real consumers accept ------------------------------------------------------- */
 
 #define CUPTI_TID 0x9533b640ull		/* low 32 bits of a pthread_t: CUPTI's thread id */
 #define CUPTI_TID2 0x7777a640ull	/* another thread, never paired with its OS tid */
@@ -605,7 +605,7 @@ APX_TEST(perfetto_counter_units)
 	return 0;
 }
 
-/* ---- cross-stream waits (issue 39) ------------------------------------------------------- */
+/* ---- cross-stream waits ------------------------------------------------------------------ */
 
 #define WAIT_FIXTURE APX_SOURCE_DIR "/tests/fixtures/suite/pageable_fixed.apx"
 #define WAITS_MAX 64

@@ -1,6 +1,6 @@
 /*
  * test-idle.c - unit tests of the idle attribution (lib/analysis/idle_attrib.c) and of the
- * start-up split (issue 12): page faults take a gap from the sync before them, gaps between
+ * start-up split: page faults take a gap from the sync before them, gaps between
  * small copies are their per-call overhead, the collector's launch cost is its own cause,
  * start-up copies give start-up findings that rank under the steady state's unless start-up
  * dominates, long gaps inside launch-bound steps are launch overhead (not starvation) while a

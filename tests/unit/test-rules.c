@@ -1,5 +1,5 @@
 /*
- * test-rules.c - the rules of issue 12 (item 5) on synthetic training loops written with the
+ * test-rules.c - the analysis rules on synthetic training loops written with the
  * project's writer (tracegen.c): each rule fires on a trace that plants its problem the way a
  * PyTorch program makes it, with the saving checked against the model the rule states, and
  * stays silent on the twin trace of the fixed program. Also the two categories fixed there:
@@ -738,8 +738,7 @@ APX_TEST(copy_overlap_leaves_device_copies_out)
 	m = analyse(&t);
 	APX_ASSERT(m && finding("copy-overlap"));
 	/* 19 copies hidden, but the steady window (9 steps of 2 kernels from the second one)
-	 * holds 18 kernels: a saving is never more than the kernel time it hides copies behind
-	 * (issue 38) */
+	 * holds 18 kernels: a saving is never more than the kernel time it hides copies behind */
 	APX_ASSERT_EQ((uint64_t)finding("copy-overlap")->saving_ns, 36 * MS);
 	APX_ASSERT_EQ(finding("copy-overlap")->saving_ns, apx_rules_steady_kernel_busy(m));
 	APX_ASSERT(strstr(finding("copy-overlap")->evidence, "20.00 ms of device-to-device copies"));

@@ -1,5 +1,5 @@
 /*
- * test-stacks.c - unit tests of the Python stacks' analysis (issue 32): the event store's
+ * test-stacks.c - unit tests of the Python stacks' analysis: the event store's
  * frames, stacks and samples (store_stacks.c) with hostile records counted and dropped, the
  * line a stack stands for (stacks.c: library frames folded, --frames all), hotspots'
  * order and sums (hotspots.c), the lines findings name (lines.c: sync-frequency,

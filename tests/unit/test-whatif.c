@@ -1,5 +1,5 @@
 /*
- * test-whatif.c - unit tests of the what-if simulator (lib/analysis/whatif, issue 39 item 1):
+ * test-whatif.c - unit tests of the what-if simulator (lib/analysis/whatif):
  * on the committed real traces (tests/fixtures/suite, tests/fixtures/real) the unchanged graph
  * reproduces the recorded steady window (the error is printed: docs/report.md, "What-if
  * simulation"); on synthetic traces (tracegen.h) a GPU-bound program's syncs save little and a

@@ -78,7 +78,7 @@ void tg_finding(struct tg *t, const char *rule, unsigned severity, uint64_t savi
 void tg_apw(struct tg *t, uint64_t ts, uint64_t stream, uint64_t base, uint64_t bytes);
 /* cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, bytes) at ts. */
 void tg_l2_limit(struct tg *t, uint64_t ts, uint64_t bytes);
-/* Python stacks (issue 32): a FRAME record (Python, file:line in func), a STACK record of frame
+/* Python stacks: a FRAME record (Python, file:line in func), a STACK record of frame
  * ids (innermost first; tg_stack_bytes: the frame list's bytes as given, for hostile input),
  * a SAMPLE of thread tid (state enum apx_thread_state, syscall -1 none), a THREAD name. */
 void tg_frame(struct tg *t, uint64_t id, const char *file, const char *func, uint64_t line);
@@ -87,7 +87,7 @@ void tg_stack_bytes(struct tg *t, uint64_t id, const uint8_t *frames, size_t len
 void tg_sample(struct tg *t, uint64_t ts, uint64_t tid, uint64_t stack, unsigned state,
 	       int64_t syscall, uint64_t cpu_ns, uint64_t period_ns);
 void tg_thread(struct tg *t, uint64_t tid, const char *name);
-/* Backward attribution (issue 32, item 2; apx analyze --python-backward nvtx): a kernel whose
+/* Backward attribution (apx analyze --python-backward nvtx): a kernel whose
  * launch has a host time, CUPTI's thread id (thread) and the OS tid (tid; 0 none), carrying
  * t->stack; an NVTX range on thread tid named as given (PyTorch's "op, seq = N" names parsed
  * by the reader); one as the collector writes PyTorch's (name cut to op, seq + 1 and flags
@@ -98,7 +98,7 @@ void tg_marker_on(struct tg *t, uint64_t start, uint64_t end, const char *name, 
 void tg_marker_op(struct tg *t, uint64_t start, uint64_t end, const char *op, uint64_t tid,
 		  uint64_t seq);
 /* Close the trace; the caller loads t->path and unlinks it. */
-/* Issue 33: a rank's trace (header rank, world size, host, device 0 by uuid) and its NCCL
+/* Several ranks: a rank's trace (header rank, world size, host, device 0 by uuid) and its NCCL
  * operations (a COLLECTIVE record: enqueued at enq, on the GPU start..end, of comm/seq). */
 int tg_open_rank(struct tg *t, const char *host, const uint8_t *uuid, int rank, int world);
 void tg_collective(struct tg *t, uint64_t enq, uint64_t start, uint64_t end, unsigned func,

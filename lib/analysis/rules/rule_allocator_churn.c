@@ -1,6 +1,6 @@
 /*
  * rule_allocator_churn.c - the GPU idles while the host is in the CUDA allocator, step after
- * step (issue 39, item 3): steady-state idle time attributed to allocator calls
+ * step: steady-state idle time attributed to allocator calls
  * (idle_attrib.c's "alloc" cause: cudaFree waits for the device to finish before it returns
  * memory, and cudaMalloc on a cache miss takes milliseconds). The usual cause is
  * torch.cuda.empty_cache() in the loop: the caching allocator gives its blocks back and must

@@ -1,6 +1,6 @@
 /*
  * rule_exposed_communication.c - collectives whose GPU time no compute kernel overlaps: the
- * GPU waits for the network or NVLink instead of working (issue 33). From the ranks' analysis
+ * GPU waits for the network or NVLink instead of working. From the ranks' analysis
  * (ranks.h), a step at a time on each rank (ProfilerStep# ranges; none: the whole run): the
  * step's last collective stays exposed (its data, the last gradients, is ready only then; one
  * larger than a DDP bucket keeps one bucket's time: from the trace's time-vs-size fit, else in

@@ -1,8 +1,8 @@
 /*
  * rule_fp32_matmul.c - float32 matrix multiplications on the SIMT cores instead of tensor
  * cores (cuBLAS/CUTLASS "sgemm" kernels, or gemm kernels with an f32 math signature and no
- * tf32/f16/bf16 in their name; cuDNN's fp32 implicit-GEMM convolutions too). Saving (issue 39,
- * item 2): from the device, not a constant: the ratio of its dense TF32 tensor-core peak to
+ * tf32/f16/bf16 in their name; cuDNN's fp32 implicit-GEMM convolutions too). Saving:
+ * from the device, not a constant: the ratio of its dense TF32 tensor-core peak to
  * its fp32 SIMT peak (by compute capability: 8x on A100, 7.4x on H100/H200, 2x on the
  * L4/L40/A10 class), times the fraction of peak a large tensor-core GEMM reaches against a
  * SIMT one (TC_EFF / SIMT_EFF); the GEMMs' recorded durations are divided by that factor in
@@ -164,7 +164,7 @@ APX_RULE_DECL(fp32_matmul)
 		return APX_RULE_CLEAN;
 	}
 	/* with steps, the GEMMs' time inside them: a saving a step is never more than the
-	 * GEMM time a step has (issue 38) */
+	 * GEMM time a step has */
 	speedup = tf32_speedup(m, top ? top->device : 0, &known);
 	gemm_ns = (double)(m->steady.count ? steady : total);
 	saving = rule_ns = gemm_ns * (1.0 - 1.0 / speedup);

@@ -1,5 +1,5 @@
 /*
- * rule_l2_persistence.c - L2 persistence advice (issue 13), from the replayed kernels' counters
+ * rule_l2_persistence.c - L2 persistence advice, from the replayed kernels' counters
  * (apx analyze --replay) and the L2 configuration the trace recorded:
  *   - no access-policy window in the run, and a kernel launched every step re-reads from DRAM
  *     data that fits the device's persisting set-aside (DRAM bytes read per launch) at a low

@@ -1,6 +1,6 @@
 /*
  * rule_small_collectives.c - many collectives under 64 KiB, each paying NCCL's fixed latency
- * (launch, channel set-up, the handshake between ranks) for a few bytes (issue 33). From the
+ * (launch, channel set-up, the handshake between ranks) for a few bytes. From the
  * ranks' analysis (ranks.h): each function's time-vs-size fit over the trace's own instances
  * (t = latency + bytes x ns_per_byte; shortest instance of each size, so that waits for late
  * ranks do not count) tells which calls are latency-bound (their bytes' part under the

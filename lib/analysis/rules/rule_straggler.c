@@ -1,6 +1,6 @@
 /*
  * rule_straggler.c - one rank arrives last at the collectives again and again, and every other
- * rank's collective kernel waits for it (issue 33). From the ranks' analysis (ranks.h): a
+ * rank's collective kernel waits for it. From the ranks' analysis (ranks.h): a
  * rank last at more than half of at least 3 collectives found on all ranks of their
  * communicator, on average more than 50 us after the median rank (arrival: its GPU start of
  * the collective, else its enqueue, on the wall clock). Saving: over the collectives it was

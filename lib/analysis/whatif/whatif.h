@@ -1,5 +1,5 @@
 /*
- * whatif.h - the what-if simulator of the recorded timeline (issue 39, item 1; Daydream, USENIX
+ * whatif.h - the what-if simulator of the recorded timeline (Daydream, USENIX
  * ATC '20, is the anchor): the steady state's steps as a dependency graph of host tasks and GPU
  * operations, re-simulated after a transformation that stands for a fix. A finding's saving is
  * the simulated time of the steady window before the transformation minus after it.

@@ -1,4 +1,4 @@
-"""programs.py CASE VARIANT [--steps N] [--dry] - the held-out suite (issue 39, item 4): PyTorch
+"""programs.py CASE VARIANT [--steps N] [--dry] - the held-out suite: PyTorch
 training and inference loops written apart from the development suite (tests/gpu/suite) and
 from the profiler's rules, each with one planted performance problem ("planted") and its hand
 fix ("fixed"), plus two clean models ("clean"), so that the rules are scored on programs they

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# libcalls_check.py - issue 32, item 6 on the GPU: apx analyze's cuBLAS/cuDNN calls
+# libcalls_check.py - library calls on the GPU: apx analyze's cuBLAS/cuDNN calls
 # (libapx-watch.so's wrappers, --trace-libs) against what the program did (workload.py): at
 # least one cuBLAS range per GEMM it asked for (2 Linear + 1 bmm a step) and one cuDNN range
 # per convolution, on the program's main thread, each range holding the GPU work launched in

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# nccl_check.py - issue 33, item 7: does apx's NCCL plugin record what a one-rank torchrun job
+# nccl_check.py - does apx's NCCL plugin record what a one-rank torchrun job
 # did? Runs `apx analyze -o OUT/one_rank.apx -- torchrun --standalone --nproc_per_node=1
 # one_rank.py OUT/one_rank.json` (tests/gpu/nccl/one_rank.py), then compares the COLLECTIVE
 # records of the rank's trace (read with apx-dump) against the program's own log: for every

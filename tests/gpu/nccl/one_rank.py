@@ -1,4 +1,4 @@
-# one_rank.py - issue 33, item 7: a torchrun rank that goes through NCCL on one GPU.
+# one_rank.py - a torchrun rank that goes through NCCL on one GPU.
 # Run as `torchrun --standalone --nproc_per_node=1 one_rank.py LOG.json` (or plainly: it sets
 # the torchrun variables itself when they are missing). It does what DDP training does on the
 # wire: a bf16 model's gradients all-reduced in buckets, plus all_gather, reduce_scatter and

@@ -1,4 +1,4 @@
-"""bwd_attr.py - a program of tests/gpu/pystack (issue 32, item 2), run by bwd_check.py on the
+"""bwd_attr.py - a program of tests/gpu/pystack run by bwd_check.py on the
 GPU machine under `apx analyze --python-backward nvtx` and `--python-backward none`: a bf16 GPT
 (6 layers, d512, T256, batch 16, fused AdamW), GPU-bound as written, whose backward pass
 (autograd's engine thread, no Python frames) is about half of its GPU time. apx must give

@@ -1,4 +1,4 @@
-"""bwd_check.py APX OUT [--pairs N] - issue 32 item 2's truth and cost check on the GPU machine
+"""bwd_check.py APX OUT [--pairs N] - backward attribution's truth and cost check on the GPU machine
 (by hand from the repository root; exit 77 without an NVIDIA GPU and PyTorch with CUDA):
 
     python3 tests/gpu/pystack/bwd_check.py build/apx "$OUT/bwd" --pairs 5

@@ -1,4 +1,4 @@
-"""item_sync.py - a program of tests/gpu/pystack (issue 32), run by pystack_check.py on the GPU
+"""item_sync.py - a program of tests/gpu/pystack run by pystack_check.py on the GPU
 machine with and without `apx analyze`: a bf16 GPT (12 layers, d768, T512, batch 32, fused
 AdamW), GPU-bound as written, whose training step reads its token accuracy back with `.item()`
 every step (the marked line) and then does the step's Python bookkeeping (a running mean and a

@@ -1,4 +1,4 @@
-"""many_threads.py - a program of tests/gpu/pystack (issue 32), run by pystack_check.py on the
+"""many_threads.py - a program of tests/gpu/pystack run by pystack_check.py on the
 GPU machine with and without `apx analyze`: a bf16 CNN training loop fed by a DataLoader (4
 worker processes, pinned memory: its pin-memory thread) in a process that also runs about 190
 Python threads of the kinds services and libraries leave around: waiters on Events, on a

@@ -1,5 +1,5 @@
-# memphases.py - issue 32, items 4 and 5 on the GPU: a bf16 training loop whose device memory
-# goes through known phases, and a Python function traced from outside. The check
+# memphases.py - function tracing and memory sampling on the GPU: a bf16 training loop whose
+# device memory goes through known phases, and a Python function traced from outside. The check
 # (pyhooks_check.py) runs it under `apx analyze --trace-functions memaug:augment
 # --memory-sampling 10` and compares apx's numbers with torch's own, printed last as one JSON
 # line (PHASES {...}): torch.cuda.max_memory_allocated / max_memory_reserved at the end, the

@@ -1,4 +1,4 @@
-"""pyalloc.py - a program of tests/gpu/pystack (issue 32, item 5), run by pyalloc_check.py on
+"""pyalloc.py - a program of tests/gpu/pystack run by pyalloc_check.py on
 the GPU machine under `apx analyze`: a few steps of a small bf16 MLP, around three planted
 allocations on marked lines:
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""pyalloc_check.py APX [OUT] | APX --from DIR - issue 32, item 5 on the GPU: the Python stack of
+"""pyalloc_check.py APX [OUT] | APX --from DIR - on the GPU: the Python stack of
 the largest device and pinned allocations and of failed ones (ctest gpu_pyalloc, label gpu; or
 by hand from the repository root):
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-# pyhooks_check.py - issue 32, items 4 and 5 on the GPU: `--trace-functions memaug:augment` and
-# `--memory-sampling` checked against the program's own numbers (memphases.py). Rows:
+# pyhooks_check.py - function tracing and memory sampling on the GPU:
+# `--trace-functions memaug:augment` and `--memory-sampling` checked against the program's own
+# numbers (memphases.py). Rows:
 #   - the traced function's ranges: as many as the program's calls of it (all >= the 1 ms
 #     threshold), each range's duration within 10 % + 0.2 ms of the program's own timing
 #     (median), shown in the report's NVTX table under the apx.functions domain;

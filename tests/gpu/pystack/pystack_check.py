@@ -1,4 +1,4 @@
-"""pystack_check.py APX OUT [options] | APX --from DIR - issue 32's truth checks of apx's Python
+"""pystack_check.py APX OUT [options] | APX --from DIR - the truth checks of apx's Python
 stacks on the GPU machine (ctest gpu_pystack, label gpu; or by hand from the repository root):
 
     python3 tests/gpu/pystack/pystack_check.py build/apx "$OUT/pystack"

@@ -1,4 +1,4 @@
-"""slow_host.py - a program of tests/gpu/pystack (issue 32), run by pystack_check.py on the GPU
+"""slow_host.py - a program of tests/gpu/pystack run by pystack_check.py on the GPU
 machine with and without `apx analyze`: a small bf16 GPT trained on text whose every batch goes
 through textprep.tokenize(), a slow pure-Python tokenizer (about --tokenize-ms of CPU a step,
 sized on this CPU at start). The GPU's own work a step is shorter than that, so it waits for

@@ -1,4 +1,4 @@
-"""textprep.py - the text side of slow_host.py (tests/gpu/pystack, issue 32): a corpus of
+"""textprep.py - the text side of slow_host.py (tests/gpu/pystack): a corpus of
 made-up documents and a hand-written tokenizer, imported by slow_host.py, which
 pystack_check.py runs on the GPU machine with and without `apx analyze`.
 

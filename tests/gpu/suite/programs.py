@@ -1,4 +1,4 @@
-"""programs.py CASE VARIANT [--steps N] - the issue 12 suite (tests/gpu/suite/run.py): training
+"""programs.py CASE VARIANT [--steps N] - the development suite (tests/gpu/suite/run.py): training
 and inference loops written apart from examples/, each with a planted problem ("planted") and
 its fix ("fixed"), plus three clean models ("clean": bench/overhead's bf16 ResNet-style CNN at
 224x224, GPT at batch 64 and HuggingFace GPT-2: sizes at which the GPU, not the host, sets the

@@ -1,8 +1,8 @@
 """run.py BUILD OUT [--reps R] [--separate-reps S] [--pairs N] [--cases a,b] [--traced-reps T]
-[--programs PATH] [--dry] - the issue 12
+[--programs PATH] [--dry] - the development
 suite on the GPU machine: every case of programs.py timed without a profiler, then one run of
 each variant under `apx analyze` (the trace the analysis is tested on); the three clean models
-likewise. --programs runs another programs module of the same command line instead (issue 39's
+likewise. --programs runs another programs module of the same command line instead (the
 held-out suite, tests/gpu/heldout/programs.py): its CASES, PAIRABLE and CLEAN (the clean
 models; without CLEAN the dev suite's resnet, gpt and hf). --dry: every program with
 APX_SUITE_DRY=1 (a module that honours it runs tiny on the CPU) and no traced runs, to check

@@ -8,7 +8,7 @@
 # `cases LIST NAME [RUN.PY OPTIONS]` does the same for the cases of LIST (a,b: run.py
 # --cases) into $OUT/suite-part-NAME.tgz, to re-capture a few (e.g. `--traced-reps 3`).
 # Options after `part I N` go to run.py too. With `--programs tests/gpu/NAME/programs.py`
-# (issue 39's held-out suite: NAME heldout) the tarball is $OUT/NAME-part-I.tgz, so that the
+# (the held-out suite: NAME heldout) the tarball is $OUT/NAME-part-I.tgz, so that the
 # two suites' parts never mix. SUITE_TIMEOUT (seconds, default 570) bounds run.py, so that two
 # parts fit one call.
 # `merge DEST DIR...` (here, no GPU) unpacks the parts found in the DIRs into DEST (e.g.
