@@ -58,7 +58,7 @@ ap.add_argument("--out", default=os.environ.get("OUT") or tempfile.mkdtemp(prefi
 ap.add_argument("--api-programs", default="gpt",
                 help="programs the api mode runs for (it is priced on the transformer only)")
 ap.add_argument("--metrics-programs", default="gpt",
-                help="programs the metrics mode runs for (issue 13 prices it on the transformer)")
+                help="programs the metrics mode runs for (its price is measured on the transformer)")
 ap.add_argument("--full-rounds", type=int, default=0, metavar="F",
                 help="after F rounds of every mode, the later rounds run --late-modes only "
                 "(0: every round runs every mode)")
