@@ -339,9 +339,10 @@ static int try_fix(const struct tune_opts *o, const struct apx_finding *f,
 		status = run_once(o, name, side ? fx : NULL);
 		if (status != 0 || run_load(o, name, &r, why, sizeof(why)) < 0) {
 			failed[side]++;
+			apx_term_safe_str(title, sizeof(title), why);	/* may name a file */
 			fprintf(stderr, "apx tune: %s: run %s: %s\n", fx->name, name,
 				status ? "the program failed (its output is in the .err file)"
-				       : why);
+				       : title);
 			run_free(&r);
 			continue;
 		}
@@ -587,7 +588,8 @@ int apx_cmd_tune(int argc, char **argv)
 		return APX_EXIT_FAIL;
 	}
 	if (run_load(&o, "baseline", &base, why, sizeof(why)) < 0) {
-		apx_log_error("the baseline run has nothing to measure: %s", why);
+		apx_term_safe_str(dir, sizeof(dir), why);	/* may name a file */
+		apx_log_error("the baseline run has nothing to measure: %s", dir);
 		run_free(&base);
 		apx_cli_term_close(out);
 		return APX_EXIT_FAIL;
