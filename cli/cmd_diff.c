@@ -199,40 +199,12 @@ int apx_cmd_diff(int argc, char **argv)
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":f:n:o:h", opts, NULL)) != -1) {
-		uint64_t v;
-
 		switch (c) {
-		case 'f':
-			fmt = apx_report_format_find(optarg);
-			if (!fmt)
-				return apx_cli_usage_error("diff", "--format takes %s, not '%s'",
-							   apx_report_format_names(), optarg);
-			break;
-		case 'o':
-			output = optarg;
-			break;
-		case 'n':
-			if (apx_parse_u64(optarg, 100000, &v) < 0 || !v)
-				return apx_cli_usage_error("diff", "--top takes a number from 1 "
-							   "to 100000, not '%s'", optarg);
-			o.top = (unsigned)v;
-			break;
 		case 'X':
 			force = 1;
 			break;
 		case 'P':
 			force_compare = 1;
-			break;
-		case 'C':
-			if (!strcmp(optarg, "always"))
-				o.color = 1;
-			else if (!strcmp(optarg, "never"))
-				o.color = 0;
-			else if (!strcmp(optarg, "auto"))
-				o.color = -1;
-			else
-				return apx_cli_usage_error("diff", "--color takes auto, always "
-							   "or never");
 			break;
 		case 'h':
 			fputs(apx_cmd_diff_usage, stdout);
@@ -241,6 +213,11 @@ int apx_cmd_diff(int argc, char **argv)
 			return apx_cli_usage_error("diff", "option '%s' needs a value",
 						   argv[optind - 1]);
 		default:
+			if ((r = apx_report_common_opt("diff", c, optarg, &fmt, &output, &o)) >= 0) {
+				if (r)
+					return r;
+				break;
+			}
 			return apx_cli_unknown_option("diff", opts, argv[optind - 1]);
 		}
 	}

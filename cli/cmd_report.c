@@ -313,34 +313,9 @@ int apx_cmd_report(int argc, char **argv)
 		uint64_t v;
 
 		switch (c) {
-		case 'f':
-			fmt = apx_report_format_find(optarg);
-			if (!fmt)
-				return apx_cli_usage_error("report", "--format takes %s, not '%s'",
-							   apx_report_format_names(), optarg);
-			break;
-		case 'o':
-			output = optarg;
-			break;
-		case 'n':
-			if (apx_parse_u64(optarg, 100000, &v) < 0 || !v)
-				return apx_cli_usage_error("report", "--top takes a number from 1 to 100000, "
-							   "not '%s'", optarg);
-			o.top = (unsigned)v;
-			break;
 		case 's':
 			if (add_sections(&o, optarg))
 				return APX_EXIT_USAGE;
-			break;
-		case 'C':
-			if (!strcmp(optarg, "always"))
-				o.color = 1;
-			else if (!strcmp(optarg, "never"))
-				o.color = 0;
-			else if (!strcmp(optarg, "auto"))
-				o.color = -1;
-			else
-				return apx_cli_usage_error("report", "--color takes auto, always or never");
 			break;
 		case 'S':
 			single = 1;
@@ -383,6 +358,11 @@ int apx_cmd_report(int argc, char **argv)
 		case ':':
 			return apx_cli_usage_error("report", "option '%s' needs a value", argv[optind - 1]);
 		default:
+			if ((r = apx_report_common_opt("report", c, optarg, &fmt, &output, &o)) >= 0) {
+				if (r)
+					return r;
+				break;
+			}
 			return apx_cli_unknown_option("report", opts, argv[optind - 1]);
 		}
 	}

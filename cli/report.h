@@ -33,4 +33,11 @@ const struct apx_report_format *apx_report_format_find(const char *name);
 /* "text, json, html or csv", for messages. */
 const char *apx_report_format_names(void);
 
+/* report_opts.c: option c of apx report or apx diff (cmd) when it is one they share ('f'
+ * --format, 'o' --output, 'n' --top, 'C' --color): checked and stored; 0, or APX_EXIT_USAGE
+ * (said); -1 when c is not one of them. */
+int apx_report_common_opt(const char *cmd, int c, const char *arg,
+			  const struct apx_report_format **fmt, const char **output,
+			  struct apx_report_opts *o);
+
 #endif
