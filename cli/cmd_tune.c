@@ -296,6 +296,42 @@ static int fix_applied(const struct tune_opts *o, const char *name, const struct
 	return p && !strncmp(p, "true", 4);
 }
 
+/* A count in a run's hooks report, in the fix's entry: {"fixes": {"tf32": {"KEY": N, ...}}}
+ * (apx_site.py writes the entries flat, one object each); 0 when absent or unreadable. tf32
+ * counts its overrides by the API the program used: overrides_allow_tf32 (the flags,
+ * set_float32_matmul_precision) and overrides_fp32_precision (torch 2.9+). */
+static uint64_t fix_report_count(const struct tune_opts *o, const char *name,
+				 const struct apx_tune_fix *fx, const char *key)
+{
+	char path[PATH_MAX + 128], buf[4096], k[96], num[24];
+	uint64_t v = 0;
+	size_t n, len;
+	char *p, *end;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s.fixes.json", o->dir, name);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	snprintf(k, sizeof(k), "\"%s\"", fx->hook);
+	if (!(p = strstr(buf, k)))
+		return 0;
+	if ((end = strchr(p, '}')))
+		*end = 0;		/* the fix's own entry only */
+	snprintf(k, sizeof(k), "\"%s\"", key);
+	if (!(p = strstr(p, k)) || !(p = strchr(p + strlen(k), ':')))
+		return 0;
+	p += strspn(p + 1, " ") + 1;
+	len = strspn(p, "0123456789");
+	if (!len || len >= sizeof(num))
+		return 0;
+	memcpy(num, p, len);
+	num[len] = 0;
+	return apx_parse_u64(num, UINT64_MAX, &v) < 0 ? 0 : v;
+}
+
 static int dbl_cmp(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -326,6 +362,7 @@ static int try_fix(const struct tune_opts *o, const struct apx_finding *f,
 	struct tune_run first[2] = { { 0 } };
 	char name[96], why[256], b1[32], b2[32], b3[32], b4[32], title[256];
 	unsigned failed[2] = { 0, 0 }, applied = 0;
+	uint64_t ov_legacy = 0, ov_new = 0;	/* tf32: the program's 'off's overridden, by API */
 	int work = -1;
 
 	fprintf(stderr, "apx tune: %s: %u runs without and %u with the fix\n", fx->name, o->runs,
@@ -347,6 +384,10 @@ static int try_fix(const struct tune_opts *o, const struct apx_finding *f,
 			continue;
 		}
 		applied += side && fix_applied(o, name, fx);
+		if (side && !strcmp(fx->hook, "tf32")) {
+			ov_legacy += fix_report_count(o, name, fx, "overrides_allow_tf32");
+			ov_new += fix_report_count(o, name, fx, "overrides_fp32_precision");
+		}
 		if (side)
 			b[nb++] = r.median_ns;
 		else
@@ -395,6 +436,11 @@ static int try_fix(const struct tune_opts *o, const struct apx_finding *f,
 	if (applied < nb)
 		fprintf(out, "  applied    in %u of the %zu runs with the fix (the others did not "
 			"reach what it changes)\n", applied, nb);
+	if (ov_legacy || ov_new)	/* the program turned TF32 off: through which API */
+		fprintf(out, "  overrode   the program's TF32 'off' in the %zu runs with the fix: "
+			"%llu through allow_tf32 / set_float32_matmul_precision, %llu through "
+			"fp32_precision (torch 2.9+)\n", nb, (unsigned long long)ov_legacy,
+			(unsigned long long)ov_new);
 	fprintf(out, "  verdict    %s\n", -hi > 0 ? "saves time (the interval leaves 0 out)"
 					     : -lo < 0 ? "slower with the fix"
 						       : "no change outside the noise");

@@ -19,7 +19,8 @@ struct fix_rule {
 
 static const struct apx_tune_fix fixes[] = {
 	{ "tf32", "tf32", "TF32 for fp32 matmuls and convolutions (torch.backends.cuda.matmul."
-	  "allow_tf32, torch.backends.cudnn.allow_tf32, set_float32_matmul_precision('high'))",
+	  "allow_tf32, torch.backends.cudnn.allow_tf32, set_float32_matmul_precision('high'); "
+	  "on torch 2.9+ also fp32_precision 'tf32' for cuda.matmul, cudnn.conv and cudnn.rnn)",
 	  NULL, NULL, 0.01 },
 	{ "pin_memory", "pin_memory", "DataLoader(pin_memory=True); pinned batches copied with "
 	  "non_blocking=True", NULL, NULL, 0 },

@@ -4,7 +4,8 @@
 # trace by copying a committed real trace, TUNE_PLANTED for a run without a fix and
 # TUNE_FIXED for a run with APX_TUNE_FIXES set (the development suite's planted and hand-fixed
 # variants, captured on the GPU), prints the loss values a training script would (TUNE_LOSS,
-# TUNE_LOSS_FIXED with a fix), writes APX_TUNE_REPORT as apx_site.py does, and exits
+# TUNE_LOSS_FIXED with a fix), writes APX_TUNE_REPORT as apx_site.py does (TUNE_REPORT_EXTRA:
+# more of the fix's entry, e.g. tf32's overrides by API), and exits
 # TUNE_STATUS (default 0). Records its environment's tune variables in TUNE_LOG.
 out=
 while [ $# -gt 0 ]; do
@@ -19,7 +20,8 @@ if [ -n "${APX_TUNE_FIXES:-}" ]; then
 	cp "$TUNE_FIXED" "$out" || exit 3
 	echo "loss ${TUNE_LOSS_FIXED:-2.5}"
 	[ -n "${APX_TUNE_REPORT:-}" ] &&
-		printf '{"fixes": {"%s": {"applied": true}}}\n' "$APX_TUNE_FIXES" > "$APX_TUNE_REPORT"
+		printf '{"fixes": {"%s": {"applied": true%s}}}\n' "$APX_TUNE_FIXES" \
+			"${TUNE_REPORT_EXTRA:-}" > "$APX_TUNE_REPORT"
 else
 	cp "$TUNE_PLANTED" "$out" || exit 3
 	echo "loss ${TUNE_LOSS:-2.5}"

@@ -21,13 +21,18 @@ check() {	# check WHAT FILE PATTERN: grep -q
 cd "$t" || exit 1
 export APX_TUNE_ANALYZER=$src/tests/integration/tune-analyzer.sh TUNE_LOG=$t/log
 
-# fp32_matmul: planted 10.9 ms a step, hand-fixed (TF32) 1.6 ms
+# fp32_matmul: planted 10.9 ms a step, hand-fixed (TF32) 1.6 ms; the hooks' report counts
+# the program's TF32 'off's overridden by API (apx_site.py)
 TUNE_PLANTED=$fx/fp32_matmul_planted.apx TUNE_FIXED=$fx/fp32_matmul_fixed.apx \
+	TUNE_REPORT_EXTRA=', "api": "fp32_precision", "count": 1, "overrides": 3,
+ "overrides_allow_tf32": 1, "overrides_fp32_precision": 2' \
 	"$apx" tune -d w1 -- python3 prog.py > out1 2> err1
 echo "rc=$?" >> out1
 check "exit 0" out1 "rc=0"
 check "fp32-matmul tried with tf32" out1 "^  fix        TF32 for fp32 matmuls"
 check "saves" out1 "verdict    saves time"
+check "overrides by API" out1 "^  overrode   the program's TF32 'off' in the 3 runs with \
+the fix: 3 through allow_tf32 / set_float32_matmul_precision, 6 through fp32_precision"
 check "work the same" out1 "work       the same a step"
 check "loss values compared" out1 "results    loss values within 0 relative"
 check "changelog: your files" out1 "your files: none changed"
@@ -51,6 +56,8 @@ rm -f log
 TUNE_PLANTED=$fx/fp32_matmul_planted.apx TUNE_FIXED=$fx/fp32_matmul_fixed.apx \
 	TUNE_LOSS=2.5 TUNE_LOSS_FIXED=2.9 "$apx" tune -d w2 -- python3 prog.py > out2 2> err2
 check "loss moved: CHANGED" out2 "results    CHANGED"
+grep -q "overrode" out2 && { echo "FAIL: an overrode line with no overrides reported"; fail=1; } ||
+	echo "PASS  no overrode line without overrides"
 
 # allocator-churn: the no_empty_cache fix, with expandable segments in the environment
 rm -f log

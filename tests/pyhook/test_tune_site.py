@@ -138,7 +138,274 @@ for s in seen:
 '''
 
 
-def run(tmp, args, fixes=None, report=None, prog=PROG, site=True):
+# A stand-in for torch 2.9+'s TF32 settings (the installed torch is older): torch.backends as
+# torch builds it (PropModule, ContextProp, _FP32Precision, cuBLASModule, cudnn's set_flags /
+# flags, the generic torch.backends.fp32_precision) over a copy of ATen's Context: fp32_precision
+# per (backend, op) looked up op -> backend's "all" -> generic, the legacy setters writing the new
+# settings, and the checks that raise on "a mix of the legacy and new APIs".
+FAKE29 = r"""
+import sys
+import types
+from contextlib import contextmanager
+
+__version__ = "2.11.0+apxfake"
+
+
+class _Context:
+    def __init__(self):
+        self.p = {("generic", "all"): "ieee", ("cuda", "all"): "none",
+                  ("cuda", "matmul"): "none", ("cuda", "conv"): "tf32",
+                  ("cuda", "rnn"): "tf32", ("mkldnn", "all"): "none",
+                  ("mkldnn", "matmul"): "none", ("mkldnn", "conv"): "none",
+                  ("mkldnn", "rnn"): "none"}
+        self.matmul_precision = "highest"       # the legacy float32 matmul precision
+        self.allow_tf32_cudnn = True
+
+    def get(self, backend, op):                 # Context::float32Precision
+        p = self.p[(backend, op)]
+        if p == "none":
+            p = self.p[(backend, "all")]
+        if p == "none":
+            p = self.p[("generic", "all")]
+        return p
+
+    def set(self, backend, op, p):
+        if p not in ("none", "ieee", "tf32", "bf16"):
+            raise RuntimeError("Unknown precision: " + str(p))
+        if backend == "cuda" and p == "bf16":
+            raise RuntimeError("backend 'cuda' does not support precision 'bf16'")
+        self.p[(backend, op)] = p
+
+    def allow_tf32_cublas(self):                # Context::allowTF32CuBLAS
+        legacy = self.matmul_precision != "highest"
+        new = self.get("cuda", "matmul") == "tf32"
+        if legacy != new:
+            raise RuntimeError("mix of the legacy and new APIs (cuBLAS)")
+        return new
+
+    def set_allow_tf32_cublas(self, b):
+        self.matmul_precision = "high" if b else "highest"
+        self.set("cuda", "matmul", "tf32" if b else "ieee")
+
+    def allow_tf32_cudnn_all(self):             # Context::allowTF32CuDNN() without an op
+        rnn = self.get("cuda", "rnn") == "tf32"
+        conv = self.get("cuda", "conv") == "tf32"
+        if not (rnn == conv == self.allow_tf32_cudnn):
+            raise RuntimeError("mix of the legacy and new APIs (cuDNN)")
+        return self.allow_tf32_cudnn
+
+    def set_allow_tf32_cudnn(self, b):
+        self.set("cuda", "rnn", "tf32" if b else "none")
+        self.set("cuda", "conv", "tf32" if b else "none")
+        self.allow_tf32_cudnn = b
+
+    def set_matmul_precision(self, s):
+        p = {"highest": ("ieee", "ieee"), "high": ("tf32", "tf32"), "medium": ("tf32", "bf16")}
+        if s in p:
+            self.matmul_precision = s
+            self.set("cuda", "matmul", p[s][0])
+            self.set("mkldnn", "matmul", p[s][1])
+
+    def matmul_precision_checked(self):         # Context::float32MatmulPrecision
+        if self.get("cuda", "matmul") == "tf32" and self.matmul_precision == "highest":
+            raise RuntimeError("mix of the legacy and new APIs (matmul precision)")
+        return self.matmul_precision
+
+
+_C = _Context()
+
+
+def set_float32_matmul_precision(precision):
+    _C.set_matmul_precision(precision)
+
+
+def get_float32_matmul_precision():
+    return _C.matmul_precision_checked()
+
+
+def _module(name):
+    m = types.ModuleType(name)
+    sys.modules[name] = m
+    return m
+
+
+class ContextProp:
+    def __init__(self, getter, setter):
+        self.getter, self.setter = getter, setter
+
+    def __get__(self, obj, objtype):
+        return self.getter()
+
+    def __set__(self, obj, val):
+        self.setter(val)
+
+
+class PropModule(types.ModuleType):
+    def __init__(self, m, name):
+        super().__init__(name)
+        self.m = m
+
+    def __getattr__(self, attr):
+        return self.m.__getattribute__(attr)
+
+
+class _FP32Precision:
+    def __init__(self, backend, op):
+        self.backend = backend
+        self.op = op
+
+    def __setattr__(self, name, value):
+        if name == "fp32_precision":
+            _C.set(self.backend, self.op, value)
+        elif name in ("backend", "op"):
+            super().__setattr__(name, value)
+        else:
+            raise AttributeError("Unknown attribute " + name)
+
+    def __getattr__(self, name):
+        if name == "fp32_precision":
+            return _C.p[(self.backend, self.op)]
+        raise AttributeError("Unknown attribute " + name)
+
+
+def _prop(backend, op):
+    return ContextProp(lambda: _C.p[(backend, op)], lambda v: _C.set(backend, op, v))
+
+
+class cuBLASModule:
+    def __getattr__(self, name):
+        if name == "allow_tf32":
+            return _C.allow_tf32_cublas()
+        if name == "fp32_precision":
+            return _C.p[("cuda", "matmul")]
+        raise AttributeError("Unknown attribute " + name)
+
+    def __setattr__(self, name, value):
+        if name == "allow_tf32":
+            return _C.set_allow_tf32_cublas(value)
+        if name == "fp32_precision":
+            return _C.set("cuda", "matmul", value)
+        raise AttributeError("Unknown attribute " + name)
+
+
+_backends = _module("torch.backends")
+
+
+def _generic_set_flags(_fp32_precision="none"):
+    orig = (_C.p[("generic", "all")],)
+    if _fp32_precision is not None:
+        _C.set("generic", "all", _fp32_precision)
+    return orig
+
+
+@contextmanager
+def _generic_flags(fp32_precision="none"):
+    orig = _backends.set_flags(fp32_precision)
+    try:
+        yield
+    finally:
+        _backends.set_flags(*orig)
+
+
+_backends.set_flags, _backends.flags = _generic_set_flags, _generic_flags
+
+
+class GenericModule(PropModule):
+    fp32_precision = _prop("generic", "all")
+
+
+_cuda = _module("torch.backends.cuda")
+_cuda.matmul = cuBLASModule()
+_cudnn = _module("torch.backends.cudnn")
+
+
+def _cudnn_set_flags(_enabled=None, _benchmark=None, _benchmark_limit=None,
+                     _deterministic=None, _allow_tf32=None, _fp32_precision="none"):
+    orig = (None, None, None, None, _C.allow_tf32_cudnn, _C.p[("cuda", "all")])
+    if _allow_tf32 is not None:
+        _C.set_allow_tf32_cudnn(_allow_tf32)
+    if _fp32_precision is not None:
+        _C.set("cuda", "all", _fp32_precision)
+    return orig
+
+
+@contextmanager
+def _cudnn_flags(enabled=False, benchmark=False, benchmark_limit=10, deterministic=False,
+                 allow_tf32=True, fp32_precision="none"):
+    orig = _cudnn.set_flags(enabled, benchmark, benchmark_limit, deterministic, allow_tf32,
+                            fp32_precision)
+    try:
+        yield
+    finally:
+        _cudnn.set_flags(*orig)
+
+
+_cudnn.set_flags, _cudnn.flags = _cudnn_set_flags, _cudnn_flags
+
+
+class CudnnModule(PropModule):
+    allow_tf32 = ContextProp(lambda: _C.allow_tf32_cudnn, _C.set_allow_tf32_cudnn)
+    conv = _FP32Precision("cuda", "conv")
+    rnn = _FP32Precision("cuda", "rnn")
+    fp32_precision = _prop("cuda", "all")
+
+
+_mkldnn = _module("torch.backends.mkldnn")
+_mkldnn.matmul = _FP32Precision("mkldnn", "matmul")
+_mkldnn.conv = _FP32Precision("mkldnn", "conv")
+_backends.cuda, _backends.mkldnn = _cuda, _mkldnn
+_backends.cudnn = sys.modules["torch.backends.cudnn"] = CudnnModule(_cudnn, "torch.backends.cudnn")
+backends = sys.modules["torch.backends"] = GenericModule(_backends, "torch.backends")
+
+
+def effective():
+    "What cuBLAS and cuDNN would run fp32 in; 'mixed' where torch's own checks would raise."
+    def checked(fn):
+        try:
+            return fn()
+        except RuntimeError:
+            return "mixed"
+    return ("matmul=%s conv=%s rnn=%s cublas=%s cudnn=%s precision=%s mkldnn_conv=%s"
+            % (_C.get("cuda", "matmul"), _C.get("cuda", "conv"), _C.get("cuda", "rnn"),
+               checked(_C.allow_tf32_cublas), checked(_C.allow_tf32_cudnn_all),
+               checked(get_float32_matmul_precision), _C.get("mkldnn", "conv")))
+"""
+
+# The program for FAKE29: turns TF32 off through the new API every way there is, and prints
+# what the ops would run in after each.
+NEWAPI = r"""
+import sys
+import torch
+
+print("AT", torch.effective())
+torch.backends.cuda.matmul.fp32_precision = "ieee"
+print("MATMUL", torch.effective(), torch.backends.cuda.matmul.fp32_precision)
+torch.backends.cudnn.conv.fp32_precision = "ieee"
+torch.backends.cudnn.rnn.fp32_precision = "none"
+print("CONV", torch.effective(), torch.backends.cudnn.conv.fp32_precision,
+      torch.backends.cudnn.rnn.fp32_precision)
+torch.backends.cudnn.fp32_precision = "ieee"
+print("CUDNN", torch.effective(), torch.backends.cudnn.fp32_precision)
+torch.backends.fp32_precision = "ieee"
+print("GENERIC", torch.effective(), torch.backends.fp32_precision)
+with torch.backends.cudnn.flags(enabled=None, allow_tf32=None, fp32_precision="ieee"):
+    print("FLAGS", torch.effective())
+with torch.backends.flags(fp32_precision="ieee"):
+    print("GFLAGS", torch.effective())
+torch.backends.mkldnn.conv.fp32_precision = "ieee"
+print("MKLDNN", torch.backends.mkldnn.conv.fp32_precision)
+torch.backends.cuda.matmul.allow_tf32 = False
+torch.set_float32_matmul_precision("highest")
+print("LEGACY", torch.effective())
+try:
+    torch.backends.cuda.matmul.fp32_precision = "bf16"
+    print("BF16 accepted")
+except RuntimeError as err:
+    print("BF16 refused", err)
+print("USERSITE", "apx_test_user_site" in sys.modules)
+"""
+
+def run(tmp, args, fixes=None, report=None, prog=PROG, site=True, fake=None):
     sitedir = os.path.join(tmp, "site")
     userdir = os.path.join(tmp, "user")
     os.makedirs(sitedir, exist_ok=True)
@@ -154,6 +421,12 @@ def run(tmp, args, fixes=None, report=None, prog=PROG, site=True):
         env.pop(k, None)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env["PYTHONPATH"] = (sitedir + os.pathsep + userdir) if site else userdir
+    if fake is not None:                        # a stand-in torch package, first on the path
+        fakedir = os.path.join(tmp, "fake", "torch")
+        os.makedirs(fakedir, exist_ok=True)
+        with open(os.path.join(fakedir, "__init__.py"), "w") as f:
+            f.write(fake)
+        env["PYTHONPATH"] += os.pathsep + os.path.dirname(fakedir)
     env["APX_MEMORY_SAMPLING_HZ"] = "0"
     if fixes is not None:
         env["APX_TUNE_FIXES"] = fixes
@@ -276,8 +549,11 @@ def cases(tmp):
     check(sorted(fx) == sorted(ALL.split(",")) and doc.get("unknown") == ["bogus"] and
           doc.get("processes") == 1, "report: every fix once, the unknown name, one process "
           "(%r)" % doc)
-    check(fx.get("tf32", {}).get("applied") is True and fx["tf32"].get("overrides") == 4,
-          "report: tf32 applied, 4 overrides (%r)" % fx.get("tf32"))
+    check(fx.get("tf32", {}).get("applied") is True and fx["tf32"].get("overrides") == 4 and
+          fx["tf32"].get("overrides_allow_tf32") == 4 and fx["tf32"].get("api") == "allow_tf32"
+          and "overrides_fp32_precision" not in fx["tf32"],
+          "report: tf32 applied through allow_tf32 (this torch has no fp32_precision), 4 "
+          "overrides (%r)" % fx.get("tf32"))
     check(fx.get("pin_memory", {}).get("applied") is False and
           "CUDA is not available" in fx["pin_memory"].get("note", ""),
           "report: pin_memory not applied, and why (%r)" % fx.get("pin_memory"))
@@ -349,10 +625,57 @@ def cases(tmp):
     doc = load(rep)
     n = doc.get("fixes", {}).get("no_empty_cache", {})
     check(p7.returncode == 0 and doc.get("processes") == 2 and n.get("count") == 5 and
-          doc["fixes"].get("tf32", {}).get("count") == 2,
+          doc["fixes"].get("tf32", {}).get("count") == 2 and
+          doc["fixes"]["tf32"].get("api") == "allow_tf32",
           "two processes: their counts added in one report (%r)" % doc)
     if p7.returncode:
         print(p7.stderr)
+
+    # torch 2.9+'s fp32_precision (a stand-in torch, FAKE29): without the fix the program's
+    # "ieee" takes effect; with it every CUDA op stays TF32 through torch's own checks, the
+    # mkldnn (CPU) settings and an invalid value are left alone, and the report says which API
+    # each override came through
+    p9, new0, said = run(tmp, [], prog=NEWAPI, fake=FAKE29)
+    check(p9.returncode == 0 and new0.get("USERSITE") == "True", "fp32_precision: the program "
+          "runs on the stand-in torch without apx")
+    if p9.returncode:
+        print(p9.stderr)
+    check(new0.get("AT") == "matmul=ieee conv=tf32 rnn=tf32 cublas=False cudnn=True "
+          "precision=highest mkldnn_conv=ieee" and
+          new0.get("MATMUL", "").startswith("matmul=ieee ") and
+          new0.get("CONV", "").startswith("matmul=ieee conv=ieee rnn=ieee cublas=False "
+                                          "cudnn=mixed") and
+          new0.get("LEGACY", "").startswith("matmul=ieee "),
+          "fp32_precision: without the fix the program's 'ieee' takes effect (%r)" % new0)
+    if os.path.exists(rep):
+        os.unlink(rep)
+    p10, new1, said = run(tmp, [], fixes="tf32", report=rep, prog=NEWAPI, fake=FAKE29)
+    if p10.returncode:
+        print(p10.stderr)
+    tf = "matmul=tf32 conv=tf32 rnn=tf32 cublas=True cudnn=True precision=high"
+    steps = ("AT", "MATMUL", "CONV", "CUDNN", "GENERIC", "FLAGS", "GFLAGS", "LEGACY")
+    check(p10.returncode == 0 and all(new1.get(k, "").startswith(tf) for k in steps),
+          "fp32_precision: with the fix every CUDA op TF32 after each 'off', no mix of the APIs "
+          "(%r)" % {k: new1.get(k) for k in steps})
+    check(new1.get("MATMUL", "").endswith(" tf32") and new1.get("CONV", "").endswith(
+          " tf32 tf32") and new1.get("CUDNN", "").endswith(" tf32") and
+          new1.get("GENERIC", "").endswith("mkldnn_conv=ieee ieee"),
+          "fp32_precision: the ops' and cuDNN's 'ieee' / 'none' made 'tf32'; the generic 'ieee' "
+          "kept for the CPU (%r)" % new1)
+    check(new1.get("MKLDNN") == "ieee" and new1.get("BF16", "").startswith("refused"),
+          "fp32_precision: mkldnn's settings and an invalid value left alone (%r, %r)"
+          % (new1.get("MKLDNN"), new1.get("BF16")))
+    check(len([s for s in said if "fp32_precision 'tf32' for cuda.matmul" in s]) == 1 and
+          len([s for s in said if "ignored (torch.backends.cuda.matmul.fp32_precision = "
+               "'ieee')" in s]) == 1 and
+          len([s for s in said if "ignored (torch.backends.cuda.matmul.allow_tf32 = False)"
+               in s]) == 1, "fp32_precision: applied, and each API's first override said once "
+          "(%r)" % said)
+    t = load(rep).get("fixes", {}).get("tf32", {})
+    check(t.get("applied") is True and t.get("api") == "fp32_precision" and
+          t.get("overrides_fp32_precision") == 8 and t.get("overrides_allow_tf32") == 2 and
+          t.get("overrides") == 10, "fp32_precision: the report says the API and the overrides "
+          "through each (%r)" % t)
 
     # a report that cannot be written: said, the program's exit status unchanged
     p8, _, said = run(tmp, ["plain"], fixes="tf32",

@@ -679,34 +679,97 @@ class _Tune:
                 except Exception as err:
                     self.fail("pin_memory", err)
 
-    def override(self, what):
+    def override(self, what, api="allow_tf32"):
+        """One 'off' of the program's ignored; api: the API it came through, "allow_tf32" (the
+        flags, cudnn.flags, set_float32_matmul_precision) or "fp32_precision" (torch 2.9+)."""
         self.count("tf32", "overrides")
-        self.say_once("tf32-override", "tf32: the program's own 'off' ignored (%s); TF32 stays on"
-                      % what)
+        self.count("tf32", "overrides_" + api)
+        self.say_once("tf32-override-" + api, "tf32: the program's own 'off' ignored (%s); TF32 "
+                      "stays on" % what)
 
     def fix_tf32(self, torch):
+        """TF32 on through both of torch's APIs: the allow_tf32 flags and
+        set_float32_matmul_precision, and, where torch has it (2.9+), fp32_precision: "ieee" /
+        "tf32" / "none" (inherit) per (backend, op), looked up op -> backend's "all" -> generic
+        (torch.backends.fp32_precision). The legacy setters write the new settings too, and
+        torch raises when the two disagree ("a mix of the legacy and new APIs"): so every
+        override keeps them agreeing, both on. The CUDA ops' own settings (cuda.matmul,
+        cudnn.conv, cudnn.rnn) are set to "tf32", which no parent's value can change; a
+        program's "ieee" for cuDNN as a whole becomes "tf32", its generic "ieee" is kept (CPU
+        backends read it too) and counted, since CUDA's ops no longer follow it."""
         import functools
         import inspect
 
-        matmul = torch.backends.cuda.matmul
-        cudnn = torch.backends.cudnn
+        def attr(obj, name):        # torch 1.x's cuBLASModule raises AssertionError
+            try:
+                return getattr(obj, name)
+            except Exception:
+                return None
+
+        backends = torch.backends
+        matmul = backends.cuda.matmul
+        cudnn = backends.cudnn
+        conv, rnn = attr(cudnn, "conv"), attr(cudnn, "rnn")
+        new_api = isinstance(attr(matmul, "fp32_precision"), str)
         matmul.allow_tf32 = True
         cudnn.allow_tf32 = True
         set_prec = getattr(torch, "set_float32_matmul_precision", None)
         if set_prec is not None:
             set_prec("high")
+        if new_api:
+            matmul.fp32_precision = "tf32"
+            for op in (conv, rnn):
+                if isinstance(attr(op, "fp32_precision"), str):
+                    op.fp32_precision = "tf32"
+        self.counts["tf32"]["api"] = "fp32_precision" if new_api else "allow_tf32"
         self.count("tf32")
         self.say_once("tf32", "tf32: TF32 on for matmul and cuDNN (allow_tf32 = True for both, "
-                      "float32 matmul precision 'high'); the program's own 'off' will be ignored")
+                      "float32 matmul precision 'high'%s); the program's own 'off' will be "
+                      "ignored" % (", fp32_precision 'tf32' for cuda.matmul, cudnn.conv and "
+                                   "cudnn.rnn" if new_api else ""))
         me = self
 
-        def wrap_setattr(klass, label):
+        def wrap_setattr(klass, label, parent=False):
+            """klass.__setattr__: allow_tf32 False -> True; fp32_precision "ieee" (an op's
+            own, or a parent's) or "none" (an op's own: inherit) -> "tf32"."""
             orig = klass.__setattr__
 
             def __setattr__(obj, name, value):
                 if name == "allow_tf32" and value is not None and not value:
                     me.override("%s.allow_tf32 = %r" % (label, value))
                     value = True
+                elif name == "fp32_precision" and (value == "ieee" or
+                                                   (value == "none" and not parent)):
+                    me.override("%s.fp32_precision = %r" % (label, value), "fp32_precision")
+                    value = "tf32"
+                return orig(obj, name, value)
+            klass.__setattr__ = __setattr__
+
+        def wrap_op_setattr(klass):
+            """torch.backends' _FP32Precision (cudnn.conv, cudnn.rnn; mkldnn's too, which are
+            left alone): fp32_precision "ieee" / "none" of a CUDA op -> "tf32"."""
+            orig = klass.__setattr__
+
+            def __setattr__(obj, name, value):
+                if (name == "fp32_precision" and value in ("ieee", "none") and
+                        getattr(obj, "backend", None) == "cuda"):
+                    op = getattr(obj, "op", "?")
+                    me.override("torch.backends.%s.%s.fp32_precision = %r"
+                                % ("cuda" if op == "matmul" else "cudnn", op, value),
+                                "fp32_precision")
+                    value = "tf32"
+                return orig(obj, name, value)
+            klass.__setattr__ = __setattr__
+
+        def wrap_generic(klass):
+            """torch.backends.fp32_precision = "ieee": kept (the CPU's backends read it),
+            counted: CUDA's ops keep their own "tf32"."""
+            orig = klass.__setattr__
+
+            def __setattr__(obj, name, value):
+                if name == "fp32_precision" and value == "ieee":
+                    me.override("torch.backends.fp32_precision = 'ieee', kept for the CPU; "
+                                "CUDA's matmul, conv and rnn keep 'tf32'", "fp32_precision")
                 return orig(obj, name, value)
             klass.__setattr__ = __setattr__
 
@@ -717,30 +780,59 @@ class _Tune:
                 me.say_once("tf32-" + what, "tf32: the program's own %s cannot be overridden "
                             "(%s: %s)" % (what, err.__class__.__name__, err))
 
-        guard("torch.backends.cuda.matmul.allow_tf32", wrap_setattr, type(matmul),
-              "torch.backends.cuda.matmul")
+        ops = {type(op) for op in (conv, rnn) if op is not None} if new_api else set()
+        if type(matmul) not in ops:             # cuBLASModule (an _FP32Precision: below)
+            guard("torch.backends.cuda.matmul.allow_tf32", wrap_setattr, type(matmul),
+                  "torch.backends.cuda.matmul")
+        else:
+            ops.add(type(matmul))
         if type(cudnn) is not type(sys):        # a PropModule subclass (a module cannot be)
             guard("torch.backends.cudnn.allow_tf32", wrap_setattr, type(cudnn),
-                  "torch.backends.cudnn")
-        # torch.backends.cudnn.flags(allow_tf32=False) and set_flags set it directly
-        real = cudnn.__dict__.get("m", cudnn)
-        orig_flags = getattr(real, "set_flags", None)
-        if orig_flags is not None:
+                  "torch.backends.cudnn", True)
+        for klass in ops:
+            if klass is not type(sys):
+                guard("torch.backends.cudnn.conv/rnn.fp32_precision", wrap_op_setattr, klass)
+        if new_api:
+            if type(backends) is not type(sys) and \
+                    isinstance(attr(backends, "fp32_precision"), str):
+                guard("torch.backends.fp32_precision", wrap_generic, type(backends))
+
+        def wrap_flags(module, label, args):
+            """module.set_flags (what its flags(...) calls): args maps an argument to the API
+            it belongs to and whether its value is changed (else only counted)."""
+            real = module.__dict__.get("m", module)
+            orig_flags = real.__dict__.get("set_flags") if hasattr(real, "__dict__") else None
+            if orig_flags is None:
+                return
             sig = inspect.signature(orig_flags)
 
             @functools.wraps(orig_flags)
-            def set_flags(*args, **kwargs):
+            def set_flags(*a, **kw):
                 try:
-                    bound = sig.bind(*args, **kwargs)
-                    v = bound.arguments.get("_allow_tf32")
-                    if v is not None and not v:
-                        bound.arguments["_allow_tf32"] = True
-                        me.override("torch.backends.cudnn.set_flags(_allow_tf32=%r)" % (v,))
-                        args, kwargs = bound.args, bound.kwargs
+                    bound = sig.bind(*a, **kw)
+                    changed = False
+                    for arg, (api, off, on) in args.items():
+                        v = bound.arguments.get(arg)
+                        if v is not None and off(v):
+                            me.override("%s.set_flags(%s=%r)" % (label, arg, v), api)
+                            if on is not None:
+                                bound.arguments[arg] = on
+                                changed = True
+                    if changed:
+                        a, kw = bound.args, bound.kwargs
                 except Exception:
                     pass
-                return orig_flags(*args, **kwargs)
-            guard("torch.backends.cudnn.set_flags", setattr, real, "set_flags", set_flags)
+                return orig_flags(*a, **kw)
+            guard(label + ".set_flags", setattr, real, "set_flags", set_flags)
+
+        # torch.backends.cudnn.flags(allow_tf32=False / fp32_precision="ieee") and set_flags
+        # set them directly; torch.backends.flags(fp32_precision="ieee"): counted, kept
+        wrap_flags(cudnn, "torch.backends.cudnn",
+                   {"_allow_tf32": ("allow_tf32", lambda v: not v, True),
+                    "_fp32_precision": ("fp32_precision", lambda v: v == "ieee", "tf32")})
+        if new_api:
+            wrap_flags(backends, "torch.backends",
+                       {"_fp32_precision": ("fp32_precision", lambda v: v == "ieee", None)})
         if set_prec is not None:
             @functools.wraps(set_prec)
             def set_float32_matmul_precision(precision, *args, **kwargs):
@@ -993,6 +1085,8 @@ class _Tune:
                     continue
                 if type(va) is int or type(vb) is int:
                     e[k] = (va if type(va) is int else 0) + (vb if type(vb) is int else 0)
+                elif isinstance(vb, str) or isinstance(va, str):    # tf32's "api"
+                    e[k] = vb if isinstance(vb, str) else va
             e["applied"] = bool(a.get("applied")) or bool(b.get("applied"))
             if not e["applied"]:
                 e["note"] = b.get("note") or a.get("note") or ""
@@ -1050,7 +1144,8 @@ class _Tune:
         self.forked = True
         for c in self.counts.values():
             for k in c:
-                c[k] = 0
+                if type(c[k]) is int:
+                    c[k] = 0
 
 
 def _tune_start():

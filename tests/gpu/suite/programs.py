@@ -56,6 +56,10 @@ Cases (planted -> fixed):
                  loop every step (mul_, add_) -> torch._foreach_lerp_ over the lists
   manual_sgd     a hand-written momentum SGD over a bf16 conv net's tensors, one at a time ->
                  the same update with torch._foreach_* ops
+  loader_pinned  a DataLoader (6 workers) of 18 MiB image batches for a bf16 conv net, each
+                 batch copied with .to("cuda") from pageable memory -> pin_memory=True and
+                 .to("cuda", non_blocking=True) on a side stream one batch ahead (what apx
+                 tune's pin_memory fix does, but the side stream)
 """
 import argparse
 import copy
@@ -77,6 +81,7 @@ CASES = {
     "graph_recapture": "graph-recapture", "replica": "redundant-replication",
     "host_stall": "gpu-starvation", "empty_cache": "allocator-churn",
     "ema_loop": "optimizer-foreach", "manual_sgd": "optimizer-foreach",
+    "loader_pinned": "pageable-copy",
 }
 # Whether a case's planted and fixed variants can share one process (programs.py CASE paired):
 # case -> (pairable, what was checked or handled / why not). Every case function was read for
@@ -113,6 +118,11 @@ PAIRABLE = {
                           "before each block allocate again"),
     "ema_loop": (True, "separate models, EMA copies and optimizers"),
     "manual_sgd": (True, "separate models and momentum buffers"),
+    "loader_pinned": (True, "separate models and DataLoaders, each with 6 persistent workers "
+                            "forked (default start method, no CUDA in them) that prefetch 12 "
+                            "batches: as loader, 12 untimed steps (settle) before each block "
+                            "drain them; only the fixed variant has a pin-memory thread, whose "
+                            "pinned blocks its allocator keeps"),
 }
 dev = "cuda"
 
@@ -520,6 +530,66 @@ def case_manual_sgd(fixed):
                 for p, b in zip(params, bufs):
                     b.mul_(mom).add_(p.grad)
                     p.add_(b, alpha=-lr)
+    return step
+
+
+class ImageSet(torch.utils.data.Dataset):
+    """Decoded images as a dataset hands them over (3x112x112 fp32, 147 KiB each), cheap to
+    make (a copy of one of 64 stored ones): the bytes of a batch, not the workers' CPU time,
+    set what the loader costs."""
+
+    def __init__(self, n=64, res=112):
+        self.bank = torch.randn(n, 3, res, res)
+
+    def __len__(self):
+        return 1 << 30
+
+    def __getitem__(self, i):
+        return self.bank[i % len(self.bank)].clone()
+
+
+def case_loader_pinned(fixed):
+    # 128 images a batch: 18.4 MiB copied to the GPU every step. Planted: pageable, so the host
+    # stages it (a blocking .to("cuda"), the GPU idle meanwhile). Fixed: the DataLoader's
+    # pin-memory thread copies each batch into pinned memory while the GPU computes, and the
+    # pinned copy runs on a side stream one batch ahead. The conv net's step (a few ms in bf16)
+    # is meant to be shorter than the pageable copy (pageable-copy's saving, the copy less its
+    # pinned time, above copy-overlap's, the kernel time that could hide it) and longer than
+    # the pin thread's copy (the fixed variant GPU-bound): both to be checked on the capture
+    layers, c = [], 3
+    for w, stride in ((64, 2), (128, 2), (256, 2), (256, 1)):
+        layers += [nn.Conv2d(c, w, 3, stride=stride, padding=1, bias=False), nn.BatchNorm2d(w),
+                   nn.ReLU()]
+        c = w
+    m = nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(c, 100)).to(dev)
+    opt = torch.optim.AdamW(m.parameters(), lr=1e-4, fused=True)
+    it = iter(torch.utils.data.DataLoader(ImageSet(), batch_size=128, num_workers=6,
+                                          pin_memory=fixed, persistent_workers=True))
+    side, state = torch.cuda.Stream(), {"next": None}
+
+    def issue():                                    # fixed: the next batch's copy, ahead
+        b = next(it)
+        with torch.cuda.stream(side):
+            x = b.to("cuda", non_blocking=True)
+            ev = torch.cuda.Event()
+            ev.record(side)
+        return x, ev
+
+    def step():
+        if not fixed:
+            x = next(it).to("cuda")                 # pageable: blocks while it is staged
+        else:
+            x, ev = state["next"] or issue()
+            torch.cuda.current_stream().wait_event(ev)
+            x.record_stream(torch.cuda.current_stream())
+            state["next"] = issue()
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = m(x).float().logsumexp(1).mean()
+        loss.backward()
+        opt.step()
+    # paired runs (PAIRABLE): untimed steps before each block, as many as the workers prefetch
+    step.settle = 2 * 6
     return step
 
 
