@@ -7,6 +7,7 @@
 #define APX_CLI_H
 
 #include <stdint.h>
+#include <sys/types.h>
 #include <stdio.h>
 
 #define APX_EXIT_OK 0
@@ -43,6 +44,11 @@ extern const char apx_cmd_export_usage[];
 int apx_cmd_analyze(int argc, char **argv);
 extern const char apx_cmd_analyze_usage[];
 int apx_cmd_attach(int argc, char **argv);
+/* attach_gpu.c: apx attach PID's GPU work (the collector loaded into PID for duration_ns);
+ * an APX_EXIT_* status, the messages said. */
+int apx_attach_gpu(pid_t pid, uint64_t duration_ns, const char *output, int force);
+/* cmd_analyze.c: libapx-inject.so's real path (APX_INJECT_LIB, beside apx, ../lib/apx/). */
+int apx_find_inject_lib(char *out, size_t cap);
 extern const char apx_cmd_attach_usage[];
 /* analyze_calibrate.c: the collector's cost per kernel launch on this machine (cached). */
 int apx_analyze_calibrate(const char *inject_lib, const char *level, uint64_t *ret_ns);

@@ -184,7 +184,7 @@ static int absolute_path(const char *path, char *out, size_t cap)
 	return n < 0 || (size_t)n >= cap ? -ENAMETOOLONG : 0;
 }
 
-static int find_inject_lib(char *out, size_t cap)
+int apx_find_inject_lib(char *out, size_t cap)
 {
 	const char *env = getenv("APX_INJECT_LIB");
 	char exe[PATH_MAX], cand[PATH_MAX + 64];
@@ -1081,7 +1081,7 @@ int apx_cmd_analyze(int argc, char **argv)
 	if (metrics.spec && !strcmp(metrics.spec, "help") && !metrics.replay) {
 		int stop;
 
-		have_lib = find_inject_lib(lib, sizeof(lib)) == 0;
+		have_lib = apx_find_inject_lib(lib, sizeof(lib)) == 0;
 		return apx_analyze_metrics(have_lib ? lib : NULL, &metrics, &stop);
 	}
 	if (optind >= argc)
@@ -1138,7 +1138,7 @@ int apx_cmd_analyze(int argc, char **argv)
 		memcpy(targv + 1, argv + optind, (size_t)(targc - 1) * sizeof(*targv));
 	}
 
-	have_lib = find_inject_lib(lib, sizeof(lib)) == 0;
+	have_lib = apx_find_inject_lib(lib, sizeof(lib)) == 0;
 	if (have_lib) {
 		const char *prev = getenv("CUDA_INJECTION64_PATH");
 

@@ -1,15 +1,16 @@
 /*
- * cmd_attach.c - `apx attach PID --python-only`: samples a running Python process's stacks
- * from outside, as py-spy does, and writes them to a trace: the process is never stopped,
- * nothing is loaded into it, nothing in it changes. lib/pystack finds its interpreter from
- * /proc/PID/maps and the ELF symbols (remote.c) and reads its thread states, frames and code
- * objects with copying reads (process_vm_readv on PID). Every tick writes one SAMPLE record
- * per Python thread (its stack, its state, system call and CPU time from /proc/PID/task), with
- * the FRAME and STACK records the stacks name written before it, as the collector's sampler
- * does (src_pysampler.c), so apx report shows them under hotspots and threads.
+ * cmd_attach.c - `apx attach PID [--python-only]`. With --python-only it samples a running
+ * Python process's stacks from outside, as py-spy does, and writes them to a trace: the
+ * process is never stopped, nothing is loaded into it, nothing in it changes. lib/pystack
+ * finds its interpreter from /proc/PID/maps and the ELF symbols (remote.c) and reads its
+ * thread states, frames and code objects with copying reads (process_vm_readv on PID). Every
+ * tick writes one SAMPLE record per Python thread (its stack, its state, system call and CPU
+ * time from /proc/PID/task), with the FRAME and STACK records the stacks name written before
+ * it, as the collector's sampler does (src_pysampler.c), so apx report shows them under
+ * hotspots and threads.
  * Refusals (nothing written, exit 1): no such process, not allowed to read it, not a Python
- * process, a CPython apx does not know. Attaching to GPU work (injection) is not implemented.
- * docs/attach.md; called from cli/main.c.
+ * process, a CPython apx does not know. Without --python-only the collector is loaded into
+ * the process instead (attach_gpu.c). docs/attach.md; called from cli/main.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -41,27 +42,39 @@
 #define FRAME_SLOTS (1u << 16)
 
 const char apx_cmd_attach_usage[] =
-	"usage: apx attach PID --python-only [--duration S] [--rate HZ] [-o FILE] [--force]\n"
+	"usage: apx attach PID [--duration S] [-o FILE] [--force]\n"
+	"       apx attach PID --python-only [--duration S] [--rate HZ] [-o FILE] [--force]\n"
 	"\n"
-	"Sample the Python stacks of running process PID from outside, as py-spy does: its\n"
+	"Profile running process PID for S seconds, then leave it as it was.\n"
+	"\n"
+	"By default apx loads its CUPTI collector into the process: one of its Python threads,\n"
+	"stopped with ptrace where it releases the GIL, opens a copy of libapx-inject.so. The\n"
+	"collector records what apx analyze records (kernels, copies, synchronizations, Python\n"
+	"stacks), closes the trace after S seconds, then takes CUPTI out of the process\n"
+	"(cuptiFinalize): the program runs on at its old speed, and a later attach works. The\n"
+	"process must use CUDA already, and hold no other CUPTI client (torch.profiler used in\n"
+	"it, Nsight): apx refuses then, saying why, and changes nothing.\n"
+	"\n"
+	"With --python-only apx samples the Python stacks from outside, as py-spy does: the\n"
 	"memory is read with process_vm_readv, the process is never stopped and nothing in it\n"
-	"changes. The trace holds one sample per Python thread per tick (its stack, state and\n"
-	"CPU time); apx report FILE shows them under hotspots and threads. Attaching to a\n"
-	"process's GPU work is not implemented yet: --python-only is required.\n"
+	"changes (one sample per Python thread per tick: its stack, state and CPU time).\n"
+	"apx report FILE shows either trace.\n"
 	"\n"
-	"  -p, --python-only   sample the Python stacks only (no GPU, no injection)\n"
-	"  -d, --duration S    how long to sample, in seconds (default 10; Ctrl-C stops early)\n"
-	"  -r, --rate HZ       samples per second, 1 to 1000 (default 100)\n"
+	"  -p, --python-only   sample the Python stacks only, from outside (no GPU data)\n"
+	"  -d, --duration S    how long to collect, in seconds (default 10; Ctrl-C stops early)\n"
+	"  -r, --rate HZ       --python-only: samples per second, 1 to 1000 (default 100)\n"
 	"  -o, --output FILE   trace file (default attach-PID.apx)\n"
 	"  -f, --force         replace FILE when it exists\n"
 	"  -h, --help          show this help\n"
 	"\n"
-	"Needs the right to read PID's memory: the same user (and kernel.yama.ptrace_scope 0),\n"
-	"or root. CPython 3.10 to 3.14.\n"
+	"Needs the right to trace PID (to load the collector) or to read its memory\n"
+	"(--python-only): the same user with kernel.yama.ptrace_scope 0, or root. CPython 3.10\n"
+	"to 3.14 on x86_64 Linux with glibc.\n"
 	"\n"
 	"Exit status: 0 the trace was written; 1 apx could not attach (no such process, no\n"
-	"permission, not a Python process, an unknown CPython: the message says which) or\n"
-	"could not write FILE; 2 usage error.\n";
+	"permission, not a Python process, no CUDA context yet, CUPTI held by another tool, an\n"
+	"unknown CPython or C library: the message says which) or could not write FILE; 2 usage\n"
+	"error.\n";
 
 static volatile sig_atomic_t g_stop;
 
@@ -488,11 +501,6 @@ int apx_cmd_attach(int argc, char **argv)
 	if (optind < argc)
 		return apx_cli_usage_error("attach", "unexpected argument '%s'",
 					   apx_term_safe_str(safe, sizeof(safe), argv[optind]));
-	if (!python_only) {
-		apx_log_error("attaching to a process's GPU work is not implemented yet; "
-			      "--python-only samples its Python stacks (no GPU data)");
-		return APX_EXIT_FAIL;
-	}
 	s.pid = (pid_t)pid;
 	if (!output) {
 		snprintf(path_buf, sizeof(path_buf), "attach-%d.apx", (int)s.pid);
@@ -503,6 +511,8 @@ int apx_cmd_attach(int argc, char **argv)
 		apx_log_error("'%s' exists: --force replaces it, -o names another file", safe);
 		return APX_EXIT_FAIL;
 	}
+	if (!python_only)
+		return apx_attach_gpu(s.pid, duration_ns, output, force);
 	r = apx_py_runtime_find_pid(s.pid, &s.rt, why, sizeof(why));
 	if (r < 0) {
 		apx_log_error("cannot attach to process %d: %s", (int)s.pid, why);

@@ -25,7 +25,7 @@
 static const struct apx_cmd commands[] = {
 	{ "analyze", apx_cmd_analyze, "run a program with the CUPTI collector and write a trace",
 	  apx_cmd_analyze_usage },
-	{ "attach", apx_cmd_attach, "sample a running Python process's stacks from outside",
+	{ "attach", apx_cmd_attach, "profile a running process for a while (or its Python only)",
 	  apx_cmd_attach_usage },
 	{ "info", apx_cmd_info, "check a trace file and print its header, chunks and record counts",
 	  apx_cmd_info_usage },

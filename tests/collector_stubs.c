@@ -1,6 +1,6 @@
 /*
- * collector_stubs.c - what inject.c gives the collector's sources (collector.h: apx_say,
- * apx_env_u64, apx_add_kv, apx_degraded), for the harnesses that run sources without CUDA or
+ * collector_stubs.c - what inject.c and attach.c give the collector's sources (collector.h:
+ * apx_say, apx_env_u64, apx_getenv, apx_attached, apx_add_kv, apx_degraded), for the harnesses that run sources without CUDA or
  * the injected library: tests/pystack/harness.c, tests/heap/heap_harness.c,
  * tests/nic/nic_harness.c. Key/values and degraded notes go straight into the source's
  * writer; messages to stderr with the collector's "[apx] " prefix. apx_stub_collector_open
@@ -25,6 +25,16 @@ void apx_say(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
+}
+
+const char *apx_getenv(const char *name)
+{
+	return getenv(name);	/* never attached here */
+}
+
+int apx_attached(void)
+{
+	return 0;
 }
 
 uint64_t apx_env_u64(const char *name, uint64_t def, uint64_t max)

@@ -107,7 +107,7 @@ void apx_capture_callback(struct apx_collector *c, CUpti_CallbackId cbid,
 
 static int capture_start(struct apx_collector *c)
 {
-	const char *want = getenv("APX_CAPTURE");
+	const char *want = apx_getenv("APX_CAPTURE");
 	CUptiResult r;
 
 	if (!want || !*want || !strcmp(want, "none"))

@@ -260,6 +260,7 @@ struct apx_collector {
 	_Atomic uint64_t cupti_dropped;	/* CUPTI's dropped count, from buffer_completed */
 	_Atomic uint64_t declined;	/* buffer requests answered with NULL */
 	_Atomic int forked;		/* set in a forked child: touch nothing */
+	_Atomic int quiet;		/* apx attach's detach: callbacks record nothing */
 	_Atomic int stop;		/* writer: finish and close */
 	_Atomic int no_flush;		/* exit has begun: the writer must not call CUPTI flush */
 	_Atomic int exiting;		/* atexit ran once */
@@ -335,6 +336,25 @@ void apx_proc_children(struct apx_writer *w, uint64_t ts_ns);
 uint64_t apx_mono_ns(void);
 /* inject.c: an unsigned number from the environment, def when unset or not a number <= max. */
 uint64_t apx_env_u64(const char *name, uint64_t def, uint64_t max);
+/* attach.c: a variable of the collector's configuration: under `apx attach` the APX_* ones
+ * come from the attach request only, every other name (and all of them otherwise) from the
+ * process's environment. */
+const char *apx_getenv(const char *name);
+/* attach.c: 1 when the collector was started by `apx attach` in a running process. */
+int apx_attached(void);
+/* attach.c: a detaching collector's callback (c->quiet set): CUPTI's finalize at an API exit. */
+void apx_attach_on_callback(CUpti_CallbackDomain dom, const void *data);
+/* attach.c: apx_say's line under `apx attach`, kept for the attaching apx, not the program's
+ * stderr. */
+void apx_attach_say(const char *line, size_t len);
+/* inject.c: open the trace, subscribe, start the sources and the writer (0, or -errno;
+ * -EBUSY: CUPTI is held by another tool, named in holder). */
+int apx_collector_start(char *holder, size_t holder_cap);
+/* inject.c: stop collecting and close the trace (at exit, or at apx attach's detach:
+ * detach = 1 also switches the activity kinds off and quiets the callbacks first). */
+void apx_collector_finish(int detach);
+/* inject.c: the collector's subscriber handle (attach.c's finalize). */
+CUpti_SubscriberHandle apx_collector_subscriber(void);
 /* One "[apx] ..." line on stderr (never from a callback). */
 void apx_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -8,7 +8,9 @@
  * CUPTI and registers the CLOCK_MONOTONIC timestamp callback, then starts every source of the
  * table below (collector.h) and the writer thread (writer_thread.c). At exit an atexit handler
  * stops the sources (CUPTI's forced flush) and lets the writer close the file with an END
- * chunk. A forked child (pthread_atfork) never touches the parent's file.
+ * chunk. A forked child (pthread_atfork) never touches the parent's file. `apx attach` starts
+ * the same collector in a running process through attach.c (apx_collector_start) and stops it
+ * at its detach (apx_collector_finish(1)).
  *
  * Only InitializeInjection and the Python hooks' apx_py_* (pyhook.c) are exported (version
  * script exports.map). This file, the writer thread and the sources' start() are the
@@ -100,7 +102,10 @@ void apx_say(const char *fmt, ...)
 	if (n > (int)sizeof(buf) - 1)
 		n = (int)sizeof(buf) - 1;
 	buf[n++] = '\n';
-	(void)!write(STDERR_FILENO, buf, (size_t)n);
+	if (apx_attached())
+		apx_attach_say(buf, (size_t)n);
+	else
+		(void)!write(STDERR_FILENO, buf, (size_t)n);
 }
 
 static uint64_t clock_ns(clockid_t id)
@@ -118,7 +123,7 @@ static uint64_t CUPTIAPI timestamp_cb(void)
 
 uint64_t apx_env_u64(const char *name, uint64_t def, uint64_t max)
 {
-	const char *s = getenv(name);
+	const char *s = apx_getenv(name);
 	uint64_t v;
 
 	if (!s || !*s || apx_parse_u64(s, max, &v) < 0)
@@ -173,11 +178,11 @@ static void names_text(const struct name_bit *t, size_t n, unsigned bits, char *
 
 static void configure(void)
 {
-	const char *level = getenv("APX_LEVEL");
-	const char *nvtx = getenv("NVTX_INJECTION64_PATH");
+	const char *level = apx_getenv("APX_LEVEL");
+	const char *nvtx = apx_getenv("NVTX_INJECTION64_PATH");
 
 	g_col.owner_pid = getpid();
-	g_col.debug = getenv("APX_DEBUG") != NULL;
+	g_col.debug = apx_getenv("APX_DEBUG") != NULL;
 	if (g_col.debug) {
 		void *frames[4];
 
@@ -187,8 +192,8 @@ static void configure(void)
 	g_col.kinds = APX_LIGHT_KINDS | (g_col.api_level ? APX_K_API : 0);
 	if (nvtx && (strstr(nvtx, "cupti") || strstr(nvtx, "apx-watch")))
 		g_col.kinds |= APX_K_MARKER;
-	g_col.kinds = parse_names(NAMES(kind_names), g_col.kinds, getenv("APX_KINDS"));
-	g_col.off = parse_names(NAMES(feature_names), 0, getenv("APX_OFF"));
+	g_col.kinds = parse_names(NAMES(kind_names), g_col.kinds, apx_getenv("APX_KINDS"));
+	g_col.off = parse_names(NAMES(feature_names), 0, apx_getenv("APX_OFF"));
 	g_col.period_ns = apx_env_u64("APX_FLUSH_MS", 1000, 3600000) * 1000000ull;
 	if (g_col.period_ns < 10000000)
 		g_col.period_ns = 10000000;
@@ -216,7 +221,7 @@ static size_t read_cmdline(char *buf, size_t cap)
 /* Open the trace file for this process and write its header. */
 static int open_trace(struct apx_rec *hdr)
 {
-	const char *out = getenv("APX_OUTPUT");
+	const char *out = apx_getenv("APX_OUTPUT");
 	uint64_t root = apx_env_u64("APX_ROOT_PID", 0, UINT32_MAX);
 	uint64_t rank = apx_env_u64("RANK", UINT64_MAX, INT32_MAX);
 	pid_t pid = getpid();
@@ -249,9 +254,9 @@ static void fill_header(struct apx_rec *h, char *argv, size_t argv_len, char *cw
 	uint64_t mono = clock_ns(CLOCK_MONOTONIC);
 	uint64_t wall = clock_ns(CLOCK_REALTIME);
 	uint64_t boot = clock_ns(CLOCK_BOOTTIME);
-	const char *user = getenv("USER");
-	const char *rank = getenv("RANK");
-	const char *rid = getenv("APX_RUN_ID");
+	const char *user = apx_getenv("USER");
+	const char *rank = apx_getenv("RANK");
+	const char *rid = apx_getenv("APX_RUN_ID");
 	uint64_t rv;
 
 	apx_rec_init(h, APX_REC_HEADER);
@@ -274,7 +279,7 @@ static void fill_header(struct apx_rec *h, char *argv, size_t argv_len, char *cw
 		apx_rec_set_str(h, APX_HEADER_CWD, cwd);
 	h->v[APX_HEADER_UID] = (uint64_t)getuid();
 	if (!user)
-		user = getenv("LOGNAME");
+		user = apx_getenv("LOGNAME");
 	apx_rec_set_str(h, APX_HEADER_USER, user);
 	if (rid && *rid)
 		snprintf(run_id, run_cap, "%s", rid);
@@ -286,9 +291,9 @@ static void fill_header(struct apx_rec *h, char *argv, size_t argv_len, char *cw
 	else
 		apx_rec_set_i64(h, APX_HEADER_RANK, -1);
 	apx_rec_set_i64(h, APX_HEADER_LOCAL_RANK, -1);
-	if (apx_parse_u64(getenv("WORLD_SIZE") ? getenv("WORLD_SIZE") : "", INT32_MAX, &rv) == 0) {
+	if (apx_parse_u64(apx_getenv("WORLD_SIZE") ? apx_getenv("WORLD_SIZE") : "", INT32_MAX, &rv) == 0) {
 		h->v[APX_HEADER_WORLD_SIZE] = rv;
-		if (getenv("LOCAL_RANK") && apx_parse_u64(getenv("LOCAL_RANK"), INT32_MAX, &rv) == 0)
+		if (apx_getenv("LOCAL_RANK") && apx_parse_u64(apx_getenv("LOCAL_RANK"), INT32_MAX, &rv) == 0)
 			apx_rec_set_i64(h, APX_HEADER_LOCAL_RANK, (int64_t)rv);
 	}
 	h->v[APX_HEADER_START_NS] = mono;
@@ -353,19 +358,29 @@ static void facts(void)
 		names_text(NAMES(feature_names), g_col.off, text, sizeof(text));
 		apx_add_kv(&g_col, "features_off", text);
 	}
+	if (apx_attached()) {
+		const char *ms = apx_getenv("APX_ATTACH_DURATION_MS");
+
+		apx_add_kv(&g_col, "attached", ms && *ms ? ms : "10000");
+	}
 	if (g_col.launch_cost_ns) {
 		snprintf(text, sizeof(text), "%llu", (unsigned long long)g_col.launch_cost_ns);
 		apx_add_kv(&g_col, "collector_launch_cost_ns", text);
 	}
 }
 
-static void at_exit(void)
+void apx_collector_finish(int detach)
 {
 	struct timespec deadline;
 	uint64_t one = 1;
 
 	if (atomic_load(&g_col.forked) || !g_col.writer_started || atomic_exchange(&g_col.exiting, 1))
 		return;
+	if (detach) {
+		/* the program goes on: nothing more is recorded from here */
+		apx_activity_set_kinds(&g_col, 0, 0);
+		atomic_store(&g_col.quiet, 1);
+	}
 	for (size_t i = 0; i < apx_nsources; i++)
 		if (apx_sources[i]->stop)
 			apx_sources[i]->stop(&g_col);
@@ -378,15 +393,25 @@ static void at_exit(void)
 			g_col.path);
 }
 
+CUpti_SubscriberHandle apx_collector_subscriber(void)
+{
+	return g_col.sub;
+}
+
+static void at_exit(void)
+{
+	apx_collector_finish(0);
+}
+
 static void at_fork_child(void)
 {
 	atomic_store(&g_col.forked, 1);
 	g_col.crash_fd = -1;
 }
 
-static int start(void)
+int apx_collector_start(char *holder, size_t holder_cap)
 {
-	static char argv[65536], cwd[4096], kern[1024], run_id[256], holder[256];
+	static char argv[65536], cwd[4096], kern[1024], run_id[256];
 	static struct utsname un;
 	struct apx_rec hdr;
 	sigset_t all, old;
@@ -407,7 +432,7 @@ static int start(void)
 		goto fail;
 	}
 	facts();
-	r = subscribe(holder, sizeof(holder));
+	r = subscribe(holder, holder_cap);
 	if (r == -EBUSY) {
 		char msg[320];
 
@@ -446,7 +471,8 @@ static int start(void)
 	g_col.writer_started = 1;
 	atexit(at_exit);
 	pthread_atfork(NULL, NULL, at_fork_child);
-	apx_crash_install(&g_col);
+	if (!apx_attached())	/* attach: the program's own signal handlers stay untouched */
+		apx_crash_install(&g_col);
 	return 0;
 fail:
 	g_col.crash_fd = -1;
@@ -462,8 +488,8 @@ int InitializeInjection(void)
 {
 	static pthread_mutex_t once_lock = PTHREAD_MUTEX_INITIALIZER;
 	static int done;
-	const char *off = getenv("APX_DISABLE"), *ranks = getenv("APX_RANKS");
-	const char *rank = getenv("RANK");
+	const char *off = apx_getenv("APX_DISABLE"), *ranks = apx_getenv("APX_RANKS");
+	const char *rank = apx_getenv("RANK");
 	uint64_t r;
 
 	pthread_mutex_lock(&once_lock);
@@ -480,6 +506,10 @@ int InitializeInjection(void)
 	if (ranks && *ranks && rank && apx_parse_u64(rank, INT32_MAX, &r) == 0 &&
 	    apx_parse_list_has(ranks, INT32_MAX, r) == 0)
 		return 1;
-	(void)start();
+	{
+		char holder[256] = "";
+
+		(void)apx_collector_start(holder, sizeof(holder));
+	}
 	return 1;	/* never fail the program's cuInit */
 }

@@ -159,7 +159,7 @@ void apx_self_cost_context(struct apx_collector *c, CUcontext ctx)
 
 	if (atomic_exchange(&tried, 1) || (c->off & APX_F_SELF_COST) || !(c->kinds & APX_K_KERNEL) ||
 	    c->api_level || c->win_start_ns || apx_capture_mode() || apx_replay_wanted() ||
-	    !atomic_load(&c->enabled))
+	    apx_attached() || !atomic_load(&c->enabled))
 		return;
 	if (syms()) {
 		apx_degraded(c, "self-cost: the driver's calls were not found; launch gaps are "

@@ -136,7 +136,13 @@ static uint64_t switch_max_ns[NKINDS + 1];
 static CUptiResult switch_kind(CUpti_ActivityKind kind, int on, int first, size_t slot)
 {
 	uint64_t t0 = first ? 0 : apx_mono_ns();
-	CUptiResult r = on ? cuptiActivityEnable(kind) : cuptiActivityDisable(kind);
+	CUptiResult r;
+
+	/* attached to a running program: its devices exist already, CUPTI dumps their records */
+	if (on && first && kind == CUPTI_ACTIVITY_KIND_DEVICE && apx_attached())
+		r = cuptiActivityEnableAndDump(kind);
+	else
+		r = on ? cuptiActivityEnable(kind) : cuptiActivityDisable(kind);
 
 	if (!first && apx_mono_ns() - t0 > switch_max_ns[slot])
 		switch_max_ns[slot] = apx_mono_ns() - t0;

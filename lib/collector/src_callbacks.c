@@ -405,6 +405,10 @@ void CUPTIAPI apx_on_callback(void *ud, CUpti_CallbackDomain dom, CUpti_Callback
 
 	if (!c || atomic_load_explicit(&c->forked, memory_order_relaxed))
 		return;
+	if (atomic_load_explicit(&c->quiet, memory_order_relaxed)) {
+		apx_attach_on_callback(dom, data);	/* apx attach's detach */
+		return;
+	}
 	if (dom == CUPTI_CB_DOMAIN_DRIVER_API)
 		on_driver(c, cbid, data);
 	else if (dom == CUPTI_CB_DOMAIN_RESOURCE)

@@ -94,14 +94,14 @@ static void *sampler_main(void *arg)
 /* Only one process per host: torchrun's launcher has no CUDA, its ranks have LOCAL_RANK. */
 static int first_local_process(void)
 {
-	const char *lr = getenv("LOCAL_RANK");
+	const char *lr = apx_getenv("LOCAL_RANK");
 
 	return !lr || !*lr || strcmp(lr, "0") == 0;
 }
 
 static int nic_start(struct apx_collector *c)
 {
-	const char *inc = getenv("APX_NIC_INCLUDE"), *root = getenv("APX_NIC_SYSFS_ROOT");
+	const char *inc = apx_getenv("APX_NIC_INCLUDE"), *root = apx_getenv("APX_NIC_SYSFS_ROOT");
 	uint64_t hz = apx_env_u64("APX_NIC_HZ", 100, 1000);
 	size_t n;
 

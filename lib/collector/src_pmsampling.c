@@ -364,7 +364,7 @@ static void decode(struct apx_collector *c, uint32_t i)
 
 static int pm_start(struct apx_collector *c)
 {
-	const char *spec = getenv("APX_METRICS");
+	const char *spec = apx_getenv("APX_METRICS");
 	char err[300], text[400];
 
 	(void)c;

@@ -26,7 +26,7 @@ static struct apx_pyhook *hook;
 
 static int pyhook_start(struct apx_collector *c)
 {
-	const char *on = getenv("APX_PY_HOOKS"), *libs = getenv("APX_LIBCALLS");
+	const char *on = apx_getenv("APX_PY_HOOKS"), *libs = apx_getenv("APX_LIBCALLS");
 
 	/* the Python hooks, or libapx-watch.so's cuBLAS/cuDNN calls (libcalls.c) */
 	if ((!on || strcmp(on, "1")) && (!libs || !*libs || !strcmp(libs, "none")))

@@ -632,13 +632,13 @@ static void one_pass_map(const struct apx_pm_set *set)
 static int replay_start(struct apx_collector *c)
 {
 	const struct apx_pm_set *set = apx_pm_replay_set();
-	const char *re = getenv("APX_REPLAY_KERNELS");
+	const char *re = apx_getenv("APX_REPLAY_KERNELS");
 
 	rp.c = c;
-	if (!getenv("APX_REPLAY") || strcmp(getenv("APX_REPLAY"), "1"))
+	if (!apx_getenv("APX_REPLAY") || strcmp(apx_getenv("APX_REPLAY"), "1"))
 		return 0;
 	rp.max = (uint32_t)apx_env_u64("APX_REPLAY_MAX", 5, 1000000);
-	rp.flush = getenv("APX_REPLAY_FLUSH") && !strcmp(getenv("APX_REPLAY_FLUSH"), "1");
+	rp.flush = apx_getenv("APX_REPLAY_FLUSH") && !strcmp(apx_getenv("APX_REPLAY_FLUSH"), "1");
 	if (re && *re) {
 		if (regcomp(&rp.re, re, REG_EXTENDED | REG_NOSUB)) {
 			apx_degraded(c, "replay: APX_REPLAY_KERNELS is not an extended regular "

@@ -93,6 +93,11 @@ void apx_py_set_pid(pid_t pid);
  * Python in it), -ENOTSUP (a version or build apx does not know); why says which.
  * this_thread_state and is_finalizing stay NULL (not callable in another process). */
 int apx_py_runtime_find_pid(pid_t pid, struct apx_py_runtime *ret_rt, char *why, size_t why_cap);
+/* The address of symbol name (PyEval_SaveThread...) in process pid's CPython: the first python
+ * executable or libpython mapped in /proc/PID/maps (libpython first) whose .symtab or .dynsym
+ * defines it (remote.c). 0, -ENOENT (no Python mapped, or none defines it), or the negative
+ * errno of reading /proc/PID/maps (-EACCES: another user's process). */
+int apx_py_symbol_find_pid(pid_t pid, const char *name, uintptr_t *ret_addr);
 /* Several copying reads in one system call: each of n (addr, dst, len) triples; 0 when every
  * byte was read, else -EFAULT (the caller retries the ones it needs one by one). */
 struct apx_py_iov {

@@ -2,24 +2,21 @@
  * remote.c - finding the CPython interpreter of another process from outside, for apx attach
  * --python-only: nothing is called in the target and nothing in it changes. The python
  * executable or libpython*.so mapped in /proc/PID/maps is read as an ELF file (through
- * /proc/PID/root, so a container's file is the one read); its .symtab or .dynsym gives
- * _PyRuntime, PyCode_Type and Py_Version, plus the load bias of its first mapping. The
+ * /proc/PID/root, so a container's file is the one read: lib/base/elf_sym.c); its .symtab or
+ * .dynsym gives _PyRuntime, PyCode_Type and Py_Version, plus the load bias of its first
+ * mapping. apx_py_symbol_find_pid gives any other symbol of it (cli/attach_inject.c). The
  * version is Py_Version read with a copying read (3.11+), else the file's name (python3.X,
  * libpython3.X). 64-bit ELF only (x86-64, aarch64). The caller (cli/cmd_attach.c) logs.
  */
-#include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "base/elf_sym.h"
 #include "pystack/pystack.h"
 
 #include "base/banned.h"
@@ -33,8 +30,7 @@ struct candidate {
 };
 
 struct syms {
-	uintptr_t runtime, code_type, py_version;
-	uintptr_t first_vaddr;		/* the PT_LOAD at file offset 0 */
+	uintptr_t runtime, code_type, py_version;	/* in the target, load bias applied */
 };
 
 static const char *base_name(const char *p)
@@ -125,92 +121,15 @@ static int list_candidates(pid_t pid, struct candidate *out, int *ret_n)
 	return 0;
 }
 
-static int in_file(size_t size, uint64_t off, uint64_t len)
+/* The interpreter's symbols in one candidate: 0 when the file is readable as ELF. */
+static int file_syms(pid_t pid, const struct candidate *c, struct syms *ret)
 {
-	return off <= size && len <= size - off;
-}
+	struct apx_elf_sym y[] = { { "_PyRuntime", 0 }, { "PyCode_Type", 0 }, { "Py_Version", 0 } };
+	int r = apx_elf_lookup(pid, c->path, c->start, y, sizeof(y) / sizeof(y[0]), NULL);
 
-/* The symbols of one ELF file (already mapped): 0, or -ENOEXEC when it is not a 64-bit ELF
- * of this machine or is damaged. */
-static int elf_syms(const uint8_t *m, size_t size, struct syms *ret)
-{
-	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)m;
-	const Elf64_Shdr *sh;
-	int have_load = 0;
-
-	memset(ret, 0, sizeof(*ret));
-	if (size < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 ||
-	    eh->e_ident[EI_CLASS] != ELFCLASS64 || eh->e_phentsize != sizeof(Elf64_Phdr) ||
-	    !in_file(size, eh->e_phoff, (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr)) ||
-	    (eh->e_shnum && (eh->e_shentsize != sizeof(Elf64_Shdr) ||
-			     !in_file(size, eh->e_shoff, (uint64_t)eh->e_shnum * sizeof(Elf64_Shdr)))))
-		return -ENOEXEC;
-	for (unsigned i = 0; i < eh->e_phnum; i++) {
-		const Elf64_Phdr *ph = (const Elf64_Phdr *)(m + eh->e_phoff) + i;
-
-		if (ph->p_type == PT_LOAD && ph->p_offset == 0) {
-			ret->first_vaddr = ph->p_vaddr;
-			have_load = 1;
-			break;
-		}
-	}
-	if (!have_load)
-		return -ENOEXEC;
-	sh = (const Elf64_Shdr *)(m + eh->e_shoff);
-	for (unsigned i = 0; i < eh->e_shnum; i++) {
-		const Elf64_Shdr *s = &sh[i], *strs;
-
-		if ((s->sh_type != SHT_SYMTAB && s->sh_type != SHT_DYNSYM) || s->sh_link >= eh->e_shnum ||
-		    s->sh_entsize != sizeof(Elf64_Sym) || !in_file(size, s->sh_offset, s->sh_size))
-			continue;
-		strs = &sh[s->sh_link];
-		if (!in_file(size, strs->sh_offset, strs->sh_size))
-			continue;
-		for (uint64_t k = 0; k < s->sh_size / sizeof(Elf64_Sym); k++) {
-			const Elf64_Sym *y = (const Elf64_Sym *)(m + s->sh_offset) + k;
-			const char *name;
-
-			if (!y->st_value || y->st_shndx == SHN_UNDEF || y->st_name >= strs->sh_size)
-				continue;
-			name = (const char *)m + strs->sh_offset + y->st_name;
-			if (strnlen(name, strs->sh_size - y->st_name) == strs->sh_size - y->st_name)
-				continue;
-			if (!strcmp(name, "_PyRuntime"))
-				ret->runtime = y->st_value;
-			else if (!strcmp(name, "PyCode_Type"))
-				ret->code_type = y->st_value;
-			else if (!strcmp(name, "Py_Version"))
-				ret->py_version = y->st_value;
-		}
-	}
-	return 0;
-}
-
-/* Map the candidate's file as the target sees it and read its symbols. */
-static int file_syms(pid_t pid, const char *path, struct syms *ret)
-{
-	char full[PATH_MAX + 32];
-	struct stat st;
-	void *m;
-	int fd = -1, r, n;
-
-	n = snprintf(full, sizeof(full), "/proc/%d/root%s", (int)pid, path);
-	if (n > 0 && (size_t)n < sizeof(full))	/* a path too long for the target's root: as is */
-		fd = open(full, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st) < 0 || st.st_size <= 0) {
-		close(fd);
-		return -ENOEXEC;
-	}
-	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
-	if (m == MAP_FAILED)
-		return -errno;
-	r = elf_syms(m, (size_t)st.st_size, ret);
-	munmap(m, (size_t)st.st_size);
+	ret->runtime = y[0].addr;
+	ret->code_type = y[1].addr;
+	ret->py_version = y[2].addr;
 	return r;
 }
 
@@ -256,7 +175,7 @@ int apx_py_runtime_find_pid(pid_t pid, struct apx_py_runtime *ret_rt, char *why,
 		return r;
 	}
 	for (int i = 0; i < n && !hit; i++) {
-		if (file_syms(pid, c[i].path, &y) == 0 && y.runtime && y.code_type)
+		if (file_syms(pid, &c[i], &y) == 0 && y.runtime && y.code_type)
 			hit = &c[i];
 	}
 	if (!hit) {
@@ -279,8 +198,8 @@ int apx_py_runtime_find_pid(pid_t pid, struct apx_py_runtime *ret_rt, char *why,
 				 "executable or libpython in its memory map)", (int)pid);
 		return n ? -ENOTSUP : -ENOENT;
 	}
-	rt.runtime = y.runtime + (hit->start - (y.first_vaddr & ~(uintptr_t)0xfff));
-	rt.code_type = y.code_type + (hit->start - (y.first_vaddr & ~(uintptr_t)0xfff));
+	rt.runtime = y.runtime;
+	rt.code_type = y.code_type;
 	r = probe(pid, rt.runtime, &pv, sizeof(pv));
 	if (r == -EPERM || r == -EACCES) {
 		snprintf(why, why_cap, "not allowed to read process %d's memory (process_vm_readv: "
@@ -301,8 +220,7 @@ int apx_py_runtime_find_pid(pid_t pid, struct apx_py_runtime *ret_rt, char *why,
 	apx_py_set_pid(pid);
 	if (y.py_version) {
 		pv = 0;
-		if (apx_py_read(y.py_version + (hit->start - (y.first_vaddr & ~(uintptr_t)0xfff)),
-				&pv, sizeof(pv)) == 0)
+		if (apx_py_read(y.py_version, &pv, sizeof(pv)) == 0)
 			version = (uint32_t)pv;
 	}
 	if (!version)
@@ -317,4 +235,22 @@ int apx_py_runtime_find_pid(pid_t pid, struct apx_py_runtime *ret_rt, char *why,
 		return r;
 	*ret_rt = rt;
 	return 0;
+}
+
+int apx_py_symbol_find_pid(pid_t pid, const char *name, uintptr_t *ret_addr)
+{
+	struct candidate c[MAX_CANDIDATES];
+	int n = 0, r = list_candidates(pid, c, &n);
+
+	if (r < 0)
+		return r;
+	for (int i = 0; i < n; i++) {
+		struct apx_elf_sym y = { name, 0 };
+
+		if (apx_elf_lookup(pid, c[i].path, c[i].start, &y, 1, NULL) == 0 && y.addr) {
+			*ret_addr = y.addr;
+			return 0;
+		}
+	}
+	return -ENOENT;
 }

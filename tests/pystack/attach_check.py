@@ -6,7 +6,8 @@ names spin's line first by host time and the target's threads. Then the refusals
 exit 1, its reason on stderr and no file written: a process that does not exist, one that is
 not Python (sleep 60), one apx may not read (as root: apx run as nobody against a root-owned
 python; else pid 1 when it belongs to another user), CPython versions apx does not know (2.x,
-3.0-3.9 when present), and attach without --python-only (GPU attach not implemented).
+3.0-3.9 when present), and attach without --python-only to a Python that has not used CUDA
+(no GPU work to profile: the collector is not loaded).
 Usage: python3 attach_check.py APX; exit 0 when all hold."""
 import glob
 import json
@@ -130,7 +131,7 @@ finally:
     sl.wait()
 p = start([sys.executable, script])
 try:
-    refused("gpu attach", p.pid, "not implemented yet")
+    refused("gpu attach", p.pid, "not loaded the CUDA driver")
     if os.geteuid() == 0 and shutil.which("setpriv"):
         refused("permission", p.pid, "not allowed to read process", "--python-only",
                 prefix=("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"))
