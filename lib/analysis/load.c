@@ -94,7 +94,7 @@ static void on_chunk(void *ctx, uint16_t fi, size_t chunk, int err, const struct
 int apx_model_store_get(struct apx_model *m)
 {
 	struct apx_store_opts o = { .keep_clocks = 1, .on_record = on_record,
-				    .on_chunk = on_chunk, .ctx = m };
+				    .on_chunk = on_chunk, .ctx = m, .borrow_readers = m->twin };
 
 	if (!m->store)
 		m->store = apx_store_new(&o);
@@ -396,6 +396,11 @@ static int add_record(struct apx_model *m, struct apx_an_file *f, uint16_t fi,
 			snprintf(f->degraded + n, sizeof(f->degraded) - n, "%s%s", n ? "; " : "", val);
 		} else if (!strcmp(key, "level"))
 			snprintf(f->level, sizeof(f->level), "%.31s", val);
+		else if (!strcmp(key, "attached")) {
+			uint64_t ms = 0;
+
+			f->attached_ms = apx_parse_u64(val, UINT64_MAX / 2, &ms) == 0 && ms ? ms : 1;
+		}
 		else if (!strcmp(key, "collector_launch_cost_ns") ||
 			 !strcmp(key, "collector_launch_cost_self_ns")) {
 			int self = !strcmp(key, "collector_launch_cost_self_ns");
@@ -577,14 +582,16 @@ int apx_model_add_reader(struct apx_model *m, const char *name, struct apx_reade
 	struct apx_an_file *f;
 
 	if (m->nfiles == APX_AN_MAX_FILES || apx_model_store_get(m) < 0) {
-		apx_reader_close(rd);
+		if (!m->twin)
+			apx_reader_close(rd);
 		return add_error(diag, m->store ? -E2BIG : -ENOMEM);
 	}
 	f = &m->files[m->nfiles];
 	memset(f, 0, sizeof(*f));
 	f->path = strdup(name);
 	if (!f->path) {
-		apx_reader_close(rd);
+		if (!m->twin)
+			apx_reader_close(rd);
 		return add_error(diag, -ENOMEM);
 	}
 	f->reader = rd;

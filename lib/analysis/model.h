@@ -71,6 +71,7 @@ struct apx_an_file {
 	char argv[512];				/* space-separated */
 	char run_id[64];			/* shared by the files of one run ("" none) */
 	char degraded[512];			/* what the producer could not collect, "; "-joined */
+	uint64_t attached_ms;			/* apx attach: the collection asked for, else 0 */
 	int64_t realtime_offset_ns;
 	uint64_t clock;
 	uint64_t first_ns, last_ns;		/* span of its timed records */
@@ -822,6 +823,10 @@ struct apx_model {
 
 	/* every event of the files (store.h), after finish; owned by the model */
 	struct apx_store *store;
+	/* input, set before the first file: the store is the twin of the caller's (apx export's):
+	 * it borrows the readers the caller keeps, and the caller builds it with its own store
+	 * (apx_store_build_twin, one pass over the files) before apx_model_finish */
+	int twin;
 	/* the what-if graph of the steady window (whatif/whatif.h), after finish; NULL: none */
 	struct apx_whatif *whatif;
 	/* private (view_streams.c): event store stream -> model stream + 1, 0 = none */
@@ -833,8 +838,8 @@ struct apx_model *apx_model_new(void);
 /* Reads one trace. Damaged or truncated files are used up to the damage (recorded in the
  * file's entry); -errno only when the file cannot be read at all (diag says why). */
 int apx_model_add_file(struct apx_model *m, const char *path, struct apx_diag *diag);
-/* The same for an open reader, which the model takes over (closed with it, also on error);
- * name stands for its path (fuzzing, tests). */
+/* The same for an open reader, which the model takes over (closed with it, also on error;
+ * with m->twin it stays the caller's); name stands for its path (fuzzing, tests). */
 int apx_model_add_reader(struct apx_model *m, const char *name, struct apx_reader *rd,
 			 struct apx_diag *diag);
 /* Read the files into the event store, then compute the views. Negative errno on failure,

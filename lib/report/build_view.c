@@ -685,7 +685,15 @@ static void view_method(struct apx_rdoc *d)
 			lost += f->lost[k];
 		apx_rdoc_line(d, s, 2, "%s: pid %" PRIu64 ", written by %s %s", f->path, f->pid,
 			      f->producer, f->producer_version);
-		if (!strcmp(f->producer, "apx-inject")) {
+		if (!strcmp(f->producer, "apx-inject") && f->attached_ms) {
+			apx_rdoc_line(d, s, 4, "collection level %s; apx attach loaded a copy of "
+				      "libapx-inject.so into the running", f->level[0] ? f->level
+										: "n/a");
+			apx_rdoc_line(d, s, 4, "program (ptrace, at a GIL release) for %.3g s, then "
+				      "switched CUPTI off and finalized it;", f->attached_ms / 1e3);
+			apx_rdoc_line(d, s, 4, "its environment and files were not changed; the "
+				      "first and last steps may be cut by the window");
+		} else if (!strcmp(f->producer, "apx-inject")) {
 			apx_rdoc_line(d, s, 4, "collection level %s; apx put into the program the "
 				      "environment variables", f->level[0] ? f->level : "n/a");
 			apx_rdoc_line(d, s, 4, "CUDA_INJECTION64_PATH (loads libapx-inject.so, which "
