@@ -35,6 +35,7 @@
 #include "cli/progress.h"
 #include "cli/run_files.h"
 #include "export/export.h"
+#include "import/kineto.h"
 
 #include "base/banned.h"
 
@@ -269,21 +270,25 @@ static int export_one(const struct apx_exporter *ex, char **paths, size_t n,
 	const char *safe = of->safe;	/* the output's name, escaped (outfile.h) */
 	char tmp[PATH_MAX + 64], a[32], b[32];
 	struct apx_diag diag = { 0 };
+	struct apx_export_waits waits = { NULL, 0 };
 	struct apx_store *st;
 	struct stat sb;
 	uint64_t est;
 	struct apx_store_opts opts = *so;
-	int damaged, staged, r;
+	int damaged, staged, traces = 1, r;
 
-	/* torch.profiler (Kineto) JSON traces converted first, as apx report reads them */
+	/* torch.profiler (Kineto) JSON traces converted first, as apx report reads them; the
+	 * stream waits only between .apx traces, found in the same pass over the files */
+	for (size_t i = 0; i < n; i++)
+		traces &= !apx_kineto_detect(paths[i]);
 	g_read.n = 0;
 	if (apx_progress_init("export")) {
 		opts.on_record = count_record;
-		r = apx_store_open_with((const char *const *)paths, n, &opts, open_followed, &st,
-					&diag);
+		r = apx_export_open((const char *const *)paths, n, &opts, open_followed,
+				    traces ? &waits : NULL, &st, &diag);
 	} else {
-		r = apx_store_open_with((const char *const *)paths, n, so, apx_cli_open_trace, &st,
-					&diag);
+		r = apx_export_open((const char *const *)paths, n, so, apx_cli_open_trace,
+				    traces ? &waits : NULL, &st, &diag);
 	}
 	apx_progress_stop();
 	if (r < 0) {
@@ -307,9 +312,10 @@ static int export_one(const struct apx_exporter *ex, char **paths, size_t n,
 	if (staged)
 		apx_progress_writing(tmp, of->kind == APX_OUTFILE_STDOUT ? "(stdout)" : of->path,
 				     est);
-	r = staged ? ex->write(st, tmp, &diag) : -EIO;
+	r = staged ? ex->write(st, &waits, tmp, &diag) : -EIO;
 	apx_progress_stop();
 	apx_store_free(st);
+	free(waits.w);
 	if (r < 0) {
 		if (staged)
 			apx_log_error("cannot write '%s': %s", safe,

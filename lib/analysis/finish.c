@@ -233,8 +233,10 @@ int apx_model_finish(struct apx_model *m)
 	int r;
 
 	STEP("creating the event store", apx_model_store_get(m));
-	/* the files are read here, once; the store says which chunk it could not take */
-	STEP("reading the traces", apx_store_build(m->store, &m->finish_diag));
+	/* the files are read here, once (a twin's already were: model.h); the store says which
+	 * chunk it could not take */
+	if (!m->twin)
+		STEP("reading the traces", apx_store_build(m->store, &m->finish_diag));
 	for (size_t i = 0; i < m->nfiles; i++)	/* each file's own, the largest */
 		if (m->files[i].launch_cost_ns > m->launch_cost_ns) {
 			m->launch_cost_ns = m->files[i].launch_cost_ns;

@@ -1003,6 +1003,13 @@ struct apx_store *apx_store_new(const struct apx_store_opts *opts)
 	return st;
 }
 
+/* A reader the store gives up: closed unless it is the caller's (opts.borrow_readers). */
+static void drop_reader(const struct apx_es_priv *pv, struct apx_reader *rd)
+{
+	if (!pv || !pv->opts.borrow_readers)
+		apx_reader_close(rd);
+}
+
 int apx_store_add_reader(struct apx_store *st, const char *name, struct apx_reader *rd,
 			 struct apx_diag *diag)
 {
@@ -1013,7 +1020,7 @@ int apx_store_add_reader(struct apx_store *st, const char *name, struct apx_read
 	int r;
 
 	if (n >= APX_STORE_MAX_FILES || pv->built) {
-		apx_reader_close(rd);
+		drop_reader(pv, rd);
 		if (diag)
 			snprintf(diag->msg, sizeof(diag->msg), "more than %d files", APX_STORE_MAX_FILES);
 		return diag ? (diag->err = -E2BIG) : -E2BIG;
@@ -1021,7 +1028,7 @@ int apx_store_add_reader(struct apx_store *st, const char *name, struct apx_read
 	if ((r = apx_es_grow((void **)&st->files, sizeof(*st->files), n + 1, &pv->files_cap)) < 0 ||
 	    (r = apx_es_grow((void **)&pv->file_dev, sizeof(*pv->file_dev), n + 1, &fcap)) < 0 ||
 	    (r = apx_es_grow((void **)&pv->file_sid, sizeof(*pv->file_sid), n + 1, &dcap)) < 0) {
-		apx_reader_close(rd);
+		drop_reader(pv, rd);
 		return r;
 	}
 	f = &st->files[n];
@@ -1043,7 +1050,7 @@ int apx_store_add_reader(struct apx_store *st, const char *name, struct apx_read
 	f->argv = rec_text(h, APX_HEADER_ARGV);
 	f->run_id = rec_text(h, APX_HEADER_RUN_ID);
 	if ((r = host_index(st, rec_text(h, APX_HEADER_HOSTNAME), &f->host)) < 0) {
-		apx_reader_close(rd);
+		drop_reader(pv, rd);
 		return r;
 	}
 	st->nfiles++;
@@ -1113,43 +1120,75 @@ static void chunk_lost(struct apx_es_file *f, int err, const struct apx_diag *d,
 			 strerror(-err));
 }
 
-/* Every readable record of a file: the store's columns, then the caller's hook. Chunks that
- * cannot be read are skipped (and told to the hook). */
-static int load_file(struct apx_store *st, uint16_t fi, struct apx_diag *diag)
+/* A chunk (or its rest) not read: counted in st's file, told to st's hook. */
+static void chunk_skipped(struct apx_store *st, uint16_t fi, size_t c, int err,
+			  const struct apx_diag *d, uint32_t lost)
 {
 	const struct apx_es_priv *pv = st->priv;
+
+	chunk_lost(&st->files[fi], err, d, lost);
+	if (pv->opts.on_chunk)	/* unknown types and versions: skipped, as apx info says */
+		pv->opts.on_chunk(pv->opts.ctx, fi, c, err, d, lost);
+}
+
+/* One record into st's columns, then st's hook. */
+static int take_record(struct apx_store *st, uint16_t fi, struct apx_rec *rec)
+{
+	const struct apx_es_priv *pv = st->priv;
+	int e;
+
+	if ((e = add_record(st, fi, rec)) < 0 ||
+	    (pv->opts.on_record && (e = pv->opts.on_record(pv->opts.ctx, fi, rec)) < 0))
+		return e;
+	return 0;
+}
+
+/* Every readable record of a file: the store's columns, then the caller's hook, and the same
+ * in twin (NULL: none). Chunks that cannot be read are skipped (and told to the hooks). */
+static int load_file(struct apx_store *st, struct apx_store *twin, uint16_t fi,
+		     struct apx_diag *diag)
+{
 	struct apx_reader *rd = st->files[fi].r;
 
 	for (size_t c = 0; c < apx_reader_chunk_count(rd); c++) {
 		struct apx_chunk_iter it;
 		struct apx_diag d = { 0 };
-		uint32_t done = 0;
+		uint32_t done = 0, lost;
 		int r, e;
 
 		if ((r = apx_chunk_iter_init(&it, rd, c, &d)) < 0) {
-			chunk_lost(&st->files[fi], r, &d, apx_reader_chunk(rd, c)->records);
-			if (pv->opts.on_chunk)	/* unknown types and versions: skipped, as apx info says */
-				pv->opts.on_chunk(pv->opts.ctx, fi, c, r, &d,
-						  apx_reader_chunk(rd, c)->records);
+			lost = apx_reader_chunk(rd, c)->records;
+			chunk_skipped(st, fi, c, r, &d, lost);
+			if (twin)
+				chunk_skipped(twin, fi, c, r, &d, lost);
 			continue;
 		}
 		while ((r = apx_chunk_iter_next(&it, &d)) > 0) {
 			done++;
-			if ((e = add_record(st, fi, &it.rec)) < 0 ||
-			    (pv->opts.on_record && (e = pv->opts.on_record(pv->opts.ctx, fi, &it.rec)) < 0))
+			if ((e = take_record(st, fi, &it.rec)) < 0 ||
+			    (twin && (e = take_record(twin, fi, &it.rec)) < 0))
 				return load_oom(diag, rd, c, e);
 		}
-		if (r < 0)
-			chunk_lost(&st->files[fi], r, &d, apx_reader_chunk(rd, c)->records - done);
-		if (r < 0 && pv->opts.on_chunk)
-			pv->opts.on_chunk(pv->opts.ctx, fi, c, r, &d,
-					  apx_reader_chunk(rd, c)->records - done);
+		if (r < 0) {
+			lost = apx_reader_chunk(rd, c)->records - done;
+			chunk_skipped(st, fi, c, r, &d, lost);
+			if (twin)
+				chunk_skipped(twin, fi, c, r, &d, lost);
+		}
 		apx_reader_release(rd, c);
 	}
 	return 0;
 }
 
-int apx_store_build(struct apx_store *st, struct apx_diag *diag)
+/* The store after its records: the stacks resolved, the columns sorted and indexed. */
+static int build_end(struct apx_store *st)
+{
+	int r = apx_es_resolve_stacks(st);
+
+	return r < 0 ? r : apx_es_finish(st);
+}
+
+static int build(struct apx_store *st, struct apx_store *twin, struct apx_diag *diag)
 {
 	struct apx_es_priv *pv = st->priv;
 	int r;
@@ -1157,15 +1196,36 @@ int apx_store_build(struct apx_store *st, struct apx_diag *diag)
 	if (pv->built)
 		return -EALREADY;
 	pv->built = 1;
+	if (twin)
+		((struct apx_es_priv *)twin->priv)->built = 1;
 	if (!st->nfiles)
 		return 0;	/* an empty store */
 	align_clocks(st);
+	if (twin)
+		align_clocks(twin);
 	for (size_t i = 0; i < st->nfiles; i++)
-		if ((r = load_file(st, (uint16_t)i, diag)) < 0)
+		if ((r = load_file(st, twin, (uint16_t)i, diag)) < 0)
 			return r;
-	if ((r = apx_es_resolve_stacks(st)) < 0)
+	if ((r = build_end(st)) < 0)
 		return r;
-	return apx_es_finish(st);
+	return twin ? build_end(twin) : 0;
+}
+
+int apx_store_build(struct apx_store *st, struct apx_diag *diag)
+{
+	return build(st, NULL, diag);
+}
+
+int apx_store_build_twin(struct apx_store *st, struct apx_store *twin, struct apx_diag *diag)
+{
+	const struct apx_es_priv *tv = twin->priv;
+
+	if (twin->nfiles != st->nfiles || tv->built || !tv->opts.borrow_readers)
+		return -EINVAL;
+	for (size_t i = 0; i < st->nfiles; i++)
+		if (twin->files[i].r != st->files[i].r)
+			return -EINVAL;
+	return build(st, twin, diag);
 }
 
 int apx_store_open(const char *const *paths, size_t npaths, const struct apx_store_opts *opts,
@@ -1212,7 +1272,7 @@ void apx_store_free(struct apx_store *st)
 		return;
 	pv = st->priv;
 	for (size_t i = 0; i < st->nfiles; i++)
-		apx_reader_close(st->files[i].r);
+		drop_reader(pv, st->files[i].r);
 	free(st->files);
 	free(st->hosts);
 	free(st->devices);

@@ -291,6 +291,8 @@ struct apx_store_opts {
 	apx_store_record_fn *on_record;		/* NULL = none */
 	apx_store_chunk_fn *on_chunk;
 	void *ctx;
+	int borrow_readers;			/* 1: the readers stay the caller's, never closed
+						 * here (a twin: apx_store_build_twin) */
 };
 
 struct apx_store {
@@ -359,6 +361,11 @@ struct apx_store *apx_store_new(const struct apx_store_opts *opts);
 int apx_store_add_reader(struct apx_store *st, const char *name, struct apx_reader *rd,
 			 struct apx_diag *diag);
 int apx_store_build(struct apx_store *st, struct apx_diag *diag);
+/* apx_store_build of st and of twin, a store of the same files (the same readers, added in the
+ * same order; twin with borrow_readers) in one pass: each record is decoded once and goes into
+ * both, each under its own options and hooks (apx export: its store and apx report's model for
+ * the stream waits). -EINVAL when the files differ or either is built. */
+int apx_store_build_twin(struct apx_store *st, struct apx_store *twin, struct apx_diag *diag);
 void apx_store_free(struct apx_store *st);
 
 /* The store device of a file's device id, UINT32_MAX when the file never named it. */

@@ -642,7 +642,8 @@ static int nccl_events(struct ch *c)
 	return ferror(c->f) ? -EIO : 0;
 }
 
-static int chrome_write(struct apx_store *st, const char *path, struct apx_diag *diag)
+static int chrome_write(struct apx_store *st, const struct apx_export_waits *waits,
+			const char *path, struct apx_diag *diag)
 {
 	struct ch c = { .st = st, .first = 1 };
 	struct apx_wk_ops ops = { &c, ch_track, ch_slice, ch_counter, NULL };
@@ -656,7 +657,7 @@ static int chrome_write(struct apx_store *st, const char *path, struct apx_diag 
 	header(&c);
 	r = apx_export_nccl_match(st, &c.nm);
 	if (r >= 0)
-		r = apx_walk(st, &ops, &ws);
+		r = apx_walk(st, waits, &ops, &ws);
 	if (r >= 0)
 		r = nccl_events(&c);
 	if (r >= 0 && c.stx.err)

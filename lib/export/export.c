@@ -247,37 +247,31 @@ static int match_event(const struct apx_store *st, const struct apx_store *ms,
 	return -ENOENT;
 }
 
-int apx_export_waits(const struct apx_store *st, struct apx_export_wait **ret_w, size_t *ret_n)
+static int cmp_wait(const void *a, const void *b)
 {
-	struct apx_model *m = apx_model_new();
+	const struct apx_export_wait *x = a, *y = b;
+
+	if (x->awaited != y->awaited)
+		return x->awaited < y->awaited ? -1 : 1;
+	return x->waiting < y->waiting ? -1 : x->waiting > y->waiting;
+}
+
+/* The waits of the finished model m (its store the twin of st) matched to st's events. 0 or
+ * -ENOMEM; *ret untouched when there is none. */
+static int waits_of(const struct apx_store *st, struct apx_model *m, struct apx_export_waits *ret)
+{
 	struct apx_wi_dep_pair *pairs = NULL;
 	struct apx_export_wait *w = NULL;
-	size_t np, n = 0;
-	int r = 0;
+	size_t np = apx_whatif_dep_pairs(m, NULL, 0), n = 0;
 
-	*ret_w = NULL;
-	*ret_n = 0;
-	if (!m)
-		return -ENOMEM;
-	if (!st->nfiles || st->nfiles > APX_AN_MAX_FILES)
-		goto out;
-	for (size_t f = 0; f < st->nfiles; f++) {
-		struct apx_diag diag = { 0 };
-
-		/* not an .apx file (a converted Kineto trace) or gone: no waits, said nowhere */
-		if ((r = apx_model_add_file(m, st->files[f].path, &diag)) < 0)
-			goto out;
-	}
-	if ((r = apx_model_finish(m)) < 0 || !m->store)
-		goto out;
-	np = apx_whatif_dep_pairs(m, NULL, 0);
 	if (!np)
-		goto out;
+		return 0;
 	pairs = calloc(np, sizeof(*pairs));
 	w = calloc(np, sizeof(*w));
 	if (!pairs || !w) {
-		r = -ENOMEM;
-		goto out;
+		free(pairs);
+		free(w);
+		return -ENOMEM;
 	}
 	np = apx_whatif_dep_pairs(m, pairs, np);
 	for (size_t k = 0; k < np; k++) {
@@ -291,19 +285,60 @@ int apx_export_waits(const struct apx_store *st, struct apx_export_wait **ret_w,
 		w[n++] = (struct apx_export_wait){ APX_EXPORT_WAIT_KEY(ta, a),
 						   APX_EXPORT_WAIT_KEY(tw, b) };
 	}
-	r = 0;
-out:
-	apx_model_free(m);
 	free(pairs);
-	if (r == -ENOMEM) {
-		free(w);
-		return r;
-	}
 	if (!n) {
 		free(w);
-		w = NULL;
+		return 0;
 	}
-	*ret_w = w;
-	*ret_n = n;
+	qsort(w, n, sizeof(*w), cmp_wait);
+	ret->w = w;
+	ret->n = n;
 	return 0;
+}
+
+int apx_export_open(const char *const *paths, size_t npaths, const struct apx_store_opts *opts,
+		    int (*open_file)(const char *path, struct apx_reader **ret,
+				     struct apx_diag *diag),
+		    struct apx_export_waits *ret_waits, struct apx_store **ret_store,
+		    struct apx_diag *diag)
+{
+	struct apx_model *m = NULL;
+	struct apx_store *st;
+	int r = -ENOMEM;
+
+	if (ret_waits)
+		*ret_waits = (struct apx_export_waits){ NULL, 0 };
+	if (!npaths || npaths > APX_STORE_MAX_FILES)
+		return -EINVAL;
+	st = apx_store_new(opts);
+	if (!st)
+		return -ENOMEM;
+	if (ret_waits && npaths <= APX_AN_MAX_FILES) {
+		if (!(m = apx_model_new()))
+			goto fail;
+		m->twin = 1;	/* its store reads st's readers in st's pass */
+	}
+	for (size_t i = 0; i < npaths; i++) {
+		struct apx_reader *rd;
+
+		if ((r = open_file(paths[i], &rd, diag)) < 0 ||
+		    (r = apx_store_add_reader(st, paths[i], rd, diag)) < 0 ||
+		    (m && (r = apx_model_add_reader(m, paths[i], rd, NULL)) < 0))
+			goto fail;
+	}
+	r = m ? apx_store_build_twin(st, m->store, diag) : apx_store_build(st, diag);
+	if (r < 0)
+		goto fail;
+	/* a model that cannot be finished (no steady window...): no waits, said nowhere */
+	if (m && (r = apx_model_finish(m)) == -ENOMEM)
+		goto fail;
+	if (m && r >= 0 && (r = waits_of(st, m, ret_waits)) < 0)
+		goto fail;
+	apx_model_free(m);	/* before st: it borrows st's readers */
+	*ret_store = st;
+	return 0;
+fail:
+	apx_model_free(m);
+	apx_store_free(st);
+	return r;
 }

@@ -13,14 +13,18 @@
 
 #include "analysis/store.h"
 
+struct apx_export_waits;
+
 struct apx_exporter {
 	const char *name;		/* the --format value */
 	const char *ext;		/* default file name ending, with the dot */
 	const char *summary;		/* one line for --help */
 	/* Bytes the file will take, roughly (said before writing; warned above 500 MB). */
 	uint64_t (*estimate)(const struct apx_store *st);
-	/* Write the whole store to path (a new file the caller renames into place). */
-	int (*write)(struct apx_store *st, const char *path, struct apx_diag *diag);
+	/* Write the whole store to path (a new file the caller renames into place), with the
+	 * stream waits of waits (apx_export_open; NULL: none) where the format draws them. */
+	int (*write)(struct apx_store *st, const struct apx_export_waits *waits, const char *path,
+		     struct apx_diag *diag);
 };
 
 /* The exporter called name, or NULL. */
@@ -59,13 +63,27 @@ struct apx_export_wait {
 };
 #define APX_EXPORT_WAIT_KEY(type, i) ((uint64_t)(type) << 48 | (uint64_t)(i))
 
-/* The waits of st's files: the files are read again into apx report's model (its what-if graph
- * needs the steady window, the steps and the streams' order), which is freed before it
- * returns; each pair is matched to st's events by file, type, CUDA stream and start time on
- * the file's own clock. Pairs with an end that st left out (--from/--to/--min-dur) are
- * dropped. *ret_w (the caller's to free) may be NULL with *ret_n 0: no file can be read as an
- * .apx trace (a converted Kineto JSON), no steady window, no wait. 0 or -ENOMEM. */
-int apx_export_waits(const struct apx_store *st, struct apx_export_wait **ret_w, size_t *ret_n);
+/* The waits of an export's store (apx_export_open): w[0..n) sorted by awaited, then waiting;
+ * NULL with n 0: none. The exporters draw them (walk.h). */
+struct apx_export_waits {
+	struct apx_export_wait *w;
+	size_t n;
+};
+
+/* apx_store_open_with (the store's files opened by open_file, built under opts) and, with
+ * ret_waits (NULL: not wanted), their waits found in the same pass: each file is opened and
+ * read once, into the store and into apx report's model (its what-if graph needs the steady
+ * window, the steps and the streams' order), whose own store (the twin: every event, each
+ * file's clock) borrows the readers; the model is freed before it returns. Each pair is
+ * matched to the store's events by file, type, CUDA stream and start time on the file's own
+ * clock; pairs with an end the store left out (--from/--to/--min-dur) are dropped. No waits
+ * (ret_waits->w NULL, n 0, the caller's to free otherwise): more files than the model takes,
+ * a model that cannot be finished (no steady window), no wait. 0 or -errno (diag). */
+int apx_export_open(const char *const *paths, size_t npaths, const struct apx_store_opts *opts,
+		    int (*open_file)(const char *path, struct apx_reader **ret,
+				     struct apx_diag *diag),
+		    struct apx_export_waits *ret_waits, struct apx_store **ret_store,
+		    struct apx_diag *diag);
 
 /* ---- distributed runs and NCCL collectives (nccl.c) ---------------------------------------- */
 

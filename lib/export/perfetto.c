@@ -475,7 +475,8 @@ static int pf_counter(void *ctx, uint64_t track, uint64_t ts, double value)
 	return flush_packet(p);
 }
 
-static int perfetto_write(struct apx_store *st, const char *path, struct apx_diag *diag)
+static int perfetto_write(struct apx_store *st, const struct apx_export_waits *waits,
+			  const char *path, struct apx_diag *diag)
 {
 	struct pf p = { .st = st, .first = 1 };
 	struct apx_wk_ops ops = { &p, pf_track, pf_slice, pf_counter, pf_end };
@@ -493,7 +494,7 @@ static int perfetto_write(struct apx_store *st, const char *path, struct apx_dia
 	if (r < 0)
 		goto out;
 	setvbuf(p.f, NULL, _IOFBF, 1 << 20);
-	r = apx_walk(st, &ops, NULL);
+	r = apx_walk(st, waits, &ops, NULL);
 	if (r >= 0)
 		r = samples_until(&p, UINT64_MAX);
 	if (r >= 0 && p.stx.err)

@@ -2,9 +2,9 @@
  * walk.c - lays the event store out on timeline tracks for the exporters (see walk.h): track
  * ids, lanes that keep slices nested, sub-microsecond overlaps of a stream's GPU events trimmed,
  * NVTX ranges projected onto the streams, flows from launches to GPU work and from awaited to
- * waiting GPU work across streams (export.c's apx_export_waits, looked up per slice in two
- * sorted tables), one track per host thread (threads.c), names cut visibly, and slice ends in
- * time order. Called by perfetto.c and chrome.c.
+ * waiting GPU work across streams (the export's waits, export.c's apx_export_open, looked up
+ * per slice in two sorted tables), one track per host thread (threads.c), names cut visibly,
+ * and slice ends in time order. Called by perfetto.c and chrome.c.
  */
 #include "export/walk.h"
 
@@ -69,8 +69,8 @@ struct walk {
 	size_t nproj, proj_cap;
 	struct trim *trim;		/* sorted by key */
 	size_t ntrim;
-	struct apx_export_wait *wait_a;	/* by awaited, then waiting: flow k's id is
-					 * APX_WK_WAIT_FLOW_BASE + k + 1 */
+	const struct apx_export_wait *wait_a;	/* the export's, by awaited, then waiting:
+						 * flow k's id is APX_WK_WAIT_FLOW_BASE + k + 1 */
 	struct wait_in *wait_w;		/* by waiting */
 	size_t nwait;
 	uint32_t *canon;		/* per store thread: the thread whose track it is on */
@@ -700,15 +700,6 @@ static int cmp_proj(const void *a, const void *b, void *ctx)
 
 /* ---- stream wait flows ---------------------------------------------------------------------- */
 
-static int cmp_wait_a(const void *a, const void *b)
-{
-	const struct apx_export_wait *x = a, *y = b;
-
-	if (x->awaited != y->awaited)
-		return x->awaited < y->awaited ? -1 : 1;
-	return x->waiting < y->waiting ? -1 : x->waiting > y->waiting;
-}
-
 static int cmp_wait_w(const void *a, const void *b)
 {
 	const struct wait_in *x = a, *y = b;
@@ -716,14 +707,14 @@ static int cmp_wait_w(const void *a, const void *b)
 	return x->key < y->key ? -1 : x->key > y->key;
 }
 
-/* The cross-stream waits as two lookup tables (their ids fixed by the awaited order). */
-static int find_waits(struct walk *w)
+/* The cross-stream waits (NULL: none) as two lookup tables: the export's, sorted by awaited
+ * (their ids fixed by that order), and one by waiting. */
+static int find_waits(struct walk *w, const struct apx_export_waits *waits)
 {
-	int r = apx_export_waits(w->st, &w->wait_a, &w->nwait);
-
-	if (r < 0 || !w->nwait)
-		return r;
-	qsort(w->wait_a, w->nwait, sizeof(*w->wait_a), cmp_wait_a);
+	if (!waits || !waits->n)
+		return 0;
+	w->wait_a = waits->w;
+	w->nwait = waits->n;
 	if (!(w->wait_w = malloc(w->nwait * sizeof(*w->wait_w))))
 		return -ENOMEM;
 	for (size_t k = 0; k < w->nwait; k++)
@@ -879,7 +870,8 @@ static int one_projection(struct walk *w, const struct proj *p)
 	return emit(w, &s);
 }
 
-int apx_walk(struct apx_store *st, const struct apx_wk_ops *ops, struct apx_wk_stats *ret_stats)
+int apx_walk(struct apx_store *st, const struct apx_export_waits *waits,
+	     const struct apx_wk_ops *ops, struct apx_wk_stats *ret_stats)
 {
 	struct walk w = { .st = st, .ops = ops };
 	struct apx_store_iter it;
@@ -896,7 +888,7 @@ int apx_walk(struct apx_store *st, const struct apx_wk_ops *ops, struct apx_wk_s
 	    name_room(&w, NAME_ROOM) < 0)
 		goto out;
 	if ((r = apx_wk_thread_map(st, &w.canon, &mapped)) < 0 || (r = declare_processes(&w)) < 0 ||
-	    (r = find_trims(&w)) < 0 || (r = project(&w)) < 0 || (r = find_waits(&w)) < 0)
+	    (r = find_trims(&w)) < 0 || (r = project(&w)) < 0 || (r = find_waits(&w, waits)) < 0)
 		goto out;
 	w.stats.threads_mapped = mapped;
 	if (w.nproj)
@@ -934,7 +926,6 @@ out:
 	free(w.heap);
 	free(w.proj);
 	free(w.trim);
-	free(w.wait_a);
 	free(w.wait_w);
 	free(w.canon);
 	free(w.name);

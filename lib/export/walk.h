@@ -18,12 +18,12 @@
  * where the next starts instead (its slice says by how much): no second lane that would look
  * like a second stream. A kernel, copy or memset with the API call that launched it (level api)
  * gets a flow from that call. A GPU operation of the steady window that started when another
- * stream's operation ended (an event wait: apx report's "cross-stream waits", export.c's
- * apx_export_waits) gets a "stream wait" flow from that operation, one per waiting operation:
- * an awaited operation may have several going out, a waiting one has one coming in; their ids
- * (APX_WK_WAIT_FLOW_BASE + n) never meet a launch flow's (file + 1) << 32 | correlation. A
- * thread is on one track whatever ids the trace gives it (CUPTI's pthread id and the OS tid:
- * threads.c). Names longer than APX_WK_NAME_MAX bytes are cut there with a visible
+ * stream's operation ended (an event wait: apx report's "cross-stream waits"; the export's
+ * waits, export.c's apx_export_open) gets a "stream wait" flow from that operation, one per
+ * waiting operation: an awaited operation may have several going out, a waiting one has one
+ * coming in; their ids (APX_WK_WAIT_FLOW_BASE + n) never meet a launch flow's (file + 1) << 32
+ * | correlation. A thread is on one track whatever ids the trace gives it (CUPTI's pthread
+ * id and the OS tid: threads.c). Names longer than APX_WK_NAME_MAX bytes are cut there with a visible
  * " [... cut: N bytes]" and counted. Called by perfetto.c and chrome.c; single-threaded.
  */
 #ifndef APX_EXPORT_WALK_H
@@ -32,6 +32,8 @@
 #include <stdint.h>
 
 #include "analysis/store.h"
+
+struct apx_export_waits;
 
 #define APX_WK_NAME_MAX 65536		/* bytes of a name; longer ones are cut, visibly */
 #define APX_WK_TRIM_NS 1000		/* GPU overlaps on a stream below this: trimmed */
@@ -106,9 +108,10 @@ struct apx_wk_ops {
 /* The store index (thread, stream, device or series) a track id stands for. */
 uint64_t apx_wk_track_index(uint64_t track);
 
-/* Walk the whole store. Returns the first negative value a callback returned, or -ENOMEM;
- * *ret_stats (may be NULL) filled on success. */
-int apx_walk(struct apx_store *st, const struct apx_wk_ops *ops, struct apx_wk_stats *ret_stats);
+/* Walk the whole store, with the stream waits of waits (NULL: none). Returns the first negative
+ * value a callback returned, or -ENOMEM; *ret_stats (may be NULL) filled on success. */
+int apx_walk(struct apx_store *st, const struct apx_export_waits *waits,
+	     const struct apx_wk_ops *ops, struct apx_wk_stats *ret_stats);
 
 /* Per store thread, the store thread whose track its events go on (threads.c): a CUPTI id
  * paired with an OS tid in the trace maps to that OS tid's thread, every other thread to

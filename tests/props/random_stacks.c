@@ -176,7 +176,7 @@ static int check_exports(const char *trace, const char *what, char *dir)
 		unlink(out);
 		if (apx_store_open(&trace, 1, NULL, &st, &d) < 0)
 			return 0;	/* not readable at all: nothing to export */
-		r = ex->write(st, out, &d);
+		r = ex->write(st, NULL, out, &d);
 		if (r < 0) {
 			fprintf(stderr, "FAIL: %s: export %s: %s\n", what, formats[k], d.msg);
 			bad = 1;

@@ -99,9 +99,11 @@ static int on_end(void *ctx, uint64_t track, uint64_t ts)
 	return 0;
 }
 
-/* Exporter fmt's file of st at a fresh temporary path in out ("/tmp/apx-export-XXXXXX":
- * made, then removed so that the exporter makes it). 0, or the exporter's error. */
-static int export_to(struct apx_store *st, const char *fmt, char *out, struct apx_diag *diag)
+/* Exporter fmt's file of st (with waits, NULL none) at a fresh temporary path in out
+ * ("/tmp/apx-export-XXXXXX": made, then removed so that the exporter makes it). 0, or the
+ * exporter's error. */
+static int export_to(struct apx_store *st, const struct apx_export_waits *waits, const char *fmt,
+		     char *out, struct apx_diag *diag)
 {
 	int fd = mkstemp(out);
 
@@ -109,7 +111,7 @@ static int export_to(struct apx_store *st, const char *fmt, char *out, struct ap
 		return -errno;
 	close(fd);
 	unlink(out);
-	return apx_exporter_find(fmt)->write(st, out, diag);
+	return apx_exporter_find(fmt)->write(st, waits, out, diag);
 }
 
 APX_TEST(walk_flows_projection_lanes)
@@ -123,7 +125,7 @@ APX_TEST(walk_flows_projection_lanes)
 	APX_ASSERT_OK(make_trace(&t));
 	p = t.path;
 	APX_ASSERT_OK(apx_store_open(&p, 1, NULL, &st, NULL));
-	APX_ASSERT_OK(apx_walk(st, &ops, NULL));
+	APX_ASSERT_OK(apx_walk(st, NULL, &ops, NULL));
 	/* 2 ranges, 2 launches, 2 kernels, 1 projection: "late" launched nothing */
 	APX_ASSERT_EQ(s.slices, 2 + 2 + 2 + 1);
 	APX_ASSERT_EQ(s.flows_out, 2);
@@ -164,7 +166,7 @@ APX_TEST(chrome_and_perfetto_files)
 	APX_ASSERT_OK(make_trace(&t));
 	p = t.path;
 	APX_ASSERT_OK(apx_store_open(&p, 1, NULL, &st, NULL));
-	APX_ASSERT_OK(export_to(st, "chrome", out, &diag));
+	APX_ASSERT_OK(export_to(st, NULL, "chrome", out, &diag));
 	f = fopen(out, "r");
 	APX_ASSERT(f);
 	n = fread(buf, 1, sizeof(buf) - 1, f);
@@ -186,7 +188,7 @@ APX_TEST(chrome_and_perfetto_files)
 	APX_ASSERT(strstr(buf, "\"deviceProperties\""));
 	unlink(out);
 
-	APX_ASSERT_OK(apx_exporter_find("perfetto")->write(st, out, &diag));
+	APX_ASSERT_OK(apx_exporter_find("perfetto")->write(st, NULL, out, &diag));
 	f = fopen(out, "rb");
 	APX_ASSERT(f);
 	n = fread(buf, 1, sizeof(buf), f);
@@ -307,7 +309,7 @@ APX_TEST(chrome_collectives)
 	APX_ASSERT_OK(make_rank_trace(&t));
 	p = t.path;
 	APX_ASSERT_OK(apx_store_open(&p, 1, NULL, &st, NULL));
-	APX_ASSERT_OK(export_to(st, "chrome", out, &diag));
+	APX_ASSERT_OK(export_to(st, NULL, "chrome", out, &diag));
 	APX_ASSERT(read_file(out, buf, sizeof(buf)) > 0);
 	/* Kineto's distributedInfo, on the third line (Holistic Trace Analysis's rank scan) */
 	di = strstr(buf, "\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 1, \"world_size\": "
@@ -342,7 +344,7 @@ APX_TEST(chrome_collectives)
 	APX_ASSERT_OK(make_trace(&t));
 	p = t.path;
 	APX_ASSERT_OK(apx_store_open(&p, 1, NULL, &st, NULL));
-	APX_ASSERT_OK(apx_exporter_find("chrome")->write(st, out, &diag));
+	APX_ASSERT_OK(apx_exporter_find("chrome")->write(st, NULL, out, &diag));
 	APX_ASSERT(read_file(out, buf, sizeof(buf)) > 0);
 	di = "{\n\"schemaVersion\": 1,\n\"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 0, "
 	     "\"world_size\": 1, \"pg_count\": 0, \"pg_config\": [], \"nccl_version\": \"unknown\"";
@@ -437,7 +439,7 @@ static int walk_file(const char *path, struct layout *l, struct apx_wk_stats *ws
 
 	if ((r = apx_store_open(&path, 1, NULL, &st, NULL)) < 0)
 		return r;
-	r = apx_walk(st, &ops, ws);
+	r = apx_walk(st, NULL, &ops, ws);
 	apx_store_free(st);
 	return r;
 }
@@ -557,7 +559,7 @@ APX_TEST(walk_cuts_long_names_visibly)
 	/* the Chrome file says it on the event and counts it */
 	p = t.path;
 	APX_ASSERT_OK(apx_store_open(&p, 1, NULL, &st, NULL));
-	APX_ASSERT_OK(export_to(st, "chrome", out, &diag));
+	APX_ASSERT_OK(export_to(st, NULL, "chrome", out, &diag));
 	APX_ASSERT(read_file(out, buf, sizeof(buf)) > 0);
 	APX_ASSERT(strstr(buf, "aaa [... cut: 70000 bytes]\", \"pid\""));
 	APX_ASSERT(strstr(buf, "\"name cut (bytes)\": 70000}"));
@@ -588,7 +590,7 @@ APX_TEST(perfetto_counter_units)
 	APX_ASSERT_OK(tg_close(&t));
 	p = t.path;
 	APX_ASSERT_OK(apx_store_open(&p, 1, NULL, &st, NULL));
-	APX_ASSERT_OK(export_to(st, "perfetto", out, &diag));
+	APX_ASSERT_OK(export_to(st, NULL, "perfetto", out, &diag));
 	f = fopen(out, "rb");
 	APX_ASSERT(f);
 	n = fread(buf, 1, sizeof(buf), f);
@@ -695,6 +697,7 @@ APX_TEST(stream_wait_flows)
 	struct apx_wk_ops ops = { &w, wt_track, wt_slice, on_counter, NULL };
 	char out[] = "/tmp/apx-export-XXXXXX";
 	struct apx_diag diag = { 0 };
+	struct apx_export_waits waits;
 	struct apx_wk_stats ws;
 	struct apx_store *st;
 	const char *p = WAIT_FIXTURE;
@@ -703,8 +706,10 @@ APX_TEST(stream_wait_flows)
 	FILE *f;
 
 	APX_ASSERT_EQ(want, 20);
-	APX_ASSERT_OK(apx_store_open(&p, 1, NULL, &st, NULL));
-	APX_ASSERT_OK(apx_walk(st, &ops, &ws));
+	/* the store and its waits in one pass over the file, as apx export reads it */
+	APX_ASSERT_OK(apx_export_open(&p, 1, NULL, apx_reader_open, &waits, &st, NULL));
+	APX_ASSERT_EQ(waits.n, want);
+	APX_ASSERT_OK(apx_walk(st, &waits, &ops, &ws));
 	APX_ASSERT_EQ(ws.waits, want);
 	APX_ASSERT_EQ(w.nout, want);
 	APX_ASSERT_EQ(w.nin, want);
@@ -722,7 +727,7 @@ APX_TEST(stream_wait_flows)
 		APX_ASSERT(w.in_start[i] - w.out_end[j] <= APX_WI_DEP_NS);
 	}
 
-	APX_ASSERT_OK(export_to(st, "chrome", out, &diag));
+	APX_ASSERT_OK(export_to(st, &waits, "chrome", out, &diag));
 	f = fopen(out, "r");
 	APX_ASSERT(f);
 	n = fread(buf, 1, sizeof(buf) - 1, f);
@@ -741,7 +746,7 @@ APX_TEST(stream_wait_flows)
 			  "\"tid\": 7, \"ts\": 500256.312, \"cat\": \"stream_wait\""));
 	unlink(out);
 
-	APX_ASSERT_OK(apx_exporter_find("perfetto")->write(st, out, &diag));
+	APX_ASSERT_OK(apx_exporter_find("perfetto")->write(st, &waits, out, &diag));
 	f = fopen(out, "rb");
 	APX_ASSERT(f);
 	n = fread(buf, 1, sizeof(buf), f);
@@ -759,6 +764,7 @@ APX_TEST(stream_wait_flows)
 		APX_ASSERT_EQ(count_bytes(buf, n, end, sizeof(end)), 1);
 	}
 	unlink(out);
+	free(waits.w);
 	apx_store_free(st);
 	return 0;
 }
