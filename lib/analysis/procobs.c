@@ -4,9 +4,11 @@
  * The rules that also read traces (pageable-copy, l2-persistence, memory-capacity) have the
  * same id, title and observe function as their entry in apx report's table (rules.c), which
  * holds their run function too (here NULL: the trace half needs the rest of lib/analysis,
- * which nvperfd does not link; test-rules checks the two entries agree). Called by
- * nvperfd when a tracked process ends (lib/daemon/tracker.c), and by the unit tests.
+ * which nvperfd does not link; test-rules checks the two entries agree). Also the command a
+ * summary with a big problem suggests (apx_procobs_next_cmd). Called by nvperfd when a tracked
+ * process ends (lib/daemon/tracker.c, summary.c), and by the unit tests.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -63,6 +65,33 @@ void apx_procobs_run(const struct apx_procobs *o, struct apx_findings *out)
 		}
 		res->status = rules[i].observe(o, out, res->why, sizeof(res->why));
 	}
+}
+
+int apx_procobs_next_cmd(const struct apx_finding *f, size_t nf, int pid, int uses_cuda,
+			 char *buf, size_t cap)
+{
+	int big = 0, n;
+
+	if (!buf || !cap)
+		return -EINVAL;
+	buf[0] = 0;
+	if (pid <= 0)
+		return -EINVAL;
+	for (size_t i = 0; i < nf && !big; i++)
+		big = f[i].severity >= APX_SEV_WARNING;
+	if (!big)
+		return 0;
+	if (uses_cuda)
+		n = snprintf(buf, cap, "apx attach %d --duration %d -o attach-%d.apx", pid,
+			     APX_NEXT_DURATION_S, pid);
+	else
+		n = snprintf(buf, cap, "apx attach %d --python-only --duration %d", pid,
+			     APX_NEXT_DURATION_S);
+	if (n < 0 || (size_t)n >= cap) {
+		buf[0] = 0;
+		return -EINVAL;
+	}
+	return n;
 }
 
 const char *apx_procobs_fmt_bytes(char *buf, size_t cap, uint64_t b)

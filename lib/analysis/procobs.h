@@ -71,6 +71,19 @@ const struct apx_rule *apx_procobs_rules(size_t *ret_n);
  * than th.min_runtime_ns (or of 0 ns) raises nothing: every rule is NOT_MEASURED. */
 void apx_procobs_run(const struct apx_procobs *o, struct apx_findings *out);
 
+/* The command that looks closer at process pid, when one of its findings f[0..nf) is a big
+ * problem: severity APX_SEV_WARNING or above (the report's WARNING and CRITICAL). A process
+ * using CUDA gets the collector loaded into it, "apx attach PID --duration 10 -o
+ * attach-PID.apx"; one without, its Python stacks sampled from outside, "apx attach PID
+ * --python-only --duration 10" (cli/cmd_attach.c, docs/attach.md). Only the pid, a number,
+ * goes into it: nothing the process chose (its name, argv). Returns the length written to buf
+ * (NUL-terminated), 0 with buf "" when no finding is that severe, -EINVAL for pid <= 0 or a
+ * buf too small (buf "" then too). */
+#define APX_NEXT_CMD_MAX 80
+#define APX_NEXT_DURATION_S 10
+int apx_procobs_next_cmd(const struct apx_finding *f, size_t nf, int pid, int uses_cuda,
+			 char *buf, size_t cap);
+
 /* For the rules: bytes as nvperfd writes them ("36.1 KiB", "1.5 GiB"). */
 const char *apx_procobs_fmt_bytes(char *buf, size_t cap, uint64_t bytes);
 /* why[] for a rule whose threshold key is 0 (off). */

@@ -1,7 +1,8 @@
 /*
  * summary.c - the per-process summary file nvperfd leaves when a tracked process ends: an .apx
  * file (include/apx/format.h) with the header, the process, its threads, its /proc time series,
- * its findings and a few key/values, in STATE_DIR/UID/, owned by that user, mode 0600. The
+ * its findings and a few key/values (with a big problem, nvperfd.next: the `apx attach`
+ * command that looks closer), in STATE_DIR/UID/, owned by that user, mode 0600. The
  * folder is bounded in count and bytes (oldest removed first) and nothing here follows a
  * symlink: the state folder and the user folder are opened O_NOFOLLOW and every file operation
  * is relative to that fd. Called by tracker.c on the event loop; non-logging.
@@ -22,6 +23,7 @@
 #include <apx/format.h>
 #include <apx/version.h>
 
+#include "analysis/procobs.h"
 #include "daemon/daemon.h"
 #include "daemon/summary_index.h"
 
@@ -278,7 +280,7 @@ static int write_records(struct apx_daemon *d, struct apx_writer *w, struct apx_
 	size_t max_recs = (size_t)(budget / REC_EST_BYTES), nthreads = p->nthreads, step = 1;
 	size_t gpu_recs;
 	struct apx_rec r;
-	char buf[64];
+	char buf[64], next[APX_NEXT_CMD_MAX];
 	int rc;
 
 	if (max_recs < 64)
@@ -393,6 +395,9 @@ static int write_records(struct apx_daemon *d, struct apx_writer *w, struct apx_
 	set_kv(w, "nvperfd.threads_seen", buf);
 	set_kv(w, "nvperfd.torch", p->torch ? "yes" : "unknown");
 	set_kv(w, "nvperfd.cuda", p->cuda ? "yes" : "not seen");
+	/* a big problem: the command that looks closer (only the pid in it) */
+	if (apx_procobs_next_cmd(f, nf, (int)p->pid, p->cuda, next, sizeof(next)) > 0)
+		set_kv(w, "nvperfd.next", next);
 	return 0;
 }
 

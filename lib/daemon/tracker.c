@@ -2,8 +2,9 @@
  * tracker.c - the table of tracked Python processes: classification (at exec, comm change,
  * fork of a tracked parent, /proc scans), the periodic /proc samples, and what happens at exit
  * (findings of the rule engine's process rules, analysis/procobs.h, on what observe.c gathers;
- * summary file, log line, notice). Also the per-user config cache. Runs on the
- * daemon's event loop (main.c); the only logging file besides main.c.
+ * summary file, log line, notice, and with a big problem the `apx attach` command). Also the
+ * per-user config cache. Runs on the daemon's event loop (main.c); the only logging file
+ * besides main.c.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -652,7 +653,7 @@ static int sample(struct apx_daemon *d, struct apx_proc *p, uint64_t now, int re
 static void tty_notice(struct apx_proc *p, const char *text)
 {
 	unsigned maj = major(p->tty_nr), min = minor(p->tty_nr);
-	char path[64], line[600];
+	char path[64], line[640];
 	struct stat st;
 	int fd, n;
 
@@ -684,7 +685,7 @@ static void finish(struct apx_daemon *d, struct apx_proc *p, int code, int have_
 	const struct apx_finding *f = fd->f;
 	size_t nf;
 	char path[APX_CONF_PATH_MAX + 64] = "";
-	char ecomm[64], etitle[400];
+	char ecomm[64], etitle[400], next[APX_NEXT_CMD_MAX];
 	int st = exit_status(code, have_code), r = 0;
 
 	if (p->up && d->up) {	/* its last probe events, then the probes go */
@@ -723,15 +724,21 @@ static void finish(struct apx_daemon *d, struct apx_proc *p, int code, int have_
 		 (double)(p->last.utime_ns + p->last.stime_ns) / 1e9, p->peak_rss / 1024,
 		 p->last.vol_csw, p->last.invol_csw, p->nthreads, p->cuda ? ", used CUDA" : "",
 		 path[0] ? ", summary " : "", path);
+	/* a big problem: the line of each severe finding ends with the command that looks
+	 * closer (made of the pid only: nothing of the process's own text) */
+	(void)apx_procobs_next_cmd(f, nf, (int)p->pid, p->cuda, next, sizeof(next));
 	for (size_t i = 0; i < nf && p->cfg.notice != APX_NOTICE_NONE; i++) {
-		char msg[512];
+		const char *sep = next[0] && f[i].severity >= APX_SEV_WARNING ? "; next: " : "";
+		const char *cmd = sep[0] ? next : "";
+		char msg[600];
 
 		apx_dlog_esc(etitle, sizeof(etitle), f[i].title, strlen(f[i].title));
-		apx_dlog(APX_LOG_NOTICE, "notice: pid %d uid %u \"%s\": %s", (int)p->pid,
-			 (unsigned)p->uid, ecomm, etitle);
+		apx_dlog(APX_LOG_NOTICE, "notice: pid %d uid %u \"%s\": %s%s%s", (int)p->pid,
+			 (unsigned)p->uid, ecomm, etitle, sep, cmd);
 		d->st.notices++;
 		if (p->cfg.notice == APX_NOTICE_TTY) {
-			snprintf(msg, sizeof(msg), "pid %d (%s): %s", (int)p->pid, ecomm, etitle);
+			snprintf(msg, sizeof(msg), "pid %d (%s): %s%s%s", (int)p->pid, ecomm, etitle,
+				 sep, cmd);
 			tty_notice(p, msg);
 		}
 	}

@@ -2,15 +2,17 @@
  * build_view_nvperfd.c - the text and JSON views of what nvperfd observed from outside
  * (model->observed, built by lib/analysis/observed.c): the "nvperfd (observed from outside)"
  * section, one block per process (uprobes, host<->device copies, pinned allocations, GPU,
- * GPM, the METRIC time series), and the "GPU (observed)" lines of the summary. Values nvperfd
- * wrote as "n/a (why)" are shown with their why, never as 0. Fits 100 columns. And the JSON
- * member "nvperfd": each process's key/values, copies and series as nested tables. Called by
- * build_view.c.
+ * GPM, the METRIC time series, the `apx attach` command it suggested), and the "GPU
+ * (observed)" lines of the summary. Values nvperfd wrote as "n/a (why)" are shown with their
+ * why, never as 0. Fits 100 columns. And the JSON member "nvperfd": each process's
+ * key/values, copies and series as nested tables. Called by build_view.c.
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "analysis/observed.h"
+#include "analysis/procobs.h"
 #include "report/build.h"
 
 #include "base/banned.h"
@@ -361,6 +363,34 @@ static void nvperfd_json(struct apx_rdoc *d)
 	apx_rdoc_json(d, S, "nvperfd", j, APX_RJ_ARRAY, 0);
 }
 
+/* "next": the command nvperfd suggested for a closer look at a process with a big problem
+ * (nvperfd.next). Shown only when it is exactly the one nvperfd makes for its pid
+ * (apx_procobs_next_cmd): a file is not trusted to put any other command before the user. */
+static void next_cmd(struct apx_rdoc *d, const struct apx_an_observed *ob)
+{
+	static const struct apx_finding big = { .severity = APX_SEV_WARNING };
+	const struct apx_an_kv *kv = apx_observed_kv(d->m, ob, "nvperfd.next");
+	static const char pre[] = "apx attach ";
+	char want[APX_NEXT_CMD_MAX], got[APX_NEXT_CMD_MAX];
+	int pid = 0;
+
+	if (!kv || kv->val_len >= sizeof(got) || kv->val_len < sizeof(pre))
+		return;
+	memcpy(got, kv->val, kv->val_len);
+	got[kv->val_len] = 0;
+	if (strncmp(got, pre, sizeof(pre) - 1))
+		return;
+	for (const char *c = got + sizeof(pre) - 1; *c >= '0' && *c <= '9' && pid < 10000000; c++)
+		pid = pid * 10 + (*c - '0');
+	for (int cuda = 0; cuda < 2; cuda++) {
+		if (apx_procobs_next_cmd(&big, 1, pid, cuda, want, sizeof(want)) > 0 &&
+		    !strcmp(want, got)) {
+			line(d, S, "next", got);
+			return;
+		}
+	}
+}
+
 void apx_rdoc_view_nvperfd(struct apx_rdoc *d)
 {
 	const struct apx_model *m = d->m;
@@ -388,6 +418,7 @@ void apx_rdoc_view_nvperfd(struct apx_rdoc *d)
 		pinned(d, ob);
 		gpu(d, ob);
 		series(d, ob);
+		next_cmd(d, ob);
 		if (ob->kvs_dropped)
 			apx_rdoc_line(d, S, 4, "(%" PRIu64 " more nvperfd.* key/values left out)",
 				      ob->kvs_dropped);

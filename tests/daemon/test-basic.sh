@@ -2,7 +2,8 @@
 # test-basic.sh - nvperfd end to end: apx init, Python processes (plain, a torch-like one named
 # pt_main_thread, one started before the daemon) tracked within 1 s and shown by apx status
 # --json; summaries written on exit (0600, right owner) that `apx info` reads as complete; apx
-# history; SIGHUP re-opens the log; SIGTERM stops cleanly. Run by ctest (label daemon).
+# history; apx top on a terminal, its A key (attach) included; SIGHUP re-opens the log; SIGTERM
+# stops cleanly. Run by ctest (label daemon).
 . "$(dirname "$0")/lib.sh"
 
 write_conf
@@ -79,6 +80,11 @@ assert p[$P1]['rss_bytes'] > 0 and p[$P1]['threads'] >= 1
 "$APX" top -n 1 --json | grep -q "\"pid\":$P1," || fail "apx top --json"
 "$APX" status --sort nope 2>/dev/null; [ $? = 2 ] || fail "bad --sort is not a usage error"
 "$PY" "$(dirname "$0")/top_pty.py" "$APX" "$P1" || fail "apx top on a terminal"
+# apx top's A key: the attach runs as a child, its messages in attach-PID.log of the current
+# folder (here on the sleep, not Python: it fails at once, and top says so)
+D=$(cd "$(dirname "$0")" && pwd)
+(cd "$T" && "$PY" "$D/top_attach_pty.py" "$APX" "$S") ||
+	fail "apx top: A (attach)"
 # after start-up the daemon keeps only CHOWN, DAC_OVERRIDE, DAC_READ_SEARCH, FOWNER, SYS_PTRACE
 # (+ SYS_ADMIN, PERFMON, BPF when its eBPF uprobes are in use)
 grep -q "^CapEff:[[:space:]]*000000000008000f$" "/proc/$(cat "$T/pid")/status" ||

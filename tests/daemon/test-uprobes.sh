@@ -5,7 +5,10 @@
 # split pinned/pageable, the persisting-L2 limit and the access-policy window as CONFIG
 # records, and the findings; while it runs, apx status --json and the table show the bytes so
 # far, the persisting-L2 limit and window count, and (uprobe_copy_time = yes) the pageable H2D
-# rate, none without copy timing. A second program passes uprobe_max_rate: its probes are removed and its summary says so. Exits 77 (skipped) when BPF cannot be used here.
+# rate, none without copy timing. A second program passes uprobe_max_rate: its probes are
+# removed and its summary says so. A summary whose findings are all info suggests no command;
+# one with a warning (untimed pageable copies) names `apx attach PID` in the summary, the
+# notice and apx report. Exits 77 (skipped) when BPF cannot be used here.
 # Needs: APX, NVPERFD, FAKECUDA (the stand-in library), APXKV (record printer).
 . "$(dirname "$0")/lib.sh"
 
@@ -103,6 +106,11 @@ grep -q "^finding pageable-copy 1 36.1 KiB copied between host and pageable memo
 	"$T/kv.calls" || fail "no pageable-copy finding: $(grep ^finding "$T/kv.calls")"
 grep -q "^finding l2-persistence 1 L2 persistence in use: set-aside 3.0 MiB, 1 access-policy windows (1 persisting)" \
 	"$T/kv.calls" || fail "no l2-persistence finding: $(grep ^finding "$T/kv.calls")"
+# findings of severity 1 only: no big problem, no command suggested
+kv "nvperfd.cuda=yes"
+grep -q "^kv nvperfd.next=" "$T/kv.calls" &&
+	fail "calls: a command suggested: $(grep next "$T/kv.calls")"
+grep "notice: pid $P " "$T/log" | grep -q "next:" && fail "calls: notice suggests a command"
 "$APX" report --color never "$T"/state/0/*-"$P"-*.apx 2>/dev/null | grep -qi "pageable" ||
 	fail "apx report does not show the pageable-copy finding"
 
@@ -131,5 +139,13 @@ kv "nvperfd.h2d.pageable.call_ns=n/a (uprobe_copy_time = no)"
 # untimed: no saving can be estimated, and the rule says warning (2)
 grep -q "^finding pageable-copy 2 36.1 KiB .* in 8 calls (rate n/a: uprobe_copy_time = no; threshold 1.0 KiB)$" \
 	"$T/kv.notime" || fail "notime: finding $(grep ^finding "$T/kv.notime")"
+# a warning is a big problem: the summary and the notice name the command that looks closer
+# (the process used CUDA: the collector, into its pid)
+NEXT="apx attach $P --duration 10 -o attach-$P.apx"
+kv "nvperfd.next=$NEXT"
+grep -q "notice: pid $P uid 0 \"python3\": 36.1 KiB .*; next: $NEXT$" "$T/log" ||
+	fail "notime: notice without the command: $(grep "notice: pid $P " "$T/log")"
+"$APX" report --color never "$T"/state/0/*-"$P"-*.apx 2>/dev/null | grep -q "^    next  *$NEXT$" ||
+	fail "notime: apx report does not show the command"
 stop_daemon
 echo "ok"

@@ -3,9 +3,11 @@
  * process observations: each fires on an observation past its threshold, with the record the
  * daemon writes (id, severity, title, typed metrics, fix) and stays silent just inside it or
  * says why it could not measure; pageable-copy's saving and severity follow the report's model
- * (finding.h). Linked with libapx_rules.a alone: the part of the engine nvperfd links. Run by
+ * (finding.h); the `apx attach` command a summary with a big problem suggests. Linked with
+ * libapx_rules.a alone: the part of the engine nvperfd links. Run by
  * ctest (unit-procobs).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -390,6 +392,39 @@ APX_TEST(memory_capacity)
 	APX_ASSERT_STREQ(f->title, "GPU 0 memory reached 98.7% of its total while the process ran "
 			 "(threshold 95%)");
 	APX_ASSERT_STREQ(f->fix, apx_memory_capacity_fix);
+	return 0;
+}
+
+/* The command a summary suggests: only for a finding of severity warning or above (rss-peak
+ * over its threshold: yes; cpu-high, info: no), the collector for a CUDA process and the
+ * outside sampler for one without, made of the pid alone. */
+APX_TEST(next_cmd)
+{
+	struct apx_procobs o = base_obs();
+	char buf[APX_NEXT_CMD_MAX];
+
+	o.th.cpu_high_pct = 40;				/* 50 % of a core: cpu-high, info */
+	apx_procobs_run(&o, &fd);
+	APX_ASSERT(only("cpu-high") && only("cpu-high")->severity == APX_SEV_INFO);
+	buf[0] = 'x';
+	APX_ASSERT_EQ(apx_procobs_next_cmd(fd.f, fd.n, 4242, 1, buf, sizeof(buf)), 0);
+	APX_ASSERT_STREQ(buf, "");
+	APX_ASSERT_EQ(apx_procobs_next_cmd(fd.f, 0, 4242, 1, buf, sizeof(buf)), 0);
+
+	o.th.rss_peak_bytes = 2 * GIB;			/* and rss-peak, warning */
+	o.rss_peak_bytes = 3 * GIB;
+	apx_procobs_run(&o, &fd);
+	APX_ASSERT(only("rss-peak") && only("rss-peak")->severity == APX_SEV_WARNING);
+	APX_ASSERT_EQ(apx_procobs_next_cmd(fd.f, fd.n, 4242, 1, buf, sizeof(buf)),
+		      (int)strlen("apx attach 4242 --duration 10 -o attach-4242.apx"));
+	APX_ASSERT_STREQ(buf, "apx attach 4242 --duration 10 -o attach-4242.apx");
+	APX_ASSERT(apx_procobs_next_cmd(fd.f, fd.n, 77, 0, buf, sizeof(buf)) > 0);
+	APX_ASSERT_STREQ(buf, "apx attach 77 --python-only --duration 10");
+	/* bad arguments: nothing suggested */
+	APX_ASSERT_EQ(apx_procobs_next_cmd(fd.f, fd.n, 0, 1, buf, sizeof(buf)), -EINVAL);
+	APX_ASSERT_STREQ(buf, "");
+	APX_ASSERT_EQ(apx_procobs_next_cmd(fd.f, fd.n, 4242, 1, buf, 20), -EINVAL);
+	APX_ASSERT_STREQ(buf, "");
 	return 0;
 }
 
