@@ -101,7 +101,8 @@ int apx_model_store_get(struct apx_model *m)
 	return m->store ? 0 : -ENOMEM;
 }
 
-void apx_model_free(struct apx_model *m)
+/* The model's vectors' storage (m not NULL). */
+static void free_vecs(struct apx_model *m)
 {
 	struct apx_vec *vecs[] = { &m->names, &m->streams, &m->copies, &m->memsets, &m->syncs,
 				   &m->mem_events, &m->allocs, &m->allocs_failed, &m->configs, &m->uvm, &m->cpu, &m->markers,
@@ -111,6 +112,12 @@ void apx_model_free(struct apx_model *m)
 				   &m->lines, &m->hotspots, &m->threads, &m->idle_stacks,
 				   &m->oswaits, &m->oswait_lines };
 
+	for (size_t i = 0; i < sizeof(vecs) / sizeof(vecs[0]); i++)
+		free(vecs[i]->data);
+}
+
+void apx_model_free(struct apx_model *m)
+{
 	if (!m)
 		return;
 	if (!m->store || m->k.dur != m->store->k.dur)
@@ -121,8 +128,7 @@ void apx_model_free(struct apx_model *m)
 	apx_heap_free(m);
 	for (size_t i = 0; i < m->nfiles; i++)
 		free(m->files[i].path);
-	for (size_t i = 0; i < sizeof(vecs) / sizeof(vecs[0]); i++)
-		free(vecs[i]->data);
+	free_vecs(m);
 	free(m->k.start);
 	free(m->k.name);
 	free(m->k.stream);

@@ -322,9 +322,15 @@ int apx_export_open(const char *const *paths, size_t npaths, const struct apx_st
 		struct apx_reader *rd;
 
 		if ((r = open_file(paths[i], &rd, diag)) < 0 ||
-		    (r = apx_store_add_reader(st, paths[i], rd, diag)) < 0 ||
-		    (m && (r = apx_model_add_reader(m, paths[i], rd, NULL)) < 0))
+		    (r = apx_store_add_reader(st, paths[i], rd, diag)) < 0)
 			goto fail;
+		/* a file the model refuses (not a trace it reads): no waits, as before */
+		if (m && (r = apx_model_add_reader(m, paths[i], rd, NULL)) < 0) {
+			if (r == -ENOMEM)
+				goto fail;
+			apx_model_free(m);	/* it borrows the readers: st keeps them */
+			m = NULL;
+		}
 	}
 	r = m ? apx_store_build_twin(st, m->store, diag) : apx_store_build(st, diag);
 	if (r < 0)
