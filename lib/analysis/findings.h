@@ -30,9 +30,14 @@ void apx_rules_run(const struct apx_model *m, struct apx_findings *out);
 double apx_rules_steady_kernel_busy(const struct apx_model *m);
 const struct apx_rule *apx_rules(size_t *ret_n);
 /* The rules of several ranks (exposed-communication, straggler, small-collectives,
- * unbalanced-memory): run after the others, and only when the trace holds NCCL collectives
- * (m->ranks, ranks.h). */
+ * unbalanced-memory, network-bound): run after the others, and only when the trace holds NCCL
+ * collectives (m->ranks, ranks.h). */
 const struct apx_rule *apx_rank_rules(size_t *ret_n);
+struct apx_ranks;
+struct apx_ranks_rank;
+/* What network-bound saves on rank rk when its evidence holds, else 0
+ * (rules/rule_network_bound.c): exposed-communication leaves it out (each ns once). */
+double apx_network_bound_claim(const struct apx_ranks *R, const struct apx_ranks_rank *rk);
 
 /* For rules: a new finding (NULL when full), saving set from ns and the model's wall time. */
 struct apx_finding *apx_finding_add(struct apx_findings *out, const struct apx_model *m,
@@ -158,5 +163,6 @@ APX_RULE_DECL(exposed_communication);
 APX_RULE_DECL(straggler);
 APX_RULE_DECL(unbalanced_memory);
 APX_RULE_DECL(small_collectives);
+APX_RULE_DECL(network_bound);
 
 #endif

@@ -451,6 +451,8 @@ static int add_record(struct apx_model *m, struct apx_an_file *f, uint16_t fi,
 			.proto = (uint8_t)(v[APX_COLLECTIVE_PROTO] < APX_PROTO__COUNT
 					   ? v[APX_COLLECTIVE_PROTO] : APX_PROTO_UNKNOWN),
 			.flags = (uint8_t)v[APX_COLLECTIVE_FLAGS],
+			.dtype = (uint8_t)(v[APX_COLLECTIVE_DATATYPE] < APX_DT__COUNT
+					   ? v[APX_COLLECTIVE_DATATYPE] : APX_DT_UNKNOWN),
 		};
 
 		if (c.end <= c.start)	/* no GPU times (or nonsense): the enqueue only */

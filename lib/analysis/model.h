@@ -358,6 +358,7 @@ struct apx_an_coll {
 	int32_t device;				/* CUDA ordinal, -1 unknown */
 	uint16_t file;
 	uint8_t func, algo, proto, flags;	/* enum apx_coll_func, ..., apx_coll_flag */
+	uint8_t dtype;				/* enum apx_nccl_dtype (APX_DT_UNKNOWN) */
 };
 
 /* A finding the producer wrote into the trace (nvperfd's summaries). Text borrowed from the

@@ -8,8 +8,10 @@
  * for every collective found on all ranks of its communicator (same comm id and sequence
  * number), each rank's arrival (its GPU start, else its host enqueue, on the wall clock
  * through the header's realtime offset, so hosts' clocks compare) against the median rank's;
- * and per rank what overlap and fusing could save, a step at a time (the rules of several
- * ranks read them). Called by apx_model_finish() (finish.c) and apx_ranks_load() (tests);
+ * and per rank what overlap and fusing could save, a step at a time, and the exposed time of
+ * the network's collectives (communicators on several hosts) against the hosts' NIC line
+ * rates (the rules of several ranks read them). Called by apx_model_finish() (finish.c) and
+ * apx_ranks_load() (tests);
  * single-threaded, logs nothing.
  */
 #include "analysis/ranks.h"
@@ -240,7 +242,10 @@ struct work {
 	size_t tmpcap;
 	struct sample *smp;
 	size_t nsmp, smpcap;
+	uint64_t *netcomm;			/* communicators on several hosts, ascending */
+	size_t nnetcomm;
 	double alg[APX_COLL__COUNT], bus[APX_COLL__COUNT];	/* bytes over timed instances */
+	double nbus[APX_COLL__COUNT];		/* ... of the network's (busbw's bytes) */
 	double bbus[APX_COLL__COUNT][APX_RANKS_SIZE_BUCKETS];
 	uint64_t bns[APX_COLL__COUNT][APX_RANKS_SIZE_BUCKETS];
 };
@@ -264,6 +269,7 @@ static void work_free(struct work *w)
 	free(w->calls);
 	free(w->tmp);
 	free(w->smp);
+	free(w->netcomm);
 }
 
 static int is_nccl_kernel(struct apx_es_text nm)
@@ -470,6 +476,48 @@ static int i64_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static int is_net_comm(const struct work *w, uint64_t comm)
+{
+	size_t lo = 0, hi = w->nnetcomm;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (w->netcomm[mid] == comm)
+			return 1;
+		if (w->netcomm[mid] < comm)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+/* The communicators whose collectives come from files of several hosts: the network's (calls
+ * sorted by call_cmp: collectives first, by communicator). */
+static int net_comms(struct apx_ranks *R, struct work *w)
+{
+	size_t i = 0;
+
+	w->netcomm = reallocarray(NULL, w->ncalls ? w->ncalls : 1, sizeof(*w->netcomm));
+	if (!w->netcomm)
+		return -ENOMEM;
+	while (i < w->ncalls && !w->calls[i].p2p) {
+		const char *host = R->rank[w->calls[i].file].host;
+		size_t j = i + 1;
+		int several = 0;
+
+		for (; j < w->ncalls && !w->calls[j].p2p && w->calls[j].comm == w->calls[i].comm;
+		     j++)
+			several |= strcmp(R->rank[w->calls[j].file].host, host) != 0;
+		if (several)
+			w->netcomm[w->nnetcomm++] = w->calls[i].comm;
+		i = j;
+	}
+	R->net_comms = (unsigned)w->nnetcomm;
+	return 0;
+}
+
 /* One instance: its shortest timed duration for the bandwidth and the fits. */
 static int instance(struct apx_ranks *R, struct work *w, const struct call *c, size_t n)
 {
@@ -492,6 +540,11 @@ static int instance(struct apx_ranks *R, struct work *w, const struct call *c, s
 	w->bus[c[0].func] += s * f;
 	w->bbus[c[0].func][b] += s * f;
 	w->bns[c[0].func][b] += t;
+	if (!c[0].p2p && is_net_comm(w, c[0].comm)) {
+		cl->net_inst_timed++;
+		cl->net_inst_ns += t;
+		w->nbus[c[0].func] += s * f;
+	}
 	if (w->nsmp == w->smpcap) {
 		size_t cap = w->smpcap ? w->smpcap * 2 : 256;
 		struct sample *p = reallocarray(w->smp, cap, sizeof(*p));
@@ -560,6 +613,7 @@ static int match_calls(struct apx_ranks *R, struct work *w)
 	int k = 0;
 
 	qsort(w->calls, w->ncalls, sizeof(*w->calls), call_cmp);
+	k = net_comms(R, w);
 	while (i < w->ncalls && k >= 0) {
 		const struct call *c = &w->calls[i];
 		size_t j = i + 1, n;
@@ -711,6 +765,64 @@ static void exposure(const struct apx_model *m, struct apx_ranks *R, struct work
 	}
 }
 
+/* The network's collectives of file fi in its steps: calls, bytes, and the time they run
+ * beside no compute kernel, in all, per function, and per function of the float32 ones. */
+static int network(const struct apx_model *m, struct apx_ranks *R, struct work *w, size_t fi)
+{
+	struct apx_ranks_rank *rk = &R->rank[fi];
+	const struct ivs *cp = &w->compute[fi];
+	struct ivs one = { &(struct iv){ rk->first_ns, rk->end_ns + 1 }, 1, 1 };
+	const struct ivs *steps = w->steps[fi].n ? &w->steps[fi] : &one;
+	struct ivs all = { 0 }, fn[APX_COLL__COUNT] = { 0 }, f32[APX_COLL__COUNT] = { 0 };
+	int k = 0;
+
+	for (size_t o = w->ofirst[fi]; o < w->ofirst[fi + 1] && k >= 0; o++) {
+		const struct apx_an_coll *c = coll_at(m, w->order[o]);
+		struct apx_ranks_coll *cl = &R->coll[c->func];
+
+		if ((c->flags & APX_COLL_F_P2P) || !is_net_comm(w, c->comm))
+			continue;
+		cl->net_calls++;
+		cl->net_bytes += c->bytes;
+		if (c->dtype == APX_DT_FLOAT32)
+			cl->net_fp32_bytes += c->bytes;
+		if (w->steps[fi].n && step_of(&w->steps[fi], coll_time(c)) < 0)
+			continue;
+		rk->net_calls++;
+		rk->net_bytes += c->bytes;
+		if (c->end <= c->start)
+			continue;
+		if ((k = iv_add(&all, c->start, c->end)) < 0 ||
+		    (k = iv_add(&fn[c->func], c->start, c->end)) < 0)
+			break;
+		if (c->dtype == APX_DT_FLOAT32)
+			k = iv_add(&f32[c->func], c->start, c->end);
+	}
+	if (k >= 0 && rk->net_calls) {
+		iv_union(&all);
+		for (unsigned f = 0; f < APX_COLL__COUNT; f++) {
+			iv_union(&fn[f]);
+			iv_union(&f32[f]);
+		}
+		for (size_t s = 0; s < steps->n; s++) {
+			uint64_t a = steps->v[s].s, b = steps->v[s].e;
+
+			rk->net_step_ns += b - a;
+			rk->net_exposed_ns += iv_uncovered(&all, cp, a, b);
+			for (unsigned f = 0; f < APX_COLL__COUNT; f++) {
+				rk->net_fexposed_ns[f] += iv_uncovered(&fn[f], cp, a, b);
+				rk->net_fp32_exposed_ns[f] += iv_uncovered(&f32[f], cp, a, b);
+			}
+		}
+	}
+	free(all.v);
+	for (unsigned f = 0; f < APX_COLL__COUNT; f++) {
+		free(fn[f].v);
+		free(f32[f].v);
+	}
+	return k < 0 ? k : 0;
+}
+
 #define OPEN_GROUPS 64
 
 struct group {
@@ -857,8 +969,92 @@ static double pcie_lane_gbps(uint32_t gen)
 	return gen < sizeof(rate) / sizeof(rate[0]) ? rate[gen] : 0;
 }
 
+/* A NIC's line rate series (src_nic.c, bit/s): 1 InfiniBand/RoCE port, 0 net device, -1 none. */
+static int line_rate_kind(const struct apx_an_series *x)
+{
+	static const char tail[] = ".line_rate";
+	const size_t n = x->name_len, t = sizeof(tail) - 1;
+
+	if (!x->name || !x->count || n <= t || memcmp(x->name + n - t, tail, t))
+		return -1;
+	if (n > 3 && !memcmp(x->name, "ib.", 3))
+		return 1;
+	return n > 4 && !memcmp(x->name, "nic.", 4) ? 0 : -1;
+}
+
+/* Host's NIC line rate, bits a second a direction: its InfiniBand/RoCE ports' line rates summed
+ * (NCCL takes RDMA when there is some; an IPoIB or RoCE port's net device is the same NIC),
+ * else its physical Ethernet devices'; from the first of its files that recorded any (LOCAL_RANK
+ * 0 samples the host's NICs). 0: none recorded. *ret_n: how many links, *ret_ib: RDMA. */
+static double host_line_rate(const struct apx_model *m, const char *host, unsigned *ret_n,
+			     int *ret_ib)
+{
+	double sum[2] = { 0, 0 };
+	unsigned n[2] = { 0, 0 };
+	int file = -1;
+
+	for (size_t i = 0; i < m->series.n; i++) {
+		const struct apx_an_series *x = APX_VEC_AT(&m->series, struct apx_an_series, i);
+		int ib = line_rate_kind(x);
+
+		if (ib < 0 || x->file >= m->nfiles || strcmp(m->files[x->file].host, host) ||
+		    (file >= 0 && x->file != file) || !(x->max > 0))
+			continue;
+		file = x->file;
+		sum[ib] += x->max;
+		n[ib]++;
+	}
+	*ret_ib = n[1] > 0;
+	*ret_n = n[*ret_ib];
+	return sum[*ret_ib];
+}
+
+/* Several hosts: the NICs, the least over the hosts of their line rate (ranks.h). */
+static void nic_link(const struct apx_model *m, struct apx_ranks *R)
+{
+	struct apx_ranks_link *l = &R->link;
+	double least = 0;
+
+	for (size_t i = 0; i < R->nranks; i++) {
+		const char *host = R->rank[i].host;
+		unsigned n;
+		int ib, seen = 0;
+		double bits;
+
+		if (!R->rank[i].colls)
+			continue;
+		for (size_t k = 0; k < i && !seen; k++)
+			seen = R->rank[k].colls && !strcmp(R->rank[k].host, host);
+		if (seen)
+			continue;
+		bits = host_line_rate(m, m->files[R->rank[i].file].host, &n, &ib);
+		if (!(bits > 0)) {
+			snprintf(l->why, sizeof(l->why), "the ranks are on %u hosts: the network "
+				 "is the bottleneck, and host %.60s recorded no NIC line rate "
+				 "(apx analyze --nic-metrics records it)", R->hosts,
+				 host[0] ? host : "?");
+			l->kind = NULL;
+			l->peak_bps = 0;
+			return;
+		}
+		if (!least || bits < least) {
+			least = bits;
+			snprintf(l->why, sizeof(l->why), "the ranks are on %u hosts: NICs, "
+				 "%.0f Gb/s a direction (%u %s of host %.60s; the least over "
+				 "the hosts)",
+				 R->hosts, bits / 1e9, n,
+				 ib ? (n > 1 ? "RDMA ports" : "RDMA port")
+				    : (n > 1 ? "Ethernet devices" : "Ethernet device"),
+				 host[0] ? host : "?");
+		}
+	}
+	l->kind = least > 0 ? "NIC" : NULL;
+	l->peak_bps = least / 8;
+}
+
 /* The bottleneck link of the collectives (ranks.h): NVLink (its links x the link's speed for
- * the architecture), else, on a GPU that has none, its PCIe link (generation x width). */
+ * the architecture), else, on a GPU that has none, its PCIe link (generation x width); on
+ * several hosts, the NICs (nic_link). */
 static void find_link(const struct apx_model *m, struct apx_ranks *R, const struct work *w)
 {
 	struct apx_ranks_link *l = &R->link;
@@ -870,8 +1066,7 @@ static void find_link(const struct apx_model *m, struct apx_ranks *R, const stru
 		return;
 	}
 	if (R->hosts > 1) {
-		snprintf(l->why, sizeof(l->why), "the ranks are on %u hosts: the network is the "
-			 "bottleneck, and the trace holds no NIC speed", R->hosts);
+		nic_link(m, R);
 		return;
 	}
 	for (size_t i = 0; i < R->nranks; i++) {
@@ -1159,6 +1354,8 @@ static void counts(struct apx_ranks *R, struct work *w)
 		for (unsigned b = 0; b < APX_RANKS_SIZE_BUCKETS; b++)
 			if (w->bns[f][b])
 				c->bucket_busbw_bps[b] = w->bbus[f][b] / ((double)w->bns[f][b] / 1e9);
+		if (c->net_inst_ns)
+			c->net_busbw_bps = w->nbus[f] / ((double)c->net_inst_ns / 1e9);
 	}
 }
 
@@ -1185,11 +1382,15 @@ int apx_ranks_build(const struct apx_model *m, struct apx_ranks **ret)
 	    (k = fit_sizes(R, &w)) < 0)
 		goto out;
 	order_colls(m, &w);
-	for (size_t i = 0; i < w.nf; i++)
+	for (size_t i = 0; i < w.nf && k >= 0; i++)
 		if (R->rank[i].colls) {
 			exposure(m, R, &w, i);
 			small_groups(m, R, &w, i, &nofit);
+			if (w.nnetcomm)
+				k = network(m, R, &w, i);
 		}
+	if (k < 0)
+		goto out;
 	R->small_nofit = nofit;
 	if ((k = order_devices(R)) < 0)
 		goto out;

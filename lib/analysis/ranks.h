@@ -7,7 +7,8 @@
  *
  * Built by apx_model_finish() (finish.c) when a file holds a COLLECTIVE record: m->ranks (NULL
  * otherwise: a single-process trace's report does not change). Read by the rules of several
- * ranks (rules/rule_exposed_communication.c, rule_straggler.c, rule_small_collectives.c) and
+ * ranks (rules/rule_exposed_communication.c, rule_straggler.c, rule_small_collectives.c,
+ * rule_network_bound.c) and
  * the report's "ranks" and "collectives" sections (lib/report/build_ranks.c);
  * apx_ranks_load() builds one from files (tests/unit/test-ranks.c). docs/report.md "Ranks and
  * collectives" says what each number means. Nothing here logs; single-threaded.
@@ -80,6 +81,13 @@ struct apx_ranks_rank {
 	 * its exposed time) */
 	uint64_t small_calls, small_groups, small_exposed_ns;
 	double small_saving_ns;
+	/* the network's collectives (of communicators whose ranks are on several hosts; not
+	 * send/recv) in its steps (ProfilerStep# ranges; none: first_ns .. end_ns): calls and
+	 * bytes; the time they run beside no compute kernel: the union over them, per function,
+	 * and per function of the ones moving float32 (what bf16 compression halves); the
+	 * steps' time */
+	uint64_t net_calls, net_bytes, net_exposed_ns, net_step_ns;
+	uint64_t net_fexposed_ns[APX_COLL__COUNT], net_fp32_exposed_ns[APX_COLL__COUNT];
 };
 
 /* One collective function (all_reduce, ...) over every rank. An instance is one collective
@@ -104,14 +112,20 @@ struct apx_ranks_coll {
 	int fit;
 	unsigned fit_sizes;
 	double latency_ns, ns_per_byte;
+	/* of the network's collectives (communicators on several hosts): records, their bytes
+	 * and of those the float32 ones'; timed instances, their time and busbw as above */
+	uint64_t net_calls, net_bytes, net_fp32_bytes, net_inst_timed, net_inst_ns;
+	double net_busbw_bps;
 };
 
 /* The bottleneck link of the run's collectives, per direction: NVLink (the devices' link
- * count x the link's speed for their architecture) on one host; unknown otherwise (why says
- * why). */
+ * count x the link's speed for their architecture) or PCIe on one host; on several, the NICs
+ * (each host's line rates summed: its InfiniBand/RoCE ports', else its physical Ethernet
+ * devices'; the least over the hosts), when every host's trace recorded them (apx analyze
+ * --nic-metrics); unknown otherwise (why says why). */
 struct apx_ranks_link {
-	const char *kind;			/* "NVLink"; NULL: not known */
-	double peak_bps;
+	const char *kind;			/* "NVLink", "PCIe", "NIC"; NULL: not known */
+	double peak_bps;			/* bytes a second */
 	char why[200];				/* how it was found, or why it is not known */
 };
 
@@ -134,6 +148,7 @@ struct apx_ranks {
 	unsigned participants;			/* files with collectives */
 	uint64_t small_nofit;			/* calls under 64 KiB of a function without a
 						 * time-vs-size fit: small-collectives cannot tell */
+	unsigned net_comms;			/* communicators with ranks on several hosts */
 	struct apx_ranks_link link;
 	struct apx_ranks_straggler straggler;
 };

@@ -62,6 +62,8 @@ static const struct apx_rule rank_rules[] = {
 	TRACE("small-collectives", "many small, latency-bound collectives", small_collectives),
 	TRACE("unbalanced-memory", "one rank holding much more device memory than the others",
 	      unbalanced_memory),
+	TRACE("network-bound", "collectives across hosts at the NICs' line rate, exposed",
+	      network_bound),
 };
 
 const struct apx_rule *apx_rules(size_t *ret_n)

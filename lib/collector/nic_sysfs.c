@@ -1,6 +1,7 @@
 /*
  * nic_sysfs.c - lists a host's NIC counters in sysfs and reads them (nic_sysfs.h): net devices'
- * statistics and InfiniBand ports' counters and hw_counters, each file opened once. Called by
+ * statistics and InfiniBand ports' counters and hw_counters, each file opened once, and the
+ * line rate of each link that is up, read once. Called by
  * src_nic.c at the source's start (listing) and from its sampler thread (reads), and by
  * tests/unit/test-nic.c against a fake sysfs tree.
  */
@@ -10,6 +11,7 @@
 #include <regex.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "collector/nic_sysfs.h"
@@ -49,6 +51,35 @@ int apx_nic_parse(const char *buf, size_t n, uint64_t *ret)
 	if (i < n && buf[i] != '\n' && buf[i] != ' ' && buf[i] != '\0')
 		return -1;
 	*ret = v;
+	return 0;
+}
+
+int apx_nic_parse_ib_rate(const char *buf, size_t n, uint64_t *ret_bps)
+{
+	static const char unit[] = "Gb/sec";
+	uint64_t whole = 0, frac = 0, scale = 1000000000ull;
+	size_t i = 0;
+
+	while (i < n && buf[i] == ' ')
+		i++;
+	if (i == n || buf[i] < '0' || buf[i] > '9')
+		return -1;
+	for (; i < n && buf[i] >= '0' && buf[i] <= '9'; i++) {
+		if (whole > 1000000)		/* a Pb/s port: not a rate file */
+			return -1;
+		whole = whole * 10 + (uint64_t)(buf[i] - '0');
+	}
+	if (i < n && buf[i] == '.')
+		for (i++; i < n && buf[i] >= '0' && buf[i] <= '9'; i++)
+			if (scale >= 10) {
+				scale /= 10;
+				frac += (uint64_t)(buf[i] - '0') * scale;
+			}
+	while (i < n && buf[i] == ' ')
+		i++;
+	if (n - i < sizeof(unit) - 1 || memcmp(buf + i, unit, sizeof(unit) - 1))
+		return -1;
+	*ret_bps = whole * 1000000000ull + frac;
 	return 0;
 }
 
@@ -94,6 +125,78 @@ static int add(struct apx_nic_set *s, const char *path, const char *name, const 
 	return 0;
 }
 
+/* The text of a small sysfs file (NUL-terminated); its length, or -1. */
+static ssize_t read_small(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, cap - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = 0;
+	return n;
+}
+
+static void add_link(struct apx_nic_set *s, const char *name, uint64_t bps)
+{
+	if (s->nlinks >= APX_NIC_MAX_LINKS || !bps || strlen(name) >= APX_NIC_NAME_MAX)
+		return;
+	s->link[s->nlinks].bps = bps;
+	snprintf(s->link[s->nlinks].name, sizeof(s->link[0].name), "%s", name);
+	s->nlinks++;
+}
+
+/* snprintf's result: the text fitted cap. */
+static int fits(int r, size_t cap)
+{
+	return r >= 0 && (size_t)r < cap;
+}
+
+/* A net device's line rate: a physical device (a `device` link) that is up, its speed in Mb/s
+ * (unknown: "-1", or the read fails while the link is down). */
+static void net_link(struct apx_nic_set *s, const char *dir, const char *dev)
+{
+	char path[4096], name[APX_NIC_NAME_MAX + 32], buf[64];
+	struct stat st;
+	uint64_t mbps;
+	ssize_t n;
+
+	if (!fits(snprintf(path, sizeof(path), "%s/%s/device", dir, dev), sizeof(path)) ||
+	    stat(path, &st) < 0)
+		return;		/* virtual: lo, bridge, veth, bond (its slaves count) */
+	if (!fits(snprintf(path, sizeof(path), "%s/%s/operstate", dir, dev), sizeof(path)) ||
+	    read_small(path, buf, sizeof(buf)) < 2 || strncmp(buf, "up", 2))
+		return;
+	if (!fits(snprintf(path, sizeof(path), "%s/%s/speed", dir, dev), sizeof(path)) ||
+	    (n = read_small(path, buf, sizeof(buf))) <= 0 || apx_nic_parse(buf, (size_t)n, &mbps) ||
+	    !mbps || mbps >= UINT32_MAX)
+		return;
+	if (fits(snprintf(name, sizeof(name), "nic.%s.line_rate", dev), sizeof(name)))
+		add_link(s, name, mbps * 1000000ull);
+}
+
+/* An InfiniBand (or RoCE) port's line rate, when its state is ACTIVE. */
+static void ib_link(struct apx_nic_set *s, const char *pdir, const char *dev, const char *port)
+{
+	char path[4096], name[APX_NIC_NAME_MAX + 32], buf[64];
+	uint64_t bps;
+	ssize_t n;
+
+	if (!fits(snprintf(path, sizeof(path), "%s/%s/state", pdir, port), sizeof(path)) ||
+	    read_small(path, buf, sizeof(buf)) <= 0 || !strstr(buf, "ACTIVE"))
+		return;
+	if (!fits(snprintf(path, sizeof(path), "%s/%s/rate", pdir, port), sizeof(path)) ||
+	    (n = read_small(path, buf, sizeof(buf))) <= 0 ||
+	    apx_nic_parse_ib_rate(buf, (size_t)n, &bps))
+		return;
+	if (fits(snprintf(name, sizeof(name), "ib.%s.%s.line_rate", dev, port), sizeof(name)))
+		add_link(s, name, bps);
+}
+
 static int wanted(const char *name, const regex_t *re)
 {
 	if (re)
@@ -132,6 +235,7 @@ static void list_net(struct apx_nic_set *s, const char *root, const regex_t *re)
 			any |= add(s, path, name, net_counters[i].unit, 1) == 0;
 		}
 		s->nnet += any;
+		net_link(s, dir, de->d_name);
 	}
 	closedir(d);
 }
@@ -174,6 +278,7 @@ static void list_ib(struct apx_nic_set *s, const char *root, const regex_t *re)
 					   ib_counters[i].scale) == 0;
 			}
 			s->nib += any;
+			ib_link(s, pdir, de->d_name, pe->d_name);
 		}
 		closedir(p);
 	}

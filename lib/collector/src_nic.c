@@ -6,7 +6,10 @@
  * the counters' cumulative values on the trace's clock (CLOCK_MONOTONIC, the collectives'
  * timeline); apx report takes per-second rates and mean packet sizes from them
  * (lib/report/build_nic.c). A value that did not change since the last one written is not
- * written again, except the last sample before it changes (a flat stretch stays flat).
+ * written again, except the last sample before it changes (a flat stretch stays flat). The
+ * line rate of each link that is up (nic.DEV.line_rate, ib.DEV.PORT.line_rate, bit/s), read
+ * at start, is written once, at the start's time, by the first drain (the report's
+ * network-bound rule compares the collectives' bus bandwidth with it).
  *
  * Who runs what: start() (the thread that initialised CUDA) lists the devices, opens every
  * counter file once, and starts a sampler thread of its own (every signal blocked;
@@ -49,6 +52,8 @@ static struct {
 	uint32_t *unit_ids;
 	uint64_t *wr_ts, *wr_v, *seen_ts, *seen_v;
 	uint8_t *have;			/* bit 0 written once, bit 1 seen once */
+	uint64_t start_ns;		/* when the line rates were read */
+	int rates_written;
 } nic;
 
 static void *sampler_main(void *arg)
@@ -116,6 +121,7 @@ static int nic_start(struct apx_collector *c)
 	if (!hz)
 		hz = 100;
 	nic.period_ns = 1000000000ull / hz;
+	nic.start_ns = apx_mono_ns();
 	if (apx_nic_open(&nic.set, root, inc) < 0) {
 		apx_degraded(c, "nic-metrics: --nic-device-include is not a valid regular "
 			     "expression; NIC counters not sampled", -EINVAL);
@@ -195,6 +201,29 @@ static void one_value(struct apx_collector *c, unsigned i, uint64_t ts, uint64_t
 	nic.have[i] |= 2;
 }
 
+/* The links' line rates, once (writer thread: the writer is not shared with start()). */
+static void write_rates(struct apx_collector *c)
+{
+	uint32_t unit = 0;
+
+	nic.rates_written = 1;
+	if (nic.set.nlinks)
+		(void)apx_writer_intern(c->w, "bit/s", 5, &unit);
+	for (unsigned i = 0; i < nic.set.nlinks; i++) {
+		const struct apx_nic_link *l = &nic.set.link[i];
+		struct apx_rec rec;
+		uint32_t id = 0;
+
+		(void)apx_writer_intern(c->w, l->name, strlen(l->name), &id);
+		apx_rec_init(&rec, APX_REC_METRIC);
+		rec.v[APX_METRIC_TS_NS] = nic.start_ns;
+		rec.v[APX_METRIC_NAME] = id;
+		rec.v[APX_METRIC_UNIT] = unit;
+		apx_rec_set_f64(&rec, APX_METRIC_VALUE, (double)l->bps);
+		(void)apx_writer_add(c->w, &rec);
+	}
+}
+
 static void nic_drain(struct apx_collector *c, uint64_t now_ns, int periodic)
 {
 	uint64_t head, stride = nic.set.n + 1;
@@ -203,6 +232,8 @@ static void nic_drain(struct apx_collector *c, uint64_t now_ns, int periodic)
 	(void)periodic;
 	if (!nic.ring)
 		return;
+	if (!nic.rates_written)
+		write_rates(c);
 	head = atomic_load_explicit(&nic.head, memory_order_acquire);
 	if (head - nic.tail > NIC_SLOTS) {
 		atomic_fetch_add(&nic.lapped, head - nic.tail - NIC_SLOTS);
@@ -239,11 +270,11 @@ static void nic_finish(struct apx_collector *c, uint64_t now_ns)
 			write_value(c, i, nic.seen_ts[i], nic.seen_v[i]);
 	n = atomic_load(&nic.samples);
 	cpu = atomic_load(&nic.cpu_ns);
-	snprintf(text, sizeof(text), "%u net devices, %u InfiniBand ports%s, %u counters; "
-		 "%.0f Hz asked; %llu samples, %.1f us CPU a sample on the sampler thread "
-		 "(%.3f s in all), %llu reads failed, %llu samples lost (writer lapped), %llu "
-		 "late wake-ups%s", nic.set.nnet, nic.set.nib,
-		 nic.set.nib ? "" : " (no RDMA NIC on this host)", nic.set.n,
+	snprintf(text, sizeof(text), "%u net devices, %u InfiniBand ports%s, %u counters, %u "
+		 "line rates; %.0f Hz asked; %llu samples, %.1f us CPU a sample on the sampler "
+		 "thread (%.3f s in all), %llu reads failed, %llu samples lost (writer lapped), "
+		 "%llu late wake-ups%s", nic.set.nnet, nic.set.nib,
+		 nic.set.nib ? "" : " (no RDMA NIC on this host)", nic.set.n, nic.set.nlinks,
 		 1e9 / (double)nic.period_ns, (unsigned long long)n,
 		 n ? (double)cpu / (double)n / 1e3 : 0.0, (double)cpu / 1e9,
 		 (unsigned long long)atomic_load(&nic.failed_reads),

@@ -187,6 +187,8 @@ void apx_rdoc_build_nic(struct apx_rdoc *d)
 		if (g[k].series[c] < 0)	/* a second process of the host: its first one's */
 			g[k].series[c] = (int32_t)i;
 	}
+	if (!ng)
+		goto out;	/* line rates only (nic.DEV.line_rate): no counter to show */
 	for (size_t i = 0; i < st->ct.n; i++) {	/* in time order per series */
 		struct sstat *s = &ss[st->ct.series[i]];
 		double v = st->ct.value[i];

@@ -2,6 +2,8 @@
  * test-nic.c - unit tests of the collector's NIC counter listing and reads (lib/collector/
  * nic_sysfs.c, apx analyze --nic-metrics): a fake sysfs tree with two net devices, lo and an
  * InfiniBand port (counters and hw_counters), the regex filter, the x4 of IB data counters,
+ * the line rates of the links that are up (a physical net device's speed, an ACTIVE port's
+ * rate; not a virtual device's, a down one's),
  * and the real /sys/class/net/lo's rx_bytes against bytes sent over loopback. Run by ctest
  * (unit-nic).
  */
@@ -57,6 +59,28 @@ static void fake_tree(void)
 	put("class/infiniband/mlx5_0/ports/1/counters/port_xmit_wait", "3\n");
 	put("class/infiniband/mlx5_0/ports/1/counters/port_rcv_packets", "not a number\n");
 	put("class/infiniband/mlx5_0/ports/1/hw_counters/np_cnp_sent", "42\n");
+	/* line rates: eth0 (physical, up) and mlx5_0 port 1 (ACTIVE) count; bond0 is virtual
+	 * (no device link), eth2 down, mlx5_1's port DOWN */
+	put("class/net/eth0/device/vendor", "0x15b3\n");
+	put("class/net/eth0/operstate", "up\n");
+	put("class/net/eth0/speed", "100000\n");
+	put("class/net/bond0/operstate", "up\n");
+	put("class/net/bond0/speed", "200000\n");
+	put("class/net/eth2/device/vendor", "0x8086\n");
+	put("class/net/eth2/operstate", "down\n");
+	put("class/net/eth2/speed", "25000\n");
+	put("class/infiniband/mlx5_0/ports/1/state", "4: ACTIVE\n");
+	put("class/infiniband/mlx5_0/ports/1/rate", "200 Gb/sec (4X HDR)\n");
+	put("class/infiniband/mlx5_1/ports/1/state", "1: DOWN\n");
+	put("class/infiniband/mlx5_1/ports/1/rate", "100 Gb/sec (4X EDR)\n");
+}
+
+static uint64_t link_bps(const struct apx_nic_set *s, const char *name)
+{
+	for (unsigned i = 0; i < s->nlinks; i++)
+		if (!strcmp(s->link[i].name, name))
+			return s->link[i].bps;
+	return 0;
 }
 
 static const struct apx_nic_counter *find(const struct apx_nic_set *s, const char *name)
@@ -79,6 +103,16 @@ APX_TEST(parse)
 	APX_ASSERT_EQ(apx_nic_parse("", 0, &v), -1);
 	APX_ASSERT_EQ(apx_nic_parse("x1\n", 3, &v), -1);
 	APX_ASSERT_EQ(apx_nic_parse("12x\n", 4, &v), -1);
+	APX_ASSERT_EQ(apx_nic_parse("-1\n", 3, &v), -1);	/* a net device's unknown speed */
+	APX_ASSERT_EQ(apx_nic_parse_ib_rate("200 Gb/sec (4X HDR)\n", 20, &v), 0);
+	APX_ASSERT_EQ(v, 200000000000ull);
+	APX_ASSERT_EQ(apx_nic_parse_ib_rate("2.5 Gb/sec (1X SDR)\n", 20, &v), 0);
+	APX_ASSERT_EQ(v, 2500000000ull);
+	APX_ASSERT_EQ(apx_nic_parse_ib_rate("14.0625 Gb/sec (1X FDR)", 23, &v), 0);
+	APX_ASSERT_EQ(v, 14062500000ull);
+	APX_ASSERT_EQ(apx_nic_parse_ib_rate("100 Mb/sec", 10, &v), -1);
+	APX_ASSERT_EQ(apx_nic_parse_ib_rate("Gb/sec", 6, &v), -1);
+	APX_ASSERT_EQ(apx_nic_parse_ib_rate("", 0, &v), -1);
 	return 0;
 }
 
@@ -111,12 +145,16 @@ APX_TEST(fake_sysfs)
 	put("class/net/eth0/statistics/rx_bytes", "123456\n");	/* the kept fd reads anew */
 	APX_ASSERT(apx_nic_read(c, &v) == 0 && v == 123456);
 	APX_ASSERT_EQ(s.n, 4 + 1 + 4);	/* eth0 4, bond0 1, ib 4 */
+	APX_ASSERT_EQ(s.nlinks, 2);	/* eth0, mlx5_0 port 1 */
+	APX_ASSERT_EQ(link_bps(&s, "nic.eth0.line_rate"), 100000000000ull);
+	APX_ASSERT_EQ(link_bps(&s, "ib.mlx5_0.1.line_rate"), 200000000000ull);
 	apx_nic_close(&s);
 
 	APX_ASSERT_EQ(apx_nic_open(&s, g_root, "^lo$"), 0);	/* named: lo too, only lo */
 	APX_ASSERT_EQ(s.nnet, 1);
 	APX_ASSERT_EQ(s.nib, 0);
 	APX_ASSERT(find(&s, "nic.lo.tx_bytes"));
+	APX_ASSERT_EQ(s.nlinks, 0);	/* lo: no device, no line rate */
 	apx_nic_close(&s);
 	APX_ASSERT_EQ(apx_nic_open(&s, g_root, "bond|mlx"), 0);
 	APX_ASSERT_EQ(s.nnet, 1);

@@ -1,14 +1,16 @@
 /*
  * test-ranks.c - several ranks of one run (lib/analysis/ranks.c), their rules
- * (rules/rule_exposed_communication.c, rule_straggler.c, rule_small_collectives.c) and the
- * report's ranks and collectives sections (lib/report/build_ranks.c), on synthetic traces
- * (tracegen.c). 4 ranks on 2 hosts with all-reduces, rank 3's host late at every one; a
- * second process on rank 0's GPU; a file named twice: GPU busy per device <= 100 % and nothing
- * counted twice, devices by (host, UUID), nccl-tests' busbw factors, algbw/busbw over each
- * collective's shortest duration, the straggler with its lateness and what it did instead.
- * Each rule fires on a trace made for it and stays silent on its fixed twin; busbw against
- * NVLink's peak; a single-process report has neither section nor their checks; collectives
- * with random fields crash nothing. ctest unit-ranks.
+ * (rules/rule_exposed_communication.c, rule_straggler.c, rule_small_collectives.c,
+ * rule_network_bound.c) and the report's ranks and collectives sections
+ * (lib/report/build_ranks.c), on synthetic traces (tracegen.c). 4 ranks on 2 hosts with
+ * all-reduces, rank 3's host late at every one; a second process on rank 0's GPU; a file named
+ * twice: GPU busy per device <= 100 % and nothing counted twice, devices by (host, UUID),
+ * nccl-tests' busbw factors, algbw/busbw over each collective's shortest duration, the
+ * straggler with its lateness and what it did instead. Each rule fires on a trace made for it
+ * and stays silent on its fixed twin; busbw against NVLink's peak, and across hosts against
+ * the NICs' line rate (network-bound: float32 at 90 %, one host, 30 %, no line rate, bf16); a
+ * single-process report has neither section nor their checks; collectives with random fields
+ * crash nothing. ctest unit-ranks.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -562,6 +564,138 @@ APX_TEST(link_peak)
 	return 0;
 }
 
+static const uint8_t uuid_c[16] = { 0xcc, 3 }, uuid_d[16] = { 0xdd, 4 };
+
+/* Four ranks on two hosts (hosts 1: all on node-a), 4 steps of 10 ms: 6 ms of compute, then two
+ * all-reduces of `bytes` in 1 ms each (7.5 MB: algbw 7.5 GB/s, busbw x 1.5 = 11.25 GB/s, 90 %
+ * of 100 Gb/s), beside no compute: 2 ms a step exposed (20 %). Each host's first rank records
+ * its RDMA port's line rate (LOCAL_RANK 0 samples the NICs; rate 0: none recorded). */
+static struct apx_model *net_run(int hosts, uint64_t bytes, unsigned dtype, double rate)
+{
+	const uint8_t *uuid[4] = { uuid_a, uuid_b, uuid_c, uuid_d };
+	struct tg t[4];
+
+	for (int r = 0; r < 4; r++) {
+		const char *host = hosts == 2 && r >= 2 ? "node-b" : "node-a";
+
+		if (tg_open_rank(&t[r], host, uuid[r], r, 4) < 0)
+			return NULL;
+		if (rate > 0 && r % 2 == 0)
+			tg_metric(&t[r], 5 * MS, "ib.mlx5_0.1.line_rate", "bit/s", 0, 0, rate);
+		for (uint64_t i = 0; i < 4; i++) {
+			uint64_t t0 = 10 * MS + i * 10 * MS;
+
+			tg_marker(&t[r], t0, t0 + 10 * MS, "ProfilerStep#1");
+			tg_kernel(&t[r], t0, 6 * MS, "sm90_gemm", 7);
+			for (uint64_t k = 0; k < 2; k++)
+				tg_collective_dt(&t[r], t0 + (6 + k) * MS - 10 * US,
+						 t0 + (6 + k) * MS, t0 + (7 + k) * MS,
+						 APX_COLL_ALL_REDUCE, bytes, 0x77, i * 2 + k, r, 4,
+						 dtype);
+		}
+	}
+	return tg_model(t, 4);
+}
+
+/* network-bound: float32 all-reduces across 2 hosts at 90 % of the NICs' line rate, 20 % of
+ * the steps exposed: bf16 halves them, saving = 0.5 x exposed (4 x 2 ms), and
+ * exposed-communication leaves that time (each ns once); silent on one host, at 30 % of the
+ * line rate, without a line rate; bf16 already: a finding without saving. */
+APX_TEST(network_bound)
+{
+	struct apx_model *m = net_run(2, 7500000, APX_DT_FLOAT32, 100e9);
+	const struct apx_finding *f;
+	const struct apx_ranks_coll *c;
+	char *json, *text;
+
+	APX_ASSERT(m && m->ranks);
+	APX_ASSERT_EQ(m->ranks->hosts, 2);
+	APX_ASSERT_EQ(m->ranks->net_comms, 1);
+	APX_ASSERT(m->ranks->link.kind && !strcmp(m->ranks->link.kind, "NIC"));
+	APX_ASSERT(m->ranks->link.peak_bps == 12.5e9);
+	APX_ASSERT(strstr(m->ranks->link.why, "100 Gb/s a direction (1 RDMA port of host node-"));
+	c = &m->ranks->coll[APX_COLL_ALL_REDUCE];
+	APX_ASSERT_EQ(c->net_calls, 32);
+	APX_ASSERT_EQ(c->net_fp32_bytes, 32 * 7500000ull);
+	APX_ASSERT(fabs(c->net_busbw_bps - 11.25e9) < 1);
+	APX_ASSERT_EQ(m->ranks->rank[0].net_exposed_ns, 8 * MS);
+	APX_ASSERT_EQ(m->ranks->rank[3].net_fp32_exposed_ns[APX_COLL_ALL_REDUCE], 8 * MS);
+	APX_ASSERT_EQ(m->ranks->rank[0].net_step_ns, 40 * MS);
+	apx_rules_run(m, &fd);
+	f = tg_find(&fd, "network-bound");
+	APX_ASSERT(f);
+	APX_ASSERT(f->saving_ns == 4.0 * MS);
+	APX_ASSERT(strstr(f->title, "all_reduce limited by the network: 11.2 GB/s of 12.5 GB/s "
+			  "NIC line rate, 2.00 ms a step exposed"));
+	APX_ASSERT(strstr(f->evidence, "busbw 11.2 GB/s = 90% of 12.5 GB/s"));
+	APX_ASSERT(strstr(f->evidence, "100% of it float32"));
+	APX_ASSERT(strstr(f->fix, "bf16_compress_hook"));
+	APX_ASSERT(strstr(f->fix, "reduce_dtype=torch.bfloat16"));
+	/* exposed-communication: 8 ms exposed, 4 ms stay (each step's last all-reduce), the other
+	 * 4 ms network-bound's: nothing left to claim */
+	APX_ASSERT(fabs(apx_network_bound_claim(m->ranks, &m->ranks->rank[0]) - 4.0 * MS) < 1);
+	APX_ASSERT(!tg_find(&fd, "exposed-communication"));
+	APX_ASSERT_EQ(tg_status(&fd, "exposed-communication"), APX_RULE_CLEAN);
+	json = tg_report(m, &fd, 1u << APX_SEC_COLLECTIVES, 1);
+	text = tg_report(m, &fd, 1u << APX_SEC_COLLECTIVES, 0);
+	APX_ASSERT(json && strstr(json, "\"link\":{\"kind\":\"NIC\",\"peak_bps\":12500000000,"));
+	APX_ASSERT(strstr(json, "\"busbw_peak_pct\":90,"));
+	for (const char *p = text; p && *p;) {	/* the text report fits 100 columns */
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+
+		if (len > APX_REPORT_W)
+			fprintf(stderr, "%.*s\n", (int)len, p);
+		APX_ASSERT(len <= APX_REPORT_W);
+		p += len + (nl ? 1 : 0);
+	}
+	free(json);
+	free(text);
+	apx_model_free(m);
+
+	m = net_run(1, 7500000, APX_DT_FLOAT32, 100e9);	/* one host: no network */
+	APX_ASSERT(m && m->ranks);
+	apx_rules_run(m, &fd);
+	APX_ASSERT(!tg_find(&fd, "network-bound"));
+	APX_ASSERT_EQ(tg_status(&fd, "network-bound"), APX_RULE_NOT_MEASURED);
+	APX_ASSERT(strstr(tg_result(&fd, "network-bound")->why, "one host"));
+	apx_model_free(m);
+
+	m = net_run(2, 2500000, APX_DT_FLOAT32, 100e9);	/* busbw 3.75 GB/s: 30 % */
+	APX_ASSERT(m && m->ranks);
+	APX_ASSERT(fabs(m->ranks->coll[APX_COLL_ALL_REDUCE].net_busbw_bps - 3.75e9) < 1);
+	apx_rules_run(m, &fd);
+	APX_ASSERT(!tg_find(&fd, "network-bound"));
+	APX_ASSERT_EQ(tg_status(&fd, "network-bound"), APX_RULE_CLEAN);
+	f = tg_find(&fd, "exposed-communication");	/* overlap: all of its 4 ms again */
+	APX_ASSERT(f && fabs(f->saving_ns - 4.0 * MS) < 1);
+	apx_model_free(m);
+
+	m = net_run(2, 7500000, APX_DT_FLOAT32, 0);	/* no line rate recorded */
+	APX_ASSERT(m && m->ranks);
+	APX_ASSERT(!m->ranks->link.kind);
+	APX_ASSERT(strstr(m->ranks->link.why, "recorded no NIC line rate"));
+	apx_rules_run(m, &fd);
+	APX_ASSERT(!tg_find(&fd, "network-bound"));
+	APX_ASSERT_EQ(tg_status(&fd, "network-bound"), APX_RULE_NOT_MEASURED);
+	APX_ASSERT(strstr(tg_result(&fd, "network-bound")->why, "no NIC line rate"));
+	apx_model_free(m);
+
+	m = net_run(2, 7500000, APX_DT_BFLOAT16, 100e9);	/* bf16: advice, no saving */
+	APX_ASSERT(m && m->ranks);
+	apx_rules_run(m, &fd);
+	f = tg_find(&fd, "network-bound");
+	APX_ASSERT(f);
+	APX_ASSERT(f->saving_ns == 0);
+	APX_ASSERT(strstr(f->evidence, "no float32 among them"));
+	APX_ASSERT(strstr(f->fix, "already move 16-bit"));
+	APX_ASSERT(apx_network_bound_claim(m->ranks, &m->ranks->rank[0]) == 0);
+	f = tg_find(&fd, "exposed-communication");	/* the time is all overlap's */
+	APX_ASSERT(f && fabs(f->saving_ns - 4.0 * MS) < 1);
+	apx_model_free(m);
+	return 0;
+}
+
 /* Without collectives (one process, no NCCL): no ranks, no sections, no checks of theirs. */
 APX_TEST(single_process)
 {
@@ -577,6 +711,7 @@ APX_TEST(single_process)
 	APX_ASSERT(tg_result(&fd, "straggler") == NULL);
 	APX_ASSERT(tg_result(&fd, "exposed-communication") == NULL);
 	APX_ASSERT(tg_result(&fd, "small-collectives") == NULL);
+	APX_ASSERT(tg_result(&fd, "network-bound") == NULL);
 	json = tg_report(m, &fd, 0, 1);
 	text = tg_report(m, &fd, 0, 0);
 	APX_ASSERT(json && text);

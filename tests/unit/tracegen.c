@@ -105,6 +105,14 @@ int tg_open_rank(struct tg *t, const char *host, const uint8_t *uuid, int rank, 
 void tg_collective(struct tg *t, uint64_t enq, uint64_t start, uint64_t end, unsigned func,
 		   uint64_t bytes, uint64_t comm, uint64_t seq, int rank, int nranks)
 {
+	tg_collective_dt(t, enq, start, end, func, bytes, comm, seq, rank, nranks, APX_DT_BFLOAT16);
+}
+
+void tg_collective_dt(struct tg *t, uint64_t enq, uint64_t start, uint64_t end, unsigned func,
+		      uint64_t bytes, uint64_t comm, uint64_t seq, int rank, int nranks,
+		      unsigned dtype)
+{
+	unsigned size = apx_nccl_dtype_bytes(dtype);
 	struct apx_rec c;
 
 	apx_rec_init(&c, APX_REC_COLLECTIVE);
@@ -113,8 +121,8 @@ void tg_collective(struct tg *t, uint64_t enq, uint64_t start, uint64_t end, uns
 	c.v[APX_COLLECTIVE_START_NS] = start;
 	c.v[APX_COLLECTIVE_END_NS] = end;
 	c.v[APX_COLLECTIVE_FUNC] = func;
-	c.v[APX_COLLECTIVE_DATATYPE] = APX_DT_BFLOAT16;
-	c.v[APX_COLLECTIVE_COUNT] = bytes / 2;
+	c.v[APX_COLLECTIVE_DATATYPE] = dtype;
+	c.v[APX_COLLECTIVE_COUNT] = bytes / (size ? size : 1);
 	c.v[APX_COLLECTIVE_BYTES] = bytes;
 	c.v[APX_COLLECTIVE_ALGO] = APX_ALGO_RING;
 	c.v[APX_COLLECTIVE_PROTO] = APX_PROTO_SIMPLE;

@@ -103,6 +103,10 @@ void tg_marker_op(struct tg *t, uint64_t start, uint64_t end, const char *op, ui
 int tg_open_rank(struct tg *t, const char *host, const uint8_t *uuid, int rank, int world);
 void tg_collective(struct tg *t, uint64_t enq, uint64_t start, uint64_t end, unsigned func,
 		   uint64_t bytes, uint64_t comm, uint64_t seq, int rank, int nranks);
+/* The same with its datatype (enum apx_nccl_dtype; tg_collective's is bf16). */
+void tg_collective_dt(struct tg *t, uint64_t enq, uint64_t start, uint64_t end, unsigned func,
+		      uint64_t bytes, uint64_t comm, uint64_t seq, int rank, int nranks,
+		      unsigned dtype);
 int tg_close(struct tg *t);
 /* Close n traces and build one model of them (a run's files; the files are unlinked). NULL on
  * failure. */

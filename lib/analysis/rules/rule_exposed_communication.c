@@ -7,7 +7,8 @@
  * proportion to its bytes, which leaves out one call's latency, tens of us), and
  * what overlap could hide of the rest is at most the compute before it that runs beside no
  * communication. Saving: per rank the sum over its steps of min(exposed - what stays, that
- * compute), less what small-collectives saves on that rank (each ns once); for the run the
+ * compute), less what small-collectives and network-bound (bf16 for float32 collectives
+ * across hosts) save on that rank (each ns once); for the run the
  * least over the ranks: a step ends when its slowest rank's does, and the other ranks' extra
  * exposed time is waiting for later ranks (straggler's). An upper bound: DDP overlaps
  * gradients only with the backward pass. Run by rules.c's table of rules of several ranks.
@@ -21,10 +22,12 @@
 
 #include "base/banned.h"
 
-/* What overlap could hide on rank i (ranks.h), less small-collectives' claim. */
-static double hideable(const struct apx_ranks_rank *rk)
+/* What overlap could hide on rank rk (ranks.h), less small-collectives' and network-bound's
+ * claims. */
+static double hideable(const struct apx_ranks *R, const struct apx_ranks_rank *rk)
 {
-	double rest = (double)rk->exposed_ns - (double)rk->tail_ns - rk->small_saving_ns;
+	double rest = (double)rk->exposed_ns - (double)rk->tail_ns - rk->small_saving_ns -
+		      apx_network_bound_claim(R, rk);
 	double h = (double)rk->hideable_ns;
 
 	if (rest < h)
@@ -54,9 +57,9 @@ APX_RULE_DECL(exposed_communication)
 			continue;
 		if (rk->exposed_ns > exposed_max)
 			exposed_max = rk->exposed_ns;
-		if (!least || hideable(rk) < saving) {
+		if (!least || hideable(R, rk) < saving) {
 			least = rk;
-			saving = hideable(rk);
+			saving = hideable(R, rk);
 		}
 	}
 	if (!least || saving <= 0)
@@ -77,6 +80,8 @@ APX_RULE_DECL(exposed_communication)
 		 "per step and rank: min(exposed communication less the step's last collective's, "
 		 "the compute before that one beside no communication), less small-collectives'; "
 		 "the least over the ranks (an upper bound)");
+	if (apx_network_bound_claim(R, least) > 0)
+		apx_text_append(f->model, sizeof(f->model), "; less network-bound's (bf16)");
 	apx_text_append(f->evidence, sizeof(f->evidence),
 			"rank %d (the least to gain of %u ranks with collectives): communication %s, "
 			"exposed %s; the steps' last collectives keep %s exposed (their data is ready "
@@ -117,7 +122,7 @@ APX_RULE_DECL(exposed_communication)
 		v[0] = (double)rk->comm_ns;
 		v[1] = (double)rk->exposed_ns;
 		v[2] = (double)rk->tail_ns;
-		v[3] = hideable(rk);
+		v[3] = hideable(R, rk);
 	}
 	snprintf(f->fix, sizeof(f->fix),
 		 "Let communication run while the GPU computes:\n"
