@@ -11,7 +11,6 @@
  * "closed" (the duration, or Ctrl-C: a stop file asks for an early end) and "detached" (CUPTI
  * finalized at the program's next CUDA call), copies the trace to -o, and removes the folder.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -42,52 +41,6 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	g_stop = 1;
-}
-
-/* 1 when /proc/PID/maps maps a file whose base name starts with prefix. */
-static int maps_has(pid_t pid, const char *prefix)
-{
-	char path[64], line[4096];
-	FILE *f;
-	int found = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (!found && fgets(line, sizeof(line), f)) {
-		const char *slash = strrchr(line, '/');
-
-		found = slash && !strncmp(slash + 1, prefix, strlen(prefix));
-	}
-	fclose(f);
-	return found;
-}
-
-/* 1 when the process has an NVIDIA device file open (/dev/nvidiaN: a CUDA context). */
-static int has_gpu_open(pid_t pid)
-{
-	char dir[64], link[PATH_MAX + 64], to[PATH_MAX];
-	struct dirent *e;
-	DIR *d;
-	int found = 0;
-
-	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
-	d = opendir(dir);
-	if (!d)
-		return -errno;
-	while (!found && (e = readdir(d))) {
-		ssize_t n;
-
-		snprintf(link, sizeof(link), "%s/%s", dir, e->d_name);
-		n = readlink(link, to, sizeof(to) - 1);
-		if (n <= 0)
-			continue;
-		to[n] = 0;
-		found = !strncmp(to, "/dev/nvidia", 11) && to[11] >= '0' && to[11] <= '9';
-	}
-	closedir(d);
-	return found;
 }
 
 /* A libcupti.so.13 for a process that has none loaded (libapx-inject.so needs it and the
@@ -342,14 +295,14 @@ int apx_attach_gpu(pid_t pid, uint64_t duration_ns, const char *output, int forc
 	uint64_t waited_ms = 0, limit_ms;
 	int r, ret = 0, flags = 0;
 
-	r = maps_has(pid, "libcuda.so");
+	r = apx_proc_maps_find(pid, "libcuda.so", NULL, 0);
 	if (r < 0) {
 		apx_log_error(r == -ENOENT ? "no process %d" : "cannot attach to process %d: its "
 			      "memory map is not readable (%s): run apx as its user or as root",
 			      (int)pid, strerror(-r));
 		return APX_EXIT_FAIL;
 	}
-	if (!r || has_gpu_open(pid) == 0) {
+	if (!r || apx_proc_has_nvidia_fd(pid, 1) == 0) {
 		apx_log_error("cannot attach to process %d: it has %s yet, so there is no GPU work "
 			      "to profile (attach after it has used CUDA, or use --python-only)",
 			      (int)pid, r ? "no CUDA context (no /dev/nvidiaN open)" :
@@ -368,7 +321,7 @@ int apx_attach_gpu(pid_t pid, uint64_t duration_ns, const char *output, int forc
 		return APX_EXIT_FAIL;
 	}
 	make_request(&s, duration_ns, req, sizeof(req));
-	if (maps_has(pid, "libcupti.so") == 0) {
+	if (apx_proc_maps_find(pid, "libcupti.so", NULL, 0) == 0) {
 		/* loaded first, by its full path: the collector's libcupti.so.13 is then found by
 		 * its name; cuptiGetVersion(uint32_t *) writes into the argument's buffer */
 		char cupti[PATH_MAX];

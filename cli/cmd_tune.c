@@ -268,27 +268,38 @@ static double loss_gap(const double *a, size_t na, const double *b, size_t nb)
 	return most;
 }
 
-/* Whether a run's hooks said the fix took effect (apx_site.py's APX_TUNE_REPORT file:
- * {"fixes": {"NAME": {"applied": true, ...}}}). */
-static int fix_applied(const struct tune_opts *o, const char *name, const struct apx_tune_fix *fx)
+/* The fix's own entry in a run's hooks report (apx_site.py's APX_TUNE_REPORT file:
+ * {"fixes": {"NAME": {"applied": true, "KEY": N, ...}}}, entries flat), read into buf and cut
+ * at the entry's end; NULL when the file or the entry is not there. */
+static char *fix_entry(const struct tune_opts *o, const char *name, const struct apx_tune_fix *fx,
+		       char *buf, size_t cap)
 {
-	char path[PATH_MAX + 128], buf[4096], key[64];
+	char path[PATH_MAX + 128], key[96];
 	size_t n;
-	char *p;
+	char *p, *end;
 	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%s.fixes.json", o->dir, name);
 	if (!(f = fopen(path, "r")))
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
+		return NULL;
+	n = fread(buf, 1, cap - 1, f);
 	fclose(f);
 	buf[n] = 0;
 	snprintf(key, sizeof(key), "\"%s\"", fx->hook);
-	p = strstr(buf, key);
-	if (!p)
-		return 0;
-	p = strstr(p, "\"applied\"");
-	if (!p)
+	if (!(p = strstr(buf, key)))
+		return NULL;
+	if ((end = strchr(p, '}')))
+		*end = 0;
+	return p;
+}
+
+/* Whether a run's hooks said the fix took effect ("applied": true in its entry). */
+static int fix_applied(const struct tune_opts *o, const char *name, const struct apx_tune_fix *fx)
+{
+	char buf[4096];
+	char *p = fix_entry(o, name, fx, buf, sizeof(buf));
+
+	if (!p || !(p = strstr(p, "\"applied\"")))
 		return 0;
 	p = strchr(p, ':');
 	while (p && (*p == ':' || *p == ' '))
@@ -303,25 +314,13 @@ static int fix_applied(const struct tune_opts *o, const char *name, const struct
 static uint64_t fix_report_count(const struct tune_opts *o, const char *name,
 				 const struct apx_tune_fix *fx, const char *key)
 {
-	char path[PATH_MAX + 128], buf[4096], k[96], num[24];
+	char buf[4096], k[96], num[24];
+	char *p = fix_entry(o, name, fx, buf, sizeof(buf));
 	uint64_t v = 0;
-	size_t n, len;
-	char *p, *end;
-	FILE *f;
+	size_t len;
 
-	snprintf(path, sizeof(path), "%s/%s.fixes.json", o->dir, name);
-	if (!(f = fopen(path, "r")))
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	snprintf(k, sizeof(k), "\"%s\"", fx->hook);
-	if (!(p = strstr(buf, k)))
-		return 0;
-	if ((end = strchr(p, '}')))
-		*end = 0;		/* the fix's own entry only */
 	snprintf(k, sizeof(k), "\"%s\"", key);
-	if (!(p = strstr(p, k)) || !(p = strchr(p + strlen(k), ':')))
+	if (!p || !(p = strstr(p, k)) || !(p = strchr(p + strlen(k), ':')))
 		return 0;
 	p += strspn(p + 1, " ") + 1;
 	len = strspn(p, "0123456789");

@@ -157,8 +157,6 @@ int apx_procfs_uses_cuda(pid_t pid)
 {
 	char path[64], buf[16384 + 64];
 	size_t keep = 0;
-	DIR *dir;
-	struct dirent *de;
 	int fd, found = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
@@ -183,61 +181,12 @@ int apx_procfs_uses_cuda(pid_t pid)
 		}
 	}
 	close(fd);
-	if (found)
-		return 1;
-	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	dir = fdopendir(fd);
-	if (!dir) {
-		close(fd);
-		return -ENOMEM;
-	}
-	while ((de = readdir(dir)) && !found) {
-		char target[64];
-		ssize_t n;
-
-		if (de->d_name[0] == '.')
-			continue;
-		n = readlinkat(fd, de->d_name, target, sizeof(target) - 1);
-		if (n <= 0)
-			continue;
-		target[n] = 0;
-		if (!strncmp(target, "/dev/nvidia", 11))
-			found = 1;
-	}
-	closedir(dir);
-	return found;
+	return found ? 1 : apx_proc_has_nvidia_fd(pid, 0);
 }
 
 int apx_procfs_libcuda_path(pid_t pid, char *buf, size_t cap)
 {
-	char path[64], line[4096];
-	FILE *f;
-	int found = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	/* "addr perms offset dev inode   /path": the path is the first '/' after the inode */
-	while (!found && fgets(line, sizeof(line), f)) {
-		char *p = strchr(line, '/'), *base;
-		size_t len;
-
-		if (!p)
-			continue;
-		len = strcspn(p, "\n");
-		p[len] = 0;
-		base = strrchr(p, '/') + 1;
-		if (strncmp(base, "libcuda.so", 10) || strstr(p, " (deleted)") || len >= cap)
-			continue;
-		memcpy(buf, p, len + 1);
-		found = 1;
-	}
-	fclose(f);
-	return found;
+	return apx_proc_maps_find(pid, "libcuda.so", buf, cap);
 }
 
 ssize_t apx_procfs_cmdline(pid_t pid, char *buf, size_t cap)
