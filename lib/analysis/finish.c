@@ -6,8 +6,9 @@
  * what load.c collected), steps (steps.c), nvperfd's observations (observed.c), the
  * per-device timelines (timeline.c), NVTX projection (nvtx.c), and kernel names with their
  * aggregates (view_kernels.c), then the Python stacks' views (stacks.h: lines, hotspots,
- * threads, the main thread's stacks in idle gaps), and with NCCL collectives the ranks' analysis
- * (ranks.c). Called once by apx report; single-threaded.
+ * threads, the main thread's stacks in idle gaps), the peer-to-peer copies by device pair
+ * (p2p.c), and with NCCL collectives the ranks' analysis (ranks.c). Called once by apx report;
+ * single-threaded.
  */
 #include "analysis/model.h"
 
@@ -20,6 +21,7 @@
 #include "analysis/idle_attrib.h"
 #include "analysis/nvtx.h"
 #include "analysis/observed.h"
+#include "analysis/p2p.h"
 #include "analysis/ranks.h"
 #include "analysis/stacks.h"
 #include "analysis/timeline.h"
@@ -272,6 +274,7 @@ int apx_model_finish(struct apx_model *m)
 	STEP("building the OS waits", apx_oswaits_build(m));
 	STEP("building the idle-gap stacks", apx_idle_stacks_build(m));
 	STEP("building the what-if graph", apx_whatif_build(m));	/* whatif/whatif.h */
+	STEP("pairing the peer-to-peer copies", apx_p2p_build(m));	/* p2p.h */
 	if (m->colls.n)	/* several ranks' collectives (ranks.h); none: no m->ranks */
 		STEP("analysing the ranks' collectives", apx_ranks_build(m, &m->ranks));
 	return 0;

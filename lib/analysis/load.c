@@ -3,9 +3,9 @@
  * file's header and hands its reader to the event store (store.h); while the store reads the
  * records into its columns (apx_model_finish), the record hook here collects what the store has
  * no column for: devices' properties, memory, configuration and access-policy windows, unified
- * memory, CPU samples, findings, losses, key/values (capture ranges: capture.c) and nvperfd's
- * series (observed.c), and each file's record count, span and damage. Called by apx report;
- * single-threaded.
+ * memory, CPU samples, findings, losses, key/values (capture ranges: capture.c), nvperfd's
+ * series (observed.c) and peer copies' devices (p2p.c), and each file's record count, span
+ * and damage. Called by apx report; single-threaded.
  */
 #include "analysis/hwcounters.h"
 #include "analysis/model.h"
@@ -17,6 +17,7 @@
 
 #include "analysis/heap.h"
 #include "analysis/observed.h"
+#include "analysis/p2p.h"
 #include "analysis/ranks.h"
 #include "analysis/store.h"
 #include "analysis/views.h"
@@ -81,6 +82,8 @@ struct apx_model *apx_model_new(void)
 	m->ranges.size = sizeof(struct apx_an_range);
 	m->captures.size = sizeof(struct apx_an_capture);
 	m->collected.size = sizeof(struct apx_an_collected);
+	m->p2p_copies.size = sizeof(struct apx_an_p2p_copy);
+	m->p2p.size = sizeof(struct apx_p2p_pair);
 	m->run_start_ns = UINT64_MAX;
 	return m;
 }
@@ -110,7 +113,7 @@ static void free_vecs(struct apx_model *m)
 				   &m->kvs, &m->series, &m->observed, &m->procs, &m->graphs,
 				   &m->pm, &m->counters, &m->kc, &m->captures, &m->collected, &m->colls,
 				   &m->lines, &m->hotspots, &m->threads, &m->idle_stacks,
-				   &m->oswaits, &m->oswait_lines };
+				   &m->oswaits, &m->oswait_lines, &m->p2p_copies, &m->p2p };
 
 	for (size_t i = 0; i < sizeof(vecs) / sizeof(vecs[0]); i++)
 		free(vecs[i]->data);
@@ -145,6 +148,14 @@ const struct apx_an_device *apx_model_device(const struct apx_model *m, uint32_t
 {
 	for (size_t i = 0; i < m->ndevices; i++)
 		if (m->devices[i].id == id)
+			return &m->devices[i];
+	return NULL;
+}
+
+const struct apx_an_device *apx_model_device_es(const struct apx_model *m, uint32_t es)
+{
+	for (size_t i = 0; i < m->ndevices; i++)
+		if (m->devices[i].es_device == es && m->devices[i].known)
 			return &m->devices[i];
 	return NULL;
 }
@@ -278,6 +289,8 @@ static int add_record(struct apx_model *m, struct apx_an_file *f, uint16_t fi,
 	case APX_REC_API:
 		f->has_api = 1;
 		return 0;
+	case APX_REC_MEMCPY:	/* the store's, but for a peer copy's devices (p2p.c) */
+		return apx_p2p_add_record(m, fi, r);
 	case APX_REC_MEMORY: {
 		struct apx_an_mem_event e = {
 			.ts = v[APX_MEMORY_TS_NS], .addr = v[APX_MEMORY_ADDRESS], .bytes = v[APX_MEMORY_BYTES],

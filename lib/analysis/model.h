@@ -109,7 +109,8 @@ struct apx_an_device {
 	uint32_t sm_count, cc_major, cc_minor, max_threads_sm, regs_sm, smem_sm, max_blocks_sm;
 	uint32_t warp_size, pcie_gen, pcie_width;
 	uint32_t nvlinks;			/* NVLink links (nvlink_count); 0: none recorded
-						 * (the collector does not read the topology yet) */
+						 * (the collector reads them from NVML instead:
+						 * nvml.nvlink_links, p2p.h apx_device_nvlinks) */
 };
 
 /* Kernels. Every kernel is in the event store (m->store: start, duration, stream, name... in
@@ -726,6 +727,12 @@ struct apx_model {
 	struct apx_vec pm;			/* struct apx_an_pm: metric series (view_metrics.c) */
 	struct apx_vec counters;		/* struct apx_an_counter: replayed kernels' counters */
 	struct apx_vec colls;			/* struct apx_an_coll: NCCL operations, by file */
+	/* peer-to-peer copies (p2p.h): each as its record named its devices (load.c), and after
+	 * finish by (source, destination) device, in the order first met (empty: none); P2P
+	 * copies whose record names one device only */
+	struct apx_vec p2p_copies;		/* struct apx_an_p2p_copy */
+	struct apx_vec p2p;			/* struct apx_p2p_pair */
+	uint64_t p2p_unnamed;
 	/* several ranks and their collectives (ranks.h), after finish; NULL when the files hold
 	 * no COLLECTIVE record */
 	struct apx_ranks *ranks;
@@ -849,6 +856,8 @@ int apx_model_finish(struct apx_model *m);
 void apx_model_free(struct apx_model *m);
 
 const struct apx_an_device *apx_model_device(const struct apx_model *m, uint32_t id);
+/* The device a DEVICE record described of store device es (host, UUID); NULL: none did. */
+const struct apx_an_device *apx_model_device_es(const struct apx_model *m, uint32_t es);
 /* A kernel name for humans: demangled when it is a C++ name, into buf (demangle.c). */
 const char *apx_kernel_display_name(const struct apx_an_name *nm, char *buf, size_t cap);
 /* Where a time lies against the steady window (idle_attrib.c). */

@@ -23,6 +23,7 @@
 
 #include "analysis/finding.h"
 #include "analysis/model.h"
+#include "analysis/p2p.h"
 #include "analysis/store.h"
 
 #include "base/banned.h"
@@ -924,51 +925,6 @@ static void find_straggler(struct apx_ranks *R)
 	}
 }
 
-/* NVLink's speed a link and direction by architecture (GB/s): V100, A100, H100/H200 25,
- * B200 50; 0: not known. */
-static double nvlink_gbps(uint32_t cc_major, uint32_t cc_minor)
-{
-	if (cc_minor)
-		return 0;			/* consumer parts: bridges of their own */
-	return cc_major == 7 || cc_major == 8 || cc_major == 9 ? 25 : cc_major == 10 ? 50 : 0;
-}
-
-static const struct apx_an_device *model_device(const struct apx_model *m, uint32_t es)
-{
-	for (size_t i = 0; i < m->ndevices; i++)
-		if (m->devices[i].es_device == es && m->devices[i].known)
-			return &m->devices[i];
-	return NULL;
-}
-
-/* Active NVLink links of store device es in file's trace: its DEVICE record's, else the
- * collector's NVML reading (nvml.nvlink_links); -1 when neither says. */
-static int nvlinks_of(const struct apx_model *m, const struct apx_an_device *d, uint16_t file,
-		      uint32_t es)
-{
-	static const char key[] = "nvml.nvlink_links";
-
-	if (d && d->nvlinks)
-		return (int)d->nvlinks;
-	for (size_t i = 0; i < m->series.n; i++) {
-		const struct apx_an_series *x = APX_VEC_AT(&m->series, struct apx_an_series, i);
-
-		if (x->file == file && x->count && x->name_len == sizeof(key) - 1 &&
-		    !memcmp(x->name, key, sizeof(key) - 1) &&
-		    apx_store_device_of(m->store, file, x->device) == es)
-			return x->max > 64 ? 64 : x->max < 0 ? 0 : (int)x->max;
-	}
-	return -1;
-}
-
-/* PCIe's rate a lane and direction, GB/s (gen 1-6: 2.5 to 64 GT/s, encoding taken off). */
-static double pcie_lane_gbps(uint32_t gen)
-{
-	static const double rate[] = { 0, 0.25, 0.5, 0.985, 1.969, 3.938, 7.563 };
-
-	return gen < sizeof(rate) / sizeof(rate[0]) ? rate[gen] : 0;
-}
-
 /* A NIC's line rate series (src_nic.c, bit/s): 1 InfiniBand/RoCE port, 0 net device, -1 none. */
 static int line_rate_kind(const struct apx_an_series *x)
 {
@@ -1076,15 +1032,15 @@ static void find_link(const struct apx_model *m, struct apx_ranks *R, const stru
 
 		if (!R->rank[i].colls)
 			continue;
-		d = w->fdev[i] == UINT32_MAX ? NULL : model_device(m, w->fdev[i]);
-		links = w->fdev[i] == UINT32_MAX ? -1 : nvlinks_of(m, d, R->rank[i].file, w->fdev[i]);
+		d = w->fdev[i] == UINT32_MAX ? NULL : apx_model_device_es(m, w->fdev[i]);
+		links = w->fdev[i] == UINT32_MAX ? -1 : apx_device_nvlinks(m, w->fdev[i]);
 		if (!d || links < 0) {
 			snprintf(l->why, sizeof(l->why), "the trace does not say how the GPUs are "
 				 "linked (no NVLink count from the device record or NVML)");
 			return;
 		}
 		if (!links) {	/* no NVLink: PCIe */
-			gb = pcie_lane_gbps(d->pcie_gen) * d->pcie_width;
+			gb = apx_pcie_lane_gbps(d->pcie_gen) * d->pcie_width;
 			if (!gb) {
 				snprintf(l->why, sizeof(l->why), "no NVLink, and no PCIe link "
 					 "recorded for device %u", d->id);
@@ -1099,7 +1055,7 @@ static void find_link(const struct apx_model *m, struct apx_ranks *R, const stru
 			}
 			continue;
 		}
-		gb = nvlink_gbps(d->cc_major, d->cc_minor);
+		gb = apx_nvlink_gbps(d->cc_major, d->cc_minor);
 		if (!gb) {
 			snprintf(l->why, sizeof(l->why), "no NVLink speed known for sm_%u%u",
 				 d->cc_major % 100, d->cc_minor % 100);
@@ -1241,7 +1197,7 @@ static int mem_peaks(const struct apx_model *m, struct apx_ranks *R, const struc
 	}
 	for (size_t i = 0; i < w->nf; i++) {
 		const struct apx_an_device *d = w->fdev[i] == UINT32_MAX ? NULL
-						: model_device(m, w->fdev[i]);
+						: apx_model_device_es(m, w->fdev[i]);
 
 		R->rank[i].mem_total_bytes = d ? d->mem_bytes : 0;
 	}

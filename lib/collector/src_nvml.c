@@ -5,9 +5,9 @@
  * the program created a context on, as METRIC records over the interval since the previous
  * reading (nvml_metrics.h: nvml.power, nvml.power_limit, nvml.clock_sm,
  * nvml.power_capped), and once per device its active NVLink links (nvml.nvlink_links: the
- * link peak of the ranks' collectives, lib/analysis/ranks.c). apx report shows them with the
- * device metrics and reads the power cap from them: a GPU at its cap runs slower once it idles
- * less (lib/analysis/power_cap.c).
+ * link peak of the ranks' collectives and of peer copies, lib/analysis/ranks.c, p2p.c). apx
+ * report shows them with the device metrics and reads the power cap from them: a GPU at its
+ * cap runs slower once it idles less (lib/analysis/power_cap.c).
  *
  * Who runs what: start() (the thread that initialised CUDA) starts one sampler thread of its
  * own; the context-creation callback (src_callbacks.c) marks the device as used

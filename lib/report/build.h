@@ -74,6 +74,10 @@ void apx_rdoc_view_oswaits(struct apx_rdoc *d);
 void apx_rdoc_view_ranks(struct apx_rdoc *d);
 void apx_rdoc_view_collectives(struct apx_rdoc *d);
 
+/* build_p2p.c: the transfers section's peer-to-peer copies by device pair (analysis/p2p.h),
+ * every format's; nothing without them */
+void apx_rdoc_view_p2p(struct apx_rdoc *d);
+
 /* build_heap.c: the heap section (analysis/heap.h), every format's */
 void apx_rdoc_view_heap(struct apx_rdoc *d);
 

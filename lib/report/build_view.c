@@ -755,6 +755,7 @@ void apx_rdoc_build_views(struct apx_rdoc *d)
 		{ APX_SEC_IDLE, apx_rdoc_view_idle },
 		{ APX_SEC_KERNELS, apx_rdoc_view_kernels },
 		{ APX_SEC_TRANSFERS, apx_rdoc_view_transfers },
+		{ APX_SEC_TRANSFERS, apx_rdoc_view_p2p },
 		{ APX_SEC_SYNC, apx_rdoc_view_sync },
 		{ APX_SEC_IDLE, apx_rdoc_view_timelines },
 		{ APX_SEC_METRICS, apx_rdoc_view_metrics },

@@ -1,5 +1,5 @@
 /*
- * reported.c - the report of a synthetic trace's model as text or JSON in memory, for the
+ * reported.c - the report of a synthetic trace's model as text, JSON or CSV in memory, for the
  * unit tests (reported.h).
  */
 #include <stdio.h>
@@ -28,7 +28,9 @@ char *tg_report(const struct apx_model *m, const struct apx_findings *fd, unsign
 		return NULL;
 	}
 	to.f = f;
-	if (json)
+	if (json == 2)
+		apx_report_emit_csv(f, d);
+	else if (json)
 		apx_report_emit_json(f, d);
 	else
 		apx_report_emit_text(&to, d);

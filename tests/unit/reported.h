@@ -9,8 +9,8 @@
 #include "analysis/findings.h"
 #include "analysis/model.h"
 
-/* The report of sections (1u << APX_SEC_*), top 10 rows, as JSON or text; malloc'ed, NULL on
- * failure. */
+/* The report of sections (1u << APX_SEC_*), top 10 rows, as text (json 0), JSON (1) or CSV
+ * (2); malloc'ed, NULL on failure. */
 char *tg_report(const struct apx_model *m, const struct apx_findings *fd, unsigned sections,
 		int json);
 

@@ -231,6 +231,39 @@ void tg_copy(struct tg *t, uint64_t start, uint64_t dur, unsigned kind, unsigned
 	seen(t, start + dur);
 }
 
+void tg_p2p(struct tg *t, uint64_t start, uint64_t dur, uint32_t src, uint32_t dst,
+	    uint64_t bytes)
+{
+	struct apx_rec c;
+
+	copy_rec(t, &c, start, dur, APX_COPY_P2P, APX_MEM_DEVICE, bytes);
+	c.v[APX_MEMCPY_DEVICE] = src;
+	c.v[APX_MEMCPY_STREAM] = 7;
+	c.v[APX_MEMCPY_SRC_DEVICE] = src;
+	c.v[APX_MEMCPY_DST_DEVICE] = dst;
+	c.v[APX_MEMCPY_FLAGS] = 1;
+	apx_writer_add(t->w, &c);
+	seen(t, start + dur);
+}
+
+void tg_device(struct tg *t, uint32_t id, const uint8_t *uuid, unsigned nvlinks,
+	       unsigned pcie_gen, unsigned pcie_width)
+{
+	struct apx_rec d;
+
+	apx_rec_init(&d, APX_REC_DEVICE);
+	d.v[APX_DEVICE_ID] = id;
+	apx_rec_set_str(&d, APX_DEVICE_NAME, "NVIDIA H100");
+	if (uuid)
+		apx_rec_set_bytes(&d, APX_DEVICE_UUID, uuid, 16);
+	d.v[APX_DEVICE_CC_MAJOR] = 9;
+	d.v[APX_DEVICE_SM_COUNT] = 132;
+	d.v[APX_DEVICE_NVLINK_COUNT] = nvlinks;
+	d.v[APX_DEVICE_PCIE_GEN] = pcie_gen;
+	d.v[APX_DEVICE_PCIE_WIDTH] = pcie_width;
+	apx_writer_add(t->w, &d);
+}
+
 void tg_copy_fp(struct tg *t, uint64_t start, uint64_t dur, unsigned host_kind, uint64_t bytes,
 		uint64_t host_addr, uint64_t fp)
 {

@@ -33,6 +33,14 @@ void tg_copy(struct tg *t, uint64_t start, uint64_t dur, unsigned kind, unsigned
  * fingerprint fp at the call (the collector's host_fp field). */
 void tg_copy_fp(struct tg *t, uint64_t start, uint64_t dur, unsigned host_kind, uint64_t bytes,
 		uint64_t host_addr, uint64_t fp);
+/* A peer-to-peer copy (CUPTI's MEMCPY2 record) on stream 7 from device src to device dst (the
+ * process's ordinals), kind P2P. */
+void tg_p2p(struct tg *t, uint64_t start, uint64_t dur, uint32_t src, uint32_t dst,
+	    uint64_t bytes);
+/* A DEVICE record of device id (an H100: sm_90) with uuid (NULL: none), its active NVLinks
+ * (nvlink_count; 0: not recorded) and PCIe generation and width (0: not recorded). */
+void tg_device(struct tg *t, uint32_t id, const uint8_t *uuid, unsigned nvlinks,
+	       unsigned pcie_gen, unsigned pcie_width);
 /* A synchronous copy on stream 0 whose call on the host ran enter..exit (the collector's
  * api_enter_ns/api_exit_ns fields). */
 void tg_copy_call(struct tg *t, uint64_t start, uint64_t dur, unsigned kind, unsigned host_kind,

@@ -1,6 +1,6 @@
 """check.py BUILD [--out DIR] - `apx attach` on a real GPU (label gpu; exit 77 without one).
 
-For a bf16 training loop and an inference loop (loop.py), each run for 40 s: attach at a
+For a bf16 training loop and an inference loop (loop.py), each run for 30 s: attach at a
 random time for 5 s, then (training) attach again for 2 s after the first detach. Checks:
   - apx attach exits 0, and the trace's kernels, counted step by step over the steps that lie
     inside the collection window, equal torch.profiler's kernels a step in a separate run of
@@ -79,7 +79,7 @@ def reference(out, mode):
 
 def one(build, out, mode, rows):
     per_step_ref = reference(out, mode)
-    p, log = start_loop(out, mode, 40)
+    p, log = start_loop(out, mode, 30)
     time.sleep(random.uniform(4, 8))
     trace = os.path.join(out, f"attach-{mode}.apx")
     r, a0, a1 = attach(build, p.pid, 5, trace)
