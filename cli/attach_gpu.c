@@ -135,6 +135,17 @@ static int copy_fd(int in, int out)
 	return n < 0 ? -errno : 0;
 }
 
+static int copy_to_stream(int in, FILE *out)
+{
+	char buf[1 << 16];
+	ssize_t n;
+
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (fwrite(buf, 1, (size_t)n, out) != (size_t)n)
+			return -EIO;
+	return n < 0 ? -errno : 0;
+}
+
 /* The private folder (0700, the target's owner when apx runs as root) and the library copy. */
 static int session_make(struct session *s, const char *inject_lib)
 {
@@ -279,8 +290,7 @@ static int deliver(const struct session *s, const char *output, int force)
 		apx_outfile_abort(&o);
 		return -EIO;
 	}
-	fflush(f);
-	r = copy_fd(in, fileno(f));
+	r = copy_to_stream(in, f);	/* through the stream: it keeps the first write error */
 	close(in);
 	if (r < 0)
 		return apx_outfile_fail(&o, r);
