@@ -233,7 +233,8 @@ static void say_refused(pid_t pid, int ret, const char *line)
 	if (ret == -EBUSY)
 		apx_log_error("cannot attach to process %d: CUPTI is already in use in it by '%s' "
 			      "(torch.profiler once used in the process, Nsight Systems or Nsight "
-			      "Compute): one CUPTI client per process on CUDA 13.0; nothing was changed",
+			      "Compute): one CUPTI client per process on CUDA 13.0; "
+			      "nothing was changed",
 			      (int)pid, apx_term_safe_str(safe, sizeof(safe), sp ? sp + 1 : "?"));
 	else
 		apx_log_error("cannot attach to process %d: the collector did not start in it "
@@ -337,8 +338,9 @@ int apx_attach_gpu(pid_t pid, uint64_t duration_ns, const char *output, int forc
 		char cupti[PATH_MAX];
 
 		if (find_cupti(pid, cupti, sizeof(cupti)) < 0) {
-			apx_log_error("cannot attach to process %d: it has no libcupti.so.13 loaded and "
-				      "apx found none for it (APX_CUPTI_LIB names one)", (int)pid);
+			apx_log_error("cannot attach to process %d: it has no libcupti.so.13 "
+				      "loaded and apx found none for it (APX_CUPTI_LIB names one)",
+				      (int)pid);
 			session_clean(&s);
 			return APX_EXIT_FAIL;
 		}
@@ -351,8 +353,8 @@ int apx_attach_gpu(pid_t pid, uint64_t duration_ns, const char *output, int forc
 			return APX_EXIT_FAIL;
 		}
 	}
-	r = apx_attach_inject(pid, at(&s, s.lib), "apx_attach_begin", req, INJECT_TIMEOUT_MS, &ret, why,
-			      sizeof(why));
+	r = apx_attach_inject(pid, at(&s, s.lib), "apx_attach_begin", req, INJECT_TIMEOUT_MS,
+			      &ret, why, sizeof(why));
 	unlink(s.lib);	/* mapped in the process now, or not needed */
 	if (r < 0) {
 		apx_log_error("cannot attach to process %d: %s", (int)pid,
@@ -398,7 +400,8 @@ int apx_attach_gpu(pid_t pid, uint64_t duration_ns, const char *output, int forc
 		return APX_EXIT_FAIL;
 	fprintf(stderr, "apx attach: process %d's GPU work in '%s'%s; then: apx report %s\n",
 		(int)pid, apx_term_safe_str(safe, sizeof(safe), output),
-		flags & 4 ? " (collector detached)" : kill(pid, 0) < 0 ? " (the process ended)" : "",
+		flags & 4 ? " (collector detached)"
+			  : kill(pid, 0) < 0 ? " (the process ended)" : "",
 		safe);
 	return APX_EXIT_OK;
 }

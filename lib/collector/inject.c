@@ -12,10 +12,10 @@
  * the same collector in a running process through attach.c (apx_collector_start) and stops it
  * at its detach (apx_collector_finish(1)).
  *
- * Only InitializeInjection and the Python hooks' apx_py_* (pyhook.c) are exported (version
- * script exports.map). This file, the writer thread and the sources' start() are the
- * collector's only loggers: one "[apx] ..." stderr line per distinct problem, never from a
- * callback.
+ * Only InitializeInjection, apx attach's apx_attach_begin (attach.c) and the Python hooks'
+ * apx_py_* (pyhook.c) are exported (version script exports.map). This file, the writer thread
+ * and the sources' start() are the collector's only loggers: one "[apx] ..." stderr line per
+ * distinct problem (under apx attach: a status-file line), never from a callback.
  */
 #include <errno.h>
 #include <execinfo.h>
@@ -291,9 +291,9 @@ static void fill_header(struct apx_rec *h, char *argv, size_t argv_len, char *cw
 	else
 		apx_rec_set_i64(h, APX_HEADER_RANK, -1);
 	apx_rec_set_i64(h, APX_HEADER_LOCAL_RANK, -1);
-	if (apx_parse_u64(apx_getenv("WORLD_SIZE") ? apx_getenv("WORLD_SIZE") : "", INT32_MAX, &rv) == 0) {
+	if (apx_parse_u64(apx_getenv("WORLD_SIZE") ?: "", INT32_MAX, &rv) == 0) {
 		h->v[APX_HEADER_WORLD_SIZE] = rv;
-		if (apx_getenv("LOCAL_RANK") && apx_parse_u64(apx_getenv("LOCAL_RANK"), INT32_MAX, &rv) == 0)
+		if (apx_parse_u64(apx_getenv("LOCAL_RANK") ?: "", INT32_MAX, &rv) == 0)
 			apx_rec_set_i64(h, APX_HEADER_LOCAL_RANK, (int64_t)rv);
 	}
 	h->v[APX_HEADER_START_NS] = mono;
