@@ -304,6 +304,7 @@ int apx_attach_gpu(pid_t pid, uint64_t duration_ns, const char *output, int forc
 	struct sigaction sa = { 0 };
 	char lib[PATH_MAX], why[512], req[4096], refused[400] = "", safe[PATH_MAX];
 	uint64_t waited_ms = 0, limit_ms;
+	int64_t paused = 0, paused_total = 0;
 	int r, ret = 0, flags = 0;
 
 	r = apx_proc_maps_find(pid, "libcuda.so", NULL, 0);
@@ -345,7 +346,8 @@ int apx_attach_gpu(pid_t pid, uint64_t duration_ns, const char *output, int forc
 			return APX_EXIT_FAIL;
 		}
 		r = apx_attach_inject(pid, cupti, "cuptiGetVersion", "version", INJECT_TIMEOUT_MS,
-				      &ret, why, sizeof(why));
+				      &ret, &paused, why, sizeof(why));
+		paused_total += paused;
 		if (r < 0) {
 			apx_log_error("cannot attach to process %d: loading libcupti: %s", (int)pid,
 				      apx_term_safe_str(safe, sizeof(safe), why));
@@ -354,7 +356,8 @@ int apx_attach_gpu(pid_t pid, uint64_t duration_ns, const char *output, int forc
 		}
 	}
 	r = apx_attach_inject(pid, at(&s, s.lib), "apx_attach_begin", req, INJECT_TIMEOUT_MS,
-			      &ret, why, sizeof(why));
+			      &ret, &paused, why, sizeof(why));
+	paused_total += paused;
 	unlink(s.lib);	/* mapped in the process now, or not needed */
 	if (r < 0) {
 		apx_log_error("cannot attach to process %d: %s", (int)pid,
@@ -371,8 +374,9 @@ int apx_attach_gpu(pid_t pid, uint64_t duration_ns, const char *output, int forc
 	sa.sa_handler = on_signal;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
-	fprintf(stderr, "apx attach: collecting process %d's GPU work for %.3g s; Ctrl-C stops "
-		"early\n", (int)pid, (double)duration_ns / 1e9);
+	fprintf(stderr, "apx attach: collecting process %d's GPU work for %.3g s (one thread of it "
+		"was held %.1f ms to load the collector); Ctrl-C stops early\n", (int)pid,
+		(double)duration_ns / 1e9, (double)paused_total / 1e3);
 	limit_ms = duration_ns / 1000000 + CLOSE_GRACE_S * 1000;
 	while (!((flags = status_poll(&s, refused, sizeof(refused))) & 4)) {
 		if (g_stop == 1) {

@@ -77,6 +77,7 @@ struct inj {
 	size_t n, cap;
 	sigset_t stop_sigs;		/* SIGINT, SIGTERM: blocked meanwhile */
 	int got_sig;			/* one of them came */
+	int64_t hit_us;			/* when the borrowed thread stopped at the int3 */
 };
 
 struct dl_funcs {
@@ -84,12 +85,17 @@ struct dl_funcs {
 	char file[512];			/* printable: where they are */
 };
 
-static int64_t now_ms(void)
+static int64_t now_us(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static int64_t now_ms(void)
+{
+	return now_us() / 1000;
 }
 
 /* Up to len bytes of s (or to its NUL) as printable ASCII, '?' for any other byte: for text
@@ -537,7 +543,7 @@ static int run_calls(struct inj *x, const struct dl_funcs *dl, struct user_regs_
 }
 
 int apx_attach_inject(pid_t pid, const char *lib_path, const char *func, const char *arg,
-		      int timeout_ms, int *ret_value, char *why, size_t why_cap)
+		      int timeout_ms, int *ret_value, int64_t *paused_us, char *why, size_t why_cap)
 {
 	struct inj x = { .pid = pid, .mem = -1 };
 	struct user_regs_struct saved;
@@ -549,6 +555,8 @@ int apx_attach_inject(pid_t pid, const char *lib_path, const char *func, const c
 
 	if (why_cap)
 		why[0] = '\0';
+	if (paused_us)
+		*paused_us = 0;
 	if (strlen(lib_path) >= STR_MAX || strlen(func) >= STR_MAX || strlen(arg) >= STR_MAX) {
 		snprintf(why, why_cap, "library path, function name or argument too long");
 		return -ENAMETOOLONG;
@@ -621,6 +629,7 @@ int apx_attach_inject(pid_t pid, const char *lib_path, const char *func, const c
 	if (r < 0)
 		goto out;
 	x.call_tid = r;
+	x.hit_us = now_us();
 	saved.rip = x.entry;
 	restore_regs = 1;
 	if (x.armed) {
@@ -637,6 +646,8 @@ out:
 	if (restore_regs)
 		ptrace(PTRACE_SETREGS, x.call_tid, NULL, &saved);
 	detach_all(&x);
+	if (paused_us && x.hit_us)
+		*paused_us = now_us() - x.hit_us;
 	if (x.mem >= 0)
 		close(x.mem);
 	free(x.t);

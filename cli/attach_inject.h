@@ -7,6 +7,7 @@
 #define APX_CLI_ATTACH_INJECT_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* Make process `pid` run dlopen(lib_path, RTLD_NOW) and then `func`(arg) (func: a symbol
@@ -23,9 +24,10 @@
  * timeout_ms; or the call did not return within 120 s), -ENOEXEC (dlopen or dlsym failed: the
  * target's dlerror() in why), -EINTR (SIGINT or SIGTERM came first). SIGINT and SIGTERM are
  * blocked meanwhile (from this thread); one that came is raised again once the target is
- * restored and detached. Uses waitpid(-1): the caller must not wait for children of its own
- * at the same time. */
+ * restored and detached. *paused_us (may be NULL): how long the borrowed thread was held, from
+ * its stop at the int3 to its detach (0 if none stopped there). Uses waitpid(-1): the caller
+ * must not wait for children of its own at the same time. */
 int apx_attach_inject(pid_t pid, const char *lib_path, const char *func, const char *arg,
-		      int timeout_ms, int *ret_value, char *why, size_t why_cap);
+		      int timeout_ms, int *ret_value, int64_t *paused_us, char *why, size_t why_cap);
 
 #endif

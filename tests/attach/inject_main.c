@@ -1,9 +1,11 @@
 /*
  * inject_main.c - test-inject-main PID LIB FUNC ARG TIMEOUT_MS: calls apx_attach_inject()
- * (cli/attach_inject.c) once and prints "ok VALUE" (exit 0) or "error RC WHY" (exit 1);
+ * (cli/attach_inject.c) once and prints "ok VALUE paused_us US" (exit 0;
+ * US: how long the borrowed thread was held) or "error RC WHY" (exit 1);
  * usage errors exit 2. Driven by tests/attach/inject_check.py (ctest attach-inject).
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -15,6 +17,7 @@ int main(int argc, char **argv)
 {
 	char why[512], *end1, *end2;
 	long pid, timeout_ms;
+	int64_t paused_us = 0;
 	int value = 0, r;
 
 	if (argc != 6) {
@@ -28,12 +31,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: bad PID or TIMEOUT_MS\n", argv[0]);
 		return 2;
 	}
-	r = apx_attach_inject((pid_t)pid, argv[2], argv[3], argv[4], (int)timeout_ms, &value, why,
-			      sizeof(why));
+	r = apx_attach_inject((pid_t)pid, argv[2], argv[3], argv[4], (int)timeout_ms, &value,
+			      &paused_us, why, sizeof(why));
 	if (r < 0) {
 		printf("error %d %s\n", r, why);
 		return 1;
 	}
-	printf("ok %d\n", value);
+	printf("ok %d paused_us %lld\n", value, (long long)paused_us);
 	return 0;
 }

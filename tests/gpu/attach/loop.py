@@ -1,4 +1,5 @@
-"""loop.py MODE [--seconds S] [--log FILE] [--profile-steps N] [--profiler-first] - a long-running
+"""loop.py MODE [--seconds S] [--log FILE] [--profile-steps N] [--profiler-first] [--batch B]
+[--seq T] [--cpus LIST] - a long-running
 PyTorch program for tests/gpu/attach/check.py to attach to: MODE train (a bf16-autocast
 transformer trained with AdamW) or infer (the same model under no_grad, batches of token ids).
 Each step ends with torch.cuda.synchronize() and its (start, end) CLOCK_MONOTONIC ns go to the
@@ -6,7 +7,9 @@ Each step ends with torch.cuda.synchronize() and its (start, end) CLOCK_MONOTONI
 attach and count the trace's kernels step by step. --profile-steps N: torch.profiler over N
 steps after the warm-up, the kernels of each step written to the log instead (the reference
 the attached trace is compared with). --profiler-first: one torch.profiler step first (CUPTI
-is then held by Kineto for the process's life: an attach must be refused)."""
+is then held by Kineto for the process's life: an attach must be refused). --batch/--seq: the
+batch's shape (default 16 x 256: host-bound; 32 x 512 keeps the GPU busy). --cpus 4,5: run on
+those CPUs only (the checker pins every process it compares to the same ones)."""
 import argparse
 import json
 import time
@@ -28,11 +31,16 @@ def main():
     ap.add_argument("--log", default="loop.json")
     ap.add_argument("--profile-steps", type=int, default=0)
     ap.add_argument("--profiler-first", action="store_true")
+    ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--seq", type=int, default=256)
+    ap.add_argument("--cpus", default="")
     a = ap.parse_args()
+    if a.cpus:
+        __import__("os").sched_setaffinity(0, {int(c) for c in a.cpus.split(",")})
     torch.manual_seed(0)
     m = model()
     opt = torch.optim.AdamW(m.parameters(), lr=1e-4, fused=True)
-    x = torch.randint(0, 8192, (16, 256), device="cuda")
+    x = torch.randint(0, 8192, (a.batch, a.seq), device="cuda")
 
     def step():
         with torch.autocast("cuda", dtype=torch.bfloat16):
