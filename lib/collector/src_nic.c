@@ -9,7 +9,9 @@
  * written again, except the last sample before it changes (a flat stretch stays flat). The
  * line rate of each link that is up (nic.DEV.line_rate, ib.DEV.PORT.line_rate, bit/s), read
  * at start, is written once, at the start's time, by the first drain (the report's
- * network-bound rule compares the collectives' bus bandwidth with it).
+ * network-bound rule compares the collectives' bus bandwidth with it). Without --nic-metrics, a
+ * rank of a multi-process job (WORLD_SIZE > 1) still records the line rates, once, and
+ * samples nothing (no thread): the rule needs them, reading them costs one sysfs pass.
  *
  * Who runs what: start() (the thread that initialised CUDA) lists the devices, opens every
  * counter file once, and starts a sampler thread of its own (every signal blocked;
@@ -54,6 +56,7 @@ static struct {
 	uint8_t *have;			/* bit 0 written once, bit 1 seen once */
 	uint64_t start_ns;		/* when the line rates were read */
 	int rates_written;
+	int rates_only;			/* no --nic-metrics: the line rates, no sampling */
 } nic;
 
 static void *sampler_main(void *arg)
@@ -104,6 +107,22 @@ static int first_local_process(void)
 	return !lr || !*lr || strcmp(lr, "0") == 0;
 }
 
+/* No --nic-metrics: a rank of a multi-process job keeps its host's line rates (one sysfs
+ * pass at start), for the network-bound rule; anything else records nothing. */
+static int rates_only_start(struct apx_collector *c, const char *root, const char *inc)
+{
+	if (apx_env_u64("WORLD_SIZE", 0, 1u << 24) < 2 || !first_local_process())
+		return -1;
+	nic.start_ns = apx_mono_ns();
+	if (apx_nic_open(&nic.set, root, inc) < 0 || !nic.set.nlinks) {
+		apx_nic_close(&nic.set);
+		return -1;
+	}
+	nic.rates_only = 1;
+	(void)c;
+	return 0;
+}
+
 static int nic_start(struct apx_collector *c)
 {
 	const char *inc = apx_getenv("APX_NIC_INCLUDE"), *root = apx_getenv("APX_NIC_SYSFS_ROOT");
@@ -112,7 +131,7 @@ static int nic_start(struct apx_collector *c)
 
 	nic.c = c;
 	if (apx_env_u64("APX_NIC_METRICS", 0, 1) != 1)
-		return -1;
+		return rates_only_start(c, root, inc);
 	if (!first_local_process()) {
 		apx_add_kv(c, "nic_metrics", "not sampled in this process: LOCAL_RANK 0 samples "
 			   "the host's NICs");
@@ -230,10 +249,12 @@ static void nic_drain(struct apx_collector *c, uint64_t now_ns, int periodic)
 
 	(void)now_ns;
 	(void)periodic;
-	if (!nic.ring)
+	if (!nic.ring && !nic.rates_only)
 		return;
 	if (!nic.rates_written)
 		write_rates(c);
+	if (nic.rates_only)
+		return;
 	head = atomic_load_explicit(&nic.head, memory_order_acquire);
 	if (head - nic.tail > NIC_SLOTS) {
 		atomic_fetch_add(&nic.lapped, head - nic.tail - NIC_SLOTS);
@@ -261,6 +282,16 @@ static void nic_finish(struct apx_collector *c, uint64_t now_ns)
 	uint64_t n, cpu;
 	char text[400];
 
+	if (nic.rates_only) {
+		nic_drain(c, now_ns, 0);
+		snprintf(text, sizeof(text), "line rates only (%u link%s; a rank of a "
+			 "multi-process job): --nic-metrics samples the counters", nic.set.nlinks,
+			 nic.set.nlinks == 1 ? "" : "s");
+		apx_add_kv(c, "nic_metrics", text);
+		apx_nic_close(&nic.set);
+		nic.rates_only = 0;
+		return;
+	}
 	if (!nic.ring)
 		return;
 	nic_stop(c);

@@ -3,7 +3,9 @@
  * collector would run it with --nic-metrics --nic-device-include '^lo$': started on this
  * thread, drained as the writer thread drains it, while this program sends bytes over
  * loopback; writes a real .apx (argv[1]) that tests/nic/check.sh reads with apx report. The
- * collector's helpers that need CUPTI are stubbed here. Test code only.
+ * collector's helpers that need CUPTI are stubbed here. `apx-nic-harness OUT rates-only ROOT`:
+ * a rank of a multi-process job without --nic-metrics (WORLD_SIZE=2), the sysfs tree under
+ * ROOT: the line rates only; exit 3 when the source samples. Test code only.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -40,6 +42,20 @@ int main(int argc, char **argv)
 
 	if (argc < 2)
 		return 2;
+	if (argc == 4 && !strcmp(argv[2], "rates-only")) {
+		setenv("WORLD_SIZE", "2", 1);
+		setenv("APX_NIC_SYSFS_ROOT", argv[3], 1);
+		unsetenv("APX_NIC_METRICS");
+		unsetenv("LOCAL_RANK");
+		if (apx_stub_collector_open(&g_c, &g_e, argv[1], "nic-harness") < 0 ||
+		    apx_source_nic.start(&g_c) < 0)
+			return 1;
+		usleep(20000);
+		apx_source_nic.drain(&g_c, apx_mono_ns(), 0);
+		apx_source_nic.stop(&g_c);
+		apx_source_nic.finish(&g_c, apx_mono_ns());
+		return apx_writer_close(g_c.w, apx_mono_ns(), 0) < 0;
+	}
 	setenv("APX_NIC_METRICS", "1", 1);
 	setenv("APX_NIC_HZ", "1000", 1);
 	setenv("APX_NIC_INCLUDE", "^lo$", 1);
