@@ -103,6 +103,11 @@ static const struct apx_conf_key keys[] = {
 	  "notice when the process's mean SM utilization (NVML) is below this % (0 = off)" },
 	{ "threshold.gpu_mem_pct", APX_CT_PCT, APX_CONF_USER, OFF(th_gpu_mem_pct), 0, 0, 100,
 	  "notice when its GPU's memory use reached this % of the total (0 = off)" },
+	{ "live_check", APX_CT_DURATION, APX_CONF_USER, OFF(live_check_ns), 0, 0, 86400 * NS,
+	  "look at a process still running once it ran this long: a big problem gets its notice "
+	  "and apx attach command then (0 = off)" },
+	{ "live_check_every", APX_CT_DURATION, APX_CONF_USER, OFF(live_check_every_ns), 0, NS,
+	  86400 * NS, "after the first live check, look again this often" },
 };
 
 #define NKEYS (sizeof(keys) / sizeof(keys[0]))
@@ -146,6 +151,8 @@ void apx_conf_defaults(struct apx_conf *c)
 	c->th_gpu_idle_pct = 50;
 	c->th_sm_low_pct = 10;
 	c->th_gpu_mem_pct = 95;
+	c->live_check_ns = 60 * NS;
+	c->live_check_every_ns = 300 * NS;
 }
 
 size_t apx_conf_key_count(void)

@@ -79,6 +79,8 @@ struct apx_conf {
 	uint64_t th_gpu_idle_pct;		/* 0 = off */
 	uint64_t th_sm_low_pct;			/* 0 = off */
 	uint64_t th_gpu_mem_pct;		/* 0 = off */
+	uint64_t live_check_ns;			/* first look at a running process, 0 = off */
+	uint64_t live_check_every_ns;		/* then again this often */
 };
 
 enum apx_conf_type {

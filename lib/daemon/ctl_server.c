@@ -469,6 +469,7 @@ static void answer_stats(struct apx_daemon *d, struct apx_client *c)
 	STAT("clients_total", s->clients_total);
 	STAT("clients_refused", s->clients_refused);
 	STAT("notices", s->notices);
+	STAT("live_notices", s->live_notices);
 	STAT("config_reloads", s->config_reloads);
 	STAT("config_errors", s->config_errors);
 	STAT("samples", s->samples);

@@ -255,6 +255,9 @@ struct apx_proc {
 	uint8_t up_tried;		/* an attach was tried (once per process) */
 	uint64_t up_next_ns;		/* next look for its libcuda (not mapped yet) */
 	struct apx_gpu_proc gpu;	/* NVML per-process readings (nvml.c) */
+	uint64_t live_next_ns;		/* next live check (live_check; 0: none made yet) */
+	uint32_t live_told;		/* bit i: rule i of apx_procobs_rules() got its live
+					 * notice (tracker.c), said once per process */
 };
 
 /* A finding of a process that ended, for `apx status`: the rule engine's record
@@ -287,6 +290,8 @@ struct apx_stats {
 	uint64_t config_errors, samples, cuda_checks, batch_periods;
 	uint64_t summary_rescans;	/* summary folders listed (summary_index.c) */
 	uint64_t untracked_user_cap;	/* not tracked: max_tracked_per_user (tracker.c) */
+	uint64_t live_notices;		/* notices of a big problem while the process ran
+					 * (live_check, tracker.c); `notices` are those at exit */
 	/* Prometheus endpoint (metrics_http.c) */
 	uint64_t metrics_scrapes, metrics_bad, metrics_refused, metrics_timeouts, metrics_slow;
 	uint64_t metrics_evicted;	/* silent/slow connections closed for a new one */
@@ -317,8 +322,9 @@ struct apx_daemon {
 	size_t nprocs;
 	struct apx_proc_finding findings[APX_FINDINGS_RECENT];
 	size_t nfindings;		/* total ever; ring index = n % size */
-	struct apx_findings exit_findings;	/* the rules' output at an exit (tracker.c): here,
-						 * not on the stack (~280 KiB), made once */
+	struct apx_findings exit_findings;	/* the rules' output at an exit or a live check
+						 * (tracker.c, one at a time): here, not on the
+						 * stack (~280 KiB), made once */
 	struct apx_user_conf users[APX_USERS_MAX];
 	struct apx_client *clients;
 	size_t nclients;
@@ -360,8 +366,10 @@ enum { APX_WHY_EXEC = 1, APX_WHY_COMM = 2, APX_WHY_SCAN = 3 };
 
 /* ---- the rule engine's input (observe.c) ------------------------------------------------- */
 
-/* What the daemon saw of p, ended at end_ns, with its thresholds: the input of the rules of
- * analysis/procobs.h. Copies counters p holds; no allocation, no syscall. */
+/* What the daemon saw of p up to end_ns, with its thresholds: the input of the rules of
+ * analysis/procobs.h. At its exit end_ns is the end of the run and p's last sample the final
+ * totals; for a process still running (live_check) end_ns is now and the totals are those of
+ * the last sample, so far. Copies counters p holds; no allocation, no syscall. */
 void apx_proc_observe(const struct apx_proc *p, uint64_t end_ns, struct apx_procobs *ret);
 
 /* ---- summary files (summary.c) ------------------------------------------------------------ */

@@ -198,6 +198,8 @@ static const struct {
 	  offsetof(struct apx_stats, summary_rescans) },
 	{ "nvperfd_notices_total", "Notices of crossed thresholds (log, terminal).",
 	  offsetof(struct apx_stats, notices) },
+	{ "nvperfd_live_notices_total", "Notices of a big problem given while the process ran "
+	  "(live_check; log, terminal).", offsetof(struct apx_stats, live_notices) },
 	{ "nvperfd_config_reloads_total", "Machine config files loaded after start.",
 	  offsetof(struct apx_stats, config_reloads) },
 	{ "nvperfd_config_errors_total", "Machine config files rejected after start (the previous "

@@ -1,9 +1,11 @@
 /*
  * observe.c - what nvperfd saw of a tracked process, as the rule engine's input (struct
- * apx_procobs, analysis/procobs.h): the final /proc totals, the uprobes' copy counts and L2
- * settings, NVML's per-process sample counts, and the thresholds of the user's config when the
- * process started. Called by tracker.c when the process ends, on the event loop; copies fields
- * only (no allocation, no syscall).
+ * apx_procobs, analysis/procobs.h): the /proc totals of its last sample, the uprobes' copy
+ * counts and L2 settings, NVML's per-process sample counts, and the thresholds of the user's
+ * config when the process started. Called by tracker.c when the process ends (final totals) and
+ * at its live checks while it runs (live_check: the totals so far, up to end_ns = now; nothing
+ * here assumes an exit, the exit status is not an input), on the event loop; copies fields only
+ * (no allocation, no syscall).
  */
 #include <string.h>
 

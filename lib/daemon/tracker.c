@@ -1,10 +1,12 @@
 /*
  * tracker.c - the table of tracked Python processes: classification (at exec, comm change,
- * fork of a tracked parent, /proc scans), the periodic /proc samples, and what happens at exit
- * (findings of the rule engine's process rules, analysis/procobs.h, on what observe.c gathers;
- * summary file, log line, notice, and with a big problem the `apx attach` command). Also the
- * per-user config cache. Runs on the daemon's event loop (main.c); the only logging file
- * besides main.c.
+ * fork of a tracked parent, /proc scans), the periodic /proc samples, the live checks of a
+ * process still running (live_check, then every live_check_every: the same rules on what was
+ * seen so far; a big problem gets one notice per rule with the `apx attach` command while the
+ * pid is still its), and what happens at exit (findings of the rule engine's process rules,
+ * analysis/procobs.h, on what observe.c gathers; summary file, log line, notice, and with a big
+ * problem the `apx attach` command). Also the per-user config cache. Runs on the daemon's event
+ * loop (main.c); the only logging file besides main.c.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -747,6 +749,65 @@ static void finish(struct apx_daemon *d, struct apx_proc *p, int code, int have_
 	proc_free(p);
 }
 
+/* ---- live check: a big problem told while the process runs ------------------------------- */
+
+_Static_assert(APX_RULES_MAX <= 32, "apx_proc.live_told has one bit per process rule");
+
+/* Index of a rule id in the process rules' table (procobs.c), -1 when not there. */
+static int obs_rule_index(const char *id)
+{
+	size_t n;
+	const struct apx_rule *rules = apx_procobs_rules(&n);
+
+	for (size_t i = 0; i < n && id; i++)
+		if (!strcmp(rules[i].id, id))
+			return (int)i;
+	return -1;
+}
+
+/* Once p has run live_check, then every live_check_every: the rules finish() runs, on what was
+ * seen so far (p was sampled at now). Each finding of severity warning or above gets one
+ * notice line per process life, as finish()'s with "(running N s)" and the command of
+ * apx_procobs_next_cmd, while the pid is still the process's. The rules' output goes to the
+ * daemon's buffer (no allocation); nothing is kept for `apx status` (that is the exit's). */
+static void live_check(struct apx_daemon *d, struct apx_proc *p, uint64_t now)
+{
+	struct apx_findings *fd = &d->exit_findings;
+	const struct apx_finding *f = fd->f;
+	struct apx_procobs obs;
+	char ecomm[64], etitle[400], next[APX_NEXT_CMD_MAX], msg[600];
+	uint64_t run_s;
+
+	if (!p->cfg.live_check_ns || p->cfg.notice == APX_NOTICE_NONE)
+		return;
+	if (p->live_next_ns ? now < p->live_next_ns : now - p->start_ns < p->cfg.live_check_ns)
+		return;
+	p->live_next_ns = now + p->cfg.live_check_every_ns;
+	apx_proc_observe(p, now, &obs);
+	apx_procobs_run(&obs, fd);
+	if (apx_procobs_next_cmd(f, fd->n, (int)p->pid, p->cuda, next, sizeof(next)) <= 0)
+		return;		/* nothing severe so far */
+	run_s = (now - p->start_ns) / 1000000000ull;
+	apx_dlog_esc(ecomm, sizeof(ecomm), p->comm, strlen(p->comm));
+	for (size_t i = 0; i < fd->n; i++) {
+		int bit = obs_rule_index(f[i].rule);
+
+		if (f[i].severity < APX_SEV_WARNING || bit < 0 || (p->live_told & (1u << bit)))
+			continue;
+		p->live_told |= 1u << bit;
+		apx_dlog_esc(etitle, sizeof(etitle), f[i].title, strlen(f[i].title));
+		apx_dlog(APX_LOG_NOTICE, "notice: pid %d uid %u \"%s\" (running %" PRIu64
+			 " s): %s; next: %s", (int)p->pid, (unsigned)p->uid, ecomm, run_s, etitle,
+			 next);
+		d->st.live_notices++;
+		if (p->cfg.notice == APX_NOTICE_TTY) {
+			snprintf(msg, sizeof(msg), "pid %d (%s, running %" PRIu64 " s): %s; "
+				 "next: %s", (int)p->pid, ecomm, run_s, etitle, next);
+			tty_notice(p, msg);
+		}
+	}
+}
+
 void apx_tracker_exit(struct apx_daemon *d, pid_t pid, int exit_code, int have_code)
 {
 	struct apx_proc *p = apx_tracker_find(d, pid);
@@ -788,6 +849,8 @@ void apx_tracker_tick(struct apx_daemon *d)
 			p->cuda_next_ns = now + p->cuda_backoff_ns;
 		}
 		up_try(d, p, now);
+		if (r == 0)	/* sampled now: its totals are current */
+			live_check(d, p, now);
 	}
 }
 

@@ -96,6 +96,22 @@ int main(int argc, char **argv)
 	bad("a = 1\x01\n", APX_CONF_MACHINE, "f.conf:1:6: expected text, found a control byte");
 	bad("log_level = chatty\n", APX_CONF_MACHINE, "f.conf:1:13: log_level: expected one of: error");
 	bad("netlink_buffer = 1K\n", APX_CONF_MACHINE, "netlink_buffer: expected a size between 4096");
+	bad("live_check_every = 0\n", APX_CONF_USER,
+	    "f.conf:1:20: live_check_every: expected a duration between 1 s and 86400 s");
+	bad("live_check = 2d\n", APX_CONF_USER, "live_check: expected a duration between 0 s");
+
+	/* live_check: per-user, 60 s then every 300 s by default, 0 = off */
+	{
+		const char *live = "live_check = 0\nlive_check_every = 5m\n";
+
+		apx_conf_defaults(&c);
+		CHECK(c.live_check_ns == 60000000000ull &&
+		      c.live_check_every_ns == 300000000000ull);
+		CHECK(apx_conf_parse(live, strlen(live), "u", APX_CONF_USER, &c, &err) == 0);
+		CHECK(c.live_check_ns == 0 && c.live_check_every_ns == 300000000000ull);
+		apx_conf_format(&c, apx_conf_key_find("live_check_every", 16), buf, sizeof(buf));
+		CHECK(!strcmp(buf, "300s"));
+	}
 
 	/* metrics_listen: numeric IPv4 or bracketed IPv6 with a port; machine file only */
 	{
@@ -169,6 +185,8 @@ int main(int argc, char **argv)
 			failures++;
 		}
 		CHECK(c.max_samples == 1024 && c.log_level == 6 && c.sample_period_ns == 1000000000ull);
+		CHECK(c.live_check_ns == 60000000000ull &&
+		      c.live_check_every_ns == 300000000000ull);
 	}
 
 	/* user path template */
