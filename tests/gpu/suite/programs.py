@@ -1,8 +1,9 @@
 """programs.py CASE VARIANT [--steps N] - the development suite (tests/gpu/suite/run.py): training
 and inference loops written apart from examples/, each with a planted problem ("planted") and
-its fix ("fixed"), plus three clean models ("clean": bench/overhead's bf16 ResNet-style CNN at
+its fix ("fixed"), plus clean models ("clean": bench/overhead's bf16 ResNet-style CNN at
 224x224, GPT at batch 64 and HuggingFace GPT-2: sizes at which the GPU, not the host, sets the
-step time).
+step time; and the same CNN at 96x96 and GPT at batch 16, bench/overhead's own sizes, where the
+host's per-op work shows between kernels: a clean program need not keep the GPU full).
 Matrix products may use TF32 (as most training scripts set), except in fp32_matmul's planted
 variant; fixed variants do what a well-written program does besides the fix (copies on a side
 stream ahead of their use), so that the planted problem is the only one. Host batches that
@@ -83,6 +84,8 @@ CASES = {
     "ema_loop": "optimizer-foreach", "manual_sgd": "optimizer-foreach",
     "loader_pinned": "pageable-copy",
 }
+# The clean models (run.py): no planted problem, no finding of 1 % of a step expected.
+CLEAN = ("resnet", "gpt", "hf", "resnet96", "gpt16")
 # Whether a case's planted and fixed variants can share one process (programs.py CASE paired):
 # case -> (pairable, what was checked or handled / why not). Every case function was read for
 # process-global state: torch flags, DataLoader workers and their start method, memory held.
@@ -597,8 +600,10 @@ def clean(name):
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
                                     "bench", "overhead"))
     import programs as bench                        # the bf16 models of bench/overhead
-    sizes = {"resnet": {"res": 224}, "gpt": {"batch": 64}, "hf": {}}
-    return getattr(bench, name)(**sizes[name])
+    models = {"resnet": ("resnet", {"res": 224}), "gpt": ("gpt", {"batch": 64}), "hf": ("hf", {}),
+              "resnet96": ("resnet", {"res": 96}), "gpt16": ("gpt", {"batch": 16})}
+    fn, size = models[name]
+    return getattr(bench, fn)(**size)
 
 
 def build(case, variant):
