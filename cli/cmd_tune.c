@@ -62,7 +62,8 @@ const char apx_cmd_tune_usage[] =
 	"                  (pageable-copy)\n"
 	"  workers         DataLoader(num_workers=0) given worker processes (dataloader-workers,\n"
 	"                  input-pipeline)\n"
-	"  foreach         torch.optim optimizers with foreach=True (optimizer-foreach)\n"
+	"  foreach         torch.optim optimizers with fused=True where they take it, else\n"
+	"                  foreach=True (optimizer-foreach)\n"
 	"  set_to_none     zero_grad(set_to_none=True) (zero-grad-memset)\n"
 	"  no_empty_cache  torch.cuda.empty_cache() does nothing, expandable segments on\n"
 	"                  (allocator-churn)\n"
@@ -455,10 +456,15 @@ static int try_fix(const struct tune_opts *o, const struct apx_finding *f,
 	if (work == 0)
 		fprintf(out, "  work       the same a step (kernels, copies, bytes copied within "
 			"10%%)\n");
+	else if (work == APX_DIFF_WORK_KERNELS && fx->fewer_kernels)
+		fprintf(out, "  work       the same copies and bytes a step; the kernels differ, as "
+			"this fix intends (fewer launches for the same update)\n");
 	else if (work > 0)
-		fprintf(out, "  work       differs a step (%s%s%s): a faster step that does less is "
-			"no saving\n", work & APX_DIFF_WORK_KERNELS ? "kernels " : "",
-			work & APX_DIFF_WORK_COPIES ? "copies " : "",
+		fprintf(out, "  work       differs a step (%s%s%s%s%s): a faster step that does "
+			"less is no saving\n", work & APX_DIFF_WORK_KERNELS ? "kernels" : "",
+			(work & APX_DIFF_WORK_KERNELS) && (work & ~APX_DIFF_WORK_KERNELS) ? ", " : "",
+			work & APX_DIFF_WORK_COPIES ? "copies" : "",
+			(work & APX_DIFF_WORK_COPIES) && (work & APX_DIFF_WORK_BYTES) ? ", " : "",
 			work & APX_DIFF_WORK_BYTES ? "bytes copied" : "");
 	base_gap = loss_gap(la, nla, l0, nl0);
 	fix_gap = loss_gap(la, nla, lb, nlb);

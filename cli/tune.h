@@ -18,6 +18,8 @@ struct apx_tune_fix {
 	const char *env_name, *env_value;	/* an environment variable it sets, or NULL */
 	double tolerance;		/* relative change of loss values the fix may make (a
 					 * precision change); 0: none beyond run-to-run noise */
+	int fewer_kernels;		/* the fix replaces kernels by fewer (foreach, set_to_none):
+					 * kernels that differ a step are its point, not less work */
 };
 
 const struct apx_tune_fix *apx_tune_fix_find(const char *name);

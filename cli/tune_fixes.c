@@ -21,17 +21,18 @@ static const struct apx_tune_fix fixes[] = {
 	{ "tf32", "tf32", "TF32 for fp32 matmuls and convolutions (torch.backends.cuda.matmul."
 	  "allow_tf32, torch.backends.cudnn.allow_tf32, set_float32_matmul_precision('high'); "
 	  "on torch 2.9+ also fp32_precision 'tf32' for cuda.matmul, cudnn.conv and cudnn.rnn)",
-	  NULL, NULL, 0.01 },
+	  NULL, NULL, 0.01, 0 },
 	{ "pin_memory", "pin_memory", "DataLoader(pin_memory=True); pinned batches copied with "
-	  "non_blocking=True", NULL, NULL, 0 },
+	  "non_blocking=True", NULL, NULL, 0, 0 },
 	{ "workers", "workers", "DataLoader(num_workers=0) given worker processes "
-	  "(persistent_workers=True)", NULL, NULL, 0 },
-	{ "foreach", "foreach", "torch.optim optimizers built with foreach=True", NULL, NULL,
-	  1e-4 },
-	{ "set_to_none", "set_to_none", "zero_grad(set_to_none=True)", NULL, NULL, 0 },
+	  "(persistent_workers=True)", NULL, NULL, 0, 0 },
+	{ "foreach", "foreach", "torch.optim optimizers built with foreach=False made fused=True "
+	  "(where the optimizer takes it and every parameter is a floating-point CUDA tensor), "
+	  "else foreach=True", NULL, NULL, 1e-4, 1 },
+	{ "set_to_none", "set_to_none", "zero_grad(set_to_none=True)", NULL, NULL, 0, 1 },
 	{ "no_empty_cache", "no_empty_cache", "torch.cuda.empty_cache() does nothing; the "
 	  "caching allocator's expandable segments on", "PYTORCH_CUDA_ALLOC_CONF",
-	  "expandable_segments:True", 0 },
+	  "expandable_segments:True", 0, 0 },
 };
 
 static const struct fix_rule by_rule[] = {

@@ -683,6 +683,33 @@ def cases(tmp):
     check(p8.returncode == 0 and len([s for s in said if "report" in s]) == 1,
           "an unwritable report: said once, exit status 0 (%r)" % said)
 
+    # foreach's choice of fused=True: only when every parameter is a floating-point CUDA
+    # tensor (stand-ins here: a CPU torch has none); the iterables are made lists, not consumed
+    probe = r'''
+import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("apx_site_probe", sys.argv[1])
+m = importlib.util.module_from_spec(spec); spec.loader.exec_module(m)
+class T:
+    def __init__(s, cuda, fl): s.is_cuda, s.fl = cuda, fl
+    def is_floating_point(s): return s.fl
+f = m._Tune.cuda_float_params
+a = {"params": (t for t in [T(True, True), T(True, True)])}
+b = {"params": [T(True, True), T(False, True)]}
+c = {"params": [{"params": (t for t in [T(True, True)])}, {"params": [T(True, False)]}]}
+d = {"params": [{"params": iter([T(True, True)])}]}
+print(json.dumps([f(a), len(a["params"]), f(b), f(c), f(d), type(d["params"][0]["params"]).__name__,
+                  f({"params": []}), f({})]))
+'''
+    r = subprocess.run([PY, "-c", probe, SITE], capture_output=True, text=True,
+                       env={k: v for k, v in os.environ.items() if not k.startswith("APX_")})
+    try:
+        got = json.loads(r.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        got = r.stdout + r.stderr
+    check(got == [True, 2, False, False, True, "list", False, False],
+          "foreach: fused=True only for floating-point CUDA parameters, groups and generators "
+          "made lists (%r)" % (got,))
+
     print("%d failure(s)" % len(failures))
     return 1 if failures else 0
 

@@ -993,18 +993,51 @@ class _Tune:
         setattr(klass, meth, wrapper)
         return True
 
+    @staticmethod
+    def cuda_float_params(a):
+        """True when every parameter in bound arguments a (params: tensors, or groups of them)
+        is a floating-point CUDA tensor, what fused=True needs; the iterables are made lists
+        (torch makes them lists too), so that checking them consumes nothing."""
+        params = a.get("params")
+        if params is None:
+            return False
+        params = a["params"] = list(params)
+        tensors = []
+        for p in params:
+            if isinstance(p, dict):
+                p["params"] = list(p.get("params", ()))
+                tensors += p["params"]
+            else:
+                tensors.append(p)
+        try:
+            return bool(tensors) and all(t.is_cuda and t.is_floating_point() for t in tensors)
+        except Exception:
+            return False
+
     def fix_foreach(self, torch):
+        import inspect
         me = self
 
         def make(name):
+            try:
+                fusable = "fused" in inspect.signature(getattr(torch.optim, name).__init__
+                                                       ).parameters
+            except (TypeError, ValueError):
+                fusable = False
+
             def change(a, default):
                 v = a.get("foreach", default)
                 if v is None or v or a.get("differentiable") or a.get("fused"):
                     return False
-                a["foreach"] = True
+                if fusable and me.cuda_float_params(a):
+                    a["fused"] = True       # one kernel a chunk, what the rule's estimate is of
+                    made = "fused=True"
+                else:
+                    a["foreach"] = True
+                    made = "foreach=True"
                 me.count("foreach")
-                me.say_once("foreach", "foreach: torch.optim.%s(foreach=False) made foreach=True "
-                            "(later optimizers so made are counted)" % name)
+                me.say_once("foreach", "foreach: torch.optim.%s(foreach=False) made %s "
+                            "(later optimizers so made are counted)" % (name, made))
                 return True
             return change
 
