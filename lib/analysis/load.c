@@ -512,9 +512,12 @@ static void record_span(const struct apx_rec *r, uint64_t *lo, uint64_t *hi)
 	/* no time: a thread or process whose start is not known, a replayed kernel (the store's
 	 * untimed ones); any other record at 0 is on the timelines at 0, so in the run too */
 	if (!r->v[0] && (r->type == APX_REC_THREAD || r->type == APX_REC_PROCESS ||
-			 (r->type == APX_REC_KERNEL && !r->v[APX_KERNEL_END_NS])))
-		return;
+			 (r->type == APX_REC_KERNEL && !r->v[APX_KERNEL_END_NS]) ||
+			 (r->type == APX_REC_MEMSET && !r->v[APX_MEMSET_END_NS])))
+		return;		/* (a memset without times: in flight at a forced flush) */
 	a = r->v[0];
+	if (a == UINT64_MAX)	/* an activity CUPTI flushed before it began (older collectors) */
+		return;
 	b = s->nfields > 1 && s->fields[1].kind == APX_FK_SPAN ? r->v[1] : a;
 	if (b < a)	/* an end before its start: the record is an instant (the timelines' view) */
 		b = a;

@@ -126,6 +126,8 @@ struct apx_enc {
 	uint64_t host_fps_joined;	/* of those: H2D copies given their source's fingerprint */
 	uint64_t foreign;		/* records of kinds apx did not enable */
 	uint64_t foreign_clock;		/* timestamps far from CLOCK_MONOTONIC */
+	uint64_t untimed;		/* kernels, copies and memsets without times, left out (in
+					 * flight at a forced flush; kernels: not a replay) */
 	uint64_t clock_limit;		/* a timestamp past this is not CLOCK_MONOTONIC */
 	int api_level;
 	uint64_t last_ts;		/* newest timestamp seen in a record */

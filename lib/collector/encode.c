@@ -79,6 +79,16 @@ void apx_enc_drop_stream(uint32_t context_id, uint32_t stream_id)
 	atomic_store(&drop_stream, ((uint64_t)context_id << 32 | stream_id) + 1);
 }
 
+/* A GPU activity CUPTI handed over before it ended (a forced flush: apx attach's detach, or an
+ * exit with work in flight): no start or end (0, or all ones), or an end before its start. */
+static int untimed(struct apx_enc *e, uint64_t start, uint64_t end)
+{
+	if (start && end && start != UINT64_MAX && end >= start)
+		return 0;
+	e->untimed++;
+	return 1;
+}
+
 static void enc_kernel(struct apx_enc *e, const CUpti_ActivityKernel10 *k)
 {
 	uint64_t drop = atomic_load_explicit(&drop_stream, memory_order_relaxed);
@@ -86,6 +96,8 @@ static void enc_kernel(struct apx_enc *e, const CUpti_ActivityKernel10 *k)
 
 	if (drop && drop == ((uint64_t)k->contextId << 32 | k->streamId) + 1)
 		return;		/* self_cost.c's own launches */
+	if (!apx_replay_wanted() && untimed(e, k->start, k->end))
+		return;		/* (under --replay a kernel without times is a replayed launch) */
 	apx_rec_init(&rec, APX_REC_KERNEL);
 	rec.v[APX_KERNEL_START_NS] = k->start;
 	rec.v[APX_KERNEL_END_NS] = k->end;
@@ -172,6 +184,8 @@ static void enc_memcpy(struct apx_enc *e, const CUpti_ActivityMemcpy6 *m)
 	struct apx_rec rec;
 	unsigned ck = copy_kind(m->copyKind);
 
+	if (untimed(e, m->start, m->end))
+		return;
 	apx_rec_init(&rec, APX_REC_MEMCPY);
 	rec.v[APX_MEMCPY_START_NS] = m->start;
 	rec.v[APX_MEMCPY_END_NS] = m->end;
@@ -203,6 +217,8 @@ static void enc_p2p(struct apx_enc *e, const CUpti_ActivityMemcpyPtoP4 *m)
 {
 	struct apx_rec rec;
 
+	if (untimed(e, m->start, m->end))
+		return;
 	apx_rec_init(&rec, APX_REC_MEMCPY);
 	rec.v[APX_MEMCPY_START_NS] = m->start;
 	rec.v[APX_MEMCPY_END_NS] = m->end;
@@ -229,6 +245,8 @@ static void enc_memset(struct apx_enc *e, const CUpti_ActivityMemset4 *m)
 {
 	struct apx_rec rec;
 
+	if (untimed(e, m->start, m->end))
+		return;
 	apx_rec_init(&rec, APX_REC_MEMSET);
 	rec.v[APX_MEMSET_START_NS] = m->start;
 	rec.v[APX_MEMSET_END_NS] = m->end;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "collector/collector.h"
@@ -127,6 +128,7 @@ static const CUpti_CallbackId noisy_driver[] = {
 };
 
 #define NKINDS (sizeof(kind_map) / sizeof(kind_map[0]))
+#define DETACH_DRAIN_MS 200	/* at apx attach's detach: for the kernels already queued */
 
 /* The longest a switch of each kind took after the start (capture ranges, the window), in
  * ns; the last slot is the unified-memory counters. Written under capture.c's lock or by the
@@ -278,11 +280,25 @@ static void activity_drain(struct apx_collector *c, uint64_t now_ns, int periodi
 	}
 }
 
-/* At exit, on the exiting thread: every record out of CUPTI, complete or not. */
+/* At exit, on the exiting thread: every record out of CUPTI, complete or not. At apx attach's
+ * detach (c->quiet; the program goes on) the kernels already queued finish first: up to
+ * DETACH_DRAIN_MS of plain flushes, so that their records come with times (a forced flush
+ * hands in-flight ones over without: encode.c leaves those out and counts them, kv
+ * activities_untimed). */
 static void activity_stop(struct apx_collector *c)
 {
 	if (!c->pool)
 		return;
+	if (atomic_load(&c->quiet)) {
+		struct timespec tick = { 0, 20 * 1000000L };
+
+		for (int i = 0; i < DETACH_DRAIN_MS / 20; i++) {
+			nanosleep(&tick, NULL);
+			pthread_mutex_lock(&c->flush_lock);
+			(void)cuptiActivityFlushAll(0);
+			pthread_mutex_unlock(&c->flush_lock);
+		}
+	}
 	pthread_mutex_lock(&c->flush_lock);
 	atomic_store(&c->no_flush, 1);
 	(void)cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);

@@ -152,6 +152,14 @@ void *apx_writer_main(void *collector)
 			apx_sources[i]->finish(c, now);
 	emit_losses(c, now);
 	check_foreign(c);
+	if (c->enc->untimed) {
+		char text[200];
+
+		snprintf(text, sizeof(text), "%llu kernels, copies or memsets came without times (in "
+			 "flight when the collection ended, flushed incomplete): left out",
+			 (unsigned long long)c->enc->untimed);
+		apx_add_kv(c, "activities_untimed", text);
+	}
 	snprintf(num, sizeof(num), "%llu", (unsigned long long)c->enc->hostptr_joined);
 	apx_add_kv(c, "host_addresses_joined", num);
 	snprintf(num, sizeof(num), "%llu", (unsigned long long)c->enc->host_fps_joined);

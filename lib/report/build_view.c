@@ -278,7 +278,13 @@ static void gpu_lines(struct apx_rdoc *d)
 	apx_rdoc_line(d, s, 2, "%-18s %llu launches, %s of GPU time, %zu distinct", "kernels",
 		      (unsigned long long)(m->k.n + m->untimed_launches),
 		      apx_fmt_ns(b1, sizeof(b1), (double)m->kernel_total_ns), m->names.n);
-	if (m->untimed_launches) {	/* CUPTI gives a replayed launch no timestamps */
+	if (m->untimed_launches && m->untimed_nodur == m->untimed_launches) {
+		/* no replay duration for any: in flight when a forced flush ended the collection
+		 * (traces of collectors that kept them) */
+		apx_rdoc_line(d, s, 2, "%-18s %llu of them without times (in flight when the "
+			      "collection ended): not in", "", (unsigned long long)m->untimed_launches);
+		apx_rdoc_line(d, s, 2, "%-18s timelines, idle time or steps", "");
+	} else if (m->untimed_launches) {	/* CUPTI gives a replayed launch no timestamps */
 		apx_rdoc_line(d, s, 2, "%-18s %llu of them replayed, which CUPTI gives no times: their "
 			      "durations are", "", (unsigned long long)m->untimed_launches);
 		apx_rdoc_line(d, s, 2, "%-18s the replay's gpu__time_duration.sum (%llu without it); "

@@ -48,6 +48,14 @@ void apx_pystack_at_call(uint32_t corr)
 	apx_pystacks_set_corr(corr, 5, 99);
 }
 
+/* src_replay.c's: whether kernels without times are replays (kept) or in flight (left out) */
+static int replay_on;
+
+int apx_replay_wanted(void)
+{
+	return replay_on;
+}
+
 /* One allocation call through alloc_calls.c: enter, then exit returning ret. */
 static void alloc_call(struct apx_collector *c, CUpti_CallbackId cbid, void *params, uint32_t corr,
 		       CUresult ret)
@@ -111,6 +119,13 @@ int main(void)
 	k.graphId = 5;
 	k.pAccessPolicyWindow = &win;
 	put(&k, sizeof(k));
+	{	/* in flight at a forced flush: no times, not a replay: left out, counted */
+		CUpti_ActivityKernel10 z = k;
+
+		z.start = z.end = 0;
+		z.correlationId = 99;
+		put(&z, sizeof(z));
+	}
 	memset(&m, 0, sizeof(m));
 	m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
 	m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
@@ -122,6 +137,14 @@ int main(void)
 	m.streamId = 7;
 	m.correlationId = 12;
 	put(&m, sizeof(m));
+	{	/* a copy in flight at a forced flush: start all ones, end 0: left out */
+		CUpti_ActivityMemcpy6 z = m;
+
+		z.start = UINT64_MAX;
+		z.end = 0;
+		z.correlationId = 97;
+		put(&z, sizeof(z));
+	}
 	memset(&ms, 0, sizeof(ms));
 	ms.kind = CUPTI_ACTIVITY_KIND_MEMSET;
 	ms.bytes = 4096;
@@ -208,8 +231,9 @@ int main(void)
 		ev.value = 0;
 		apx_enc_event(&enc, &ev);
 	}
-	CHECK(apx_enc_buffer(&enc, buf, used) == 7);
+	CHECK(apx_enc_buffer(&enc, buf, used) == 9);
 	CHECK(enc.kernels == 1 && enc.memcpys == 1 && enc.hostptr_joined == 1 && !enc.foreign);
+	CHECK(enc.untimed == 2);
 	CHECK(enc.host_fps_joined == 1);
 	{	/* a cuCtxSynchronize seen by the callbacks: enter 5000, exit 9000 */
 		static struct apx_event ring[APX_EVENT_SLOTS];
@@ -288,6 +312,18 @@ int main(void)
 		apx_enc_drop_stream(3, 9);
 		apx_enc_event(&enc, &own);
 	}
+	{	/* under --replay a kernel without times is a replayed launch: kept */
+		CUpti_ActivityKernel10 z = k;
+
+		z.start = z.end = 0;
+		z.correlationId = 98;
+		used = 0;
+		put(&z, sizeof(z));
+		replay_on = 1;
+		CHECK(apx_enc_buffer(&enc, buf, used) == 1);
+		CHECK(enc.kernels == 2 && enc.untimed == 2);
+		replay_on = 0;
+	}
 	CHECK(apx_writer_close(enc.w, 20000, 0) == 0);
 
 	CHECK(apx_reader_open(path, &r, &diag) == 0);
@@ -306,6 +342,11 @@ int main(void)
 			case APX_REC_KERNEL:
 				name = apx_reader_string(r, x->v[APX_KERNEL_NAME], &len);
 				CHECK(name && len == 10 && !memcmp(name, "_Z6kernelv", 10));
+				if (x->v[APX_KERNEL_CORRELATION] == 98) {	/* the replayed one */
+					CHECK(!x->v[APX_KERNEL_START_NS] && !x->v[APX_KERNEL_END_NS]);
+					break;
+				}
+				CHECK(x->v[APX_KERNEL_CORRELATION] == 11);
 				CHECK(x->v[APX_KERNEL_START_NS] == 1000 && x->v[APX_KERNEL_END_NS] == 3000);
 				CHECK(x->v[APX_KERNEL_GRID_X] == 128 && x->v[APX_KERNEL_BLOCK_X] == 256);
 				CHECK(x->v[APX_KERNEL_REGISTERS] == 32 && x->v[APX_KERNEL_GRAPH_ID] == 5);
@@ -427,7 +468,7 @@ int main(void)
 			}
 		}
 	}
-	CHECK(seen[APX_REC_KERNEL] == 1 && seen[APX_REC_MEMCPY] == 1 && seen[APX_REC_MEMSET] == 1);
+	CHECK(seen[APX_REC_KERNEL] == 2 && seen[APX_REC_MEMCPY] == 1 && seen[APX_REC_MEMSET] == 1);
 	CHECK(seen[APX_REC_MEMORY] == 3 && failed == 2 && seen[APX_REC_API] == 4);
 	CHECK(seen[APX_REC_SYNC] == 3 && seen[APX_REC_UVM] == 1);
 	CHECK(seen[APX_REC_DEVICE] == 1 && seen[APX_REC_COUNTER] == 1 && seen[APX_REC_METRIC] == 1);
