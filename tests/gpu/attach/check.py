@@ -1,5 +1,5 @@
-"""check.py BUILD [--out DIR] [--pairs N] [--quick] - `apx attach` on a real GPU (label gpu; exit
-77 without one).
+"""check.py BUILD [--out DIR] [--pairs N] [--quick] [--modes train,infer] [--no-refusals] -
+`apx attach` on a real GPU (label gpu; exit 77 without one).
 
 Two programs (loop.py): a bf16 training loop that keeps the GPU busy (batch 32 x 512) and a
 host-bound inference loop (16 x 256). Every loop process runs on the same four CPUs.
@@ -99,8 +99,8 @@ def ms(steps):
 def one(build, out, mode, rows, quick=False):
     """The kernels of the attached window against torch.profiler's; the pause at the attach."""
     per_step_ref = reference(out, mode)
-    p, log = start_loop(out, mode, 25)
-    time.sleep(random.uniform(4, 8))
+    p, log = start_loop(out, mode, 18)
+    time.sleep(random.uniform(4, 6))
     trace = os.path.join(out, f"attach-{mode}.apx")
     r, a0, a1 = attach(build, p.pid, 5, trace)
     open(os.path.join(out, f"attach-{mode}.err"), "w").write(r.stderr)
@@ -135,9 +135,8 @@ def detach(build, out, mode, pairs, rows):
     after_a, after_c, during_a, during_c, exits = [], [], [], [], []
     for i in range(pairs):
         for attached in (False, True):
-            p, log = start_loop(out, mode, 16, tag=f"-pair{i}-{'att' if attached else 'ctl'}")
-            t0 = time.monotonic_ns()
-            time.sleep(random.uniform(3, 5))
+            p, log = start_loop(out, mode, 13, tag=f"-pair{i}-{'att' if attached else 'ctl'}")
+            time.sleep(random.uniform(3, 4))
             a0 = time.monotonic_ns()
             a1 = a0 + 3_000_000_000
             if attached:
@@ -197,6 +196,8 @@ def main():
     ap.add_argument("--pairs", type=int, default=3, help="attached/control pairs a program")
     ap.add_argument("--quick", action="store_true",
                     help="the training loop only: one attach, one pair")
+    ap.add_argument("--modes", default="train,infer", help="the programs: train, infer or both")
+    ap.add_argument("--no-refusals", action="store_true", help="leave the refusal cases out")
     a = ap.parse_args()
     try:
         import torch
@@ -208,10 +209,11 @@ def main():
     build = os.path.abspath(a.build)
     os.makedirs(a.out, exist_ok=True)
     rows, ok = [], True
-    for mode in ("train",) if a.quick else ("train", "infer"):
+    for mode in ("train",) if a.quick else [m for m in ("train", "infer")
+                                            if m in a.modes.split(",")]:
         ok &= one(build, a.out, mode, rows, a.quick)
         ok &= detach(build, a.out, mode, 1 if a.quick else a.pairs, rows)
-    if not a.quick:
+    if not a.quick and not a.no_refusals:
         ok &= refused(build, a.out, rows)
     print(f"{'case':24} {'rc':>3} {'rc2':>3} {'steps':>5} {'kernels/step':>12} {'ref':>6}  "
           f"{'measured':70} {'exit':>4} result")
