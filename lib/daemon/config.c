@@ -540,7 +540,8 @@ int apx_conf_parse(const char *text, size_t len, const char *fname, enum apx_con
 				    ks + 1, (int)(ke - ks > 64 ? 64 : ke - ks), line + ks);
 		if (scope == APX_CONF_USER && k->scope == APX_CONF_MACHINE)
 			return fail(err, "%s:%u:%zu: '%s' can only be set in %s; expected a per-user "
-				    "key (track, metrics, notice, uprobe_max_rate, threshold.*)",
+				    "key (track, metrics, notice, uprobe_max_rate, live_check, "
+				    "live_check_every, threshold.*)",
 				    fname, lineno, ks + 1, k->name, APX_CONF_MACHINE_PATH);
 		if (err) {
 			err->col = (unsigned)vs + 1;
