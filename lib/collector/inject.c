@@ -409,10 +409,34 @@ static void at_fork_child(void)
 	g_col.crash_fd = -1;
 }
 
+/* kv start_cost: how long the start took on the thread that ran it (the program's first
+ * cuInit, or under apx attach the borrowed Python thread): the trace and buffers, the CUPTI
+ * subscription, and each source's start of 0.1 ms or more. */
+static void start_cost(uint64_t t0, uint64_t t_sub, uint64_t t_src, const uint64_t *src_ns)
+{
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	char text[600];
+	size_t n, k = 0;
+
+	n = (size_t)snprintf(text, sizeof(text), "%.1f ms: trace and buffers %.1f, CUPTI "
+			     "subscription %.1f, sources %.1f", (double)(now - t0) / 1e6,
+			     (double)(t_sub - t0) / 1e6, (double)(t_src - t_sub) / 1e6,
+			     (double)(now - t_src) / 1e6);
+	for (size_t i = 0; i < apx_nsources && n < sizeof(text) - 1; i++)
+		if (src_ns[i] >= 100000)
+			n += (size_t)snprintf(text + n, sizeof(text) - n, "%s%s %.1f",
+					      k++ ? ", " : " (", apx_sources[i]->name,
+					      (double)src_ns[i] / 1e6);
+	if (k && n < sizeof(text) - 1)
+		snprintf(text + n, sizeof(text) - n, ")");
+	apx_add_kv(&g_col, "start_cost", text);
+}
+
 int apx_collector_start(char *holder, size_t holder_cap)
 {
 	static char argv[65536], cwd[4096], kern[1024], run_id[256];
 	static struct utsname un;
+	uint64_t src_ns[32] = { 0 }, t0 = clock_ns(CLOCK_MONOTONIC), t_sub, t_src;
 	struct apx_rec hdr;
 	sigset_t all, old;
 	int r;
@@ -432,6 +456,7 @@ int apx_collector_start(char *holder, size_t holder_cap)
 		goto fail;
 	}
 	facts();
+	t_sub = clock_ns(CLOCK_MONOTONIC);
 	r = subscribe(holder, holder_cap);
 	if (r == -EBUSY) {
 		char msg[320];
@@ -451,9 +476,16 @@ int apx_collector_start(char *holder, size_t holder_cap)
 		apx_say("CUPTI could not be initialised; this process is not profiled");
 		goto fail;
 	}
+	t_src = clock_ns(CLOCK_MONOTONIC);
 	for (size_t i = 0; i < apx_nsources; i++)
-		if (apx_sources[i]->start)
+		if (apx_sources[i]->start) {
+			uint64_t t = clock_ns(CLOCK_MONOTONIC);
+
 			(void)apx_sources[i]->start(&g_col);
+			if (i < sizeof(src_ns) / sizeof(src_ns[0]))
+				src_ns[i] = clock_ns(CLOCK_MONOTONIC) - t;
+		}
+	start_cost(t0, t_sub, t_src, src_ns);
 	apx_crash_prepare(&g_col, &hdr);
 	apx_ring_drain(&g_col);		/* degraded features found during start-up */
 
