@@ -12,6 +12,7 @@
  * process, a CPython apx does not know. Without --python-only the collector is loaded into
  * the process instead (attach_gpu.c). docs/attach.md; called from cli/main.c.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -30,6 +31,7 @@
 #include "base/parse.h"
 #include "base/procfs.h"
 #include "base/termsafe.h"
+#include "cli/attach_name.h"
 #include "cli/cli.h"
 #include "pystack/pystack.h"
 
@@ -42,18 +44,22 @@
 #define FRAME_SLOTS (1u << 16)
 
 const char apx_cmd_attach_usage[] =
-	"usage: apx attach PID [--duration S] [-o FILE] [--force]\n"
-	"       apx attach PID --python-only [--duration S] [--rate HZ] [-o FILE] [--force]\n"
+	"usage: apx attach PID|NAME [--duration S] [-o FILE] [--force]\n"
+	"       apx attach PID|NAME --python-only [--duration S] [--rate HZ] [-o FILE] [--force]\n"
 	"\n"
-	"Profile running process PID for S seconds, then leave it as it was.\n"
+	"Profile running process PID for S seconds, then leave it as it was. NAME instead of\n"
+	"PID: the one process of yours (root: anyone's) that goes by that name, as apx status\n"
+	"shows it: its program or script (train.py for python3 train.py, serve for python -m\n"
+	"serve) or its process name; several of them: apx lists their pids and attaches to none.\n"
 	"\n"
 	"By default apx loads its CUPTI collector into the process: one of its Python threads,\n"
 	"stopped with ptrace where it releases the GIL, opens a copy of libapx-inject.so. The\n"
 	"collector records what apx analyze records (kernels, copies, synchronizations, Python\n"
 	"stacks), closes the trace after S seconds, then takes CUPTI out of the process\n"
-	"(cuptiFinalize): the program runs on at its old speed, and a later attach works. The\n"
-	"process must use CUDA already, and hold no other CUPTI client (torch.profiler used in\n"
-	"it, Nsight): apx refuses then, saying why, and changes nothing.\n"
+	"(cuptiFinalize): the program runs on with no CUPTI client left in it, and a later\n"
+	"attach works. The process must use CUDA already, and hold no other CUPTI client\n"
+	"(torch.profiler used in it, Nsight): apx refuses then, saying why, and changes\n"
+	"nothing.\n"
 	"\n"
 	"With --python-only apx samples the Python stacks from outside, as py-spy does: the\n"
 	"memory is read with process_vm_readv, the process is never stopped and nothing in it\n"
@@ -490,12 +496,23 @@ int apx_cmd_attach(int argc, char **argv)
 		}
 	}
 	/* options may come before or after PID (getopt_long moves PID to the end) */
-	if (optind == argc || apx_parse_u64(argv[optind], 4194304, &pid) < 0 || !pid) {
-		if (optind < argc)
+	if (optind == argc)
+		return apx_cli_usage_error("attach", "no PID given");
+	if (apx_parse_u64(argv[optind], 4194304, &pid) < 0 || !pid) {
+		pid_t named;
+
+		if (isdigit((unsigned char)argv[optind][0]))
 			return apx_cli_usage_error("attach", "'%s' is not a process id",
 						   apx_term_safe_str(safe, sizeof(safe),
 								     argv[optind]));
-		return apx_cli_usage_error("attach", "no PID given");
+		r = apx_attach_find_name(argv[optind], &named, why, sizeof(why));
+		if (r == -EINVAL)
+			return apx_cli_usage_error("attach", "%s", why);
+		if (r < 0) {
+			apx_log_error("%s", why);
+			return APX_EXIT_FAIL;
+		}
+		pid = (uint64_t)named;
 	}
 	optind++;
 	if (optind < argc)

@@ -7,7 +7,9 @@ exit 1, its reason on stderr and no file written: a process that does not exist,
 not Python (sleep 60), one apx may not read (as root: apx run as nobody against a root-owned
 python; else pid 1 when it belongs to another user), CPython versions apx does not know (2.x,
 3.0-3.9 when present), and attach without --python-only to a Python that has not used CUDA
-(no GPU work to profile: the collector is not loaded).
+(no GPU work to profile: the collector is not loaded). By name: a unique script name attaches
+to its process (attach-PID.apx), two processes of one name are listed and neither attached, an
+unknown name is refused.
 Usage: python3 attach_check.py APX; exit 0 when all hold."""
 import glob
 import json
@@ -156,6 +158,43 @@ for py in old:
     finally:
         q.kill()
         q.wait()
+
+# ---- by name (apx attach NAME): one process of that name is attached to, its pid in the
+# default file name; two are listed and neither attached; none is refused ----
+named = os.path.join(tmp, "apx_named_target_%d.py" % os.getpid())
+shutil.copy(script, named)
+base = os.path.basename(named)
+a = subprocess.Popen([sys.executable, named], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                     text=True)
+a.stdout.readline()
+b = None
+try:
+    r = subprocess.run([apx, "attach", base, "--python-only", "-d", "1"], cwd=tmp,
+                       capture_output=True, text=True, timeout=60)
+    out = os.path.join(tmp, "attach-%d.apx" % a.pid)
+    if r.returncode != 0 or not os.path.exists(out) or a.poll() is not None:
+        failures.append("attach by name: exit %d, %r, %s missing or target gone" % (
+            r.returncode, r.stderr.strip(), out))
+    else:
+        print("attach_check: attach %s -> pid %d: ok" % (base, a.pid))
+    b = subprocess.Popen([sys.executable, named], stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, text=True)
+    b.stdout.readline()
+    r = subprocess.run([apx, "attach", base, "--python-only", "-d", "1", "-o",
+                        os.path.join(tmp, "two.apx")], capture_output=True, text=True, timeout=60)
+    if (r.returncode != 1 or "2 processes are named" not in r.stderr or str(a.pid) not in r.stderr
+            or str(b.pid) not in r.stderr or os.path.exists(os.path.join(tmp, "two.apx"))):
+        failures.append("two processes of one name: exit %d, %r (expected 1, both pids, no "
+                        "file)" % (r.returncode, r.stderr.strip()))
+    else:
+        print("attach_check: two processes named %s: both listed, none attached: ok" % base)
+finally:
+    for q in (a, b):
+        if q:
+            q.kill()
+            q.wait()
+refused("no process of that name", "no_such_program_%d.py" % os.getpid(), "no process named",
+        "--python-only")
 
 shutil.rmtree(tmp, ignore_errors=True)
 if failures:
