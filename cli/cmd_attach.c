@@ -12,7 +12,6 @@
  * process, a CPython apx does not know. Without --python-only the collector is loaded into
  * the process instead (attach_gpu.c). docs/attach.md; called from cli/main.c.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -501,7 +500,7 @@ int apx_cmd_attach(int argc, char **argv)
 	if (apx_parse_u64(argv[optind], 4194304, &pid) < 0 || !pid) {
 		pid_t named;
 
-		if (isdigit((unsigned char)argv[optind][0]))
+		if (argv[optind][strspn(argv[optind], "0123456789")] == 0)	/* 0, too large */
 			return apx_cli_usage_error("attach", "'%s' is not a process id",
 						   apx_term_safe_str(safe, sizeof(safe),
 								     argv[optind]));
