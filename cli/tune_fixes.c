@@ -27,7 +27,7 @@ static const struct apx_tune_fix fixes[] = {
 	{ "workers", "workers", "DataLoader(num_workers=0) given worker processes "
 	  "(persistent_workers=True)", NULL, NULL, 0, 0 },
 	{ "foreach", "foreach", "torch.optim optimizers built with foreach=False made fused=True "
-	  "(where the optimizer takes it and every parameter is a floating-point CUDA tensor), "
+	  "(Adam, AdamW, SGD where torch has it, every parameter a floating-point CUDA tensor), "
 	  "else foreach=True", NULL, NULL, 1e-4, 1 },
 	{ "set_to_none", "set_to_none", "zero_grad(set_to_none=True)", NULL, NULL, 0, 1 },
 	{ "no_empty_cache", "no_empty_cache", "torch.cuda.empty_cache() does nothing; the "

@@ -611,6 +611,7 @@ class _Backward:
 TUNE_FIXES = ("tf32", "pin_memory", "workers", "foreach", "set_to_none", "no_empty_cache")
 TUNE_OPTIMIZERS = ("Adam", "AdamW", "SGD", "RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam",
                    "ASGD", "Adadelta")
+TUNE_FUSED_CUDA = ("Adam", "AdamW", "SGD")    # optimizers whose fused=True runs on CUDA
 TUNE_NOT_APPLIED = {
     "tf32": "torch was not imported",
     "pin_memory": "no DataLoader with pin_memory=False was created and no pinned tensor was "
@@ -1019,9 +1020,9 @@ class _Tune:
         me = self
 
         def make(name):
-            try:
-                fusable = "fused" in inspect.signature(getattr(torch.optim, name).__init__
-                                                       ).parameters
+            try:                            # fused on CUDA: Adam, AdamW (2.0+), SGD (2.3+);
+                fusable = name in TUNE_FUSED_CUDA and "fused" in inspect.signature(
+                    getattr(torch.optim, name).__init__).parameters     # Adagrad's is CPU-only
             except (TypeError, ValueError):
                 fusable = False
 
