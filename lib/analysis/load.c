@@ -419,6 +419,18 @@ static int add_record(struct apx_model *m, struct apx_an_file *f, uint16_t fi,
 			uint64_t ms = 0;
 
 			f->attached_ms = apx_parse_u64(val, UINT64_MAX / 2, &ms) == 0 && ms ? ms : 1;
+		} else if (!strcmp(key, "start_cost")) {
+			/* "101.5 ms: ...": the number read as seconds, so its ns are the ms x 1e9 */
+			char num[24];
+			size_t k = strcspn(val, " ");
+			uint64_t x = 0;
+
+			if (k < sizeof(num)) {
+				memcpy(num, val, k);
+				num[k] = 0;
+				if (apx_parse_seconds_ns(num, &x) == 0)
+					f->start_cost_us = x / 1000000;
+			}
 		}
 		else if (!strcmp(key, "collector_launch_cost_ns") ||
 			 !strcmp(key, "collector_launch_cost_self_ns")) {

@@ -72,6 +72,8 @@ struct apx_an_file {
 	char run_id[64];			/* shared by the files of one run ("" none) */
 	char degraded[512];			/* what the producer could not collect, "; "-joined */
 	uint64_t attached_ms;			/* apx attach: the collection asked for, else 0 */
+	uint64_t start_cost_us;			/* kv start_cost: the collector's start on the
+						 * thread that ran it, us (0: not recorded) */
 	int64_t realtime_offset_ns;
 	uint64_t clock;
 	uint64_t first_ns, last_ns;		/* span of its timed records */

@@ -699,6 +699,9 @@ static void view_method(struct apx_rdoc *d)
 				      "switched CUPTI off and finalized it;", f->attached_ms / 1e3);
 			apx_rdoc_line(d, s, 4, "its environment and files were not changed; the "
 				      "first and last steps may be cut by the window");
+			if (f->start_cost_us)
+				apx_rdoc_line(d, s, 4, "the collector's start held the Python thread "
+					      "apx attach borrowed %.1f ms", f->start_cost_us / 1e3);
 		} else if (!strcmp(f->producer, "apx-inject")) {
 			apx_rdoc_line(d, s, 4, "collection level %s; apx put into the program the "
 				      "environment variables", f->level[0] ? f->level : "n/a");
@@ -712,6 +715,9 @@ static void view_method(struct apx_rdoc *d)
 				      "private temp folder holding apx's");
 			apx_rdoc_line(d, s, 4, "sitecustomize.py, which imports yours, removed after "
 				      "the run; no file of yours was changed");
+			if (f->start_cost_us)
+				apx_rdoc_line(d, s, 4, "the collector's start took %.1f ms at the "
+					      "program's first CUDA call", f->start_cost_us / 1e3);
 		} else if (!strcmp(f->producer, "nvperfd")) {
 			apx_rdoc_line(d, s, 4, "observed from outside by the nvperfd daemon: /proc, "
 				      "NVML/GPM, and eBPF uprobes on libcuda");

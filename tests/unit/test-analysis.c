@@ -109,6 +109,30 @@ APX_TEST(timeline_activity_at_time_zero)
 	return 0;
 }
 
+/* A trace of an older collector holds what CUPTI flushed before it ended (apx attach's detach):
+ * a memset at 0-0 and a copy from all ones to 0. Neither stretches the run; the collector's
+ * start cost (kv start_cost) is read. */
+APX_TEST(untimed_activities_and_start_cost)
+{
+	struct tg t;
+	struct apx_model *m;
+
+	APX_ASSERT_OK(tg_open(&t));
+	tg_kernel(&t, 1000, 50, "a", 7);
+	tg_kernel(&t, 2000, 50, "a", 7);
+	tg_memset(&t, 0, 0, 1);
+	tg_copy(&t, UINT64_MAX, 1, APX_COPY_D2D, APX_MEM_DEVICE, 64, 1, 0, 7);	/* to 0 */
+	tg_kv(&t, "start_cost", "101.5 ms: trace and buffers 2.0, CUPTI subscription 60.3, "
+	      "sources 39.2 (activity 30.1, nvml 9.0)");
+	m = analyse(&t);
+	APX_ASSERT(m);
+	APX_ASSERT_EQ(m->run_start_ns, 1000);
+	APX_ASSERT(m->wall_ns < 10000);
+	APX_ASSERT_EQ(m->files[0].start_cost_us, 101500);
+	apx_model_free(m);
+	return 0;
+}
+
 APX_TEST(idle_attribution_sync_split_and_warmup)
 {
 	struct tg t;
