@@ -36,6 +36,14 @@ SHAPE = {"train": ["--batch", "32", "--seq", "512"], "infer": ["--batch", "16", 
 CPUS = "4,5,6,7"
 
 
+class Rows(list):
+    """The table's rows, each also printed when it is made: a check cut short by a time limit
+    still shows what it measured."""
+    def append(self, row):
+        super().append(row)
+        print("row: " + " | ".join(str(x) for x in row), flush=True)
+
+
 def boot_ratio(a, b, n=2000):
     """median(b) / median(a) and its bootstrap 95 % interval."""
     rnd = random.Random(1)
@@ -150,6 +158,9 @@ def detach(build, out, mode, pairs, rows):
             during = [x / base for x in ms(s for s in steps if s[0] > a0 + 1e9 and s[1] < a1)]
             (after_a if attached else after_c).extend(after)
             (during_a if attached else during_c).extend(during)
+            print(f"{mode} pair {i} {'attached' if attached else 'control'}: before "
+                  f"{base:.3f} ms; after x{statistics.median(after) if after else 0:.3f}, "
+                  f"during x{statistics.median(during) if during else 0:.3f}", flush=True)
     ratio = boot_ratio(after_c, after_a) if after_a and after_c else (0, 0, 0)
     dur = boot_ratio(during_c, during_a) if during_a and during_c else (0, 0, 0)
     ok = all(e == 0 for e in exits) and ratio[0] > 0 and ratio[1] <= 1.05
@@ -208,7 +219,7 @@ def main():
         return 77
     build = os.path.abspath(a.build)
     os.makedirs(a.out, exist_ok=True)
-    rows, ok = [], True
+    rows, ok = Rows(), True
     for mode in ("train",) if a.quick else [m for m in ("train", "infer")
                                             if m in a.modes.split(",")]:
         ok &= one(build, a.out, mode, rows, a.quick)
