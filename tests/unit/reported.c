@@ -4,6 +4,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "report/doc.h"
 #include "unit/reported.h"
@@ -37,4 +38,19 @@ char *tg_report(const struct apx_model *m, const struct apx_findings *fd, unsign
 	fclose(f);
 	apx_rdoc_free(d);
 	return buf;
+}
+
+int tg_report_fits(const char *text)
+{
+	for (const char *p = text; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+
+		if (len > APX_REPORT_W) {
+			fprintf(stderr, "%.*s\n", (int)len, p);
+			return 0;
+		}
+		p += len + (nl ? 1 : 0);
+	}
+	return 1;
 }

@@ -17,6 +17,7 @@
 #include "analysis/diff.h"
 #include "report/doc.h"
 #include "unit/analysed.h"
+#include "unit/reported.h"
 
 #include "base/banned.h"
 
@@ -202,13 +203,7 @@ APX_TEST(the_document_of_a_diff)
 	fclose(f);
 	APX_ASSERT(strstr(buf, "AFTER is faster"));
 	APX_ASSERT(strstr(buf, "(1 other kernel)"));
-	for (const char *p = buf; *p;) {	/* every line fits 100 columns */
-		const char *nl = strchr(p, '\n');
-		size_t n = nl ? (size_t)(nl - p) : strlen(p);
-
-		APX_ASSERT(n <= APX_REPORT_W);
-		p += n + (nl != NULL);
-	}
+	APX_ASSERT(tg_report_fits(buf));	/* every line fits 100 columns */
 	free(buf);
 	apx_rdoc_free(d);
 	apx_diff_release(&df);

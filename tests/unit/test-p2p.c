@@ -29,21 +29,6 @@ static struct apx_findings fd;	/* large: not on the stack */
 
 static const uint8_t uuid_a[16] = { 0xaa, 1 }, uuid_b[16] = { 0xbb, 2 };
 
-static int fits(const char *text)
-{
-	for (const char *p = text; *p;) {
-		const char *nl = strchr(p, '\n');
-		size_t len = nl ? (size_t)(nl - p) : strlen(p);
-
-		if (len > APX_REPORT_W) {
-			fprintf(stderr, "%.*s\n", (int)len, p);
-			return 0;
-		}
-		p += len + (nl ? 1 : 0);
-	}
-	return 1;
-}
-
 /* One process with devices 0 (uuid_a) and 1 (uuid_b): links as facts (< 0: NVML says nothing,
  * DEVICE records no count; else the NVML reading of both), PCIe gen x width in their DEVICE
  * records (0: not recorded); 4 copies 0->1 of 64 MiB in 0.5, 0.5, 1 and 1 ms. */
@@ -110,7 +95,7 @@ APX_TEST(nvlink)
 	APX_ASSERT(strstr(text, "  0         1              4  268.4 MB   3.00 ms  89.48 GB/s "
 				"100.66 GB/s  NVLink  450.00 GB/s  19.9%"));
 	APX_ASSERT(strstr(text, "0 -> 1: NVLink: 18 links x 25 GB/s a direction (sm_90)"));
-	APX_ASSERT(fits(text));
+	APX_ASSERT(tg_report_fits(text));
 	APX_ASSERT(strstr(csv, "# transfers/p2p\nsrc_host,src_device,src_uuid,dst_host,"));
 	APX_ASSERT(strstr(csv, ",1,4,268435456,3000000,89478485333,4,100663296000,\"NVLink\",18,18,"
 			       "450000000000,19.884"));
@@ -141,7 +126,7 @@ APX_TEST(pcie)
 	APX_ASSERT(strstr(json, "\"link\":\"PCIe\",\"src_nvlinks\":0,\"dst_nvlinks\":0,"
 				"\"link_peak_bps\":31504000000,\"link_peak_pct\":284.02"));
 	APX_ASSERT(strstr(text, "  PCIe     31.50 GB/s"));
-	APX_ASSERT(fits(text));
+	APX_ASSERT(tg_report_fits(text));
 	free(json);
 	free(text);
 	apx_model_free(m);
@@ -169,7 +154,7 @@ APX_TEST(unknown_link)
 	APX_ASSERT(strstr(text, "  unknown         n/a    n/a"));
 	APX_ASSERT(strstr(text, "0 -> 1: link unknown: no NVLink count recorded for devices 0 "
 				"and 1"));
-	APX_ASSERT(fits(text));
+	APX_ASSERT(tg_report_fits(text));
 	free(json);
 	free(text);
 	apx_model_free(m);
@@ -233,7 +218,7 @@ APX_TEST(two_processes)
 	APX_ASSERT_EQ(p->nfiles, 1);
 	APX_ASSERT_EQ(p->ns, 4 * MS);
 	text = tg_report(m, &fd, SEC_XFER, 0);
-	APX_ASSERT(text && fits(text));
+	APX_ASSERT(text && tg_report_fits(text));
 	APX_ASSERT(strstr(text, "1 more P2P copies whose records name one device only"));
 	free(text);
 	apx_model_free(m);

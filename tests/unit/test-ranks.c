@@ -225,15 +225,7 @@ APX_TEST(four_ranks_report)
 	APX_ASSERT(strstr(text, "straggler: rank 3, last at 5 of 5 collectives"));
 	APX_ASSERT(strstr(text, "busbw against the link's peak: n/a: the ranks are on 2 hosts"));
 	APX_ASSERT(strstr(text, "all_reduce"));
-	for (const char *p = text; *p;) {	/* the text report fits 100 columns */
-		const char *nl = strchr(p, '\n');
-		size_t len = nl ? (size_t)(nl - p) : strlen(p);
-
-		if (len > APX_REPORT_W)
-			fprintf(stderr, "%.*s\n", (int)len, p);
-		APX_ASSERT(len <= APX_REPORT_W);
-		p += len + (nl ? 1 : 0);
-	}
+	APX_ASSERT(tg_report_fits(text));	/* the text report fits 100 columns */
 	free(json);
 	free(text);
 	apx_model_free(m);
@@ -640,15 +632,7 @@ APX_TEST(network_bound)
 	text = tg_report(m, &fd, 1u << APX_SEC_COLLECTIVES, 0);
 	APX_ASSERT(json && strstr(json, "\"link\":{\"kind\":\"NIC\",\"peak_bps\":12500000000,"));
 	APX_ASSERT(strstr(json, "\"busbw_peak_pct\":90,"));
-	for (const char *p = text; p && *p;) {	/* the text report fits 100 columns */
-		const char *nl = strchr(p, '\n');
-		size_t len = nl ? (size_t)(nl - p) : strlen(p);
-
-		if (len > APX_REPORT_W)
-			fprintf(stderr, "%.*s\n", (int)len, p);
-		APX_ASSERT(len <= APX_REPORT_W);
-		p += len + (nl ? 1 : 0);
-	}
+	APX_ASSERT(tg_report_fits(text));	/* the text report fits 100 columns */
 	free(json);
 	free(text);
 	apx_model_free(m);
