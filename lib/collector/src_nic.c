@@ -114,10 +114,13 @@ static int rates_only_start(struct apx_collector *c, const char *root, const cha
 	if (apx_env_u64("WORLD_SIZE", 0, 1u << 24) < 2 || !first_local_process())
 		return -1;
 	nic.start_ns = apx_mono_ns();
-	if (apx_nic_open(&nic.set, root, inc) < 0 || !nic.set.nlinks) {
+	if (apx_nic_open(&nic.set, root, inc) < 0) {
 		apx_nic_close(&nic.set);
 		return -1;
 	}
+	apx_nic_close(&nic.set);	/* the counters' files: not read; the rates stay */
+	if (!nic.set.nlinks)
+		return -1;
 	nic.rates_only = 1;
 	(void)c;
 	return 0;
@@ -288,7 +291,6 @@ static void nic_finish(struct apx_collector *c, uint64_t now_ns)
 			 "multi-process job): --nic-metrics samples the counters", nic.set.nlinks,
 			 nic.set.nlinks == 1 ? "" : "s");
 		apx_add_kv(c, "nic_metrics", text);
-		apx_nic_close(&nic.set);
 		nic.rates_only = 0;
 		return;
 	}
