@@ -300,6 +300,31 @@ APX_TEST(rule_zero_grad_memset)
 	APX_ASSERT(strstr(f->fix, "set_to_none=True"));
 	apx_model_free(m);
 
+	/* the loop zeroes, backward then adds into the zeroed gradients (AccumulateGrad), as
+	 * after foreach zeroing: 50 adds a step (residual sums among them), at most one counted
+	 * per zeroed tensor */
+	APX_ASSERT_OK(tg_open(&t));
+	ts = 10 * MS;
+	for (int s = 0; s < 20; s++) {
+		uint64_t s0 = ts;
+
+		for (int p = 0; p < 40; p++, ts += 5 * US)
+			tg_kernel(&t, ts, 2 * US, FILL, 7);
+		ts = fwd_bwd(&t, ts);
+		for (int p = 0; p < 50; p++, ts += 5 * US)
+			tg_kernel(&t, ts, 1 * US, ADD, 7);
+		ts += 300 * US;
+		tg_marker(&t, s0, ts, "train_step");
+	}
+	m = analyse(&t);
+	APX_ASSERT(m);
+	f = finding("zero-grad-memset");
+	APX_ASSERT(f);
+	/* a step: (40 fills + 40 adds) x 4 us of the host + 40 x 2 us + 40 x 1 us of GPU time */
+	APX_ASSERT(fabs(f->saving_ns - (80.0 * 4000 + 40 * 2000 + 40 * 1000) * 20) < 1e3);
+	APX_ASSERT(strstr(f->title, "40 kernels every step, 40 adds into them"));
+	apx_model_free(m);
+
 	/* memsets every step (embedding backward, workspaces) are not zero_grad: silent */
 	APX_ASSERT_OK(tg_open(&t));
 	ts = 10 * MS;

@@ -12,13 +12,14 @@
  *
  * PyTorch 2.x's zero_grad(set_to_none=False) zeroes the gradients with foreach kernels instead
  * (torch._foreach_zero_: multi_tensor_apply ZeroFunctor), one or a few a step: those in at
- * least 80 % of the steps are zeroing too. Zeroed gradients cost more than their zeroing: the
- * next backward adds each new gradient into its zeroed one (AccumulateGrad: one add kernel a
- * gradient, CUDAFunctor_add) where set_to_none=True lets it keep the new one; counted up to one
- * add per block of the zeroing kernels (a gradient tensor has at least one).
+ * least 80 % of the steps are zeroing too. Zeroed gradients cost more than their zeroing,
+ * whichever way they were zeroed: the next backward adds each new gradient into its zeroed one
+ * (AccumulateGrad: one add kernel a gradient, CUDAFunctor_add) where set_to_none=True lets it
+ * keep the new one; counted up to one add per fill kernel of the zero_() loop, or per block of
+ * the foreach zeroing kernels (a gradient tensor has at least one).
  *
- * Saving per step: the zeroing launches (and, for foreach zeroing, the accumulating adds) x
- * their host cost + their GPU time. The host cost of a launch: in a launch-bound steady state
+ * Saving per step: the zeroing launches and the accumulating adds x their host cost + their
+ * GPU time. The host cost of a launch: in a launch-bound steady state
  * the mean short launch gap (idle_attrib.c's launch overhead, the collector's cost left out),
  * which launch-bound then leaves to this rule; else APX_HOST_OP_NS.
  */
@@ -33,49 +34,66 @@
 
 #define EVERY_STEP 0.8		/* share of the steps with a long run of fills */
 
-/* Zeroing by foreach kernels (multi_tensor_apply with a zero or fill functor) in most steps,
- * and the adds into the zeroed gradients. */
-static void find_foreach(const struct apx_model *m, struct apx_zero_grad *z)
+/* The adds into zeroed gradients (AccumulateGrad adds each new gradient into a defined one,
+ * one CUDAFunctor_add kernel a tensor; with set_to_none it keeps the new one): per step, at
+ * most one per zeroed tensor (bound: tensors a step, an upper bound of them), with their GPU
+ * time in proportion. Residual adds and the engine's sums of gradients are the same kernel;
+ * the bound keeps a model with many of those and few parameters from counting them all. */
+static void count_adds(const struct apx_model *m, double bound, struct apx_zero_grad *z)
 {
-	const struct apx_an_steps *st = &m->steady;
-	uint64_t n = 0, ns = 0, adds = 0, add_ns = 0, blocks = 0;
+	uint64_t adds = 0, add_ns = 0;
+	double per_step, n = (double)m->steady.count;
 
 	for (size_t i = 0; i < m->names.n; i++) {
 		const struct apx_an_name *nm = APX_VEC_AT(&m->names, struct apx_an_name, i);
 
-		if (!nm->steady_count)
-			continue;
-		if (apx_name_has(nm, "multi_tensor_apply") &&
-		    (apx_name_has(nm, "ZeroFunctor") || apx_name_has(nm, "FillFunctor"))) {
-			n += nm->steady_count;
-			ns += nm->steady_ns;
-			blocks += nm->steady_count * (uint64_t)(nm->grid[0] ? nm->grid[0] : 1);
-			if (!z->top || nm->steady_count > z->top->steady_count)
-				z->top = nm;
-		} else if (apx_name_has(nm, "CUDAFunctor_add")) {
+		if (nm->steady_count && apx_name_has(nm, "CUDAFunctor_add")) {
 			adds += nm->steady_count;
 			add_ns += nm->steady_ns;
 		}
+	}
+	if (!adds)
+		return;
+	per_step = (double)adds / n;
+	z->adds = per_step < bound ? per_step : bound;
+	z->add_ns = (double)add_ns / n * z->adds / per_step;
+}
+
+/* Zeroing by foreach kernels (multi_tensor_apply with a zero or fill functor) in most steps;
+ * bound: the zeroing kernels' blocks a step (a block zeroes at least part of one tensor). */
+static void find_foreach(const struct apx_model *m, struct apx_zero_grad *z, double *bound)
+{
+	const struct apx_an_steps *st = &m->steady;
+	uint64_t n = 0, ns = 0, blocks = 0;
+
+	for (size_t i = 0; i < m->names.n; i++) {
+		const struct apx_an_name *nm = APX_VEC_AT(&m->names, struct apx_an_name, i);
+
+		if (!nm->steady_count || !apx_name_has(nm, "multi_tensor_apply") ||
+		    !(apx_name_has(nm, "ZeroFunctor") || apx_name_has(nm, "FillFunctor")))
+			continue;
+		n += nm->steady_count;
+		ns += nm->steady_ns;
+		blocks += nm->steady_count * (uint64_t)(nm->grid[0] ? nm->grid[0] : 1);
+		if (!z->top || nm->steady_count > z->top->steady_count)
+			z->top = nm;
 	}
 	if (!n || (double)n < EVERY_STEP * (double)st->count)
 		return;
 	z->found = z->foreach = 1;
 	z->launches = (double)n / (double)st->count;
 	z->gpu_ns = (double)ns / (double)st->count;
-	z->adds = (double)(adds < blocks ? adds : blocks) / (double)st->count;
-	z->add_ns = adds ? (double)add_ns / (double)st->count * z->adds * (double)st->count /
-			   (double)adds : 0;
+	*bound = (double)blocks / (double)st->count;
 }
 
-void apx_zero_grad_find(const struct apx_model *m, struct apx_zero_grad *z)
+/* The zero_() loop: a run of fill kernels (one a parameter tensor) in most steps; bound: the
+ * run's kernels, one tensor each. */
+static void find_fills(const struct apx_model *m, struct apx_zero_grad *z, double *bound)
 {
 	const struct apx_an_steps *st = &m->steady;
 	uint64_t fills = 0, fill_ns = 0;
 	double per_step;
 
-	memset(z, 0, sizeof(*z));
-	if (!st->count)
-		return;		/* "every step" needs steps */
 	for (size_t i = 0; i < m->names.n; i++) {
 		const struct apx_an_name *nm = APX_VEC_AT(&m->names, struct apx_an_name, i);
 
@@ -87,22 +105,34 @@ void apx_zero_grad_find(const struct apx_model *m, struct apx_zero_grad *z)
 		if (!z->top || nm->long_bursts > z->top->long_bursts)
 			z->top = nm;
 	}
-	if (z->top && (double)z->top->long_bursts >= EVERY_STEP * (double)st->count) {
-		per_step = (double)fills / (double)st->count;
-		/* the fills of the zero_() loop: one run a step, at most as long as the longest */
-		z->found = 1;
-		z->launches = per_step < z->top->max_burst ? per_step : z->top->max_burst;
-		z->gpu_ns = (double)fill_ns / (double)st->count * z->launches / per_step;
-		z->host_ns = APX_HOST_OP_NS;
+	if (!z->top || (double)z->top->long_bursts < EVERY_STEP * (double)st->count) {
+		z->top = NULL;
 		return;
 	}
-	z->top = NULL;
-	find_foreach(m, z);
+	per_step = (double)fills / (double)st->count;
+	/* the fills of the zero_() loop: one run a step, at most as long as the longest */
+	z->found = 1;
+	z->launches = per_step < z->top->max_burst ? per_step : z->top->max_burst;
+	z->gpu_ns = (double)fill_ns / (double)st->count * z->launches / per_step;
+	*bound = z->launches;
+}
+
+void apx_zero_grad_find(const struct apx_model *m, struct apx_zero_grad *z)
+{
+	double bound = 0;
+
+	memset(z, 0, sizeof(*z));
+	if (!m->steady.count)
+		return;		/* "every step" needs steps */
+	find_fills(m, z, &bound);
+	if (!z->found)
+		find_foreach(m, z, &bound);
 	if (!z->found)
 		return;
+	count_adds(m, bound, z);
 	z->host_ns = apx_launch_host_ns(m);
 	if (z->host_ns > 0)
-		z->launch_idle_ns = (z->launches + z->adds) * z->host_ns * (double)st->count;
+		z->launch_idle_ns = (z->launches + z->adds) * z->host_ns * (double)m->steady.count;
 	else
 		z->host_ns = APX_HOST_OP_NS;
 }
@@ -142,20 +172,17 @@ APX_RULE_DECL(zero_grad_memset)
 				"foreach zeroing kernels: %.1f a step (%u blocks each), %s a step on "
 				"the GPU\n", z.launches, z.top->grid[0],
 				apx_fmt_ns(b1, sizeof(b1), z.gpu_ns));
-		apx_text_append(f->evidence, sizeof(f->evidence),
-				"adds into the gradients: %.0f a step, %s on the GPU; host cost a "
-				"launch: %s (%s)\n", z.adds, apx_fmt_ns(b1, sizeof(b1), z.add_ns),
-				apx_fmt_ns(b2, sizeof(b2), z.host_ns),
-				z.launch_idle_ns > 0 ? "the steady state's mean launch gap, taken from "
-				"launch-bound's" : "an eager op's");
-		apx_finding_metric(f, "adds_per_step", z.adds, APX_UNIT_COUNT);
-		apx_finding_metric(f, "host_per_launch_ns", z.host_ns, APX_UNIT_NS);
 	} else {
-		snprintf(f->title, sizeof(f->title), "gradients zeroed by %.0f kernels every step "
-			 "(zero_grad without set_to_none)", z.launches);
+		char adds[48] = "";
+
+		if (z.adds >= 0.5)
+			snprintf(adds, sizeof(adds), ", %.0f adds into them", z.adds);
+		snprintf(f->title, sizeof(f->title), "gradients zeroed by %.0f kernels every step%s "
+			 "(zero_grad without set_to_none)", z.launches, adds);
 		snprintf(f->model, sizeof(f->model),
-			 "set_to_none=True launches nothing: saving = zeroing launches x %.0f us host "
-			 "cost + their GPU time, per step", z.host_ns / 1000.0);
+			 "set_to_none=True launches nothing and backward keeps each new gradient "
+			 "instead of adding it: saving = (zeroing + adds) x %s host cost a launch + "
+			 "their GPU time, per step", apx_fmt_ns(b1, sizeof(b1), z.host_ns));
 		apx_text_append(f->evidence, sizeof(f->evidence),
 				"fill kernels: up to %u in a row (one per parameter tensor), a run of "
 				"%d or more in %u of %llu steps, %s a step on the GPU\n",
@@ -163,6 +190,14 @@ APX_RULE_DECL(zero_grad_memset)
 				(unsigned long long)st->count, apx_fmt_ns(b1, sizeof(b1), z.gpu_ns));
 		apx_finding_metric(f, "steps_with_run", (double)z.top->long_bursts, APX_UNIT_COUNT);
 	}
+	apx_text_append(f->evidence, sizeof(f->evidence),
+			"adds into the gradients: %.0f a step, %s on the GPU; host cost a launch: "
+			"%s (%s)\n", z.adds, apx_fmt_ns(b1, sizeof(b1), z.add_ns),
+			apx_fmt_ns(b2, sizeof(b2), z.host_ns),
+			z.launch_idle_ns > 0 ? "the steady state's mean launch gap, taken from "
+			"launch-bound's" : "an eager op's");
+	apx_finding_metric(f, "adds_per_step", z.adds, APX_UNIT_COUNT);
+	apx_finding_metric(f, "host_per_launch_ns", z.host_ns, APX_UNIT_NS);
 	apx_finding_metric(f, "launches_per_step", z.launches, APX_UNIT_COUNT);
 	apx_finding_metric(f, "fill_ns", gpu_ns * (double)st->count, APX_UNIT_NS);
 	apx_finding_metric(f, "steps", (double)st->count, APX_UNIT_COUNT);
