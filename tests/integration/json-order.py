@@ -84,7 +84,11 @@ def check(d, one_proc):
 
     def flame(node, where):
         kids = node.get("children") or []
-        want(nonincreasing(kids, lambda x: x["value"]), where + " children by value")
+        # the folded children's node, "(other: N)", comes last whatever its value
+        ranked = [k for k in kids if not str(k.get("name")).startswith("(other: ")]
+        want(nonincreasing(ranked, lambda x: x["value"]), where + " children by value")
+        want(all(str(k.get("name")).startswith("(other: ") is False for k in kids[:len(ranked)]),
+             where + " (other: N) last")
         for k in kids:
             flame(k, where)
     for side in ("gpu", "host"):

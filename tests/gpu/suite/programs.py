@@ -74,7 +74,10 @@ programs: the same problem classes, other code):
   adam_by_hand   Adam written out per tensor (mul_, add_, addcmul_, sqrt, addcdiv_) over a
                  bf16 transformer's weights -> the same update with torch._foreach_* ops
   cpu_augment    each batch augmented on the host with torch CPU ops (flip, crop, noise) before
-                 its copy, in the step -> the same augmentation on the GPU
+                 its copy, in the step -> the same augmentation on the GPU (written as a
+                 gpu-starvation case; the H100 capture showed the input class instead: every
+                 idle gap ends in the batch's copy, which dataloader-workers models, naming the
+                 augment line; relabelled after that capture)
   feature_columns a tabular model's 40 feature columns copied to the GPU one by one (.to(dev))
                  every step -> one pinned block of all columns, one copy on a side stream ahead
   checkpoint_kept a model on the GPU given its weights from a 1 GiB host state dict, which is
@@ -104,7 +107,7 @@ CASES = {
     # second styles of six classes (2026-12-07): the rules' models checked on programs written
     # differently from the first cases of their class
     "mask_loss": "sync-frequency", "grad_zero_loop": "zero-grad-memset",
-    "adam_by_hand": "optimizer-foreach", "cpu_augment": "gpu-starvation",
+    "adam_by_hand": "optimizer-foreach", "cpu_augment": "dataloader-workers",
     "feature_columns": "small-copies", "checkpoint_kept": "redundant-replication",
 }
 # The clean models (run.py): no planted problem, no finding of 1 % of a step expected.
