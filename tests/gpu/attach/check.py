@@ -12,8 +12,9 @@ host-bound inference loop (16 x 256). Every loop process runs on the same four C
     unattached control and an attached one (3 s at a random time) in turn; in each process
     every step time is divided by the median of that process's steps before the attach (the
     control: before the same offset from its start). The ratio of the median normalised step
-    after the detach (attached processes) to the same in the controls, with a bootstrap 95 %
-    interval: FAIL when the interval lies above 1.05. Also the ratio while collecting.
+    after the detach (attached processes) to the same in the controls, pair by pair, with a
+    bootstrap 95 % interval over the pairs (the steps pooled printed beside it): FAIL when the
+    interval lies above 1.05. Also the ratio while collecting.
   - an attach to a process that used torch.profiler once is refused with the CUPTI reason,
     and the process runs on (steps after the refusal, exit 0);
   - an attach from another user (nobody) is refused with the permission reason.
@@ -50,6 +51,14 @@ def boot_ratio(a, b, n=2000):
     r = sorted(statistics.median(rnd.choices(b, k=len(b))) /
                statistics.median(rnd.choices(a, k=len(a))) for _ in range(n))
     return statistics.median(b) / statistics.median(a), r[int(0.025 * n)], r[int(0.975 * n)]
+
+
+def boot_pairs(ratios, n=2000):
+    """The median of the pairs' ratios and its bootstrap 95 % interval over the pairs (the
+    process, not the step, is the unit: a process's steps drift together)."""
+    rnd = random.Random(1)
+    r = sorted(statistics.median(rnd.choices(ratios, k=len(ratios))) for _ in range(n))
+    return statistics.median(ratios), r[int(0.025 * n)], r[int(0.975 * n)]
 
 
 def start_loop(out, mode, seconds, *extra, tag=""):
@@ -141,7 +150,9 @@ def one(build, out, mode, rows, quick=False):
 def detach(build, out, mode, pairs, rows):
     """Step time after the detach against unattached controls, processes interleaved."""
     after_a, after_c, during_a, during_c, exits = [], [], [], [], []
+    pair_after, pair_during = [], []
     for i in range(pairs):
+        med = {}
         for attached in (False, True):
             p, log = start_loop(out, mode, 13, tag=f"-pair{i}-{'att' if attached else 'ctl'}")
             time.sleep(random.uniform(3, 4))
@@ -158,15 +169,24 @@ def detach(build, out, mode, pairs, rows):
             during = [x / base for x in ms(s for s in steps if s[0] > a0 + 1e9 and s[1] < a1)]
             (after_a if attached else after_c).extend(after)
             (during_a if attached else during_c).extend(during)
+            med[attached] = (statistics.median(after) if after else 0,
+                             statistics.median(during) if during else 0)
             print(f"{mode} pair {i} {'attached' if attached else 'control'}: before "
                   f"{base:.3f} ms; after x{statistics.median(after) if after else 0:.3f}, "
                   f"during x{statistics.median(during) if during else 0:.3f}", flush=True)
-    ratio = boot_ratio(after_c, after_a) if after_a and after_c else (0, 0, 0)
-    dur = boot_ratio(during_c, during_a) if during_a and during_c else (0, 0, 0)
+        if med[False][0] > 0 and med[True][0] > 0:
+            pair_after.append(med[True][0] / med[False][0])
+        if med[False][1] > 0 and med[True][1] > 0:
+            pair_during.append(med[True][1] / med[False][1])
+    # the verdict's interval is over the pairs; the steps pooled are printed beside it
+    ratio = boot_pairs(pair_after) if pair_after else (0, 0, 0)
+    dur = boot_pairs(pair_during) if pair_during else (0, 0, 0)
+    pooled = boot_ratio(after_c, after_a) if after_a and after_c else (0, 0, 0)
     ok = all(e == 0 for e in exits) and ratio[0] > 0 and ratio[1] <= 1.05
     rows.append((f"{mode}: after detach", max(exits), "-", len(after_a), "-", "-",
                  f"after {ratio[0]:.3f} [{ratio[1]:.3f}, {ratio[2]:.3f}]; during "
-                 f"{dur[0]:.3f} [{dur[1]:.3f}, {dur[2]:.3f}] x control ({pairs} pairs)",
+                 f"{dur[0]:.3f} [{dur[1]:.3f}, {dur[2]:.3f}] x control ({len(pair_after)} "
+                 f"pairs; steps pooled {pooled[0]:.3f} [{pooled[1]:.3f}, {pooled[2]:.3f}])",
                  max(exits), "ok" if ok else "FAIL"))
     return ok
 
