@@ -1,7 +1,8 @@
 /*
  * view_streams.c - the model's streams as a view over the event store: one per store stream
  * (file, device, stream id) that ran kernels, copies or memsets, in that order (files in input
- * order, then device ordinal, then stream id), with their kernel and copy counts and busy time, and each file's kernels, kernel time, copies, bytes and copy time.
+ * order, then device ordinal, then stream id), with their kernel and copy counts and busy
+ * time, and each file's kernels, kernel time, copies, bytes and copy time.
  * Called by apx_model_finish() (finish.c) first among the views; single-threaded.
  */
 #include <errno.h>

@@ -1,7 +1,8 @@
 /*
  * reported.h - for the unit tests that read a report of a synthetic trace (test-stacks.c,
- * test-backward.c, test-ranks.c, test-p2p.c, test-diff.c): the report document of a model and its findings, built for the sections
- * asked for and written as text or JSON into memory.
+ * test-backward.c, test-ranks.c, test-p2p.c, test-diff.c): the report document of a model
+ * and its findings, built for the sections asked for and written as text or JSON into memory;
+ * and whether a text report's lines fit its width.
  */
 #ifndef APX_TEST_REPORTED_H
 #define APX_TEST_REPORTED_H
