@@ -189,7 +189,7 @@ static int session_make(struct session *s, const char *inject_lib)
 
 /* Show the status lines not shown yet ("say ..." are the collector's messages); returns the
  * flags of the lines seen so far: 1 started, 2 closed, 4 detached, 8 refused (its line in
- * refused). */
+ * refused), 16 a probe's detach (APX_ATTACH_PROBE: no trace). */
 static int status_poll(struct session *s, char *refused, size_t cap)
 {
 	static int flags;
@@ -212,7 +212,7 @@ static int status_poll(struct session *s, char *refused, size_t cap)
 		else if (!strcmp(line, "closed"))
 			flags |= 2;
 		else if (!strncmp(line, "detached", 8)) {
-			flags |= 4;
+			flags |= 4 | (strncmp(line, "detached probe", 14) ? 0 : 16);
 			if (strstr(line, "unsubscribed"))
 				fprintf(stderr, "apx attach: process %d: %s\n", (int)s->pid,
 					apx_term_safe_str(safe, sizeof(safe), line));
@@ -253,7 +253,8 @@ static void sleep_ms(long ms)
 static void make_request(const struct session *s, uint64_t duration_ns, char *req, size_t cap)
 {
 	static const char *const pass[] = { "APX_KINDS", "APX_OFF", "APX_LEVEL", "APX_FLUSH_MS",
-					    "APX_PY_SAMPLING_HZ", "APX_DEBUG" };
+					    "APX_PY_SAMPLING_HZ", "APX_DEBUG",
+					    "APX_ATTACH_PROBE" };
 	size_t len;
 
 	len = (size_t)snprintf(req, cap, "APX_OUTPUT=%s\nAPX_ROOT_PID=%d\nAPX_ATTACH_STATUS=%s\n"
@@ -398,6 +399,12 @@ int apx_attach_gpu(pid_t pid, uint64_t duration_ns, const char *output, int forc
 	if (!(flags & 2) && kill(pid, 0) == 0)
 		apx_log_warn("process %d did not close its trace in time; what it wrote so far is "
 			     "kept", (int)pid);
+	if (flags & 16) {	/* APX_ATTACH_PROBE: a diagnosis run, no trace */
+		session_clean(&s);
+		fprintf(stderr, "apx attach: process %d: probe detached; no trace was written\n",
+			(int)pid);
+		return APX_EXIT_OK;
+	}
 	r = deliver(&s, output, force);
 	session_clean(&s);
 	if (r < 0)

@@ -9,6 +9,11 @@
  *
  * Each attach loads a fresh copy of the library (a new file name), so every static of the
  * collector starts at zero; this copy serves one session only.
+ *
+ * APX_ATTACH_PROBE (a request key, for tests/gpu/attach/check.py's diagnosis of what an attach
+ * leaves behind): "load" starts nothing (the library loaded, a session thread, no CUPTI);
+ * "subscribe" subscribes to CUPTI with no callback domain and no activity, then finalizes as
+ * a full session does. Neither writes a trace.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,6 +27,7 @@
 
 #include "base/parse.h"
 #include "collector/collector.h"
+#include "collector/pm_host.h"
 
 #include "base/banned.h"
 
@@ -32,6 +38,7 @@
 #define FINALIZE_WAIT_S 5	/* for the program's next CUDA call */
 
 enum { FIN_NONE, FIN_WANTED, FIN_RUNNING, FIN_DONE };
+enum { PROBE_NONE, PROBE_LOAD, PROBE_SUBSCRIBE };
 
 static struct {
 	_Atomic int on;			/* this copy was started by apx attach */
@@ -42,6 +49,9 @@ static struct {
 	uint64_t duration_ms;
 	char stop_path[4096];
 	_Atomic int fin;		/* FIN_* */
+	CUptiResult fin_rc;		/* cuptiFinalize's, once FIN_DONE */
+	int probe;			/* PROBE_* */
+	CUpti_SubscriberHandle sub;	/* the collector's, or the subscribe probe's */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 } att = { .status_fd = -1, .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
@@ -135,18 +145,28 @@ void apx_attach_on_callback(CUpti_CallbackDomain dom, const void *data)
 	    cb->callbackSite != CUPTI_API_EXIT ||
 	    !atomic_compare_exchange_strong(&att.fin, &want, FIN_RUNNING))
 		return;
-	(void)cuptiFinalize();
+	att.fin_rc = cuptiFinalize();
 	pthread_mutex_lock(&att.lock);
 	atomic_store(&att.fin, FIN_DONE);
 	pthread_cond_broadcast(&att.cond);
 	pthread_mutex_unlock(&att.lock);
 }
 
+/* The subscribe probe's callback: nothing but the finalize. */
+static void CUPTIAPI probe_callback(void *ud, CUpti_CallbackDomain dom, CUpti_CallbackId cbid,
+				   const void *data)
+{
+	(void)ud;
+	(void)cbid;
+	apx_attach_on_callback(dom, data);
+}
+
 /* After the trace is closed: CUPTI out of the process. Returns 1 when finalized, 0 when the
- * program made no CUDA call in FINALIZE_WAIT_S (then only unsubscribed, every domain off). */
+ * program made no CUDA call in FINALIZE_WAIT_S, -1 when cuptiFinalize failed (att.fin_rc);
+ * in both of the latter only unsubscribed, every domain off. */
 static int finalize(void)
 {
-	CUpti_SubscriberHandle sub = apx_collector_subscriber();
+	CUpti_SubscriberHandle sub = att.sub;
 	struct timespec until;
 	int want = FIN_WANTED;
 
@@ -169,7 +189,11 @@ static int finalize(void)
 	while (atomic_load(&att.fin) != FIN_DONE)
 		pthread_cond_wait(&att.cond, &att.lock);
 	pthread_mutex_unlock(&att.lock);
-	return 1;
+	if (att.fin_rc == CUPTI_SUCCESS)
+		return 1;
+	(void)cuptiEnableAllDomains(0, sub);	/* else the two API domains stayed on */
+	(void)cuptiUnsubscribe(sub);
+	return -1;
 }
 
 /* The session: wait for the duration (or the stop file apx creates on Ctrl-C), then detach. */
@@ -177,17 +201,53 @@ static void *session_main(void *arg)
 {
 	uint64_t end = apx_mono_ns() + att.duration_ms * 1000000ull;
 	struct timespec tick = { 0, 100 * 1000000L };
+	int fin;
 
 	(void)arg;
 	while (apx_mono_ns() < end && (!att.stop_path[0] || access(att.stop_path, F_OK) != 0))
 		nanosleep(&tick, NULL);
-	apx_collector_finish(1);
+	if (att.probe == PROBE_NONE)
+		apx_collector_finish(1);
 	status("closed");
-	status(finalize() ? "detached finalized" :
-	       "detached unsubscribed (no CUDA call in %d s to finalize CUPTI at)", FINALIZE_WAIT_S);
+	fin = att.probe == PROBE_LOAD ? 2 : finalize();
+	if (fin == 2)
+		status("detached probe: nothing was started");
+	else if (fin == 1)
+		status(att.probe ? "detached probe: finalized" : "detached finalized");
+	else if (fin == 0)
+		status("detached unsubscribed (no CUDA call in %d s to finalize CUPTI at)",
+		       FINALIZE_WAIT_S);
+	else
+		status("detached unsubscribed (cuptiFinalize failed: %s)",
+		       apx_pm_result_name(att.fin_rc));
 	close(att.status_fd);
 	att.status_fd = -1;
 	return NULL;
+}
+
+/* The probes' start in place of the collector's: 0, -EBUSY (CUPTI held: holder named) or
+ * -EINVAL (an unknown probe). */
+static int probe_start(const char *probe, char *holder, size_t holder_cap)
+{
+	CUpti_SubscriberParams sp;
+	CUptiResult r;
+
+	if (!strcmp(probe, "load")) {
+		att.probe = PROBE_LOAD;
+		return 0;
+	}
+	if (strcmp(probe, "subscribe"))
+		return -EINVAL;
+	att.probe = PROBE_SUBSCRIBE;
+	memset(&sp, 0, sizeof(sp));
+	sp.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+	sp.subscriberName = "apx";
+	sp.oldSubscriberName = holder;
+	sp.oldSubscriberSize = holder_cap;
+	r = cuptiSubscribe_v2(&att.sub, probe_callback, NULL, &sp);
+	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+		return -EBUSY;
+	return r == CUPTI_SUCCESS ? 0 : -EIO;
 }
 
 APX_EXPORT int apx_attach_begin(const char *request);
@@ -204,7 +264,7 @@ int apx_attach_begin(const char *request)
 {
 	static _Atomic int used;
 	char holder[256] = "";
-	const char *st, *stop;
+	const char *st, *stop, *probe;
 	pthread_attr_t pa;
 	pthread_t t;
 	uint64_t v;
@@ -226,7 +286,10 @@ int apx_attach_begin(const char *request)
 	att.duration_ms = 10000;
 	if (apx_parse_u64(apx_getenv("APX_ATTACH_DURATION_MS") ?: "", 7 * 86400000ull, &v) == 0)
 		att.duration_ms = v;
-	r = apx_collector_start(holder, sizeof(holder));
+	probe = apx_getenv("APX_ATTACH_PROBE");
+	r = probe && *probe ? probe_start(probe, holder, sizeof(holder))
+			    : apx_collector_start(holder, sizeof(holder));
+	att.sub = att.probe ? att.sub : apx_collector_subscriber();
 	if (r < 0) {
 		for (char *p = holder; *p; p++)	/* a name from another tool: printable only */
 			if (*p < 0x20 || *p > 0x7e)
@@ -241,7 +304,10 @@ int apx_attach_begin(const char *request)
 	r = -pthread_create(&t, &pa, session_main, NULL);
 	pthread_attr_destroy(&pa);
 	if (r < 0) {
-		apx_collector_finish(1);
+		if (att.probe == PROBE_NONE)
+			apx_collector_finish(1);
+		else if (att.probe == PROBE_SUBSCRIBE)
+			(void)cuptiUnsubscribe(att.sub);
 		status("refused %d no thread for the session", -r);
 		return r;
 	}

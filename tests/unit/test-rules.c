@@ -667,6 +667,25 @@ APX_TEST(rule_redundant_replication)
 	APX_ASSERT(m && !finding("redundant-replication"));
 	apx_model_free(m);
 
+	/* a resume: the module's CPU weights moved by .to('cuda') at 1 s and freed (the RSS
+	 * dips), a checkpoint made in the memory they left, copied again by load_state_dict at
+	 * 1.6 s and kept: judged by the last copy, a replica */
+	APX_ASSERT_OK(tg_open(&t));
+	tg_mem_at(&t, 990 * MS, APX_MEMOP_ALLOC, APX_MEM_DEVICE, 1024 * MIB, 0x7f9000000000ull);
+	tg_copy(&t, 1000 * MS, 80 * MS, APX_COPY_H2D, APX_MEM_PAGEABLE, 1024 * MIB, 0,
+		0x7f1000000000ull, 7);
+	tg_copy(&t, 1600 * MS, 80 * MS, APX_COPY_H2D, APX_MEM_PAGEABLE, 1024 * MIB, 0,
+		0x7f1000000000ull, 7);
+	for (uint64_t s = 500; s <= 3500; s += 500)
+		tg_cpu(&t, s * MS, s == 1500 ? 1990 * MIB : 3000 * MIB);
+	for (int s = 0; s < 20; s++)
+		tg_kernel(&t, 2000 * MS + (uint64_t)s * 50 * MS, 40 * MS, GEMM, 7);
+	m = analyse(&t);
+	APX_ASSERT(m);
+	f = finding("redundant-replication");
+	APX_ASSERT(f && strstr(f->evidence, "pageable (0x7f1000000000), copied at 1.60 s"));
+	apx_model_free(m);
+
 	/* a pinned staging buffer: 64 MiB copied every step into one device buffer */
 	APX_ASSERT_OK(tg_open(&t));
 	tg_mem_at(&t, 500 * MS, APX_MEMOP_ALLOC, APX_MEM_PINNED, 64 * MIB, 0x7f1000000000ull);

@@ -16,6 +16,9 @@
  * allocator's rounding (2 MiB, or an eighth for reused blocks), never freed, one for each
  * host buffer: when more kept host buffers were copied than such device allocations exist, the
  * device buffers are reused (data streamed through them), not replicas, and the rule is silent.
+ * A buffer copied twice is judged by its last copy: the same address may hold other data by
+ * then (a module's CPU weights moved by .to('cuda') and freed, a checkpoint loaded into the
+ * memory they left, copied again by load_state_dict and kept).
  *
  * A memory cost, not a speed-up: saving 0, the bytes held twice in the evidence.
  */
@@ -163,6 +166,7 @@ APX_RULE_DECL(redundant_replication)
 			;
 		if (b - a > MAX_COPIES)
 			continue;
+		c = &cp[idx[b - 1]];	/* its last copy: kept after that one? */
 		kept = c->src == APX_MEM_PINNED ? pinned_kept(m, c)
 		       : c->src == APX_MEM_PAGEABLE ? rss_kept(m, c, until) : 0;
 		if (kept < 0) {		/* a pageable buffer the samples cannot judge */

@@ -1,8 +1,10 @@
-"""check.py BUILD [--out DIR] [--pairs N] [--quick] [--modes train,infer] [--no-refusals] -
-`apx attach` on a real GPU (label gpu; exit 77 without one).
+"""check.py BUILD [--out DIR] [--pairs N] [--quick] [--modes train,infer] [--no-refusals]
+[--no-kernels] [--probes full,load,subscribe] [--concurrent] - `apx attach` on a real GPU
+(label gpu; exit 77 without one).
 
 Two programs (loop.py): a bf16 training loop that keeps the GPU busy (batch 32 x 512) and a
-host-bound inference loop (16 x 256). Every loop process runs on the same four CPUs.
+host-bound inference loop (16 x 256). Every loop process runs on the same four CPUs
+(--concurrent: the control beside it on four others).
   - kernels: attach at a random time for 5 s (training: again for 2 s after the first detach);
     apx attach exits 0, and the trace's kernels, counted step by step over the steps inside
     the collection window, equal torch.profiler's kernels a step in a separate run of the same
@@ -14,7 +16,15 @@ host-bound inference loop (16 x 256). Every loop process runs on the same four C
     control: before the same offset from its start). The ratio of the median normalised step
     after the detach (attached processes) to the same in the controls, pair by pair, with a
     bootstrap 95 % interval over the pairs (the steps pooled printed beside it): FAIL when the
-    interval lies above 1.05. Also the ratio while collecting.
+    interval lies above 1.05. Also the ratio while collecting, and the threads the attached
+    process has after the detach that it did not have before, with the CPU time they use.
+    --concurrent runs each pair's two processes at the same time on two CPU sets (the
+    attached one alternating), so that the machine's swings of host speed (per-second step
+    medians of one unattached inference loop from 2.7 to 5.4 ms on the H100 machine) fall on
+    both. --probes repeats the pairs with
+    attaches that do less (APX_ATTACH_PROBE, lib/collector/attach.c): load (the library
+    loaded, CUPTI never touched) and subscribe (CUPTI subscribed, finalized as a real detach
+    does, nothing collected), to find the part of an attach that stays.
   - an attach to a process that used torch.profiler once is refused with the CUPTI reason,
     and the process runs on (steps after the refusal, exit 0);
   - an attach from another user (nobody) is refused with the permission reason.
@@ -35,6 +45,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 LOOP = os.path.join(HERE, "loop.py")
 SHAPE = {"train": ["--batch", "32", "--seq", "512"], "infer": ["--batch", "16", "--seq", "256"]}
 CPUS = "4,5,6,7"
+CPUS2 = "8,9,10,11"     # the concurrent control's
 
 
 class Rows(list):
@@ -61,12 +72,12 @@ def boot_pairs(ratios, n=2000):
     return statistics.median(ratios), r[int(0.025 * n)], r[int(0.975 * n)]
 
 
-def start_loop(out, mode, seconds, *extra, tag=""):
+def start_loop(out, mode, seconds, *extra, tag="", cpus=CPUS):
     log = os.path.join(out, f"loop-{mode}{tag}{'-'.join(extra)}.json")
     env = dict(os.environ)
     env.pop("LD_LIBRARY_PATH", None)    # as a user's program runs: not apx's library path
     p = subprocess.Popen([sys.executable, LOOP, mode, "--seconds", str(seconds), "--log", log,
-                          "--cpus", CPUS, *SHAPE[mode], *extra], stdout=subprocess.PIPE,
+                          "--cpus", cpus, *SHAPE[mode], *extra], stdout=subprocess.PIPE,
                          text=True, env=env)
     line = p.stdout.readline()
     if line.strip() != "ready":
@@ -74,14 +85,30 @@ def start_loop(out, mode, seconds, *extra, tag=""):
     return p, log
 
 
-def attach(build, pid, seconds, trace, user=None):
+def attach(build, pid, seconds, trace, user=None, probe="full"):
     cmd = [os.path.join(build, "apx"), "attach", str(pid), "-d", str(seconds), "-o", trace,
            "--force"]
     if user:
         cmd = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups"] + cmd
+    env = dict(os.environ)
+    if probe != "full":
+        env["APX_ATTACH_PROBE"] = probe     # lib/collector/attach.c: a diagnosis run
     t0 = time.monotonic_ns()
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
     return r, t0, time.monotonic_ns()
+
+
+def thread_cpu(pid):
+    """{tid: (name, CPU ticks so far)} of a process's threads (what an attach may leave)."""
+    out = {}
+    for t in os.listdir(f"/proc/{pid}/task"):
+        try:
+            name = open(f"/proc/{pid}/task/{t}/comm").read().strip()
+            f = open(f"/proc/{pid}/task/{t}/stat").read().rsplit(")", 1)[1].split()
+            out[int(t)] = (name, int(f[11]) + int(f[12]))     # utime + stime
+        except (OSError, IndexError, ValueError):
+            pass
+    return out
 
 
 def held_ms(stderr):
@@ -147,33 +174,71 @@ def one(build, out, mode, rows, quick=False):
     return ok
 
 
-def detach(build, out, mode, pairs, rows):
-    """Step time after the detach against unattached controls, processes interleaved."""
+def leftovers(pid, before):
+    """The threads the process has 0.5 s after the detach that it did not have before it, and
+    the CPU time they use in the 4 s after that: '2 new (python3, ...), 0 ms CPU in 4 s'."""
+    time.sleep(0.5)
+    new0 = {t: v for t, v in thread_cpu(pid).items() if t not in before}
+    time.sleep(4)
+    now = thread_cpu(pid)
+    used = sum(now[t][1] - v[1] for t, v in new0.items() if t in now)
+    tick_ms = 1000 / os.sysconf("SC_CLK_TCK")
+    return (f"{len(new0)} new thread(s) ({', '.join(v[0] for v in new0.values()) or '-'}), "
+            f"{used * tick_ms:.0f} ms CPU in 4 s")
+
+
+def split(log, a0, a1):
+    """A loop's steps around an attach window [a0, a1]: the median before (ms) and the steps
+    after (from 1 s past a1) and during (from 1 s past a0) as multiples of it."""
+    steps = json.load(open(log))["steps"]
+    base = statistics.median(ms(s for s in steps if s[1] < a0) or [1])
+    after = [x / base for x in ms(s for s in steps if s[0] > a1 + 1e9)]
+    during = [x / base for x in ms(s for s in steps if s[0] > a0 + 1e9 and s[1] < a1)]
+    return base, after, during
+
+
+def detach(build, out, mode, pairs, rows, probe="full", concurrent=False):
+    """Step time after the detach against unattached controls. probe: full (a real attach), or
+    APX_ATTACH_PROBE's load / subscribe (what stays after less). The control runs before the
+    attached process, or with --concurrent at the same time on other CPUs (CPUS2), the
+    attached one alternating between the two CPU sets: the machine's swings of host speed,
+    which last seconds, then fall on both."""
     after_a, after_c, during_a, during_c, exits = [], [], [], [], []
     pair_after, pair_during = [], []
     for i in range(pairs):
         med = {}
-        for attached in (False, True):
-            p, log = start_loop(out, mode, 13, tag=f"-pair{i}-{'att' if attached else 'ctl'}")
+        for attached in ((None,) if concurrent else (False, True)):
+            tag = f"-{probe}-pair{i}-"
+            if concurrent:
+                procs = [start_loop(out, mode, 13, tag=tag + f"{k}", cpus=c)
+                         for k, c in enumerate((CPUS, CPUS2))]
+            else:
+                procs = [start_loop(out, mode, 13, tag=tag + ("att" if attached else "ctl"))]
+            target = i % 2 if concurrent else (0 if attached else None)
             time.sleep(random.uniform(3, 4))
             a0 = time.monotonic_ns()
             a1 = a0 + 3_000_000_000
-            if attached:
-                r, a0, a1 = attach(build, p.pid, 3, os.path.join(out, f"pair-{mode}-{i}.apx"))
+            if target is not None:
+                pid = procs[target][0].pid
+                before = thread_cpu(pid)
+                r, a0, a1 = attach(build, pid, 3,
+                                   os.path.join(out, f"pair-{mode}-{probe}-{i}.apx"), probe=probe)
                 exits.append(r.returncode)
-            p.wait()
-            exits.append(p.returncode)
-            steps = json.load(open(log))["steps"]
-            base = statistics.median(ms(s for s in steps if s[1] < a0) or [1])
-            after = [x / base for x in ms(s for s in steps if s[0] > a1 + 1e9)]
-            during = [x / base for x in ms(s for s in steps if s[0] > a0 + 1e9 and s[1] < a1)]
-            (after_a if attached else after_c).extend(after)
-            (during_a if attached else during_c).extend(during)
-            med[attached] = (statistics.median(after) if after else 0,
-                             statistics.median(during) if during else 0)
-            print(f"{mode} pair {i} {'attached' if attached else 'control'}: before "
-                  f"{base:.3f} ms; after x{statistics.median(after) if after else 0:.3f}, "
-                  f"during x{statistics.median(during) if during else 0:.3f}", flush=True)
+                last = r.stderr.strip().splitlines()[-1] if r.stderr.strip() else ""
+                print(f"{mode} {probe} pair {i}: apx attach rc {r.returncode}; {last}; after "
+                      f"the detach: {leftovers(pid, before)}", flush=True)
+            for k, (p, log) in enumerate(procs):
+                p.wait()
+                exits.append(p.returncode)
+                is_att = k == target
+                base, after, during = split(log, a0, a1)
+                (after_a if is_att else after_c).extend(after)
+                (during_a if is_att else during_c).extend(during)
+                med[is_att] = (statistics.median(after) if after else 0,
+                               statistics.median(during) if during else 0)
+                print(f"{mode} {probe} pair {i} {'attached' if is_att else 'control'}: before "
+                      f"{base:.3f} ms; after x{med[is_att][0]:.3f}, during x{med[is_att][1]:.3f}",
+                      flush=True)
         if med[False][0] > 0 and med[True][0] > 0:
             pair_after.append(med[True][0] / med[False][0])
         if med[False][1] > 0 and med[True][1] > 0:
@@ -183,7 +248,8 @@ def detach(build, out, mode, pairs, rows):
     dur = boot_pairs(pair_during) if pair_during else (0, 0, 0)
     pooled = boot_ratio(after_c, after_a) if after_a and after_c else (0, 0, 0)
     ok = all(e == 0 for e in exits) and ratio[0] > 0 and ratio[1] <= 1.05
-    rows.append((f"{mode}: after detach", max(exits), "-", len(after_a), "-", "-",
+    rows.append((f"{mode}: after detach" + ("" if probe == "full" else f" ({probe})") +
+                 (" conc." if concurrent else ""), max(exits), "-", len(after_a), "-", "-",
                  f"after {ratio[0]:.3f} [{ratio[1]:.3f}, {ratio[2]:.3f}]; during "
                  f"{dur[0]:.3f} [{dur[1]:.3f}, {dur[2]:.3f}] x control ({len(pair_after)} "
                  f"pairs; steps pooled {pooled[0]:.3f} [{pooled[1]:.3f}, {pooled[2]:.3f}])",
@@ -229,6 +295,15 @@ def main():
                     help="the training loop only: one attach, one pair")
     ap.add_argument("--modes", default="train,infer", help="the programs: train, infer or both")
     ap.add_argument("--no-refusals", action="store_true", help="leave the refusal cases out")
+    ap.add_argument("--no-kernels", action="store_true",
+                    help="leave the kernel comparison out (only the speed after the detach)")
+    ap.add_argument("--concurrent", action="store_true",
+                    help="each pair's control runs at the same time as the attached process, "
+                    "on other CPUs")
+    ap.add_argument("--probes", default="full",
+                    help="attaches of the after-detach pairs: full, and the diagnosis probes "
+                    "load (the library loaded, no CUPTI) and subscribe (CUPTI subscribed and "
+                    "finalized, nothing collected)")
     a = ap.parse_args()
     try:
         import torch
@@ -242,14 +317,17 @@ def main():
     rows, ok = Rows(), True
     for mode in ("train",) if a.quick else [m for m in ("train", "infer")
                                             if m in a.modes.split(",")]:
-        ok &= one(build, a.out, mode, rows, a.quick)
-        ok &= detach(build, a.out, mode, 1 if a.quick else a.pairs, rows)
+        if not a.no_kernels:
+            ok &= one(build, a.out, mode, rows, a.quick)
+        for probe in a.probes.split(","):
+            ok &= detach(build, a.out, mode, 1 if a.quick else a.pairs, rows, probe,
+                         a.concurrent)
     if not a.quick and not a.no_refusals:
         ok &= refused(build, a.out, rows)
-    print(f"{'case':24} {'rc':>3} {'rc2':>3} {'steps':>5} {'kernels/step':>12} {'ref':>6}  "
+    print(f"{'case':32} {'rc':>3} {'rc2':>3} {'steps':>5} {'kernels/step':>12} {'ref':>6}  "
           f"{'measured':70} {'exit':>4} result")
     for row in rows:
-        print(f"{row[0]:24} {row[1]:>3} {row[2]:>3} {row[3]:>5} {row[4]:>12} {row[5]:>6}  "
+        print(f"{row[0]:32} {row[1]:>3} {row[2]:>3} {row[3]:>5} {row[4]:>12} {row[5]:>6}  "
               f"{row[6]:70} {row[7]:>4} {row[8]}")
     return 0 if ok else 1
 
