@@ -5,7 +5,8 @@ its fix ("fixed"), plus clean models ("clean": bench/overhead's bf16 ResNet-styl
 step time; and GPT at batch 16, bench/overhead's own size, where the host's per-op work shows
 between kernels (GPU idle ~11 % of a step on the H200) without making the program launch-bound:
 a clean program need not keep the GPU full. The CNN at 96x96 is not one: 70 % idle, it is
-launch-bound, and CUDA graphs would rightly save most of that).
+launch-bound, and CUDA graphs would rightly save most of that; and since 2026-12-07 two models
+from libraries: HuggingFace BERT from its config and timm's efficientnet_b0, both bf16).
 Matrix products may use TF32 (as most training scripts set), except in fp32_matmul's planted
 variant; fixed variants do what a well-written program does besides the fix (copies on a side
 stream ahead of their use), so that the planted problem is the only one. Host batches that
@@ -110,8 +111,10 @@ CASES = {
     "adam_by_hand": "optimizer-foreach", "cpu_augment": "dataloader-workers",
     "feature_columns": "small-copies", "checkpoint_kept": "redundant-replication",
 }
-# The clean models (run.py): no planted problem, no finding of 1 % of a step expected.
-CLEAN = ("resnet", "gpt", "hf", "gpt16")
+# The clean models (run.py): no planted problem, no finding of 1 % of a step expected. bert
+# and effnet (2026-12-07): models from libraries, whose host work between launches (HF's
+# Python per layer, a depthwise CNN's many small kernels) the first four do not have.
+CLEAN = ("resnet", "gpt", "hf", "gpt16", "bert", "effnet")
 # Whether a case's planted and fixed variants can share one process (programs.py CASE paired):
 # case -> (pairable, what was checked or handled / why not). Every case function was read for
 # process-global state: torch flags, DataLoader workers and their start method, memory held.
@@ -644,13 +647,15 @@ def lm(vocab=8192, d=512, layers=6):
 
 
 def case_mask_loss(fixed):
-    # GPU-bound at 4 x 16 x 256 tokens; a quarter of each sequence is padding
+    # 4 micro-batches of 16 x 512 tokens, width 1024: GPU-bound on the H100 machine, whose
+    # host issues an eager op every 25-35 us traced (at 16 x 256, width 512, the capture of
+    # 2026-12-07 was host-bound: GPU busy 28 %); a quarter of each sequence is padding
     pad, vocab = 0, 8192
-    m = lm(vocab)
+    m = lm(vocab, d=1024)
     opt = torch.optim.AdamW(m.parameters(), lr=1e-4, fused=True)
-    xs = [torch.randint(1, vocab, (16, 256), device=dev) for _ in range(4)]
+    xs = [torch.randint(1, vocab, (16, 512), device=dev) for _ in range(4)]
     for x in xs:
-        x[:, 192:] = pad
+        x[:, 384:] = pad
     ys = [x.roll(-1, 1) for x in xs]
 
     def step():
@@ -670,9 +675,11 @@ def case_mask_loss(fixed):
 
 
 def case_grad_zero_loop(fixed):
-    m = transformer(6, 512)
+    # 32 x 256 tokens, width 1024: GPU-bound on the H100 machine (16 x 128 at width 512 was
+    # host-bound there, GPU busy 20 %)
+    m = transformer(6, 1024)
     opt = torch.optim.AdamW(m.parameters(), lr=1e-4, fused=True)
-    x = torch.randn(16, 128, 512, device=dev)
+    x = torch.randn(32, 256, 1024, device=dev)
 
     def step():
         for p in m.parameters():                    # what older training loops do by hand
@@ -688,10 +695,13 @@ def case_grad_zero_loop(fixed):
 
 
 def case_adam_by_hand(fixed):
-    m = transformer(6, 512)
+    # 32 x 256 tokens, width 1024: the model's part GPU-bound on the H100 machine (32 x 128
+    # at width 512 was host-bound there, GPU busy 22 %, so launch-bound came first); the
+    # per-tensor update stays a long row of small kernels, the planted problem
+    m = transformer(6, 1024)
     ps = list(m.parameters())
     ms_, vs = [torch.zeros_like(p) for p in ps], [torch.zeros_like(p) for p in ps]
-    x = torch.randn(32, 128, 512, device=dev)
+    x = torch.randn(32, 256, 1024, device=dev)
     lr, b1, b2, eps, state = 1e-4, 0.9, 0.999, 1e-8, {"t": 0}
 
     def step():
@@ -790,7 +800,45 @@ def case_checkpoint_kept(fixed):
     return gemms(state)
 
 
+def clean_bert():
+    """HuggingFace BERT (6 layers) built from its config, masked-LM training under bf16
+    autocast, 32 sequences of 256 tokens."""
+    from transformers import BertConfig, BertForMaskedLM
+    model = BertForMaskedLM(BertConfig(num_hidden_layers=6)).to(dev)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+    idx = torch.randint(0, model.config.vocab_size, (32, 256), device=dev)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = model(input_ids=idx, labels=idx).loss
+        loss.backward()
+        opt.step()
+    return step
+
+
+def clean_effnet():
+    """timm's efficientnet_b0 (depthwise convolutions, squeeze-excite: many small kernels),
+    channels_last, bf16 autocast training on 128 images of 224x224."""
+    import timm
+    m = timm.create_model("efficientnet_b0", pretrained=False).to(dev)
+    m = m.to(memory_format=torch.channels_last)
+    opt = torch.optim.AdamW(m.parameters(), lr=1e-4, fused=True)
+    x = torch.randn(128, 3, 224, 224, device=dev).to(memory_format=torch.channels_last)
+    y = torch.randint(0, 1000, (128,), device=dev)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = nn.functional.cross_entropy(m(x).float(), y)
+        loss.backward()
+        opt.step()
+    return step
+
+
 def clean(name):
+    if name in ("bert", "effnet"):
+        return globals()["clean_" + name]()
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
                                     "bench", "overhead"))
     import programs as bench                        # the bf16 models of bench/overhead
