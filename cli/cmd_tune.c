@@ -51,10 +51,12 @@ const char apx_cmd_tune_usage[] =
 	"editing your files), the program runs N times without and N times with the fix,\n"
 	"interleaved (A B B A A B ...), each under apx analyze. Printed per finding: the fix,\n"
 	"the estimated saving a step, the measured one (the difference of the two sides' median\n"
-	"step times) with a bootstrap 95% interval over the runs, the verdict, whether the work a\n"
-	"step stayed the same, and whether the loss values the program printed moved more than\n"
-	"between two runs without the fix. Findings apx cannot fix from outside are listed with\n"
-	"their code change. The end lists every change made for the runs.\n"
+	"step times) with a bootstrap 95% interval over the runs, each side's fastest and\n"
+	"slowest run (and a warning when they differ by more than the saving), the verdict,\n"
+	"whether the work a step stayed the same, and whether the loss values the program\n"
+	"printed moved more than between two runs without the fix. Findings apx cannot fix\n"
+	"from outside are listed with their code change. The end lists every change made for\n"
+	"the runs.\n"
 	"\n"
 	"Fixes (--fix names; docs/tune.md):\n"
 	"  tf32            fp32 matmuls and convolutions on TF32 tensor cores (fp32-matmul)\n"
@@ -425,6 +427,16 @@ static int try_fix(const struct tune_opts *o, const struct apx_finding *f,
 	fmt_ms(b2, sizeof(b2), median_of(b, nb));
 	fprintf(out, "  step       %s without, %s with (medians of %zu and %zu runs)\n", b1, b2,
 		na, nb);
+	fmt_ms(b1, sizeof(b1), a[0]);	/* median_of sorted both sides */
+	fmt_ms(b2, sizeof(b2), a[na - 1]);
+	fmt_ms(b3, sizeof(b3), b[0]);
+	fmt_ms(b4, sizeof(b4), b[nb - 1]);
+	fprintf(out, "  runs       without %s to %s, with %s to %s (each run's median step)\n", b1,
+		b2, b3, b4);
+	if (a[na - 1] - a[0] > fabs(saving) || b[nb - 1] - b[0] > fabs(saving))
+		fprintf(out, "  spread     the runs of one side differ by more than the saving: "
+			"the program's speed\n             varies from process to process here; "
+			"more runs (--runs) make the interval\n             trustworthy\n");
 	fmt_ms(b1, sizeof(b1), estimate_ns);
 	fmt_ms(b2, sizeof(b2), saving);
 	fmt_ms(b3, sizeof(b3), -hi);

@@ -7,6 +7,8 @@
 # TUNE_LOSS_FIXED with a fix), writes APX_TUNE_REPORT as apx_site.py does (TUNE_REPORT_EXTRA:
 # more of the fix's entry, e.g. tf32's overrides by API), and exits
 # TUNE_STATUS (default 0). Records its environment's tune variables in TUNE_LOG.
+# TUNE_PLANTED_ALT: the trace of the second run without the fix (FIX-base-1), to make a side's
+# runs differ.
 out=
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -16,6 +18,9 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ -n "$out" ] || { echo "tune-analyzer: no -o" >&2; exit 2; }
+case $out in
+*-base-1.apx) [ -n "${TUNE_PLANTED_ALT:-}" ] && TUNE_PLANTED=$TUNE_PLANTED_ALT ;;
+esac
 if [ -n "${APX_TUNE_FIXES:-}" ]; then
 	cp "$TUNE_FIXED" "$out" || exit 3
 	echo "loss ${TUNE_LOSS_FIXED:-2.5}"

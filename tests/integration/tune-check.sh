@@ -34,6 +34,9 @@ check "saves" out1 "verdict    saves time"
 check "overrides by API" out1 "^  overrode   the program's TF32 'off' in the 3 runs with \
 the fix: 3 through allow_tf32 / set_float32_matmul_precision, 6 through fp32_precision"
 check "work the same" out1 "work       the same a step"
+check "each side's runs" out1 "^  runs       without 10\.[0-9]* ms to 10\.[0-9]* ms, with"
+grep -q "spread" out1 && { echo "FAIL: a spread line for runs that agree"; fail=1; } ||
+	echo "PASS  no spread line when each side's runs agree"
 check "loss values compared" out1 "results    loss values within 0 relative"
 check "changelog: your files" out1 "your files: none changed"
 check "changelog: work folder" out1 "w1/: every run's trace"
@@ -50,6 +53,13 @@ esac
 want=$("$apx" diff -f json "$fx/fp32_matmul_planted.apx" "$fx/fp32_matmul_fixed.apx" |
 	python3 -c 'import json,sys; d=json.load(sys.stdin); print("%.3f" % (-d["step_time"]["change_ns"]/1e6))')
 check "measured saving equals apx diff's change ($want ms)" out1 "measured $want ms"
+
+# the second run without the fix much slower (another program's trace): the median and the
+# saving stay, and a spread line says that a side's runs differ by more than the saving
+TUNE_PLANTED=$fx/fp32_matmul_planted.apx TUNE_FIXED=$fx/fp32_matmul_fixed.apx \
+	TUNE_PLANTED_ALT=$fx/loader_planted.apx "$apx" tune -d w1s -- python3 prog.py > out1s 2>&1
+check "spread said" out1s "^  spread     the runs of one side differ by more than the saving"
+check "median of the runs kept" out1s "measured $want ms"
 
 # a fix that moves the loss values past its tolerance (tf32 allows 1 %): CHANGED
 rm -f log
