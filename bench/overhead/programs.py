@@ -140,9 +140,22 @@ def gpt(batch=16):
 def hf():
     from transformers import GPT2Config, GPT2LMHeadModel
 
-    model = GPT2LMHeadModel(GPT2Config(n_layer=6)).cuda()
+    return hf_lm(GPT2LMHeadModel(GPT2Config(n_layer=6)), 8, 512)
+
+
+def bert():
+    """HuggingFace BertForMaskedLM(BertConfig(num_hidden_layers=6)) from its config, batch
+    32x256 (tests/gpu/suite's clean model bert)."""
+    from transformers import BertConfig, BertForMaskedLM
+
+    return hf_lm(BertForMaskedLM(BertConfig(num_hidden_layers=6)), 32, 256)
+
+
+def hf_lm(model, batch, seq):
+    """A HuggingFace language model trained on random token ids (labels = inputs), bf16."""
+    model = model.cuda()
     opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
-    idx = torch.randint(0, model.config.vocab_size, (8, 512), device="cuda")
+    idx = torch.randint(0, model.config.vocab_size, (batch, seq), device="cuda")
 
     def step():
         opt.zero_grad(set_to_none=True)

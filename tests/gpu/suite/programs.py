@@ -800,23 +800,6 @@ def case_checkpoint_kept(fixed):
     return gemms(state)
 
 
-def clean_bert():
-    """HuggingFace BERT (6 layers) built from its config, masked-LM training under bf16
-    autocast, 32 sequences of 256 tokens."""
-    from transformers import BertConfig, BertForMaskedLM
-    model = BertForMaskedLM(BertConfig(num_hidden_layers=6)).to(dev)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
-    idx = torch.randint(0, model.config.vocab_size, (32, 256), device=dev)
-
-    def step():
-        opt.zero_grad(set_to_none=True)
-        with torch.autocast("cuda", dtype=torch.bfloat16):
-            loss = model(input_ids=idx, labels=idx).loss
-        loss.backward()
-        opt.step()
-    return step
-
-
 def clean_effnet():
     """timm's efficientnet_b0 (depthwise convolutions, squeeze-excite: many small kernels),
     channels_last, bf16 autocast training on 128 images of 224x224."""
@@ -837,13 +820,13 @@ def clean_effnet():
 
 
 def clean(name):
-    if name in ("bert", "effnet"):
-        return globals()["clean_" + name]()
+    if name == "effnet":
+        return clean_effnet()
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
                                     "bench", "overhead"))
     import programs as bench                        # the bf16 models of bench/overhead
     models = {"resnet": ("resnet", {"res": 224}), "gpt": ("gpt", {"batch": 64}), "hf": ("hf", {}),
-              "gpt16": ("gpt", {"batch": 16})}
+              "gpt16": ("gpt", {"batch": 16}), "bert": ("bert", {})}
     fn, size = models[name]
     return getattr(bench, fn)(**size)
 
