@@ -382,7 +382,7 @@ void apx_rdoc_view_idle_stacks(struct apx_rdoc *d)
 	struct apx_rtable *t = apx_rdoc_view_table(d, s, "idle_stacks",
 						   APX_VIEW_DATA | APX_VIEW_JSON);
 	double steps = (double)m->steady_steps;
-	char b1[32], b2[32], text[2048];
+	char b1[32], b2[64], text[2048];
 	size_t shown = 0;
 
 	if (t)
@@ -394,10 +394,12 @@ void apx_rdoc_view_idle_stacks(struct apx_rdoc *d)
 		apx_rdoc_line(d, s, 2, "no sample of a main thread inside the steady state's GPU-idle "
 			      "gaps (100 us or longer)");
 	else
-		apx_rdoc_line(d, s, 2, "the main thread's samples inside the steady state's GPU-idle "
-			      "gaps: %s in all%s%s", apx_fmt_ns(b1, sizeof(b1), (double)m->idle_samples_ns),
+		apx_rdoc_line(d, s, 2, "main-thread samples inside the steady state's GPU-idle "
+			      "gaps: %s in all%s%s%s", apx_fmt_ns(b1, sizeof(b1),
+							     (double)m->idle_samples_ns),
 			      steps > 0 ? ", " : "", steps > 0 ? apx_fmt_ns(b2, sizeof(b2),
-					(double)m->idle_samples_ns / steps) : "");
+					(double)m->idle_samples_ns / steps) : "",
+			      steps > 0 ? " a step" : "");
 	for (size_t i = 0; i < m->idle_stacks.n && shown < d->top; i++, shown++) {
 		const struct apx_an_idle_stack *is = APX_VEC_AT(&m->idle_stacks,
 								struct apx_an_idle_stack, i);
@@ -411,11 +413,12 @@ void apx_rdoc_view_idle_stacks(struct apx_rdoc *d)
 		if (steps > 0)
 			apx_rtable_num(t, 2, (double)is->ns / steps);
 		apx_rtable_u64(t, 3, is->samples);
+		/* the time a column of its own, the stack after it */
+		apx_fmt_ns(b1, sizeof(b1), steps > 0 ? (double)is->ns / steps : (double)is->ns);
+		snprintf(b2, sizeof(b2), "%-18s", b1);
 		if (steps > 0)
-			snprintf(b2, sizeof(b2), "%s a step", apx_fmt_ns(b1, sizeof(b1),
-									(double)is->ns / steps));
-		else
-			apx_fmt_ns(b2, sizeof(b2), (double)is->ns);
+			snprintf(b2, sizeof(b2), "%s a step%*s", b1,
+				 (int)(strlen(b1) < 11 ? 11 - strlen(b1) : 1), "");
 		apx_rdoc_blk(d, s, &(struct apx_rblk){ .kind = APX_RB_WRAP, .indent = 2, .head = b2,
 						      .text = text, .windent = 6 });
 	}

@@ -114,6 +114,17 @@ cp tests/fixtures/sample.apx "$dir/data.apx.old"
 "$apx" report -s summary "$dir/data.apx" 2>/dev/null | grep -q "2 files;" || { echo "FAIL: FILE.<pid> not read"; fail=1; }
 "$apx" report --single -s summary "$dir/data.apx" 2>/dev/null | grep -q "1 file;" || { echo "FAIL: --single"; fail=1; }
 rm -rf "$dir"
+# the idle stacks as text: each row's time (a step) a column of its own before its stack, the
+# header's per-step figure named, every line within 100 columns (a real H100 trace)
+"$apx" report --color never -s idle-stacks tests/fixtures/suite/loader_pinned_fixed.apx \
+	2>/dev/null >"$tmp"
+grep -q "GPU-idle gaps: .* in all, .* a step$" "$tmp" || { echo "FAIL: idle stacks: header"; fail=1; }
+rows=$(grep -c "^  [0-9.]* [mun]*s a step  *[^ ]" "$tmp")
+glued=$(grep -c "a step[^ ]" "$tmp")
+[ "$rows" -ge 3 ] && [ "$glued" = 0 ] ||
+	{ echo "FAIL: idle stacks: $rows rows, $glued with the stack glued to the time"; fail=1; }
+awk 'length($0) > 100 { bad = 1 } END { exit bad }' "$tmp" ||
+	{ echo "FAIL: idle stacks: a line over 100 columns"; fail=1; }
 
 [ $fail -eq 0 ] && echo "report-golden: $n traces match their golden JSON/CSV/HTML and fit 100 columns"
 exit $fail
