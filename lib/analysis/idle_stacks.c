@@ -55,7 +55,7 @@ static int idle_spans(const struct apx_model *m, unsigned causes, struct span **
 }
 
 int apx_idle_samples(const struct apx_model *m, unsigned causes,
-		     void (*fn)(void *ctx, uint32_t stack, uint64_t ns), void *ctx)
+		     void (*fn)(void *ctx, uint32_t stack, uint64_t ns, unsigned state), void *ctx)
 {
 	const struct apx_store *st = m->store;
 	struct span *s;
@@ -75,7 +75,7 @@ int apx_idle_samples(const struct apx_model *m, unsigned causes,
 		if (j == n || ts < s[j].start || th->file >= m->nfiles ||
 		    th->tid != m->files[th->file].pid)
 			continue;
-		fn(ctx, st->smp.stack[i], st->smp.period[i]);
+		fn(ctx, st->smp.stack[i], st->smp.period[i], st->smp.state[i]);
 	}
 	free(s);
 	return 0;
@@ -86,10 +86,11 @@ struct by_stack {
 	uint64_t total_ns;
 };
 
-static void add(void *ctx, uint32_t stack, uint64_t ns)
+static void add(void *ctx, uint32_t stack, uint64_t ns, unsigned state)
 {
 	struct by_stack *b = ctx;
 
+	(void)state;
 	b->total_ns += ns;
 	if (!stack)
 		return;

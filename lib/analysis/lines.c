@@ -189,8 +189,9 @@ void apx_lines_of_copies(const struct apx_model *m, struct apx_finding *f,
 	apx_line_tally_release(&t);
 }
 
-static void add_idle(void *ctx, uint32_t stack, uint64_t ns)
+static void add_idle(void *ctx, uint32_t stack, uint64_t ns, unsigned state)
 {
+	(void)state;
 	apx_line_tally_add(ctx, stack, 1, (double)ns);
 }
 

@@ -50,9 +50,10 @@ int apx_oswaits_build(struct apx_model *m);
 int apx_idle_stacks_build(struct apx_model *m);
 /* Visit every sample of a process's main thread (tid == pid) whose time lies inside a steady
  * GPU-idle gap (model->gaps, >= 100 us) whose cause (enum apx_idle_cause) is a bit of causes:
- * fn(ctx, its stack field, its period in ns). 0 or -ENOMEM. */
+ * fn(ctx, its stack field, its period in ns, its thread state: enum apx_thread_state). 0 or
+ * -ENOMEM. */
 int apx_idle_samples(const struct apx_model *m, unsigned causes,
-		     void (*fn)(void *ctx, uint32_t stack, uint64_t ns), void *ctx);
+		     void (*fn)(void *ctx, uint32_t stack, uint64_t ns, unsigned state), void *ctx);
 
 /* A syscall's name (x86-64 numbers: the ones threads wait in), NULL for the others. */
 const char *apx_syscall_name(int32_t nr);

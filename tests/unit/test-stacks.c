@@ -277,6 +277,58 @@ APX_TEST(input_pipeline_names_the_function)
 	return 0;
 }
 
+/* 40 NVTX steps of two 1 ms kernels with a 600 us gap between them that nothing in the trace
+ * explains, the main thread (tid 100) sampled twice in each gap in the given state. */
+static struct apx_model *gapped_steps(unsigned state, int64_t syscall)
+{
+	struct tg t;
+	uint64_t ts = 1 * MS;
+
+	if (tg_open(&t) < 0)
+		return NULL;
+	tg_frame(&t, 1, "/home/u/train.py", "train", 30);
+	tg_stack(&t, 1, (const uint64_t[]){ 1 }, 1);
+	for (uint64_t i = 0; i < 40; i++) {
+		uint64_t s0 = ts;
+
+		tg_kernel(&t, ts, 1 * MS, "fwd", 7);
+		tg_sample(&t, ts + 1 * MS + 200 * US, 100, 1, state, syscall, i * MS, 200 * US);
+		tg_sample(&t, ts + 1 * MS + 400 * US, 100, 1, state, syscall, i * MS, 200 * US);
+		ts += 1 * MS + 600 * US;
+		tg_kernel(&t, ts, 1 * MS, "bwd", 7);
+		ts += 1 * MS + 10 * US;
+		tg_marker(&t, s0, ts - 5 * US, "step");
+	}
+	return model_of(&t, 0);
+}
+
+/* gpu-starvation's reading of short in-step gaps: the host's per-op work when the main thread
+ * was running in them; when it was waiting in a system call there, not (the evidence says so) */
+APX_TEST(gpu_starvation_tells_waiting_from_per_op_work)
+{
+	const struct apx_finding *f;
+	struct apx_model *m = gapped_steps(APX_TSTATE_RUNNING, -1);
+
+	APX_ASSERT(m && !m->launch_bound);
+	f = finding("gpu-starvation");
+	APX_ASSERT(f && strstr(f->title, "host per-op work"));
+	APX_ASSERT(strstr(f->evidence, "in the gaps of 100 us or more: 15.60 ms running, 0 ns "
+			  "waiting in a system call\n"));	/* 78 of 200 us: 39 gaps, 2 each */
+	APX_ASSERT(strstr(f->fix, "torch.compile"));
+	apx_model_free(m);
+
+	m = gapped_steps(APX_TSTATE_SLEEPING, 202);	/* futex: a queue, a lock */
+	APX_ASSERT(m);
+	f = finding("gpu-starvation");
+	APX_ASSERT(f && !strstr(f->title, "host per-op work"));
+	APX_ASSERT(strstr(f->evidence, "0 ns running, 15.60 ms waiting in a system call (waiting "
+			  "for something"));
+	APX_ASSERT(!strstr(f->evidence, "eager overhead"));
+	APX_ASSERT(!strstr(f->fix, "torch.compile"));
+	apx_model_free(m);
+	return 0;
+}
+
 APX_TEST(threads_table)
 {
 	const struct apx_an_thread *a, *b;

@@ -8,6 +8,9 @@
  * inside the steady window (a second iteration's first calls, a GC pause) is no steady-state
  * finding, while one every step (or every tenth) keeps its time. The idle inside an optimizer's
  * per-tensor loop is optimizer-foreach's (apx_optimizer_loop_claim), left out here.
+ * Mostly short gaps inside steps read as the host's per-op work (eager overhead: the title and
+ * the fix say so) unless the main thread's samples inside the gaps show it mostly waiting in
+ * a system call (a DataLoader's queue, a lock, I/O): then the evidence says what it waited in.
  */
 #include "analysis/findings.h"
 
@@ -48,6 +51,22 @@ static uint64_t recurring(const struct apx_model *m, uint64_t total)
 	return est < total ? est : total;
 }
 
+/* The main thread's samples inside the unknown gaps: ns running, ns waiting. */
+struct thread_states {
+	uint64_t run_ns, wait_ns;
+};
+
+static void count_state(void *ctx, uint32_t stack, uint64_t ns, unsigned state)
+{
+	struct thread_states *t = ctx;
+
+	(void)stack;
+	if (state == APX_TSTATE_RUNNING)
+		t->run_ns += ns;
+	else if (state == APX_TSTATE_SLEEPING || state == APX_TSTATE_DISK)
+		t->wait_ns += ns;
+}
+
 APX_RULE_DECL(gpu_starvation)
 {
 	uint64_t all = m->gpu.idle_by_cause[APX_IDLE_UNKNOWN], total = recurring(m, all);
@@ -56,6 +75,7 @@ APX_RULE_DECL(gpu_starvation)
 	int eager;	/* most of it: short gaps between kernels (the host's per-op work) */
 	const struct apx_an_gap *top[3] = { NULL };
 	char b1[32], b2[32], b3[32];
+	struct thread_states ts = { 0 };
 	struct apx_finding *f;
 
 	if (!m->timelines.n)
@@ -87,7 +107,11 @@ APX_RULE_DECL(gpu_starvation)
 	total -= opt < (double)total ? (uint64_t)opt : total;
 	if (!active || (double)total < 0.05 * (double)active)
 		return APX_RULE_CLEAN;
-	eager = 2 * m->gpu.step_host_ns > all && !m->gpu.step_host_launch;
+	if (apx_idle_samples(m, 1u << APX_IDLE_UNKNOWN, count_state, &ts) < 0)
+		ts.run_ns = ts.wait_ns = 0;
+	/* most of it short gaps between kernels, and the main thread not mostly waiting there */
+	eager = 2 * m->gpu.step_host_ns > all && !m->gpu.step_host_launch &&
+		ts.wait_ns <= ts.run_ns;
 	f = apx_finding_add(out, m, "gpu-starvation",
 			    (double)total > 0.25 * (double)active ? APX_SEV_CRITICAL : APX_SEV_WARNING,
 			    (double)total, 60);
@@ -114,9 +138,18 @@ APX_RULE_DECL(gpu_starvation)
 	if (m->gpu.step_host_ns && !m->gpu.step_host_launch)
 		apx_text_append(f->evidence, sizeof(f->evidence),
 				"of it %s in %llu gaps inside steps or under 1 ms, between two "
-				"kernels: the host's own work between launches (eager overhead)\n",
+				"kernels%s\n",
 				apx_fmt_ns(b1, sizeof(b1), (double)m->gpu.step_host_ns),
-				(unsigned long long)m->gpu.step_host_gaps);
+				(unsigned long long)m->gpu.step_host_gaps,
+				eager ? ": the host's own work between launches (eager overhead)" : "");
+	if (ts.run_ns + ts.wait_ns)
+		apx_text_append(f->evidence, sizeof(f->evidence),
+				"the main thread's samples in the gaps of 100 us or more: %s "
+				"running, %s waiting in a system call%s\n",
+				apx_fmt_ns(b1, sizeof(b1), (double)ts.run_ns),
+				apx_fmt_ns(b2, sizeof(b2), (double)ts.wait_ns),
+				ts.wait_ns > ts.run_ns ? " (waiting for something: see its lines; "
+				"not per-op work)" : "");
 	if (opt > 0)
 		apx_text_append(f->evidence, sizeof(f->evidence),
 				"left out: %s inside the optimizer's per-tensor loop "
