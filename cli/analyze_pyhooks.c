@@ -170,8 +170,10 @@ void apx_pyhooks_setup(const char *inject_lib, const struct apx_pyhooks_opts *o,
 	ret_dir[0] = 0;
 	unsetenv("APX_PY_HOOKS");
 	unsetenv("APX_PY_BACKWARD");
-	/* APX_TUNE_FIXES: apx tune's fixes, applied by the same hooks (cmd_tune.c) */
-	if (!o->trace && !o->mem_hz && !o->backward && !getenv("APX_TUNE_FIXES"))
+	/* APX_TUNE_FIXES, APX_TUNE_STEPS: apx tune's fixes and step bound, applied by the same
+	 * hooks (cmd_tune.c) */
+	if (!o->trace && !o->mem_hz && !o->backward && !getenv("APX_TUNE_FIXES") &&
+	    !getenv("APX_TUNE_STEPS"))
 		return;
 	n = slash ? snprintf(site, sizeof(site), "%.*s/apx_site.py", (int)(slash - inject_lib),
 			     inject_lib) : -1;

@@ -43,7 +43,8 @@
 
 const char apx_cmd_tune_usage[] =
 	"usage: apx tune [--runs N] [--top K] [--fix NAME,...] [--dir DIR] [--keep]\n"
-	"                [--python PATH] script.py [args] | -- COMMAND [args]\n"
+	"                [--steps N] [--time S] [--python PATH]\n"
+	"                script.py [args] | -- COMMAND [args]\n"
 	"\n"
 	"Measure what fixing the top findings saves, in your own program. A first run under\n"
 	"apx analyze gives the findings; for each of the top K whose fix apx can apply from\n"
@@ -76,6 +77,11 @@ const char apx_cmd_tune_usage[] =
 	"  -d, --dir DIR        the work folder for the runs' traces and outputs (made; default\n"
 	"                       apx-tune.XXXXXX in the current folder); kept after the tune\n"
 	"      --keep           also keep a copy of the Python hooks the runs used in DIR/hooks\n"
+	"      --steps N        end each run after N optimizer steps of the program (the hooks\n"
+	"                       count torch.optim steps and exit the program cleanly there)\n"
+	"      --time S         end each run after S seconds (SIGINT to the program, then\n"
+	"                       SIGTERM 10 s later, SIGKILL 10 s after that); a run ended so is\n"
+	"                       measured like any other, one without steps is reported\n"
 	"      --python PATH    Python interpreter for script.py (passed to apx analyze)\n"
 	"  -h, --help           show this help\n"
 	"\n"
@@ -89,8 +95,8 @@ static volatile pid_t running;
 static void on_signal(int sig)
 {
 	interrupted = 1;
-	if (running > 0)
-		kill(running, sig);
+	if (running > 0)	/* its process group: apx analyze and the program */
+		kill(-running, sig);
 }
 
 struct tune_opts {
@@ -99,14 +105,57 @@ struct tune_opts {
 	const char *python;
 	char dir[PATH_MAX];
 	int keep;
+	uint64_t steps;			/* --steps N: APX_TUNE_STEPS, 0 none */
+	uint64_t time_ns;		/* --time S, 0 none */
 	char **prog;			/* the program's argv (after "--" when given) */
 	int dashdash;
 };
 
+#define GRACE_NS (10ull * 1000000000ull)	/* --time: SIGINT, then SIGTERM, then SIGKILL */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* Wait for the run pid (its own process group); with --time, end it at the limit: SIGINT to
+ * the group (Python unwinds, its atexit handlers run, the collector closes the trace), SIGTERM
+ * GRACE_NS later, SIGKILL after as long again. *stopped: 1 when the limit ended it. */
+static int wait_run(const struct tune_opts *o, pid_t pid, int *st, int *stopped)
+{
+	const struct timespec tick = { 0, 50 * 1000000L };
+	uint64_t t0 = mono_ns(), sent = 0;
+	static const int sigs[] = { SIGINT, SIGTERM, SIGKILL };
+
+	*stopped = 0;
+	for (;;) {
+		pid_t r = waitpid(pid, st, o->time_ns ? WNOHANG : 0);
+		uint64_t t;
+
+		if (r == pid)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return -1;
+		if (!o->time_ns)
+			continue;
+		t = mono_ns() - t0;
+		if (!interrupted && sent < 3 && t >= o->time_ns + sent * GRACE_NS) {
+			kill(-pid, sigs[sent++]);
+			*stopped = 1;
+		}
+		nanosleep(&tick, NULL);
+	}
+}
+
 /* One run: apx analyze of the program into DIR/NAME.apx, its stdout and stderr into
- * DIR/NAME.out and .err, with fixes (NULL: none) in APX_TUNE_FIXES. The exit status of
- * apx analyze (the program's), or -1 when it could not run. */
-static int run_once(const struct tune_opts *o, const char *name, const struct apx_tune_fix *fx)
+ * DIR/NAME.out and .err, with fixes (NULL: none) in APX_TUNE_FIXES, in a process group of its
+ * own (stdin /dev/null). The exit status of apx analyze (the program's), or -1 when it could
+ * not run; *stopped: 1 when --time ended it. */
+static int run_once(const struct tune_opts *o, const char *name, const struct apx_tune_fix *fx,
+		    int *stopped)
 {
 	char trace[PATH_MAX + 16], out[PATH_MAX + 16], err[PATH_MAX + 16], rep[PATH_MAX + 16];
 	char a_apx[] = "apx", a_an[] = "analyze", a_q[] = "-q", a_force[] = "--force";
@@ -143,9 +192,18 @@ static int run_once(const struct tune_opts *o, const char *name, const struct ap
 	if (pid == 0) {
 		int fo = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		int fe = open(err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		int fi = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
-		if (fo < 0 || fe < 0 || dup2(fo, STDOUT_FILENO) < 0 || dup2(fe, STDERR_FILENO) < 0)
+		(void)setpgid(0, 0);	/* --time and Ctrl-C reach the program through it */
+		if (fo < 0 || fe < 0 || fi < 0 || dup2(fo, STDOUT_FILENO) < 0 ||
+		    dup2(fe, STDERR_FILENO) < 0 || dup2(fi, STDIN_FILENO) < 0)
 			_exit(127);
+		if (o->steps) {
+			char v[32];
+
+			snprintf(v, sizeof(v), "%llu", (unsigned long long)o->steps);
+			setenv("APX_TUNE_STEPS", v, 1);
+		}
 		if (fx) {
 			setenv("APX_TUNE_FIXES", fx->hook, 1);
 			setenv("APX_TUNE_REPORT", rep, 1);
@@ -163,12 +221,12 @@ static int run_once(const struct tune_opts *o, const char *name, const struct ap
 			execv("/proc/self/exe", argv);
 		_exit(127);
 	}
+	(void)setpgid(pid, pid);	/* as the child does: whichever runs first */
 	running = pid;
-	while (waitpid(pid, &st, 0) < 0)
-		if (errno != EINTR) {
-			running = 0;
-			return -1;
-		}
+	if (wait_run(o, pid, &st, stopped) < 0) {
+		running = 0;
+		return -1;
+	}
 	running = 0;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
@@ -365,7 +423,7 @@ static int try_fix(const struct tune_opts *o, const struct apx_finding *f,
 	char name[96], why[256], b1[32], b2[32], b3[32], b4[32], title[256];
 	unsigned failed[2] = { 0, 0 }, applied = 0;
 	uint64_t ov_legacy = 0, ov_new = 0;	/* tf32: the program's 'off's overridden, by API */
-	int work = -1;
+	int work = -1, stopped;
 
 	fprintf(stderr, "apx tune: %s: %u runs without and %u with the fix\n", fx->name, o->runs,
 		o->runs);
@@ -375,7 +433,9 @@ static int try_fix(const struct tune_opts *o, const struct apx_finding *f,
 		struct tune_run r = { 0 };
 
 		snprintf(name, sizeof(name), "%s-%s-%u", fx->name, side ? "fix" : "base", i / 2);
-		status = run_once(o, name, side ? fx : NULL);
+		status = run_once(o, name, side ? fx : NULL, &stopped);
+		if (stopped && status != 0)	/* ended by --time: measured if it has steps */
+			status = 0;
 		if (status != 0 || run_load(o, name, &r, why, sizeof(why)) < 0) {
 			failed[side]++;
 			apx_term_safe_str(title, sizeof(title), why);	/* may name a file */
@@ -572,6 +632,7 @@ int apx_cmd_tune(int argc, char **argv)
 		{ "runs", required_argument, NULL, 'r' }, { "top", required_argument, NULL, 'k' },
 		{ "fix", required_argument, NULL, 'F' }, { "dir", required_argument, NULL, 'd' },
 		{ "keep", no_argument, NULL, 'K' }, { "python", required_argument, NULL, 'P' },
+		{ "steps", required_argument, NULL, 'S' }, { "time", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' }, { 0 },
 	};
 	struct tune_opts o = { .runs = 3, .top = 3 };
@@ -580,7 +641,7 @@ int apx_cmd_tune(int argc, char **argv)
 	size_t ntried = 0;
 	char why[256], b1[32], dir[PATH_MAX * 2];
 	struct sigaction sa = { .sa_handler = on_signal };
-	int c, status;
+	int c, status, ended;
 	FILE *out;
 
 	opterr = 0;
@@ -616,6 +677,18 @@ int apx_cmd_tune(int argc, char **argv)
 		case 'P':
 			o.python = optarg;
 			break;
+		case 'S':
+			if (apx_parse_u64(optarg, 100000000, &v) < 0 || !v)
+				return apx_cli_usage_error("tune", "--steps takes a number of steps "
+							   "from 1, not '%s'", optarg);
+			o.steps = v;
+			break;
+		case 'T':
+			if (apx_parse_seconds_ns(optarg, &o.time_ns) < 0 || !o.time_ns)
+				return apx_cli_usage_error("tune", "--time takes seconds above 0 as "
+							   "a decimal number (e.g. 90), not '%s'",
+							   optarg);
+			break;
 		case 'h':
 			fputs(apx_cmd_tune_usage, stdout);
 			return APX_EXIT_OK;
@@ -640,10 +713,10 @@ int apx_cmd_tune(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	out = apx_cli_term_open();
 	fprintf(stderr, "apx tune: baseline run\n");
-	status = run_once(&o, "baseline", NULL);
+	status = run_once(&o, "baseline", NULL, &ended);
 	if (interrupted)
 		goto stopped;
-	if (status != 0) {
+	if (status != 0 && !ended) {
 		apx_term_safe_str(dir, sizeof(dir), o.dir);
 		apx_log_error("the baseline run failed (exit status %d); its output is in "
 			      "%s/baseline.err", status, dir);

@@ -8,7 +8,7 @@
 # more of the fix's entry, e.g. tf32's overrides by API), and exits
 # TUNE_STATUS (default 0). Records its environment's tune variables in TUNE_LOG.
 # TUNE_PLANTED_ALT: the trace of the second run without the fix (FIX-base-1), to make a side's
-# runs differ.
+# runs differ. TUNE_SLEEP, TUNE_HANG_FIX: hangs (below), for apx tune --time.
 out=
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -21,7 +21,9 @@ done
 case $out in
 *-base-1.apx) [ -n "${TUNE_PLANTED_ALT:-}" ] && TUNE_PLANTED=$TUNE_PLANTED_ALT ;;
 esac
-if [ -n "${APX_TUNE_FIXES:-}" ]; then
+if [ -n "${APX_TUNE_FIXES:-}" ] && [ "${TUNE_HANG_FIX:-}" = "$APX_TUNE_FIXES" ]; then
+	sleep 600
+elif [ -n "${APX_TUNE_FIXES:-}" ]; then
 	cp "$TUNE_FIXED" "$out" || exit 3
 	echo "loss ${TUNE_LOSS_FIXED:-2.5}"
 	[ -n "${APX_TUNE_REPORT:-}" ] &&
@@ -31,5 +33,10 @@ else
 	cp "$TUNE_PLANTED" "$out" || exit 3
 	echo "loss ${TUNE_LOSS:-2.5}"
 fi
-[ -n "${TUNE_LOG:-}" ] && echo "fixes=${APX_TUNE_FIXES:-} alloc=${PYTORCH_CUDA_ALLOC_CONF:-}" >> "$TUNE_LOG"
+[ -n "${TUNE_LOG:-}" ] &&
+	echo "fixes=${APX_TUNE_FIXES:-} alloc=${PYTORCH_CUDA_ALLOC_CONF:-} steps=${APX_TUNE_STEPS:-}" \
+		>> "$TUNE_LOG"
+# a program that hangs after its trace is written (TUNE_SLEEP seconds), or before it
+# (TUNE_HANG_FIX: in the runs with that fix, no trace at all)
+[ -n "${TUNE_SLEEP:-}" ] && sleep "$TUNE_SLEEP"
 exit "${TUNE_STATUS:-0}"

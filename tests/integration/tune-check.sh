@@ -61,6 +61,42 @@ TUNE_PLANTED=$fx/fp32_matmul_planted.apx TUNE_FIXED=$fx/fp32_matmul_fixed.apx \
 check "spread said" out1s "^  spread     the runs of one side differ by more than the saving"
 check "median of the runs kept" out1s "measured $want ms"
 
+# --time 1: every run's program hangs after writing its trace (TUNE_SLEEP); each is ended at
+# 1 s (SIGINT to its process group) and measured like any other; --steps 5 reaches every run
+rm -f log
+t0=$(date +%s)
+TUNE_PLANTED=$fx/fp32_matmul_planted.apx TUNE_FIXED=$fx/fp32_matmul_fixed.apx TUNE_SLEEP=60 \
+	"$apx" tune --time 1 --steps 5 -d w1t -- python3 prog.py > out1t 2>&1
+rc=$?
+el=$(($(date +%s) - t0))
+[ $rc = 0 ] && [ $el -lt 45 ] && echo "PASS  --time: 7 hanging runs ended in ${el} s, exit 0" ||
+	{ echo "FAIL: --time: exit $rc after ${el} s"; fail=1; }
+check "--time: the ended runs measured" out1t "measured $want ms"
+n=$(grep -c "steps=5" log); [ "$n" = 7 ] && echo "PASS  --steps 5 in all 7 runs" ||
+	{ echo "FAIL: --steps reached $n runs, 7 wanted"; fail=1; }
+# Ctrl-C (SIGINT to apx tune): the run in progress gets it through its process group, the
+# tune stops at once with 130 and says where the files are
+TUNE_PLANTED=$fx/fp32_matmul_planted.apx TUNE_FIXED=$fx/fp32_matmul_fixed.apx TUNE_SLEEP=60 \
+	"$apx" tune -d w1i -- python3 prog.py > out1i 2>&1 &
+tp=$!
+sleep 2
+t0=$(date +%s)
+kill -INT $tp
+wait $tp
+rc=$?
+el=$(($(date +%s) - t0))
+[ $rc = 130 ] && [ $el -lt 5 ] && echo "PASS  Ctrl-C: exit 130 in ${el} s" ||
+	{ echo "FAIL: Ctrl-C: exit $rc after ${el} s"; fail=1; }
+check "Ctrl-C: said" out1i "interrupted; the runs' files are in the work folder"
+# a fix under which the program hangs before writing anything: reported, the tune goes on
+rm -f log
+TUNE_PLANTED=$fx/fp32_matmul_planted.apx TUNE_FIXED=$fx/fp32_matmul_fixed.apx TUNE_HANG_FIX=tf32 \
+	"$apx" tune --time 1 -d w1h -- python3 prog.py > out1h 2>&1
+echo "rc=$?" >> out1h
+check "--time: a hang under the fix: exit 0" out1h "rc=0"
+check "--time: a hang under the fix reported" out1h \
+	"verdict    not measured: 0 of 3 runs without and 3 of 3 with the fix failed"
+
 # a fix that moves the loss values past its tolerance (tf32 allows 1 %): CHANGED
 rm -f log
 TUNE_PLANTED=$fx/fp32_matmul_planted.apx TUNE_FIXED=$fx/fp32_matmul_fixed.apx \

@@ -405,7 +405,7 @@ except RuntimeError as err:
 print("USERSITE", "apx_test_user_site" in sys.modules)
 """
 
-def run(tmp, args, fixes=None, report=None, prog=PROG, site=True, fake=None):
+def run(tmp, args, fixes=None, report=None, prog=PROG, site=True, fake=None, env=None):
     sitedir = os.path.join(tmp, "site")
     userdir = os.path.join(tmp, "user")
     os.makedirs(sitedir, exist_ok=True)
@@ -416,7 +416,7 @@ def run(tmp, args, fixes=None, report=None, prog=PROG, site=True, fake=None):
     script = os.path.join(tmp, "prog.py")
     with open(script, "w") as f:
         f.write(prog)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("APX_")}
+    extra, env = env or {}, {k: v for k, v in os.environ.items() if not k.startswith("APX_")}
     for k in ("CUDA_INJECTION64_PATH", "LD_PRELOAD", "PYTHONPATH"):
         env.pop(k, None)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
@@ -432,6 +432,7 @@ def run(tmp, args, fixes=None, report=None, prog=PROG, site=True, fake=None):
         env["APX_TUNE_FIXES"] = fixes
     if report is not None:
         env["APX_TUNE_REPORT"] = report
+    env.update(extra)
     p = subprocess.run([PY, script] + args, env=env, capture_output=True, text=True,
                        timeout=240, cwd=tmp)
     out = {}
@@ -709,6 +710,33 @@ print(json.dumps([f(a), len(a["params"]), f(b), f(c), f(d), type(d["params"][0][
     check(got == [True, 2, False, False, True, "list", False, False],
           "foreach: fused=True only for floating-point CUDA parameters, groups and generators "
           "made lists (%r)" % (got,))
+
+    # --steps (APX_TUNE_STEPS): the program ends cleanly after its N-th optimizer step, its
+    # atexit handlers run (the collector closes the trace there), said once; without it, all
+    steps_prog = r'''
+import atexit
+import sys
+import torch
+atexit.register(lambda: print("ATEXIT ran", flush=True))
+m = torch.nn.Linear(4, 4)
+opt = torch.optim.SGD(m.parameters(), lr=0.1)
+for i in range(50):
+    m(torch.randn(2, 4)).sum().backward()
+    opt.step()
+    opt.zero_grad()
+    print("STEP", i, flush=True)
+print("END done")
+'''
+    p, out, said = run(tmp, [], prog=steps_prog, env={"APX_TUNE_STEPS": "5"})
+    steps = [ln for ln in p.stdout.splitlines() if ln.startswith("STEP")]
+    check(p.returncode == 0 and len(steps) == 4 and "END" not in out and "ATEXIT" in out,
+          "--steps 5: the program ends at its 5th optimizer step, exit 0, atexit ran (rc %d, "
+          "%d steps printed)" % (p.returncode, len(steps)))
+    check(said == ["[apx] tune: --steps: 5 optimizer steps done; the program ends here"],
+          "--steps: said once (%r)" % said)
+    p, out, said = run(tmp, [], prog=steps_prog)
+    check(p.returncode == 0 and out.get("END") == "done" and not said,
+          "without APX_TUNE_STEPS: all 50 steps, nothing said")
 
     print("%d failure(s)" % len(failures))
     return 1 if failures else 0

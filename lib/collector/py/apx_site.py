@@ -16,6 +16,8 @@
 #   - APX_PY_BACKWARD (1 = apx analyze --python-backward nvtx): PyTorch's emit_nvtx, entered on
 #     the thread that initialises CUDA right after it does (class _Backward), so that the report
 #     can give backward kernels the forward line that created them;
+#   - APX_TUNE_STEPS (apx tune --steps N): the program ends after N optimizer steps (the one
+#     exception raised into it on purpose: SystemExit(0) from the optimizer step);
 #   - APX_TUNE_FIXES / APX_TUNE_REPORT (apx tune): fixes applied from outside the program when
 #     torch is imported, and what they changed written at exit (class _Tune, below).
 # Both reach libapx-inject.so (the path in CUDA_INJECTION64_PATH, loaded by the CUDA driver)
@@ -1207,6 +1209,49 @@ def _tune_start():
     return tune
 
 
+def _tune_steps_start():
+    """apx tune --steps N (APX_TUNE_STEPS): the program ends cleanly, SystemExit(0) raised
+    from torch.optim's global step post-hook after its N-th optimizer step in this process
+    (its atexit handlers run: the collector closes the trace). Worker processes forked later
+    do not count."""
+    n = _env_int("APX_TUNE_STEPS", 0)
+    if n <= 0:
+        return None
+    state = {"steps": 0, "on": True}
+
+    def after_step(opt, args, kwargs):
+        if not state["on"]:
+            return
+        state["steps"] += 1
+        if state["steps"] >= n:
+            state["on"] = False
+            _say("tune: --steps: %d optimizer steps done; the program ends here" % n)
+            raise SystemExit(0)
+
+    def torch_imported(torch):
+        import torch.optim.optimizer as optim_module
+        reg = getattr(optim_module, "register_optimizer_step_post_hook", None)
+        if reg is not None:         # torch 2.0+: a global hook after every optimizer's step
+            reg(after_step)
+            return
+        init = torch.optim.Optimizer.__init__
+
+        def init_counting(self, *args, **kwargs):    # older torch: each optimizer's own step
+            init(self, *args, **kwargs)
+            step = self.step
+
+            def counted(*a, **k):
+                r = step(*a, **k)
+                after_step(self, a, k)
+                return r
+            self.step = counted
+        torch.optim.Optimizer.__init__ = init_counting
+    _get_finder().when_imported("torch", torch_imported)
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=lambda: state.update(on=False))
+    return state
+
+
 # ---- start ---------------------------------------------------------------------------------------
 
 def _env_int(name, default):
@@ -1273,6 +1318,11 @@ try:
     _tune = _tune_start()
 except Exception as _err:
     _say("tune: fixes not applied (%s: %s)" % (_err.__class__.__name__, _err))
+
+try:
+    _tune_steps = _tune_steps_start()
+except Exception as _err:
+    _say("tune: --steps not applied (%s: %s)" % (_err.__class__.__name__, _err))
 
 sys.modules.setdefault("apx_site", sys.modules.get(__name__))
 _chain_user_sitecustomize()
