@@ -223,6 +223,8 @@ static int run_once(const struct tune_opts *o, const char *name, const struct ap
 	}
 	(void)setpgid(pid, pid);	/* as the child does: whichever runs first */
 	running = pid;
+	if (interrupted)		/* Ctrl-C before running was set: on_signal missed it */
+		kill(-pid, SIGINT);
 	if (wait_run(o, pid, &st, stopped) < 0) {
 		running = 0;
 		return -1;
@@ -611,6 +613,13 @@ static void changelog(const struct tune_opts *o, const char *const *tried, size_
 	fprintf(out, "  your files: none changed; no file of the program was edited\n");
 	fprintf(out, "  environment of the runs with a fix: APX_TUNE_FIXES=<the fix's name>,\n"
 		"    APX_TUNE_REPORT=<its run's .fixes.json>\n");
+	if (o->steps)
+		fprintf(out, "  environment of every run: APX_TUNE_STEPS=%llu (--steps: the hooks end "
+			"the program\n    after that many optimizer steps)\n",
+			(unsigned long long)o->steps);
+	if (o->time_ns)
+		fprintf(out, "  every run ended after %.1f s at most (--time: SIGINT to its process "
+			"group)\n", (double)o->time_ns / 1e9);
 	for (size_t i = 0; i < ntried; i++) {
 		const struct apx_tune_fix *fx = apx_tune_fix_find(tried[i]);
 

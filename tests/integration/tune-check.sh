@@ -72,6 +72,8 @@ el=$(($(date +%s) - t0))
 [ $rc = 0 ] && [ $el -lt 45 ] && echo "PASS  --time: 7 hanging runs ended in ${el} s, exit 0" ||
 	{ echo "FAIL: --time: exit $rc after ${el} s"; fail=1; }
 check "--time: the ended runs measured" out1t "measured $want ms"
+check "--steps in the changelog" out1t "environment of every run: APX_TUNE_STEPS=5"
+check "--time in the changelog" out1t "every run ended after 1.0 s at most"
 n=$(grep -c "steps=5" log); [ "$n" = 7 ] && echo "PASS  --steps 5 in all 7 runs" ||
 	{ echo "FAIL: --steps reached $n runs, 7 wanted"; fail=1; }
 # Ctrl-C (SIGINT to apx tune): the run in progress gets it through its process group, the
