@@ -101,7 +101,11 @@ def attach(build, pid, seconds, trace, user=None, probe="full"):
 def thread_cpu(pid):
     """{tid: (name, CPU ticks so far)} of a process's threads (what an attach may leave)."""
     out = {}
-    for t in os.listdir(f"/proc/{pid}/task"):
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:                     # it ended
+        return out
+    for t in tids:
         try:
             name = open(f"/proc/{pid}/task/{t}/comm").read().strip()
             f = open(f"/proc/{pid}/task/{t}/stat").read().rsplit(")", 1)[1].split()
