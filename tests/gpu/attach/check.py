@@ -72,16 +72,25 @@ def boot_pairs(ratios, n=2000):
     return statistics.median(ratios), r[int(0.025 * n)], r[int(0.975 * n)]
 
 
-def start_loop(out, mode, seconds, *extra, tag="", cpus=CPUS):
+def spawn_loop(out, mode, seconds, *extra, tag="", cpus=CPUS):
     log = os.path.join(out, f"loop-{mode}{tag}{'-'.join(extra)}.json")
     env = dict(os.environ)
     env.pop("LD_LIBRARY_PATH", None)    # as a user's program runs: not apx's library path
     p = subprocess.Popen([sys.executable, LOOP, mode, "--seconds", str(seconds), "--log", log,
                           "--cpus", cpus, *SHAPE[mode], *extra], stdout=subprocess.PIPE,
                          text=True, env=env)
+    return p, log
+
+
+def ready(p, mode):
     line = p.stdout.readline()
     if line.strip() != "ready":
         raise SystemExit(f"FAIL: loop.py {mode} did not start: {line!r}")
+
+
+def start_loop(out, mode, seconds, *extra, tag="", cpus=CPUS):
+    p, log = spawn_loop(out, mode, seconds, *extra, tag=tag, cpus=cpus)
+    ready(p, mode)
     return p, log
 
 
@@ -213,9 +222,11 @@ def detach(build, out, mode, pairs, rows, probe="full", concurrent=False):
         med = {}
         for attached in ((None,) if concurrent else (False, True)):
             tag = f"-{probe}-pair{i}-"
-            if concurrent:
-                procs = [start_loop(out, mode, 13, tag=tag + f"{k}", cpus=c)
+            if concurrent:     # both started, then both waited for: their loops overlap
+                procs = [spawn_loop(out, mode, 16, tag=tag + f"{k}", cpus=c)
                          for k, c in enumerate((CPUS, CPUS2))]
+                for p, _ in procs:
+                    ready(p, mode)
             else:
                 procs = [start_loop(out, mode, 13, tag=tag + ("att" if attached else "ctl"))]
             target = i % 2 if concurrent else (0 if attached else None)
