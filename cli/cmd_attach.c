@@ -8,6 +8,8 @@
  * time from /proc/PID/task), with the FRAME and STACK records the stacks name written before
  * it, as the collector's sampler does (src_pysampler.c), so apx report shows them under
  * hotspots and threads.
+ * At the end, nvperfd's view of the process (its CUDA use, uprobe copy counters and NVML
+ * readings: attach_nvperfd.c) goes into the trace as nvperfd.* key/values when nvperfd runs.
  * Refusals (nothing written, exit 1): no such process, not allowed to read it, not a Python
  * process, a CPython apx does not know. Without --python-only the collector is loaded into
  * the process instead (attach_gpu.c). docs/attach.md; called from cli/main.c.
@@ -31,6 +33,7 @@
 #include "base/procfs.h"
 #include "base/termsafe.h"
 #include "cli/attach_name.h"
+#include "cli/attach_nvperfd.h"
 #include "cli/cli.h"
 #include "pystack/pystack.h"
 
@@ -63,9 +66,10 @@ const char apx_cmd_attach_usage[] =
 	"With --python-only apx samples the Python stacks from outside, as py-spy does: the\n"
 	"memory is read with process_vm_readv, the process is never stopped and nothing in it\n"
 	"changes (one sample per Python thread per tick: its stack, state and CPU time).\n"
-	"apx report FILE shows either trace.\n"
+	"When nvperfd runs, its view of the process (CUDA use, copy counters from its uprobes,\n"
+	"NVML readings) is added at the end. apx report FILE shows either trace.\n"
 	"\n"
-	"  -p, --python-only   sample the Python stacks only, from outside (no GPU data)\n"
+	"  -p, --python-only   sample the Python stacks from outside (no CUPTI; nvperfd's view)\n"
 	"  -d, --duration S    how long to collect, in seconds (default 10; Ctrl-C stops early)\n"
 	"  -r, --rate HZ       --python-only: samples per second, 1 to 1000 (default 100)\n"
 	"  -o, --output FILE   trace file (default attach-PID.apx)\n"
@@ -440,6 +444,11 @@ static void add_kv(struct sampler *s, const char *key, const char *value)
 	(void)apx_writer_add(s->w, &rec);
 }
 
+static void add_kv_cb(void *ctx, const char *key, const char *value)
+{
+	add_kv(ctx, key, value);
+}
+
 int apx_cmd_attach(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -567,6 +576,16 @@ int apx_cmd_attach(int argc, char **argv)
 	add_kv(&s, "python_sampling", text);
 	if (ended)
 		add_kv(&s, "attach_end", "the process ended while apx sampled it");
+	r = ended ? 0 : apx_attach_nvperfd(s.pid, add_kv_cb, &s);
+	if (!ended && r == 0)
+		fprintf(stderr, "apx attach: nvperfd's view of process %d (CUDA use, copies, NVML) "
+			"added to the trace\n", (int)s.pid);
+	else if (r == -ENOENT || r == -ECONNREFUSED)
+		fprintf(stderr, "apx attach: nvperfd is not running: the trace has the stacks only "
+			"(apx init starts it: CUDA use, copies and NVML readings beside them)\n");
+	else if (r == -ESRCH)
+		fprintf(stderr, "apx attach: nvperfd does not track process %d: the trace has the "
+			"stacks only\n", (int)s.pid);
 	r = apx_writer_close(s.w, now_ns(CLOCK_MONOTONIC), 0);
 	if (r < 0) {
 		apx_log_errno(r, "cannot write '%s'", safe);

@@ -96,6 +96,20 @@ sleep 1.2	# a few samples, and a full one (threads are read every 5th)
 cuda() { "$APX" status --json | grep -q "\"pid\":$CU,[^}]*\"uses_cuda\":1,"; }
 WAIT_S=4 wait_for cuda || fail "late CUDA use of $CU not seen"
 "$APX" status --json | grep -q "\"pid\":$MT,[^}]*\"threads\":4," || fail "threads of $MT"
+# apx attach --python-only of a process nvperfd tracks: nvperfd's view of it (its CUDA use
+# here) in the trace beside the stacks, shown by apx report's nvperfd section
+"$APX" attach "$CU" --python-only -d 0.3 -o "$T/cu.apx" 2>"$T/cu.err" ||
+	fail "apx attach --python-only $CU: $(cat "$T/cu.err")"
+grep -q "nvperfd's view of process $CU" "$T/cu.err" || fail "attach: nvperfd not asked"
+"$APX" report --format json -s nvperfd "$T/cu.apx" 2>/dev/null > "$T/cu.json"
+"$PY" -c "
+import json
+d = json.load(open('$T/cu.json'))
+kv = d['nvperfd'][0]['kvs']
+assert kv['nvperfd.cuda'] == 'yes', kv
+assert kv['nvperfd.source'].startswith('apx attach --python-only'), kv
+assert 'nvperfd.uprobes' in kv and 'nvperfd.nvml' in kv, kv
+" || fail "attach: nvperfd's key/values in the report: $(head -c 600 "$T/cu.json")"
 kill "$P1" "$P2" "$EARLY" "$MT"
 wait "$P1" "$P2" "$EARLY" "$MT" 2>/dev/null
 WAIT_S=3 wait_for count_files "$T/state/0" "*.apx" 4 ||
@@ -131,5 +145,12 @@ stop_daemon
 [ -e "$T/sock" ] && fail "socket left behind"
 out=$("$APX" status 2>&1); rc=$?
 [ $rc = 1 ] && echo "$out" | grep -q "nvperfd is not running" || fail "status without daemon: $rc $out"
+# without the daemon, apx attach --python-only still samples and says why it has no nvperfd data
+start_python 30; NP=$LAST
+wait_for exe_is_python "$NP"
+"$APX" attach "$NP" --python-only -d 0.3 -o "$T/np.apx" 2>"$T/np.err" ||
+	fail "attach without nvperfd: $(cat "$T/np.err")"
+grep -q "nvperfd is not running: the trace has the stacks only" "$T/np.err" ||
+	fail "attach without nvperfd: not said: $(cat "$T/np.err")"
 grep -q "stopped:" "$T/log" || fail "no stop line"
 echo "ok"
