@@ -31,6 +31,7 @@
 #include <apx/format.h>
 #include <apx/version.h>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "base/parse.h"
 #include "base/termsafe.h"
@@ -140,14 +141,6 @@ const char apx_cmd_analyze_usage[] =
 	"Then run `apx report FILE`.\n";
 
 /* -------------------------------------------------------------------------------------------- */
-
-static uint64_t now_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int ends_with(const char *s, const char *suffix)
 {
@@ -407,7 +400,7 @@ static int write_fallback(const char *path, const struct run_info *ri)
 	char cwd[PATH_MAX], *argv_buf;
 	struct apx_cli_host host;
 	size_t argv_len = 0;
-	uint64_t mono = now_ns(CLOCK_MONOTONIC);
+	uint64_t mono = apx_clock_ns(CLOCK_MONOTONIC);
 	const char *comm;
 	int r;
 
@@ -1165,11 +1158,11 @@ int apx_cmd_analyze(int argc, char **argv)
 		apx_log_warn("the collector libapx-inject.so was not found (set "
 			     "APX_INJECT_LIB); GPU activity is not recorded");
 	}
-	snprintf(run_id, sizeof(run_id), "%d-%" PRIu64, (int)getpid(), now_ns(CLOCK_REALTIME));
+	snprintf(run_id, sizeof(run_id), "%d-%" PRIu64, (int)getpid(), apx_clock_ns(CLOCK_REALTIME));
 	setenv("APX_OUTPUT", path, 1);
 	setenv("APX_LEVEL", level, 1);
 	setenv("APX_RUN_ID", run_id, 1);
-	ri.start_ns = now_ns(CLOCK_MONOTONIC);
+	ri.start_ns = apx_clock_ns(CLOCK_MONOTONIC);
 	if (delay_ns)
 		set_env_u64("APX_WINDOW_START_NS", ri.start_ns + delay_ns);
 	if (duration_ns)
@@ -1239,7 +1232,7 @@ int apx_cmd_analyze(int argc, char **argv)
 		}
 	}
 	child_pid = 0;
-	ri.end_ns = now_ns(CLOCK_MONOTONIC);
+	ri.end_ns = apx_clock_ns(CLOCK_MONOTONIC);
 	apx_pyhooks_cleanup(pydir);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGQUIT, &old_quit, NULL);

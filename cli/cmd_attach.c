@@ -28,6 +28,7 @@
 #include <apx/format.h>
 #include <apx/version.h>
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "base/parse.h"
 #include "base/procfs.h"
@@ -114,14 +115,6 @@ struct sampler {
 	pid_t named[MAX_PY_THREADS];	/* threads whose THREAD record is written */
 	int nnamed;
 };
-
-static uint64_t now_ns(clockid_t clk)
-{
-	struct timespec ts;
-
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static uint64_t mix(uint64_t h, uint64_t v)
 {
@@ -305,7 +298,7 @@ static int tick(struct sampler *s, uint64_t period)
 {
 	struct apx_py_thread py[MAX_PY_THREADS];
 	struct apx_py_raw_frame f[DEPTH];
-	uint64_t ts = now_ns(CLOCK_MONOTONIC);
+	uint64_t ts = apx_clock_ns(CLOCK_MONOTONIC);
 	int npy = apx_py_threads(&s->rt, py, MAX_PY_THREADS);
 
 	s->ticks++;
@@ -412,7 +405,7 @@ static int open_trace(struct sampler *s, const char *path, int force, uint64_t s
 
 static int sample(struct sampler *s, uint64_t duration_ns, uint64_t hz)
 {
-	uint64_t period = 1000000000ull / hz, start = now_ns(CLOCK_MONOTONIC), next = start;
+	uint64_t period = 1000000000ull / hz, start = apx_clock_ns(CLOCK_MONOTONIC), next = start;
 	int ended = 0;
 
 	while (!g_stop) {
@@ -428,8 +421,8 @@ static int sample(struct sampler *s, uint64_t duration_ns, uint64_t hz)
 			break;
 		}
 		next += period;
-		if (next < now_ns(CLOCK_MONOTONIC))
-			next = now_ns(CLOCK_MONOTONIC) + period;	/* late: skip, do not burst */
+		if (next < apx_clock_ns(CLOCK_MONOTONIC))
+			next = apx_clock_ns(CLOCK_MONOTONIC) + period;	/* late: skip, do not burst */
 	}
 	return ended;
 }
@@ -555,7 +548,7 @@ int apx_cmd_attach(int argc, char **argv)
 		r = apx_log_errno(-ENOMEM, "cannot allocate the stack tables");
 		goto out;
 	}
-	r = open_trace(&s, output, force, now_ns(CLOCK_MONOTONIC));
+	r = open_trace(&s, output, force, apx_clock_ns(CLOCK_MONOTONIC));
 	if (r < 0) {
 		apx_log_errno(r, "cannot create '%s'", safe);
 		goto out;
@@ -586,7 +579,7 @@ int apx_cmd_attach(int argc, char **argv)
 	else if (r == -ESRCH)
 		fprintf(stderr, "apx attach: nvperfd does not track process %d: the trace has the "
 			"stacks only\n", (int)s.pid);
-	r = apx_writer_close(s.w, now_ns(CLOCK_MONOTONIC), 0);
+	r = apx_writer_close(s.w, apx_clock_ns(CLOCK_MONOTONIC), 0);
 	if (r < 0) {
 		apx_log_errno(r, "cannot write '%s'", safe);
 		goto out;

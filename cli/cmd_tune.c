@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "analysis/diff.h"
+#include "base/clock.h"
 #include "base/log.h"
 #include "base/parse.h"
 #include "base/termsafe.h"
@@ -113,21 +114,13 @@ struct tune_opts {
 
 #define GRACE_NS (10ull * 1000000000ull)	/* --time: SIGINT, then SIGTERM, then SIGKILL */
 
-static uint64_t mono_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
-
 /* Wait for the run pid (its own process group); with --time, end it at the limit: SIGINT to
  * the group (Python unwinds, its atexit handlers run, the collector closes the trace), SIGTERM
  * GRACE_NS later, SIGKILL after as long again. *stopped: 1 when the limit ended it. */
 static int wait_run(const struct tune_opts *o, pid_t pid, int *st, int *stopped)
 {
 	const struct timespec tick = { 0, 50 * 1000000L };
-	uint64_t t0 = mono_ns(), sent = 0;
+	uint64_t t0 = apx_clock_ns(CLOCK_MONOTONIC), sent = 0;
 	static const int sigs[] = { SIGINT, SIGTERM, SIGKILL };
 
 	*stopped = 0;
@@ -141,7 +134,7 @@ static int wait_run(const struct tune_opts *o, pid_t pid, int *st, int *stopped)
 			return -1;
 		if (!o->time_ns)
 			continue;
-		t = mono_ns() - t0;
+		t = apx_clock_ns(CLOCK_MONOTONIC) - t0;
 		if (!interrupted && sent < 3 && t >= o->time_ns + sent * GRACE_NS) {
 			kill(-pid, sigs[sent++]);
 			*stopped = 1;
