@@ -31,8 +31,8 @@ static void put(apx_attach_kv_fn add, void *ctx, const char *key, const char *va
 		add(ctx, key, val);
 }
 
-/* The pid's "proc" line as key/values; 0 when found. */
-static int proc_kvs(char *f[], int n, apx_attach_kv_fn add, void *ctx)
+/* The pid's "proc" line (n fields) as key/values. */
+static void proc_kvs(char *f[], int n, apx_attach_kv_fn add, void *ctx)
 {
 	const char *samples = known(f, n, APX_CTL_PROC_GPU_SAMPLES);
 
@@ -54,13 +54,12 @@ static int proc_kvs(char *f[], int n, apx_attach_kv_fn add, void *ctx)
 	else
 		add(ctx, "nvperfd.nvml", "yes");
 	if (!samples || !strcmp(samples, "0"))
-		return 0;
+		return;
 	put(add, ctx, "nvperfd.gpu.device", known(f, n, APX_CTL_PROC_GPU_DEVICE));
 	add(ctx, "nvperfd.gpu.samples", samples);
 	put(add, ctx, "nvperfd.gpu.idle_samples", known(f, n, APX_CTL_PROC_GPU_IDLE_SAMPLES));
 	put(add, ctx, "nvperfd.gpu.mem_peak_bytes", known(f, n, APX_CTL_PROC_GPU_MEM_BYTES));
 	put(add, ctx, "nvperfd.gpu.sm_util_pct", known(f, n, APX_CTL_PROC_SM_UTIL_PCT));
-	return 0;
 }
 
 int apx_attach_nvperfd(pid_t pid, apx_attach_kv_fn add, void *ctx)
@@ -88,8 +87,10 @@ int apx_attach_nvperfd(pid_t pid, apx_attach_kv_fn add, void *ctx)
 		if (strncmp(line, "proc\t", 5))
 			continue;
 		n = apx_ctl_split(line + 5, f, APX_CTL_PROC__COUNT);
-		if (n >= APX_CTL_PROC__MIN && !strcmp(f[APX_CTL_PROC_PID], want))
-			found = !proc_kvs(f, n, add, ctx);
+		if (n >= APX_CTL_PROC__MIN && !strcmp(f[APX_CTL_PROC_PID], want)) {
+			proc_kvs(f, n, add, ctx);
+			found = 1;
+		}
 	}
 	free(buf);
 	if (!found)

@@ -427,19 +427,16 @@ static int sample(struct sampler *s, uint64_t duration_ns, uint64_t hz)
 	return ended;
 }
 
-static void add_kv(struct sampler *s, const char *key, const char *value)
+/* A KV record into the trace; ctx: the sampler (an apx_attach_kv_fn, for attach_nvperfd.c). */
+static void add_kv(void *ctx, const char *key, const char *value)
 {
+	struct sampler *s = ctx;
 	struct apx_rec rec;
 
 	apx_rec_init(&rec, APX_REC_KV);
 	apx_rec_set_str(&rec, APX_KV_KEY, key);
 	apx_rec_set_str(&rec, APX_KV_VALUE, value);
 	(void)apx_writer_add(s->w, &rec);
-}
-
-static void add_kv_cb(void *ctx, const char *key, const char *value)
-{
-	add_kv(ctx, key, value);
 }
 
 int apx_cmd_attach(int argc, char **argv)
@@ -569,7 +566,7 @@ int apx_cmd_attach(int argc, char **argv)
 	add_kv(&s, "python_sampling", text);
 	if (ended)
 		add_kv(&s, "attach_end", "the process ended while apx sampled it");
-	r = ended ? 0 : apx_attach_nvperfd(s.pid, add_kv_cb, &s);
+	r = ended ? 0 : apx_attach_nvperfd(s.pid, add_kv, &s);
 	if (!ended && r == 0)
 		fprintf(stderr, "apx attach: nvperfd's view of process %d (CUDA use, copies, NVML) "
 			"added to the trace\n", (int)s.pid);

@@ -289,7 +289,8 @@ int apx_attach_begin(const char *request)
 	probe = apx_getenv("APX_ATTACH_PROBE");
 	r = probe && *probe ? probe_start(probe, holder, sizeof(holder))
 			    : apx_collector_start(holder, sizeof(holder));
-	att.sub = att.probe ? att.sub : apx_collector_subscriber();
+	if (att.probe == PROBE_NONE)
+		att.sub = apx_collector_subscriber();	/* (a probe set its own) */
 	if (r < 0) {
 		for (char *p = holder; *p; p++)	/* a name from another tool: printable only */
 			if (*p < 0x20 || *p > 0x7e)

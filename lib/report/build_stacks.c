@@ -382,7 +382,7 @@ void apx_rdoc_view_idle_stacks(struct apx_rdoc *d)
 	struct apx_rtable *t = apx_rdoc_view_table(d, s, "idle_stacks",
 						   APX_VIEW_DATA | APX_VIEW_JSON);
 	double steps = (double)m->steady_steps;
-	char b1[32], b2[64], text[2048];
+	char b1[32], b2[64], b3[48], text[2048];
 	size_t shown = 0;
 
 	if (t)
@@ -415,10 +415,8 @@ void apx_rdoc_view_idle_stacks(struct apx_rdoc *d)
 		apx_rtable_u64(t, 3, is->samples);
 		/* the time a column of its own, the stack after it */
 		apx_fmt_ns(b1, sizeof(b1), steps > 0 ? (double)is->ns / steps : (double)is->ns);
-		snprintf(b2, sizeof(b2), "%-18s", b1);
-		if (steps > 0)
-			snprintf(b2, sizeof(b2), "%s a step%*s", b1,
-				 (int)(strlen(b1) < 11 ? 11 - strlen(b1) : 1), "");
+		snprintf(b3, sizeof(b3), "%s%s", b1, steps > 0 ? " a step" : "");
+		snprintf(b2, sizeof(b2), "%-17s ", b3);
 		apx_rdoc_blk(d, s, &(struct apx_rblk){ .kind = APX_RB_WRAP, .indent = 2, .head = b2,
 						      .text = text, .windent = 6 });
 	}
