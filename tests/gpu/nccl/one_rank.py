@@ -5,7 +5,9 @@
 # broadcast of several sizes, each timed with CUDA events around the call on the current
 # stream (the same job, the same GPU). It writes every call it made to LOG.json:
 # {"nccl_version", "world", "calls": [{"func", "count", "dtype", "bytes", "ms"}...]}, the
-# numbers nccl_check.py compares against apx's COLLECTIVE records.
+# numbers nccl_check.py compares against apx's COLLECTIVE records. With one rank NCCL copies
+# the collectives without telling a profiler plugin, so the job also sends to itself through a
+# one-rank communicator of its own (self_p2p.py), which NCCL runs as its p2p kernel.
 import json
 import os
 import sys
@@ -61,6 +63,11 @@ for count in (1 << 10, 1 << 16, 1 << 20, 1 << 24):
         rs = torch.empty(count // world, dtype=dtype, device=dev)
         timed("reduce_scatter", count // world, dtype, lambda: dist.reduce_scatter_tensor(rs, t))
         timed("broadcast", count, dtype, lambda: dist.broadcast(t, 0))
+
+if world == 1:
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import self_p2p
+    self_p2p.run(calls)
 
 torch.cuda.synchronize()
 ver = torch.cuda.nccl.version()
