@@ -6,11 +6,13 @@
 # records of the rank's trace (read with apx-dump) against the program's own log: for every
 # (func, bytes) the number of records equals the number of calls; the records' GPU time
 # (end - start) is within the CUDA-event timing the program took around the same call
-# (apx's <= events + 5 us) and their algbw is printed next to the events'. With --from DIR it
+# (apx's <= events + 5 us) and their algbw is printed next to the events'; each timed record
+# lies inside CUPTI's record of the NCCL kernel that ran it (the plugin's globaltimer clock). With --from DIR it
 # checks a kept folder again without a GPU (ctest nccl-fixture on tests/fixtures/nccl).
 # Exit 0 when every PASS row passed, 1 otherwise, 77 when no GPU / torch.distributed NCCL, or
 # when the job has one rank and NCCL, as it does, ran its collectives without the plugin.
 import argparse
+import bisect
 import collections
 import glob
 import json
@@ -132,6 +134,35 @@ def main():
         "%d timed, %d longer than events + 5 us" % (timed, bad))
     for ln in lines[:8]:
         row("INFO", "algbw", ln)
+    clock_check(colls, [r for r in recs if r["type"] == "kernel"
+                        and "nccl" in r.get("name", "").lower()])
+
+
+def clock_check(colls, kernels):
+    """The plugin's GPU times (the globaltimer put on the trace clock) against CUPTI's record
+    of the NCCL kernel that ran them: each timed record must fall inside a kernel, within
+    5 us at either end; the median offset of the starts is printed."""
+    kernels = sorted(kernels, key=lambda k: k["start_ns"])
+    starts = [k["start_ns"] for k in kernels]
+    inside, off = 0, []
+    timed = [r for r in colls if r.get("start_ns") and r.get("end_ns")]
+    for r in timed:
+        i = bisect.bisect_right(starts, r["start_ns"] + 5000) - 1
+        if i < 0:
+            continue
+        k = kernels[i]
+        if k["start_ns"] - 5000 <= r["start_ns"] and r["end_ns"] <= k["end_ns"] + 5000:
+            inside += 1
+            off.append(r["start_ns"] - k["start_ns"])
+    if not timed or not kernels:
+        row("FAIL", "GPU times against the NCCL kernels", "%d timed records, %d NCCL kernels"
+            % (len(timed), len(kernels)))
+        return
+    off.sort()
+    row("PASS" if inside == len(timed) else "FAIL", "GPU times inside CUPTI's NCCL kernels",
+        "%d of %d within 5 us; start after the kernel's: median %.2f us, max %.2f us"
+        % (inside, len(timed), off[len(off) // 2] / 1e3 if off else 0,
+           off[-1] / 1e3 if off else 0))
 
 
 main()
