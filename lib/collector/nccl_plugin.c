@@ -223,10 +223,20 @@ static void publish(struct nccl_op *op, int partial)
 		atomic_fetch_add(&g_nccl.pool_full, 1);
 }
 
+/* NCCL starts no kernel-channel event on a one-rank communicator: it copies a collective there
+ * without telling plugins, and a send to itself gets no profiler proxy op (seen with NCCL
+ * 2.28.9 on an H100, tests/fixtures/nccl). Such an operation is whole at its stop; waiting for
+ * channels would hold its slot until the 5 s stale sweep, and a loop of them fills the pool. */
+static int no_channels_expected(const struct nccl_op *op)
+{
+	return op->comm && op->comm->nranks == 1;
+}
+
 static int complete(struct nccl_op *op)
 {
 	return atomic_load(&op->stopped) &&
-	       atomic_load(&op->ch_stopped) >= (op->channels ? op->channels : 1);
+	       (no_channels_expected(op) ||
+		atomic_load(&op->ch_stopped) >= (op->channels ? op->channels : 1));
 }
 
 static void put_ref(struct nccl_op *op)
@@ -641,7 +651,8 @@ static void write_op(struct apx_writer *w, struct nccl_op *op)
 		flags |= APX_COLL_F_P2P;
 	if (op->graph)
 		flags |= APX_COLL_F_GRAPH;
-	if (atomic_load(&op->partial) || atomic_load(&op->ch_stopped) < op->channels)
+	if (atomic_load(&op->partial) ||
+	    (!no_channels_expected(op) && atomic_load(&op->ch_stopped) < op->channels))
 		flags |= APX_COLL_F_PARTIAL;
 	r.v[APX_COLLECTIVE_FLAGS] = flags;
 	(void)apx_writer_add(w, &r);

@@ -4,7 +4,8 @@
  * point-to-point events with kernel-channel and proxy-op children, recordEventState with the
  * kernel channel's stop timer, finalize), drains into a trace and reads the COLLECTIVE records
  * back. Also: inert before apx enables it, a full pool degrades and counts, proxy ops of other
- * processes (PXN) are ignored, operations whose channels never report are written partial.
+ * processes (PXN) are ignored, operations whose channels never report are written partial,
+ * a one-rank communicator's operations (no channel events from NCCL) are whole at their stop.
  * ctest unit-nccl.
  */
 #include <stdlib.h>
@@ -272,6 +273,43 @@ APX_TEST(v5_p2p_proxy)
 	apx_nccl_stats(&st);
 	APX_ASSERT_EQ(st.foreign, 1);
 	APX_ASSERT_EQ(st.unknown_parent, 1);
+	apx_nccl_disable();
+	return 0;
+}
+
+/* A one-rank communicator's send to itself gets no kernel-channel event from NCCL: it is
+ * written at its stop, not held for the stale sweep, and not flagged partial; a loop of them
+ * does not fill the pool. */
+APX_TEST(v5_one_rank_no_channels)
+{
+	void *ctx, *op;
+	int mask;
+	struct apx_nccl_descr_v5 d;
+	struct apx_nccl_stats st;
+	struct got g;
+
+	APX_ASSERT_OK(enable(2));
+	APX_ASSERT_EQ(ncclProfiler_v5.init(&ctx, 91, &mask, "self", 1, 1, 0, NULL), 0);
+	memset(&d, 0, sizeof(d));
+	d.type = APX_NCCL_EV_P2P;
+	d.u.p2p.func = "Send";
+	d.u.p2p.count = 256;
+	d.u.p2p.datatype = "ncclFloat32";
+	d.u.p2p.peer = 0;
+	d.u.p2p.nChannels = 1;
+	for (int i = 0; i < 5; i++) {		/* more than the pool's 2 slots */
+		APX_ASSERT_EQ(ncclProfiler_v5.startEvent(ctx, &op, &d), 0);
+		APX_ASSERT(op != NULL);
+		APX_ASSERT_EQ(ncclProfiler_v5.stopEvent(op), 0);
+		APX_ASSERT_OK(drain_to(&g, 0));
+		APX_ASSERT_EQ(g.n, 1);
+		APX_ASSERT_EQ(g.r[0].v[APX_COLLECTIVE_FLAGS], APX_COLL_F_P2P);
+		APX_ASSERT_EQ(g.r[0].v[APX_COLLECTIVE_BYTES], 1024);
+		APX_ASSERT_EQ(g.r[0].v[APX_COLLECTIVE_NRANKS], 1);
+	}
+	apx_nccl_stats(&st);
+	APX_ASSERT_EQ(st.pool_full, 0);
+	APX_ASSERT_EQ(st.partial, 0);
 	apx_nccl_disable();
 	return 0;
 }
