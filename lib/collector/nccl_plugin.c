@@ -399,7 +399,9 @@ static void start_kernel_ch(void **h, void *parent, const struct apx_nccl_kernel
 	struct nccl_op *op = op_of(parent);
 	struct nccl_ch *ch;
 
-	if (!op) {
+	/* a child after its operation was written (the stale sweep, or a one-rank operation of
+	 * an NCCL that does send channel events there) is counted, never attached */
+	if (!op || atomic_load(&op->published)) {
 		atomic_fetch_add_explicit(&g_nccl.unknown_parent, 1, memory_order_relaxed);
 		return;
 	}
@@ -422,7 +424,7 @@ static void start_proxy_op(void **h, void *parent, const struct apx_nccl_proxy_o
 		return;
 	}
 	op = op_of(parent);
-	if (!op) {
+	if (!op || atomic_load(&op->published)) {
 		atomic_fetch_add_explicit(&g_nccl.unknown_parent, 1, memory_order_relaxed);
 		return;
 	}

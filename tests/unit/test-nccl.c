@@ -282,7 +282,7 @@ APX_TEST(v5_p2p_proxy)
  * does not fill the pool. */
 APX_TEST(v5_one_rank_no_channels)
 {
-	void *ctx, *op;
+	void *ctx, *op, *ch;
 	int mask;
 	struct apx_nccl_descr_v5 d;
 	struct apx_nccl_stats st;
@@ -307,9 +307,17 @@ APX_TEST(v5_one_rank_no_channels)
 		APX_ASSERT_EQ(g.r[0].v[APX_COLLECTIVE_BYTES], 1024);
 		APX_ASSERT_EQ(g.r[0].v[APX_COLLECTIVE_NRANKS], 1);
 	}
+	/* a child of the written operation (a later NCCL's channel event) is counted, not kept */
+	memset(&d, 0, sizeof(d));
+	d.type = APX_NCCL_EV_KERNEL_CH;
+	d.parentObj = op;
+	d.u.kernelCh.pTimer = 7000;
+	APX_ASSERT_EQ(ncclProfiler_v5.startEvent(ctx, &ch, &d), 0);
+	APX_ASSERT(ch == NULL);
 	apx_nccl_stats(&st);
 	APX_ASSERT_EQ(st.pool_full, 0);
 	APX_ASSERT_EQ(st.partial, 0);
+	APX_ASSERT_EQ(st.unknown_parent, 1);
 	apx_nccl_disable();
 	return 0;
 }
