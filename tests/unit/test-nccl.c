@@ -213,6 +213,18 @@ APX_TEST(v5_collective_kernel_channels)
 	return 0;
 }
 
+/* A v5 send of count elements of dtype to peer on one channel. */
+static void send_descr(struct apx_nccl_descr_v5 *d, size_t count, const char *dtype, int peer)
+{
+	memset(d, 0, sizeof(*d));
+	d->type = APX_NCCL_EV_P2P;
+	d->u.p2p.func = "Send";
+	d->u.p2p.count = count;
+	d->u.p2p.datatype = dtype;
+	d->u.p2p.peer = peer;
+	d->u.p2p.nChannels = 1;
+}
+
 /* A v5 send with a proxy op and one kernel channel; a PXN proxy op of another process is
  * ignored; kernel-channel children of unknown parents are refused. */
 APX_TEST(v5_p2p_proxy)
@@ -226,13 +238,7 @@ APX_TEST(v5_p2p_proxy)
 
 	APX_ASSERT_OK(enable(16));
 	APX_ASSERT_EQ(ncclProfiler_v5.init(&ctx, 77, &mask, "pp", 2, 2, 0, NULL), 0);
-	memset(&d, 0, sizeof(d));
-	d.type = APX_NCCL_EV_P2P;
-	d.u.p2p.func = "Send";
-	d.u.p2p.count = 100;
-	d.u.p2p.datatype = "ncclBfloat16";
-	d.u.p2p.peer = 1;
-	d.u.p2p.nChannels = 1;
+	send_descr(&d, 100, "ncclBfloat16", 1);
 	APX_ASSERT_EQ(ncclProfiler_v5.startEvent(ctx, &op, &d), 0);
 	APX_ASSERT(op != NULL);
 
@@ -290,13 +296,7 @@ APX_TEST(v5_one_rank_no_channels)
 
 	APX_ASSERT_OK(enable(2));
 	APX_ASSERT_EQ(ncclProfiler_v5.init(&ctx, 91, &mask, "self", 1, 1, 0, NULL), 0);
-	memset(&d, 0, sizeof(d));
-	d.type = APX_NCCL_EV_P2P;
-	d.u.p2p.func = "Send";
-	d.u.p2p.count = 256;
-	d.u.p2p.datatype = "ncclFloat32";
-	d.u.p2p.peer = 0;
-	d.u.p2p.nChannels = 1;
+	send_descr(&d, 256, "ncclFloat32", 0);
 	for (int i = 0; i < 5; i++) {		/* more than the pool's 2 slots */
 		APX_ASSERT_EQ(ncclProfiler_v5.startEvent(ctx, &op, &d), 0);
 		APX_ASSERT(op != NULL);

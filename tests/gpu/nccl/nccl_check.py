@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
-# nccl_check.py - does apx's NCCL plugin record what a one-rank torchrun job
-# did (its collectives, which NCCL runs without the plugin on one rank, and its send/recv to
-# itself, which it runs as its p2p kernel: one_rank.py, self_p2p.py)? Runs `apx analyze -o OUT/one_rank.apx -- torchrun --standalone --nproc_per_node=1
-# one_rank.py OUT/one_rank.json` (tests/gpu/nccl/one_rank.py), then compares the COLLECTIVE
-# records of the rank's trace (read with apx-dump) against the program's own log: for every
-# (func, bytes) the number of records equals the number of calls; the records' GPU time
-# (end - start) is within the CUDA-event timing the program took around the same call
-# (apx's <= events + 5 us) and their algbw is printed next to the events'; each timed record
-# lies inside CUPTI's record of the NCCL kernel that ran it (the plugin's globaltimer clock). With --from DIR it
-# checks a kept folder again without a GPU (ctest nccl-fixture on tests/fixtures/nccl).
-# Exit 0 when every PASS row passed, 1 otherwise, 77 when no GPU / torch.distributed NCCL, or
-# when the job has one rank and NCCL, as it does, ran its collectives without the plugin.
+# nccl_check.py - does apx's NCCL plugin record what a one-rank torchrun job did (its
+# collectives, which NCCL runs without the plugin on one rank, and its send/recv to itself,
+# which it runs as its p2p kernel: one_rank.py, self_p2p.py)? Runs `apx analyze -o
+# OUT/one_rank.apx -- torchrun --standalone --nproc_per_node=1 one_rank.py OUT/one_rank.json`,
+# then compares the COLLECTIVE records of the rank's trace (read with apx-dump) against the
+# program's own log: for every (func, bytes) the number of records equals the number of calls,
+# and apx report's collectives table gives the same calls and bytes per function; the records'
+# GPU time (end - start) is within the CUDA-event timing the program took around the same call
+# (apx's <= events + 5 us), their algbw is printed next to the events', and each timed record
+# lies inside CUPTI's record of the NCCL kernel that ran it (the plugin's globaltimer clock).
+# On one rank NCCL gives a send to itself no GPU times: those checks need 2 GPUs (INFO row).
+# With --from DIR it checks a kept folder again without a GPU (ctest nccl_fixture on
+# tests/fixtures/nccl). Exit 0 when every PASS row passed, 1 otherwise, 77 when no GPU /
+# torch.distributed NCCL, or when NCCL handed the plugin no operation at all.
 import argparse
 import bisect
 import collections
