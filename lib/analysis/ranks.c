@@ -613,7 +613,8 @@ static int match_calls(struct apx_ranks *R, struct work *w)
 	size_t i = 0;
 	int k = 0;
 
-	qsort(w->calls, w->ncalls, sizeof(*w->calls), call_cmp);
+	if (w->ncalls)
+		qsort(w->calls, w->ncalls, sizeof(*w->calls), call_cmp);
 	k = net_comms(R, w);
 	while (i < w->ncalls && k >= 0) {
 		const struct call *c = &w->calls[i];
@@ -660,7 +661,8 @@ static int fit_sizes(struct apx_ranks *R, struct work *w)
 
 	if (!lat)
 		return -ENOMEM;
-	qsort(w->smp, w->nsmp, sizeof(*w->smp), sample_cmp);
+	if (w->nsmp)	/* none when no collective has GPU times (one rank) */
+		qsort(w->smp, w->nsmp, sizeof(*w->smp), sample_cmp);
 	while (i < w->nsmp) {
 		struct apx_ranks_coll *cl = &R->coll[w->smp[i].func];
 		double sx = 0, sy = 0, sxx = 0, sxy = 0, n = 0, k = 0, a;
