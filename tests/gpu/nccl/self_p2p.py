@@ -30,9 +30,9 @@ def libnccl():
     torch.cuda.nccl.version()
     with open("/proc/self/maps") as f:
         for line in f:
-            path = line.split()[-1] if len(line.split()) >= 6 else ""
-            if os.path.basename(path).startswith("libnccl.so"):
-                return ctypes.CDLL(path)
+            fields = line.split()
+            if len(fields) >= 6 and os.path.basename(fields[5]).startswith("libnccl.so"):
+                return ctypes.CDLL(fields[5])
     return ctypes.CDLL("libnccl.so.2")
 
 
