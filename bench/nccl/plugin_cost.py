@@ -11,11 +11,14 @@ three modes, interleaved, R rounds (each round's order shuffled):
 Each process prints the host's median time a group (the enqueue, where the plugin's
 callbacks run) and the GPU's time a group. Printed last: each mode's median over rounds and
 the ratios plugin/apx (the plugin's own cost) and apx/none, medians of the per-round ratios
-with a bootstrap 95 % interval, and the added microseconds a group."""
+with a bootstrap 95 % interval, and the added microseconds a group. Each plugin run's trace
+says how many operations the plugin recorded and how many found its pool full (kv `nccl`);
+a run with any pool-full operation prices a partly recorded run, and the summary says so."""
 import argparse
 import json
 import os
 import random
+import re
 import statistics
 import subprocess
 import sys
@@ -31,6 +34,20 @@ def boot(values, n=2000):
     return statistics.median(values), r[int(0.025 * n)], r[int(0.975 * n) - 1]
 
 
+NCCL_KV = re.compile(r"(\d+) operations, (\d+) written .*?(\d+) not recorded \(pool full\)")
+
+
+def plugin_counts(build, trace):
+    """(recorded, pool full) operations from the trace's kv nccl, or None."""
+    p = subprocess.run([os.path.join(build, "apx-dump"), trace], capture_output=True, text=True)
+    for line in p.stdout.splitlines():
+        if '"key":"nccl"' in line:
+            m = NCCL_KV.search(json.loads(line).get("value", ""))
+            if m:
+                return int(m.group(2)), int(m.group(3))
+    return None
+
+
 def run(build, mode, groups, out, i):
     res = os.path.join(out, "%s-%d.json" % (mode, i))
     env = dict(os.environ)
@@ -44,7 +61,10 @@ def run(build, mode, groups, out, i):
     if p.returncode != 0 or not os.path.exists(res):
         sys.exit("plugin_cost: %s round %d failed (exit %d): %s" %
                  (mode, i, p.returncode, (p.stderr or p.stdout)[-600:]))
-    return json.load(open(res))
+    r = json.load(open(res))
+    if mode == "plugin":
+        r["plugin_counts"] = plugin_counts(build, os.path.join(out, "plugin-%d.apx" % i))
+    return r
 
 
 def main():
@@ -71,8 +91,10 @@ def main():
         for m in order:
             r = run(a.build, m, a.groups, a.out, i)
             res[m].append(r)
-            print("round %d %-6s host %.2f us a group, GPU %.2f us" %
-                  (i, m, r["host_us_median"], r["gpu_us_per_group"]), flush=True)
+            pc = r.get("plugin_counts")
+            print("round %d %-6s host %.2f us a group, GPU %.2f us%s" %
+                  (i, m, r["host_us_median"], r["gpu_us_per_group"],
+                   "; plugin recorded %d, pool full %d" % tuple(pc) if pc else ""), flush=True)
     json.dump(res, open(os.path.join(a.out, "plugin_cost.json"), "w"), indent=1)
     ver = ".".join(map(str, ver)) if isinstance(ver, tuple) else str(ver)
     print("\nNCCL %s, %d groups of 1 KiB send+recv a process, %d rounds" %
@@ -82,6 +104,15 @@ def main():
     for m in modes:
         print("| %s | %.2f | %.2f |" % (m, statistics.median(x["host_us_median"] for x in res[m]),
                                         statistics.median(x["gpu_us_per_group"] for x in res[m])))
+    counts = [x.get("plugin_counts") for x in res["plugin"]]
+    if any(c is None for c in counts):
+        print("plugin runs: a trace without the plugin's kv nccl (not recorded at all?)")
+    elif any(c[1] for c in counts):
+        print("plugin runs: %d of %d operations found the pool full: this prices a partly "
+              "recorded run, not the full path" % (sum(c[1] for c in counts),
+                                                   sum(c[0] + c[1] for c in counts)))
+    else:
+        print("plugin runs: every operation recorded (%d)" % sum(c[0] for c in counts))
     for num, den in (("plugin", "apx"), ("apx", "none")):
         for key in ("host_us_median", "gpu_us_per_group"):
             ratios = [x[key] / y[key] for x, y in zip(res[num], res[den])]

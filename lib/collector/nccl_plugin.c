@@ -91,6 +91,7 @@ static struct {
 	_Atomic uint32_t ncomms;
 	_Atomic int version;
 	_Atomic uint64_t ops_started, written, partial, pool_full, foreign, unknown_parent;
+	_Atomic size_t undrained;		/* published, not yet drained */
 } g_nccl;
 
 /* ---- NCCL's strings ----------------------------------------------------------------------- */
@@ -219,8 +220,15 @@ static void publish(struct nccl_op *op, int partial)
 		return;
 	if (partial)
 		atomic_store(&op->partial, 1);
-	if (!apx_cq_push(&g_nccl.done_q, op->idx))	/* cannot happen: done_q holds every slot */
+	if (!apx_cq_push(&g_nccl.done_q, op->idx)) {	/* cannot happen: done_q holds every slot */
 		atomic_fetch_add(&g_nccl.pool_full, 1);
+		return;
+	}
+	/* a quarter of the pool waits for the writer, which wakes every 100 ms by itself: a tight
+	 * loop of small operations (tens of thousands a second) would empty the pool before */
+	if (atomic_fetch_add_explicit(&g_nccl.undrained, 1, memory_order_relaxed) + 1 ==
+	    g_nccl.nops / 4 && g_nccl.o.wake)
+		g_nccl.o.wake();
 }
 
 /* NCCL starts no kernel-channel event on a one-rank communicator: it copies a collective there
@@ -687,6 +695,7 @@ size_t apx_nccl_drain(struct apx_writer *w, uint64_t now, uint64_t stale_ns)
 		}
 	}
 	while (apx_cq_pop(&g_nccl.done_q, &i)) {
+		atomic_fetch_sub_explicit(&g_nccl.undrained, 1, memory_order_relaxed);
 		write_op(w, &g_nccl.ops[i]);
 		apx_cq_push(&g_nccl.free_q, i);
 		k++;

@@ -186,6 +186,9 @@ struct apx_nccl_opts {
 						 * calling thread has the device current);
 						 * NULL or < 0: use device */
 	uint64_t (*now_ns)(void);		/* the trace clock; NULL = CLOCK_MONOTONIC */
+	void (*wake)(void);			/* wake the drain (the writer thread) early:
+						 * called once each time a quarter of the pool
+						 * waits to be drained; NULL = none */
 };
 
 /* Allocate the pools (once, at start-up, before NCCL's first init); until then every init

@@ -9,6 +9,7 @@
  */
 #include <stdio.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "collector/collector.h"
 #include "collector/nccl_plugin.h"
@@ -18,6 +19,17 @@
 #define STALE_NS 5000000000ull		/* an enqueued operation without child events for 5 s */
 
 typedef int (*ctx_get_device_fn)(int *dev);	/* cuCtxGetDevice */
+
+static int g_wake_fd = -1;			/* the writer thread's eventfd */
+
+/* NCCL's thread: a quarter of the plugin's pool waits to be drained (one write, no lock). */
+static void wake_writer(void)
+{
+	uint64_t one = 1;
+
+	if (g_wake_fd >= 0)
+		(void)!write(g_wake_fd, &one, sizeof(one));
+}
 
 /* NCCL's thread at communicator init has the communicator's device current. */
 static int current_device(void)
@@ -33,7 +45,8 @@ static int current_device(void)
 static int nccl_start(struct apx_collector *c)
 {
 	struct timespec m, r;
-	struct apx_nccl_opts o = { .device = -1, .current_device = current_device };
+	struct apx_nccl_opts o = { .device = -1, .current_device = current_device,
+				   .wake = wake_writer };
 	int k;
 
 	if (!apx_env_u64("APX_NCCL", 1, 1))
@@ -45,6 +58,7 @@ static int nccl_start(struct apx_collector *c)
 	clock_gettime(CLOCK_REALTIME, &r);
 	o.gpu_offset_ns = ((int64_t)r.tv_sec - (int64_t)m.tv_sec) * 1000000000ll +
 			  ((int64_t)r.tv_nsec - (int64_t)m.tv_nsec);
+	g_wake_fd = c->efd;
 	o.slots = apx_env_u64("APX_NCCL_SLOTS", APX_NCCL_SLOTS_DEFAULT, 1u << 20);
 	k = apx_nccl_enable(&o);
 	if (k < 0) {

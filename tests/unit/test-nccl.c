@@ -322,6 +322,46 @@ APX_TEST(v5_one_rank_no_channels)
 	return 0;
 }
 
+static int g_wakes;
+
+static void count_wake(void)
+{
+	g_wakes++;
+}
+
+/* The writer is woken once each time a quarter of the pool waits to be drained (a tight loop
+ * of small operations would empty the pool between its 100 ms wake-ups), and no more. */
+APX_TEST(wake_at_quarter_pool)
+{
+	void *ctx, *op;
+	int mask;
+	struct apx_nccl_descr_v5 d;
+	struct apx_nccl_opts o = { .slots = 16, .device = 0, .now_ns = fake_clock,
+				   .wake = count_wake };
+	struct apx_nccl_stats st;
+	struct got g;
+
+	apx_nccl_disable();
+	APX_ASSERT_OK(apx_nccl_enable(&o));
+	g_wakes = 0;
+	APX_ASSERT_EQ(ncclProfiler_v5.init(&ctx, 92, &mask, "self", 1, 1, 0, NULL), 0);
+	send_descr(&d, 64, "ncclFloat32", 0);
+	for (int round = 1; round <= 2; round++) {
+		for (int i = 0; i < 7; i++) {	/* 16 / 4 = 4 wakes the writer, 5-7 do not */
+			APX_ASSERT_EQ(ncclProfiler_v5.startEvent(ctx, &op, &d), 0);
+			APX_ASSERT(op != NULL);
+			APX_ASSERT_EQ(ncclProfiler_v5.stopEvent(op), 0);
+			APX_ASSERT_EQ(g_wakes, round - 1 + (i >= 3));
+		}
+		APX_ASSERT_OK(drain_to(&g, 0));
+		APX_ASSERT_EQ(g.n, 7);
+	}
+	apx_nccl_stats(&st);
+	APX_ASSERT_EQ(st.pool_full, 0);
+	apx_nccl_disable();
+	return 0;
+}
+
 /* v4's table (uint8_t type, init(ctx, mask, name, hash, ...)); a broadcast whose channels never
  * report is written partial at the end; a full pool refuses and counts. */
 APX_TEST(v4_pool_full_and_partial)
