@@ -61,6 +61,14 @@ TUNE_PLANTED=$fx/fp32_matmul_planted.apx TUNE_FIXED=$fx/fp32_matmul_fixed.apx \
 check "spread said" out1s "^  spread     the runs of one side differ by more than the saving"
 check "median of the runs kept" out1s "measured $want ms"
 
+# runs whose steps have not settled (a real 30-step run of the loader program, p95 2.7x its
+# median): the unsteady line says so; the settled fp32_matmul runs above got none
+TUNE_PLANTED=$src/tests/fixtures/tune/loader_30_steps.apx TUNE_FIXED=$fx/loader_fixed.apx \
+	"$apx" tune -d w1u -- python3 prog.py > out1u 2>&1
+check "unsteady said" out1u "^  unsteady   a run's p95 step took 2\.[0-9]x its median step (without the fix)"
+grep -q "unsteady" out1 && { echo "FAIL: an unsteady line for settled runs"; fail=1; } ||
+	echo "PASS  no unsteady line for settled runs"
+
 # --time 1: every run's program hangs after writing its trace (TUNE_SLEEP); each is ended at
 # 1 s (SIGINT to its process group) and measured like any other; --steps 5 reaches every run
 rm -f log

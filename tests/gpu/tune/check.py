@@ -30,6 +30,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SUITE = os.path.join(HERE, "..", "suite")
 FIX = {"fp32_matmul": "tf32", "empty_cache": "no_empty_cache", "foreach": "foreach",
        "zero_grad": "set_to_none", "loader": "workers", "loader_pinned": "pin_memory"}
+# Steps a tune run where 30 measure only a young process: the loader's planted main thread
+# loads and pins every batch, and its 30-step runs were unsteady (p95 1.9-2.7x the median,
+# 6.0 ms measured against the settled program's 0.99 ms, docs/tune.md)
+STEPS = {"loader": 120}
 SAVING = re.compile(r"saving\s+estimated ([-0-9.]+) ms a step; measured ([-0-9.]+) ms, 95% "
                     r"interval \[([-0-9.]+) ms, ([-0-9.]+) ms\]")
 
@@ -63,7 +67,7 @@ def tune(build, case, a):
     work = os.path.join(a.out, f"tune-{case}")
     cmd = [os.path.join(build, "apx"), "tune", "--runs", str(a.runs), "--fix", FIX[case],
            "--dir", work, "--", sys.executable, os.path.join(SUITE, "programs.py"), case,
-           "planted", "--steps", str(a.steps)]
+           "planted", "--steps", str(a.steps or STEPS.get(case, 30))]
     r = subprocess.run(cmd, capture_output=True, text=True)
     with open(os.path.join(a.out, f"tune-{case}.txt"), "w") as fh:
         fh.write(r.stdout + r.stderr)
@@ -92,7 +96,8 @@ def main():
     ap.add_argument("build")
     ap.add_argument("--cases", default=",".join(FIX))
     ap.add_argument("--runs", type=int, default=3, help="apx tune's runs a side")
-    ap.add_argument("--steps", type=int, default=30, help="programs.py --steps a run")
+    ap.add_argument("--steps", type=int, default=0,
+                    help="programs.py --steps a run (default 30; the loader 120)")
     ap.add_argument("--reps", type=int, default=2, help="suite processes a case")
     ap.add_argument("--pairs", type=int, default=4, help="in-process pairs a suite process")
     ap.add_argument("--out", default=os.environ.get("OUT") or tempfile.mkdtemp())
