@@ -6,7 +6,9 @@ step time; and GPT at batch 16, bench/overhead's own size, where the host's per-
 between kernels (GPU idle ~11 % of a step on the H200) without making the program launch-bound:
 a clean program need not keep the GPU full. The CNN at 96x96 is not one: 70 % idle, it is
 launch-bound, and CUDA graphs would rightly save most of that; and since 2026-12-07 two models
-from libraries: HuggingFace BERT from its config and timm's efficientnet_b0, both bf16).
+from libraries: HuggingFace BERT from its config and timm's efficientnet_b0, both bf16; and
+"logged", a language model trained with a script's usual habits: DataLoader workers, gradient
+clipping, a schedule, the loss read back every step).
 Matrix products may use TF32 (as most training scripts set), except in fp32_matmul's planted
 variant; fixed variants do what a well-written program does besides the fix (copies on a side
 stream ahead of their use), so that the planted problem is the only one. Host batches that
@@ -114,7 +116,9 @@ CASES = {
 # The clean models (run.py): no planted problem, no finding of 1 % of a step expected. bert
 # and effnet (2026-12-07): models from libraries, whose host work between launches (HF's
 # Python per layer, a depthwise CNN's many small kernels) the first four do not have.
-CLEAN = ("resnet", "gpt", "hf", "gpt16", "bert", "effnet")
+# logged (2026-12-07, not yet captured): a training script's usual habits around a clean
+# model (DataLoader workers, clipping, a schedule, loss.item() every step for the log).
+CLEAN = ("resnet", "gpt", "hf", "gpt16", "bert", "effnet", "logged")
 # Whether a case's planted and fixed variants can share one process (programs.py CASE paired):
 # case -> (pairable, what was checked or handled / why not). Every case function was read for
 # process-global state: torch flags, DataLoader workers and their start method, memory held.
@@ -819,9 +823,53 @@ def clean_effnet():
     return step
 
 
+class TokenSet(torch.utils.data.Dataset):
+    """Random token sequences, as a tokenized corpus hands them out (cheap to make: the
+    workers keep ahead)."""
+    def __init__(self, vocab, seq):
+        self.vocab, self.seq = vocab, seq
+
+    def __len__(self):
+        return 1 << 30
+
+    def __getitem__(self, i):
+        g = torch.Generator().manual_seed(i)
+        return torch.randint(1, self.vocab, (self.seq + 1,), generator=g)
+
+
+def clean_logged():
+    """A language model trained the way most scripts are written: batches from a DataLoader
+    (4 workers, pinned, copied non_blocking), bf16 autocast, gradient clipping, fused AdamW, a
+    learning-rate schedule and the loss read back every step for the log (loss.item(): one
+    sync a step). 16 x 512 tokens, width 1024: GPU-bound on the H100 machine."""
+    vocab = 8192
+    m = lm(vocab, d=1024)
+    opt = torch.optim.AdamW(m.parameters(), lr=1e-4, fused=True)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda k: min(1.0, (k + 1) / 100))
+    it = iter(torch.utils.data.DataLoader(TokenSet(vocab, 512), batch_size=16, num_workers=4,
+                                          pin_memory=True, persistent_workers=True))
+    log = []
+
+    def step():
+        b = next(it).to(dev, non_blocking=True)
+        x, y = b[:, :-1], b[:, 1:]
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            logits = m(x)
+        loss = nn.functional.cross_entropy(logits.float().view(-1, vocab), y.reshape(-1))
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        log.append(loss.item())
+    return step
+
+
 def clean(name):
     if name == "effnet":
         return clean_effnet()
+    if name == "logged":
+        return clean_logged()
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
                                     "bench", "overhead"))
     import programs as bench                        # the bf16 models of bench/overhead
