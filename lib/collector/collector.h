@@ -185,6 +185,9 @@ void apx_nvml_device_seen(uint32_t device);
  * that stream of apx's own are dropped (set once, before its first launch). */
 void apx_self_cost_context(struct apx_collector *c, CUcontext ctx);
 void apx_enc_drop_stream(uint32_t context_id, uint32_t stream_id);
+/* src_callbacks.c, for self_cost.c: the Python-stack callback of cuLaunchKernel off (on 0) or
+ * on again (1). 1 done, 0 when that callback is not enabled in this run, <0 CUPTI refused. */
+int apx_callbacks_launch_stacks(struct apx_collector *c, int on);
 
 /* capture.c (--capture-range=cudaProfilerApi): whether collection follows cudaProfilerStart/
  * Stop (then the activity kinds start off); the cuProfilerStart/Stop callback (application

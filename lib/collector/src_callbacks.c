@@ -451,6 +451,17 @@ static const CUpti_CallbackId launch_cbids[] = {
 	CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
 };
 
+/* whether pystack_cbids were enabled (callbacks_start), for apx_callbacks_launch_stacks */
+static int g_launch_stacks;
+
+int apx_callbacks_launch_stacks(struct apx_collector *c, int on)
+{
+	if (!g_launch_stacks)
+		return 0;
+	return cuptiEnableCallback(on ? 1 : 0, c->sub, CUPTI_CB_DOMAIN_DRIVER_API,
+				   CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel) == CUPTI_SUCCESS ? 1 : -1;
+}
+
 static int enable_all(struct apx_collector *c, const CUpti_CallbackId *ids, size_t n,
 		      const char *what)
 {
@@ -501,9 +512,9 @@ static int callbacks_start(struct apx_collector *c)
 				 "allocations: an allocation callback was refused, allocations carry "
 				 "no stack and failed ones are not recorded");
 	if (apx_pystack_wanted())
-		(void)enable_all(c, pystack_cbids, N(pystack_cbids),
-				 "python-stacks: a launch or memset callback was refused, those "
-				 "calls carry no stack");
+		g_launch_stacks = enable_all(c, pystack_cbids, N(pystack_cbids),
+					     "python-stacks: a launch or memset callback was "
+					     "refused, those calls carry no stack") == 0;
 	return 0;
 }
 

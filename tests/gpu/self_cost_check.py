@@ -5,7 +5,9 @@ steps) RUNS times under `apx analyze` as it is and once with APX_OFF=self-cost, 
 and checks in every trace: kv collector_launch_cost_self_ns is there and positive, and kv
 collector_launch_cost_self says the medians it came from; no kernel of apx's own stream
 (apx_self_*) is in the trace; the program's kernels are all there (as many as with
-APX_OFF=self-cost, which measures nothing); no degraded feature. Prints a table of each run's
+APX_OFF=self-cost, which measures nothing); the cost includes the launch's Python-stack
+callback (switched off in the measurement's off blocks since 2026-12-07) and the program's
+kernels still carry their stacks afterwards; no degraded feature. Prints a table of each run's
 in-process cost, apx-calibrate's (kv collector_launch_cost_ns, measured before the program in
 processes of its own) and its ms a step, then the spread of the in-process values. Exit 1 on a
 FAIL."""
@@ -46,8 +48,9 @@ def traced(name, off=None):
         if r["type"] == "kv":
             kv.setdefault(r["key"], []).append(r.get("value"))
     names = [r["name"] for r in recs if r["type"] == "kernel"]
+    stacked = sum(1 for r in recs if r["type"] == "kernel" and r.get("stack"))
     check(p.returncode == 0 and ms, f"{name}: exit {p.returncode}, {ms} ms a step")
-    return {"ms": ms, "kv": kv, "kernels": len(names),
+    return {"ms": ms, "kv": kv, "kernels": len(names), "stacked": stacked,
             "own": sum(n.startswith("apx_self") for n in names)}
 
 
@@ -59,6 +62,12 @@ for i, r in enumerate(rows):
     self_ns = int(kv.get("collector_launch_cost_self_ns", ["0"])[0])
     check(self_ns > 0, f"run{i}: collector_launch_cost_self_ns {self_ns}; "
           f"{kv.get('collector_launch_cost_self', ['(no medians)'])[0]}")
+    check("Python-stack callback" in kv.get("collector_launch_cost_self", [""])[0],
+          f"run{i}: the cost includes the launch's Python-stack callback")
+    # the callback is on again after the measurement: the program's launches carry stacks
+    check(off["stacked"] > 0 and r["stacked"] >= 0.9 * off["stacked"],
+          f"run{i}: {r['stacked']} of {r['kernels']} kernels with a Python stack "
+          f"({off['stacked']} with APX_OFF=self-cost)")
     check(r["own"] == 0, f"run{i}: {r['own']} kernels of apx's own stream in the trace")
     check(r["kernels"] == off["kernels"], f"run{i}: {r['kernels']} kernels, "
           f"{off['kernels']} with APX_OFF=self-cost")
