@@ -274,6 +274,29 @@ APX_TEST(rule_tensor_loop)
 	return 0;
 }
 
+/* 20 steps: a zero_() loop (40 fills of 2 us back to back), forward and backward, then 50
+ * adds of add_us each (AccumulateGrad's into the zeroed gradients, residual sums among them). */
+static struct apx_model *fills_then_adds(uint64_t add_us)
+{
+	struct tg t;
+	uint64_t ts = 10 * MS;
+
+	if (tg_open(&t) < 0)
+		return NULL;
+	for (int s = 0; s < 20; s++) {
+		uint64_t s0 = ts;
+
+		for (int p = 0; p < 40; p++, ts += 5 * US)
+			tg_kernel(&t, ts, 2 * US, FILL, 7);
+		ts = fwd_bwd(&t, ts);
+		for (int p = 0; p < 50; p++, ts += (add_us + 5) * US)
+			tg_kernel(&t, ts, add_us * US, ADD, 7);
+		ts += 300 * US;
+		tg_marker(&t, s0, ts, "train_step");
+	}
+	return analyse(&t);
+}
+
 APX_TEST(rule_zero_grad_memset)
 {
 	const struct apx_finding *f;
@@ -303,20 +326,7 @@ APX_TEST(rule_zero_grad_memset)
 	/* the loop zeroes, backward then adds into the zeroed gradients (AccumulateGrad), as
 	 * after foreach zeroing: 50 adds a step (residual sums among them), at most one counted
 	 * per zeroed tensor */
-	APX_ASSERT_OK(tg_open(&t));
-	ts = 10 * MS;
-	for (int s = 0; s < 20; s++) {
-		uint64_t s0 = ts;
-
-		for (int p = 0; p < 40; p++, ts += 5 * US)
-			tg_kernel(&t, ts, 2 * US, FILL, 7);
-		ts = fwd_bwd(&t, ts);
-		for (int p = 0; p < 50; p++, ts += 5 * US)
-			tg_kernel(&t, ts, 1 * US, ADD, 7);
-		ts += 300 * US;
-		tg_marker(&t, s0, ts, "train_step");
-	}
-	m = analyse(&t);
+	m = fills_then_adds(1);
 	APX_ASSERT(m);
 	f = finding("zero-grad-memset");
 	APX_ASSERT(f);
@@ -327,20 +337,7 @@ APX_TEST(rule_zero_grad_memset)
 
 	/* the same with large residual adds of the same kernel (20 us each, 50 a step): the 40
 	 * adds counted are priced at 3x the fills' bytes (40 x 2 us x 3), not at the adds' mean */
-	APX_ASSERT_OK(tg_open(&t));
-	ts = 10 * MS;
-	for (int s = 0; s < 20; s++) {
-		uint64_t s0 = ts;
-
-		for (int p = 0; p < 40; p++, ts += 5 * US)
-			tg_kernel(&t, ts, 2 * US, FILL, 7);
-		ts = fwd_bwd(&t, ts);
-		for (int p = 0; p < 50; p++, ts += 25 * US)
-			tg_kernel(&t, ts, 20 * US, ADD, 7);
-		ts += 300 * US;
-		tg_marker(&t, s0, ts, "train_step");
-	}
-	m = analyse(&t);
+	m = fills_then_adds(20);
 	APX_ASSERT(m);
 	f = finding("zero-grad-memset");
 	APX_ASSERT(f);
