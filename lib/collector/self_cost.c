@@ -15,8 +15,9 @@
  * the kernel kind) and, when Python stacks are taken at launches, the cuLaunchKernel callback
  * that takes them (CUPTI's callback dispatch and the stack walk: on an H100, apx-calibrate's
  * 3.7 us a launch against 0.38 us for the records alone), REPS blocks each, alternating. The
- * difference of the medians, per launch, is the cost. The kernels of apx's stream are dropped by the encoder
- * (apx_enc_drop_stream). It takes about 0.1 s of the start (2 x REPS spins of SPIN_NS).
+ * difference of the medians, per launch, is the cost. The kernels of apx's stream are dropped
+ * by the encoder (apx_enc_drop_stream). It takes about 0.1 s of the start (2 x REPS spins of
+ * SPIN_NS).
  *
  * Not measured (the trace keeps apx-calibrate's value): at the api level (other records per
  * launch), with --replay (launch callbacks replay kernels), a capture range or a time window

@@ -65,7 +65,8 @@ check "median of the runs kept" out1s "measured $want ms"
 # median): the unsteady line says so; the settled fp32_matmul runs above got none
 TUNE_PLANTED=$src/tests/fixtures/tune/loader_30_steps.apx TUNE_FIXED=$fx/loader_fixed.apx \
 	"$apx" tune -d w1u -- python3 prog.py > out1u 2>&1
-check "unsteady said" out1u "^  unsteady   a run's p95 step took 2\.[0-9]x its median step (without the fix)"
+check "unsteady said" out1u \
+	"^  unsteady   a run's p95 step took 2\.[0-9]x its median step (without the fix)"
 grep -q "unsteady" out1 && { echo "FAIL: an unsteady line for settled runs"; fail=1; } ||
 	echo "PASS  no unsteady line for settled runs"
 
