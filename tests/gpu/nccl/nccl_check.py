@@ -32,6 +32,8 @@ ap.add_argument("apx", help="the apx binary; apx-dump is looked for next to it")
 ap.add_argument("out", nargs="?", default="nccl-out")
 ap.add_argument("--from", dest="src", metavar="DIR", help="check a kept folder again")
 ap.add_argument("--timeout", type=float, default=240)
+ap.add_argument("--nproc", type=int, default=1,
+                help="ranks (GPUs); 2 or more also checks GPU times, clocks and busbw")
 args = ap.parse_args()
 dump = os.path.join(os.path.dirname(os.path.abspath(args.apx)), "apx-dump")
 rows = []
@@ -55,7 +57,7 @@ def run_job(out):
     torchrun = shutil.which("torchrun")
     launcher = [torchrun] if torchrun else [sys.executable, "-m", "torch.distributed.run"]
     cmd = [args.apx, "analyze", "-o", os.path.join(out, "one_rank.apx"), "--"] + launcher + \
-        ["--standalone", "--nproc_per_node=1", os.path.join(HERE, "one_rank.py"),
+        ["--standalone", "--nproc_per_node=%d" % args.nproc, os.path.join(HERE, "one_rank.py"),
          os.path.join(out, "one_rank.json")]
     with open(os.path.join(out, "one_rank.log"), "w") as log:
         p = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, timeout=args.timeout)
@@ -73,8 +75,10 @@ def main():
     if not args.src:
         run_job(out)
     files = sorted(glob.glob(os.path.join(out, "one_rank.apx.rank*")))
-    row("PASS" if len(files) == 1 else "FAIL", "one trace per rank (FILE.rank0.PID)",
+    want_files = args.nproc if not args.src else max(1, len(files))
+    row("PASS" if len(files) == want_files else "FAIL", "one trace per rank (FILE.rankR.PID)",
         ", ".join(os.path.basename(f) for f in files) or "none")
+    files = [f for f in files if ".rank0." in os.path.basename(f)] or files
     if not files:
         return
     log = json.load(open(os.path.join(out, "one_rank.json")))
@@ -101,7 +105,7 @@ def main():
                 "%d send/recv calls, %d records; collectives need >= 2 GPUs"
                 % (len(calls), len(colls)))
             return
-    report_check(files[0], calls)
+    report_check(files[0], calls, log["world"])
     want = collections.Counter((c["func"], c["bytes"]) for c in calls)
     got = collections.Counter((FUNCS.get(r.get("func"), "?"), r.get("bytes")) for r in colls)
     miss = {k: (want[k], got.get(k, 0)) for k in want if got.get(k, 0) != want[k]}
@@ -148,10 +152,14 @@ def main():
                         and "nccl" in r.get("name", "").lower()])
 
 
-def report_check(path, calls):
-    """apx report's collectives table: calls and bytes per function, as the program made them."""
-    out = subprocess.run([args.apx, "report", path, "--format", "json"], capture_output=True,
-                         text=True)
+def report_check(path, calls, world=1):
+    """apx report's collectives table: calls and bytes per function, as the program made them
+    (every rank's records: world x rank 0's calls); with 2 or more ranks, all-reduce busbw of
+    the 16 MiB-256 MiB calls against the program's own CUDA-event timing of them (nccl-tests'
+    definition, busbw = S / t x 2(n-1)/n), within 10 %."""
+    base = os.path.join(os.path.dirname(path), "one_rank.apx")
+    out = subprocess.run([args.apx, "report", base if world > 1 else path, "--format", "json"],
+                         capture_output=True, text=True)
     if out.returncode != 0:
         row("FAIL", "apx report --format json", "exit %d: %s" % (out.returncode,
                                                                  out.stderr[-300:]))
@@ -160,13 +168,28 @@ def report_check(path, calls):
              .get("functions", [])}
     want = collections.defaultdict(lambda: [0, 0])
     for c in calls:
-        want[c["func"]][0] += 1
-        want[c["func"]][1] += c["bytes"]
+        want[c["func"]][0] += world
+        want[c["func"]][1] += c["bytes"] * world
     got = {k: [funcs[k]["calls"], funcs[k]["bytes"]] if k in funcs else None for k in want}
     row("PASS" if all(got[k] == want[k] for k in want) and len(funcs) == len(want) else "FAIL",
         "report: calls and bytes per function", "; ".join(
             "%s %s (program %d calls, %d B)" % (k, got[k], want[k][0], want[k][1])
             for k in sorted(want)))
+    if world < 2 or "all_reduce" not in funcs:
+        return
+    big = [c for c in calls if c["func"] == "all_reduce" and 16 << 20 <= c["bytes"] < 256 << 20]
+    size = next((z for z in funcs["all_reduce"].get("sizes", [])
+                 if z.get("bucket") == "16MiB-256MiB"), None)
+    if not big or not size or not size.get("busbw_bps"):
+        row("FAIL", "all-reduce busbw 16MiB-256MiB", "no such calls or no busbw in the report")
+        return
+    events = sum(c["bytes"] for c in big) / (sum(c["ms"] for c in big) / 1e3) * \
+        2 * (world - 1) / world
+    ratio = size["busbw_bps"] / events
+    row("PASS" if abs(ratio - 1) <= 0.10 else "FAIL", "all-reduce busbw within 10 % of events",
+        "apx %.1f GB/s, events %.1f GB/s (%.3fx), %d calls; algo %s proto %s" %
+        (size["busbw_bps"] / 1e9, events / 1e9, ratio, len(big), funcs["all_reduce"].get("algo"),
+         funcs["all_reduce"].get("proto")))
 
 
 def clock_check(colls, kernels):

@@ -1,4 +1,5 @@
-# one_rank.py - a torchrun rank that goes through NCCL on one GPU.
+# one_rank.py - a torchrun rank that goes through NCCL on one GPU (or on each of N:
+# nccl_check.py --nproc N; rank R > 0 writes LOG.rankR.json).
 # Run as `torchrun --standalone --nproc_per_node=1 one_rank.py LOG.json` (or plainly: it sets
 # the torchrun variables itself when they are missing). It does what DDP training does on the
 # wire: a bf16 model's gradients all-reduced in buckets, plus all_gather, reduce_scatter and
@@ -71,6 +72,9 @@ if world == 1:
 
 torch.cuda.synchronize()
 ver = torch.cuda.nccl.version()
+if dist.get_rank():                 # ranks 1.. of a several-GPU run: LOG.rankR.json
+    log_path = "%s.rank%d.json" % (log_path[:-5] if log_path.endswith(".json") else log_path,
+                                   dist.get_rank())
 with open(log_path, "w") as f:
     json.dump({"nccl_version": ".".join(map(str, ver)) if isinstance(ver, tuple) else str(ver),
                "world": world, "calls": calls}, f)
