@@ -215,19 +215,22 @@ static struct nccl_api *api_of(void *p)
 static void publish(struct nccl_op *op, int partial)
 {
 	int zero = 0;
+	size_t waiting;
 
 	if (!atomic_compare_exchange_strong(&op->published, &zero, 1))
 		return;
 	if (partial)
 		atomic_store(&op->partial, 1);
+	/* counted before the push, so that the drain's decrement never comes first */
+	waiting = atomic_fetch_add_explicit(&g_nccl.undrained, 1, memory_order_relaxed) + 1;
 	if (!apx_cq_push(&g_nccl.done_q, op->idx)) {	/* cannot happen: done_q holds every slot */
+		atomic_fetch_sub_explicit(&g_nccl.undrained, 1, memory_order_relaxed);
 		atomic_fetch_add(&g_nccl.pool_full, 1);
 		return;
 	}
 	/* a quarter of the pool waits for the writer, which wakes every 100 ms by itself: a tight
 	 * loop of small operations (tens of thousands a second) would empty the pool before */
-	if (atomic_fetch_add_explicit(&g_nccl.undrained, 1, memory_order_relaxed) + 1 ==
-	    g_nccl.nops / 4 && g_nccl.o.wake)
+	if (waiting == g_nccl.nops / 4 && g_nccl.o.wake)
 		g_nccl.o.wake();
 }
 
