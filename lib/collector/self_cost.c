@@ -13,8 +13,8 @@
  * kernel (so that the host's time is the launch call's, never the GPU's), timed on the host
  * with the collector's per-launch work on and off: the kernel records (cuptiActivityDisable of
  * the kernel kind) and, when Python stacks are taken at launches, the cuLaunchKernel callback
- * that takes them (CUPTI's callback dispatch and the stack walk: on an H100, apx-calibrate's
- * 3.7 us a launch against 0.38 us for the records alone), REPS blocks each, alternating. The
+ * that takes them (CUPTI's callback dispatch and the stack walk, per-launch work of the
+ * collector as much as the records), REPS blocks each, alternating. The
  * difference of the medians, per launch, is the cost. The kernels of apx's stream are dropped
  * by the encoder (apx_enc_drop_stream). It takes about 0.1 s of the start (2 x REPS spins of
  * SPIN_NS).
