@@ -69,7 +69,7 @@ static void remember_edge(uint64_t t)
 static void flip(struct apx_collector *c, int on)
 {
 	struct apx_event *ev;
-	uint64_t pos, t, one = 1;
+	uint64_t pos, t;
 
 	pthread_mutex_lock(&flip_lock);
 	if (atomic_load(&c->enabled) == on || atomic_load(&c->exiting)) {
@@ -89,7 +89,7 @@ static void flip(struct apx_collector *c, int on)
 	ev->value = (uint64_t)on;
 	apx_ring_commit(ev, pos);
 	pthread_mutex_unlock(&flip_lock);
-	(void)!write(c->efd, &one, sizeof(one));
+	apx_writer_wake(c);
 }
 
 void apx_capture_callback(struct apx_collector *c, CUpti_CallbackId cbid,

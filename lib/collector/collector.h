@@ -315,6 +315,8 @@ void apx_activity_configure_uvm(struct apx_collector *c, uint32_t device);
 /* ---- writer_thread.c --------------------------------------------------------------------- */
 
 void *apx_writer_main(void *collector);
+/* Any thread: wake the writer thread now (one write to its eventfd; no lock, no allocation). */
+void apx_writer_wake(const struct apx_collector *c);
 void apx_add_kv(struct apx_collector *c, const char *key, const char *value);
 
 /* ---- crash.c ------------------------------------------------------------------------------- */

@@ -372,7 +372,6 @@ static void facts(void)
 void apx_collector_finish(int detach)
 {
 	struct timespec deadline;
-	uint64_t one = 1;
 
 	if (atomic_load(&g_col.forked) || !g_col.writer_started || atomic_exchange(&g_col.exiting, 1))
 		return;
@@ -385,7 +384,7 @@ void apx_collector_finish(int detach)
 		if (apx_sources[i]->stop)
 			apx_sources[i]->stop(&g_col);
 	atomic_store(&g_col.stop, 1);
-	(void)!write(g_col.efd, &one, sizeof(one));
+	apx_writer_wake(&g_col);
 	clock_gettime(CLOCK_REALTIME, &deadline);
 	deadline.tv_sec += 10;
 	if (pthread_timedjoin_np(g_col.writer, NULL, &deadline) != 0)

@@ -42,7 +42,6 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
 				     size_t size, size_t valid)
 {
 	size_t dropped = 0;
-	uint64_t one = 1;
 	size_t off;
 	uint32_t idx;
 
@@ -60,8 +59,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t
 	col->valid[idx] = valid;
 	if (!apx_cq_push(&col->full_q, idx))
 		return;		/* cannot happen: the queue holds every buffer */
-	if (col->efd >= 0)
-		(void)!write(col->efd, &one, sizeof(one));
+	apx_writer_wake(col);
 }
 
 void apx_activity_configure_uvm(struct apx_collector *c, uint32_t device)

@@ -9,7 +9,6 @@
  */
 #include <stdio.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "collector/collector.h"
 #include "collector/nccl_plugin.h"
@@ -20,15 +19,12 @@
 
 typedef int (*ctx_get_device_fn)(int *dev);	/* cuCtxGetDevice */
 
-static int g_wake_fd = -1;			/* the writer thread's eventfd */
+static const struct apx_collector *g_col;	/* whose writer the plugin wakes */
 
-/* NCCL's thread: a quarter of the plugin's pool waits to be drained (one write, no lock). */
+/* NCCL's thread: a quarter of the plugin's pool waits to be drained. */
 static void wake_writer(void)
 {
-	uint64_t one = 1;
-
-	if (g_wake_fd >= 0)
-		(void)!write(g_wake_fd, &one, sizeof(one));
+	apx_writer_wake(g_col);
 }
 
 /* NCCL's thread at communicator init has the communicator's device current. */
@@ -58,7 +54,7 @@ static int nccl_start(struct apx_collector *c)
 	clock_gettime(CLOCK_REALTIME, &r);
 	o.gpu_offset_ns = ((int64_t)r.tv_sec - (int64_t)m.tv_sec) * 1000000000ll +
 			  ((int64_t)r.tv_nsec - (int64_t)m.tv_nsec);
-	g_wake_fd = c->efd;
+	g_col = c;
 	o.slots = apx_env_u64("APX_NCCL_SLOTS", APX_NCCL_SLOTS_DEFAULT, 1u << 20);
 	k = apx_nccl_enable(&o);
 	if (k < 0) {

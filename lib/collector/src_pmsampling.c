@@ -484,13 +484,12 @@ static void pm_finish(struct apx_collector *c, uint64_t now_ns)
 void apx_pm_context_ending(struct apx_collector *c, uint32_t device)
 {
 	int running = PM_RUNNING, paused = PM_PAUSED;
-	uint64_t one = 1;
 
 	if (!pm.on || device >= PM_DEVICES ||
 	    (!atomic_compare_exchange_strong(&pm.dev[device].state, &running, PM_STOPPING) &&
 	     !atomic_compare_exchange_strong(&pm.dev[device].state, &paused, PM_STOPPING)))
 		return;
-	(void)!write(c->efd, &one, sizeof(one));
+	apx_writer_wake(c);
 	for (int ms = 0; ms < 2000 && atomic_load(&pm.dev[device].state) == PM_STOPPING; ms++)
 		usleep(1000);
 }

@@ -17,6 +17,14 @@
 
 #include "base/banned.h"
 
+void apx_writer_wake(const struct apx_collector *c)
+{
+	uint64_t one = 1;
+
+	if (c && c->efd >= 0)
+		(void)!write(c->efd, &one, sizeof(one));
+}
+
 void apx_add_kv(struct apx_collector *c, const char *key, const char *value)
 {
 	struct apx_rec rec;
