@@ -12,6 +12,8 @@
  * modes): APX_FLOOR_CLOCK=1 registers a CLOCK_MONOTONIC timestamp callback, APX_FLOOR_ATTRS=1
  * enables launch attributes, APX_FLOOR_PINNED=1 puts CUPTI's GPU-side timestamp buffers in
  * pinned host memory, APX_FLOOR_SHARED=1 turns CUPTI 13's per-thread activity buffers off.
+ * APX_FLOOR_KINDS=none enables no kind at all (run.py's cupti-idle and cupti-loaded modes: CUPTI
+ * loaded and, with the capture callbacks, subscribed, collecting nothing).
  * APX_FLOOR_CAPTURE=1 follows cudaProfilerStart/Stop as `apx analyze
  * --capture-range=cudaProfilerApi` does (kinds off until a start; a subscriber with those two
  * callbacks, switching the kinds), so that run.py can alternate collected and uncollected

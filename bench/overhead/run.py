@@ -24,7 +24,9 @@ profile -t cuda -s none`, found on PATH or in Nsight Compute's folder); metrics 
 `--metrics`: PM sampling of the summary set at 1 kHz; metrics-nonvml and light-nonvml:
 the same without the NVML sampler; metrics-100hz and metrics-10khz: at 100 Hz and 10 kHz;
 metrics-one: one DRAM metric instead of the set); and the per-feature variants used to price
-each part of the collector (light-*: one feature or kind off; floor-*: one CUPTI feature on).
+each part of the collector (light-*: one feature or kind off; floor-*: one CUPTI feature on);
+cupti-idle and cupti-loaded: CUPTI injected with no activity kind ever enabled, with and
+without a subscriber of the capture callbacks (what being attached costs, collecting nothing).
 light-nopy: light without the Python stacks (`--python-sampling 0 --python-backtrace none`;
 light has them by default), light-nosampling and light-nobacktrace: with one of
 the two only; where a run has light and light-nopy the table says what the stacks cost on top
@@ -151,6 +153,11 @@ MODES = {
     "floor-attrs": ("floor", {"APX_FLOOR_KINDS": FLOOR_LIGHT, "APX_FLOOR_ATTRS": "1"}, []),
     "floor-pinned": ("floor", {"APX_FLOOR_PINNED": "1"}, []),
     "floor-shared": ("floor", {"APX_FLOOR_SHARED": "1"}, []),
+    # what being attached costs with nothing collected (the whole-process "paused" column):
+    # CUPTI injected with no kind ever enabled, as a subscriber of the two capture callbacks
+    # when toggled (cupti-idle) or with no subscriber at all (cupti-loaded)
+    "cupti-idle": ("floor", {"APX_FLOOR_KINDS": "none"}, []),
+    "cupti-loaded": ("floor", {"APX_FLOOR_KINDS": "none", "APX_FLOOR_CAPTURE": "0"}, []),
     # light is apx's default: with the Python stack at every launch, copy,
     # memset and sync and every thread's stack sampled at 200 Hz
     "light": ("apx", {}, ["--level", "light"]),
@@ -283,7 +290,7 @@ def one(prog, mode, rnd):
     elif how == "floor":
         env["CUDA_INJECTION64_PATH"] = floor
         if tog:
-            env["APX_FLOOR_CAPTURE"] = "1"
+            env.setdefault("APX_FLOOR_CAPTURE", "1")     # cupti-loaded keeps its "0"
     elif how == "nsys":
         if not NSYS:
             return
