@@ -8,7 +8,9 @@ a clean program need not keep the GPU full. The CNN at 96x96 is not one: 70 % id
 launch-bound, and CUDA graphs would rightly save most of that; and since 2026-12-07 two models
 from libraries: HuggingFace BERT from its config and timm's efficientnet_b0, both bf16; and
 "logged", a language model trained with a script's usual habits: DataLoader workers, gradient
-clipping, a schedule, the loss read back every step).
+clipping, a schedule, the loss read back every step; not yet captured: "vit", timm's ViT-S/16
+with label smoothing, clipping and a cosine schedule, and "t5", a HuggingFace T5 encoder-decoder
+from its config).
 Matrix products may use TF32 (as most training scripts set), except in fp32_matmul's planted
 variant; fixed variants do what a well-written program does besides the fix (copies on a side
 stream ahead of their use), so that the planted problem is the only one. Host batches that
@@ -118,7 +120,7 @@ CASES = {
 # Python per layer, a depthwise CNN's many small kernels) the first four do not have.
 # logged (2026-12-07, not yet captured): a training script's usual habits around a clean
 # model (DataLoader workers, clipping, a schedule, loss.item() every step for the log).
-CLEAN = ("resnet", "gpt", "hf", "gpt16", "bert", "effnet", "logged")
+CLEAN = ("resnet", "gpt", "hf", "gpt16", "bert", "effnet", "logged", "vit", "t5")
 # Whether a case's planted and fixed variants can share one process (programs.py CASE paired):
 # case -> (pairable, what was checked or handled / why not). Every case function was read for
 # process-global state: torch flags, DataLoader workers and their start method, memory held.
@@ -865,11 +867,58 @@ def clean_logged():
     return step
 
 
+def clean_vit():
+    """timm's vit_small_patch16_224 trained as image scripts often are: bf16 autocast, label
+    smoothing, gradient clipping, fused AdamW with a cosine schedule, 256 images of 224x224
+    already on the GPU (GPU-bound)."""
+    import timm
+    m = timm.create_model("vit_small_patch16_224", pretrained=False).to(dev)
+    opt = torch.optim.AdamW(m.parameters(), lr=1e-3, weight_decay=0.05, fused=True)
+    sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=10000)
+    x = torch.randn(256, 3, 224, 224, device=dev)
+    y = torch.randint(0, 1000, (256,), device=dev)
+    crit = nn.CrossEntropyLoss(label_smoothing=0.1)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = crit(m(x), y)
+        loss.backward()
+        nn.utils.clip_grad_norm_(m.parameters(), 1.0)
+        opt.step()
+        sched.step()
+    return step
+
+
+def clean_t5():
+    """An encoder-decoder: HuggingFace T5ForConditionalGeneration from a config (6 + 6 layers,
+    width 768), bf16 autocast, 32 sources of 256 tokens and targets of 128, fused AdamW."""
+    from transformers import T5Config, T5ForConditionalGeneration
+    cfg = T5Config(d_model=768, d_kv=64, d_ff=3072, num_layers=6, num_decoder_layers=6,
+                   num_heads=12, vocab_size=32128)
+    m = T5ForConditionalGeneration(cfg).to(dev)
+    opt = torch.optim.AdamW(m.parameters(), lr=1e-4, fused=True)
+    src = torch.randint(1, cfg.vocab_size, (32, 256), device=dev)
+    tgt = torch.randint(1, cfg.vocab_size, (32, 128), device=dev)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = m(input_ids=src, labels=tgt).loss
+        loss.backward()
+        opt.step()
+    return step
+
+
 def clean(name):
     if name == "effnet":
         return clean_effnet()
     if name == "logged":
         return clean_logged()
+    if name == "vit":
+        return clean_vit()
+    if name == "t5":
+        return clean_t5()
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
                                     "bench", "overhead"))
     import programs as bench                        # the bf16 models of bench/overhead
