@@ -114,12 +114,17 @@ CASES = {
     "mask_loss": "sync-frequency", "grad_zero_loop": "zero-grad-memset",
     "adam_by_hand": "optimizer-foreach", "cpu_augment": "dataloader-workers",
     "feature_columns": "small-copies", "checkpoint_kept": "redundant-replication",
+    # second styles of three more classes (2026-12-07, evening; not yet captured)
+    "fp32_convnet": "fp32-matmul", "varlen_server": "allocator-churn",
+    "gru_unrolled": "launch-bound",
 }
 # The clean models (run.py): no planted problem, no finding of 1 % of a step expected. bert
 # and effnet (2026-12-07): models from libraries, whose host work between launches (HF's
 # Python per layer, a depthwise CNN's many small kernels) the first four do not have.
-# logged (2026-12-07, not yet captured): a training script's usual habits around a clean
-# model (DataLoader workers, clipping, a schedule, loss.item() every step for the log).
+# logged, vit and t5 (2026-12-07, not yet captured): a training script's usual habits around
+# a clean model (DataLoader workers, clipping, a schedule, loss.item() every step for the
+# log); timm's ViT-S/16 with label smoothing, clipping and a cosine schedule; a HuggingFace T5
+# encoder-decoder from its config.
 CLEAN = ("resnet", "gpt", "hf", "gpt16", "bert", "effnet", "logged", "vit", "t5")
 # Whether a case's planted and fixed variants can share one process (programs.py CASE paired):
 # case -> (pairable, what was checked or handled / why not). Every case function was read for
@@ -169,6 +174,13 @@ PAIRABLE = {
     "feature_columns": (True, "separate columns and pinned batches"),
     "checkpoint_kept": (False, "the planted problem is memory held by the process (the host "
                                "checkpoint kept after loading it): as replica"),
+    "fp32_convnet": (True, "TF32 for matrix products and cuDNN convolutions is process-global "
+                           "and differs between the variants: each step's enter() sets both "
+                           "before each of its blocks"),
+    "varlen_server": (True, "separate models and requests; each planted empty_cache() also "
+                            "frees the fixed variant's cached blocks, which its untimed steps "
+                            "before each block allocate again"),
+    "gru_unrolled": (True, "the fixed variant's graph is its own; the planted runs eager"),
 }
 dev = "cuda"
 
@@ -935,6 +947,80 @@ def build(case, variant):
     if variant == "clean":
         return clean(case)
     return globals()["case_" + case](variant == "fixed")
+
+
+def case_fp32_convnet(fixed):
+    # an fp32 CNN trained by a script that asked for exact fp32 (TF32 off for matrix products
+    # and cuDNN convolutions alike): the convolutions, not GEMMs, are most of its GPU time
+    def enter():                                    # process-global: again before each block
+        torch.backends.cuda.matmul.allow_tf32 = fixed   # of a paired run
+        torch.backends.cudnn.allow_tf32 = fixed
+    enter()
+
+    def block(cin, cout, stride):
+        return nn.Sequential(nn.Conv2d(cin, cout, 3, stride, 1, bias=False),
+                             nn.BatchNorm2d(cout), nn.ReLU(inplace=True),
+                             nn.Conv2d(cout, cout, 3, 1, 1, bias=False),
+                             nn.BatchNorm2d(cout), nn.ReLU(inplace=True))
+    m = nn.Sequential(block(3, 64, 1), block(64, 128, 2), block(128, 256, 2),
+                      block(256, 512, 2), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                      nn.Linear(512, 100)).to(dev)
+    opt = torch.optim.SGD(m.parameters(), lr=0.05, momentum=0.9, foreach=True)
+    x = torch.randn(64, 3, 128, 128, device=dev)
+    y = torch.randint(0, 100, (64,), device=dev)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        nn.functional.cross_entropy(m(x), y).backward()
+        opt.step()
+    step.enter = enter
+    return step
+
+
+def case_varlen_server(fixed):
+    # an inference server for a bf16 encoder: requests of varying length (padded to a
+    # multiple of 32), and torch.cuda.empty_cache() after each one "to leave memory to the
+    # other tenants": every length needs blocks of its own, which the allocator must then ask
+    # cudaMalloc for again
+    m = transformer(6, 768).eval()
+    lens = [96, 224, 160, 512, 320, 128, 448, 256]
+    reqs = [torch.randn(32, n, 768, device=dev) for n in lens]
+    state = {"i": 0}
+
+    def step():
+        x = reqs[state["i"] % len(reqs)]
+        state["i"] += 1
+        with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
+            m(x).float().mean(1)
+        if not fixed:
+            torch.cuda.empty_cache()
+    return step
+
+
+class GRUScan(nn.Module):
+    """A GRU cell unrolled over the time steps in Python, as sequence scorers written before
+    nn.GRU was fast enough, or that need per-step logic, do: ~10 small kernels a time step."""
+
+    def __init__(self, d, h, t):
+        super().__init__()
+        self.cell, self.out, self.h, self.t = nn.GRUCell(d, h), nn.Linear(h, 1), h, t
+
+    def forward(self, x):
+        h = x.new_zeros(x.shape[0], self.h)
+        for i in range(self.t):
+            h = self.cell(x[:, i], h)
+        return self.out(h)
+
+
+def case_gru_unrolled(fixed):
+    m = GRUScan(128, 256, 48).to(dev).eval()
+    x = torch.randn(64, 48, 128, device=dev)
+    if not fixed:
+        def step():
+            with torch.no_grad():
+                m(x)
+        return step
+    return capture(m, x).replay
 
 
 def timed(step, n):
