@@ -314,15 +314,20 @@ def case_sync_item(fixed):
     return step
 
 
+def eager_or_graph(m, x, fixed):
+    """Inference of m(x): eager (planted) or replayed from a CUDA graph (fixed)."""
+    if fixed:
+        return capture(m, x).replay
+
+    def step():
+        with torch.no_grad():
+            m(x)
+    return step
+
+
 def case_launch_bound(fixed):
     m = nn.Sequential(*[nn.Linear(64, 64) for _ in range(64)]).to(dev).eval()
-    x = torch.randn(32, 64, device=dev)
-    if not fixed:
-        def step():
-            with torch.no_grad():
-                m(x)
-        return step
-    return capture(m, x).replay
+    return eager_or_graph(m, torch.randn(32, 64, device=dev), fixed)
 
 
 class SlowSet(torch.utils.data.Dataset):
@@ -1014,13 +1019,7 @@ class GRUScan(nn.Module):
 
 def case_gru_unrolled(fixed):
     m = GRUScan(128, 256, 48).to(dev).eval()
-    x = torch.randn(64, 48, 128, device=dev)
-    if not fixed:
-        def step():
-            with torch.no_grad():
-                m(x)
-        return step
-    return capture(m, x).replay
+    return eager_or_graph(m, torch.randn(64, 48, 128, device=dev), fixed)
 
 
 def timed(step, n):
