@@ -89,7 +89,8 @@ const char apx_cmd_tune_usage[] =
 	"\n"
 	"Exit status: 0 the tune ran (whatever the verdicts); 1 the baseline run failed or had no\n"
 	"steady state to measure, or the work folder could not be made; 2 usage error; 130\n"
-	"interrupted.\n";
+	"interrupted (the fix being tried is measured on its complete runs when each side has\n"
+	"2 or more).\n";
 
 static volatile sig_atomic_t interrupted;
 static volatile pid_t running;
@@ -438,6 +439,8 @@ static int try_fix(const struct tune_opts *o, const struct apx_finding *f,
 
 		snprintf(name, sizeof(name), "%s-%s-%u", fx->name, side ? "fix" : "base", i / 2);
 		status = run_once(o, name, side ? fx : NULL, &stopped);
+		if (interrupted)	/* Ctrl-C ended this run: the ones before it are measured */
+			break;
 		if (stopped && status != 0)	/* ended by --time: measured if it has steps */
 			status = 0;
 		if (status != 0 || run_load(o, name, &r, why, sizeof(why)) < 0) {
@@ -478,12 +481,18 @@ static int try_fix(const struct tune_opts *o, const struct apx_finding *f,
 	apx_text_wrap(out, (int)strlen(f->rule) + 2, 2, title);
 	fputs("  fix        ", out);
 	apx_text_wrap(out, 13, 13, fx->what);
-	if (interrupted || na < 2 || nb < 2) {
-		fprintf(out, "  verdict    not measured: %u of %u runs without and %u of %u with the "
-			"fix failed%s\n", failed[0], o->runs, failed[1], o->runs,
-			interrupted ? " (interrupted)" : "");
+	if (na < 2 || nb < 2) {
+		if (interrupted)
+			fprintf(out, "  verdict    not measured: interrupted after %zu complete runs "
+				"without and %zu with the fix (2 a side at least)\n", na, nb);
+		else
+			fprintf(out, "  verdict    not measured: %u of %u runs without and %u of %u "
+				"with the fix failed\n", failed[0], o->runs, failed[1], o->runs);
 		goto out;
 	}
+	if (interrupted)
+		fprintf(out, "  stopped    interrupted after %zu of %u runs without and %zu of %u "
+			"with the fix: measured on those\n", na, o->runs, nb, o->runs);
 	saving = median_of(a, na) - median_of(b, nb);
 	/* apx_diff_median_diff_ci gives median(b) - median(a): the saving is its negative */
 	if (apx_diff_median_diff_ci(a, na, b, nb, APX_DIFF_RESAMPLES, APX_DIFF_SEED, &lo,
@@ -782,6 +791,8 @@ int apx_cmd_tune(int argc, char **argv)
 	changelog(&o, tried, ntried, out);
 	run_free(&base);
 	apx_cli_term_close(out);
+	if (interrupted)
+		apx_log_error("interrupted; the runs' files are in the work folder");
 	return interrupted ? 130 : APX_EXIT_OK;
 stopped:
 	apx_log_error("interrupted; the runs' files are in the work folder");

@@ -99,6 +99,22 @@ el=$(($(date +%s) - t0))
 [ $rc = 130 ] && [ $el -lt 5 ] && echo "PASS  Ctrl-C: exit 130 in ${el} s" ||
 	{ echo "FAIL: Ctrl-C: exit $rc after ${el} s"; fail=1; }
 check "Ctrl-C: said" out1i "interrupted; the runs' files are in the work folder"
+# Ctrl-C during a fix's runs, after two complete runs a side (A B B A, the fifth running):
+# the fix is measured on the runs done, and the stop is said
+TUNE_PLANTED=$fx/fp32_matmul_planted.apx TUNE_FIXED=$fx/fp32_matmul_fixed.apx TUNE_SLEEP=2 \
+	"$apx" tune -d w1p -- python3 prog.py > out1p 2> err1p &
+tp=$!
+n=0
+while [ ! -e w1p/tf32-base-2.apx ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done
+kill -INT $tp
+wait $tp
+rc=$?
+[ $rc = 130 ] && echo "PASS  Ctrl-C during the runs: exit 130" ||
+	{ echo "FAIL: Ctrl-C during the runs: exit $rc"; fail=1; }
+check "Ctrl-C during the runs: stopped said" out1p \
+	"^  stopped    interrupted after 2 of 3 runs without and 2 of 3 with the fix"
+check "Ctrl-C during the runs: measured on those" out1p "verdict    saves time"
+check "Ctrl-C during the runs: said on stderr" err1p "interrupted; the runs' files"
 # a fix under which the program hangs before writing anything: reported, the tune goes on
 rm -f log
 TUNE_PLANTED=$fx/fp32_matmul_planted.apx TUNE_FIXED=$fx/fp32_matmul_fixed.apx TUNE_HANG_FIX=tf32 \

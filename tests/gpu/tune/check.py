@@ -1,4 +1,5 @@
-"""check.py BUILD [--cases a,b] [--runs N] [--steps S] [--reps R] [--pairs P] [--out DIR] -
+"""check.py BUILD [--cases a,b] [--runs N] [--steps S] [--reps R] [--pairs P] [--out DIR]
+[--deadline S] -
 apx tune against the hand-fixed variants, on one machine in one run (label gpu; exit 77
 without a GPU). Issue 35's check: each automatic fix's measured saving agrees with the
 hand-fixed variant's within the noise, and apx diff of the two variants' traces reports it.
@@ -12,7 +13,10 @@ programs.py; default all six):
   2. `apx tune --runs N --fix F -- python3 programs.py CASE planted --steps S`: the estimate,
      the measured saving and its interval;
   3. `apx diff` of the two traced variants: the change a step and its interval.
-A case agrees when the hand-fixed interval and apx tune's overlap. Prints a table last; exit 1
+A case agrees when the hand-fixed interval and apx tune's overlap. --deadline S: each case's
+apx tune gets SIGINT in time for all to end within S seconds of the start (a device call's
+limit); a tune cut so measures its fix on the runs it completed (the row says "3+4 runs").
+Prints a table last; exit 1
 when a case does not agree or a run failed. Files under --out (default $OUT or a temp folder):
 the suite part's tarball, each tune's work folder and output."""
 import argparse
@@ -20,11 +24,13 @@ import json
 import os
 import random
 import re
+import signal
 import statistics
 import subprocess
 import sys
 import tarfile
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SUITE = os.path.join(HERE, "..", "suite")
@@ -34,6 +40,7 @@ FIX = {"fp32_matmul": "tf32", "empty_cache": "no_empty_cache", "foreach": "forea
 # loads and pins every batch, and its 30-step runs were unsteady (p95 1.9-2.7x the median,
 # 6.0 ms measured against the settled program's 0.99 ms, docs/tune.md)
 STEPS = {"loader": 120}
+STOPPED = re.compile(r"stopped\s+interrupted after (\d+) of \d+ runs without and (\d+) of")
 SAVING = re.compile(r"saving\s+estimated ([-0-9.]+) ms a step; measured ([-0-9.]+) ms, 95% "
                     r"interval \[([-0-9.]+) ms, ([-0-9.]+) ms\]")
 
@@ -63,19 +70,32 @@ def hand_fixed(fact):
             f"{len(p)}+{len(f)} processes")
 
 
-def tune(build, case, a):
+def tune(build, case, a, limit=None):
+    """apx tune's estimate, measured saving and interval for CASE: (est, meas, lo, hi, cut),
+    or None. After LIMIT seconds apx tune gets SIGINT (Ctrl-C): it measures the fix on the
+    runs done, 2 a side at least, and says how many (cut: "3+4 runs"; "" when not cut)."""
     work = os.path.join(a.out, f"tune-{case}")
     cmd = [os.path.join(build, "apx"), "tune", "--runs", str(a.runs), "--fix", FIX[case],
            "--dir", work, "--", sys.executable, os.path.join(SUITE, "programs.py"), case,
            "planted", "--steps", str(a.steps or STEPS.get(case, 30))]
-    r = subprocess.run(cmd, capture_output=True, text=True)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = p.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        p.send_signal(signal.SIGINT)
+        try:
+            out, err = p.communicate(timeout=90)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
     with open(os.path.join(a.out, f"tune-{case}.txt"), "w") as fh:
-        fh.write(r.stdout + r.stderr)
-    m = SAVING.search(r.stdout)
-    if r.returncode != 0 or not m:
+        fh.write(out + err)
+    m = SAVING.search(out)
+    if p.returncode not in (0, 130) or not m:
         return None
     est, meas, lo, hi = (float(x) for x in m.groups())
-    return est, meas, lo, hi
+    cut = STOPPED.search(out)
+    return est, meas, lo, hi, f"{cut.group(1)}+{cut.group(2)} runs" if cut else ""
 
 
 def diff(build, folder, case):
@@ -101,7 +121,11 @@ def main():
     ap.add_argument("--reps", type=int, default=2, help="suite processes a case")
     ap.add_argument("--pairs", type=int, default=4, help="in-process pairs a suite process")
     ap.add_argument("--out", default=os.environ.get("OUT") or tempfile.mkdtemp())
+    ap.add_argument("--deadline", type=float, default=0, metavar="S",
+                    help="end each case's apx tune with SIGINT so that all finish within S "
+                         "seconds of the start; a cut tune is measured on its runs done")
     a = ap.parse_args()
+    t_start = time.monotonic()
     try:
         import torch
         if not torch.cuda.is_available():
@@ -133,14 +157,19 @@ def main():
                         fh.write(tf.extractfile(m).read())
         facts = json.load(open(os.path.join(suite, "facts.json")))
     rows, ok = [], True
-    for case in cases:
+    for k, case in enumerate(cases):
         h = hand_fixed(facts.get(case, {}))
-        t = tune(build, case, a)
+        limit = None
+        if a.deadline:          # the time left, shared by the cases left (30 s each kept back)
+            left = a.deadline - (time.monotonic() - t_start) - 30 * (len(cases) - k)
+            limit = max(30.0, left / (len(cases) - k))
+        t = tune(build, case, a, limit)
         d = diff(build, suite, case)
         agree = bool(h and t and h[1] <= t[3] and t[2] <= h[2])
         ok &= agree
         rows.append((case, FIX[case], f"{t[0]:.3f}" if t else "-",
-                     f"{t[1]:.3f} [{t[2]:.3f}, {t[3]:.3f}]" if t else "failed",
+                     f"{t[1]:.3f} [{t[2]:.3f}, {t[3]:.3f}]" + (f" ({t[4]})" if t[4] else "")
+                     if t else "failed",
                      f"{h[0]:.3f} [{h[1]:.3f}, {h[2]:.3f}] ({h[3]})" if h else "not measured",
                      f"{d[0]:.3f} [{d[1]:.3f}, {d[2]:.3f}]" if d else "-",
                      "agrees" if agree else "DIFFERS"))
