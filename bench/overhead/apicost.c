@@ -21,20 +21,14 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
+#include "base/clock.h"
+#include "collector/calib_kernels.h"
+
 #include "base/banned.h"
 
 #define BLOCK 400	/* as apx-calibrate: far below the launch queue's depth */
 #define REPS 15
 #define SPIN_NS 20000000ull	/* 20 ms: longer than any block of calls takes */
-
-static const char ptx[] =
-	".version 7.0\n.target sm_70\n.address_size 64\n"
-	".visible .entry apx_empty()\n{\n\tret;\n}\n"
-	".visible .entry apx_spin(.param .u64 lim)\n{\n"
-	"\t.reg .u64 %t0, %t1, %d, %l;\n\t.reg .pred %p;\n"
-	"\tld.param.u64 %l, [lim];\n\tmov.u64 %t0, %globaltimer;\n"
-	"LOOP:\n\tmov.u64 %t1, %globaltimer;\n\tsub.u64 %d, %t1, %t0;\n"
-	"\tsetp.lt.u64 %p, %d, %l;\n\t@%p bra LOOP;\n\tret;\n}\n";
 
 enum call { GET_DEVICE, GET_LAST_ERROR, IS_CAPTURING, STREAM_QUERY, EVENT_RECORD,
 	    CTX_GET_CURRENT, LAUNCH, CALL__COUNT };
@@ -49,21 +43,6 @@ struct gpu {
 	cudaEvent_t ev;
 	CUfunction empty, spin;
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 /* One call once; nonzero when it failed (a query that answers "not ready" did not fail). */
 static int once(enum call c, const struct gpu *g)
@@ -107,16 +86,15 @@ static uint64_t time_call(enum call c, const struct gpu *g)
 
 		if (cuLaunchKernel(g->spin, 1, 1, 1, 1, 1, 1, 0, (CUstream)g->s, args, NULL))
 			return 0;
-		t0 = mono_ns();
+		t0 = apx_clock_ns(CLOCK_MONOTONIC);
 		for (int i = 0; i < BLOCK; i++)
 			bad |= once(c, g);
-		samples[r] = (mono_ns() - t0) / BLOCK;
+		samples[r] = (apx_clock_ns(CLOCK_MONOTONIC) - t0) / BLOCK;
 		(void)cudaGetLastError();	/* a "not ready" left by the queries */
 		if (bad || cudaStreamSynchronize(g->s) != cudaSuccess)
 			return 0;
 	}
-	qsort(samples, REPS, sizeof(samples[0]), cmp_u64);
-	return samples[REPS / 2];
+	return apx_calib_median(samples, REPS);
 }
 
 int main(void)
@@ -130,7 +108,8 @@ int main(void)
 		fprintf(stderr, "apx-apicost: no usable CUDA GPU\n");
 		return 2;
 	}
-	if (cuModuleLoadData(&mod, ptx) || cuModuleGetFunction(&g.empty, mod, "apx_empty") ||
+	if (cuModuleLoadData(&mod, apx_calib_ptx) ||
+	    cuModuleGetFunction(&g.empty, mod, "apx_empty") ||
 	    cuModuleGetFunction(&g.spin, mod, "apx_spin") ||
 	    cudaStreamCreateWithFlags(&g.s, cudaStreamNonBlocking) != cudaSuccess ||
 	    cudaEventCreateWithFlags(&g.ev, cudaEventDisableTiming) != cudaSuccess) {

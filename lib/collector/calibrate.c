@@ -6,11 +6,11 @@
  * analysis subtracts it from every launch gap (a launch-bound program's gaps grow by the
  * collector's cost per launch).
  *
- * Method: an empty kernel (PTX, JIT-compiled by the driver) is launched BLOCK times while the
- * stream is held by a spinning kernel, so the GPU never throttles the launches; the host time
- * of the launch loop over BLOCK is one sample; the median of REPS samples is printed as
- * "launch_ns N". Needs only libcuda (dlopen'ed). Exit 2 when there is no CUDA driver or GPU,
- * 1 when the calibration itself failed (with a message either way).
+ * Method: an empty kernel (PTX of calib_kernels.h, JIT-compiled by the driver) is launched BLOCK
+ * times while the stream is held by a spinning kernel, so the GPU never throttles the launches;
+ * the host time of the launch loop over BLOCK is one sample; the median of REPS samples is
+ * printed as "launch_ns N". Needs only libcuda (dlopen'ed). Exit 2 when there is no CUDA
+ * driver or GPU, 1 when the calibration itself failed (with a message either way).
  */
 #include <dlfcn.h>
 #include <stdint.h>
@@ -21,35 +21,14 @@
 
 #include <cuda.h>
 
+#include "base/clock.h"
+#include "collector/calib_kernels.h"
+
 #include "base/banned.h"
 
 #define BLOCK 400
 #define REPS 9
 #define SPIN_NS 20000000ull	/* 20 ms: longer than BLOCK launches take */
-
-static const char ptx[] =
-	".version 7.0\n.target sm_70\n.address_size 64\n"
-	".visible .entry apx_empty()\n{\n\tret;\n}\n"
-	".visible .entry apx_spin(.param .u64 lim)\n{\n"
-	"\t.reg .u64 %t0, %t1, %d, %l;\n\t.reg .pred %p;\n"
-	"\tld.param.u64 %l, [lim];\n\tmov.u64 %t0, %globaltimer;\n"
-	"LOOP:\n\tmov.u64 %t1, %globaltimer;\n\tsub.u64 %d, %t1, %t0;\n"
-	"\tsetp.lt.u64 %p, %d, %l;\n\t@%p bra LOOP;\n\tret;\n}\n";
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 /* none of these has a _v2 variant: the plain symbol is the current ABI */
 #define SYM(name) (name##_fn = (name##_t)dlsym(lib, #name))
@@ -104,7 +83,7 @@ int main(void)
 		return 1;
 	}
 	if (cuInit_fn(0) || cuDeviceGet_fn(&dev, 0) || cuDevicePrimaryCtxRetain_fn(&ctx, dev) ||
-	    cuCtxSetCurrent_fn(ctx) || cuModuleLoadData_fn(&mod, ptx) ||
+	    cuCtxSetCurrent_fn(ctx) || cuModuleLoadData_fn(&mod, apx_calib_ptx) ||
 	    cuModuleGetFunction_fn(&empty, mod, "apx_empty") ||
 	    cuModuleGetFunction_fn(&spin, mod, "apx_spin") ||
 	    cuStreamCreate_fn(&s, CU_STREAM_NON_BLOCKING)) {
@@ -118,16 +97,15 @@ int main(void)
 		uint64_t t0;
 
 		(void)cuLaunchKernel_fn(spin, 1, 1, 1, 1, 1, 1, 0, s, spin_args, NULL);
-		t0 = mono_ns();
+		t0 = apx_clock_ns(CLOCK_MONOTONIC);
 		for (int i = 0; i < BLOCK; i++)
 			(void)cuLaunchKernel_fn(empty, 1, 1, 1, 32, 1, 1, 0, s, NULL, NULL);
-		samples[r] = (mono_ns() - t0) / BLOCK;
+		samples[r] = (apx_clock_ns(CLOCK_MONOTONIC) - t0) / BLOCK;
 		if (cuStreamSynchronize_fn(s)) {
 			fprintf(stderr, "apx-calibrate: the GPU failed the calibration kernels\n");
 			return 1;
 		}
 	}
-	qsort(samples, REPS, sizeof(samples[0]), cmp_u64);
-	printf("launch_ns %llu\n", (unsigned long long)samples[REPS / 2]);
+	printf("launch_ns %llu\n", (unsigned long long)apx_calib_median(samples, REPS));
 	return 0;
 }
