@@ -30,6 +30,8 @@
 #define REPS 15
 #define SPIN_NS 20000000ull	/* 20 ms: longer than any block of calls takes */
 
+static const char ptx[] = APX_CALIB_PTX("apx_empty", "apx_spin");
+
 enum call { GET_DEVICE, GET_LAST_ERROR, IS_CAPTURING, STREAM_QUERY, EVENT_RECORD,
 	    CTX_GET_CURRENT, LAUNCH, CALL__COUNT };
 
@@ -108,7 +110,7 @@ int main(void)
 		fprintf(stderr, "apx-apicost: no usable CUDA GPU\n");
 		return 2;
 	}
-	if (cuModuleLoadData(&mod, apx_calib_ptx) ||
+	if (cuModuleLoadData(&mod, ptx) ||
 	    cuModuleGetFunction(&g.empty, mod, "apx_empty") ||
 	    cuModuleGetFunction(&g.spin, mod, "apx_spin") ||
 	    cudaStreamCreateWithFlags(&g.s, cudaStreamNonBlocking) != cudaSuccess ||

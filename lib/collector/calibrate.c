@@ -30,6 +30,8 @@
 #define REPS 9
 #define SPIN_NS 20000000ull	/* 20 ms: longer than BLOCK launches take */
 
+static const char ptx[] = APX_CALIB_PTX("apx_empty", "apx_spin");
+
 /* none of these has a _v2 variant: the plain symbol is the current ABI */
 #define SYM(name) (name##_fn = (name##_t)dlsym(lib, #name))
 
@@ -83,7 +85,7 @@ int main(void)
 		return 1;
 	}
 	if (cuInit_fn(0) || cuDeviceGet_fn(&dev, 0) || cuDevicePrimaryCtxRetain_fn(&ctx, dev) ||
-	    cuCtxSetCurrent_fn(ctx) || cuModuleLoadData_fn(&mod, apx_calib_ptx) ||
+	    cuCtxSetCurrent_fn(ctx) || cuModuleLoadData_fn(&mod, ptx) ||
 	    cuModuleGetFunction_fn(&empty, mod, "apx_empty") ||
 	    cuModuleGetFunction_fn(&spin, mod, "apx_spin") ||
 	    cuStreamCreate_fn(&s, CU_STREAM_NON_BLOCKING)) {

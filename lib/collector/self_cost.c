@@ -31,6 +31,7 @@
 #include <cuda.h>
 #include <cupti.h>
 
+#include "collector/calib_kernels.h"
 #include "collector/collector.h"
 
 #include "base/banned.h"
@@ -39,14 +40,7 @@
 #define REPS 7				/* blocks each way */
 #define SPIN_NS 8000000ull		/* 8 ms: longer than BLOCK launches take */
 
-static const char ptx[] =
-	".version 7.0\n.target sm_70\n.address_size 64\n"
-	".visible .entry apx_self_empty()\n{\n\tret;\n}\n"
-	".visible .entry apx_self_spin(.param .u64 lim)\n{\n"
-	"\t.reg .u64 %t0, %t1, %d, %l;\n\t.reg .pred %p;\n"
-	"\tld.param.u64 %l, [lim];\n\tmov.u64 %t0, %globaltimer;\n"
-	"LOOP:\n\tmov.u64 %t1, %globaltimer;\n\tsub.u64 %d, %t1, %t0;\n"
-	"\tsetp.lt.u64 %p, %d, %l;\n\t@%p bra LOOP;\n\tret;\n}\n";
+static const char ptx[] = APX_CALIB_PTX("apx_self_empty", "apx_self_spin");
 
 typedef CUresult (*push_t)(CUcontext);
 typedef CUresult (*pop_t)(CUcontext *);
@@ -90,13 +84,6 @@ static int syms(void)
 	       d.sync && d.launch ? 0 : -1;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* One block: the spinning kernel, then BLOCK empty launches timed; ns a launch, 0 on failure. */
 static uint64_t block(void)
 {
@@ -120,7 +107,7 @@ static uint64_t block(void)
  * happened. Why not, or NULL. */
 static const char *measure(struct apx_collector *c)
 {
-	uint64_t on[REPS], off[REPS];
+	uint64_t on[REPS], off[REPS], on_med, off_med;
 	size_t non = 0, noff = 0;
 
 	if (!block())					/* warm-up: module, stream, queue */
@@ -153,13 +140,13 @@ static const char *measure(struct apx_collector *c)
 		else
 			off[noff++] = ns;
 	}
-	qsort(on, non, sizeof(on[0]), cmp_u64);
-	qsort(off, noff, sizeof(off[0]), cmp_u64);
-	atomic_store(&on_ns, on[non / 2]);
-	atomic_store(&off_ns, off[noff / 2]);
-	if (on[non / 2] <= off[noff / 2])
+	on_med = apx_calib_median(on, non);
+	off_med = apx_calib_median(off, noff);
+	atomic_store(&on_ns, on_med);
+	atomic_store(&off_ns, off_med);
+	if (on_med <= off_med)
 		return "the kernel records' cost did not show above the blocks' noise";
-	atomic_store(&cost_ns, on[non / 2] - off[noff / 2]);
+	atomic_store(&cost_ns, on_med - off_med);
 	return NULL;
 }
 
