@@ -912,7 +912,8 @@ def clean_t5():
     width 768), bf16 autocast, 32 sources of 256 tokens and targets of 128, fused AdamW."""
     from transformers import T5Config, T5ForConditionalGeneration
     cfg = T5Config(d_model=768, d_kv=64, d_ff=3072, num_layers=6, num_decoder_layers=6,
-                   num_heads=12, vocab_size=32128)
+                   num_heads=12, vocab_size=32128, decoder_start_token_id=0,
+                   pad_token_id=0)
     m = T5ForConditionalGeneration(cfg).to(dev)
     opt = torch.optim.AdamW(m.parameters(), lr=1e-4, fused=True)
     src = torch.randint(1, cfg.vocab_size, (32, 256), device=dev)
