@@ -11,14 +11,17 @@
  * Method: a spinning kernel holds the stream (the GPU never throttles the launches), each call
  * runs BLOCK times between two clock reads, REPS times; the median ns a call is printed as
  * "CALL NS". The runtime is linked statically (its calls reach the driver as PyTorch's do);
- * the kernels are PTX loaded through the driver. Exit 2 without a GPU, 1 when a call failed.
+ * the kernels are PTX loaded through the driver. APX_APICOST_TOGGLE=1 collects one block first
+ * and times the calls paused (toggle() below). Exit 2 without a GPU, 1 when a call failed.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include <cuda.h>
+#include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
 
 #include "base/clock.h"
@@ -99,6 +102,22 @@ static uint64_t time_call(enum call c, const struct gpu *g)
 	return apx_calib_median(samples, REPS);
 }
 
+/* APX_APICOST_TOGGLE=1: one collected block before the measurement (cudaProfilerStart, BLOCK
+ * launches, cudaProfilerStop), so that a profiler following the capture range (the floor's
+ * APX_FLOOR_CAPTURE=1, apx analyze --capture-range=cudaProfilerApi) has had its activity kinds
+ * on once and is paused while the calls are timed: what a paused block of run.py's in-process
+ * pairs is. Nonzero when a call failed. */
+static int toggle(const struct gpu *g)
+{
+	int bad = cudaProfilerStart() != cudaSuccess;
+
+	for (int i = 0; i < BLOCK; i++)
+		bad |= once(LAUNCH, g);
+	bad |= cudaStreamSynchronize(g->s) != cudaSuccess;
+	bad |= cudaProfilerStop() != cudaSuccess;
+	return bad;
+}
+
 int main(void)
 {
 	struct gpu g;
@@ -116,6 +135,11 @@ int main(void)
 	    cudaStreamCreateWithFlags(&g.s, cudaStreamNonBlocking) != cudaSuccess ||
 	    cudaEventCreateWithFlags(&g.ev, cudaEventDisableTiming) != cudaSuccess) {
 		fprintf(stderr, "apx-apicost: cannot set up the kernels, stream and event\n");
+		return 1;
+	}
+	if (getenv("APX_APICOST_TOGGLE") && !strcmp(getenv("APX_APICOST_TOGGLE"), "1") &&
+	    toggle(&g)) {
+		fprintf(stderr, "apx-apicost: cudaProfilerStart/Stop around the warm-up failed\n");
 		return 1;
 	}
 	for (int c = 0; c < CALL__COUNT; c++) {

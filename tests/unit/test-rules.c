@@ -951,6 +951,46 @@ APX_TEST(fp32_matmul_leaves_tiny_gemms_out)
 	return 0;
 }
 
+/* cuDNN's fp32 convolution engines (SIMT gradients, FFT) count with the fp32 GEMMs, as TF32
+ * replaces them too (the development suite's fp32_convnet: most of its step); the same engines
+ * on half types are no fp32 work. */
+APX_TEST(fp32_matmul_counts_fp32_convolution_engines)
+{
+	static const char *const fp32[] = {
+		"void wgrad_alg0_engine<float, 128, 5, 5, 3, 3, 3, false, 512>(int, int, int, "
+		"float const*, int, float*, float const*, kernel_grad_params, unsigned long long, "
+		"int, float, int, int, int, int)",
+		"void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>(int, int, int, "
+		"float const*, int, float const*, int, float*, kernel_grad_params, unsigned long "
+		"long, int, unsigned long long, int, float, int, int, int)",
+		"void fft2d_r2c_32x32<float, false, 1u, false>(float2*, float const*, int, int, int, "
+		"int, int, int, int, int, int, cudnn::reduced_divisor, bool, int2, int, int)" };
+	struct apx_model *m;
+	struct tg t;
+
+	APX_ASSERT_OK(tg_open(&t));	/* 2 ms of each engine a step, 10 steps */
+	for (uint64_t i = 0; i < 10; i++)
+		for (uint64_t k = 0; k < 3; k++)
+			tg_kernel(&t, MS + i * 7 * MS + k * 2 * MS, 2 * MS, fp32[k], 7);
+	m = analyse(&t);
+	APX_ASSERT(m && finding("fp32-matmul"));
+	APX_ASSERT(strstr(finding("fp32-matmul")->title, "and convolutions"));
+	APX_ASSERT(strstr(finding("fp32-matmul")->evidence, "fp32 convolution engines"));
+	APX_ASSERT(strstr(finding("fp32-matmul")->fix, "cudnn.allow_tf32"));
+	apx_model_free(m);
+
+	APX_ASSERT_OK(tg_open(&t));	/* the same engines on bf16: no fp32 work */
+	for (uint64_t i = 0; i < 10; i++)
+		tg_kernel(&t, MS + i * 3 * MS, 2 * MS, "void wgrad_alg0_engine<__nv_bfloat16, 128, "
+			  "5, 5, 3, 3, 3, false, 512>(int, int, int, __nv_bfloat16 const*, int, float*, "
+			  "__nv_bfloat16 const*, kernel_grad_params, unsigned long long, int, float, "
+			  "int, int, int, int)", 7);
+	m = analyse(&t);
+	APX_ASSERT(m && !finding("fp32-matmul"));
+	apx_model_free(m);
+	return 0;
+}
+
 /* One engine: a rule nvperfd runs on processes (procobs.c's table) whose id is also a report
  * rule is one entry: same title, same observe function, and the report's entry also runs on
  * traces; the daemon-only rules have ids no report rule uses. Both tables name each id once. */

@@ -1,7 +1,9 @@
 /*
  * rule_fp32_matmul.c - float32 matrix multiplications on the SIMT cores instead of tensor
  * cores (cuBLAS/CUTLASS "sgemm" kernels, or gemm kernels with an f32 math signature and no
- * tf32/f16/bf16 in their name; cuDNN's fp32 implicit-GEMM convolutions too). Saving:
+ * tf32/f16/bf16 in their name; cuDNN's fp32 implicit-GEMM convolutions too, and its other
+ * fp32 convolution algorithms, which TF32 replaces by tensor-core implicit GEMMs:
+ * is_fp32_simt_conv). Saving:
  * from the device, not a constant: the ratio of its dense TF32 tensor-core peak to
  * its fp32 SIMT peak (by compute capability: 8x on A100, 7.4x on H100/H200, 2x on the
  * L4/L40/A10 class), times the fraction of peak a large tensor-core GEMM reaches against a
@@ -99,11 +101,49 @@ static int is_fp32_simt_gemm(const struct apx_an_name *nm)
 	return 1;
 }
 
-/* The GEMMs this rule counts (the lines of the finding). */
+/* cuDNN's fp32 convolution algorithms other than the implicit GEMMs above (which
+ * is_fp32_simt_gemm counts): the SIMT weight- and data-gradient engines, FFT convolutions
+ * (their transforms and the complex products between them), Winograd, direct and the older
+ * "scudnn" kernels. With TF32 allowed (cudnn.allow_tf32) cuDNN replaces them with tensor-core
+ * implicit GEMMs doing the same math at the TF32 rate, so they take the GEMMs' speedup. By the
+ * demangled name: a float template argument (or scudnn's "s", single precision) and no
+ * half/bf16 type. */
+static int is_fp32_simt_conv(const struct apx_an_name *nm)
+{
+	static const char *const engines[] = { "wgrad_alg", "dgrad_engine", "dgrad2d_alg",
+					       "dgrad_alg", "fft2d_", "fft1d_",
+					       "pointwise_mult_and_sum_complex",
+					       "convolve_sgemm", "winograd", "conv2d_grouped_direct",
+					       "convolve_common_engine_float" };
+	char buf[1024];
+	const char *d = apx_kernel_display_name(nm, buf, sizeof(buf));
+	int engine = 0;
+
+	if (!strncmp(d, "scudnn", 6))
+		return 1;
+	for (size_t i = 0; i < sizeof(engines) / sizeof(engines[0]) && !engine; i++)
+		engine = strstr(d, engines[i]) != NULL;
+	return engine && strstr(d, "float") && !strstr(d, "half") && !strstr(d, "__nv_bfloat16") &&
+	       !strstr(d, "BFloat16") && !strstr(d, "Half");
+}
+
+/* The fp32 GEMMs and convolutions this rule counts, and whether one is a convolution engine. */
+static int is_fp32_simt_math(const struct apx_an_name *nm, int *conv)
+{
+	*conv = 0;
+	if (is_fp32_simt_gemm(nm))
+		return 1;
+	*conv = is_fp32_simt_conv(nm);
+	return *conv;
+}
+
+/* The GEMMs and convolutions this rule counts (the lines of the finding). */
 static int big_fp32_gemm(const void *ctx, const struct apx_an_name *nm)
 {
+	int conv;
+
 	(void)ctx;
-	return nm->count && is_fp32_simt_gemm(nm) &&
+	return nm->count && is_fp32_simt_math(nm, &conv) &&
 	       (double)nm->total_ns >= MIN_GEMM_NS * (double)nm->count;
 }
 
@@ -124,20 +164,20 @@ static int sim_match(const struct apx_model *m, uint32_t name, void *ctx)
 
 APX_RULE_DECL(fp32_matmul)
 {
-	uint64_t total = 0, count = 0, small = 0, small_ns = 0, steady = 0, membound = 0;
+	uint64_t total = 0, count = 0, small = 0, small_ns = 0, steady = 0, membound = 0, convs = 0;
 	const struct apx_an_name *top = NULL;
 	char b1[32], b2[32], name[512];
 	struct apx_finding *f;
 	struct apx_wi_params sim = { .xform = APX_WI_X_KERNEL_SPEEDUP, .match = sim_match };
 	double speedup, gemm_ns, saving, rule_ns, bf16;
-	int known, simulated;
+	int known, simulated, conv;
 
 	for (size_t i = 0; i < m->names.n; i++) {
 		const struct apx_an_name *nm = APX_VEC_AT(&m->names, struct apx_an_name, i);
 
 		if (nm->count && fp32_memory_bound(nm))
 			membound += m->steady.count ? nm->steady_ns : nm->total_ns;
-		if (!nm->count || !is_fp32_simt_gemm(nm))
+		if (!nm->count || !is_fp32_simt_math(nm, &conv))
 			continue;
 		if ((double)nm->total_ns < MIN_GEMM_NS * (double)nm->count) {
 			small += nm->count;
@@ -147,6 +187,7 @@ APX_RULE_DECL(fp32_matmul)
 		total += nm->total_ns;
 		steady += nm->steady_ns;
 		count += nm->count;
+		convs += conv ? nm->total_ns : 0;
 		if (!top || nm->total_ns > top->total_ns)
 			top = nm;
 	}
@@ -178,11 +219,13 @@ APX_RULE_DECL(fp32_matmul)
 		return APX_RULE_FIRED;
 	f->kernel_ns = f->saving_ns;	/* kernels made shorter: none if they are hidden already */
 	snprintf(f->title, sizeof(f->title),
-		 "float32 matrix multiplications without tensor cores: %.0f%% of GPU time",
+		 "float32 matrix multiplications%s without tensor cores: %.0f%% of GPU time",
+		 convs ? " and convolutions" : "",
 		 m->kernel_total_ns ? 100.0 * (double)total / (double)m->kernel_total_ns : 0);
 	snprintf(f->model, sizeof(f->model),
-		 "TF32 tensor cores run these GEMMs %.1fx faster (%s): saving = their time%s x "
-		 "(1 - 1/%.1f)", speedup, known ? "the device's TF32/fp32 peaks x 0.65/0.8 of peak "
+		 "TF32 tensor cores run these GEMMs%s %.1fx faster (%s): saving = their time%s x "
+		 "(1 - 1/%.1f)", convs ? " and convolutions" : "", speedup,
+		 known ? "the device's TF32/fp32 peaks x 0.65/0.8 of peak "
 		 "reached" : "the device is unknown: a conservative 3x", m->steady.count ?
 		 " in the steady state's steps" : "", speedup);
 	if (simulated)
@@ -191,6 +234,11 @@ APX_RULE_DECL(fp32_matmul)
 	apx_finding_metric(f, "saving_bf16_ns", bf16, APX_UNIT_NS);
 	apx_text_append(f->evidence, sizeof(f->evidence), "fp32 SIMT GEMM kernels: %llu launches, %s\n",
 			(unsigned long long)count, apx_fmt_ns(b1, sizeof(b1), (double)total));
+	if (convs)
+		apx_text_append(f->evidence, sizeof(f->evidence),
+				"of them cuDNN's fp32 convolution engines (FFT, SIMT gradient, "
+				"Winograd, direct): %s\n", apx_fmt_ns(b1, sizeof(b1), (double)convs));
+	apx_finding_metric(f, "conv_kernel_ns", (double)convs, APX_UNIT_NS);
 	if (top)
 		apx_text_append(f->evidence, sizeof(f->evidence), "top: %.100s (%s)\n",
 				apx_kernel_display_name(top, name, sizeof(name)),
@@ -213,10 +261,13 @@ APX_RULE_DECL(fp32_matmul)
 		}
 	}
 	snprintf(f->fix, sizeof(f->fix),
-		 "Let matmuls use tensor cores:\n"
+		 "Let matmuls%s use tensor cores:\n"
 		 "  torch.backends.cuda.matmul.allow_tf32 = True   # or:\n"
-		 "  torch.set_float32_matmul_precision('high')\n"
-		 "or run the model in bf16: with torch.autocast('cuda', dtype=torch.bfloat16): ...");
+		 "  torch.set_float32_matmul_precision('high')\n%s"
+		 "or run the model in bf16: with torch.autocast('cuda', dtype=torch.bfloat16): ...",
+		 convs ? " and convolutions" : "",
+		 convs ? "  torch.backends.cudnn.allow_tf32 = True   # convolutions (PyTorch's "
+			 "default)\n" : "");
 	apx_text_append(f->evidence, sizeof(f->evidence),
 			"with bf16 autocast instead: up to %s (the GEMMs %.1fx faster, and half of "
 			"%s of fp32 elementwise/normalization kernels)\n",
