@@ -953,7 +953,7 @@ APX_TEST(fp32_matmul_leaves_tiny_gemms_out)
 
 /* cuDNN's fp32 convolution engines (SIMT gradients, FFT) count with the fp32 GEMMs, as TF32
  * replaces them too (the development suite's fp32_convnet: most of its step); the same engines
- * on half types are no fp32 work. */
+ * on half types are no fp32 work, nor is a bf16 "sgemm" (precomputed_convolve_sgemm). */
 APX_TEST(fp32_matmul_counts_fp32_convolution_engines)
 {
 	static const char *const fp32[] = {
@@ -980,6 +980,15 @@ APX_TEST(fp32_matmul_counts_fp32_convolution_engines)
 	apx_model_free(m);
 
 	APX_ASSERT_OK(tg_open(&t));	/* the same engines on bf16: no fp32 work */
+	for (uint64_t i = 0; i < 10; i++)
+		tg_kernel(&t, MS + i * 3 * MS, 2 * MS, "_Z26precomputed_convolve_sgemmI13__nv_"
+			  "bfloat16Li1024ELi5ELi5ELi4ELi3ELi3ELi1ELb0EEviiiPKT_iPS1_S3_18kernel_conv_"
+			  "paramsyiffiS3_S3_ii", 7);
+	m = analyse(&t);
+	APX_ASSERT(m && !finding("fp32-matmul"));
+	apx_model_free(m);
+
+	APX_ASSERT_OK(tg_open(&t));
 	for (uint64_t i = 0; i < 10; i++)
 		tg_kernel(&t, MS + i * 3 * MS, 2 * MS, "void wgrad_alg0_engine<__nv_bfloat16, 128, "
 			  "5, 5, 3, 3, 3, false, 512>(int, int, int, __nv_bfloat16 const*, int, float*, "

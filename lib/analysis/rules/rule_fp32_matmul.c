@@ -84,11 +84,14 @@ static int fp32_memory_bound(const struct apx_an_name *nm)
 	       !strstr(d, "gemm");
 }
 
+/* An fp32 GEMM on the SIMT cores: "sgemm", or "gemm" with an f32 math signature, and no
+ * tensor-core or narrower type in the name (cuDNN's precomputed_convolve_sgemm is also
+ * instantiated for __nv_bfloat16 and __half: those are no fp32 work). */
 static int is_fp32_simt_gemm(const struct apx_an_name *nm)
 {
 	static const char *const tensor[] = { "tf32", "1688", "16816", "hmma", "bf16", "f16", "h884",
 					      "h1688", "h16816", "gmma", "wgmma", "xmma_gemm_f16",
-					      "i8", "e4m3", "e5m2" };
+					      "i8", "e4m3", "e5m2", "bfloat16", "half", "Half" };
 	int gemm = apx_name_has(nm, "sgemm") ||
 		   ((apx_name_has(nm, "gemm") || apx_name_has(nm, "GEMM")) &&
 		    apx_name_has(nm, "f32f32"));
@@ -234,11 +237,12 @@ APX_RULE_DECL(fp32_matmul)
 	apx_finding_metric(f, "saving_bf16_ns", bf16, APX_UNIT_NS);
 	apx_text_append(f->evidence, sizeof(f->evidence), "fp32 SIMT GEMM kernels: %llu launches, %s\n",
 			(unsigned long long)count, apx_fmt_ns(b1, sizeof(b1), (double)total));
-	if (convs)
+	if (convs) {
 		apx_text_append(f->evidence, sizeof(f->evidence),
 				"of them cuDNN's fp32 convolution engines (FFT, SIMT gradient, "
 				"Winograd, direct): %s\n", apx_fmt_ns(b1, sizeof(b1), (double)convs));
-	apx_finding_metric(f, "conv_kernel_ns", (double)convs, APX_UNIT_NS);
+		apx_finding_metric(f, "conv_kernel_ns", (double)convs, APX_UNIT_NS);
+	}
 	if (top)
 		apx_text_append(f->evidence, sizeof(f->evidence), "top: %.100s (%s)\n",
 				apx_kernel_display_name(top, name, sizeof(name)),
