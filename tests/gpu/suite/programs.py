@@ -909,15 +909,18 @@ def clean_vit():
 
 def clean_t5():
     """An encoder-decoder: HuggingFace T5ForConditionalGeneration from a config (6 + 6 layers,
-    width 768), bf16 autocast, 32 sources of 256 tokens and targets of 128, fused AdamW."""
+    width 768), bf16 autocast, 128 sources of 256 tokens and targets of 128, fused AdamW. At 32
+    sources it was host-bound on the H200 (GPU busy 40 % of a step, 2,272 kernels a step):
+    128 makes it GPU-bound, as a clean model must be (its committed trace is of 32 until it is
+    captured again: known-misses.txt)."""
     from transformers import T5Config, T5ForConditionalGeneration
     cfg = T5Config(d_model=768, d_kv=64, d_ff=3072, num_layers=6, num_decoder_layers=6,
                    num_heads=12, vocab_size=32128, decoder_start_token_id=0,
                    pad_token_id=0)
     m = T5ForConditionalGeneration(cfg).to(dev)
     opt = torch.optim.AdamW(m.parameters(), lr=1e-4, fused=True)
-    src = torch.randint(1, cfg.vocab_size, (32, 256), device=dev)
-    tgt = torch.randint(1, cfg.vocab_size, (32, 128), device=dev)
+    src = torch.randint(1, cfg.vocab_size, (128, 256), device=dev)
+    tgt = torch.randint(1, cfg.vocab_size, (128, 128), device=dev)
 
     def step():
         opt.zero_grad(set_to_none=True)
