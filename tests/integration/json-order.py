@@ -3,11 +3,12 @@
 # docs/report-schema.md ("Order of the arrays") states, on the committed traces (suite, real and
 # the top-level fixtures); those of `apx diff --format json` (docs/diff.md) on the suite's planted
 # and fixed pairs; those of `apx info --json --chunks` (docs/format.md) on every trace.
-import glob
 import json
 import os
 import subprocess
 import sys
+
+import fixture_traces
 
 KINDS = ["device", "pinned", "managed"]
 PYMEM = ["torch.allocated_bytes", "torch.reserved_bytes", "torch.peak_allocated_bytes",
@@ -137,9 +138,9 @@ def run_json(cmd):
 
 def main():
     apx, src = sys.argv[1], sys.argv[2]
-    suite = sorted(glob.glob(os.path.join(src, "tests/fixtures/suite/*.apx")))
-    traces = suite + sorted(glob.glob(os.path.join(src, "tests/fixtures/real/*.apx"))) + \
-        sorted(glob.glob(os.path.join(src, "tests/fixtures/*.apx")))
+    suite = fixture_traces.in_folder(os.path.join(src, "tests/fixtures/suite"))
+    traces = suite + fixture_traces.in_folder(os.path.join(src, "tests/fixtures/real")) + \
+        fixture_traces.in_folder(os.path.join(src, "tests/fixtures"))
     if not suite:
         print("no suite traces")
         return 77

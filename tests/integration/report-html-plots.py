@@ -24,7 +24,6 @@ message (a failure when APX_REQUIRE_CHROMIUM is set); the checks above always ru
 ctest: APX SRCDIR.
 """
 import csv
-import glob
 import html.parser
 import importlib.util
 import io
@@ -35,6 +34,8 @@ import re
 import subprocess
 import sys
 import tempfile
+
+import fixture_traces
 
 NAME_MAX = 80
 ELL = "\u2026"
@@ -303,8 +304,9 @@ def screenshots(apx, src, tmp, say):
 def main():
     apx, src = sys.argv[1], sys.argv[2]
     os.chdir(src)
-    traces = sorted(glob.glob("tests/fixtures/suite/*.apx") + glob.glob("tests/fixtures/real/*.apx")
-                    + glob.glob("tests/fixtures/hwc/*.apx")) + ["tests/fixtures/sample.apx"]
+    traces = sorted(fixture_traces.in_folder("tests/fixtures/suite") +
+                    fixture_traces.in_folder("tests/fixtures/real") +
+                    fixture_traces.in_folder("tests/fixtures/hwc")) + ["tests/fixtures/sample.apx"]
     fails = []
     with tempfile.TemporaryDirectory() as tmp:
         for trace in traces:

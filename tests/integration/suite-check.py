@@ -26,14 +26,12 @@ whatever they are (also with no facts.json yet). A trace may be stored xz-compre
 (NAME.apx.xz, as the held-out suite's are, to keep the repository small): it is unpacked into a
 temporary folder first."""
 import argparse
-import atexit
 import json
-import lzma
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
+
+import fixture_traces
 
 ap = argparse.ArgumentParser()
 ap.add_argument("apx")
@@ -62,22 +60,9 @@ missing = []    # --report-only: the cases whose traces are not there
 table = []     # case, rule, simulated?, estimate, the rule's own estimate, measured (ms/step)
 
 
-unpacked = tempfile.mkdtemp(prefix="suite-check-")
-atexit.register(shutil.rmtree, unpacked, True)
-
-
 def trace(name):
     """The path of trace NAME: NAME.apx, or NAME.apx.xz unpacked; None when neither exists."""
-    path = os.path.join(fix, name + ".apx")
-    if os.path.exists(path):
-        return path
-    if not os.path.exists(path + ".xz"):
-        return None
-    out = os.path.join(unpacked, name + ".apx")
-    if not os.path.exists(out):
-        with lzma.open(path + ".xz") as fin, open(out, "wb") as fout:
-            shutil.copyfileobj(fin, fout)
-    return out
+    return fixture_traces.path(os.path.join(fix, name))
 
 
 def absent(case, names):

@@ -12,9 +12,10 @@
 # two suites' parts never mix. SUITE_TIMEOUT (seconds, default 570) bounds run.py, so that two
 # parts fit one call.
 # `merge DEST DIR...` (here, no GPU) unpacks the parts found in the DIRs into DEST (e.g.
-# tests/fixtures/suite) and merges their facts.json, case by case; commit the result. The parts
-# merged are those of the programs folder DEST is named after (tests/fixtures/heldout:
-# heldout-part-*.tgz, as tests/gpu/heldout exists), else the dev suite's suite-part-*.tgz.
+# tests/fixtures/suite; a trace over 512 KiB, or held-out, as NAME.apx.xz) and merges their
+# facts.json, case by case; commit the result. The parts merged are those of the programs
+# folder DEST is named after (tests/fixtures/heldout: heldout-part-*.tgz, as
+# tests/gpu/heldout exists), else the dev suite's suite-part-*.tgz.
 # The measured saving (facts.json diff_ms, what suite-check compares apx's estimate with) is,
 # for every case programs.PAIRABLE allows, the median difference of adjacent planted/fixed
 # blocks timed in one process (3 processes of `programs.py CASE paired`, 6 pairs each), no
@@ -58,7 +59,7 @@ merge)
 	shift 2
 	mkdir -p "$dest" || exit 1
 	python3 - "$here" "$dest" "$@" <<'EOF'
-import glob, json, os, sys, tarfile, tempfile
+import glob, json, lzma, os, shutil, sys, tarfile, tempfile
 here, dest, dirs = sys.argv[1], sys.argv[2], sys.argv[3:]
 facts_path = os.path.join(dest, "facts.json")
 facts = json.load(open(facts_path)) if os.path.exists(facts_path) else {}
@@ -77,8 +78,22 @@ for p in parts:
                         out.write(tf.extractfile(m).read())
         part = json.load(open(os.path.join(t, "facts.json")))
         for name in os.listdir(t):
-            if name.endswith(".apx"):
-                os.replace(os.path.join(t, name), os.path.join(dest, name))
+            if not name.endswith(".apx"):
+                continue
+            src, out = os.path.join(t, name), os.path.join(dest, name)
+            # xz for the held-out suite, a trace stored so already or one over 512 KiB (the
+            # repository stays small enough to travel to the device machine); suite-check
+            # reads both
+            if prefix != "suite" or os.path.exists(out + ".xz") or \
+                    os.path.getsize(src) > 512 * 1024:
+                with open(src, "rb") as fin, lzma.open(out + ".xz", "wb", preset=9) as fout:
+                    shutil.copyfileobj(fin, fout)
+                if os.path.exists(out):
+                    os.remove(out)
+            else:
+                os.replace(src, out)
+                if os.path.exists(out + ".xz"):
+                    os.remove(out + ".xz")
         facts.update(part)
         print(f"{ascii(p)}: {len(part)} cases: {', '.join(sorted(part))}")
 with open(facts_path, "w") as fh:
