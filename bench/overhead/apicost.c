@@ -1,7 +1,9 @@
 /*
  * apicost.c - apx-apicost (bench only, never installed): the host time of the CUDA calls an
  * eager PyTorch op makes (the runtime's device and error getters, capture and stream queries,
- * an event record, a kernel launch), each timed alone in a loop, so that run on its own and
+ * an event record, a kernel launch) and of the allocator's cudaMalloc/cudaFree pairs (a
+ * program that calls empty_cache() runs 1.32x slower traced: tests/fixtures/suite/facts.json,
+ * varlen_server), each timed alone in a loop, so that run on its own and
  * under a CUPTI injection (bench/overhead/apicost.sh: none, CUPTI loaded with nothing on, a
  * subscriber of two callbacks, the floor's kinds, the collector) it shows which calls being
  * attached makes dearer. A traced process's paused blocks ran 1.29x slower than an unprofiled
@@ -36,12 +38,24 @@
 static const char ptx[] = APX_CALIB_PTX("apx_empty", "apx_spin");
 
 enum call { GET_DEVICE, GET_LAST_ERROR, IS_CAPTURING, STREAM_QUERY, EVENT_RECORD,
-	    CTX_GET_CURRENT, LAUNCH, CALL__COUNT };
+	    CTX_GET_CURRENT, LAUNCH, MALLOC_FREE_2M, MALLOC_FREE_64M, CALL__COUNT };
 
 static const char *const call_names[CALL__COUNT] = {
 	"cudaGetDevice", "cudaGetLastError", "cudaStreamIsCapturing", "cudaStreamQuery",
-	"cudaEventRecord", "cuCtxGetCurrent", "cuLaunchKernel",
+	"cudaEventRecord", "cuCtxGetCurrent", "cuLaunchKernel", "cudaMalloc+Free(2MiB)",
+	"cudaMalloc+Free(64MiB)",
 };
+
+/* The allocator's pairs: PyTorch's caching allocator calls cudaMalloc on a cache miss (2 MiB
+ * segments for small blocks, larger ones for the rest) and cudaFree after empty_cache(); a
+ * cudaFree waits for the device, so these are timed on an idle GPU, ALLOC_BLOCK pairs a
+ * block. */
+#define ALLOC_BLOCK 40
+
+static int alloc_call(enum call c)
+{
+	return c == MALLOC_FREE_2M || c == MALLOC_FREE_64M;
+}
 
 struct gpu {
 	cudaStream_t s;
@@ -55,6 +69,7 @@ static int once(enum call c, const struct gpu *g)
 	enum cudaStreamCaptureStatus cap;
 	cudaError_t e;
 	CUcontext ctx;
+	void *p;
 	int dev;
 
 	switch (c) {
@@ -74,27 +89,35 @@ static int once(enum call c, const struct gpu *g)
 	case LAUNCH:
 		return cuLaunchKernel(g->empty, 1, 1, 1, 32, 1, 1, 0, (CUstream)g->s, NULL,
 				      NULL) != CUDA_SUCCESS;
+	case MALLOC_FREE_2M:
+	case MALLOC_FREE_64M:
+		if (cudaMalloc(&p, (c == MALLOC_FREE_2M ? 2u : 64u) << 20) != cudaSuccess)
+			return 1;
+		return cudaFree(p) != cudaSuccess;
 	default:
 		return 1;
 	}
 }
 
-/* The median ns of one call over REPS blocks, each behind a spinning kernel; 0 on failure. */
+/* The median ns of one call over REPS blocks, each behind a spinning kernel (the allocator's
+ * pairs: on an idle GPU); 0 on failure. */
 static uint64_t time_call(enum call c, const struct gpu *g)
 {
 	uint64_t samples[REPS], lim = SPIN_NS;
 	void *args[] = { &lim };
+	int block = alloc_call(c) ? ALLOC_BLOCK : BLOCK;
 
 	for (int r = 0; r < REPS; r++) {
 		uint64_t t0;
 		int bad = 0;
 
-		if (cuLaunchKernel(g->spin, 1, 1, 1, 1, 1, 1, 0, (CUstream)g->s, args, NULL))
+		if (!alloc_call(c) &&
+		    cuLaunchKernel(g->spin, 1, 1, 1, 1, 1, 1, 0, (CUstream)g->s, args, NULL))
 			return 0;
 		t0 = apx_clock_ns(CLOCK_MONOTONIC);
-		for (int i = 0; i < BLOCK; i++)
+		for (int i = 0; i < block; i++)
 			bad |= once(c, g);
-		samples[r] = (apx_clock_ns(CLOCK_MONOTONIC) - t0) / BLOCK;
+		samples[r] = (apx_clock_ns(CLOCK_MONOTONIC) - t0) / (uint64_t)block;
 		(void)cudaGetLastError();	/* a "not ready" left by the queries */
 		if (bad || cudaStreamSynchronize(g->s) != cudaSuccess)
 			return 0;
@@ -145,8 +168,8 @@ int main(void)
 	for (int c = 0; c < CALL__COUNT; c++) {
 		uint64_t ns;
 
-		for (int i = 0; i < BLOCK; i++)		/* warm-up */
-			(void)once((enum call)c, &g);
+		for (int i = 0; i < (alloc_call((enum call)c) ? ALLOC_BLOCK : BLOCK); i++)
+			(void)once((enum call)c, &g);		/* warm-up */
 		(void)cudaStreamSynchronize(g.s);
 		(void)cudaGetLastError();
 		ns = time_call((enum call)c, &g);

@@ -59,12 +59,12 @@ for line in open(sys.argv[1]):
 modes = ["none", "cupti-loaded", "cupti-idle", "floor", "floor-paused", "collector",
          "collector-paused"]
 print("ns a call, median of the rounds (+ the excess over none)")
-print(f"{'call':24}" + "".join(f"{m:>20}" for m in modes))
+print(f"{'call':26}" + "".join(f"{m:>20}" for m in modes))
 for call, by in rows.items():
     base = statistics.median(by.get("none", [0]))
     cells = []
     for m in modes:
         v = statistics.median(by[m]) if m in by else float("nan")
         cells.append(f"{v:8.0f}" + (f" ({v - base:+6.0f})" if m != "none" else " " * 9))
-    print(f"{call:24}" + "".join(f"{c:>20}" for c in cells))
+    print(f"{call:26}" + "".join(f"{c:>20}" for c in cells))
 EOF
