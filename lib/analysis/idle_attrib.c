@@ -667,29 +667,44 @@ uint64_t apx_steady_blocked_ns(const struct apx_model *m)
 	return ns;
 }
 
-/* Does the host's own work over the steady window (the window less its time blocked in
- * syncs and the collector's cost for each launch there) take less than the GPU's busy time
- * there (the window less every idle ns, whatever cause it has or waits for)? Then without the
- * syncs it would get ahead, and a refill that the next sync cut short is the sync's too. */
-static int host_ahead(const struct apx_model *m)
+uint64_t apx_steady_busy_ns(const struct apx_model *m)
 {
 	const struct apx_an_timeline *g = &m->gpu;
-	const struct apx_es_kernels *k = m->store ? &m->store->k : NULL;
 	uint64_t win = m->steady_end_ns > m->steady_start_ns ? m->steady_end_ns - m->steady_start_ns
 							     : 0;
-	uint64_t idle = g->step_host_ns, blocked = apx_steady_blocked_ns(m), launches = 0, host;
+	uint64_t idle = g->step_host_ns;
 
 	for (unsigned c = 0; c < APX_IDLE__COUNT; c++)
 		idle += g->idle_by_cause[c];
 	for (unsigned c = 0; c <= APX_IDLE__COUNT; c++)
 		idle += g->refill_ns[c] + g->pend_ns[c] + g->cut_ns[c];
-	if (!win || blocked >= win || idle >= win)
+	return win > idle ? win - idle : 0;
+}
+
+uint64_t apx_steady_host_work_ns(const struct apx_model *m)
+{
+	const struct apx_es_kernels *k = m->store ? &m->store->k : NULL;
+	uint64_t win = m->steady_end_ns > m->steady_start_ns ? m->steady_end_ns - m->steady_start_ns
+							     : 0;
+	uint64_t blocked = apx_steady_blocked_ns(m), launches = 0, host;
+
+	if (blocked >= win)
 		return 0;
 	for (size_t i = 0; k && i < k->n; i++)
 		launches += k->start[i] >= m->steady_start_ns && k->start[i] < m->steady_end_ns;
 	host = win - blocked;
-	host = host > m->launch_cost_ns * launches ? host - m->launch_cost_ns * launches : 0;
-	return host < win - idle;
+	return host > m->launch_cost_ns * launches ? host - m->launch_cost_ns * launches : 0;
+}
+
+/* Does the host's own work over the steady window take less than the GPU's busy time there?
+ * Then without the syncs it would get ahead, and a refill that the next sync cut short is the
+ * sync's too. */
+static int host_ahead(const struct apx_model *m)
+{
+	uint64_t busy = apx_steady_busy_ns(m);
+
+	return busy && apx_steady_blocked_ns(m) < m->steady_end_ns - m->steady_start_ns &&
+	       apx_steady_host_work_ns(m) < busy;
 }
 
 void apx_idle_resolve(struct apx_model *m)

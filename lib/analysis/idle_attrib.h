@@ -96,6 +96,13 @@ void apx_idle_resolve(struct apx_model *m);
 /* The host's time blocked in synchronizations (stream-wait-event ones aside: the host does
  * not wait in them) inside the steady window. */
 uint64_t apx_steady_blocked_ns(const struct apx_model *m);
+/* The GPU's busy time in the steady window: the window less every idle ns, whatever cause it
+ * has or waits for (after the sweep). */
+uint64_t apx_steady_busy_ns(const struct apx_model *m);
+/* The host's own work over the steady window: the window less its time blocked in syncs and
+ * the collector's cost for each launch there (0 when the syncs fill it). With the GPU's busy
+ * time, the step the two would take if each overlapped the other: max(host, busy). */
+uint64_t apx_steady_host_work_ns(const struct apx_model *m);
 /* Whether [a, b) meets one of the spans. */
 int apx_spans_meet(const struct apx_spans *sp, uint64_t a, uint64_t b);
 

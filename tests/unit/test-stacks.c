@@ -278,8 +278,12 @@ APX_TEST(input_pipeline_names_the_function)
 }
 
 /* 40 NVTX steps of two 1 ms kernels with a 600 us gap between them that nothing in the trace
- * explains, the main thread (tid 100) sampled twice in each gap in the given state. */
-static struct apx_model *gapped_steps(unsigned state, int64_t syscall)
+ * explains, the main thread (tid 100) sampled twice in each gap in the given state. With
+ * waits, a 3 ms optimizer kernel follows, and the host waits for the second kernel's end in an
+ * event sync (returning as the optimizer starts: in no gap), so that its own work (4.61 of a
+ * step's 5.61 ms) is shorter than the GPU's (5 ms): queued ahead, it would hide the gaps.
+ * Without, the host works the whole window: host-bound. */
+static struct apx_model *gapped_steps(unsigned state, int64_t syscall, int waits)
 {
 	struct tg t;
 	uint64_t ts = 1 * MS;
@@ -296,28 +300,36 @@ static struct apx_model *gapped_steps(unsigned state, int64_t syscall)
 		tg_sample(&t, ts + 1 * MS + 400 * US, 100, 1, state, syscall, i * MS, 200 * US);
 		ts += 1 * MS + 600 * US;
 		tg_kernel(&t, ts, 1 * MS, "bwd", 7);
-		ts += 1 * MS + 10 * US;
+		ts += 1 * MS;
+		if (waits) {
+			tg_sync(&t, ts - 1 * MS, ts, APX_SYNC_KIND_EVENT);
+			tg_kernel(&t, ts, 3 * MS, "opt", 7);
+			ts += 3 * MS;
+		}
+		ts += 10 * US;
 		tg_marker(&t, s0, ts - 5 * US, "step");
 	}
 	return model_of(&t, 0);
 }
 
 /* gpu-starvation's reading of short in-step gaps: the host's per-op work when the main thread
- * was running in them; when it was waiting in a system call there, not (the evidence says so) */
+ * was running in them; when it was waiting in a system call there, not (the evidence says so);
+ * a host-bound program (its host works the whole window) gains nothing there by queueing ahead */
 APX_TEST(gpu_starvation_tells_waiting_from_per_op_work)
 {
 	const struct apx_finding *f;
-	struct apx_model *m = gapped_steps(APX_TSTATE_RUNNING, -1);
+	struct apx_model *m = gapped_steps(APX_TSTATE_RUNNING, -1, 1);
 
 	APX_ASSERT(m && !m->launch_bound);
 	f = finding("gpu-starvation");
 	APX_ASSERT(f && strstr(f->title, "host per-op work"));
 	APX_ASSERT(strstr(f->evidence, "in the gaps of 100 us or more: 15.60 ms running, 0 ns "
 			  "waiting in a system call\n"));	/* 78 of 200 us: 39 gaps, 2 each */
+	APX_ASSERT(!strstr(f->evidence, "left out\n"));	/* the host could get ahead */
 	APX_ASSERT(strstr(f->fix, "torch.compile"));
 	apx_model_free(m);
 
-	m = gapped_steps(APX_TSTATE_SLEEPING, 202);	/* futex: a queue, a lock */
+	m = gapped_steps(APX_TSTATE_SLEEPING, 202, 1);	/* futex: a queue, a lock */
 	APX_ASSERT(m);
 	f = finding("gpu-starvation");
 	APX_ASSERT(f && !strstr(f->title, "host per-op work"));
@@ -325,6 +337,11 @@ APX_TEST(gpu_starvation_tells_waiting_from_per_op_work)
 			  "for something"));
 	APX_ASSERT(!strstr(f->evidence, "eager overhead"));
 	APX_ASSERT(!strstr(f->fix, "torch.compile"));
+	apx_model_free(m);
+
+	m = gapped_steps(APX_TSTATE_RUNNING, -1, 0);	/* host-bound: silent */
+	APX_ASSERT(m && m->gpu.idle_by_cause[APX_IDLE_UNKNOWN] >= 38 * 600 * US);
+	APX_ASSERT(!finding("gpu-starvation") && tg_status(&fd, "gpu-starvation") == APX_RULE_CLEAN);
 	apx_model_free(m);
 	return 0;
 }
