@@ -87,6 +87,16 @@ programs: the same problem classes, other code):
                  every step -> one pinned block of all columns, one copy on a side stream ahead
   checkpoint_kept a model on the GPU given its weights from a 1 GiB host state dict, which is
                  then kept (to resume from) -> deleted after loading (a memory cost, as replica)
+Second styles of five more classes (2026-12-07: fp32_convnet, varlen_server, gru_unrolled;
+late: score_export, nonzero_per_sample):
+  fp32_convnet   an fp32 CNN with TF32 off for matmuls and cuDNN -> TF32 on for both
+  varlen_server  a bf16 encoder serving requests of 8 lengths, empty_cache() after each -> none
+  gru_unrolled   a GRU cell unrolled over 48 steps in Python, eager -> replayed from a CUDA graph
+  score_export   4 chunks of 16384 candidates scored a step, each chunk's 16 MiB of scores
+                 handed to numpy with .cpu().numpy() -> copied non_blocking into pinned
+                 buffers on a side stream, read one step later after their events
+  nonzero_per_sample a segmentation loss averaged over each image's foreground pixels found
+                 with nonzero() image by image (16 syncs a step) -> one masked mean
 """
 import argparse
 import copy
@@ -117,6 +127,8 @@ CASES = {
     # second styles of three more classes (2026-12-07, evening; not yet captured)
     "fp32_convnet": "fp32-matmul", "varlen_server": "allocator-churn",
     "gru_unrolled": "launch-bound",
+    # second styles of two more classes (2026-12-07, late; not yet captured)
+    "score_export": "sync-copy", "nonzero_per_sample": "sync-frequency",
 }
 # The clean models (run.py): no planted problem, no finding of 1 % of a step expected. bert
 # and effnet (2026-12-07): models from libraries, whose host work between launches (HF's
@@ -181,6 +193,8 @@ PAIRABLE = {
                             "frees the fixed variant's cached blocks, which its untimed steps "
                             "before each block allocate again"),
     "gru_unrolled": (True, "the fixed variant's graph is its own; the planted runs eager"),
+    "score_export": (True, "separate models, candidates, pinned buffers, events and streams"),
+    "nonzero_per_sample": (True, "separate models, optimizers and batches"),
 }
 dev = "cuda"
 
@@ -1025,6 +1039,82 @@ class GRUScan(nn.Module):
 def case_gru_unrolled(fixed):
     m = GRUScan(128, 256, 48).to(dev).eval()
     return eager_or_graph(m, torch.randn(64, 48, 128, device=dev), fixed)
+
+
+def case_score_export(fixed):
+    # a ranking service scoring 4 chunks of 16384 candidates a step with a bf16 MLP and handing
+    # each chunk's 256 scores a candidate (16 MiB, fp32) to numpy with .cpu().numpy(): each
+    # copy into pageable memory blocks the host until the chunk is done and staged out. Fixed:
+    # each chunk copied non_blocking into its pinned buffer on a side stream, read by numpy one
+    # step later, after its event
+    m = nn.Sequential(*[x for _ in range(6) for x in (nn.Linear(2048, 2048), nn.GELU())],
+                      nn.Linear(2048, 256)).to(dev).eval()
+    chunks = [torch.randn(16384, 2048, device=dev) for _ in range(4)]
+    bufs = [torch.empty(16384, 256).pin_memory() for _ in chunks]
+    evs, side = [torch.cuda.Event() for _ in chunks], torch.cuda.Stream()
+    state = {"pending": False, "out": []}
+
+    def step():
+        if fixed and state["pending"]:
+            for ev, buf in zip(evs, bufs):          # last step's scores, long copied
+                ev.synchronize()
+                state["out"] = [buf.numpy()]
+        for i, x in enumerate(chunks):
+            with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
+                y = m(x).float()
+            if not fixed:
+                state["out"] = [y.cpu().numpy()]    # blocks until the chunk is done
+                continue
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                y.record_stream(side)
+                bufs[i].copy_(y, non_blocking=True)
+                evs[i].record(side)
+        state["pending"] = fixed
+    return step
+
+
+class SegNet(nn.Module):
+    """A small bf16 encoder-decoder that predicts a foreground score per pixel."""
+
+    def __init__(self, c=96):
+        super().__init__()
+        self.enc = nn.Sequential(nn.Conv2d(3, c, 3, padding=1), nn.ReLU(),
+                                 nn.Conv2d(c, c, 3, stride=2, padding=1), nn.ReLU(),
+                                 nn.Conv2d(c, 2 * c, 3, padding=1), nn.ReLU())
+        self.dec = nn.Sequential(nn.ConvTranspose2d(2 * c, c, 2, stride=2), nn.ReLU(),
+                                 nn.Conv2d(c, 1, 1))
+
+    def forward(self, x):
+        return self.dec(self.enc(x)).squeeze(1)
+
+
+def case_nonzero_per_sample(fixed):
+    # a segmentation trainer whose loss is averaged over each image's foreground pixels, found
+    # with nonzero() image by image (16 images: 16 host syncs a step, each waiting for the
+    # forward to finish before the next image's loss is launched). Fixed: the same masked mean
+    # for all images at once, with no data-dependent shape
+    m = SegNet().to(dev)
+    opt = torch.optim.AdamW(m.parameters(), lr=1e-4, fused=True)
+    x = torch.randn(16, 3, 192, 192, device=dev)
+    target = (torch.rand(16, 192, 192, device=dev) > 0.7).float()
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            pred = m(x).float()
+        err = (pred - target).square()
+        if fixed:
+            fg = target > 0
+            loss = ((err * fg).sum((1, 2)) / fg.sum((1, 2)).clamp(min=1)).mean()
+        else:
+            loss = 0
+            for i in range(x.shape[0]):
+                idx = (target[i] > 0).nonzero(as_tuple=True)    # a sync: its length
+                loss = loss + err[i][idx].mean() / x.shape[0]
+        loss.backward()
+        opt.step()
+    return step
 
 
 def timed(step, n):
