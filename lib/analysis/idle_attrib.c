@@ -654,10 +654,10 @@ static void refill_resolve(struct apx_an_timeline *t, int bound, int host_ahead)
 
 uint64_t apx_steady_blocked_ns(const struct apx_model *m)
 {
-	const struct apx_es_syncs *y = &m->store->y;
+	const struct apx_es_syncs *y = m->store ? &m->store->y : NULL;
 	uint64_t ns = 0;
 
-	for (size_t i = 0; i < y->n; i++) {
+	for (size_t i = 0; y && i < y->n; i++) {
 		uint64_t a = y->start[i] > m->steady_start_ns ? y->start[i] : m->steady_start_ns;
 		uint64_t b = y->end[i] < m->steady_end_ns ? y->end[i] : m->steady_end_ns;
 
