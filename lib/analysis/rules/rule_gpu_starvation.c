@@ -80,8 +80,8 @@ APX_RULE_DECL(gpu_starvation)
 {
 	uint64_t all = m->gpu.idle_by_cause[APX_IDLE_UNKNOWN], total = recurring(m, all);
 	double opt_launches, opt = apx_optimizer_loop_claim(m, APX_IDLE_UNKNOWN, &opt_launches);
-	uint64_t n = 0, active, busy, biggest[3] = { 0 }, host, floor_ns, cap, uncapped, long_ns = 0;
-	uint64_t movable;
+	uint64_t n = 0, active, busy, biggest[3] = { 0 };
+	uint64_t host, floor_ns, cap, uncapped, movable, long_ns = 0;
 	int eager;	/* most of it: short gaps between kernels (the host's per-op work) */
 	const struct apx_an_gap *top[3] = { NULL };
 	char b1[32], b2[32], b3[32];
@@ -128,7 +128,7 @@ APX_RULE_DECL(gpu_starvation)
 	cap = m->steady_end_ns > m->steady_start_ns + floor_ns
 		? m->steady_end_ns - m->steady_start_ns - floor_ns : 0;
 	uncapped = total;
-	/* the short gaps recur (a one-off left out above is a long gap): what is not theirs moves */
+	/* the short gaps recur (a one-off left out above is a long gap): the rest can move */
 	movable = all > long_ns ? all - long_ns : 0;		/* the short gaps' */
 	movable = total > movable ? total - movable : 0;
 	if (total - movable > cap)
