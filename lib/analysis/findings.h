@@ -129,6 +129,9 @@ struct apx_zero_grad {
 	int found, foreach;			/* foreach: multi_tensor_apply zeroing kernels */
 	const struct apx_an_name *top;		/* the zeroing kernel */
 	double launches, gpu_ns, adds, add_ns, host_ns, launch_idle_ns;
+	double waited_ns;	/* outside a launch-bound steady state, the zero_() loop's: a step's
+				 * GPU idle between its fills (the collector's cost per launch left
+				 * out), what its launches cost the step; < 0: not measured */
 };
 void apx_zero_grad_find(const struct apx_model *m, struct apx_zero_grad *z);
 /* Child processes of the process that ran the GPU work (DataLoader workers, subprocesses):

@@ -206,6 +206,12 @@ struct apx_an_name {
 	uint64_t steady_ns;			/* their time */
 	uint32_t max_burst;			/* most launches of it in a row on one stream, there */
 	uint32_t long_bursts;			/* runs of it there that reached APX_LONG_RUN */
+	uint64_t burst_gap_ns;			/* in those runs: the stream's idle between two of
+						 * its kernels (the host's launching the GPU waited
+						 * for, or ~1 us between queued kernels) */
+	uint64_t burst_loose_gaps;		/* of those gaps, the ones of APX_REFILL_TIGHT_NS or
+						 * more (the host was behind: the collector's cost
+						 * per launch is in them) */
 	uint32_t device;
 	uint32_t grid[3], block[3], regs, smem_static, smem_dynamic;
 	double occupancy;			/* theoretical, 0..1; < 0 = not computable */

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "analysis/hwcounters.h"
+#include "analysis/idle_attrib.h"
 #include "analysis/views.h"
 
 #include "base/banned.h"
@@ -313,22 +314,31 @@ int apx_view_kernels(struct apx_model *m)
 }
 
 /* Launches of each name inside the steps (first step's start .. last step's end), its longest
- * run of back-to-back launches on one stream there, and how many of its runs reach
- * APX_LONG_RUN: `for p in params: p.grad.zero_()` or a per-parameter optimizer is a run as long
- * as the parameter list, once a step. The store's kernels are in time order. */
+ * run of back-to-back launches on one stream there, how many of its runs reach APX_LONG_RUN
+ * (`for p in params: p.grad.zero_()` or a per-parameter optimizer is a run as long as the
+ * parameter list, once a step), and the stream's idle between the kernels of those runs. The
+ * store's kernels are in time order. */
+struct run_gaps {
+	uint64_t end;		/* the stream's last kernel's end */
+	uint64_t gap_ns, loose;	/* the current run's gaps so far, until it reaches APX_LONG_RUN */
+};
+
 int apx_view_steady_launches(struct apx_model *m)
 {
 	const struct apx_store *st = m->store;
 	const struct apx_an_steps *steps = &m->steady;
 	uint32_t *last, *run;
+	struct run_gaps *rg;
 
 	if (!steps->count || !st->k.n || !st->nstreams)
 		return 0;
 	last = malloc(st->nstreams * sizeof(*last));
 	run = calloc(st->nstreams, sizeof(*run));
-	if (!last || !run) {
+	rg = calloc(st->nstreams, sizeof(*rg));
+	if (!last || !run || !rg) {
 		free(last);
 		free(run);
+		free(rg);
 		return -ENOMEM;
 	}
 	memset(last, 0xff, st->nstreams * sizeof(*last));
@@ -345,10 +355,25 @@ int apx_view_steady_launches(struct apx_model *m)
 		last[s] = j;
 		if (run[s] > nm->max_burst)
 			nm->max_burst = run[s];
-		if (run[s] == APX_LONG_RUN)
-			nm->long_bursts++;
+		if (run[s] == 1) {
+			rg[s].gap_ns = rg[s].loose = 0;
+		} else if (st->k.start[i] > rg[s].end) {
+			uint64_t gap = st->k.start[i] - rg[s].end;
+
+			rg[s].gap_ns += gap;
+			rg[s].loose += gap >= APX_REFILL_TIGHT_NS;
+		}
+		if (run[s] >= APX_LONG_RUN) {	/* the run counts: its gaps so far, then each */
+			nm->long_bursts += run[s] == APX_LONG_RUN;
+			nm->burst_gap_ns += rg[s].gap_ns;
+			nm->burst_loose_gaps += rg[s].loose;
+			rg[s].gap_ns = rg[s].loose = 0;
+		}
+		if (st->k.start[i] + st->k.dur[i] > rg[s].end)
+			rg[s].end = st->k.start[i] + st->k.dur[i];
 	}
 	free(last);
 	free(run);
+	free(rg);
 	return 0;
 }

@@ -23,7 +23,10 @@
  * adds: backward launches them ahead of a GPU-bound step) x their host cost + their GPU time.
  * The host cost of a launch: in a launch-bound steady state the mean short launch gap
  * (idle_attrib.c's launch overhead, the collector's cost left out), which launch-bound then
- * leaves to this rule; else APX_HOST_OP_NS.
+ * leaves to this rule; else, for the zero_() loop, what its launches cost the step as the
+ * trace shows it: the GPU's idle between its fills (none when the host was ahead and the
+ * fills ran back to back; the collector's cost per launch left out of the gaps the host was
+ * behind in), and for foreach zeroing (a few launches) APX_HOST_OP_NS a launch.
  */
 #include "analysis/findings.h"
 
@@ -140,11 +143,22 @@ void apx_zero_grad_find(const struct apx_model *m, struct apx_zero_grad *z)
 	if (!z->found)
 		return;
 	count_adds(m, bound, z);
+	z->waited_ns = -1;
 	z->host_ns = apx_launch_host_ns(m);
-	if (z->host_ns > 0)
+	if (z->host_ns > 0) {
 		z->launch_idle_ns = (z->launches + z->adds) * z->host_ns * (double)m->steady.count;
-	else
-		z->host_ns = APX_HOST_OP_NS;
+		return;
+	}
+	z->host_ns = APX_HOST_OP_NS;
+	if (!z->foreach && z->top->long_bursts) {
+		/* the loop's launches cost the step what the GPU waited for them: its idle between
+		 * the fills (none when the host was ahead), less the collector's cost in the gaps
+		 * the host was behind in; a step's, over the runs' steps */
+		double gap = (double)z->top->burst_gap_ns -
+			     (double)m->launch_cost_ns * (double)z->top->burst_loose_gaps;
+
+		z->waited_ns = (gap > 0 ? gap : 0) / (double)z->top->long_bursts;
+	}
 }
 
 /* The kernels of one name (ctx: it): the lines of the finding. */
@@ -170,7 +184,8 @@ APX_RULE_DECL(zero_grad_memset)
 	 * suite's GPU-bound zero_grad and grad_zero_loop, apx diff finds the saving in the
 	 * kernels' time and the zeroing's launches, not in the adds' launches) */
 	host_launches = z.launches + (z.launch_idle_ns > 0 ? z.adds : 0);
-	saving = (host_launches * z.host_ns + gpu_ns) * (double)st->count;
+	saving = ((z.waited_ns >= 0 ? z.waited_ns : host_launches * z.host_ns) + gpu_ns) *
+		 (double)st->count;
 	f = apx_finding_add(out, m, "zero-grad-memset", APX_SEV_WARNING, saving, 60);
 	if (!f)
 		return APX_RULE_FIRED;
@@ -195,26 +210,46 @@ APX_RULE_DECL(zero_grad_memset)
 			snprintf(adds, sizeof(adds), ", %.0f adds into them", z.adds);
 		snprintf(f->title, sizeof(f->title), "gradients zeroed by %.0f kernels every step%s "
 			 "(zero_grad without set_to_none)", z.launches, adds);
-		snprintf(f->model, sizeof(f->model),
-			 "set_to_none=True launches nothing and backward keeps each new gradient "
-			 "instead of adding it: saving = (zeroing%s) x %s host cost a launch + "
-			 "their GPU time, per step", z.launch_idle_ns > 0 ? " + adds" : " launches",
-			 apx_fmt_ns(b1, sizeof(b1), z.host_ns));
+		if (z.waited_ns >= 0)
+			snprintf(f->model, sizeof(f->model),
+				 "set_to_none=True launches nothing and backward keeps each new "
+				 "gradient instead of adding it: saving = the GPU's idle between the "
+				 "zeroing kernels (what their launches cost the step) + their GPU "
+				 "time, per step");
+		else
+			snprintf(f->model, sizeof(f->model),
+				 "set_to_none=True launches nothing and backward keeps each new "
+				 "gradient instead of adding it: saving = (zeroing%s) x %s host cost a "
+				 "launch + their GPU time, per step",
+				 z.launch_idle_ns > 0 ? " + adds" : " launches",
+				 apx_fmt_ns(b1, sizeof(b1), z.host_ns));
 		apx_text_append(f->evidence, sizeof(f->evidence),
 				"fill kernels: up to %u in a row (one per parameter tensor), a run of "
 				"%d or more in %u of %llu steps, %s a step on the GPU\n",
 				z.top->max_burst, APX_LONG_RUN, z.top->long_bursts,
 				(unsigned long long)st->count, apx_fmt_ns(b1, sizeof(b1), z.gpu_ns));
+		if (z.waited_ns >= 0)
+			apx_text_append(f->evidence, sizeof(f->evidence),
+					"GPU idle between the fills: %s a step (the collector's cost "
+					"a launch left out)\n",
+					apx_fmt_ns(b1, sizeof(b1), z.waited_ns));
 		apx_finding_metric(f, "steps_with_run", (double)z.top->long_bursts, APX_UNIT_COUNT);
 	}
-	apx_text_append(f->evidence, sizeof(f->evidence),
-			"adds into the gradients: %.0f a step, %s on the GPU; host cost a launch: "
-			"%s (%s)\n", z.adds, apx_fmt_ns(b1, sizeof(b1), z.add_ns),
-			apx_fmt_ns(b2, sizeof(b2), z.host_ns),
-			z.launch_idle_ns > 0 ? "the steady state's mean launch gap, taken from "
-			"launch-bound's" : "an eager op's");
+	if (z.waited_ns >= 0)
+		apx_text_append(f->evidence, sizeof(f->evidence),
+				"adds into the gradients: %.0f a step, %s on the GPU\n", z.adds,
+				apx_fmt_ns(b1, sizeof(b1), z.add_ns));
+	else
+		apx_text_append(f->evidence, sizeof(f->evidence),
+				"adds into the gradients: %.0f a step, %s on the GPU; host cost a "
+				"launch: %s (%s)\n", z.adds, apx_fmt_ns(b1, sizeof(b1), z.add_ns),
+				apx_fmt_ns(b2, sizeof(b2), z.host_ns),
+				z.launch_idle_ns > 0 ? "the steady state's mean launch gap, taken from "
+				"launch-bound's" : "an eager op's");
 	apx_finding_metric(f, "adds_per_step", z.adds, APX_UNIT_COUNT);
 	apx_finding_metric(f, "host_per_launch_ns", z.host_ns, APX_UNIT_NS);
+	if (z.waited_ns >= 0)
+		apx_finding_metric(f, "waited_ns", z.waited_ns * (double)st->count, APX_UNIT_NS);
 	apx_finding_metric(f, "launches_per_step", z.launches, APX_UNIT_COUNT);
 	apx_finding_metric(f, "fill_ns", gpu_ns * (double)st->count, APX_UNIT_NS);
 	apx_finding_metric(f, "steps", (double)st->count, APX_UNIT_COUNT);
