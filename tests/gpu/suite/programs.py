@@ -87,8 +87,8 @@ programs: the same problem classes, other code):
                  every step -> one pinned block of all columns, one copy on a side stream ahead
   checkpoint_kept a model on the GPU given its weights from a 1 GiB host state dict, which is
                  then kept (to resume from) -> deleted after loading (a memory cost, as replica)
-Second styles of five more classes (2026-12-07: fp32_convnet, varlen_server, gru_unrolled;
-late: score_export, nonzero_per_sample):
+Second styles of six more classes (2026-12-07: fp32_convnet, varlen_server, gru_unrolled;
+late, not yet captured: score_export, nonzero_per_sample, state_kept_layers):
   fp32_convnet   an fp32 CNN with TF32 off for matmuls and cuDNN -> TF32 on for both
   varlen_server  a bf16 encoder serving requests of 8 lengths, empty_cache() after each -> none
   gru_unrolled   a GRU cell unrolled over 48 steps in Python, eager -> replayed from a CUDA graph
@@ -97,6 +97,8 @@ late: score_export, nonzero_per_sample):
                  buffers on a side stream, read one step later after their events
   nonzero_per_sample a segmentation loss averaged over each image's foreground pixels found
                  with nonzero() image by image (16 syncs a step) -> one masked mean
+  state_kept_layers checkpoint_kept with a 1 GiB state dict of 64 tensors of 16 MiB (none
+                 32 MiB alone) kept after loading -> deleted (a memory cost, as replica)
 """
 import argparse
 import copy
@@ -127,8 +129,9 @@ CASES = {
     # second styles of three more classes (2026-12-07, evening; not yet captured)
     "fp32_convnet": "fp32-matmul", "varlen_server": "allocator-churn",
     "gru_unrolled": "launch-bound",
-    # second styles of two more classes (2026-12-07, late; not yet captured)
+    # second styles of three more classes (2026-12-07, late; not yet captured)
     "score_export": "sync-copy", "nonzero_per_sample": "sync-frequency",
+    "state_kept_layers": "redundant-replication",
 }
 # The clean models (run.py): no planted problem, no finding of 1 % of a step expected. bert
 # and effnet (2026-12-07): models from libraries, whose host work between launches (HF's
@@ -195,6 +198,8 @@ PAIRABLE = {
     "gru_unrolled": (True, "the fixed variant's graph is its own; the planted runs eager"),
     "score_export": (True, "separate models, candidates, pinned buffers, events and streams"),
     "nonzero_per_sample": (True, "separate models, optimizers and batches"),
+    "state_kept_layers": (False, "the planted problem is memory held by the process (the "
+                                 "host state dict kept after loading it): as replica"),
 }
 dev = "cuda"
 
@@ -828,6 +833,21 @@ def case_checkpoint_kept(fixed):
     # a resume: the model built on the GPU, then its weights loaded from a host state dict (as
     # torch.load(..., map_location="cpu") gives), which the planted program keeps afterwards
     m = nn.Sequential(nn.Embedding(1 << 18, 1024), nn.Linear(1024, 1024)).to(dev)  # 1 GiB
+    ckpt = {k: torch.randn(v.shape) for k, v in m.state_dict().items()}
+    m.load_state_dict(ckpt)                         # each tensor copied host -> device
+    state = {"model": m}
+    if not fixed:
+        state["ckpt"] = ckpt                        # fixed: freed on return
+    del ckpt
+    return gemms(state)
+
+
+def case_state_kept_layers(fixed):
+    # checkpoint_kept's problem in a model of many tensors: 64 layers of 2048 x 2048 fp32
+    # weights (16 MiB each, 1 GiB in all: none of them alone 32 MiB, the size above which
+    # glibc hands a freed buffer back to the system), loaded from a host state dict that the
+    # planted program keeps to resume from
+    m = nn.Sequential(*[nn.Linear(2048, 2048, bias=False) for _ in range(64)]).to(dev)
     ckpt = {k: torch.randn(v.shape) for k, v in m.state_dict().items()}
     m.load_state_dict(ckpt)                         # each tensor copied host -> device
     state = {"model": m}
