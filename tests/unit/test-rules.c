@@ -297,6 +297,26 @@ static struct apx_model *fills_then_adds(uint64_t add_us)
 	return analyse(&t);
 }
 
+/* 20 steps, each 40 fills of 2 us launched every period_us on stream 7, then forward and
+ * backward */
+static struct apx_model *zeroing_steps(uint64_t period_us)
+{
+	struct tg t;
+	uint64_t ts = 10 * MS;
+
+	if (tg_open(&t) < 0)
+		return NULL;
+	for (int s = 0; s < 20; s++) {
+		uint64_t s0 = ts;
+
+		for (int p = 0; p < 40; p++, ts += period_us * US)
+			tg_kernel(&t, ts, 2 * US, FILL, 7);
+		ts = fwd_bwd(&t, ts) + 300 * US;
+		tg_marker(&t, s0, ts, "train_step");
+	}
+	return analyse(&t);
+}
+
 APX_TEST(rule_zero_grad_memset)
 {
 	const struct apx_finding *f;
@@ -304,16 +324,7 @@ APX_TEST(rule_zero_grad_memset)
 	struct tg t;
 	uint64_t ts = 10 * MS;
 
-	APX_ASSERT_OK(tg_open(&t));	/* zero_grad(set_to_none=False): 40 fills back to back */
-	for (int s = 0; s < 20; s++) {
-		uint64_t s0 = ts;
-
-		for (int p = 0; p < 40; p++, ts += 5 * US)
-			tg_kernel(&t, ts, 2 * US, FILL, 7);
-		ts = fwd_bwd(&t, ts) + 300 * US;
-		tg_marker(&t, s0, ts, "train_step");
-	}
-	m = analyse(&t);
+	m = zeroing_steps(5);	/* zero_grad(set_to_none=False): 40 fills back to back */
 	APX_ASSERT(m);
 	f = finding("zero-grad-memset");
 	APX_ASSERT(f);
@@ -327,16 +338,7 @@ APX_TEST(rule_zero_grad_memset)
 
 	/* the host ahead (the loop queued behind the previous step's work): the fills run 1 us
 	 * apart, and their launches cost the step only those gaps */
-	APX_ASSERT_OK(tg_open(&t));
-	for (int s = 0; s < 20; s++) {
-		uint64_t s0 = ts;
-
-		for (int p = 0; p < 40; p++, ts += 3 * US)
-			tg_kernel(&t, ts, 2 * US, FILL, 7);
-		ts = fwd_bwd(&t, ts) + 300 * US;
-		tg_marker(&t, s0, ts, "train_step");
-	}
-	m = analyse(&t);
+	m = zeroing_steps(3);
 	APX_ASSERT(m);
 	f = finding("zero-grad-memset");
 	APX_ASSERT(f);

@@ -829,32 +829,31 @@ def case_feature_columns(fixed):
     return step
 
 
-def case_checkpoint_kept(fixed):
-    # a resume: the model built on the GPU, then its weights loaded from a host state dict (as
-    # torch.load(..., map_location="cpu") gives), which the planted program keeps afterwards
-    m = nn.Sequential(nn.Embedding(1 << 18, 1024), nn.Linear(1024, 1024)).to(dev)  # 1 GiB
+def resumed(m, fixed):
+    """m's weights loaded from a host state dict (as torch.load(..., map_location="cpu")
+    gives), each tensor copied host -> device; the planted program keeps the dict to resume
+    from, the fixed one frees it on return. The memory cases' GPU-bound step over m."""
     ckpt = {k: torch.randn(v.shape) for k, v in m.state_dict().items()}
-    m.load_state_dict(ckpt)                         # each tensor copied host -> device
+    m.load_state_dict(ckpt)
     state = {"model": m}
     if not fixed:
-        state["ckpt"] = ckpt                        # fixed: freed on return
+        state["ckpt"] = ckpt
     del ckpt
     return gemms(state)
+
+
+def case_checkpoint_kept(fixed):
+    # a resume: the model built on the GPU, then its weights loaded from a host state dict
+    return resumed(nn.Sequential(nn.Embedding(1 << 18, 1024),
+                                 nn.Linear(1024, 1024)).to(dev), fixed)     # 1 GiB
 
 
 def case_state_kept_layers(fixed):
     # checkpoint_kept's problem in a model of many tensors: 64 layers of 2048 x 2048 fp32
     # weights (16 MiB each, 1 GiB in all: none of them alone 32 MiB, the size above which
-    # glibc hands a freed buffer back to the system), loaded from a host state dict that the
-    # planted program keeps to resume from
-    m = nn.Sequential(*[nn.Linear(2048, 2048, bias=False) for _ in range(64)]).to(dev)
-    ckpt = {k: torch.randn(v.shape) for k, v in m.state_dict().items()}
-    m.load_state_dict(ckpt)                         # each tensor copied host -> device
-    state = {"model": m}
-    if not fixed:
-        state["ckpt"] = ckpt                        # fixed: freed on return
-    del ckpt
-    return gemms(state)
+    # glibc hands a freed buffer back to the system)
+    return resumed(nn.Sequential(*[nn.Linear(2048, 2048, bias=False)
+                                   for _ in range(64)]).to(dev), fixed)
 
 
 def clean_effnet():
