@@ -247,8 +247,12 @@ static struct apx_an_graph *graph_get(struct apx_model *m, uint16_t fi, uint64_t
 	return APX_VEC_AT(&m->graphs, struct apx_an_graph, m->graph_hint);
 }
 
+/* Two kernels of a graph this close ran in one replay (their gap: the GPU's between nodes). */
+#define GRAPH_REPLAY_GAP_NS 20000u
+
 /* A kernel that ran as a node of a graph joins the graph's aggregate; the graph's signature
- * sums a hash of each kernel's name (FNV-1a of its text: the same in every file). */
+ * sums a hash of each kernel's name (FNV-1a of its text: the same in every file); its gap
+ * after the graph's previous kernel, when one replay's, joins model->graph_gap_sum. */
 static int graph_kernel(struct apx_model *m, const struct apx_an_file *f, uint16_t fi,
 			const uint64_t *v)
 {
@@ -264,6 +268,13 @@ static int graph_kernel(struct apx_model *m, const struct apx_an_file *f, uint16
 	g->kernels++;
 	g->kernel_ns += v[APX_KERNEL_END_NS] > v[APX_KERNEL_START_NS]
 				? v[APX_KERNEL_END_NS] - v[APX_KERNEL_START_NS] : 0;
+	if (g->prev_end && v[APX_KERNEL_START_NS] > g->prev_end &&
+	    v[APX_KERNEL_START_NS] - g->prev_end < GRAPH_REPLAY_GAP_NS) {
+		m->graph_gap_sum += v[APX_KERNEL_START_NS] - g->prev_end;
+		m->graph_gaps++;
+	}
+	if (v[APX_KERNEL_END_NS] > g->prev_end)
+		g->prev_end = v[APX_KERNEL_END_NS];
 	g->sig += h ^ (h >> 29);	/* a sum: the order the records come in does not matter */
 	if (v[APX_KERNEL_START_NS] < g->first_ns)
 		g->first_ns = v[APX_KERNEL_START_NS];

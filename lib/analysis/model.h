@@ -353,6 +353,7 @@ struct apx_an_proc {
  * captures of the same code). */
 struct apx_an_graph {
 	uint64_t id, first_ns, last_ns, kernels, kernel_ns, sig, launches;
+	uint64_t prev_end;			/* its last kernel's end so far (load.c) */
 	uint16_t file;
 };
 
@@ -848,6 +849,10 @@ struct apx_model {
 	/* private (view_streams.c): event store stream -> model stream + 1, 0 = none */
 	uint32_t *stream_of_es;
 	size_t graph_hint;			/* graphs: the one the last graph kernel joined */
+	/* the GPU's gaps between consecutive kernels of a graph replay (under 20 us: one replay),
+	 * summed and counted over the run's graphs: what a kernel costs the GPU between two others
+	 * when no launch comes between them (whatif/xform.c's cuda-graph) */
+	uint64_t graph_gap_sum, graph_gaps;
 };
 
 struct apx_model *apx_model_new(void);

@@ -23,8 +23,6 @@
 
 #include "base/banned.h"
 
-#define GRAPH_GAP_NS 1000.0
-
 double apx_launch_idle_claimed(const struct apx_model *m, double *ret_launches)
 {
 	double host = apx_launch_host_ns(m), zero, opt;
@@ -46,7 +44,7 @@ APX_RULE_DECL(launch_bound)
 	uint64_t idle = m->gpu.idle_by_cause[APX_IDLE_LAUNCH];
 	uint64_t gaps = m->gpu.gaps_by_cause[APX_IDLE_LAUNCH] + m->gpu.gaps_by_cause[APX_IDLE_COLLECTOR];
 	uint64_t active = m->steady_ns, small = 0, self = m->gpu.idle_by_cause[APX_IDLE_COLLECTOR];
-	double saving, mean_kernel, zero_idle = 0;
+	double saving, mean_kernel, zero_idle = 0, graph_gap;
 	char b1[32], b2[32];
 	struct apx_finding *f;
 	double claimed_launches = 0, rule_ns, sim_ns = 0;
@@ -68,7 +66,8 @@ APX_RULE_DECL(launch_bound)
 	/* kernel_total_ns also holds replayed launches' durations (view_kernels.c): count them */
 	mean_kernel = (double)m->kernel_total_ns /
 		      (double)(m->k.n + m->untimed_launches - m->untimed_nodur);
-	saving = (double)idle - GRAPH_GAP_NS * (double)gaps;
+	graph_gap = (double)apx_wi_graph_gap_ns(m);
+	saving = (double)idle - graph_gap * (double)gaps;
 	if (!m->launch_bound || !gaps || saving <= 0)
 		return APX_RULE_CLEAN;
 	rule_ns = saving;	/* the simulator's when it has one (whatif.h), less the launch
@@ -84,8 +83,10 @@ APX_RULE_DECL(launch_bound)
 		 "launch-bound: %llu gaps between kernels idle the GPU %.0f%% of its active time",
 		 (unsigned long long)gaps, 100.0 * (double)idle / (double)active);
 	snprintf(f->model, sizeof(f->model),
-		 "gaps between a step's kernels that the host's launching makes shrink to ~1 us "
-		 "under CUDA graph replay: saving = their total - 1 us x their count");
+		 "gaps between a step's kernels that the host's launching makes shrink to %s "
+		 "under CUDA graph replay (%s): saving = their total - that x their count",
+		 apx_fmt_ns(b1, sizeof(b1), graph_gap), m->graph_gaps >= APX_WI_GRAPH_MIN_GAPS
+		 ? "the trace's graph replays' mean gap" : "graph replays' mean gap on an H200");
 	apx_text_append(f->evidence, sizeof(f->evidence),
 			"kernels: %llu, mean %s; %llu (%.0f%%) shorter than 10 us\n",
 			(unsigned long long)m->k.n, apx_fmt_ns(b1, sizeof(b1), mean_kernel),

@@ -630,6 +630,12 @@ void apx_whatif_free(struct apx_whatif *w)
 	free(w);
 }
 
+uint64_t apx_wi_graph_gap_ns(const struct apx_model *m)
+{
+	return m->graph_gaps >= APX_WI_GRAPH_MIN_GAPS ? m->graph_gap_sum / m->graph_gaps
+						      : APX_WI_GRAPH_GAP_NS;
+}
+
 int apx_whatif_build(struct apx_model *m)
 {
 	const struct apx_store *st = m->store;
@@ -654,6 +660,7 @@ int apx_whatif_build(struct apx_model *m)
 	for (size_t f = 0; f < st->nfiles; f++)
 		if (f != file)
 			b.w->other_files += cnt[f];
+	b.w->graph_gap_ns = apx_wi_graph_gap_ns(m);
 	b.w->launch_cost_ns = file < m->nfiles ? m->files[file].launch_cost_ns : 0;
 	if (!b.w->launch_cost_ns)
 		b.w->launch_cost_ns = m->launch_cost_ns;

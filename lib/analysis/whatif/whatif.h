@@ -51,8 +51,16 @@ struct apx_model;
 #define APX_WI_DEP_NS 5000u
 /* Host time in an asynchronous copy call when the trace shows none to measure it by. */
 #define APX_WI_ASYNC_CALL_NS 10000u
-/* The gap between two kernels replayed from a CUDA graph. */
-#define APX_WI_GRAPH_GAP_NS 1000u
+/* The gap between two kernels replayed from a CUDA graph when the trace has too few graph
+ * replays to tell (fewer than APX_WI_GRAPH_MIN_GAPS gaps): the mean over the H200 suite traces
+ * that replay graphs (launch_bound, gru_unrolled and graph_recapture: 295-488 ns a gap, medians
+ * 160-288 ns; docs/report.md, "What-if simulation"). */
+#define APX_WI_GRAPH_GAP_NS 350u
+#define APX_WI_GRAPH_MIN_GAPS 100u
+/* The GPU's gap between two kernels of a graph replay for model m: its graph replays' mean
+ * when it has APX_WI_GRAPH_MIN_GAPS of them, else APX_WI_GRAPH_GAP_NS (graph.c, launch-bound's
+ * own model). */
+uint64_t apx_wi_graph_gap_ns(const struct apx_model *m);
 
 enum apx_wi_kind { APX_WI_KERNEL, APX_WI_COPY, APX_WI_MEMSET, APX_WI_SYNC, APX_WI_ALLOC };
 
@@ -119,6 +127,9 @@ struct apx_whatif {
 	uint64_t launch_cost_ns;	/* the collector's cost per launch, 0 unknown */
 	uint64_t steps;			/* steady steps in the window (0: no steps) */
 	uint64_t async_call_ns;		/* median host time of a non-blocking copy call */
+	uint64_t graph_gap_ns;		/* the GPU's gap between two kernels of a graph replay:
+					 * the trace's mean (APX_WI_GRAPH_MIN_GAPS or more), else
+					 * APX_WI_GRAPH_GAP_NS */
 	/* how the graph was built */
 	uint64_t inferred;		/* launches whose time was inferred */
 	uint64_t deps;			/* cross-stream dependencies found */

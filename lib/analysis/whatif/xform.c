@@ -16,7 +16,8 @@
  *   cuda-graph     a launch right after another launch costs the host nothing (one graph
  *                  launch), unless the host's work before it was a stall between steps (1 ms
  *                  or more, idle_attrib.h); its gap after the previous operation of its stream
- *                  at most APX_WI_GRAPH_GAP_NS;
+ *                  at most the GPU's gap between two kernels of a graph replay (the
+ *                  trace's, or APX_WI_GRAPH_GAP_NS);
  *   async-copies   blocking copies and memsets (but pageable host->device copies, which are
  *                  pin-copies', and the small reads back) non-blocking; copies into pageable
  *                  memory at the pinned rate the caller gives;
@@ -97,7 +98,7 @@ static uint64_t copy_stream(const struct apx_whatif *w, struct apx_wi_task *t, s
 	return changed;
 }
 
-static uint64_t cuda_graph(struct apx_wi_task *t, size_t n)
+static uint64_t cuda_graph(struct apx_wi_task *t, size_t n, uint64_t graph_gap_ns)
 {
 	uint64_t changed = 0;
 	size_t prev = SIZE_MAX;
@@ -112,7 +113,7 @@ static uint64_t cuda_graph(struct apx_wi_task *t, size_t n)
 		if (launch && prev != SIZE_MAX &&
 		    (k->pre_ns < APX_STALL_NS || (k->step == t[prev].step && k->step != APX_WI_NONE))) {
 			k->pre_ns = 0;
-			k->min_gap_ns = k->gap_ns < APX_WI_GRAPH_GAP_NS ? k->gap_ns : APX_WI_GRAPH_GAP_NS;
+			k->min_gap_ns = k->gap_ns < graph_gap_ns ? k->gap_ns : graph_gap_ns;
 			changed++;
 		}
 		prev = launch ? i : SIZE_MAX;
@@ -165,7 +166,7 @@ int apx_whatif_transform(const struct apx_model *m, const struct apx_whatif *w,
 		changed = copy_stream(w, t, n);
 		break;
 	case APX_WI_X_CUDA_GRAPH:
-		changed = cuda_graph(t, n);
+		changed = cuda_graph(t, n, w->graph_gap_ns);
 		break;
 	case APX_WI_X_ASYNC_COPIES:
 		for (size_t i = 0; i < n; i++) {
