@@ -87,8 +87,8 @@ programs: the same problem classes, other code):
                  every step -> one pinned block of all columns, one copy on a side stream ahead
   checkpoint_kept a model on the GPU given its weights from a 1 GiB host state dict, which is
                  then kept (to resume from) -> deleted after loading (a memory cost, as replica)
-Second styles of six more classes (2026-12-07: fp32_convnet, varlen_server, gru_unrolled;
-late, not yet captured: score_export, nonzero_per_sample, state_kept_layers):
+More styles of seven classes (2026-12-07: fp32_convnet, varlen_server, gru_unrolled; late,
+not yet captured: score_export, nonzero_per_sample, state_kept_layers, token_loader):
   fp32_convnet   an fp32 CNN with TF32 off for matmuls and cuDNN -> TF32 on for both
   varlen_server  a bf16 encoder serving requests of 8 lengths, empty_cache() after each -> none
   gru_unrolled   a GRU cell unrolled over 48 steps in Python, eager -> replayed from a CUDA graph
@@ -99,6 +99,8 @@ late, not yet captured: score_export, nonzero_per_sample, state_kept_layers):
                  with nonzero() image by image (16 syncs a step) -> one masked mean
   state_kept_layers checkpoint_kept with a 1 GiB state dict of 64 tensors of 16 MiB (none
                  32 MiB alone) kept after loading -> deleted (a memory cost, as replica)
+  token_loader   a bf16 language model fed by a DataLoader that tokenizes each line in Python
+                 (dict lookups, padding to 256 ids), num_workers=0 -> num_workers=4
 """
 import argparse
 import copy
@@ -129,9 +131,9 @@ CASES = {
     # second styles of three more classes (2026-12-07, evening; not yet captured)
     "fp32_convnet": "fp32-matmul", "varlen_server": "allocator-churn",
     "gru_unrolled": "launch-bound",
-    # second styles of three more classes (2026-12-07, late; not yet captured)
+    # more styles of four classes (2026-12-07, late; not yet captured)
     "score_export": "sync-copy", "nonzero_per_sample": "sync-frequency",
-    "state_kept_layers": "redundant-replication",
+    "state_kept_layers": "redundant-replication", "token_loader": "dataloader-workers",
 }
 # The clean models (run.py): no planted problem, no finding of 1 % of a step expected. bert
 # and effnet (2026-12-07): models from libraries, whose host work between launches (HF's
@@ -200,6 +202,9 @@ PAIRABLE = {
     "nonzero_per_sample": (True, "separate models, optimizers and batches"),
     "state_kept_layers": (False, "the planted problem is memory held by the process (the "
                                  "host state dict kept after loading it): as replica"),
+    "token_loader": (True, "separate models and DataLoaders; the fixed variant's 4 persistent "
+                           "workers (fork, no CUDA in them) prefetch 8 batches: 8 untimed "
+                           "steps (settle) before each block of either variant, as loader"),
 }
 dev = "cuda"
 
@@ -378,6 +383,52 @@ def case_loader(fixed):
     # paired runs (PAIRABLE): untimed steps before each block of either variant, as many as
     # the fixed variant's workers prefetch (DataLoader's default prefetch_factor 2 each)
     step.settle = 2 * 6
+    return step
+
+
+class TextSet(torch.utils.data.Dataset):
+    """Lines of text tokenized in Python as a dataset's __getitem__ does it without a fast
+    tokenizer: lower-case, split on spaces, each word's id from a vocabulary dict (unknown
+    words hashed into it), truncated or padded to 256 ids."""
+
+    words = [f"w{i}" for i in range(20000)]
+
+    def __init__(self, n=4096, seq=256):
+        import random
+        rnd = random.Random(0)
+        self.lines = [" ".join(rnd.choice(self.words) for _ in range(300)).title()
+                      for _ in range(n)]
+        self.vocab = {w: i + 1 for i, w in enumerate(self.words)}
+        self.seq = seq
+
+    def __len__(self):
+        return 1 << 30
+
+    def __getitem__(self, i):
+        ids = [self.vocab.get(w, hash(w) % 20000 + 1)
+               for w in self.lines[i % len(self.lines)].lower().split(" ")][:self.seq]
+        return torch.tensor(ids + [0] * (self.seq - len(ids)))
+
+
+def case_token_loader(fixed):
+    # the data-loading class in a text style: a bf16 language model fed by a DataLoader whose
+    # __getitem__ tokenizes a line in Python, num_workers=0 (the tokenizing on the main thread,
+    # the GPU waiting) -> num_workers=4
+    m = lm(20001, d=768)
+    opt = torch.optim.AdamW(m.parameters(), lr=1e-4, fused=True)
+    nw = 4 if fixed else 0
+    it = iter(torch.utils.data.DataLoader(TextSet(), batch_size=64, num_workers=nw,
+                                          pin_memory=True, persistent_workers=nw > 0))
+
+    def step():
+        x = next(it).to(dev, non_blocking=True)
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            logits = m(x).float()
+        nn.functional.cross_entropy(logits[:, :-1].reshape(-1, logits.shape[-1]),
+                                    x[:, 1:].reshape(-1)).backward()
+        opt.step()
+    step.settle = 2 * 4
     return step
 
 
