@@ -149,7 +149,9 @@ APX_RULE_DECL(gpu_starvation)
 			 "the trace shows", 100.0 * (double)total / (double)active);
 	snprintf(f->model, sizeof(f->model),
 		 "steady-state idle time with no sync, copy, page-fault or launch cause: the GPU waited "
-		 "for the host; saving = that time if the host queued work ahead");
+		 "for the host; saving = that time if the host queued work ahead%s",
+		 uncapped > total ? " (gaps under 1 ms: at most the window less the host's own "
+		 "work)" : "");
 	apx_text_append(f->evidence, sizeof(f->evidence),
 			"GPU busy %s of the steady window's %s (%.0f%%)\n",
 			apx_fmt_ns(b1, sizeof(b1), (double)busy),
