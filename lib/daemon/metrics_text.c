@@ -254,9 +254,9 @@ static int open_fds(uint64_t *ret)
 /* nvperfd's own process_* metrics, named, typed and in the units of Prometheus's client
  * libraries (client_golang's process collector), so that dashboards for any exporter's
  * process show nvperfd too. */
-static void render_self(struct apx_daemon *d, const struct rusage *ru, struct apx_mtext *o)
+static void render_self(struct apx_daemon *d, const struct rusage *ru,
+			const struct apx_pstat *ps, struct apx_mtext *o)
 {
-	struct apx_pstat ps;
 	struct rlimit rl;
 	uint64_t fds;
 
@@ -274,14 +274,14 @@ static void render_self(struct apx_daemon *d, const struct rusage *ru, struct ap
 		family(o, "process_max_fds", "gauge", "Maximum number of open file descriptors.");
 		put_f(o, NULL, (double)rl.rlim_cur);
 	}
-	if (apx_procfs_stat(d->self, 0, &ps, 0) == 0) {
-		uint64_t start = ps.start_ticks * apx_procfs_ticks_ns() -
+	if (ps) {
+		uint64_t start = ps->start_ticks * apx_procfs_ticks_ns() -
 				 (uint64_t)d->boot_minus_mono_ns + (apx_wall_ns() - apx_now_ns());
 
 		family(o, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.");
-		put_u(o, NULL, ps.vsize_bytes);
+		put_u(o, NULL, ps->vsize_bytes);
 		family(o, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
-		put_u(o, NULL, ps.rss_bytes);
+		put_u(o, NULL, ps->rss_bytes);
 		family(o, "process_start_time_seconds", "gauge", "Start time of the process since "
 		       "unix epoch in seconds.");
 		put_f(o, NULL, (double)(start / 1000000) / 1e3);
@@ -292,7 +292,7 @@ static void render_daemon(struct apx_daemon *d, size_t nconns, struct apx_mtext 
 {
 	struct rusage ru;
 	struct apx_pstat ps;
-	int have_ru;
+	int have_ru, have_ps;
 
 	family(o, "nvperfd_info", "gauge", "Always 1; the version label is nvperfd's version.");
 	put_u(o, "version=\"" APX_VERSION "\"", 1);
@@ -328,12 +328,15 @@ static void render_daemon(struct apx_daemon *d, size_t nconns, struct apx_mtext 
 		put_f(o, NULL, (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
 		      (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6);
 	}
-	if (apx_procfs_stat(d->self, 0, &ps, 0) == 0) {
+	/* read once: process_resident_memory_bytes is the same reading (a second read of
+	 * /proc/self/stat could see the RSS the rendering itself moved) */
+	have_ps = apx_procfs_stat(d->self, 0, &ps, 0) == 0;
+	if (have_ps) {
 		family(o, "nvperfd_resident_memory_bytes", "gauge", "Resident set size of nvperfd; "
 		       "the same as process_resident_memory_bytes.");
 		put_u(o, NULL, ps.rss_bytes);
 	}
-	render_self(d, have_ru ? &ru : NULL, o);
+	render_self(d, have_ru ? &ru : NULL, have_ps ? &ps : NULL, o);
 }
 
 enum dev_metric {
