@@ -124,7 +124,8 @@ APX_RULE_DECL(gpu_starvation)
 	/* the short gaps' host work cannot move elsewhere: what queueing ahead gains there is at
 	 * most the window less the longer of the host's own work and the GPU's busy time */
 	host = apx_steady_host_work_ns(m);
-	floor_ns = host > apx_steady_busy_ns(m) ? host : apx_steady_busy_ns(m);
+	floor_ns = apx_steady_busy_ns(m);
+	floor_ns = host > floor_ns ? host : floor_ns;
 	cap = m->steady_end_ns > m->steady_start_ns + floor_ns
 		? m->steady_end_ns - m->steady_start_ns - floor_ns : 0;
 	uncapped = total;

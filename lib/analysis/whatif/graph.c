@@ -660,7 +660,6 @@ int apx_whatif_build(struct apx_model *m)
 	for (size_t f = 0; f < st->nfiles; f++)
 		if (f != file)
 			b.w->other_files += cnt[f];
-	b.w->graph_gap_ns = apx_wi_graph_gap_ns(m);
 	b.w->launch_cost_ns = file < m->nfiles ? m->files[file].launch_cost_ns : 0;
 	if (!b.w->launch_cost_ns)
 		b.w->launch_cost_ns = m->launch_cost_ns;

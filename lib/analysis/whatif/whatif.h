@@ -127,9 +127,6 @@ struct apx_whatif {
 	uint64_t launch_cost_ns;	/* the collector's cost per launch, 0 unknown */
 	uint64_t steps;			/* steady steps in the window (0: no steps) */
 	uint64_t async_call_ns;		/* median host time of a non-blocking copy call */
-	uint64_t graph_gap_ns;		/* the GPU's gap between two kernels of a graph replay:
-					 * the trace's mean (APX_WI_GRAPH_MIN_GAPS or more), else
-					 * APX_WI_GRAPH_GAP_NS */
 	/* how the graph was built */
 	uint64_t inferred;		/* launches whose time was inferred */
 	uint64_t deps;			/* cross-stream dependencies found */

@@ -166,7 +166,7 @@ int apx_whatif_transform(const struct apx_model *m, const struct apx_whatif *w,
 		changed = copy_stream(w, t, n);
 		break;
 	case APX_WI_X_CUDA_GRAPH:
-		changed = cuda_graph(t, n, w->graph_gap_ns);
+		changed = cuda_graph(t, n, apx_wi_graph_gap_ns(m));
 		break;
 	case APX_WI_X_ASYNC_COPIES:
 		for (size_t i = 0; i < n; i++) {
