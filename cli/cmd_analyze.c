@@ -118,6 +118,10 @@ const char apx_cmd_analyze_usage[] =
 	"                      every N bytes allocated, with their native and Python stacks,\n"
 	"                      and their frees (libapx-heap.so preloaded; default off, 0 = off;\n"
 	"                      apx report's heap section, --heap-leak)\n"
+	"      --heap-large-bytes N  record every host allocation of N bytes or more and its\n"
+	"                      free, so that the report knows which host buffers copied to\n"
+	"                      the GPU were kept (default 1048576; 0 = off: then\n"
+	"                      libapx-heap.so is not preloaded without --heap-sampling-bytes)\n"
 	"      --nic-metrics   sample the host's NIC counters (receive/transmit bytes and\n"
 	"                      packets; InfiniBand ports' data, send wait and congestion\n"
 	"                      counters) from sysfs, in the process with LOCAL_RANK 0 or none\n"
@@ -249,30 +253,34 @@ static int trace_libs_check(const char *v)
 
 #define APX_HEAP_BYTES_MAX (1ull << 40)
 
-/* --heap-sampling-bytes N: libapx-heap.so (beside the collector) first in LD_PRELOAD, so that
- * its malloc wraps whichever the program would call (the user's preloaded allocator too: it
- * finds the next one with dlsym(RTLD_NEXT)), and APX_HEAP_SAMPLING_BYTES=N for it and the
- * collector; after the user's when that holds a sanitizer's runtime, which must come first
- * (then it has malloc, and the library says it samples nothing). Off: neither (a stale
- * APX_HEAP_SAMPLING_BYTES is removed). */
-static void preload_heap(const char *inject_lib, uint64_t bytes)
+/* --heap-sampling-bytes N and --heap-large-bytes L: libapx-heap.so (beside the collector)
+ * first in LD_PRELOAD, so that its malloc wraps whichever the program would call (the user's
+ * preloaded allocator too: it finds the next one with dlsym(RTLD_NEXT)), and
+ * APX_HEAP_SAMPLING_BYTES=N, APX_HEAP_LARGE_BYTES=L for it and the collector; after the user's
+ * when that holds a sanitizer's runtime, which must come first (then it has malloc, and the
+ * library says it samples nothing). Both 0: neither (stale variables are removed). Only the
+ * sampling the user asked for is warned about: the large allocations are a default. */
+static void preload_heap(const char *inject_lib, uint64_t bytes, uint64_t large)
 {
 	char heap[PATH_MAX], val[3 * PATH_MAX];
 	const char *prev = getenv("LD_PRELOAD"), *slash = inject_lib ? strrchr(inject_lib, '/') : NULL;
 	int n;
 
 	unsetenv("APX_HEAP_SAMPLING_BYTES");
-	if (!bytes)
+	unsetenv("APX_HEAP_LARGE_BYTES");
+	if (!bytes && !large)
 		return;
 	if (!inject_lib || !slash) {
-		apx_log_warn("--heap-sampling-bytes needs the collector (libapx-inject.so): "
-			     "no heap samples");
+		if (bytes)
+			apx_log_warn("--heap-sampling-bytes needs the collector (libapx-inject.so): "
+				     "no heap samples");
 		return;
 	}
 	n = snprintf(heap, sizeof(heap), "%.*s/libapx-heap.so", (int)(slash - inject_lib),
 		     inject_lib);
 	if (n < 0 || (size_t)n >= sizeof(heap) || access(heap, R_OK) < 0) {
-		apx_log_warn("libapx-heap.so is not beside the collector: no heap samples");
+		if (bytes)
+			apx_log_warn("libapx-heap.so is not beside the collector: no heap samples");
 		return;
 	}
 	if (prev && (strstr(prev, "libasan") || strstr(prev, "libtsan") ||
@@ -286,7 +294,10 @@ static void preload_heap(const char *inject_lib, uint64_t bytes)
 		return;
 	}
 	setenv("LD_PRELOAD", val, 1);
-	set_env_u64("APX_HEAP_SAMPLING_BYTES", bytes);
+	if (bytes)
+		set_env_u64("APX_HEAP_SAMPLING_BYTES", bytes);
+	if (large)
+		set_env_u64("APX_HEAP_LARGE_BYTES", large);
 }
 
 /* The collector's cost per launch, for the analysis to take off launch gaps (APX_CALIBRATE=0:
@@ -628,7 +639,8 @@ static void summarise_file(const char *path, void *arg)
 				add_interval(s, rec->v[APX_MEMSET_START_NS], rec->v[APX_MEMSET_END_NS]);
 				break;
 			case APX_REC_HEAP:
-				s->heap_samples += rec->v[APX_HEAP_OP] == APX_MEMOP_ALLOC;
+				s->heap_samples += rec->v[APX_HEAP_OP] == APX_MEMOP_ALLOC &&
+						   !(rec->v[APX_HEAP_FLAGS] & APX_HEAPF_LARGE);
 				break;
 			case APX_REC_SYNC:
 				s->syncs++;
@@ -897,6 +909,7 @@ int apx_cmd_analyze(int argc, char **argv)
 		{ "ranks", required_argument, NULL, 'Q' },
 		{ "python-backward", required_argument, NULL, 'W' },
 		{ "heap-sampling-bytes", required_argument, NULL, 'G' },
+		{ "heap-large-bytes", required_argument, NULL, 'g' },
 		{ "nic-metrics", no_argument, NULL, 'n' },
 		{ "nic-metrics-frequency", required_argument, NULL, 'z' },
 		{ "nic-device-include", required_argument, NULL, 'i' },
@@ -908,7 +921,7 @@ int apx_cmd_analyze(int argc, char **argv)
 	uint64_t delay_ns = 0, duration_ns = 0, hz;
 	const char *capture = NULL, *py_backtrace = "1", *trace_libs = "cublas,cudnn";
 	const char *ranks = NULL;
-	uint64_t py_hz = 200, heap_bytes = 0, nic_hz = 0;
+	uint64_t py_hz = 200, heap_bytes = 0, heap_large = 1ull << 20, nic_hz = 0;
 	const char *nic_include = NULL;
 	int nic = 0;
 	struct apx_metrics_opts metrics = { 0 };
@@ -966,6 +979,13 @@ int apx_cmd_analyze(int argc, char **argv)
 		case 'G':
 			if (apx_parse_u64(optarg, APX_HEAP_BYTES_MAX, &heap_bytes) < 0)
 				return apx_cli_usage_error("analyze", "--heap-sampling-bytes takes a whole "
+							   "number of bytes from 0 (off) to %llu, not "
+							   "'%s'", (unsigned long long)APX_HEAP_BYTES_MAX,
+							   optarg);
+			break;
+		case 'g':
+			if (apx_parse_u64(optarg, APX_HEAP_BYTES_MAX, &heap_large) < 0)
+				return apx_cli_usage_error("analyze", "--heap-large-bytes takes a whole "
 							   "number of bytes from 0 (off) to %llu, not "
 							   "'%s'", (unsigned long long)APX_HEAP_BYTES_MAX,
 							   optarg);
@@ -1185,7 +1205,7 @@ int apx_cmd_analyze(int argc, char **argv)
 		if (nic_include)
 			setenv("APX_NIC_INCLUDE", nic_include, 1);
 	}
-	preload_heap(have_lib ? lib : NULL, heap_bytes);
+	preload_heap(have_lib ? lib : NULL, heap_bytes, heap_large);
 	ri.heap_bytes = heap_bytes;
 
 	/* like system(3): the terminal's ^C and ^\ go to the program; apx waits and reports */

@@ -606,6 +606,9 @@ enum apx_heap_flag {
 	APX_HEAPF_ALIGNED = 1 << 2,	/* posix_memalign, aligned_alloc, memalign, valloc */
 	APX_HEAPF_CALLOC = 1 << 3,
 	APX_HEAPF_NOSTACK = 1 << 4,	/* ALLOC: no native stack (unsafe to walk there) */
+	APX_HEAPF_LARGE = 1 << 5,	/* ALLOC: recorded because of its size (every allocation of
+					 * the large threshold or more is), not sampled: it stands
+					 * for itself; interval_bytes 0 */
 };
 
 enum apx_heap_field {

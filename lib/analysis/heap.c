@@ -40,6 +40,12 @@ int apx_heap_add_record(struct apx_model *m, uint16_t fi, const struct apx_rec *
 	if (v[APX_HEAP_OP] != APX_MEMOP_ALLOC && v[APX_HEAP_OP] != APX_MEMOP_FREE)
 		return 0;	/* a newer writer's op: not known */
 	h.op = (uint8_t)v[APX_HEAP_OP];
+	if (h.op == APX_MEMOP_ALLOC) {
+		if (h.flags & APX_HEAPF_LARGE)
+			h.interval = 0;		/* stands for itself */
+		m->heap.large += !!(h.flags & APX_HEAPF_LARGE);
+		m->heap.sampled += !(h.flags & APX_HEAPF_LARGE);
+	}
 	m->heap.recs.size = sizeof(struct apx_an_heap_rec);	/* the model's vectors: here */
 	return apx_vec_push(&m->heap.recs, &h);
 }
@@ -56,8 +62,10 @@ double apx_heap_est_allocs(uint64_t bytes, uint64_t interval)
 {
 	double p;
 
-	if (!bytes || !interval)
+	if (!bytes)
 		return 0;
+	if (!interval)
+		return 1;	/* a large allocation: every one is recorded */
 	p = -expm1(-(double)bytes / (double)interval);	/* exact for small ratios too */
 	return p > 0 ? 1.0 / p : 0;
 }
@@ -372,8 +380,13 @@ int apx_heap_build(struct apx_model *m)
 	if (hp->leak_start_ns < hp->first_ns)
 		hp->leak_start_ns = hp->first_ns;
 	freed = calloc(hp->recs.n, sizeof(*freed));
-	if (!freed || (r = match_frees(m, freed)) < 0 ||
-	    (r = imap_init(&sites, hp->recs.n < 65536 ? hp->recs.n : 65536)) < 0)
+	if (!freed || (r = match_frees(m, freed)) < 0)
+		goto out;
+	for (size_t i = 0; i < hp->recs.n; i++)
+		APX_VEC_AT(&hp->recs, struct apx_an_heap_rec, i)->freed = freed[i];
+	if (!hp->sampled)
+		goto out;	/* large allocations only: no sites (the rules read them) */
+	if ((r = imap_init(&sites, hp->recs.n < 65536 ? hp->recs.n : 65536)) < 0)
 		goto out;
 	for (size_t i = 0; i < hp->recs.n && r == 0; i++) {
 		const struct apx_an_heap_rec *h = APX_VEC_AT(&hp->recs, struct apx_an_heap_rec, i);
@@ -452,4 +465,24 @@ out:
 	if (!freed && r == 0)
 		r = -ENOMEM;
 	return r;
+}
+
+int apx_heap_host_kept(const struct apx_model *m, uint16_t file, uint64_t addr, uint64_t bytes,
+		       uint64_t at_ns, uint64_t until_ns)
+{
+	const struct apx_an_heap_rec *best = NULL;
+
+	for (size_t i = 0; i < m->heap.recs.n; i++) {
+		const struct apx_an_heap_rec *h = APX_VEC_AT(&m->heap.recs, struct apx_an_heap_rec, i);
+
+		if (h->op != APX_MEMOP_ALLOC || h->interval || h->file != file || h->ts > at_ns ||
+		    addr < h->addr || addr + bytes > h->addr + h->bytes)
+			continue;
+		if (!best || h->ts >= best->ts)
+			best = h;
+	}
+	if (!best || best->freed == UINT64_MAX || (best->freed && best->freed < at_ns))
+		return -1;	/* none recorded holds it (or its free was seen before the copy:
+				 * the record of what holds it now is missing) */
+	return !best->freed || best->freed > until_ns;
 }

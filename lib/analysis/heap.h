@@ -23,11 +23,19 @@ int apx_heap_build(struct apx_model *m);
 /* apx_model_free(): model->heap's vectors. */
 void apx_heap_free(struct apx_model *m);
 
+/* Whether the host buffer [addr, addr + bytes) of file, read by a copy at at_ns, was still
+ * allocated at until_ns, by the large allocations' records (apx analyze --heap-large-bytes):
+ * 1 kept, 0 freed before until_ns, -1 no record of a large allocation holding it (a smaller
+ * buffer, memory not from malloc: mmap, shared memory, CUDA's pinned allocations; a trace
+ * without them). After apx_heap_build(). */
+int apx_heap_host_kept(const struct apx_model *m, uint16_t file, uint64_t addr, uint64_t bytes,
+		       uint64_t at_ns, uint64_t until_ns);
+
 /* What one sample of an allocation of `bytes` stands for when the mean sampling interval is
  * `interval` (a Poisson process over the bytes allocated: the allocation was sampled with
  * probability p = 1 - exp(-bytes / interval)): 1 / p allocations and bytes / p bytes (pprof's
  * and tcmalloc's estimator; about interval for small allocations, bytes for large ones). 0
- * for an empty allocation or no interval. */
+ * for an empty allocation; interval 0 (a large allocation, every one recorded): itself. */
 double apx_heap_est_allocs(uint64_t bytes, uint64_t interval);
 double apx_heap_est_bytes(uint64_t bytes, uint64_t interval);
 

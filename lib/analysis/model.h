@@ -652,7 +652,10 @@ struct apx_an_idle_stack {
  * allocations and frees, which matches a free to its allocation); stack fields are the file's
  * raw ids until apx_heap_build() resolves them (store stacks[] + 1, 0 none). */
 struct apx_an_heap_rec {
-	uint64_t ts, addr, bytes, interval;
+	uint64_t ts, addr, bytes, interval;	/* interval 0: a large allocation (every one of
+						 * the threshold or more is recorded) */
+	uint64_t freed;				/* after finish, ALLOC: when freed; 0 live at
+						 * the end, UINT64_MAX not known */
 	uint32_t stack, nstack;			/* Python, native */
 	uint16_t file;
 	uint8_t op, flags;			/* enum apx_mem_op, enum apx_heap_flag */
@@ -679,6 +682,10 @@ struct apx_an_heap {
 	uint64_t leak_from_ns, leak_to_ns;
 	/* load.c */
 	struct apx_vec recs;			/* struct apx_an_heap_rec */
+	uint64_t sampled, large;		/* ALLOC records: sampled; large (APX_HEAPF_LARGE:
+						 * apx analyze --heap-large-bytes, on by default).
+						 * The sites and totals below: only with sampled
+						 * ones (the large ones then count, each for itself) */
 	/* after finish (none of it when recs is empty) */
 	struct apx_vec sites;			/* struct apx_an_heap_site, by bytes (user code
 						 * first unless frames_all) */

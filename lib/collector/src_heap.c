@@ -80,9 +80,12 @@ static int heap_start(struct apx_collector *c)
 {
 	static const struct apx_heap_hooks hooks = { .pystack = heap_pystack };
 	static const struct apx_heap_ids ids = { .frame_id = frame_id, .stack_id = stack_id };
+	int sampling = apx_env_u64("APX_HEAP_SAMPLING_BYTES", 0, 1ull << 40) != 0;
+	/* without sampling, only the large host allocations (apx analyze's default) */
+	const char *what = sampling ? "heap sampling" : "large host allocations";
 	int r;
 
-	if (!apx_env_u64("APX_HEAP_SAMPLING_BYTES", 0, 1ull << 40))
+	if (!sampling && !apx_env_u64("APX_HEAP_LARGE_BYTES", 0, 1ull << 40))
 		return 0;	/* not asked for */
 	if (apx_pystacks_runtime()) {
 		int (*at_exit)(void (*)(void)) = (int (*)(void (*)(void)))dlsym(RTLD_DEFAULT,
@@ -93,15 +96,19 @@ static int heap_start(struct apx_collector *c)
 	}
 	r = apx_heap_sink_open(&hooks, &ids, &sink);
 	if (r == -ENOENT) {
-		apx_degraded(c, "heap-sampling: libapx-heap.so is not preloaded (apx analyze "
-			     "--heap-sampling-bytes preloads it): no heap samples", 0);
-		apx_say("heap sampling off: libapx-heap.so is not in LD_PRELOAD");
+		apx_degraded(c, sampling ? "heap-sampling: libapx-heap.so is not preloaded (apx "
+				 "analyze --heap-sampling-bytes preloads it): no heap samples"
+				 : "large-host-allocations: libapx-heap.so is not preloaded (apx "
+				 "analyze preloads it): host buffers judged by the resident set", 0);
+		apx_say("%s off: libapx-heap.so is not in LD_PRELOAD", what);
 		return -1;
 	}
 	if (r < 0) {
-		apx_degraded(c, "heap-sampling: cannot attach to libapx-heap.so (another version, "
-			     "or out of memory): no heap samples", r);
-		apx_say("heap sampling off: cannot attach to libapx-heap.so: %s", strerror(-r));
+		apx_degraded(c, sampling ? "heap-sampling: cannot attach to libapx-heap.so (another "
+				 "version, or out of memory): no heap samples"
+				 : "large-host-allocations: cannot attach to libapx-heap.so "
+				 "(another version, or out of memory)", r);
+		apx_say("%s off: cannot attach to libapx-heap.so: %s", what, strerror(-r));
 		return -1;
 	}
 	return 0;

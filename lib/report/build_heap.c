@@ -291,7 +291,7 @@ void apx_rdoc_view_heap(struct apx_rdoc *d)
 	APX_RTABLE_SET_VCOLS(sum, sum_cols);
 	APX_RTABLE_SET_VCOLS(t, site_cols);
 	APX_RTABLE_SET_VCOLS(x, site_text_cols);
-	if (!hp->recs.n) {
+	if (!hp->sampled) {
 		say(d, "no heap samples in this trace (apx analyze "
 			      "--heap-sampling-bytes N samples malloc and new)");
 		return;

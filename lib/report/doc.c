@@ -115,7 +115,7 @@ struct apx_rdoc *apx_rdoc_new(const struct apx_model *m, const struct apx_findin
 	if ((!m || !m->ranks) && !(sections && sections != (1u << APX_SEC__COUNT) - 1))
 		d->sec[APX_SEC_RANKS].present = d->sec[APX_SEC_COLLECTIVES].present = 0;
 	/* the heap section likewise only with heap samples (apx analyze --heap-sampling-bytes) */
-	if ((!m || !m->heap.recs.n) && !(sections && sections != (1u << APX_SEC__COUNT) - 1))
+	if ((!m || !m->heap.sampled) && !(sections && sections != (1u << APX_SEC__COUNT) - 1))
 		d->sec[APX_SEC_HEAP].present = 0;
 	if (m && m->nfiles) {
 		d->command = apx_rdoc_strdup(d, m->files[0].argv, strlen(m->files[0].argv));

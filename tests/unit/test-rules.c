@@ -729,6 +729,57 @@ APX_TEST(rule_redundant_replication)
 	APX_ASSERT(f && strstr(f->evidence, "pageable (0x7f1000000000), copied at 1.60 s"));
 	apx_model_free(m);
 
+	/* a state dict of 64 tensors of 16 MiB (each under what the RSS can judge) loaded into
+	 * a GPU model and kept: the allocation records say it (RSS flat either way) */
+	for (int fixed = 0; fixed < 3; fixed++) {
+		APX_ASSERT_OK(tg_open(&t));
+		for (uint64_t k = 0; k < 64; k++) {
+			uint64_t host = 0x7f1000000000ull + k * 17 * MIB;
+
+			tg_mem_at(&t, 500 * MS + k * MS, APX_MEMOP_ALLOC, APX_MEM_DEVICE, 16 * MIB,
+				  0x7f9000000000ull + k * 16 * MIB);
+			if (fixed < 2)
+				tg_heap_large(&t, 600 * MS + k * MS, APX_MEMOP_ALLOC, host, 16 * MIB);
+			tg_copy(&t, 1000 * MS + k * 2 * MS, 1 * MS, APX_COPY_H2D, APX_MEM_PAGEABLE,
+				16 * MIB, 0, host, 7);
+			if (fixed == 1)		/* del sd after load_state_dict */
+				tg_heap_large(&t, 1200 * MS + k * 10 * US, APX_MEMOP_FREE, host, 0);
+		}
+		for (uint64_t s = 500; s <= 3500; s += 500)
+			tg_cpu(&t, s * MS, 3000 * MIB);
+		for (int s = 0; s < 20; s++)
+			tg_kernel(&t, 2000 * MS + (uint64_t)s * 50 * MS, 40 * MS, GEMM, 7);
+		m = analyse(&t);
+		APX_ASSERT(m);
+		f = finding("redundant-replication");
+		if (fixed == 0) {
+			APX_ASSERT(f && strstr(f->title, "1.07 GB held twice"));
+			APX_ASSERT(strstr(f->evidence, "64 host buffers copied to the GPU and kept"));
+			APX_ASSERT(strstr(f->evidence, "its malloc never freed"));
+		} else {
+			/* freed: silent; no records (an older trace): 16 MiB buffers not judged */
+			APX_ASSERT(!f);
+			APX_ASSERT(result("redundant-replication")->status == APX_RULE_CLEAN);
+		}
+		apx_model_free(m);
+	}
+
+	/* two 4 MiB tensors kept: 8 MiB held twice, under the rule's 32 MiB */
+	APX_ASSERT_OK(tg_open(&t));
+	for (uint64_t k = 0; k < 2; k++) {
+		tg_mem_at(&t, 500 * MS, APX_MEMOP_ALLOC, APX_MEM_DEVICE, 4 * MIB,
+			  0x7f9000000000ull + k * 4 * MIB);
+		tg_heap_large(&t, 600 * MS, APX_MEMOP_ALLOC, 0x7f1000000000ull + k * 8 * MIB, 4 * MIB);
+		tg_copy(&t, 1000 * MS + k * MS, 1 * MS, APX_COPY_H2D, APX_MEM_PAGEABLE, 4 * MIB, 0,
+			0x7f1000000000ull + k * 8 * MIB, 7);
+	}
+	for (int s = 0; s < 20; s++)
+		tg_kernel(&t, 2000 * MS + (uint64_t)s * 50 * MS, 40 * MS, GEMM, 7);
+	m = analyse(&t);
+	APX_ASSERT(m && !finding("redundant-replication"));
+	APX_ASSERT(strstr(result("redundant-replication")->why, "under 33.6 MB"));
+	apx_model_free(m);
+
 	/* a pinned staging buffer: 64 MiB copied every step into one device buffer */
 	APX_ASSERT_OK(tg_open(&t));
 	tg_mem_at(&t, 500 * MS, APX_MEMOP_ALLOC, APX_MEM_PINNED, 64 * MIB, 0x7f1000000000ull);

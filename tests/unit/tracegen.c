@@ -357,6 +357,20 @@ void tg_mem_at(struct tg *t, uint64_t ts, unsigned op, unsigned kind, uint64_t b
 	seen(t, ts);
 }
 
+void tg_heap_large(struct tg *t, uint64_t ts, unsigned op, uint64_t addr, uint64_t bytes)
+{
+	struct apx_rec r;
+
+	apx_rec_init(&r, APX_REC_HEAP);
+	r.v[APX_HEAP_TS_NS] = ts;
+	r.v[APX_HEAP_OP] = op;
+	r.v[APX_HEAP_ADDRESS] = addr;
+	r.v[APX_HEAP_BYTES] = op == APX_MEMOP_ALLOC ? bytes : 0;
+	r.v[APX_HEAP_TID] = 100;
+	r.v[APX_HEAP_FLAGS] = op == APX_MEMOP_ALLOC ? APX_HEAPF_LARGE | APX_HEAPF_ALIGNED : 0;
+	apx_writer_add(t->w, &r);
+}
+
 void tg_mem(struct tg *t, uint64_t ts, unsigned op, unsigned kind, uint64_t bytes)
 {
 	tg_mem_at(t, ts, op, kind, bytes, 0x7f0000000000ull + ts);

@@ -6,23 +6,31 @@
  * kept after load_state_dict() and .cuda(), a dataset pinned whole and copied over.
  *
  * Evidence that the host copy stays: for pinned memory, its allocation (MEMORY record) is
- * never freed after the copy; for pageable memory, the process's resident set (CPU samples)
- * does not shrink by the buffer's size after the copy, up to the end of the GPU work (exit
- * teardown left out; with no sample before the copy or none after it by then, the check says it
- * was not measured). Buffers of MIN_BYTES or more only: glibc serves those with mmap and
- * returns them to the system on free (its mmap threshold never exceeds 32 MiB on 64-bit), so
- * a freed host copy shows as a drop of the RSS; and smaller buffers cost little. The device
- * copy: a device allocation made before the copy ended, of the buffer's size up to the caching
- * allocator's rounding (2 MiB, or an eighth for reused blocks), never freed, one for each
- * host buffer: when more kept host buffers were copied than such device allocations exist, the
- * device buffers are reused (data streamed through them), not replicas, and the rule is silent.
- * A buffer copied twice is judged by its last copy: the same address may hold other data by
- * then (a module's CPU weights moved by .to('cuda') and freed, a checkpoint loaded into the
- * memory they left, copied again by load_state_dict and kept).
+ * never freed after the copy; for pageable memory, the record of the malloc that holds it
+ * (apx analyze records every host allocation of 1 MiB or more and its free by default,
+ * --heap-large-bytes) is not freed by the end of the GPU work; without one, the process's
+ * resident set (CPU samples) does not shrink by the buffer's size after the copy, up to the end
+ * of the GPU work (exit teardown left out; with no sample before the copy or none after it by
+ * then, the check says it was not measured). The resident set judges buffers of MIN_BYTES or
+ * more only: glibc serves those with mmap and returns them to the system on free (its mmap
+ * threshold never exceeds 32 MiB on 64-bit), while a smaller freed buffer may stay in its heap
+ * (once a 16 MiB block has been freed, glibc serves the next ones from the heap: 64 of them
+ * freed left the RSS where it was, measured with torch's CPU tensors). So buffers from
+ * HEAP_MIN_BYTES up are judged only by their allocation records, and pinned buffers from
+ * MIN_BYTES. The device copy: a device allocation made before the copy ended, of the buffer's
+ * size up to the caching allocator's rounding (2 MiB, or an eighth for reused blocks), never
+ * freed, one for each host buffer: when more kept host buffers were copied than such device
+ * allocations exist, the device buffers are reused (data streamed through them), not replicas,
+ * and the rule is silent. It fires when MIN_BYTES or more are held twice in all (a state dict
+ * of many tensors as one of a single large one). A buffer copied twice is judged by its last
+ * copy: the same address may hold other data by then (a module's CPU weights moved by
+ * .to('cuda') and freed, a checkpoint loaded into the memory they left, copied again by
+ * load_state_dict and kept).
  *
  * A memory cost, not a speed-up: saving 0, the bytes held twice in the evidence.
  */
 #include "analysis/findings.h"
+#include "analysis/heap.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +38,8 @@
 #include "base/banned.h"
 
 #define MIN_BYTES (32ull << 20)
+#define HEAP_MIN_BYTES (1ull << 20)	/* judged by allocation records (apx analyze's default
+					 * --heap-large-bytes) */
 #define MAX_COPIES 2		/* copied more often: a staging buffer (pageable-copy's business) */
 #define TOP 4
 
@@ -123,11 +133,21 @@ static long device_copy(const struct apx_model *m, const struct apx_an_copy *c, 
 	return -1;
 }
 
+/* A host->device copy the rule judges: pinned or pageable from MIN_BYTES, pageable from
+ * HEAP_MIN_BYTES when the trace has large allocations' records (else nothing could judge it). */
+static int candidate(const struct apx_model *m, const struct apx_an_copy *c)
+{
+	if (c->kind != APX_COPY_H2D || !c->host_addr)
+		return 0;
+	return c->bytes >= MIN_BYTES ||
+	       (c->bytes >= HEAP_MIN_BYTES && c->src == APX_MEM_PAGEABLE && m->heap.large);
+}
+
 APX_RULE_DECL(redundant_replication)
 {
 	const struct apx_an_copy *cp = m->copies.data;
 	const struct apx_an_copy *top[TOP] = { 0 };
-	uint64_t held = 0, n = 0, pinned = 0, peak_rss = 0, until = m->gpu.last_ns;
+	uint64_t held = 0, n = 0, pinned = 0, peak_rss = 0, until = m->gpu.last_ns, recorded = 0;
 	char b1[32], b2[32], b3[32];
 	struct apx_finding *f;
 	uint32_t *idx;
@@ -136,7 +156,7 @@ APX_RULE_DECL(redundant_replication)
 	long dev;
 
 	for (size_t i = 0; i < m->copies.n; i++)
-		nidx += cp[i].kind == APX_COPY_H2D && cp[i].host_addr && cp[i].bytes >= MIN_BYTES;
+		nidx += candidate(m, &cp[i]);
 	if (!nidx)
 		return APX_RULE_CLEAN;
 	if (!m->mem_events.n) {
@@ -153,13 +173,13 @@ APX_RULE_DECL(redundant_replication)
 	}
 	nidx = 0;
 	for (size_t i = 0; i < m->copies.n; i++)
-		if (cp[i].kind == APX_COPY_H2D && cp[i].host_addr && cp[i].bytes >= MIN_BYTES)
+		if (candidate(m, &cp[i]))
 			idx[nidx++] = (uint32_t)i;
 	copies_sorted = cp;
 	qsort(idx, nidx, sizeof(*idx), cmp_buffer);
 	for (size_t a = 0, b; a < nidx; a = b) {
 		const struct apx_an_copy *c = &cp[idx[a]];
-		int kept;
+		int kept, by_record = 0;
 
 		for (b = a + 1; b < nidx && cp[idx[b]].file == c->file &&
 			       cp[idx[b]].host_addr == c->host_addr && cp[idx[b]].bytes == c->bytes; b++)
@@ -167,14 +187,22 @@ APX_RULE_DECL(redundant_replication)
 		if (b - a > MAX_COPIES)
 			continue;
 		c = &cp[idx[b - 1]];	/* its last copy: kept after that one? */
-		kept = c->src == APX_MEM_PINNED ? pinned_kept(m, c)
-		       : c->src == APX_MEM_PAGEABLE ? rss_kept(m, c, until) : 0;
+		kept = c->src == APX_MEM_PINNED ? pinned_kept(m, c) : 0;
+		if (c->src == APX_MEM_PAGEABLE) {
+			kept = apx_heap_host_kept(m, c->file, c->host_addr, c->bytes, c->start, until);
+			by_record = kept >= 0;
+			if (kept < 0 && c->bytes >= MIN_BYTES)
+				kept = rss_kept(m, c, until);
+			else if (kept < 0)
+				continue;	/* small, and no record: nothing can judge it */
+		}
 		if (kept < 0) {		/* a pageable buffer the samples cannot judge */
 			untold += c->bytes;
 			continue;
 		}
 		if (!kept)
 			continue;
+		recorded += by_record ? c->bytes : 0;
 		kept_n++;
 		if ((dev = device_copy(m, c, used)) < 0)
 			continue;
@@ -206,6 +234,12 @@ APX_RULE_DECL(redundant_replication)
 	}
 	if (!n)
 		return APX_RULE_CLEAN;
+	if (held < MIN_BYTES) {
+		snprintf(why, why_len, "%s of host buffers copied to the GPU and kept: under %s",
+			 apx_fmt_size(b1, sizeof(b1), (double)held),
+			 apx_fmt_size(b2, sizeof(b2), (double)MIN_BYTES));
+		return APX_RULE_CLEAN;
+	}
 	for (size_t i = 0; i < m->cpu.n; i++) {
 		const struct apx_an_cpu *s = APX_VEC_AT(&m->cpu, struct apx_an_cpu, i);
 
@@ -236,11 +270,15 @@ APX_RULE_DECL(redundant_replication)
 				top[t]->src == APX_MEM_PINNED ? "pinned" : "pageable",
 				(unsigned long long)top[t]->host_addr,
 				apx_fmt_ns(b2, sizeof(b2), (double)(top[t]->start - m->run_start_ns)),
-				top[t]->src == APX_MEM_PINNED ? "never freed" : "RSS did not drop");
+				top[t]->src == APX_MEM_PINNED ? "never freed"
+				: apx_heap_host_kept(m, top[t]->file, top[t]->host_addr, top[t]->bytes,
+						     top[t]->start, until) > 0
+				? "its malloc never freed" : "RSS did not drop");
 	apx_finding_metric(f, "held_bytes", (double)held, APX_UNIT_BYTES);
 	apx_finding_metric(f, "pinned_bytes", (double)pinned, APX_UNIT_BYTES);
 	apx_finding_metric(f, "buffers", (double)n, APX_UNIT_COUNT);
 	apx_finding_metric(f, "peak_rss_bytes", (double)peak_rss, APX_UNIT_BYTES);
+	apx_finding_metric(f, "recorded_bytes", (double)recorded, APX_UNIT_BYTES);
 	snprintf(f->fix, sizeof(f->fix),
 		 "Keep one copy: drop the host tensor once it is on the GPU,\n"
 		 "  x_gpu = x.to('cuda'); del x        # and any list or dict that refers to it\n"

@@ -133,10 +133,14 @@ static size_t boot_size(const void *p)
 
 /* ---- messages (write(2): stdio may allocate) ------------------------------------------------ */
 
+static int g_quiet;	/* large allocations only, no sampling asked for: failures unsaid */
+
 static void say(const char *a, const char *b, const char *c)
 {
 	const char *parts[] = { "[apx] heap sampling ", a, b, c, "\n" };
 
+	if (g_quiet)
+		return;
 	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
 		if (parts[i] && *parts[i])
 			(void)!write(2, parts[i], strlen(parts[i]));
@@ -192,7 +196,9 @@ static inline int ready(void)
 /* ---- configuration (the constructor) -------------------------------------------------------- */
 
 static uint64_t g_interval;		/* N; written by setup() before g_on, then read-only
-					 * (0 again in a forked child) */
+					 * (0 again in a forked child); 0: no sampling */
+static uint64_t g_large = UINT64_MAX;	/* APX_HEAP_LARGE_BYTES: every allocation of this
+					 * many bytes or more is recorded; UINT64_MAX: none */
 static _Atomic int g_on;		/* sampling: set last by setup(), cleared in a child */
 static _Atomic uint32_t g_status = APX_HS_OFF;
 static uint64_t g_seed;			/* APX_HEAP_SEED (tests), 0 = none */
@@ -289,6 +295,7 @@ static void child_after_fork(void)
 	atomic_store(&g_hooks.pystack, NULL);
 	atomic_store(&g_status, APX_HS_FORKED);
 	g_interval = 0;
+	g_large = UINT64_MAX;
 	atomic_store(&g_nlive, 0);	/* free() stops looking in the table */
 	t.tid = 0;
 }
@@ -296,14 +303,16 @@ static void child_after_fork(void)
 __attribute__((constructor)) static void setup(void)
 {
 	uint64_t n = parse_u64(getenv("APX_HEAP_SAMPLING_BYTES"), 1ull << 40);
+	uint64_t large = parse_u64(getenv("APX_HEAP_LARGE_BYTES"), 1ull << 40);
 	Dl_info self, mine;
 	void *where, *probe[4];
 	const char *nostack;
 	struct find_ctx fc = { 0 };
 
-	if (!n || !ready())
+	if ((!n && !large) || !ready())
 		return;
 	t.guard++;
+	g_quiet = !n;	/* only large allocations (apx analyze's default): no message */
 	if (!real.malloc) {
 		atomic_store(&g_status, APX_HS_NO_REAL);
 		say("off: the next malloc could not be found", "", "");
@@ -348,6 +357,7 @@ __attribute__((constructor)) static void setup(void)
 	nostack = getenv("APX_HEAP_NATIVE_STACKS");
 	g_nostack = nostack && !strcmp(nostack, "0");
 	g_interval = n;
+	g_large = large ? large : UINT64_MAX;
 	atomic_store(&g_status, APX_HS_ON);
 	atomic_store_explicit(&g_on, 1, memory_order_release);
 out:
@@ -544,13 +554,15 @@ static __attribute__((noinline)) void record(void *p, size_t n, unsigned flags, 
 	ev.ts_ns = mono_ns();
 	ev.addr = (uintptr_t)p;
 	ev.bytes = n;
-	ev.interval = g_interval;
+	ev.interval = flags & APX_HS_F_LARGE ? 0 : g_interval;
 	ev.tid = my_tid();
 	ev.pystack = 0;
 	ev.op = APX_HS_ALLOC;
 	for (unsigned i = 0; i < n_unsafe; i++)
 		unsafe |= in_range(&r_unsafe[i], (uintptr_t)caller);
-	if (unsafe || g_nostack) {
+	if ((flags & APX_HS_F_LARGE) && !g_interval) {
+		/* large allocations only: no native stack (1.5 us a record), the Python one */
+	} else if (unsafe || g_nostack) {
 		flags |= APX_HS_F_NOSTACK;
 		atomic_fetch_add_explicit(&st_nostack, 1, memory_order_relaxed);
 	} else {
@@ -601,6 +613,10 @@ static __attribute__((noinline)) void countdown_out(void *p, size_t n, unsigned 
 		t.left = OFF_RECHECK;
 		return;
 	}
+	if (!g_interval) {
+		t.left = INT64_MAX / 2;	/* large allocations only: no sampling */
+		return;
+	}
 	if (!t.inited) {
 		/* a new thread: its first distance still counts this allocation */
 		t.inited = 1;
@@ -617,10 +633,22 @@ static __attribute__((noinline)) void countdown_out(void *p, size_t n, unsigned 
 	t.guard--;
 }
 
+/* An allocation of the large threshold or more: recorded whatever the countdown. */
+static __attribute__((noinline)) void large_out(void *p, size_t n, unsigned flags, void *caller)
+{
+	if (t.guard || t.ignored || !atomic_load_explicit(&g_on, memory_order_acquire))
+		return;
+	t.guard++;
+	record(p, n, flags | APX_HS_F_LARGE, caller);
+	t.guard--;
+}
+
 static inline __attribute__((always_inline)) void account(void *p, size_t n, unsigned flags,
 							  void *caller)
 {
-	if (unlikely((t.left -= (int64_t)n) < 0))
+	if (unlikely(n >= g_large))
+		large_out(p, n, flags, caller);
+	else if (unlikely((t.left -= (int64_t)n) < 0))
 		countdown_out(p, n, flags, caller);
 }
 
@@ -823,6 +851,7 @@ EXPORT size_t apx_heap_take(struct apx_heap_event *out, size_t max)
 EXPORT void apx_heap_stats(struct apx_heap_stats *ret)
 {
 	ret->interval = g_interval;
+	ret->large = g_large == UINT64_MAX ? 0 : g_large;
 	ret->samples = atomic_load(&st_samples);
 	ret->frees = atomic_load(&st_frees);
 	ret->lost = atomic_load(&st_lost);

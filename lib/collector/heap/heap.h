@@ -14,7 +14,10 @@
  * return addresses innermost first, the Python stack id the consumer's hook gave), and a FREE
  * when a sampled allocation that is still tracked is freed (free, realloc). An ALLOC whose
  * address could not be tracked (the live table's probe limit) carries APX_HS_F_UNTRACKED:
- * its free is never seen.
+ * its free is never seen. With APX_HEAP_LARGE_BYTES=L, every allocation of L bytes or more
+ * is an ALLOC too, whatever the countdown (APX_HS_F_LARGE, interval 0; it does not count
+ * down), with or without sampling: apx analyze records those by default, so that a report can
+ * tell whether a large host buffer was freed (redundant-replication).
  *
  * Threads: apx_heap_attach / _detach / _take / _stats on the consumer's threads (take: one
  * consumer thread at a time); the hooks the consumer gives run on the program's threads inside
@@ -26,7 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define APX_HS_ABI 1			/* bumped when anything below changes */
+#define APX_HS_ABI 2			/* bumped when anything below changes */
 #define APX_HS_FRAMES 32		/* native return addresses kept per sample */
 #define APX_HS_RING 8192u		/* events waiting for the consumer (a power of two) */
 
@@ -41,6 +44,9 @@ enum apx_hs_flag {
 	APX_HS_F_NOSTACK = 1 << 4,	/* ALLOC: native stack not taken (the caller is the
 					 * unwinder or the dynamic loader: walking there could
 					 * deadlock) */
+	APX_HS_F_LARGE = 1 << 5,	/* ALLOC: of the large threshold or more, recorded
+					 * whatever the countdown (interval 0: it stands for
+					 * itself); its native stack only while sampling is on */
 };
 
 struct apx_heap_event {
@@ -59,6 +65,8 @@ struct apx_heap_event {
 /* What the library counted since the process started (or since fork, in a child). */
 struct apx_heap_stats {
 	uint64_t interval;		/* N, 0 = sampling off */
+	uint64_t large;			/* every allocation of this many bytes or more is
+					 * recorded (APX_HEAP_LARGE_BYTES), 0 = none */
 	uint64_t samples;		/* ALLOC events made */
 	uint64_t frees;			/* FREE events made */
 	uint64_t lost;			/* events dropped: the ring was full */
@@ -70,7 +78,7 @@ struct apx_heap_stats {
 
 enum apx_hs_status {
 	APX_HS_ON = 0,
-	APX_HS_OFF = 1,		/* APX_HEAP_SAMPLING_BYTES unset or 0 */
+	APX_HS_OFF = 1,		/* APX_HEAP_SAMPLING_BYTES and APX_HEAP_LARGE_BYTES unset or 0 */
 	APX_HS_NOT_OURS = 2,		/* malloc resolves to another library (preloaded before
 					 * this one, or linked into the program): nothing seen */
 	APX_HS_NO_REAL = 3,		/* the next malloc could not be found */

@@ -22,7 +22,8 @@ _Static_assert((int)APX_HS_F_UNTRACKED == (int)APX_HEAPF_UNTRACKED &&
 	       (int)APX_HS_F_REALLOC == (int)APX_HEAPF_REALLOC &&
 	       (int)APX_HS_F_ALIGNED == (int)APX_HEAPF_ALIGNED &&
 	       (int)APX_HS_F_CALLOC == (int)APX_HEAPF_CALLOC &&
-	       (int)APX_HS_F_NOSTACK == (int)APX_HEAPF_NOSTACK, "heap.h's flags are the record's");
+	       (int)APX_HS_F_NOSTACK == (int)APX_HEAPF_NOSTACK &&
+	       (int)APX_HS_F_LARGE == (int)APX_HEAPF_LARGE, "heap.h's flags are the record's");
 
 #define TAKE 256			/* events taken at a time */
 #define MAP_MAX (1u << 22)		/* native frames and stacks kept (then: not named) */
@@ -342,7 +343,7 @@ void apx_heap_sink_summary(struct apx_heap_sink *s, char *buf, size_t cap)
 {
 	static const char *const status[] = {
 		[APX_HS_ON] = "on",
-		[APX_HS_OFF] = "off (APX_HEAP_SAMPLING_BYTES unset)",
+		[APX_HS_OFF] = "off (APX_HEAP_SAMPLING_BYTES and APX_HEAP_LARGE_BYTES unset)",
 		[APX_HS_NOT_OURS] = "off (the program's malloc is another library's, loaded first)",
 		[APX_HS_NO_REAL] = "off (no malloc found after libapx-heap.so)",
 		[APX_HS_FORKED] = "off (a forked child)",
@@ -350,12 +351,14 @@ void apx_heap_sink_summary(struct apx_heap_sink *s, char *buf, size_t cap)
 	struct apx_heap_stats st;
 
 	s->stats(&st);
-	snprintf(buf, cap, "%s; every %llu bytes on average; %llu samples, %llu frees of sampled "
+	snprintf(buf, cap, "%s; every %llu bytes on average (0: no sampling), and every allocation "
+		 "of %llu bytes or more (0: none); %llu samples, %llu frees of sampled "
 		 "allocations; written %llu and %llu, apx's own %llu; lost %llu (ring full), "
 		 "untracked %llu, no native stack %llu; %zu native stacks, %zu frames",
 		 st.status < sizeof(status) / sizeof(status[0]) && status[st.status]
 			 ? status[st.status] : "unknown",
-		 (unsigned long long)st.interval, (unsigned long long)st.samples,
+		 (unsigned long long)st.interval, (unsigned long long)st.large,
+		 (unsigned long long)st.samples,
 		 (unsigned long long)st.frees, (unsigned long long)s->allocs,
 		 (unsigned long long)s->frees, (unsigned long long)s->own_dropped,
 		 (unsigned long long)st.lost, (unsigned long long)st.untracked,
