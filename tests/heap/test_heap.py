@@ -14,6 +14,9 @@
 #   - fork() in the program works (the child allocates and exits 0), 8 threads allocate at once;
 #   - a malloc preloaded before libapx-heap.so: said once, the program runs;
 #   - python3 (with torch when it imports) runs unharmed, sampling on and off;
+#   - large allocations (APX_HEAP_LARGE_BYTES=1 MiB, apx analyze's default): without sampling
+#     exactly site_b's 32 blocks of 1 MiB and their 32 frees are recorded, and no heap section
+#     is shown; with sampling, site_b counts exactly 32 MiB from 32 records;
 #   - with HARNESS (the collector's heap source and Python stacks, tests/heap/heap_harness.c)
 #     a Python function's line is the site of what it allocated.
 # ctest heap-sampling.
@@ -149,6 +152,35 @@ def prog_checks(tmp):
               f"(within {100 * tol:.0f} %)")
 
 
+def large_checks(tmp):
+    large = {"APX_HEAP_LARGE_BYTES": str(1 << 20)}
+    out = os.path.join(tmp, "large.apx")
+    r = subprocess.run([PROG], env=env_with(LIBHEAP + ":" + STUB, 0, out, large),
+                       capture_output=True, text=True, timeout=120)
+    check(r.returncode == 0, f"large allocations only: heap_prog exits 0 {r.stderr.strip()[:300]}")
+    info = subprocess.run([APX, "info", out], capture_output=True, text=True)
+    rows = [l.split() for l in info.stdout.splitlines() if l.split()[:1] == ["heap"]]
+    check(rows and rows[0][2] == "64", f"... site_b's 32 blocks of 1 MiB and their 32 frees are "
+          f"the trace's heap records, nothing smaller: {rows}")
+    r = subprocess.run([APX, "report", "--format", "json", "--section", "heap", out],
+                       capture_output=True, text=True, timeout=120)
+    heap = json.loads(r.stdout).get("heap") if r.returncode == 0 else {"sites": ["?"]}
+    check(not (heap or {}).get("sites") and not (heap or {}).get("samples"),
+          f"... and the heap view has no sampled sites ({r.returncode})")
+    r = subprocess.run([APX, "report", out], capture_output=True, text=True)
+    check(r.returncode == 0 and "Host heap" not in r.stdout,
+          "... and the text report no heap section")
+    out = os.path.join(tmp, "large64k.apx")
+    r = subprocess.run([PROG], env=env_with(LIBHEAP + ":" + STUB, 65536, out, large),
+                       capture_output=True, text=True, timeout=120)
+    heap = report(out)
+    b = by_func(heap["sites"]).get("site_b", {}) if heap else {}
+    check(r.returncode == 0 and b.get("bytes") == 32 << 20 and b.get("samples") == 32 and
+          b.get("live_bytes") == 0,
+          f"sampling at 64 KiB with large allocations: site_b is exactly 32 MiB in 32 records, "
+          f"none live ({b.get('bytes')}, {b.get('samples')}, {b.get('live_bytes')})")
+
+
 def other_allocator(tmp):
     out = os.path.join(tmp, "other.apx")
     r = subprocess.run([PROG], env=env_with(OTHER + ":" + LIBHEAP + ":" + STUB, 65536, out),
@@ -234,6 +266,7 @@ def python_checks(tmp):
 
 with tempfile.TemporaryDirectory(prefix="apx-heap-") as tmp:
     prog_checks(tmp)
+    large_checks(tmp)
     other_allocator(tmp)
     python_checks(tmp)
 
