@@ -977,17 +977,13 @@ int apx_cmd_analyze(int argc, char **argv)
 							   "'%s'", optarg);
 			break;
 		case 'G':
-			if (apx_parse_u64(optarg, APX_HEAP_BYTES_MAX, &heap_bytes) < 0)
-				return apx_cli_usage_error("analyze", "--heap-sampling-bytes takes a whole "
-							   "number of bytes from 0 (off) to %llu, not "
-							   "'%s'", (unsigned long long)APX_HEAP_BYTES_MAX,
-							   optarg);
-			break;
 		case 'g':
-			if (apx_parse_u64(optarg, APX_HEAP_BYTES_MAX, &heap_large) < 0)
-				return apx_cli_usage_error("analyze", "--heap-large-bytes takes a whole "
+			if (apx_parse_u64(optarg, APX_HEAP_BYTES_MAX,
+					  c == 'G' ? &heap_bytes : &heap_large) < 0)
+				return apx_cli_usage_error("analyze", "--heap-%s-bytes takes a whole "
 							   "number of bytes from 0 (off) to %llu, not "
-							   "'%s'", (unsigned long long)APX_HEAP_BYTES_MAX,
+							   "'%s'", c == 'G' ? "sampling" : "large",
+							   (unsigned long long)APX_HEAP_BYTES_MAX,
 							   optarg);
 			break;
 		case 'n':
