@@ -54,6 +54,8 @@ void apx_heap_free(struct apx_model *m)
 {
 	free(m->heap.recs.data);
 	free(m->heap.sites.data);
+	free(m->heap.large_sorted);
+	m->heap.large_sorted = NULL;
 	m->heap.recs = (struct apx_vec){ 0 };
 	m->heap.sites = (struct apx_vec){ 0 };
 }
@@ -349,6 +351,44 @@ static uint64_t origin(const struct apx_model *m)
 	return o != UINT64_MAX ? o : m->heap.first_ns;
 }
 
+static int cmp_large(const void *a, const void *b, void *ctx)
+{
+	const struct apx_an_heap *hp = ctx;
+	const struct apx_an_heap_rec *x = APX_VEC_AT(&hp->recs, struct apx_an_heap_rec,
+						     *(const uint32_t *)a);
+	const struct apx_an_heap_rec *y = APX_VEC_AT(&hp->recs, struct apx_an_heap_rec,
+						     *(const uint32_t *)b);
+
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* hp->large_sorted: the large ALLOC records by file, address and time (apx_heap_host_kept). */
+static int sort_large(struct apx_model *m)
+{
+	struct apx_an_heap *hp = &m->heap;
+	size_t n = 0;
+
+	hp->large_sorted = malloc(hp->large * sizeof(*hp->large_sorted));
+	if (!hp->large_sorted)
+		return -ENOMEM;
+	for (size_t i = 0; i < hp->recs.n && n < hp->large; i++) {
+		const struct apx_an_heap_rec *h = APX_VEC_AT(&hp->recs, struct apx_an_heap_rec, i);
+
+		if (h->op != APX_MEMOP_ALLOC || h->interval)
+			continue;
+		hp->large_sorted[n++] = (uint32_t)i;
+		if (h->bytes > hp->large_max_bytes)
+			hp->large_max_bytes = h->bytes;
+	}
+	hp->large = n;
+	qsort_r(hp->large_sorted, n, sizeof(*hp->large_sorted), cmp_large, hp);
+	return 0;
+}
+
 int apx_heap_build(struct apx_model *m)
 {
 	struct apx_an_heap *hp = &m->heap;
@@ -384,6 +424,8 @@ int apx_heap_build(struct apx_model *m)
 		goto out;
 	for (size_t i = 0; i < hp->recs.n; i++)
 		APX_VEC_AT(&hp->recs, struct apx_an_heap_rec, i)->freed = freed[i];
+	if (hp->large && (r = sort_large(m)) < 0)
+		goto out;
 	if (!hp->sampled)
 		goto out;	/* large allocations only: no sites (the rules read them) */
 	if ((r = imap_init(&sites, hp->recs.n < 65536 ? hp->recs.n : 65536)) < 0)
@@ -470,15 +512,32 @@ out:
 int apx_heap_host_kept(const struct apx_model *m, uint16_t file, uint64_t addr, uint64_t bytes,
 		       uint64_t at_ns, uint64_t until_ns)
 {
+	const struct apx_an_heap *hp = &m->heap;
 	const struct apx_an_heap_rec *best = NULL;
+	size_t lo = 0, hi = hp->large_sorted ? hp->large : 0;
 
-	for (size_t i = 0; i < m->heap.recs.n; i++) {
-		const struct apx_an_heap_rec *h = APX_VEC_AT(&m->heap.recs, struct apx_an_heap_rec, i);
+	/* the first record past (file, addr): those before it start at or below addr */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct apx_an_heap_rec *h = APX_VEC_AT(&hp->recs, struct apx_an_heap_rec,
+							     hp->large_sorted[mid]);
 
-		if (h->op != APX_MEMOP_ALLOC || h->interval || h->file != file || h->ts > at_ns ||
-		    addr < h->addr || addr + bytes > h->addr + h->bytes)
+		if (h->file < file || (h->file == file && h->addr <= addr))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* back over the allocations that may hold [addr, addr + bytes): none starts more than
+	 * the largest one's size below addr */
+	while (lo--) {
+		const struct apx_an_heap_rec *h = APX_VEC_AT(&hp->recs, struct apx_an_heap_rec,
+							     hp->large_sorted[lo]);
+
+		if (h->file != file || h->addr + hp->large_max_bytes < addr)
+			break;
+		if (h->ts > at_ns || addr + bytes > h->addr + h->bytes)
 			continue;
-		if (!best || h->ts >= best->ts)
+		if (!best || h->ts > best->ts)
 			best = h;
 	}
 	if (!best || best->freed == UINT64_MAX || (best->freed && best->freed < at_ns))

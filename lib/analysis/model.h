@@ -682,6 +682,9 @@ struct apx_an_heap {
 	uint64_t leak_from_ns, leak_to_ns;
 	/* load.c */
 	struct apx_vec recs;			/* struct apx_an_heap_rec */
+	uint32_t *large_sorted;			/* after finish: the large ALLOC records (recs
+						 * indices) by file, address, time */
+	uint64_t large_max_bytes;		/* the largest of them */
 	uint64_t sampled, large;		/* ALLOC records: sampled; large (APX_HEAPF_LARGE:
 						 * apx analyze --heap-large-bytes, on by default).
 						 * The sites and totals below: only with sampled
