@@ -32,7 +32,15 @@ def check(d, one_proc):
     dv = [x["id"] for x in d["devices"]]
     want(not one_proc or dv == sorted(dv), "devices by id")
     f = d["findings"]
-    want(nonincreasing(f, lambda x: x["saving_ns"]), "findings by saving_ns")
+    # by saving, but for a fix another one needs first (rules.c, prerequisites_first): a
+    # sync-frequency finding moved up to just above launch-bound, which says so
+    moved = [x for x in f if x["rule"] == "sync-frequency" and
+             "ranked above launch-bound" in (x.get("saving_model") or "")]
+    want(nonincreasing([x for x in f if x not in moved], lambda x: x["saving_ns"]),
+         "findings by saving_ns")
+    for x in moved:
+        nxt = f[f.index(x) + 1] if f.index(x) + 1 < len(f) else {}
+        want(nxt.get("rule") == "launch-bound", "a sync-frequency moved up sits above launch-bound")
     want([x["rank"] for x in f] == list(range(1, len(f) + 1)), "findings rank 1..n")
     want(nonincreasing(d["hotspots"], lambda x: (bool(x.get("user", True)),
                                                  x["gpu_ns"] + (x.get("gpu_bwd_ns") or 0),

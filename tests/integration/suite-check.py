@@ -140,7 +140,14 @@ for case, f in sorted(facts.items()):
         r = per_step(doc)[0] / 1e6 / tms
         if r >= 1.8 and abs(r - round(r)) <= 0.15 * round(r):
             k = round(r)
-    steps *= k
+    # and the other way: a program step of k identical parts (score_export's 4 chunks) repeats
+    # its kernel sequence k times, so apx has k steps for each of the program's traced ones
+    k_in, n_tr = 1, f.get("planted_traced_steps")
+    if k == 1 and n_tr and per_step(doc)[1]:
+        q = per_step(doc)[1] / n_tr
+        if q >= 1.8 and abs(q - round(q)) <= 0.15 * round(q):
+            k_in = round(q)
+    steps = steps * k / k_in
     est = (mine[0]["saving_ns"] / steps / 1e6) if mine else 0.0
     meas = f.get("diff_ms") or 0                # the paired difference where run.py had one
     how = f" (paired, {len(f.get('paired_diffs_ms') or [])} pairs)" if "paired_diff_ms" in f \
@@ -160,6 +167,7 @@ for case, f in sorted(facts.items()):
     speed = f", traced steps {tms / pms:.2f}x the measured" if tms and pms and \
         abs(tms / pms - 1) > 0.2 else ""
     speed += f", apx's step is {k} of the program's" if k > 1 else ""
+    speed += f", the program's step is {k_in} of apx's" if k_in > 1 else ""
     # the what-if simulator's saving keeps the rule's own as the metric
     # saving_rule_ns: both are shown, the check is on the finding's saving
     rule_est = next((x["value"] for x in (mine[0].get("metrics") or [])

@@ -388,25 +388,41 @@ def case_loader(fixed):
 
 class TextSet(torch.utils.data.Dataset):
     """Lines of text tokenized in Python as a dataset's __getitem__ does it without a fast
-    tokenizer: lower-case, split on spaces, each word's id from a vocabulary dict (unknown
-    words hashed into it), truncated or padded to 256 ids."""
+    tokenizer: lower-case, split on spaces, each word cut into word pieces by greedy longest
+    match against a piece vocabulary (WordPiece's algorithm, written in Python: a few dict
+    lookups a character), the whole line tokenized, then truncated or padded to 256 ids."""
 
     words = [f"w{i}" for i in range(20000)]
 
-    def __init__(self, n=4096, seq=256):
+    def __init__(self, n=4096, seq=256, words_per_line=160):
         import random
         rnd = random.Random(0)
-        self.lines = [" ".join(rnd.choice(self.words) for _ in range(300)).title()
+        self.lines = [" ".join(rnd.choice(self.words) for _ in range(words_per_line)).title()
                       for _ in range(n)]
-        self.vocab = {w: i + 1 for i, w in enumerate(self.words)}
+        pieces = ["w"] + [f"##{i:02d}" for i in range(100)] + [f"##{i}" for i in range(10)]
+        self.vocab = {p: i + 1 for i, p in enumerate(pieces)}
         self.seq = seq
 
     def __len__(self):
         return 1 << 30
 
+    def wordpiece(self, w):
+        ids, i = [], 0
+        while i < len(w):
+            for j in range(len(w), i, -1):
+                piece = w[i:j] if i == 0 else "##" + w[i:j]
+                if piece in self.vocab:
+                    ids.append(self.vocab[piece])
+                    i = j
+                    break
+            else:
+                ids.append(0)                       # unknown
+                i += 1
+        return ids
+
     def __getitem__(self, i):
-        ids = [self.vocab.get(w, hash(w) % 20000 + 1)
-               for w in self.lines[i % len(self.lines)].lower().split(" ")][:self.seq]
+        ids = [t for w in self.lines[i % len(self.lines)].lower().split(" ")
+               for t in self.wordpiece(w)][:self.seq]
         return torch.tensor(ids + [0] * (self.seq - len(ids)))
 
 
