@@ -9,7 +9,9 @@ min..max of the ratios), the samples a run made, and the cost per sample.
 Modes: none (no preload); off (preloaded, APX_HEAP_SAMPLING_BYTES unset: the wrappers alone);
 512k and 64k (sampling every 512 KiB / 64 KiB, a thread taking the samples as the collector's
 writer does); 512k-nostack (APX_HEAP_NATIVE_STACKS=0: the same without the native stacks, to
-price glibc's backtrace()).
+price glibc's backtrace()); large (APX_HEAP_LARGE_BYTES=1048576 and no sampling: what apx
+analyze preloads by default, every allocation of 1 MiB or more recorded). --modes picks some
+(none always runs).
 
 Workloads: bench-heap (bench-heap.c: malloc + free of a mixed size, nothing else: the worst
 case), bench-heap x2 (two threads), python-json (CPython building, dumping and loading JSON:
@@ -59,6 +61,7 @@ MODES = {
     "512k": {"APX_HEAP_SAMPLING_BYTES": "524288"},
     "512k-nostack": {"APX_HEAP_SAMPLING_BYTES": "524288", "APX_HEAP_NATIVE_STACKS": "0"},
     "64k": {"APX_HEAP_SAMPLING_BYTES": "65536"},
+    "large": {"APX_HEAP_LARGE_BYTES": "1048576"},
 }
 
 
@@ -84,7 +87,11 @@ def main():
     ap.add_argument("--ops", default="3000000")
     ap.add_argument("--python", default="/usr/bin/python3")
     ap.add_argument("--json")
+    ap.add_argument("--modes", default=",".join(MODES))
     a = ap.parse_args()
+    for m in list(MODES):
+        if m != "none" and m not in a.modes.split(","):
+            del MODES[m]
     lib = os.path.join(a.build, "libapx-heap.so")
     bench = os.path.join(a.build, "bench", "heap", "bench-heap")
     torch_ok = subprocess.run([a.python, "-c", "import torch"], capture_output=True).returncode == 0
@@ -135,7 +142,7 @@ def main():
     # the cost of one sample in the C loop: (time with - time off) / samples a run
     for w in ("bench-heap",):
         for m in ("512k", "512k-nostack", "64k"):
-            if samples[w][m]:
+            if m in MODES and "off" in MODES and samples[w][m]:
                 d = statistics.median(res[w][m]) - statistics.median(res[w]["off"])
                 per = d * float(a.ops) / statistics.median(samples[w][m])
                 print(f"{w} {m}: {statistics.median(samples[w][m]):.0f} samples a run, "

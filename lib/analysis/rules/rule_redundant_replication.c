@@ -15,7 +15,9 @@
  * more only: glibc serves those with mmap and returns them to the system on free (its mmap
  * threshold never exceeds 32 MiB on 64-bit), while a smaller freed buffer may stay in its heap
  * (once a 16 MiB block has been freed, glibc serves the next ones from the heap: 64 of them
- * freed left the RSS where it was, measured with torch's CPU tensors). So buffers from
+ * freed left the RSS where it was with the build machine's torch 1.13, though on the H100
+ * machine's torch 2.11 the same program's RSS fell: it depends on what came before). So
+ * buffers from
  * HEAP_MIN_BYTES up are judged only by their allocation records, and pinned buffers from
  * MIN_BYTES. The device copy: a device allocation made before the copy ended, of the buffer's
  * size up to the caching allocator's rounding (2 MiB, or an eighth for reused blocks), never

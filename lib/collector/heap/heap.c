@@ -9,7 +9,9 @@
  * counts the bytes it allocates down from a distance drawn from an exponential distribution of
  * mean N; the allocation that takes the count below zero is sampled (its size, address, time,
  * thread, native stack and, through the consumer's hook, Python stack) and a new distance is
- * drawn. The fast path is one subtraction and one branch on initial-exec TLS.
+ * drawn. The fast path is one subtraction and one branch on initial-exec TLS. With
+ * APX_HEAP_LARGE_BYTES=L (apx analyze's default, 1 MiB) every allocation of L bytes or more is
+ * recorded as well, whatever the countdown (one comparison more on the fast path).
  *
  * The samples go into a fixed lock-free ring (heap.h) that the consumer (the collector, once
  * CUDA has loaded it: src_heap.c) empties; sampled addresses go into a lock-free open-addressing
@@ -199,7 +201,8 @@ static uint64_t g_interval;		/* N; written by setup() before g_on, then read-onl
 					 * (0 again in a forked child); 0: no sampling */
 static uint64_t g_large = UINT64_MAX;	/* APX_HEAP_LARGE_BYTES: every allocation of this
 					 * many bytes or more is recorded; UINT64_MAX: none */
-static _Atomic int g_on;		/* sampling: set last by setup(), cleared in a child */
+static _Atomic int g_on;		/* sampling or large allocations on: set last by setup(),
+					 * cleared in a child */
 static _Atomic uint32_t g_status = APX_HS_OFF;
 static uint64_t g_seed;			/* APX_HEAP_SEED (tests), 0 = none */
 static int g_nostack;			/* APX_HEAP_NATIVE_STACKS=0: no backtrace */
