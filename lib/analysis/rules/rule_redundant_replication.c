@@ -33,6 +33,7 @@
  */
 #include "analysis/findings.h"
 #include "analysis/heap.h"
+#include "analysis/stacks.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,13 @@
 #define TOP 4
 
 static const struct apx_an_copy *copies_sorted;
+static const uint8_t *held_copy;	/* per copy: the last copy of a buffer held twice */
+
+static int is_held(const struct apx_model *m, size_t i)
+{
+	(void)m;
+	return held_copy[i];
+}
 
 static int cmp_buffer(const void *a, const void *b)
 {
@@ -153,7 +161,7 @@ APX_RULE_DECL(redundant_replication)
 	char b1[32], b2[32], b3[32];
 	struct apx_finding *f;
 	uint32_t *idx;
-	uint8_t *used;
+	uint8_t *used, *held_mark;
 	size_t nidx = 0, kept_n = 0, untold = 0;
 	long dev;
 
@@ -167,9 +175,11 @@ APX_RULE_DECL(redundant_replication)
 	}
 	idx = malloc(nidx * sizeof(*idx));
 	used = calloc(m->mem_events.n, 1);
-	if (!idx || !used) {
+	held_mark = calloc(m->copies.n, 1);
+	if (!idx || !used || !held_mark) {
 		free(idx);
 		free(used);
+		free(held_mark);
 		snprintf(why, why_len, "out of memory");
 		return APX_RULE_NOT_MEASURED;
 	}
@@ -209,6 +219,7 @@ APX_RULE_DECL(redundant_replication)
 		if ((dev = device_copy(m, c, used)) < 0)
 			continue;
 		used[dev] = 1;
+		held_mark[c - cp] = 1;
 		held += c->bytes;
 		pinned += c->src == APX_MEM_PINNED ? c->bytes : 0;
 		n++;
@@ -222,6 +233,8 @@ APX_RULE_DECL(redundant_replication)
 	}
 	free(idx);
 	free(used);
+	if (!n || held < MIN_BYTES || kept_n > n)
+		free(held_mark);
 	if (n && kept_n > n) {
 		snprintf(why, why_len, "%zu host buffers of %s or more were copied into %llu device "
 			 "buffers: reused for streaming, not replicas", kept_n,
@@ -251,8 +264,10 @@ APX_RULE_DECL(redundant_replication)
 	f = apx_finding_add(out, m, "redundant-replication",
 			    held >= (1ull << 30) || (peak_rss && held * 10 >= peak_rss)
 				    ? APX_SEV_WARNING : APX_SEV_INFO, 0, pinned == held ? 70 : 55);
-	if (!f)
+	if (!f) {
+		free(held_mark);
 		return APX_RULE_FIRED;
+	}
 	snprintf(f->title, sizeof(f->title), "%s held twice: in host memory and on the GPU",
 		 apx_fmt_size(b1, sizeof(b1), (double)held));
 	snprintf(f->model, sizeof(f->model), "a memory cost, not a speed-up: the host copies of "
@@ -281,6 +296,9 @@ APX_RULE_DECL(redundant_replication)
 	apx_finding_metric(f, "buffers", (double)n, APX_UNIT_COUNT);
 	apx_finding_metric(f, "peak_rss_bytes", (double)peak_rss, APX_UNIT_BYTES);
 	apx_finding_metric(f, "recorded_bytes", (double)recorded, APX_UNIT_BYTES);
+	held_copy = held_mark;		/* the lines that copied them (the copy calls' stacks) */
+	apx_lines_of_copies(m, f, is_held);
+	free(held_mark);
 	snprintf(f->fix, sizeof(f->fix),
 		 "Keep one copy: drop the host tensor once it is on the GPU,\n"
 		 "  x_gpu = x.to('cuda'); del x        # and any list or dict that refers to it\n"
