@@ -1137,18 +1137,23 @@ def case_score_export(fixed):
     # a ranking service scoring 4 chunks of 16384 candidates a step with a bf16 MLP and handing
     # each chunk's 256 scores a candidate (16 MiB, fp32) to numpy with .cpu().numpy(): each
     # copy into pageable memory blocks the host until the chunk is done and staged out. Fixed:
-    # each chunk copied non_blocking into its pinned buffer on a side stream, read by numpy one
-    # step later, after its event
+    # each chunk copied non_blocking into a pinned buffer on a side stream, two sets of buffers
+    # used in turn, a set read by numpy two steps later, after its events (the host runs a step
+    # ahead of the GPU: one step later, the last chunk's copy is still queued and each step
+    # would wait for the GPU to drain)
     m = nn.Sequential(*[x for _ in range(6) for x in (nn.Linear(2048, 2048), nn.GELU())],
                       nn.Linear(2048, 256)).to(dev).eval()
     chunks = [torch.randn(16384, 2048, device=dev) for _ in range(4)]
-    bufs = [torch.empty(16384, 256).pin_memory() for _ in chunks]
-    evs, side = [torch.cuda.Event() for _ in chunks], torch.cuda.Stream()
-    state = {"pending": False, "out": []}
+    bufs = [[torch.empty(16384, 256).pin_memory() for _ in chunks] for _ in range(2)]
+    evs = [[torch.cuda.Event() for _ in chunks] for _ in range(2)]
+    side = torch.cuda.Stream()
+    state = {"k": 0, "filled": [False, False], "out": []}
 
     def step():
-        if fixed and state["pending"]:
-            for ev, buf in zip(evs, bufs):          # last step's scores, long copied
+        s = state["k"] % 2
+        state["k"] += 1
+        if fixed and state["filled"][s]:
+            for ev, buf in zip(evs[s], bufs[s]):    # two steps old: long copied
                 ev.synchronize()
                 state["out"] = [buf.numpy()]
         for i, x in enumerate(chunks):
@@ -1160,9 +1165,9 @@ def case_score_export(fixed):
             side.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(side):
                 y.record_stream(side)
-                bufs[i].copy_(y, non_blocking=True)
-                evs[i].record(side)
-        state["pending"] = fixed
+                bufs[s][i].copy_(y, non_blocking=True)
+                evs[s][i].record(side)
+        state["filled"][s] = fixed
     return step
 
 
