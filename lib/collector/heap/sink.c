@@ -352,8 +352,8 @@ void apx_heap_sink_summary(struct apx_heap_sink *s, char *buf, size_t cap)
 
 	s->stats(&st);
 	snprintf(buf, cap, "%s; every %llu bytes on average (0: no sampling), and every allocation "
-		 "of %llu bytes or more (0: none); %llu samples, %llu frees of sampled "
-		 "allocations; written %llu and %llu, apx's own %llu; lost %llu (ring full), "
+		 "of %llu bytes or more (0: none); %llu allocations recorded (samples and large "
+		 "ones), %llu of their frees; written %llu and %llu, apx's own %llu; lost %llu (ring full), "
 		 "untracked %llu, no native stack %llu; %zu native stacks, %zu frames",
 		 st.status < sizeof(status) / sizeof(status[0]) && status[st.status]
 			 ? status[st.status] : "unknown",
