@@ -371,6 +371,31 @@ APX_TEST(rule_sync_frequency)
 	APX_ASSERT(strstr(f->evidence, "per step: 1.0"));
 	apx_model_free(m);
 
+	/* CUB's own ranges (nonzero, sort: one a call, 3 a step here) are not iterations; the
+	 * evidence counts the steady steps' syncs per steady step */
+	APX_ASSERT_OK(tg_open(&t));
+	for (uint64_t i = 0; i < 100; i++) {
+		uint64_t s = 1 * MS + i * 140 * US;
+
+		tg_kernel(&t, s, 100 * US, "k", 7);
+		tg_sync(&t, s + 10 * US, s + 110 * US, APX_SYNC_KIND_DEVICE);
+		for (uint64_t j = 0; j < 3; j++)
+			tg_marker(&t, s + j * US, s + j * US + 500, "cub::DeviceRadixSort");
+	}
+	m = analyse(&t);
+	APX_ASSERT(m);
+	APX_ASSERT_EQ(m->steps, 0);
+	f = finding("sync-frequency");
+	APX_ASSERT(f && m->steady.count > 0);
+	{
+		char want[64];	/* apx's steps (here of 2 kernels): about 100 / their count */
+
+		snprintf(want, sizeof(want), "(%llu steps)", (unsigned long long)m->steady.count);
+		APX_ASSERT(strstr(f->evidence, want));
+		APX_ASSERT(!strstr(f->evidence, "(300 steps)"));
+	}
+	apx_model_free(m);
+
 	APX_ASSERT_OK(tg_open(&t));
 	for (uint64_t i = 0; i < 100; i++)
 		tg_kernel(&t, 1 * MS + i * 1010 * US, 1 * MS, "k", 7);

@@ -144,7 +144,7 @@ static void sync_causes(const struct apx_model *m, struct apx_finding *f)
 APX_RULE_DECL(sync_frequency)
 {
 	uint64_t n = 0, idle = m->gpu.idle_by_cause[APX_IDLE_SYNC], gaps = m->gpu.gaps_by_cause[APX_IDLE_SYNC];
-	uint64_t saving, blocked = 0, refill_ns = 0, refill_gaps = 0;
+	uint64_t saving, blocked = 0, refill_ns = 0, refill_gaps = 0, nsteps = m->steps;
 	double per_s, per_step, rule_ns, sim_ns = 0;
 	const struct apx_wi_params sim = { .xform = APX_WI_X_REMOVE_SYNCS };
 	int simulated;
@@ -158,6 +158,20 @@ APX_RULE_DECL(sync_frequency)
 		return APX_RULE_CLEAN;
 	per_s = m->collected_ns ? (double)n / ((double)m->collected_ns / 1e9) : 0;
 	per_step = m->steps ? (double)n / (double)m->steps : 0;
+	if (m->steady.count && m->steady_end_ns > m->steady_start_ns) {
+		/* the steady steps' own syncs: NVTX ranges may be library calls (--trace-libs'
+		 * cuDNN and cuBLAS ranges), not iterations */
+		uint64_t in = 0;
+
+		for (size_t i = 0; i < m->syncs.n; i++) {
+			const struct apx_an_sync *y = APX_VEC_AT(&m->syncs, struct apx_an_sync, i);
+
+			in += y->kind != APX_SYNC_KIND_STREAM_WAIT_EVENT &&
+			      y->start >= m->steady_start_ns && y->start < m->steady_end_ns;
+		}
+		per_step = (double)in / (double)m->steady.count;
+		nsteps = m->steady.count;
+	}
 	for (unsigned k = 0; !m->launch_bound && k <= APX_IDLE__COUNT; k++) {
 		refill_ns += m->gpu.refill_ns[k];	/* the sync's, idle_attrib.c */
 		refill_gaps += m->gpu.refill_gaps[k];
@@ -198,7 +212,7 @@ APX_RULE_DECL(sync_frequency)
 			(unsigned long long)m->sync_count[APX_SYNC_KIND_EVENT]);
 	if (per_step > 0)
 		apx_text_append(f->evidence, sizeof(f->evidence), "per step: %.1f (%llu steps)\n",
-				per_step, (unsigned long long)m->steps);
+				per_step, (unsigned long long)nsteps);
 	apx_text_append(f->evidence, sizeof(f->evidence),
 			"host blocked in them: %s; GPU idle after them: %s in %llu gaps\n",
 			apx_fmt_ns(b1, sizeof(b1), (double)m->sync_total_ns),
