@@ -175,7 +175,8 @@ static void steps(struct apx_model *m)
 {
 	/* iterations = the count of the most frequent NVTX range name (when there are ranges),
 	 * leaving out the ranges libraries open around their own calls: PyTorch's ops, cuBLAS
-	 * and cuDNN (--trace-libs), CUB and Thrust (nonzero, sort, unique: one a call) */
+	 * and cuDNN (--trace-libs), CUB and Thrust (nonzero, sort, unique: one a call; store.c
+	 * marks them) */
 	struct {
 		const char *name;
 		uint32_t len;
@@ -187,10 +188,8 @@ static void steps(struct apx_model *m)
 		const struct apx_an_marker *a = APX_VEC_AT(&m->markers, struct apx_an_marker, i);
 		size_t j;
 
-		if (a->kind != APX_MARKER_RANGE || !a->name || a->torch ||
-		    (a->name_len >= 5 && !memcmp(a->name, "cub::", 5)) ||
-		    (a->name_len >= 8 && !memcmp(a->name, "thrust::", 8)))
-			continue;	/* a library's calls (CCCL's own ranges), not iterations */
+		if (a->kind != APX_MARKER_RANGE || !a->name || a->torch)
+			continue;	/* PyTorch's ops, a library's calls: not iterations */
 		for (j = 0; j < nseen; j++)
 			if (seen[j].len == a->name_len && !memcmp(seen[j].name, a->name, a->name_len))
 				break;

@@ -320,7 +320,8 @@ struct apx_an_marker {
 	uint8_t kind;
 	uint8_t torch;			/* 1: a PyTorch op range (emit_nvtx): no step, not in the NVTX
 					 * table; backward.c joins them (base/torch_nvtx.h); 2: a
-					 * cuBLAS/cuDNN call (--trace-libs): in the table, no step */
+					 * cuBLAS/cuDNN call (--trace-libs), or CUB's or Thrust's
+					 * own range: in the table, no step */
 	uint64_t seq;			/* its autograd sequence number + 1, 0 none */
 };
 

@@ -729,7 +729,8 @@ static int add_marker(struct apx_store *st, uint16_t fi, const struct apx_rec *r
 		if ((e = intern_id(st, fi, v[APX_MARKER_DOMAIN], &dom)) < 0)
 			return e;
 		d = apx_store_string(st, dom);
-		if ((d.len == 6 && !memcmp(d.p, "cuBLAS", 6)) || (d.len == 5 && !memcmp(d.p, "cuDNN", 5)))
+		if ((d.len == 6 && !memcmp(d.p, "cuBLAS", 6)) || (d.len == 5 && !memcmp(d.p, "cuDNN", 5)) ||
+		    (d.len == 4 && !memcmp(d.p, "CCCL", 4)))
 			m->torch[m->n] = 2;
 	}
 	if (!m->torch[m->n]) {	/* another tool's trace: the name says it */
@@ -738,6 +739,9 @@ static int add_marker(struct apx_store *st, uint16_t fi, const struct apx_rec *r
 
 		if (apx_torch_nvtx_parse(t.p, t.len, &op_len, &m->seq[m->n]))
 			m->torch[m->n] = 1;
+		else if ((t.len > 5 && !memcmp(t.p, "cub::", 5)) ||
+			 (t.len > 8 && !memcmp(t.p, "thrust::", 8)))
+			m->torch[m->n] = 2;	/* CUB's and Thrust's own ranges (nonzero, sort) */
 	}
 	m->n++;
 	return 0;

@@ -169,7 +169,9 @@ struct apx_es_markers {
 	uint8_t *kind;				/* enum apx_marker_kind */
 	uint8_t *torch;				/* 1: a PyTorch op range (base/torch_nvtx.h), its
 						 * name the op's; 2: a cuBLAS or cuDNN call (domain
-						 * "cuBLAS"/"cuDNN": apx analyze --trace-libs) */
+						 * "cuBLAS"/"cuDNN": apx analyze --trace-libs), or
+						 * CUB's or Thrust's own range (domain "CCCL", or a
+						 * name cub::..., thrust::...) */
 };
 
 struct apx_es_syncs {
