@@ -509,8 +509,8 @@ out:
 	return r;
 }
 
-int apx_heap_host_kept(const struct apx_model *m, uint16_t file, uint64_t addr, uint64_t bytes,
-		       uint64_t at_ns, uint64_t until_ns)
+const struct apx_an_heap_rec *apx_heap_host_record(const struct apx_model *m, uint16_t file,
+						   uint64_t addr, uint64_t bytes, uint64_t at_ns)
 {
 	const struct apx_an_heap *hp = &m->heap;
 	const struct apx_an_heap_rec *best = NULL;
@@ -540,6 +540,14 @@ int apx_heap_host_kept(const struct apx_model *m, uint16_t file, uint64_t addr, 
 		if (!best || h->ts > best->ts)
 			best = h;
 	}
+	return best;
+}
+
+int apx_heap_host_kept(const struct apx_model *m, uint16_t file, uint64_t addr, uint64_t bytes,
+		       uint64_t at_ns, uint64_t until_ns)
+{
+	const struct apx_an_heap_rec *best = apx_heap_host_record(m, file, addr, bytes, at_ns);
+
 	if (!best || best->freed == UINT64_MAX || (best->freed && best->freed < at_ns))
 		return -1;	/* none recorded holds it (or its free was seen before the copy:
 				 * the record of what holds it now is missing) */

@@ -30,6 +30,10 @@ void apx_heap_free(struct apx_model *m);
  * without them). After apx_heap_build(). */
 int apx_heap_host_kept(const struct apx_model *m, uint16_t file, uint64_t addr, uint64_t bytes,
 		       uint64_t at_ns, uint64_t until_ns);
+/* The large allocation's record that apx_heap_host_kept() judged by (its Python stack: where
+ * the buffer was made), NULL when none. */
+const struct apx_an_heap_rec *apx_heap_host_record(const struct apx_model *m, uint16_t file,
+						   uint64_t addr, uint64_t bytes, uint64_t at_ns);
 
 /* What one sample of an allocation of `bytes` stands for when the mean sampling interval is
  * `interval` (a Poisson process over the bytes allocated: the allocation was sampled with

@@ -732,19 +732,28 @@ APX_TEST(rule_redundant_replication)
 	/* a state dict of 64 tensors of 16 MiB (each under what the RSS can judge) loaded into
 	 * a GPU model and kept: the allocation records say it (RSS flat either way) */
 	for (int fixed = 0; fixed < 3; fixed++) {
+		uint64_t made = 1;	/* the line that made the tensors: train.py:12 in resume */
+
 		APX_ASSERT_OK(tg_open(&t));
+		tg_frame(&t, 1, "/home/u/train.py", "resume", 12);
+		tg_stack(&t, made, (uint64_t[]){ 1 }, 1);
+		tg_frame(&t, 2, "/home/u/train.py", "resume", 13);	/* load_state_dict */
+		tg_stack(&t, 2, (uint64_t[]){ 2 }, 1);
+		t.stack = 2;
 		for (uint64_t k = 0; k < 64; k++) {
 			uint64_t host = 0x7f1000000000ull + k * 17 * MIB;
 
 			tg_mem_at(&t, 500 * MS + k * MS, APX_MEMOP_ALLOC, APX_MEM_DEVICE, 16 * MIB,
 				  0x7f9000000000ull + k * 16 * MIB);
 			if (fixed < 2)
-				tg_heap_large(&t, 600 * MS + k * MS, APX_MEMOP_ALLOC, host, 16 * MIB);
+				tg_heap_large_at(&t, 600 * MS + k * MS, APX_MEMOP_ALLOC, host,
+						 16 * MIB, made);
 			tg_copy(&t, 1000 * MS + k * 2 * MS, 1 * MS, APX_COPY_H2D, APX_MEM_PAGEABLE,
 				16 * MIB, 0, host, 7);
 			if (fixed == 1)		/* del sd after load_state_dict */
 				tg_heap_large(&t, 1200 * MS + k * 10 * US, APX_MEMOP_FREE, host, 0);
 		}
+		t.stack = 0;
 		for (uint64_t s = 500; s <= 3500; s += 500)
 			tg_cpu(&t, s * MS, 3000 * MIB);
 		for (int s = 0; s < 20; s++)
@@ -756,6 +765,9 @@ APX_TEST(rule_redundant_replication)
 			APX_ASSERT(f && strstr(f->title, "1.07 GB held twice"));
 			APX_ASSERT(strstr(f->evidence, "64 host buffers copied to the GPU and kept"));
 			APX_ASSERT(strstr(f->evidence, "its malloc never freed"));
+			APX_ASSERT(strstr(f->evidence, "made at `resume` in /home/u/train.py:12: "
+						       "64 of them, 1.07 GB"));
+			APX_ASSERT(strstr(f->evidence, "train.py:13: 64 copies"));
 		} else {
 			/* freed: silent; no records (an older trace): 16 MiB buffers not judged */
 			APX_ASSERT(!f);

@@ -359,6 +359,12 @@ void tg_mem_at(struct tg *t, uint64_t ts, unsigned op, unsigned kind, uint64_t b
 
 void tg_heap_large(struct tg *t, uint64_t ts, unsigned op, uint64_t addr, uint64_t bytes)
 {
+	tg_heap_large_at(t, ts, op, addr, bytes, 0);
+}
+
+void tg_heap_large_at(struct tg *t, uint64_t ts, unsigned op, uint64_t addr, uint64_t bytes,
+		      uint64_t stack)
+{
 	struct apx_rec r;
 
 	apx_rec_init(&r, APX_REC_HEAP);
@@ -368,6 +374,7 @@ void tg_heap_large(struct tg *t, uint64_t ts, unsigned op, uint64_t addr, uint64
 	r.v[APX_HEAP_BYTES] = op == APX_MEMOP_ALLOC ? bytes : 0;
 	r.v[APX_HEAP_TID] = 100;
 	r.v[APX_HEAP_FLAGS] = op == APX_MEMOP_ALLOC ? APX_HEAPF_LARGE | APX_HEAPF_ALIGNED : 0;
+	r.v[APX_HEAP_STACK] = op == APX_MEMOP_ALLOC ? stack : 0;
 	apx_writer_add(t->w, &r);
 }
 

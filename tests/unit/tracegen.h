@@ -58,6 +58,9 @@ void tg_mem_at(struct tg *t, uint64_t ts, unsigned op, unsigned kind, uint64_t b
 /* A HEAP record of a large host allocation (apx analyze --heap-large-bytes; op ALLOC, bytes)
  * or of its free (op FREE, bytes 0). */
 void tg_heap_large(struct tg *t, uint64_t ts, unsigned op, uint64_t addr, uint64_t bytes);
+/* The same with the Python stack id of the line that made it. */
+void tg_heap_large_at(struct tg *t, uint64_t ts, unsigned op, uint64_t addr, uint64_t bytes,
+		      uint64_t stack);
 /* A process-wide CPU sample of process 100 with its resident set. */
 void tg_cpu(struct tg *t, uint64_t ts, uint64_t rss);
 /* A thread's own CPU sample (the sampler's, about once a second): its cumulative voluntary

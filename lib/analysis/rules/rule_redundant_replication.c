@@ -34,6 +34,7 @@
 #include "analysis/findings.h"
 #include "analysis/heap.h"
 #include "analysis/stacks.h"
+#include "analysis/store.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,6 +152,74 @@ static int candidate(const struct apx_model *m, const struct apx_an_copy *c)
 		return 0;
 	return c->bytes >= MIN_BYTES ||
 	       (c->bytes >= HEAP_MIN_BYTES && c->src == APX_MEM_PAGEABLE && m->heap.large);
+}
+
+/* One evidence line: the Python line that made most of the held buffers' bytes, by their
+ * malloc's record (the large allocations' Python stacks), with how many and how much. */
+struct made {
+	uint32_t line;
+	uint64_t bytes;
+};
+
+static int cmp_made(const void *a, const void *b)
+{
+	const struct made *x = a, *y = b;
+
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+static void made_at(const struct apx_model *m, struct apx_finding *f, const uint8_t *held)
+{
+	const struct apx_an_copy *cp = m->copies.data;
+	uint64_t best_bytes = 0, best_n = 0;
+	uint32_t best = UINT32_MAX;
+	struct made *v;
+	size_t n = 0;
+	char b1[32];
+
+	if (!m->has_stacks || !m->heap.large)
+		return;
+	for (size_t i = 0; i < m->copies.n; i++)
+		n += held[i];
+	if (!n || !(v = malloc(n * sizeof(*v))))
+		return;
+	n = 0;
+	for (size_t i = 0; i < m->copies.n; i++) {
+		const struct apx_an_heap_rec *h;
+		uint32_t line;
+
+		if (held[i] && (h = apx_heap_host_record(m, cp[i].file, cp[i].host_addr, cp[i].bytes,
+							  cp[i].start)) &&
+		    (line = apx_stack_line(m, h->stack)) != UINT32_MAX)
+			v[n++] = (struct made){ line, cp[i].bytes };
+	}
+	qsort(v, n, sizeof(*v), cmp_made);
+	for (size_t a = 0, b; a < n; a = b) {
+		uint64_t bytes = 0;
+
+		for (b = a; b < n && v[b].line == v[a].line; b++)
+			bytes += v[b].bytes;
+		if (bytes > best_bytes) {
+			best = v[a].line;
+			best_bytes = bytes;
+			best_n = b - a;
+		}
+	}
+	free(v);
+	if (best == UINT32_MAX)
+		return;
+	{
+		const struct apx_an_line *ln = APX_VEC_AT(&m->lines, struct apx_an_line, best);
+		struct apx_es_text file = apx_store_string(m->store, ln->file);
+		struct apx_es_text func = apx_store_string(m->store, ln->func);
+
+		apx_text_append(f->evidence, sizeof(f->evidence),
+				"made at `%.*s` in %.*s:%u: %llu of them, %s\n",
+				(int)(func.len > 60 ? 60 : func.len), func.p,
+				(int)(file.len > 120 ? 120 : file.len), file.p, ln->line,
+				(unsigned long long)best_n, apx_fmt_size(b1, sizeof(b1),
+									 (double)best_bytes));
+	}
 }
 
 APX_RULE_DECL(redundant_replication)
@@ -296,6 +365,7 @@ APX_RULE_DECL(redundant_replication)
 	apx_finding_metric(f, "buffers", (double)n, APX_UNIT_COUNT);
 	apx_finding_metric(f, "peak_rss_bytes", (double)peak_rss, APX_UNIT_BYTES);
 	apx_finding_metric(f, "recorded_bytes", (double)recorded, APX_UNIT_BYTES);
+	made_at(m, f, held_mark);	/* where they were made (the mallocs' stacks) */
 	held_copy = held_mark;		/* the lines that copied them (the copy calls' stacks) */
 	apx_lines_of_copies(m, f, is_held);
 	free(held_mark);
