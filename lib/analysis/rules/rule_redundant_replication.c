@@ -48,7 +48,8 @@
 #define TOP 4
 
 static const struct apx_an_copy *copies_sorted;
-static const uint8_t *held_copy;	/* per copy: the last copy of a buffer held twice */
+static const uint8_t *held_copy;	/* per copy: the last copy of a buffer held twice (1),
+					 * judged by its malloc's record (2) */
 
 static int is_held(const struct apx_model *m, size_t i)
 {
@@ -188,7 +189,7 @@ static void made_at(const struct apx_model *m, struct apx_finding *f, const uint
 		const struct apx_an_heap_rec *h;
 		uint32_t line;
 
-		if (held[i] && (h = apx_heap_host_record(m, cp[i].file, cp[i].host_addr, cp[i].bytes,
+		if (held[i] == 2 && (h = apx_heap_host_record(m, cp[i].file, cp[i].host_addr, cp[i].bytes,
 							  cp[i].start)) &&
 		    (line = apx_stack_line(m, h->stack)) != UINT32_MAX)
 			v[n++] = (struct made){ line, cp[i].bytes };
@@ -288,7 +289,7 @@ APX_RULE_DECL(redundant_replication)
 		if ((dev = device_copy(m, c, used)) < 0)
 			continue;
 		used[dev] = 1;
-		held_mark[c - cp] = 1;
+		held_mark[c - cp] = by_record ? 2 : 1;	/* 2: judged by its malloc's record */
 		held += c->bytes;
 		pinned += c->src == APX_MEM_PINNED ? c->bytes : 0;
 		n++;
@@ -357,9 +358,8 @@ APX_RULE_DECL(redundant_replication)
 				(unsigned long long)top[t]->host_addr,
 				apx_fmt_ns(b2, sizeof(b2), (double)(top[t]->start - m->run_start_ns)),
 				top[t]->src == APX_MEM_PINNED ? "never freed"
-				: apx_heap_host_kept(m, top[t]->file, top[t]->host_addr, top[t]->bytes,
-						     top[t]->start, until) > 0
-				? "its malloc never freed" : "RSS did not drop");
+				: held_mark[top[t] - cp] == 2 ? "its malloc never freed"
+				: "RSS did not drop");
 	apx_finding_metric(f, "held_bytes", (double)held, APX_UNIT_BYTES);
 	apx_finding_metric(f, "pinned_bytes", (double)pinned, APX_UNIT_BYTES);
 	apx_finding_metric(f, "buffers", (double)n, APX_UNIT_COUNT);
